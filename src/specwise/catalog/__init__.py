@@ -1,0 +1,191 @@
+"""The offline catalog of models and GPUs, and resolution of what a user names.
+
+Model entries are shipped as trimmed ``config.json`` contents (``data/models/*.json``) and go
+through the same parser as a local model directory, so a catalog model and a downloaded one give
+the same :class:`ModelSpec`. Nothing here reaches the Hugging Face Hub.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from specwise.errors import SpecwiseError
+from specwise.specs.derived import mtp_draft_spec
+from specwise.specs.draft import MODEL_FREE_METHODS, DraftChoice
+from specwise.specs.gpu import GpuSpec
+from specwise.specs.hf_config import load_hf_model_dir, spec_from_hf_config
+from specwise.specs.model import ModelSpec, TokenizerRef
+
+
+@dataclass(frozen=True)
+class CatalogModel:
+    id: str
+    family: str
+    roles: tuple[str, ...]
+    config: dict[str, Any]
+    tokenizer_family: str | None
+    tokenizer_tokens: int | None
+    published: dict[str, Any]
+    draft_for: tuple[str, ...] = ()
+
+
+def _data_dir() -> Any:
+    return resources.files("specwise.catalog").joinpath("data")
+
+
+@cache
+def catalog_models() -> dict[str, CatalogModel]:
+    """All catalog models by exact Hugging Face id."""
+    models: dict[str, CatalogModel] = {}
+    for item in sorted(_data_dir().joinpath("models").iterdir(), key=lambda p: p.name):
+        if not item.name.endswith(".json"):
+            continue
+        doc = json.loads(item.read_text(encoding="utf-8"))
+        for entry in doc["models"]:
+            tok = entry.get("tokenizer") or {}
+            model = CatalogModel(
+                id=entry["id"],
+                family=doc["family"],
+                roles=tuple(entry.get("roles", ())),
+                config=entry["config"],
+                tokenizer_family=tok.get("family"),
+                tokenizer_tokens=tok.get("num_tokens"),
+                published=entry.get("published", {}),
+                draft_for=tuple(entry.get("draft_for", ())),
+            )
+            if model.id in models:
+                raise RuntimeError(f"catalog: duplicate model id {model.id} in {item.name}")
+            models[model.id] = model
+    return models
+
+
+@cache
+def catalog_gpus() -> dict[str, GpuSpec]:
+    """All catalog GPUs by canonical name."""
+    doc = json.loads(_data_dir().joinpath("gpus.json").read_text(encoding="utf-8"))
+    gpus: dict[str, GpuSpec] = {}
+    for g in doc["gpus"]:
+        gpus[g["name"]] = GpuSpec(
+            name=g["name"],
+            vendor=g["vendor"],
+            memory_bytes=int(g["memory_bytes"]),
+            memory_bandwidth_bytes_per_s=float(g["memory_bandwidth_bytes_per_s"]),
+            dense_bf16_flops_per_s=float(g["dense_bf16_flops_per_s"]),
+            dense_fp8_flops_per_s=g["dense_fp8_flops_per_s"],
+            dense_int8_ops_per_s=g["dense_int8_ops_per_s"],
+            interconnect_bytes_per_s=float(g["interconnect_bytes_per_s"]),
+            interconnect=g["interconnect"],
+            aliases=tuple(g["aliases"]),
+            source=g["source"],
+        )
+    return gpus
+
+
+def _near(name: str, candidates: list[str], n: int = 4) -> list[str]:
+    """Catalog names closest to ``name``: shared words (``qwen3``, ``8b``) first, then spelling."""
+    tail = name.lower().rsplit("/", 1)[-1]
+    words = [w for w in re.split(r"[-_/. ]+", name.lower()) if w]
+
+    def score(candidate: str) -> float:
+        cand = candidate.lower()
+        cand_tail = cand.rsplit("/", 1)[-1]
+        found = sum(1 for w in words if w in cand) / len(words) if words else 0.0
+        spelling = difflib.SequenceMatcher(None, tail, cand_tail).ratio()
+        return found + 0.5 * spelling
+
+    ranked = sorted(candidates, key=lambda c: (-score(c), c))
+    return [c for c in ranked if score(c) >= 0.6][:n]
+
+
+def catalog_model_spec(model_id: str) -> ModelSpec:
+    """The :class:`ModelSpec` of a catalog model, by exact id (case-insensitive; org may be omitted)."""
+    entry = _lookup_model(model_id)
+    return spec_from_hf_config(
+        entry.config,
+        name=entry.id,
+        source="catalog",
+        tokenizer=TokenizerRef(family=entry.tokenizer_family, num_tokens=entry.tokenizer_tokens),
+        where=f"catalog entry {entry.id}",
+    )
+
+
+def _lookup_model(model_id: str) -> CatalogModel:
+    models = catalog_models()
+    if model_id in models:
+        return models[model_id]
+    by_lower = {k.lower(): v for k, v in models.items()}
+    if model_id.lower() in by_lower:
+        return by_lower[model_id.lower()]
+    by_tail = [v for k, v in models.items() if k.rsplit("/", 1)[-1].lower() == model_id.lower()]
+    if len(by_tail) == 1:
+        return by_tail[0]
+    near = _near(model_id, list(models))
+    hint = f"; did you mean {', '.join(near)}?" if near else "; run 'specwise models' to list the catalog"
+    raise SpecwiseError(f"unknown model {model_id!r}: not a local path and not in the catalog{hint}")
+
+
+def resolve_model(name_or_path: str) -> ModelSpec:
+    """A local HF directory / config.json / GGUF file, else a catalog id."""
+    if not name_or_path or not name_or_path.strip():
+        raise SpecwiseError("model: empty name; give a catalog id (see 'specwise models') or a local path")
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        return load_local_model(path)
+    if name_or_path.endswith((".gguf", ".json")) or name_or_path.startswith((".", "/", "~")):
+        raise SpecwiseError(f"{name_or_path}: no such file or directory")
+    return catalog_model_spec(name_or_path)
+
+
+def load_local_model(path: Path) -> ModelSpec:
+    from specwise.specs.gguf_spec import load_gguf_model
+
+    if path.is_file() and path.suffix.lower() == ".gguf":
+        return load_gguf_model(path)
+    if path.is_dir() and not (path / "config.json").exists():
+        ggufs = sorted(path.glob("*.gguf"))
+        if len(ggufs) == 1:
+            return load_gguf_model(ggufs[0])
+        if len(ggufs) > 1:
+            raise SpecwiseError(f"{path}: holds {len(ggufs)} GGUF files; name one of them")
+    if path.is_file() and path.suffix.lower() != ".json":
+        # Not obviously JSON: maybe a GGUF without the extension.
+        with path.open("rb") as fh:
+            if fh.read(4) == b"GGUF":
+                return load_gguf_model(path)
+        raise SpecwiseError(f"{path}: neither a GGUF file nor a config.json")
+    return load_hf_model_dir(path)
+
+
+def resolve_gpu(name: str) -> GpuSpec:
+    gpus = catalog_gpus()
+    key = name.strip().lower().replace("_", "-").replace(" ", "-")
+    for gpu in gpus.values():
+        if key == gpu.name.lower() or key in (a.lower() for a in gpu.aliases):
+            return gpu
+    candidates = list(gpus) + [a for g in gpus.values() for a in g.aliases]
+    near = _near(name, candidates)
+    hint = f"; did you mean {', '.join(near)}?" if near else ""
+    raise SpecwiseError(f"unknown GPU {name!r}{hint} (known: {', '.join(gpus)})")
+
+
+def resolve_draft(name_or_path: str, target: ModelSpec) -> tuple[DraftChoice, tuple[str, ...]]:
+    """A draft given on the command line: ``ngram``, ``suffix``, ``mtp`` (the target's own MTP
+    layers), a local path or a catalog id. Returns the choice and, for catalog EAGLE heads, the
+    targets the head was trained for."""
+    key = name_or_path.strip().lower()
+    if key in MODEL_FREE_METHODS:
+        return DraftChoice(kind=key), ()  # type: ignore[arg-type]
+    if key == "mtp":
+        return DraftChoice(kind="mtp", spec=mtp_draft_spec(target)), ()
+    spec = resolve_model(name_or_path)
+    trained_for: tuple[str, ...] = ()
+    if spec.source == "catalog":
+        trained_for = _lookup_model(spec.name).draft_for
+    return DraftChoice(kind="model", spec=spec), trained_for

@@ -1,0 +1,43 @@
+"""``specwise check-pair``: can this draft serve this target, and how do their sizes compare?"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from specwise.catalog import resolve_draft, resolve_model
+from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, print_json
+from specwise.compat.pair import check_pair
+from specwise.compat.tokenizer_files import gather_tokenizer_evidence
+from specwise.errors import SpecwiseError
+from specwise.report.models import render_pair
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "check-pair",
+        help="draft/target compatibility and size ratio",
+        description="Check a draft against a target: vocabulary, special tokens, tokenizer agreement (from files "
+        "when present), EAGLE/MTP head fit, and the size ratio against the 1:8-1:12 advice. "
+        "Exit status: 0 compatible, 1 incompatible, 2 bad input.",
+    )
+    p.add_argument("--target", required=True, metavar="ID_OR_PATH")
+    p.add_argument("--draft", required=True, metavar="ID_OR_PATH", help="draft model, EAGLE head, or 'mtp'")
+    add_json_flag(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    target = resolve_model(args.target)
+    choice, trained_for = resolve_draft(args.draft, target)
+    if choice.spec is None:
+        raise SpecwiseError(
+            f"--draft {args.draft}: a model-free method has no model to check; it works with any target"
+        )
+    evidence = gather_tokenizer_evidence(target.tokenizer, choice.spec.tokenizer)
+    report = check_pair(target, choice.spec, tokenizer_evidence=evidence, head_trained_for=trained_for)
+    if args.json:
+        print_json(report.to_dict())
+    else:
+        render_pair(report)
+    return EXIT_OK if report.compatible else EXIT_NEGATIVE

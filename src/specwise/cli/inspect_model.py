@@ -1,0 +1,38 @@
+"""``specwise inspect``: the derived spec of one model (catalog id, HF directory or GGUF file)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from specwise.catalog import resolve_model
+from specwise.cli.common import EXIT_OK, add_json_flag, print_json
+from specwise.report.models import render_model_spec, spec_to_dict
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "inspect",
+        help="show a model's derived spec: parameters, layout, KV bytes per token",
+        description="Read a model (catalog id, HF directory, config.json or GGUF) and show what "
+        "specwise derives from it.",
+    )
+    p.add_argument("model", metavar="ID_OR_PATH")
+    p.add_argument(
+        "--kv-cache-dtype",
+        default="auto",
+        choices=("auto", "bf16", "fp16", "fp8"),
+        help="KV dtype for the per-token figures (auto: the model dtype)",
+    )
+    add_json_flag(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    spec = resolve_model(args.model)
+    kv_dtype = spec.dtype if args.kv_cache_dtype == "auto" else args.kv_cache_dtype
+    if args.json:
+        print_json(spec_to_dict(spec, kv_dtype))
+    else:
+        render_model_spec(spec, kv_dtype)
+    return EXIT_OK

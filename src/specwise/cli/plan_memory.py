@@ -1,0 +1,130 @@
+"""``specwise plan-memory``: does the target (+ draft) fit, and what does the draft cost in KV/concurrency?"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
+from specwise.cli.common import (
+    EXIT_NEGATIVE,
+    EXIT_OK,
+    add_json_flag,
+    fraction,
+    non_negative_float,
+    positive_int,
+    print_json,
+)
+from specwise.compat.pair import check_pair
+from specwise.compat.tokenizer_files import gather_tokenizer_evidence
+from specwise.errors import SpecwiseError
+from specwise.memory import MemoryPlanRequest, plan_memory
+from specwise.report.memory import render_memory_plan
+from specwise.specs.quant import QUANTIZATION_CHOICES
+from specwise.units import GIB
+
+QUANT_CHOICES = ("auto", *QUANTIZATION_CHOICES)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "plan-memory",
+        help="VRAM plan for a target and its draft on given GPUs",
+        description="Plan GPU memory for a vLLM deployment of TARGET with an optional speculative DRAFT: weights, "
+        "KV cache of both models, tensor parallelism, and what the draft costs in concurrency. "
+        "Exit status: 0 fits, 1 does not fit, 2 bad input.",
+    )
+    p.add_argument(
+        "--target",
+        required=True,
+        metavar="ID_OR_PATH",
+        help="catalog id (see 'specwise models'), HF model directory, config.json or GGUF file",
+    )
+    p.add_argument(
+        "--draft",
+        metavar="ID_OR_PATH",
+        help="draft model / EAGLE head (id or path), or 'ngram', 'suffix', 'mtp' (the target's MTP layers)",
+    )
+    p.add_argument("--gpu", required=True, help="GPU name (see 'specwise gpus'), e.g. H100-SXM-80GB")
+    p.add_argument(
+        "--num-gpus",
+        type=positive_int,
+        help="GPUs in total (default: --tp); more than --tp means data-parallel replicas",
+    )
+    p.add_argument("--tp", type=positive_int, help="tensor-parallel size of the target (default: --num-gpus or 1)")
+    p.add_argument("--draft-tp", type=positive_int, help="draft tensor-parallel size: 1 or --tp (default: --tp)")
+    p.add_argument("--dtype", default="auto", help="weights/activations dtype: auto (the config's), bf16, fp16, fp32")
+    p.add_argument(
+        "--quantization",
+        default="auto",
+        choices=QUANT_CHOICES,
+        help="target weight quantization (auto: as the checkpoint stores it)",
+    )
+    p.add_argument("--draft-quantization", default="auto", choices=QUANT_CHOICES, help="draft weight quantization")
+    p.add_argument("--kv-cache-dtype", default="auto", help="auto (the model dtype) or fp8 / fp8_e4m3 / fp8_e5m2")
+    p.add_argument("--max-model-len", type=positive_int, help="context length to plan for (default: the model's)")
+    p.add_argument("--gpu-memory-utilization", type=fraction, default=0.9, help="vLLM's fraction (default 0.9)")
+    p.add_argument(
+        "--max-num-batched-tokens",
+        type=positive_int,
+        default=8192,
+        help="tokens per forward pass, sets the activation reserve (default 8192)",
+    )
+    p.add_argument("--max-num-seqs", type=positive_int, default=256, help="vLLM's max_num_seqs (default 256)")
+    p.add_argument(
+        "--num-speculative-tokens",
+        type=positive_int,
+        default=4,
+        help="k, for the logits part of the reserve (default 4)",
+    )
+    p.add_argument(
+        "--reserve-gib",
+        type=non_negative_float,
+        help="replace the estimated activation/CUDA-graph/non-torch reserve (GiB per GPU)",
+    )
+    add_json_flag(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    target = resolve_model(args.target)
+    gpu = resolve_gpu(args.gpu)
+    tp = args.tp if args.tp is not None else (args.num_gpus or 1)
+    draft_choice = None
+    pair = None
+    if args.draft:
+        draft_choice, trained_for = resolve_draft(args.draft, target)
+        if draft_choice.kind == "model" and draft_choice.spec is not None:
+            evidence = gather_tokenizer_evidence(target.tokenizer, draft_choice.spec.tokenizer)
+            pair = check_pair(target, draft_choice.spec, tokenizer_evidence=evidence, head_trained_for=trained_for)
+            if not pair.compatible:
+                raise SpecwiseError(
+                    f"draft {draft_choice.spec.name} cannot serve target {target.name}: "
+                    + "; ".join(f.message for f in pair.failures)
+                )
+    request = MemoryPlanRequest(
+        target=target,
+        gpu=gpu,
+        tp=tp,
+        num_gpus=args.num_gpus,
+        draft=draft_choice,
+        draft_tp=args.draft_tp,
+        dtype=args.dtype,
+        quantization=args.quantization,
+        draft_quantization=args.draft_quantization,
+        kv_cache_dtype=args.kv_cache_dtype,
+        max_model_len=args.max_model_len,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        max_num_seqs=args.max_num_seqs,
+        num_speculative_tokens=args.num_speculative_tokens,
+        reserve_bytes=int(args.reserve_gib * GIB) if args.reserve_gib is not None else None,
+    )
+    plan = plan_memory(request)
+    if args.json:
+        data = plan.to_dict()
+        data["compatibility"] = pair.to_dict() if pair else None
+        print_json(data)
+    else:
+        render_memory_plan(plan, pair)
+    return EXIT_OK if plan.fits else EXIT_NEGATIVE

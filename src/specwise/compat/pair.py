@@ -1,0 +1,307 @@
+"""Is this draft usable with this target in vLLM, and how does its size compare? (pure)
+
+Checks, each a :class:`Finding` with pass / warn / fail / info and its evidence:
+
+* ``vocab``: vLLM's draft-model proposer indexes the target's vocabulary with the draft's token
+  ids, so the vocabularies must agree; a difference made only of padding rows (ids no tokenizer
+  defines -- Qwen2.5-0.5B has 151,936 rows, Qwen2.5-7B 152,064, both tokenizers 151,665 tokens)
+  is tolerated (vLLM PR #13849).
+* ``special_tokens``: BOS/EOS ids should agree, or the draft proposes ends the target does not.
+* ``tokenizer``: the same id must mean the same token; from files (token tables, merges, sample
+  encodings) when present, else from the catalog's tokenizer family.
+* ``head``: EAGLE/EAGLE-3/MTP heads read the target's hidden states: hidden sizes must match, and a
+  head is trained for one target.
+* ``size_ratio``: target:draft parameters (active parameters for MoE) against the common 1:8-1:12
+  advice (shared/seed-guide.txt). Smaller drafts often win when acceptance holds: the draft's
+  forward pass has fixed costs (Qwen3-0.6B costs ~37.5% of a Qwen3-8B step in vLLM,
+  SpecDecode-Bench), so measure acceptance before settling on a size.
+* ``max_length``: a draft with fewer positions than max_model_len cannot follow long requests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from specwise.compat.tokenizer_files import TokenizerEvidence
+from specwise.memory.weights import weight_bytes
+from specwise.specs.model import ModelSpec
+from specwise.units import DTYPE_BYTES
+
+Status = Literal["pass", "warn", "fail", "info"]
+ADVICE_LOW, ADVICE_HIGH = 8.0, 12.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    status: Status
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "status": self.status, "message": self.message, "evidence": self.evidence}
+
+
+@dataclass(frozen=True)
+class PairReport:
+    target: str
+    draft: str
+    findings: tuple[Finding, ...]
+    param_ratio: float
+    active_param_ratio: float
+    byte_ratio: float
+
+    @property
+    def compatible(self) -> bool:
+        return all(f.status != "fail" for f in self.findings)
+
+    @property
+    def failures(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.status == "fail")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "draft": self.draft,
+            "compatible": self.compatible,
+            "param_ratio": self.param_ratio,
+            "active_param_ratio": self.active_param_ratio,
+            "byte_ratio": self.byte_ratio,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def check_pair(
+    target: ModelSpec,
+    draft: ModelSpec,
+    *,
+    tokenizer_evidence: TokenizerEvidence | None = None,
+    head_trained_for: tuple[str, ...] = (),
+) -> PairReport:
+    findings = [
+        _vocab(target, draft, tokenizer_evidence),
+        _special_tokens(target, draft),
+        _tokenizer(target, draft, tokenizer_evidence),
+    ]
+    if draft.draft_head is not None:
+        findings.append(_head(target, draft, head_trained_for))
+    ratio, active_ratio, byte_ratio = _ratios(target, draft)
+    findings.append(_size_ratio(target, draft, ratio, active_ratio, byte_ratio))
+    if draft.draft_head is None and draft.max_position_embeddings < target.max_position_embeddings:
+        findings.append(
+            Finding(
+                "max_length",
+                "warn",
+                f"the draft handles {draft.max_position_embeddings} positions, the target "
+                f"{target.max_position_embeddings}: cap --max-model-len at {draft.max_position_embeddings} "
+                "or long requests get no speculation",
+                {"draft": draft.max_position_embeddings, "target": target.max_position_embeddings},
+            )
+        )
+    return PairReport(target.name, draft.name, tuple(findings), ratio, active_ratio, byte_ratio)
+
+
+def _ratios(target: ModelSpec, draft: ModelSpec) -> tuple[float, float, float]:
+    t_bytes = weight_bytes(target, DTYPE_BYTES[target.dtype], None)
+    d_bytes = weight_bytes(draft, DTYPE_BYTES[draft.dtype], None)
+    return (
+        target.total_params / draft.total_params,
+        target.active_params / draft.active_params,
+        t_bytes / d_bytes if d_bytes else float("inf"),
+    )
+
+
+def _defined_tokens(spec: ModelSpec, evidence_count: int | None) -> int | None:
+    return evidence_count if evidence_count is not None else spec.tokenizer.num_tokens
+
+
+def _vocab(target: ModelSpec, draft: ModelSpec, ev: TokenizerEvidence | None) -> Finding:
+    vt, vd = target.vocab_size, draft.vocab_size
+    evidence: dict[str, Any] = {"target_vocab_size": vt, "draft_vocab_size": vd, "difference": abs(vt - vd)}
+    if vt == vd:
+        return Finding("vocab", "pass", f"same vocabulary size ({vt})", evidence)
+    t_defined = _defined_tokens(target, ev.target_tokens if ev else None)
+    d_defined = _defined_tokens(draft, ev.draft_tokens if ev else None)
+    same_family = target.tokenizer.family is not None and target.tokenizer.family == draft.tokenizer.family
+    files_agree = ev is not None and ev.mismatched_ids == 0
+    if (
+        (same_family or files_agree)
+        and t_defined is not None
+        and d_defined is not None
+        and t_defined <= min(vt, vd)
+        and d_defined <= min(vt, vd)
+    ):
+        evidence.update(target_tokens_defined=t_defined, draft_tokens_defined=d_defined)
+        return Finding(
+            "vocab",
+            "warn",
+            f"vocabulary sizes differ by {abs(vt - vd)} rows ({vt} vs {vd}), all of it padding beyond the "
+            f"{max(t_defined, d_defined)} tokens the tokenizers define; vLLM tolerates a padding difference",
+            evidence,
+        )
+    return Finding(
+        "vocab",
+        "fail",
+        f"different vocabularies: target {target.name} has {vt} token ids, draft {draft.name} has {vd}; "
+        "vLLM needs the draft to share the target's tokenizer",
+        evidence,
+    )
+
+
+def _special_tokens(target: ModelSpec, draft: ModelSpec) -> Finding:
+    t, d = target.special_tokens, draft.special_tokens
+    evidence = {
+        "target_bos": t.bos_token_id,
+        "draft_bos": d.bos_token_id,
+        "target_eos": list(t.eos_token_ids),
+        "draft_eos": list(d.eos_token_ids),
+    }
+    if not t.eos_token_ids or not d.eos_token_ids:
+        return Finding("special_tokens", "info", "special token ids not known for both models", evidence)
+    problems = []
+    if t.bos_token_id is not None and d.bos_token_id is not None and t.bos_token_id != d.bos_token_id:
+        problems.append(f"BOS differs ({t.bos_token_id} vs {d.bos_token_id})")
+    if not set(t.eos_token_ids) & set(d.eos_token_ids):
+        problems.append(f"no EOS id in common ({list(t.eos_token_ids)} vs {list(d.eos_token_ids)})")
+    if problems:
+        return Finding(
+            "special_tokens", "warn", "; ".join(problems) + ": the draft may propose ends the target rejects", evidence
+        )
+    return Finding("special_tokens", "pass", "BOS/EOS ids agree", evidence)
+
+
+def _tokenizer(target: ModelSpec, draft: ModelSpec, ev: TokenizerEvidence | None) -> Finding:
+    if ev is not None:
+        evidence: dict[str, Any] = {
+            "target_file": ev.target_source,
+            "draft_file": ev.draft_source,
+            "common_ids": ev.common_ids,
+            "mismatched_ids": ev.mismatched_ids,
+            "merges_equal": ev.merges_equal,
+            "samples_compared": ev.samples_compared,
+            "samples_agreeing": ev.samples_agreeing,
+        }
+        if ev.mismatched_ids:
+            i, a, b = ev.first_mismatch or (-1, None, None)
+            return Finding(
+                "tokenizer",
+                "fail",
+                f"tokenizers disagree on {ev.mismatched_ids} of {ev.common_ids} ids (first: id {i} is {a!r} "
+                f"for the target, {b!r} for the draft)",
+                evidence,
+            )
+        if ev.samples_compared and ev.samples_agreeing < ev.samples_compared:
+            return Finding(
+                "tokenizer",
+                "fail",
+                f"same token table but {ev.samples_compared - ev.samples_agreeing} of {ev.samples_compared} sample "
+                "strings encode differently (pre-tokenizer or normalizer differ)",
+                evidence,
+            )
+        if ev.merges_equal is False:
+            return Finding(
+                "tokenizer",
+                "warn",
+                "same token table but different BPE merges: some strings may split differently",
+                evidence,
+            )
+        extra = ev.target_tokens - ev.draft_tokens
+        note = f"; the target defines {extra} more tokens the draft never proposes" if extra > 0 else ""
+        samples = (
+            f", {ev.samples_agreeing}/{ev.samples_compared} sample strings encode identically"
+            if ev.samples_compared
+            else ""
+        )
+        return Finding(
+            "tokenizer", "pass", f"token tables agree on all {ev.common_ids} shared ids{samples}{note}", evidence
+        )
+    tf, df = target.tokenizer.family, draft.tokenizer.family
+    evidence = {
+        "target_family": tf,
+        "draft_family": df,
+        "target_tokens": target.tokenizer.num_tokens,
+        "draft_tokens": draft.tokenizer.num_tokens,
+    }
+    if tf is None or df is None:
+        return Finding("tokenizer", "info", "no tokenizer files or catalog family to compare", evidence)
+    if tf != df:
+        return Finding("tokenizer", "fail", f"different tokenizers ({tf} vs {df})", evidence)
+    nt, nd = target.tokenizer.num_tokens, draft.tokenizer.num_tokens
+    if nt is not None and nd is not None and nt > nd:
+        return Finding(
+            "tokenizer",
+            "warn",
+            f"same tokenizer family ({tf}); the target defines {nt - nd} tokens beyond the draft's {nd} "
+            "(ids the draft never proposes, e.g. newer special tokens)",
+            evidence,
+        )
+    return Finding("tokenizer", "pass", f"same tokenizer family ({tf}, per the catalog)", evidence)
+
+
+def _head(target: ModelSpec, draft: ModelSpec, trained_for: tuple[str, ...]) -> Finding:
+    evidence: dict[str, Any] = {
+        "head": draft.draft_head,
+        "draft_hidden_size": draft.hidden_size,
+        "target_hidden_size": target.hidden_size,
+        "trained_for": list(trained_for),
+    }
+    if draft.hidden_size != target.hidden_size:
+        return Finding(
+            "head",
+            "fail",
+            f"{draft.draft_head} head with hidden size {draft.hidden_size} cannot read the target's "
+            f"hidden states (size {target.hidden_size})",
+            evidence,
+        )
+    if trained_for and target.name not in trained_for:
+        return Finding(
+            "head",
+            "warn",
+            f"this {draft.draft_head} head was trained for {', '.join(trained_for)}; on {target.name} "
+            "expect low acceptance",
+            evidence,
+        )
+    return Finding("head", "pass", f"{draft.draft_head} head matches the target's hidden size", evidence)
+
+
+def _size_ratio(target: ModelSpec, draft: ModelSpec, ratio: float, active_ratio: float, byte_ratio: float) -> Finding:
+    evidence = {
+        "param_ratio": ratio,
+        "active_param_ratio": active_ratio,
+        "byte_ratio": byte_ratio,
+        "advice": [ADVICE_LOW, ADVICE_HIGH],
+        "target_params": target.total_params,
+        "draft_params": draft.total_params,
+    }
+    basis = active_ratio if target.is_moe else ratio
+    text = f"draft:target = 1:{ratio:.1f} by parameters"
+    if target.is_moe:
+        text += f" (1:{active_ratio:.1f} by active parameters, which set the per-token cost)"
+    text += f", 1:{byte_ratio:.1f} by weight bytes"
+    if draft.draft_head is not None:
+        return Finding(
+            "size_ratio",
+            "info",
+            text + f"; the 1:8-1:12 advice is for draft models, not {draft.draft_head} heads",
+            evidence,
+        )
+    if basis < 1.0:
+        return Finding("size_ratio", "fail", text + ": the draft is larger than the target", evidence)
+    if basis < ADVICE_LOW:
+        return Finding(
+            "size_ratio",
+            "warn",
+            text + ": larger than the common 1:8-1:12 advice; the draft's k "
+            "sequential passes may cost more than the accepted tokens save",
+            evidence,
+        )
+    if basis <= ADVICE_HIGH:
+        return Finding("size_ratio", "pass", text + ": within the common 1:8-1:12 advice", evidence)
+    return Finding(
+        "size_ratio",
+        "pass",
+        text + ": smaller than the 1:8-1:12 advice, which often wins if "
+        "acceptance holds; measure acceptance before settling on it",
+        evidence,
+    )

@@ -1,0 +1,431 @@
+"""The VRAM planner: does target (+ draft) fit, and how much KV cache / concurrency is left?
+
+Per GPU, vLLM gives the KV cache ``memory_bytes * gpu_memory_utilization`` minus weights minus the
+reserve (:mod:`specwise.memory.reserve`). The planner works on the most loaded GPU: with
+``draft_tp == 1`` the whole draft (weights and KV) sits on rank 0 beside that rank's target shard,
+and vLLM gives every rank the same number of KV blocks. The draft's KV cache grows with the same
+tokens as the target's, so per cached token the engine pays both (SpecDecode-Bench measured the
+Qwen3-8B + Qwen3-0.6B pair at 1.77x the target's per-token KV; shared/reference).
+
+vLLM refuses to start when one sequence of ``max_model_len`` tokens does not fit the KV cache
+("To serve at least one request with the models's max seq len ..."); the planner reports that as
+``fits: false`` too, with the largest length that would fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from specwise.errors import SpecwiseError
+from specwise.memory.reserve import ReserveBreakdown, estimate_reserve
+from specwise.memory.weights import weight_bytes, weight_bytes_per_gpu
+from specwise.specs.draft import DraftChoice
+from specwise.specs.gpu import GpuSpec
+from specwise.specs.model import ModelSpec
+from specwise.specs.quant import Quantization
+from specwise.units import DTYPE_BYTES, canonical_dtype, fmt_bytes
+
+BLOCK_SIZE_TOKENS = 16  # vLLM's default KV block size on GPUs
+
+
+@dataclass(frozen=True)
+class MemoryPlanRequest:
+    target: ModelSpec
+    gpu: GpuSpec
+    tp: int = 1
+    num_gpus: int | None = None
+    draft: DraftChoice | None = None
+    draft_tp: int | None = None
+    dtype: str = "auto"
+    quantization: str = "auto"
+    draft_quantization: str = "auto"
+    kv_cache_dtype: str = "auto"
+    max_model_len: int | None = None
+    gpu_memory_utilization: float = 0.9
+    max_num_batched_tokens: int = 8192
+    max_num_seqs: int = 256
+    num_speculative_tokens: int = 4
+    reserve_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("tp", "max_num_batched_tokens", "max_num_seqs"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise SpecwiseError(f"{name}: must be a positive integer, got {value!r}")
+        for name in ("num_gpus", "draft_tp", "max_model_len"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise SpecwiseError(f"{name}: must be a positive integer, got {value!r}")
+        if self.num_speculative_tokens < 1:
+            raise SpecwiseError(f"num_speculative_tokens: must be >= 1, got {self.num_speculative_tokens}")
+        if not 0.0 < self.gpu_memory_utilization <= 1.0:
+            raise SpecwiseError(f"gpu_memory_utilization: must be in (0, 1], got {self.gpu_memory_utilization}")
+        if self.reserve_bytes is not None and self.reserve_bytes < 0:
+            raise SpecwiseError(f"reserve: must be >= 0, got {self.reserve_bytes}")
+
+
+@dataclass(frozen=True)
+class ModelMemory:
+    """One model as deployed: its size and per-token KV at the chosen dtypes and parallelism."""
+
+    name: str
+    params: int
+    active_params: int
+    dtype: str
+    quantization: str
+    tp: int
+    weight_bytes: int
+    weight_bytes_per_gpu: int
+    kv_bytes_per_token: int
+    kv_bytes_per_token_per_gpu: int
+    kv_bytes_per_max_len_seq_per_gpu: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.name,
+            "params": self.params,
+            "active_params": self.active_params,
+            "dtype": self.dtype,
+            "quantization": self.quantization,
+            "tp": self.tp,
+            "weight_bytes": self.weight_bytes,
+            "weight_bytes_per_gpu": self.weight_bytes_per_gpu,
+            "kv_bytes_per_token": self.kv_bytes_per_token,
+            "kv_bytes_per_token_per_gpu": self.kv_bytes_per_token_per_gpu,
+            "kv_bytes_per_max_len_seq_per_gpu": self.kv_bytes_per_max_len_seq_per_gpu,
+        }
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    target: ModelMemory
+    draft: ModelMemory | None
+    draft_method: str | None
+    gpu: GpuSpec
+    tp: int
+    num_gpus: int
+    replicas: int
+    kv_cache_dtype: str
+    max_model_len: int
+    gpu_memory_utilization: float
+    budget_bytes_per_gpu: int
+    reserve: ReserveBreakdown
+    reserve_without_draft: ReserveBreakdown
+    kv_budget_bytes_per_gpu: int
+    kv_budget_bytes_per_gpu_without_draft: int
+    kv_cache_tokens: int
+    kv_cache_tokens_without_draft: int
+    max_concurrent_seqs: int
+    max_concurrent_seqs_without_draft: int
+    fits: bool
+    fits_without_draft: bool
+    shortfall_bytes_per_gpu: int
+    max_model_len_that_fits: int
+    problems: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    @property
+    def draft_concurrency_cost(self) -> float | None:
+        """Fraction of max concurrent sequences lost to the draft (weights + KV), 0..1."""
+        if self.draft_method is None or self.max_concurrent_seqs_without_draft <= 0:
+            return None
+        return 1.0 - self.max_concurrent_seqs / self.max_concurrent_seqs_without_draft
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract (``specwise plan-memory --json``); later tools read these keys."""
+        return {
+            "target": self.target.to_dict(),
+            "draft": self.draft.to_dict() if self.draft else None,
+            "draft_method": self.draft_method,
+            "gpu": {"name": self.gpu.name, "memory_bytes": self.gpu.memory_bytes, "count": self.num_gpus},
+            "fits": self.fits,
+            "fits_without_draft": self.fits_without_draft,
+            "kv_cache_tokens": self.kv_cache_tokens,
+            "kv_cache_tokens_without_draft": self.kv_cache_tokens_without_draft,
+            "max_concurrent_seqs": self.max_concurrent_seqs,
+            "max_concurrent_seqs_without_draft": self.max_concurrent_seqs_without_draft,
+            "draft_concurrency_cost": self.draft_concurrency_cost,
+            "max_model_len": self.max_model_len,
+            "max_model_len_that_fits": self.max_model_len_that_fits,
+            "tp": self.tp,
+            "replicas": self.replicas,
+            "kv_cache_dtype": self.kv_cache_dtype,
+            "gpu_memory_utilization": self.gpu_memory_utilization,
+            "per_gpu": {
+                "budget_bytes": self.budget_bytes_per_gpu,
+                "target_weight_bytes": self.target.weight_bytes_per_gpu,
+                "draft_weight_bytes": self.draft.weight_bytes_per_gpu if self.draft else 0,
+                "reserve_bytes": self.reserve.total_bytes,
+                "reserve": {
+                    "activation_bytes": self.reserve.activation_bytes,
+                    "cuda_graph_bytes": self.reserve.cuda_graph_bytes,
+                    "non_torch_bytes": self.reserve.non_torch_bytes,
+                    "overridden": self.reserve.overridden,
+                },
+                "kv_budget_bytes": self.kv_budget_bytes_per_gpu,
+                "kv_budget_bytes_without_draft": self.kv_budget_bytes_per_gpu_without_draft,
+                "shortfall_bytes": self.shortfall_bytes_per_gpu,
+            },
+            "problems": list(self.problems),
+            "warnings": list(self.warnings),
+        }
+
+
+# ------------------------------------------------------------------------------------------------
+def _check_tp(spec: ModelSpec, tp: int, role: str, flag: str) -> None:
+    heads = spec.attention.num_heads
+    if heads % tp:
+        raise SpecwiseError(
+            f"{flag} {tp} is impossible for the {role} {spec.name}: its {heads} attention heads "
+            f"do not divide evenly over {tp} GPUs (vLLM requires it)"
+        )
+    kv = spec.attention.num_kv_heads
+    if spec.attention.kind == "gqa" and kv % tp and tp % kv:
+        raise SpecwiseError(
+            f"{flag} {tp} is impossible for the {role} {spec.name}: {kv} KV heads and {tp} GPUs "
+            "(one must divide the other)"
+        )
+
+
+def _resolve_quant(choice: str, spec: ModelSpec, role: str) -> Quantization | None:
+    if choice == "auto":
+        return None
+    try:
+        return Quantization(choice)
+    except SpecwiseError:
+        raise SpecwiseError(f"{role} quantization {choice!r}: expected auto, none, fp8, int8, int4 or mxfp4") from None
+
+
+def _resolve_dtype(choice: str, spec: ModelSpec) -> str:
+    if choice == "auto":
+        return spec.dtype
+    try:
+        return canonical_dtype(choice)
+    except ValueError as exc:
+        raise SpecwiseError(f"dtype: {exc}") from None
+
+
+def _model_memory(
+    spec: ModelSpec, *, dtype: str, quant: Quantization | None, tp: int, kv_bytes: float, max_model_len: int
+) -> ModelMemory:
+    dtype_bytes = DTYPE_BYTES[dtype]
+    total = weight_bytes(spec, dtype_bytes, quant)
+    if quant is None:
+        label = "gguf (as stored)" if spec.file_weight_bytes is not None else spec.native_quantization.label()
+    else:
+        label = quant.label()
+    return ModelMemory(
+        name=spec.name,
+        params=spec.total_params,
+        active_params=spec.active_params,
+        dtype=dtype,
+        quantization=label,
+        tp=tp,
+        weight_bytes=total,
+        weight_bytes_per_gpu=weight_bytes_per_gpu(spec, total, dtype_bytes, tp),
+        kv_bytes_per_token=spec.kv_bytes_per_token(kv_bytes),
+        kv_bytes_per_token_per_gpu=spec.kv_bytes_per_token(kv_bytes, tp),
+        kv_bytes_per_max_len_seq_per_gpu=spec.kv_bytes_for_sequence(max_model_len, kv_bytes, tp),
+    )
+
+
+def _round_down(tokens: float) -> int:
+    return max(0, int(tokens) // BLOCK_SIZE_TOKENS * BLOCK_SIZE_TOKENS)
+
+
+def _max_len_that_fits(budget: int, models: list[tuple[ModelSpec, int]], kv_bytes: float, limit: int) -> int:
+    """Largest sequence length whose KV (all models, per GPU) fits ``budget``; bisection on length."""
+
+    def need(length: int) -> int:
+        return sum(spec.kv_bytes_for_sequence(length, kv_bytes, tp) for spec, tp in models)
+
+    if budget <= 0 or need(1) > budget:
+        return 0
+    lo, hi = 1, limit
+    if need(hi) <= budget:
+        return hi
+    while lo < hi - 1:
+        mid = (lo + hi) // 2
+        if need(mid) <= budget:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def plan_memory(req: MemoryPlanRequest) -> MemoryPlan:
+    target = req.target
+    num_gpus = req.num_gpus if req.num_gpus is not None else req.tp
+    if req.tp > num_gpus:
+        raise SpecwiseError(f"--tp {req.tp} needs at least {req.tp} GPUs, but --num-gpus is {num_gpus}")
+    if num_gpus % req.tp:
+        raise SpecwiseError(f"--num-gpus {num_gpus} is not a multiple of --tp {req.tp}")
+    _check_tp(target, req.tp, "target", "--tp")
+
+    draft_spec = req.draft.spec if req.draft else None
+    draft_tp = req.draft_tp if req.draft_tp is not None else req.tp
+    if draft_spec is not None:
+        if draft_tp not in (1, req.tp):
+            raise SpecwiseError(f"--draft-tp {draft_tp}: vLLM allows 1 or the target's --tp ({req.tp})")
+        if req.draft is not None and req.draft.kind == "mtp" and draft_tp != req.tp:
+            raise SpecwiseError("--draft-tp: MTP layers run with the target's tensor parallelism")
+        _check_tp(draft_spec, draft_tp, "draft", "--draft-tp")
+
+    dtype = _resolve_dtype(req.dtype, target)
+    if req.kv_cache_dtype == "auto":
+        kv_dtype = dtype
+    elif req.kv_cache_dtype.lower().startswith("fp8"):
+        kv_dtype = "fp8"
+    else:
+        raise SpecwiseError(f"kv-cache-dtype {req.kv_cache_dtype!r}: expected auto, fp8, fp8_e4m3 or fp8_e5m2")
+    kv_bytes = DTYPE_BYTES[kv_dtype]
+    max_len = req.max_model_len if req.max_model_len is not None else target.max_position_embeddings
+    warnings: list[str] = []
+    if max_len > target.max_position_embeddings:
+        raise SpecwiseError(
+            f"--max-model-len {max_len} exceeds {target.name}'s max_position_embeddings "
+            f"({target.max_position_embeddings}); vLLM refuses it"
+        )
+
+    target_mem = _model_memory(
+        target,
+        dtype=dtype,
+        quant=_resolve_quant(req.quantization, target, "target"),
+        tp=req.tp,
+        kv_bytes=kv_bytes,
+        max_model_len=max_len,
+    )
+    draft_mem = None
+    if draft_spec is not None:
+        draft_mem = _model_memory(
+            draft_spec,
+            dtype=dtype,
+            quant=_resolve_quant(req.draft_quantization, draft_spec, "draft"),
+            tp=draft_tp,
+            kv_bytes=kv_bytes,
+            max_model_len=max_len,
+        )
+        if draft_spec.draft_head is None and draft_spec.max_position_embeddings < max_len:
+            warnings.append(
+                f"the draft supports {draft_spec.max_position_embeddings} positions, less than max_model_len "
+                f"{max_len}: lower --max-model-len or expect vLLM to refuse or skip speculation on long requests"
+            )
+    if target_mem.quantization.startswith("fp8") and not req.gpu.supports_fp8:
+        warnings.append(f"{req.gpu.name} has no FP8 tensor cores: vLLM runs FP8 weights weight-only (slower matmuls)")
+
+    budget = int(req.gpu.memory_bytes * req.gpu_memory_utilization)
+    act_bytes = DTYPE_BYTES[dtype]
+
+    def reserve_for(with_draft: bool) -> ReserveBreakdown:
+        if req.reserve_bytes is not None:
+            return ReserveBreakdown(req.reserve_bytes, 0, 0, overridden=True)
+        return estimate_reserve(
+            target,
+            draft_spec if with_draft else None,
+            tp=req.tp,
+            draft_tp=draft_tp,
+            act_dtype_bytes=act_bytes,
+            max_num_batched_tokens=req.max_num_batched_tokens,
+            max_num_seqs=req.max_num_seqs,
+            num_speculative_tokens=req.num_speculative_tokens,
+        )
+
+    reserve, reserve_base = reserve_for(True), reserve_for(False)
+    draft_weights = (
+        draft_mem.weight_bytes
+        if (draft_mem and draft_tp == 1)
+        else (draft_mem.weight_bytes_per_gpu if draft_mem else 0)
+    )
+    kv_budget_base = budget - target_mem.weight_bytes_per_gpu - reserve_base.total_bytes
+    kv_budget = budget - target_mem.weight_bytes_per_gpu - draft_weights - reserve.total_bytes
+
+    kv_models: list[tuple[ModelSpec, int]] = [(target, req.tp)]
+    per_token = target_mem.kv_bytes_per_token_per_gpu
+    per_seq = target_mem.kv_bytes_per_max_len_seq_per_gpu
+    if draft_spec is not None and draft_mem is not None:
+        kv_models.append((draft_spec, draft_tp))
+        per_token += draft_mem.kv_bytes_per_token_per_gpu
+        per_seq += draft_mem.kv_bytes_per_max_len_seq_per_gpu
+
+    def capacity(kv_budget_bytes: int, token_bytes: int, seq_bytes: int) -> tuple[int, int]:
+        if kv_budget_bytes <= 0:
+            return 0, 0
+        tokens = _round_down(kv_budget_bytes / token_bytes) if token_bytes else 0
+        seqs = int(kv_budget_bytes // seq_bytes) if seq_bytes else 0
+        return tokens, seqs
+
+    tokens, seqs = capacity(kv_budget, per_token, per_seq)
+    tokens_base, seqs_base = capacity(
+        kv_budget_base, target_mem.kv_bytes_per_token_per_gpu, target_mem.kv_bytes_per_max_len_seq_per_gpu
+    )
+
+    problems: list[str] = []
+    shortfall = 0
+    if kv_budget <= 0:
+        shortfall = -kv_budget + per_seq
+        used = target_mem.weight_bytes_per_gpu + draft_weights + reserve.total_bytes
+        what = "target + draft weights" if draft_mem else "the weights"
+        problems.append(
+            f"{what} and reserve need {fmt_bytes(used)} per GPU but only {fmt_bytes(budget)} is usable "
+            f"({req.gpu.name}, {fmt_bytes(req.gpu.memory_bytes)} x {req.gpu_memory_utilization}): "
+            f"misses by {fmt_bytes(-kv_budget)} before any KV cache"
+            + _tp_hint(target, target_mem.weight_bytes, draft_weights + reserve.total_bytes, budget, req.tp)
+        )
+    elif seqs < 1:
+        shortfall = per_seq - kv_budget
+        problems.append(
+            f"one {max_len}-token sequence needs {fmt_bytes(per_seq)} of KV cache per GPU but only "
+            f"{fmt_bytes(kv_budget)} is left: misses by {fmt_bytes(shortfall)}"
+        )
+    max_len_fit = _max_len_that_fits(kv_budget, kv_models, kv_bytes, max_len)
+    if problems and 0 < max_len_fit < max_len:
+        problems.append(f"--max-model-len {max_len_fit} or less would fit")
+    fits_base = kv_budget_base > 0 and seqs_base >= 1
+    if draft_mem is not None and fits_base and seqs_base > 0:
+        cost = 1.0 - seqs / seqs_base
+        if cost >= 0.25:
+            warnings.append(
+                f"the draft costs {cost:.0%} of max concurrency ({seqs_base} -> {seqs} sequences of {max_len} tokens)"
+            )
+    return MemoryPlan(
+        target=target_mem,
+        draft=draft_mem,
+        draft_method=req.draft.label if req.draft else None,
+        gpu=req.gpu,
+        tp=req.tp,
+        num_gpus=num_gpus,
+        replicas=num_gpus // req.tp,
+        kv_cache_dtype=kv_dtype,
+        max_model_len=max_len,
+        gpu_memory_utilization=req.gpu_memory_utilization,
+        budget_bytes_per_gpu=budget,
+        reserve=reserve,
+        reserve_without_draft=reserve_base,
+        kv_budget_bytes_per_gpu=kv_budget,
+        kv_budget_bytes_per_gpu_without_draft=kv_budget_base,
+        kv_cache_tokens=tokens,
+        kv_cache_tokens_without_draft=tokens_base,
+        max_concurrent_seqs=seqs,
+        max_concurrent_seqs_without_draft=seqs_base,
+        fits=not problems,
+        fits_without_draft=fits_base,
+        shortfall_bytes_per_gpu=max(0, shortfall),
+        max_model_len_that_fits=max_len_fit,
+        problems=tuple(problems),
+        warnings=tuple(warnings),
+    )
+
+
+def _tp_hint(target: ModelSpec, target_weight_bytes: int, other_bytes: int, budget: int, tp: int) -> str:
+    """Suggest the smallest larger TP (that vLLM accepts for this model) whose shard leaves KV room."""
+    for candidate in (2, 4, 8, 16):
+        if candidate <= tp:
+            continue
+        try:
+            _check_tp(target, candidate, "target", "--tp")
+        except SpecwiseError:
+            continue
+        if target_weight_bytes / candidate + other_bytes < budget * 0.9:
+            return f"; --tp {candidate} would leave room for KV cache"
+    return ""

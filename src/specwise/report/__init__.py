@@ -1,0 +1,1 @@
+"""Rendering: terminal tables (rich) built from the same data the ``--json`` output carries."""

@@ -1,0 +1,40 @@
+"""``GpuSpec``: memory, bandwidth and compute of one accelerator (SI units)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specwise.errors import SpecError
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    name: str
+    vendor: str
+    memory_bytes: int
+    memory_bandwidth_bytes_per_s: float
+    dense_bf16_flops_per_s: float
+    dense_fp8_flops_per_s: float | None
+    dense_int8_ops_per_s: float | None
+    interconnect_bytes_per_s: float
+    interconnect: str = ""
+    aliases: tuple[str, ...] = ()
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for name in (
+            "memory_bytes",
+            "memory_bandwidth_bytes_per_s",
+            "dense_bf16_flops_per_s",
+            "interconnect_bytes_per_s",
+        ):
+            if getattr(self, name) <= 0:
+                raise SpecError(f"GpuSpec.{name}: must be positive ({self.name})")
+        for name in ("dense_fp8_flops_per_s", "dense_int8_ops_per_s"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise SpecError(f"GpuSpec.{name}: must be positive or null ({self.name})")
+
+    @property
+    def supports_fp8(self) -> bool:
+        return self.dense_fp8_flops_per_s is not None

@@ -1,0 +1,447 @@
+"""Build a :class:`ModelSpec` from a Hugging Face ``config.json`` (a dict, or a local directory).
+
+Supported families: Llama (incl. Llama 3.x), Mistral, Mixtral, Qwen2/2.5, Qwen2-MoE, Qwen3,
+Qwen3-MoE, Gemma 2, Gemma 3 (text and multimodal), Phi-3/3.5/4, DeepSeek-V2/V3 (MLA, MoE, MTP),
+gpt-oss, and EAGLE / EAGLE-3 draft heads. Other ``model_type`` values with the standard Llama
+fields are read as a Llama-style dense decoder, with a note saying so.
+
+Nothing here imports model code or touches the network: ``config.json`` is plain JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from specwise.errors import SpecwiseError
+from specwise.specs import params as P
+from specwise.specs.config_fields import ConfigFields
+from specwise.specs.model import (
+    AttentionSpec,
+    ModelSpec,
+    MoeSpec,
+    ParamBreakdown,
+    SpecialTokens,
+    TokenizerRef,
+)
+from specwise.specs.quant import NO_QUANTIZATION, Quantization
+from specwise.units import canonical_dtype
+
+KNOWN_MODEL_TYPES = (
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "phi3",
+    "deepseek_v2",
+    "deepseek_v3",
+    "gpt_oss",
+)
+_QKV_BIAS_TYPES = {"qwen2", "qwen2_moe"}
+_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3", "gemma3_text"}
+_FOUR_NORM_TYPES = {"gemma2", "gemma3", "gemma3_text"}
+
+
+def load_hf_model_dir(path: Path, name: str | None = None) -> ModelSpec:
+    """Read ``config.json`` (and note ``tokenizer.json``) from a local model directory or file."""
+    config_path = path / "config.json" if path.is_dir() else path
+    if not config_path.is_file():
+        raise SpecwiseError(f"{path}: no config.json found (expected a Hugging Face model directory)")
+    try:
+        text = config_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecwiseError(f"{config_path}: cannot read: {exc}") from None
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecwiseError(
+            f"{config_path}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    if not isinstance(config, dict):
+        raise SpecwiseError(f"{config_path}: expected a JSON object, got {type(config).__name__}")
+    model_dir = config_path.parent
+    tokenizer_json = model_dir / "tokenizer.json"
+    tokenizer = TokenizerRef(tokenizer_json=str(tokenizer_json) if tokenizer_json.is_file() else None)
+    return spec_from_hf_config(
+        config,
+        name=name or str(model_dir),
+        source=f"hf-config:{config_path}",
+        tokenizer=tokenizer,
+        where=str(config_path),
+    )
+
+
+def spec_from_hf_config(
+    config: Mapping[str, Any],
+    *,
+    name: str,
+    source: str,
+    tokenizer: TokenizerRef | None = None,
+    where: str | None = None,
+) -> ModelSpec:
+    """Derive a :class:`ModelSpec` from the fields of a ``config.json``."""
+    where = where or name
+    top = ConfigFields(config, where)
+    architectures = top.raw("architectures", [])
+    if not isinstance(architectures, list):
+        raise SpecwiseError(f"{where}: field 'architectures' must be a list")
+    architecture = str(architectures[0]) if architectures else str(top.raw("model_type", "unknown"))
+
+    text_cfg: Mapping[str, Any] = config
+    vision_params = 0
+    if isinstance(config.get("text_config"), Mapping):
+        # Multimodal checkpoints (Gemma 3 4B+): the decoder lives in text_config.
+        text_cfg = {**config["text_config"]}
+        if "tie_word_embeddings" in config and "tie_word_embeddings" not in text_cfg:
+            text_cfg["tie_word_embeddings"] = config["tie_word_embeddings"]
+        if isinstance(config.get("vision_config"), Mapping):
+            vision_params = _vision_params(
+                ConfigFields(config["vision_config"], f"{where} vision_config"), ConfigFields(text_cfg, where)
+            )
+    f = ConfigFields(text_cfg, where)
+    model_type = str(f.raw("model_type", top.raw("model_type", ""))).lower()
+    if "Eagle3" in architecture or "eagle3" in model_type:
+        return _eagle_head(f, name, source, architecture, model_type, "eagle3", tokenizer, top)
+    if "Eagle" in architecture or model_type == "eagle":
+        return _eagle_head(f, name, source, architecture, model_type, "eagle", tokenizer, top)
+    return _decoder(f, top, name, source, architecture, model_type, vision_params, tokenizer)
+
+
+# ------------------------------------------------------------------------------------------------
+def _dtype(top: ConfigFields, f: ConfigFields) -> str:
+    raw = f.raw("torch_dtype", top.raw("torch_dtype", f.raw("dtype", top.raw("dtype", "bfloat16"))))
+    try:
+        dtype = canonical_dtype(str(raw))
+    except ValueError:
+        raise SpecwiseError(f"{f.where}: unsupported torch_dtype {raw!r}") from None
+    # vLLM's dtype="auto" serves float32 checkpoints in bf16/fp16 (vllm/config/model.py, _get_and_verify_dtype).
+    return "bf16" if dtype == "fp32" else dtype
+
+
+def _native_quantization(top: ConfigFields, f: ConfigFields) -> Quantization:
+    qc = top.raw("quantization_config", f.raw("quantization_config"))
+    if not isinstance(qc, Mapping):
+        return NO_QUANTIZATION
+    method = str(qc.get("quant_method", "")).lower()
+    bits = qc.get("bits")
+    if method == "mxfp4":
+        return Quantization("mxfp4", scope="experts")
+    if method in ("fp8", "fbgemm_fp8"):
+        return Quantization("fp8")
+    if method in ("gptq", "awq", "gptq_marlin", "awq_marlin") and bits == 4:
+        return Quantization("int4")
+    if method in ("gptq", "compressed-tensors", "bitsandbytes") and bits == 8:
+        return Quantization("int8")
+    raise SpecwiseError(
+        f"{f.where}: quantization_config.quant_method {method!r} is not modelled; "
+        "pass --quantization none|fp8|int8|int4 to say how the weights are stored"
+    )
+
+
+def _special_tokens(f: ConfigFields, top: ConfigFields) -> SpecialTokens:
+    bos = f.optional_int("bos_token_id") if f.has("bos_token_id") else top.optional_int("bos_token_id")
+    eos = f.int_list("eos_token_id") or top.int_list("eos_token_id")
+    pad = f.optional_int("pad_token_id") if f.has("pad_token_id") else top.optional_int("pad_token_id")
+    return SpecialTokens(bos_token_id=bos, eos_token_ids=tuple(eos), pad_token_id=pad)
+
+
+def _layer_windows(f: ConfigFields, model_type: str, num_layers: int, max_pos: int) -> tuple[int | None, ...]:
+    window = f.optional_int("sliding_window")
+    if f.raw("use_sliding_window") is False:
+        window = None
+    if window is not None and window <= 0:
+        window = None
+    layer_types = f.raw("layer_types")
+    if isinstance(layer_types, list) and layer_types:
+        if len(layer_types) != num_layers:
+            raise SpecwiseError(
+                f"{f.where}: 'layer_types' lists {len(layer_types)} layers but num_hidden_layers is {num_layers}"
+            )
+        return tuple(window if t == "sliding_attention" and window else None for t in layer_types)
+    if window is None:
+        return (None,) * num_layers
+    if model_type == "gemma2":  # Gemma2DecoderLayer: even layers use the sliding window
+        return tuple(window if i % 2 == 0 else None for i in range(num_layers))
+    if model_type in ("gemma3", "gemma3_text"):  # five local layers, then one global
+        pattern = f.positive_int("sliding_window_pattern", 6)
+        return tuple(None if (i + 1) % pattern == 0 else window for i in range(num_layers))
+    if window >= max_pos:
+        return (None,) * num_layers
+    return (window,) * num_layers
+
+
+def _vision_params(v: ConfigFields, text: ConfigFields) -> int:
+    hidden = v.positive_int("hidden_size")
+    tower = P.vit_encoder(
+        hidden,
+        v.positive_int("intermediate_size"),
+        v.positive_int("num_hidden_layers"),
+        v.positive_int("patch_size"),
+        v.positive_int("image_size"),
+        v.positive_int("num_channels", 3),
+    )
+    projector = hidden * text.positive_int("hidden_size") + hidden  # Gemma3MultiModalProjector
+    return tower + projector
+
+
+def _moe_layout(f: ConfigFields, model_type: str, num_layers: int) -> tuple[list[bool], int, int, int, int]:
+    """Which layers are MoE, and (num_experts, experts_per_token, expert_intermediate, shared)."""
+    if model_type in ("deepseek_v2", "deepseek_v3"):
+        experts = f.positive_int("n_routed_experts")
+        first_dense = f.non_negative_int("first_k_dense_replace")
+        freq = f.positive_int("moe_layer_freq", 1)
+        is_moe = [i >= first_dense and i % freq == 0 for i in range(num_layers)]
+        return (
+            is_moe,
+            experts,
+            f.positive_int("num_experts_per_tok"),
+            f.positive_int("moe_intermediate_size"),
+            f.non_negative_int("n_shared_experts"),
+        )
+    if model_type in ("qwen2_moe", "qwen3_moe"):
+        experts = f.positive_int("num_experts")
+        step = f.positive_int("decoder_sparse_step", 1)
+        dense_only = set(f.int_list("mlp_only_layers"))
+        is_moe = [i not in dense_only and (i + 1) % step == 0 for i in range(num_layers)]
+        return (is_moe, experts, f.positive_int("num_experts_per_tok"), f.positive_int("moe_intermediate_size"), 0)
+    # Mixtral and gpt-oss: every layer routes; intermediate_size is the expert's.
+    experts = f.positive_int("num_local_experts")
+    per_token = f.positive_int("num_experts_per_tok", f.raw("experts_per_token"))
+    return ([True] * num_layers, experts, per_token, f.positive_int("intermediate_size"), 0)
+
+
+def _is_moe_config(f: ConfigFields, model_type: str) -> bool:
+    if model_type in ("mixtral", "gpt_oss", "qwen2_moe", "qwen3_moe"):
+        return True
+    if model_type in ("deepseek_v2", "deepseek_v3"):
+        return f.has("n_routed_experts")
+    return f.has("num_local_experts") and f.positive_int("num_local_experts") > 1
+
+
+def _decoder(
+    f: ConfigFields,
+    top: ConfigFields,
+    name: str,
+    source: str,
+    architecture: str,
+    model_type: str,
+    vision_params: int,
+    tokenizer: TokenizerRef | None,
+) -> ModelSpec:
+    notes: list[str] = []
+    if model_type not in KNOWN_MODEL_TYPES:
+        if not f.has("hidden_size"):
+            raise SpecwiseError(
+                f"{f.where}: model_type {model_type or '(missing)'!r} is not supported and the config lacks "
+                f"'hidden_size'; supported types: {', '.join(KNOWN_MODEL_TYPES)}"
+            )
+        notes.append(f"model_type {model_type!r} is not specifically modelled; counted as a Llama-style decoder")
+    hidden = f.positive_int("hidden_size")
+    layers = f.positive_int("num_hidden_layers")
+    vocab = f.positive_int("vocab_size")
+    heads = f.positive_int("num_attention_heads")
+    kv_heads = f.positive_int("num_key_value_heads", heads)
+    if heads % kv_heads != 0:
+        raise SpecwiseError(
+            f"{f.where}: num_attention_heads ({heads}) is not a multiple of num_key_value_heads ({kv_heads})"
+        )
+    head_dim = f.positive_int("head_dim") if f.has("head_dim") else _default_head_dim(f, hidden, heads)
+    max_pos = f.positive_int("max_position_embeddings", 4096)
+    tied = f.boolean("tie_word_embeddings", model_type in ("gemma2", "gemma3", "gemma3_text"))
+    mla = model_type in ("deepseek_v2", "deepseek_v3") and f.has("kv_lora_rank")
+
+    # Attention
+    if mla:
+        q_lora = f.optional_int("q_lora_rank")
+        attn = P.mla_attention(
+            hidden,
+            heads,
+            q_lora_rank=q_lora,
+            kv_lora_rank=f.positive_int("kv_lora_rank"),
+            qk_nope_head_dim=f.positive_int("qk_nope_head_dim"),
+            qk_rope_head_dim=f.positive_int("qk_rope_head_dim"),
+            v_head_dim=f.positive_int("v_head_dim"),
+        )
+        attention = AttentionSpec(
+            kind="mla",
+            num_heads=heads,
+            num_kv_heads=heads,
+            head_dim=f.positive_int("qk_nope_head_dim") + f.positive_int("qk_rope_head_dim"),
+            layer_windows=(None,) * layers,
+            kv_lora_rank=f.positive_int("kv_lora_rank"),
+            qk_rope_head_dim=f.positive_int("qk_rope_head_dim"),
+        )
+    else:
+        attention_bias = f.boolean("attention_bias", False)
+        attn = P.gqa_attention(
+            hidden,
+            hidden,
+            heads,
+            kv_heads,
+            head_dim,
+            qkv_bias=attention_bias or model_type in _QKV_BIAS_TYPES,
+            o_bias=attention_bias,
+            qk_norm=model_type in _QK_NORM_TYPES,
+            sinks=model_type == "gpt_oss",
+        )
+        attention = AttentionSpec(
+            kind="gqa",
+            num_heads=heads,
+            num_kv_heads=kv_heads,
+            head_dim=head_dim,
+            layer_windows=_layer_windows(f, model_type, layers, max_pos),
+        )
+
+    # MLP / MoE
+    intermediate = f.positive_int("intermediate_size")
+    moe: MoeSpec | None = None
+    mlp = experts = shared = router = 0
+    router_other = 0
+    if _is_moe_config(f, model_type):
+        is_moe, n_exp, per_tok, exp_inter, n_shared = _moe_layout(f, model_type, layers)
+        moe_layers = sum(is_moe)
+        dense_layers = layers - moe_layers
+        bias = model_type == "gpt_oss"
+        experts = moe_layers * n_exp * P.gated_mlp(hidden, exp_inter, bias=bias)
+        router = moe_layers * hidden * n_exp
+        if bias or model_type == "deepseek_v3":  # router bias / e_score_correction_bias
+            router_other = moe_layers * n_exp
+        if n_shared:
+            shared = moe_layers * P.gated_mlp(hidden, exp_inter * n_shared)
+        if model_type == "qwen2_moe" and f.has("shared_expert_intermediate_size"):
+            shared = moe_layers * (P.gated_mlp(hidden, f.positive_int("shared_expert_intermediate_size")) + hidden)
+            n_shared = 1
+        mlp = dense_layers * P.gated_mlp(hidden, intermediate)
+        if moe_layers:
+            moe = MoeSpec(
+                num_experts=n_exp,
+                experts_per_token=per_tok,
+                expert_intermediate_size=exp_inter,
+                moe_layers=moe_layers,
+                num_shared_experts=n_shared,
+            )
+    else:
+        mlp = layers * P.gated_mlp(hidden, intermediate, bias=f.boolean("mlp_bias", False))
+
+    norms_per_layer = 4 if model_type in _FOUR_NORM_TYPES else 2
+    embedding = vocab * hidden
+    params = ParamBreakdown(
+        embedding=embedding,
+        lm_head=0 if tied else embedding,
+        attention=layers * attn.linear,
+        mlp=mlp,
+        experts=experts,
+        shared_experts=shared,
+        router=router,
+        norms_and_other=layers * (attn.other + norms_per_layer * hidden) + hidden + router_other,
+        vision=vision_params,
+        expert_active_fraction=(moe.experts_per_token / moe.num_experts) if moe else 1.0,
+    )
+    mtp = f.non_negative_int("num_nextn_predict_layers") if model_type in ("deepseek_v2", "deepseek_v3") else 0
+    return ModelSpec(
+        name=name,
+        source=source,
+        architecture=architecture,
+        model_type=model_type,
+        hidden_size=hidden,
+        intermediate_size=intermediate,
+        vocab_size=vocab,
+        tie_word_embeddings=tied,
+        max_position_embeddings=max_pos,
+        attention=attention,
+        params=params,
+        dtype=_dtype(top, f),
+        moe=moe,
+        native_quantization=_native_quantization(top, f),
+        mtp_layers=mtp,
+        special_tokens=_special_tokens(f, top),
+        tokenizer=tokenizer or TokenizerRef(),
+        notes=tuple(notes),
+    )
+
+
+def _default_head_dim(f: ConfigFields, hidden: int, heads: int) -> int:
+    if hidden % heads != 0:
+        raise SpecwiseError(
+            f"{f.where}: hidden_size ({hidden}) is not divisible by num_attention_heads ({heads}) "
+            "and no head_dim is given"
+        )
+    return hidden // heads
+
+
+def _eagle_head(
+    f: ConfigFields,
+    name: str,
+    source: str,
+    architecture: str,
+    model_type: str,
+    kind: str,
+    tokenizer: TokenizerRef | None,
+    top: ConfigFields,
+) -> ModelSpec:
+    """EAGLE (one decoder layer fed [embedding; target hidden]) and EAGLE-3 draft heads.
+
+    EAGLE-3 (``vllm/model_executor/models/llama_eagle3.py``): ``fc`` fuses three target hidden
+    states (3H -> H); the layer's q/k/v read [embedding; hidden] (2H); its own LM head over
+    ``draft_vocab_size`` tokens; the input embedding is shared with the target when the checkpoint
+    has none (counted as 0 here). EAGLE-1 (``llama_eagle.py``): ``fc`` maps 2H -> H, the checkpoint
+    carries its own embedding, the LM head is the target's (counted as 0).
+    """
+    hidden = f.positive_int("hidden_size")
+    layers = f.positive_int("num_hidden_layers", 1)
+    heads = f.positive_int("num_attention_heads")
+    kv_heads = f.positive_int("num_key_value_heads", heads)
+    head_dim = f.positive_int("head_dim") if f.has("head_dim") else _default_head_dim(f, hidden, heads)
+    intermediate = f.positive_int("intermediate_size")
+    vocab = f.positive_int("vocab_size")
+    target_hidden = f.positive_int("target_hidden_size", hidden)
+    if kind == "eagle3":
+        draft_vocab = f.positive_int("draft_vocab_size", vocab)
+        fc = 3 * target_hidden * hidden
+        attn = P.gqa_attention(2 * hidden, hidden, heads, kv_heads, head_dim)
+        norms = layers * 3 * hidden + hidden
+        embedding, lm_head = 0, draft_vocab * hidden
+        notes = ("input embedding shared with the target (not counted)",)
+    else:
+        draft_vocab = vocab
+        fc = 2 * hidden * hidden + hidden
+        attn = P.gqa_attention(hidden, hidden, heads, kv_heads, head_dim)
+        norms = layers * 2 * hidden + hidden
+        embedding, lm_head = vocab * hidden, 0
+        notes = ("LM head shared with the target (not counted)",)
+    params = ParamBreakdown(
+        embedding=embedding,
+        lm_head=lm_head,
+        attention=layers * attn.linear,
+        mlp=layers * P.gated_mlp(hidden, intermediate) + fc,
+        norms_and_other=norms + layers * attn.other,
+    )
+    return ModelSpec(
+        name=name,
+        source=source,
+        architecture=architecture,
+        model_type=model_type or "llama",
+        hidden_size=hidden,
+        intermediate_size=intermediate,
+        vocab_size=vocab,
+        tie_word_embeddings=False,
+        max_position_embeddings=f.positive_int("max_position_embeddings", 2048),
+        attention=AttentionSpec(
+            kind="gqa", num_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim, layer_windows=(None,) * layers
+        ),
+        params=params,
+        dtype=_dtype(top, f),
+        draft_head="eagle3" if kind == "eagle3" else "eagle",
+        draft_vocab_size=draft_vocab,
+        special_tokens=_special_tokens(f, top),
+        tokenizer=tokenizer or TokenizerRef(),
+        notes=notes,
+    )

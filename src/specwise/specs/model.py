@@ -1,0 +1,238 @@
+"""``ModelSpec``: what specwise needs to know about a model, derived once from its config.
+
+KV-cache sizes follow vLLM's cache layout:
+
+* Standard / grouped-query attention: K and V per layer, ``2 * num_kv_heads * head_dim`` elements
+  per token (``vllm/v1/kv_cache_interface.py``, ``FullAttentionSpec.page_size_bytes``).
+  Under tensor parallelism each GPU keeps ``max(1, num_kv_heads // tp)`` heads: KV heads are
+  replicated when there are fewer of them than GPUs (``vllm/config/model.py``,
+  ``get_num_kv_heads``).
+* MLA (DeepSeek-V2/V3): one compressed latent of ``kv_lora_rank + qk_rope_head_dim`` elements per
+  token and layer, the same on every TP rank (``MLAAttentionSpec``; vLLM does not shard it).
+* Sliding-window layers keep at most ``window`` tokens per sequence (``SlidingWindowSpec``), so a
+  sequence's KV is ``sum over layers of min(tokens, window_or_inf) * per_token_layer_bytes``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from specwise.errors import SpecError
+from specwise.specs.quant import NO_QUANTIZATION, Quantization
+
+
+def _require_positive(obj: object, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise SpecError(f"{type(obj).__name__}.{name}: expected a positive integer, got {value!r}")
+
+
+@dataclass(frozen=True)
+class AttentionSpec:
+    """Attention geometry. ``layer_windows[i]`` is layer i's sliding window (None: full attention)."""
+
+    kind: Literal["gqa", "mla"]
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    layer_windows: tuple[int | None, ...]
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+
+    def __post_init__(self) -> None:
+        _require_positive(self, "num_heads", "num_kv_heads", "head_dim")
+        if self.kind not in ("gqa", "mla"):
+            raise SpecError(f"AttentionSpec.kind: expected 'gqa' or 'mla', got {self.kind!r}")
+        if self.kind == "mla":
+            _require_positive(self, "kv_lora_rank", "qk_rope_head_dim")
+        if not self.layer_windows:
+            raise SpecError("AttentionSpec.layer_windows: at least one layer is needed")
+        for window in self.layer_windows:
+            if window is not None and window <= 0:
+                raise SpecError(f"AttentionSpec.layer_windows: windows must be positive, got {window}")
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layer_windows)
+
+    @property
+    def sliding_layers(self) -> int:
+        return sum(1 for w in self.layer_windows if w is not None)
+
+    def kv_elements_per_token_layer(self, tp: int = 1) -> int:
+        """Cached elements per token in one layer on one of ``tp`` GPUs."""
+        if self.kind == "mla":
+            return self.kv_lora_rank + self.qk_rope_head_dim
+        kv_heads_per_gpu = max(1, self.num_kv_heads // tp)
+        return 2 * kv_heads_per_gpu * self.head_dim
+
+
+@dataclass(frozen=True)
+class MoeSpec:
+    """Mixture-of-experts layout. ``moe_layers`` of the model's layers route over ``num_experts``."""
+
+    num_experts: int
+    experts_per_token: int
+    expert_intermediate_size: int
+    moe_layers: int
+    num_shared_experts: int = 0
+
+    def __post_init__(self) -> None:
+        _require_positive(self, "num_experts", "experts_per_token", "expert_intermediate_size", "moe_layers")
+        if self.experts_per_token > self.num_experts:
+            raise SpecError(
+                f"MoeSpec.experts_per_token: {self.experts_per_token} routed experts per token "
+                f"but only {self.num_experts} experts"
+            )
+
+
+@dataclass(frozen=True)
+class ParamBreakdown:
+    """Parameter counts by role. Linear-layer groups are what weight quantization applies to."""
+
+    embedding: int
+    lm_head: int
+    attention: int
+    mlp: int
+    experts: int = 0
+    shared_experts: int = 0
+    router: int = 0
+    norms_and_other: int = 0
+    vision: int = 0
+    expert_active_fraction: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in (
+            "embedding",
+            "lm_head",
+            "attention",
+            "mlp",
+            "experts",
+            "shared_experts",
+            "router",
+            "norms_and_other",
+            "vision",
+        ):
+            if getattr(self, name) < 0:
+                raise SpecError(f"ParamBreakdown.{name}: must be >= 0")
+        if not 0.0 < self.expert_active_fraction <= 1.0:
+            raise SpecError("ParamBreakdown.expert_active_fraction: must be in (0, 1]")
+
+    @property
+    def total(self) -> int:
+        return (
+            self.embedding
+            + self.lm_head
+            + self.attention
+            + self.mlp
+            + self.experts
+            + self.shared_experts
+            + self.router
+            + self.norms_and_other
+            + self.vision
+        )
+
+    @property
+    def active(self) -> int:
+        """Parameters used per token: all but the routed experts a token does not visit.
+
+        Counts the input embedding (Mixtral's 12.9B and DeepSeek-V3's 37B "active" do; OpenAI's
+        5.1B for gpt-oss-120b does not).
+        """
+        inactive = self.experts * (1.0 - self.expert_active_fraction)
+        return round(self.total - inactive)
+
+    def quantizable(self, scope: str) -> int:
+        """Parameters a weight-quantization scheme of ``scope`` converts."""
+        if scope == "experts":
+            return self.experts
+        return self.attention + self.mlp + self.experts + self.shared_experts
+
+
+@dataclass(frozen=True)
+class SpecialTokens:
+    bos_token_id: int | None = None
+    eos_token_ids: tuple[int, ...] = ()
+    pad_token_id: int | None = None
+
+
+@dataclass(frozen=True)
+class TokenizerRef:
+    """Where a model's tokenizer can be found, for the draft/target compatibility check.
+
+    ``family`` and ``num_tokens`` come from the catalog (models sharing a family share token ids
+    for their first ``min(num_tokens)`` ids); ``tokenizer_json`` / ``gguf_path`` point at files.
+    """
+
+    family: str | None = None
+    num_tokens: int | None = None
+    tokenizer_json: str | None = None
+    gguf_path: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model as specwise sees it. Build with :mod:`specwise.specs.hf_config` or ``gguf_spec``."""
+
+    name: str
+    source: str
+    architecture: str
+    model_type: str
+    hidden_size: int
+    intermediate_size: int
+    vocab_size: int
+    tie_word_embeddings: bool
+    max_position_embeddings: int
+    attention: AttentionSpec
+    params: ParamBreakdown
+    dtype: str = "bf16"
+    moe: MoeSpec | None = None
+    native_quantization: Quantization = NO_QUANTIZATION
+    mtp_layers: int = 0
+    draft_head: Literal["eagle", "eagle3", "mtp"] | None = None
+    draft_vocab_size: int | None = None
+    special_tokens: SpecialTokens = field(default_factory=SpecialTokens)
+    tokenizer: TokenizerRef = field(default_factory=TokenizerRef)
+    file_weight_bytes: int | None = None
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _require_positive(self, "hidden_size", "intermediate_size", "vocab_size", "max_position_embeddings")
+        if self.mtp_layers < 0:
+            raise SpecError("ModelSpec.mtp_layers: must be >= 0")
+        if self.file_weight_bytes is not None and self.file_weight_bytes < 0:
+            raise SpecError("ModelSpec.file_weight_bytes: must be >= 0")
+
+    # -- geometry -------------------------------------------------------------------------------
+    @property
+    def num_layers(self) -> int:
+        return self.attention.num_layers
+
+    @property
+    def total_params(self) -> int:
+        return self.params.total
+
+    @property
+    def active_params(self) -> int:
+        return self.params.active
+
+    @property
+    def is_moe(self) -> bool:
+        return self.moe is not None
+
+    # -- KV cache -------------------------------------------------------------------------------
+    def kv_bytes_per_token(self, kv_dtype_bytes: float, tp: int = 1) -> int:
+        """KV bytes one token adds across all layers (sliding windows not yet full), per GPU of ``tp``."""
+        per_layer = self.attention.kv_elements_per_token_layer(tp) * kv_dtype_bytes
+        return math.ceil(per_layer * self.num_layers)
+
+    def kv_bytes_for_sequence(self, tokens: int, kv_dtype_bytes: float, tp: int = 1) -> int:
+        """KV bytes held for one sequence of ``tokens`` tokens, sliding windows applied, per GPU."""
+        if tokens < 0:
+            raise SpecError(f"tokens: must be >= 0, got {tokens}")
+        per_layer = self.attention.kv_elements_per_token_layer(tp) * kv_dtype_bytes
+        held = sum(tokens if w is None else min(tokens, w) for w in self.attention.layer_windows)
+        return math.ceil(per_layer * held)

@@ -1,0 +1,58 @@
+"""Units: SI inside (bytes, seconds, FLOP/s), conversion only for display."""
+
+from __future__ import annotations
+
+GIB = 1024**3
+MIB = 1024**2
+GB = 10**9
+
+# Bytes per element of the floating-point formats a checkpoint or KV cache is held in.
+DTYPE_BYTES: dict[str, float] = {
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+}
+
+# Aliases users (and config.json's ``torch_dtype``) write for the same formats.
+DTYPE_ALIASES: dict[str, str] = {
+    "float32": "fp32",
+    "float": "fp32",
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "fp8_e4m3": "fp8",
+    "fp8_e5m2": "fp8",
+    "fp8_e4m3fn": "fp8",
+}
+
+
+def canonical_dtype(name: str) -> str:
+    """Map ``bfloat16``/``float16``/... to the short names used everywhere (``bf16``...)."""
+    key = name.strip().lower()
+    key = DTYPE_ALIASES.get(key, key)
+    if key not in DTYPE_BYTES:
+        raise ValueError(f"unknown dtype {name!r}; expected one of {', '.join(DTYPE_BYTES)}")
+    return key
+
+
+def fmt_bytes(n_bytes: float) -> str:
+    """Human-readable binary size: ``141.1 GB (131.4 GiB)`` style is too long for tables; GiB only."""
+    sign = "-" if n_bytes < 0 else ""
+    value = abs(n_bytes)
+    if value >= GIB:
+        return f"{sign}{value / GIB:.2f} GiB"
+    if value >= MIB:
+        return f"{sign}{value / MIB:.1f} MiB"
+    if value >= 1024:
+        return f"{sign}{value / 1024:.1f} KiB"
+    return f"{sign}{value:.0f} B"
+
+
+def fmt_count(n: float) -> str:
+    """Parameter counts and token counts: 70.55B, 1.24B, 494.0M, 46,603."""
+    if n >= 1e9:
+        return f"{n / 1e9:.2f}B"
+    if n >= 1e6:
+        return f"{n / 1e6:.1f}M"
+    return f"{n:,.0f}"

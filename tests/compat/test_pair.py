@@ -1,0 +1,170 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specwise.catalog import catalog_model_spec, resolve_draft, resolve_model
+from specwise.compat.pair import check_pair
+from specwise.compat.tokenizer_files import gather_tokenizer_evidence
+from tests.conftest import LLAMA_TINY, write_gguf, write_model_dir
+
+
+def _status(report: object, check: str) -> str:
+    return next(f.status for f in report.findings if f.check == check)  # type: ignore[attr-defined]
+
+
+def test_qwen25_padding_difference_is_tolerated() -> None:
+    report = check_pair(
+        catalog_model_spec("Qwen/Qwen2.5-7B-Instruct"), catalog_model_spec("Qwen/Qwen2.5-0.5B-Instruct")
+    )
+    assert report.compatible
+    vocab = next(f for f in report.findings if f.check == "vocab")
+    assert vocab.status == "warn" and "differ by 128 rows" in vocab.message and "padding" in vocab.message
+
+
+def test_other_vocabulary_fails() -> None:
+    report = check_pair(
+        catalog_model_spec("Qwen/Qwen2.5-7B-Instruct"), catalog_model_spec("meta-llama/Llama-3.2-1B-Instruct")
+    )
+    assert not report.compatible
+    assert _status(report, "vocab") == "fail" and _status(report, "tokenizer") == "fail"
+    assert "152064" in report.failures[0].message and "128256" in report.failures[0].message
+
+
+def test_qwen3_target_with_qwen25_draft_warns_about_extra_tokens() -> None:
+    report = check_pair(catalog_model_spec("Qwen/Qwen3-8B"), catalog_model_spec("Qwen/Qwen2.5-0.5B-Instruct"))
+    assert report.compatible and _status(report, "tokenizer") == "warn"
+
+
+@pytest.mark.parametrize(
+    ("target", "draft", "status"),
+    [
+        ("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.2-1B-Instruct", "warn"),  # 1:6.5
+        ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct", "pass"),  # 1:15.4, smaller than advice
+        ("Qwen/Qwen2.5-14B-Instruct", "Qwen/Qwen2.5-1.5B-Instruct", "pass"),  # 1:9.6, within
+        ("Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-7B-Instruct", "fail"),  # draft larger than target
+    ],
+)
+def test_size_ratio_against_advice(target: str, draft: str, status: str) -> None:
+    report = check_pair(catalog_model_spec(target), catalog_model_spec(draft))
+    assert _status(report, "size_ratio") == status
+
+
+def test_moe_target_ratio_uses_active_params() -> None:
+    report = check_pair(catalog_model_spec("Qwen/Qwen3-30B-A3B"), catalog_model_spec("Qwen/Qwen3-0.6B"))
+    finding = next(f for f in report.findings if f.check == "size_ratio")
+    assert "active parameters" in finding.message
+    assert finding.status == "warn"  # 3.3B active vs 0.6B: 1:5.6
+
+
+def test_eagle_head_checks() -> None:
+    target8 = catalog_model_spec("meta-llama/Llama-3.1-8B-Instruct")
+    head, trained_for = resolve_draft("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", target8)
+    assert head.spec is not None
+    ok = check_pair(target8, head.spec, head_trained_for=trained_for)
+    assert ok.compatible and _status(ok, "head") == "pass" and _status(ok, "size_ratio") == "info"
+    target70 = catalog_model_spec("meta-llama/Llama-3.1-70B-Instruct")
+    bad = check_pair(target70, head.spec, head_trained_for=trained_for)
+    assert not bad.compatible and "4096" in bad.failures[0].message
+
+
+def _tokenizer_json(path: Path, vocab: dict[str, int], pre: str = "whitespace") -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace() if pre == "whitespace" else pre_tokenizers.WhitespaceSplit()
+    tok.save(str(path))
+
+
+def _vocab() -> dict[str, int]:
+    words = [
+        "[UNK]",
+        "the",
+        "quick",
+        "brown",
+        "fox",
+        "def",
+        "return",
+        "n",
+        "(",
+        ")",
+        ":",
+        ".",
+        ",",
+        "int",
+        "-",
+        "+",
+        "<",
+        ">",
+        "1",
+        "2",
+        "3",
+        "fibonacci",
+        "if",
+        "else",
+    ]
+    return {w: i for i, w in enumerate(words)}
+
+
+def _model_with_tokenizer(root: Path, name: str, vocab: dict[str, int], pre: str = "whitespace") -> Path:
+    d = write_model_dir(root, name, {**LLAMA_TINY, "vocab_size": len(vocab)})
+    _tokenizer_json(d / "tokenizer.json", vocab, pre)
+    return d
+
+
+def test_tokenizer_files_identical(tmp_path: Path) -> None:
+    t = resolve_model(str(_model_with_tokenizer(tmp_path, "t", _vocab())))
+    d = resolve_model(str(_model_with_tokenizer(tmp_path, "d", _vocab())))
+    ev = gather_tokenizer_evidence(t.tokenizer, d.tokenizer)
+    assert ev is not None and ev.mismatched_ids == 0 and ev.samples_compared == ev.samples_agreeing > 0
+    report = check_pair(t, d, tokenizer_evidence=ev)
+    assert _status(report, "tokenizer") == "pass"
+
+
+def test_tokenizer_files_with_swapped_ids_fail(tmp_path: Path) -> None:
+    vocab = _vocab()
+    swapped = dict(vocab)
+    swapped["quick"], swapped["brown"] = vocab["brown"], vocab["quick"]
+    t = resolve_model(str(_model_with_tokenizer(tmp_path, "t", vocab)))
+    d = resolve_model(str(_model_with_tokenizer(tmp_path, "d", swapped)))
+    report = check_pair(t, d, tokenizer_evidence=gather_tokenizer_evidence(t.tokenizer, d.tokenizer))
+    finding = next(f for f in report.findings if f.check == "tokenizer")
+    assert finding.status == "fail" and "disagree on 2 of" in finding.message and "'quick'" in finding.message
+
+
+def test_same_table_different_pre_tokenizer_fails_on_samples(tmp_path: Path) -> None:
+    t = resolve_model(str(_model_with_tokenizer(tmp_path, "t", _vocab(), "whitespace")))
+    d = resolve_model(str(_model_with_tokenizer(tmp_path, "d", _vocab(), "split")))
+    report = check_pair(t, d, tokenizer_evidence=gather_tokenizer_evidence(t.tokenizer, d.tokenizer))
+    finding = next(f for f in report.findings if f.check == "tokenizer")
+    assert finding.status == "fail" and "sample strings encode differently" in finding.message
+
+
+def test_gguf_token_tables(tmp_path: Path) -> None:
+    a = resolve_model(str(write_gguf(tmp_path / "a.gguf")))
+    b = resolve_model(str(write_gguf(tmp_path / "b.gguf")))
+    other = resolve_model(str(write_gguf(tmp_path / "c.gguf", tokens=[f"x{i}" for i in range(100)])))
+    assert check_pair(a, b, tokenizer_evidence=gather_tokenizer_evidence(a.tokenizer, b.tokenizer)).compatible
+    bad = check_pair(a, other, tokenizer_evidence=gather_tokenizer_evidence(a.tokenizer, other.tokenizer))
+    assert not bad.compatible
+
+
+def test_real_smollm2_paired_with_itself(smollm2_gguf: Path) -> None:
+    spec = resolve_model(str(smollm2_gguf))
+    ev = gather_tokenizer_evidence(spec.tokenizer, spec.tokenizer)
+    assert ev is not None and ev.common_ids == 49152 and ev.mismatched_ids == 0 and ev.merges_equal
+    report = check_pair(spec, spec, tokenizer_evidence=ev)
+    assert report.compatible and report.param_ratio == 1.0
+    assert _status(report, "size_ratio") == "warn"
+
+
+def test_malformed_tokenizer_json_is_a_clear_error(tmp_path: Path) -> None:
+    from specwise.errors import SpecwiseError
+
+    d = write_model_dir(tmp_path, "t", LLAMA_TINY)
+    (d / "tokenizer.json").write_text(json.dumps({"model": {}}))
+    spec = resolve_model(str(d))
+    with pytest.raises(SpecwiseError, match=r"no model\.vocab"):
+        gather_tokenizer_evidence(spec.tokenizer, spec.tokenizer)

@@ -1,0 +1,180 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from specwise.catalog import catalog_model_spec, resolve_draft, resolve_gpu
+from specwise.errors import SpecwiseError
+from specwise.memory import MemoryPlanRequest, plan_memory
+from specwise.memory.planner import BLOCK_SIZE_TOKENS
+from specwise.specs.draft import DraftChoice
+from specwise.units import GIB
+
+LLAMA70 = catalog_model_spec("meta-llama/Llama-3.1-70B-Instruct")
+H100 = resolve_gpu("H100-SXM-80GB")
+
+
+def test_llama70b_fits_on_four_h100s() -> None:
+    plan = plan_memory(MemoryPlanRequest(target=LLAMA70, gpu=H100, tp=4))
+    d = plan.to_dict()
+    assert d["fits"] is True
+    assert d["target"]["weight_bytes"] == pytest.approx(141.1e9, rel=0.01)
+    assert d["target"]["kv_bytes_per_token"] == 327_680
+    assert d["draft"] is None
+    for key in (
+        "target",
+        "draft",
+        "gpu",
+        "fits",
+        "kv_cache_tokens",
+        "kv_cache_tokens_without_draft",
+        "max_concurrent_seqs",
+    ):
+        assert key in d
+    for key in ("weight_bytes", "kv_bytes_per_token", "params"):
+        assert key in d["target"]
+    # KV budget / per-GPU bytes per token, rounded to whole blocks
+    expected = plan.kv_budget_bytes_per_gpu // 81_920 // BLOCK_SIZE_TOKENS * BLOCK_SIZE_TOKENS
+    assert plan.kv_cache_tokens == expected
+    assert plan.max_concurrent_seqs == plan.kv_budget_bytes_per_gpu // (131_072 * 81_920)
+
+
+def test_llama70b_does_not_fit_on_one_h100_and_says_by_how_much() -> None:
+    plan = plan_memory(MemoryPlanRequest(target=LLAMA70, gpu=H100, tp=1))
+    assert not plan.fits
+    assert plan.kv_cache_tokens == 0 and plan.max_concurrent_seqs == 0
+    message = plan.problems[0]
+    miss_gib = -plan.kv_budget_bytes_per_gpu / GIB
+    assert f"misses by {miss_gib:.2f} GiB" in message
+    assert 55 < miss_gib < 70  # 131 GiB of weights + reserve vs 71.7 GiB usable
+
+
+def test_draft_reduces_kv_and_concurrency() -> None:
+    draft, _ = resolve_draft("meta-llama/Llama-3.2-1B-Instruct", LLAMA70)
+    plan = plan_memory(MemoryPlanRequest(target=LLAMA70, gpu=H100, tp=4, draft=draft, max_model_len=8192))
+    assert plan.fits
+    assert plan.kv_cache_tokens < plan.kv_cache_tokens_without_draft
+    assert plan.max_concurrent_seqs < plan.max_concurrent_seqs_without_draft
+    assert plan.draft is not None and plan.draft.kv_bytes_per_token == 16 * 8 * 64 * 2 * 2
+    assert 0 < (plan.draft_concurrency_cost or 0) < 0.5
+
+
+def test_draft_tp1_puts_the_whole_draft_on_rank0() -> None:
+    draft, _ = resolve_draft("meta-llama/Llama-3.2-1B-Instruct", LLAMA70)
+    shared = plan_memory(MemoryPlanRequest(target=LLAMA70, gpu=H100, tp=4, draft=draft, max_model_len=8192))
+    rank0 = plan_memory(MemoryPlanRequest(target=LLAMA70, gpu=H100, tp=4, draft=draft, draft_tp=1, max_model_len=8192))
+    assert rank0.kv_cache_tokens < shared.kv_cache_tokens
+    assert rank0.draft is not None and rank0.draft.kv_bytes_per_token_per_gpu == rank0.draft.kv_bytes_per_token
+
+
+def test_ngram_draft_costs_no_kv() -> None:
+    plan = plan_memory(MemoryPlanRequest(target=LLAMA70, gpu=H100, tp=4, draft=DraftChoice("ngram")))
+    assert plan.draft is None and plan.draft_method == "ngram"
+    assert plan.kv_cache_tokens == plan.kv_cache_tokens_without_draft
+
+
+def test_mtp_draft_for_deepseek() -> None:
+    ds = catalog_model_spec("deepseek-ai/DeepSeek-V3")
+    draft, _ = resolve_draft("mtp", ds)
+    plan = plan_memory(MemoryPlanRequest(target=ds, gpu=resolve_gpu("H200"), tp=8, draft=draft, max_model_len=32768))
+    assert plan.fits
+    assert plan.draft is not None and plan.draft.kv_bytes_per_token_per_gpu == 1152
+    with pytest.raises(SpecwiseError, match="no MTP layers"):
+        resolve_draft("mtp", LLAMA70)
+
+
+def test_max_model_len_too_long_for_kv_reports_what_fits() -> None:
+    plan = plan_memory(
+        MemoryPlanRequest(
+            target=catalog_model_spec("Qwen/Qwen3-8B"),
+            gpu=resolve_gpu("L4"),
+            max_model_len=40960,
+            gpu_memory_utilization=0.85,
+        )
+    )
+    assert not plan.fits
+    assert "misses by" in plan.problems[0]
+    assert 0 < plan.max_model_len_that_fits < 40960
+    ok = plan_memory(
+        MemoryPlanRequest(
+            target=catalog_model_spec("Qwen/Qwen3-8B"),
+            gpu=resolve_gpu("L4"),
+            max_model_len=plan.max_model_len_that_fits,
+            gpu_memory_utilization=0.85,
+        )
+    )
+    assert ok.fits and ok.max_concurrent_seqs >= 1
+
+
+def test_quantization_shrinks_weights() -> None:
+    sizes = {
+        q: plan_memory(MemoryPlanRequest(target=LLAMA70, gpu=H100, tp=4, quantization=q)).target.weight_bytes
+        for q in ("none", "fp8", "int8", "int4")
+    }
+    assert sizes["none"] > sizes["fp8"] >= sizes["int8"] > sizes["int4"]
+    assert sizes["int4"] == pytest.approx(70.55e9 * 0.52 + 2.1e9 * 2 * 0.48, rel=0.05)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"tp": 3}, "64 attention heads"),
+        ({"tp": 4, "num_gpus": 2}, "needs at least 4 GPUs"),
+        ({"tp": 4, "num_gpus": 6}, "not a multiple of --tp 4"),
+        ({"tp": 0}, "tp: must be a positive integer"),
+        ({"gpu_memory_utilization": 1.5}, "gpu_memory_utilization"),
+        ({"max_model_len": 10**7}, "exceeds"),
+        ({"kv_cache_dtype": "int2"}, "kv-cache-dtype"),
+        ({"dtype": "int3"}, "unknown dtype"),
+    ],
+)
+def test_impossible_settings(kwargs: dict[str, object], fragment: str) -> None:
+    with pytest.raises(SpecwiseError, match=fragment):
+        plan_memory(MemoryPlanRequest(target=LLAMA70, gpu=H100, **kwargs))  # type: ignore[arg-type]
+
+
+def test_draft_tp_must_be_one_or_target_tp() -> None:
+    draft, _ = resolve_draft("meta-llama/Llama-3.2-1B-Instruct", LLAMA70)
+    with pytest.raises(SpecwiseError, match="1 or the target's --tp"):
+        plan_memory(MemoryPlanRequest(target=LLAMA70, gpu=H100, tp=4, draft=draft, draft_tp=2))
+
+
+def test_draft_heads_must_divide_draft_tp() -> None:
+    target = catalog_model_spec("Qwen/Qwen2.5-72B-Instruct")
+    draft, _ = resolve_draft("Qwen/Qwen2.5-0.5B-Instruct", target)  # 14 heads
+    with pytest.raises(SpecwiseError, match="14 attention heads"):
+        plan_memory(MemoryPlanRequest(target=target, gpu=H100, tp=4, draft=draft))
+    assert plan_memory(
+        MemoryPlanRequest(target=target, gpu=H100, tp=4, draft=draft, draft_tp=1, max_model_len=8192)
+    ).fits
+
+
+MODELS = ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-30B-A3B", "google/gemma-2-9b-it", "openai/gpt-oss-20b"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    model=st.sampled_from(MODELS),
+    util=st.floats(0.3, 0.95),
+    extra=st.floats(0.01, 0.05),
+    length=st.integers(256, 8192),
+    gpu=st.sampled_from(["H100", "A100-40GB", "L40S", "H200"]),
+)
+def test_planner_invariants(model: str, util: float, extra: float, length: int, gpu: str) -> None:
+    spec = catalog_model_spec(model)
+    g = resolve_gpu(gpu)
+    base = plan_memory(MemoryPlanRequest(target=spec, gpu=g, gpu_memory_utilization=util, max_model_len=length))
+    more = plan_memory(
+        MemoryPlanRequest(target=spec, gpu=g, gpu_memory_utilization=min(1.0, util + extra), max_model_len=length)
+    )
+    assert base.kv_cache_tokens % BLOCK_SIZE_TOKENS == 0
+    assert more.kv_cache_tokens >= base.kv_cache_tokens  # more memory never means less KV
+    assert more.max_concurrent_seqs >= base.max_concurrent_seqs
+    assert base.fits == (base.max_concurrent_seqs >= 1)
+    draft, _ = resolve_draft("meta-llama/Llama-3.2-1B-Instruct", spec)
+    with_draft = plan_memory(
+        MemoryPlanRequest(target=spec, gpu=g, gpu_memory_utilization=util, max_model_len=length, draft=draft)
+    )
+    assert with_draft.kv_cache_tokens <= base.kv_cache_tokens  # a draft never adds KV room
+    assert with_draft.kv_cache_tokens_without_draft == base.kv_cache_tokens

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from specwise.catalog import resolve_model
+from specwise.errors import SpecwiseError
+from specwise.specs.hf_config import spec_from_hf_config
+from tests.conftest import LLAMA_TINY, write_gguf, write_model_dir
+
+
+def test_local_dir_matches_hand_count(tmp_path: Path) -> None:
+    spec = resolve_model(str(write_model_dir(tmp_path, "tiny", LLAMA_TINY)))
+    # embed + head 2x(100x64); per layer q,k,v,o = 64*64 + 2*64*32 + 64*64; mlp 3*64*128; 2 norms; final norm
+    per_layer = 64 * 64 + 2 * 64 * 32 + 64 * 64 + 3 * 64 * 128 + 2 * 64
+    assert spec.total_params == 2 * 100 * 64 + 2 * per_layer + 64
+    assert spec.kv_bytes_per_token(2.0) == 2 * 2 * 2 * 16 * 2  # layers x (K,V) x kv heads x head_dim x 2 B
+    assert spec.source.startswith("hf-config:")
+
+
+def test_config_json_path_is_accepted(tmp_path: Path) -> None:
+    model_dir = write_model_dir(tmp_path, "tiny", LLAMA_TINY)
+    assert resolve_model(str(model_dir / "config.json")).total_params == resolve_model(str(model_dir)).total_params
+
+
+def test_hf_config_and_gguf_of_same_shape_agree(tmp_path: Path) -> None:
+    hf = resolve_model(str(write_model_dir(tmp_path, "tiny", LLAMA_TINY)))
+    gg = resolve_model(str(write_gguf(tmp_path / "tiny.gguf", tied=False)))
+    assert gg.params == hf.params
+    assert gg.kv_bytes_per_token(2.0) == hf.kv_bytes_per_token(2.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("{not json", "malformed JSON at line 1"),
+        ("[1, 2]", "expected a JSON object"),
+        ('{"model_type": "llama"}', "required field 'hidden_size' is missing"),
+        ('{"model_type": "weird"}', "model_type 'weird' is not supported"),
+        ('{"model_type": "llama", "hidden_size": -5, "num_hidden_layers": 2}', "'hidden_size' must be a positive"),
+        ('{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": "2"}', "'num_hidden_layers' must be a"),
+    ],
+)
+def test_malformed_configs_give_one_clear_error(tmp_path: Path, text: str, fragment: str) -> None:
+    with pytest.raises(SpecwiseError, match=re.escape(fragment)) as err:
+        resolve_model(str(write_model_dir(tmp_path, "bad", text)))
+    assert "\n" not in str(err.value)
+
+
+def test_heads_not_divisible_by_kv_heads(tmp_path: Path) -> None:
+    with pytest.raises(SpecwiseError, match="not a multiple of num_key_value_heads"):
+        resolve_model(str(write_model_dir(tmp_path, "bad", {**LLAMA_TINY, "num_key_value_heads": 3})))
+
+
+def test_missing_dir_and_missing_config(tmp_path: Path) -> None:
+    with pytest.raises(SpecwiseError, match="no such file"):
+        resolve_model(str(tmp_path / "nope" / "config.json"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SpecwiseError, match=r"no config\.json found"):
+        resolve_model(str(tmp_path / "empty"))
+
+
+def test_unknown_llama_like_type_is_read_with_a_note() -> None:
+    spec = spec_from_hf_config({**LLAMA_TINY, "model_type": "olmo2"}, name="x", source="test")
+    assert any("not specifically modelled" in n for n in spec.notes)
+
+
+def test_qwen2_counts_qkv_bias_and_ignores_disabled_window() -> None:
+    cfg = {**LLAMA_TINY, "model_type": "qwen2", "sliding_window": 32, "use_sliding_window": False}
+    spec = spec_from_hf_config(cfg, name="q", source="test")
+    base = spec_from_hf_config(LLAMA_TINY, name="l", source="test")
+    assert spec.total_params - base.total_params == 2 * (64 + 2 * 32)  # q, k, v biases per layer
+    assert spec.attention.sliding_layers == 0
+
+
+def test_mistral_v01_style_window_applies_to_all_layers() -> None:
+    spec = spec_from_hf_config({**LLAMA_TINY, "model_type": "mistral", "sliding_window": 16}, name="m", source="t")
+    assert spec.attention.layer_windows == (16, 16)
+    assert spec.kv_bytes_for_sequence(100, 2.0) == spec.kv_bytes_for_sequence(16, 2.0)
+
+
+def test_layer_types_length_mismatch_is_an_error() -> None:
+    cfg = {**LLAMA_TINY, "sliding_window": 8, "layer_types": ["sliding_attention"]}
+    with pytest.raises(SpecwiseError, match="lists 1 layers but num_hidden_layers is 2"):
+        spec_from_hf_config(cfg, name="x", source="t")
+
+
+def test_quantization_configs() -> None:
+    awq = spec_from_hf_config(
+        {**LLAMA_TINY, "quantization_config": {"quant_method": "awq", "bits": 4}}, name="a", source="t"
+    )
+    assert awq.native_quantization.method == "int4"
+    with pytest.raises(SpecwiseError, match="quant_method 'hqq' is not modelled"):
+        spec_from_hf_config({**LLAMA_TINY, "quantization_config": {"quant_method": "hqq"}}, name="h", source="t")
+
+
+def test_float32_checkpoints_are_served_in_bf16() -> None:
+    assert spec_from_hf_config({**LLAMA_TINY, "torch_dtype": "float32"}, name="f", source="t").dtype == "bf16"
+    assert spec_from_hf_config({**LLAMA_TINY, "torch_dtype": "float16"}, name="f", source="t").dtype == "fp16"
+
+
+def test_eagle3_head_shape() -> None:
+    from specwise.catalog import catalog_model_spec
+
+    head = catalog_model_spec("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
+    assert head.draft_head == "eagle3" and head.draft_vocab_size == 32000
+    # fc 3H->H, q/k/v from 2H, o, MLP, 3 norms + final, draft LM head 32000 x H; no embedding.
+    h, i = 4096, 14336
+    expected = 3 * h * h + (2 * h * h + 2 * 2 * h * 1024) + h * h + 3 * h * i + 4 * h + 32000 * h
+    assert head.total_params == expected
+    assert head.kv_bytes_per_token(2.0) == 2 * 8 * 128 * 2
