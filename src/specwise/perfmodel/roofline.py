@@ -1,0 +1,155 @@
+"""An analytic roofline step-time predictor for one model on ``tp`` GPUs.
+
+``t = max(bytes / (bandwidth * eff_mem), flops / (peak * eff_compute)) + all-reduce + overhead``
+
+* **bytes**: the weights each GPU reads once per pass (MoE: only the experts the batch's tokens
+  route to; with T tokens choosing ``top_k`` of E experts a layer touches
+  ``E * (1 - (1 - top_k/E)^T)`` experts in expectation), plus the KV cache read by attention
+  (context + new tokens of every sequence, sliding-window layers capped at the window).
+* **flops**: ``2 * active linear params`` per query token (Kaplan et al. 2020's ``2N``), the LM
+  head for the logit rows only, and attention ``4 * heads * head_dim * q * context`` per layer.
+* **all-reduce**: two per layer under tensor parallelism (after attention and after the MLP), a ring
+  moving ``2 (tp-1)/tp * T * hidden * 2 B`` over the per-direction interconnect, plus a latency.
+* **overhead**: a fixed per-pass cost (kernel launches with CUDA graphs, input preparation).
+
+Decode at small batch is bandwidth-bound (weights dominate); verification of ``k+1`` tokens per
+sequence turns compute-bound as the batch grows, which is where speculation stops paying; with
+long contexts the KV reads dominate and extra query tokens ride along almost free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from specwise.memory.weights import weight_bytes
+from specwise.perfmodel.batch import BatchShape
+from specwise.specs.gpu import GpuSpec
+from specwise.specs.model import ModelSpec
+from specwise.specs.quant import Quantization
+from specwise.units import DTYPE_BYTES
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Achieved fractions of peak. Defaults: ~80% of HBM bandwidth for weight streaming and ~60% of
+    dense tensor-core peak for serving-size GEMMs (llm-analysis separates ideal and realistic the same
+    way); per-pass overhead 0.3 ms; all-reduce latency 10 us."""
+
+    memory: float = 0.8
+    compute: float = 0.6
+    interconnect: float = 0.7
+    pass_overhead_s: float = 3e-4
+    allreduce_latency_s: float = 1e-5
+
+    def __post_init__(self) -> None:
+        for name in ("memory", "compute", "interconnect"):
+            if not 0.0 < getattr(self, name) <= 1.0:
+                raise ValueError(f"Efficiency.{name}: must be in (0, 1]")
+        if self.pass_overhead_s < 0 or self.allreduce_latency_s < 0:
+            raise ValueError("Efficiency: overheads must be >= 0")
+
+
+class RooflinePredictor:
+    """Step time of ``model`` on ``tp`` x ``gpu`` (dtype and quantization as deployed)."""
+
+    def __init__(
+        self,
+        model: ModelSpec,
+        gpu: GpuSpec,
+        *,
+        tp: int = 1,
+        dtype: str = "bf16",
+        quantization: Quantization | None = None,
+        kv_dtype: str | None = None,
+        efficiency: Efficiency | None = None,
+    ) -> None:
+        self.model, self.gpu, self.tp = model, gpu, tp
+        self.eff = efficiency or Efficiency()
+        dtype_bytes = DTYPE_BYTES[dtype]
+        self.act_bytes = dtype_bytes
+        kv_bytes = DTYPE_BYTES[kv_dtype or dtype]
+        p = model.params
+        total_w = weight_bytes(model, dtype_bytes, quantization)
+        bytes_per_param = total_w / max(1, p.total)
+        moe = model.moe
+        # Per GPU: everything but the input embedding table (a gather) and the routed experts.
+        self._dense_bytes = (p.total - p.embedding - p.experts - p.vision) * bytes_per_param / tp
+        self._expert_bytes_each = (
+            (p.experts / (moe.num_experts * moe.moe_layers) if moe else 0.0) * bytes_per_param / tp
+        )
+        self._moe = moe
+        # FLOPs per query token of linear layers without the LM head (active experts only).
+        active_linear = p.attention + p.mlp + p.shared_experts + p.router + p.experts * p.expert_active_fraction
+        self._flops_per_token = 2.0 * active_linear / tp
+        self._flops_per_logit_row = (
+            2.0 * (p.lm_head or p.embedding) / tp if p.lm_head or model.tie_word_embeddings else 0.0
+        )
+        a = model.attention
+        self._kv_bytes_per_token_layer = a.kv_elements_per_token_layer(tp) * kv_bytes
+        windows: dict[int | None, int] = {}
+        for w in a.layer_windows:
+            windows[w] = windows.get(w, 0) + 1
+        self._window_groups = tuple(windows.items())
+        heads_per_gpu = max(1, a.num_heads // tp)
+        qk_dim = a.head_dim if a.kind == "gqa" else a.kv_lora_rank + a.qk_rope_head_dim
+        self._attn_flops_per_pair_layer = 4.0 * heads_per_gpu * qk_dim
+        uses_fp8 = (quantization or model.native_quantization).method == "fp8" and gpu.dense_fp8_flops_per_s
+        self._peak_flops = float(gpu.dense_fp8_flops_per_s if uses_fp8 else gpu.dense_bf16_flops_per_s)  # type: ignore[arg-type]
+
+    def _attention_sums(self, batch: BatchShape) -> tuple[float, float]:
+        """(KV tokens read summed over layers, query x context pairs summed over layers)."""
+        q, ctx = batch.query_tokens, batch.context_tokens
+        seen = ctx + q
+        mid = ctx + (q + 1) // 2  # causal: a query token of a chunk sees on average half the chunk
+        read = pairs = 0.0
+        for window, layers in self._window_groups:
+            if window is None:
+                read += layers * float(seen.sum())
+                pairs += layers * float(np.dot(q, mid))
+            else:
+                read += layers * float(np.minimum(seen, window).sum())
+                pairs += layers * float(np.dot(q, np.minimum(mid, window)))
+        return read, pairs
+
+    def _weight_bytes(self, batched_tokens: int) -> float:
+        weights = self._dense_bytes
+        if self._moe is not None:
+            e, k = self._moe.num_experts, self._moe.experts_per_token
+            touched = e * (1.0 - (1.0 - k / e) ** batched_tokens)
+            weights += self._expert_bytes_each * touched * self._moe.moe_layers
+        return weights
+
+    def memory_bytes(self, batch: BatchShape) -> float:
+        read, _ = self._attention_sums(batch)
+        return self._weight_bytes(batch.batched_tokens) + read * self._kv_bytes_per_token_layer
+
+    def flops(self, batch: BatchShape) -> float:
+        _, pairs = self._attention_sums(batch)
+        return self._linear_flops(batch) + self._attn_flops_per_pair_layer * pairs
+
+    def _linear_flops(self, batch: BatchShape) -> float:
+        return self._flops_per_token * batch.batched_tokens + self._flops_per_logit_row * batch.logit_rows
+
+    def allreduce_s(self, batch: BatchShape) -> float:
+        return self._allreduce_for(batch.batched_tokens)
+
+    def _allreduce_for(self, batched_tokens: int) -> float:
+        if self.tp == 1:
+            return 0.0
+        per = 2.0 * (self.tp - 1) / self.tp * batched_tokens * self.model.hidden_size * self.act_bytes
+        bw = self.gpu.interconnect_bytes_per_s * self.eff.interconnect
+        return 2 * self.model.num_layers * (per / bw + self.eff.allreduce_latency_s)
+
+    def step_time_s(self, batch: BatchShape) -> float:
+        if batch.num_seqs == 0:
+            return 0.0
+        read, pairs = self._attention_sums(batch)
+        tokens = batch.batched_tokens
+        mem = self._weight_bytes(tokens) + read * self._kv_bytes_per_token_layer
+        flops = self._flops_per_token * tokens + self._flops_per_logit_row * batch.logit_rows
+        flops += self._attn_flops_per_pair_layer * pairs
+        t_mem = mem / (self.gpu.memory_bandwidth_bytes_per_s * self.eff.memory)
+        t_compute = flops / (self._peak_flops * self.eff.compute)
+        return max(t_mem, t_compute) + self._allreduce_for(tokens) + self.eff.pass_overhead_s

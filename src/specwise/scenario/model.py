@@ -1,0 +1,41 @@
+"""The validated scenario: deployment, speculation method, workload classes, sweep grid."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specwise.sim.distributions import Arrivals
+from specwise.sim.workload import WorkloadClass
+from specwise.specs.gpu import GpuSpec
+from specwise.specs.model import ModelSpec
+
+METHODS = ("draft_model", "eagle", "eagle3", "mtp", "ngram", "suffix")
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    qps: tuple[float, ...]
+    k_values: tuple[int, ...]
+    num_requests: int
+    seed: int
+    arrivals: Arrivals
+    warmup_fraction: float = 0.1
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    target: ModelSpec
+    gpu: GpuSpec
+    tp: int
+    method: str
+    draft: ModelSpec | None
+    draft_tp: int
+    classes: tuple[WorkloadClass, ...]
+    sweep: SweepSpec
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    kv_cache_tokens: int
+    kv_cache_tokens_without_draft: int
+    k_schedule: tuple[tuple[int, int, int], ...] = ()
+    warnings: tuple[str, ...] = ()

@@ -1,0 +1,1 @@
+"""Discrete-event simulation of vLLM-style continuous batching, with and without speculation."""

@@ -1,0 +1,72 @@
+"""Workload classes and the request table a simulation runs on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from specwise.acceptance.model import AcceptanceModel
+from specwise.errors import SpecError
+from specwise.sim.distributions import Arrivals, FloatArray, IntArray, LengthDist
+
+
+@dataclass(frozen=True)
+class WorkloadClass:
+    """One kind of traffic: its share of requests, lengths, acceptance, temperature and SLOs."""
+
+    name: str
+    share: float
+    prompt_tokens: LengthDist
+    output_tokens: LengthDist
+    acceptance: AcceptanceModel
+    temperature: float = 0.0
+    slo_ttft_s: float | None = None
+    slo_tpot_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.share > 0:
+            raise SpecError(f"workload {self.name!r}: share must be > 0, got {self.share}")
+        if self.temperature < 0:
+            raise SpecError(f"workload {self.name!r}: temperature must be >= 0, got {self.temperature}")
+        for name in ("slo_ttft_s", "slo_tpot_s"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise SpecError(f"workload {self.name!r}: {name} must be > 0, got {value}")
+
+
+@dataclass(frozen=True, eq=False)
+class RequestTable:
+    """Column arrays, one row per request, sorted by arrival."""
+
+    arrival_s: FloatArray
+    prompt_tokens: IntArray
+    output_tokens: IntArray
+    class_index: IntArray
+
+    @property
+    def size(self) -> int:
+        return int(self.arrival_s.size)
+
+
+def generate_requests(
+    classes: Sequence[WorkloadClass], arrivals: Arrivals, num_requests: int, rng: np.random.Generator
+) -> RequestTable:
+    """Arrival times at the total rate; each request's class drawn by share, lengths by class."""
+    if num_requests < 1:
+        raise SpecError(f"num_requests: must be >= 1, got {num_requests}")
+    if not classes:
+        raise SpecError("workload: at least one class is needed")
+    times = arrivals.times(rng, num_requests)
+    n = times.size
+    shares = np.array([c.share for c in classes], dtype=np.float64)
+    cls = rng.choice(len(classes), size=n, p=shares / shares.sum()).astype(np.int64)
+    prompt = np.empty(n, dtype=np.int64)
+    output = np.empty(n, dtype=np.int64)
+    for i, c in enumerate(classes):
+        mask = cls == i
+        count = int(mask.sum())
+        prompt[mask] = c.prompt_tokens.sample(rng, count)
+        output[mask] = c.output_tokens.sample(rng, count)
+    return RequestTable(times, prompt, output, cls)
