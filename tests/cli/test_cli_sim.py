@@ -88,3 +88,16 @@ def test_bad_scenario_via_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert main(["simulate", "--scenario", str(scenario)]) == 2
     err = capsys.readouterr().err
     assert "[sweep].qps: rates must be > 0" in err and len(err.strip().splitlines()) == 1
+
+
+def test_json_has_no_nan(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Every output is one token: TPOT has no samples (NaN inside), which must print as null.
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        SCENARIO.replace(
+            'output_tokens = { dist = "lognormal", mean = 150, cv = 0.5, min = 8, max = 800 }', "output_tokens = 1"
+        )
+    )
+    assert main(["simulate", "--scenario", str(scenario), "--json", "--processes", "1"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["results"][0]["tpot_p50_s"] is None

@@ -114,3 +114,19 @@ def test_profile_file_picks_nearest_temperature_and_class(tmp_path: Path) -> Non
     bad = text.replace('profile = "p.json"', 'profile = "missing.json"')
     with pytest.raises(SpecwiseError, match=r"missing\.json: no such file"):
         load_scenario(_write(tmp_path, bad))
+
+
+def test_trace_arrivals_are_replayed_at_each_rate(tmp_path: Path) -> None:
+    (tmp_path / "arrivals.csv").write_text("time_s,other\n0.0,a\n0.5,b\n# comment\n1.0,c\n3.0,d\n")
+    text = BASE.replace("num_requests = 50", 'num_requests = 50\narrivals = "trace"\ntrace_file = "arrivals.csv"')
+    sc = load_scenario(_write(tmp_path, text))
+    import numpy as np
+
+    times = sc.sweep.arrivals.with_rate(2.0).times(np.random.default_rng(0), 10)
+    assert times.tolist() == pytest.approx([0.0, 0.25, 0.5, 1.5])  # 3 gaps over 1.5 s = 2 QPS
+    (tmp_path / "arrivals.csv").write_text("0\n2\n1\n")
+    with pytest.raises(SpecwiseError, match="non-decreasing"):
+        load_scenario(_write(tmp_path, text))
+    (tmp_path / "arrivals.csv").write_text("0\n1\nsoon\n")
+    with pytest.raises(SpecwiseError, match=r"arrivals\.csv:3: not a time"):
+        load_scenario(_write(tmp_path, text))

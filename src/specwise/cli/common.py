@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any, NoReturn
 
@@ -51,8 +52,19 @@ def non_negative_float(text: str) -> float:
     return value
 
 
+def json_safe(data: Any) -> Any:
+    """NaN and infinities (e.g. a percentile of no samples) become null: JSON has no NaN."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: json_safe(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [json_safe(v) for v in data]
+    return data
+
+
 def print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, allow_nan=False)
+    json.dump(json_safe(data), sys.stdout, indent=2, allow_nan=False)
     sys.stdout.write("\n")
 
 

@@ -134,7 +134,7 @@ def parse_scenario(data: Mapping[str, Any], *, file: str = "scenario", base_dir:
     spec.check_keys(
         {"method", "draft", "draft_tp", "k", "k_schedule", "acceptance", "per_position", "profile", "drafting"}
     )
-    sweep.check_keys({"qps", "num_requests", "seed", "arrivals", "burstiness_cv", "warmup_fraction"})
+    sweep.check_keys({"qps", "num_requests", "seed", "arrivals", "burstiness_cv", "warmup_fraction", "trace_file"})
     target = resolve_model(dep.string("target"))
     gpu = resolve_gpu(dep.string("gpu"))
     tp = dep.positive_int("tp", 1)
@@ -217,15 +217,16 @@ def parse_scenario(data: Mapping[str, Any], *, file: str = "scenario", base_dir:
     if any(q <= 0 for q in qps):
         raise sweep.fail("qps", f"rates must be > 0, got {qps}")
     kind = sweep.string("arrivals", "poisson")
-    if kind not in ("poisson", "gamma", "constant"):
-        raise sweep.fail("arrivals", f"expected poisson, gamma or constant, got {kind!r}")
+    if kind not in ("poisson", "gamma", "constant", "trace"):
+        raise sweep.fail("arrivals", f"expected poisson, gamma, constant or trace, got {kind!r}")
     cv = sweep.number("burstiness_cv", 1.0, low=0.0, strict_low=True)
+    trace: tuple[float, ...] = _read_trace(sweep, base_dir) if kind == "trace" else ()
     sweep_spec = SweepSpec(
         qps=tuple(sorted(qps)),
         k_values=tuple(k_values),
         num_requests=sweep.positive_int("num_requests", 1000),
         seed=int(sweep.number("seed", 0, low=0)),
-        arrivals=Arrivals(kind, qps[0], cv),
+        arrivals=Arrivals(kind, qps[0], cv, trace),
         warmup_fraction=sweep.number("warmup_fraction", 0.1, low=0.0, high=0.9),
     )
 
@@ -271,6 +272,36 @@ def parse_scenario(data: Mapping[str, Any], *, file: str = "scenario", base_dir:
         k_schedule=schedule,
         warnings=tuple(warnings + list(plan.warnings)),
     )
+
+
+def _read_trace(sweep: _Section, base_dir: Path | None) -> tuple[float, ...]:
+    """Arrival times in seconds, one per line (a CSV's first column; '#' comments and a header skipped)."""
+    path = Path(sweep.string("trace_file"))
+    if base_dir is not None and not path.is_absolute():
+        path = base_dir / path
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise sweep.fail("trace_file", f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise sweep.fail("trace_file", f"{path}: cannot read ({exc})") from None
+    times: list[float] = []
+    for number, line in enumerate(lines, start=1):
+        field = line.split("#", 1)[0].split(",", 1)[0].strip()
+        if not field:
+            continue
+        try:
+            times.append(float(field))
+        except ValueError:
+            if times:
+                raise sweep.fail("trace_file", f"{path}:{number}: not a time in seconds: {field!r}") from None
+    if len(times) < 2:
+        raise sweep.fail("trace_file", f"{path}: needs at least two arrival times")
+    try:
+        Arrivals("trace", 1.0, 1.0, tuple(times))
+    except SpecError as exc:
+        raise sweep.fail("trace_file", f"{path}: {exc}") from None
+    return tuple(times)
 
 
 def _k_schedule(spec: _Section) -> tuple[tuple[int, int, int], ...]:

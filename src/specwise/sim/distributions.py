@@ -88,4 +88,12 @@ class Arrivals:
         return np.cumsum(gaps)
 
     def with_rate(self, rate_per_s: float) -> Arrivals:
-        return Arrivals(self.kind, rate_per_s, self.cv, self.trace_s)
+        """The same process at another mean rate (a trace is replayed time-scaled to that rate)."""
+        if self.kind != "trace":
+            return Arrivals(self.kind, rate_per_s, self.cv, self.trace_s)
+        if len(self.trace_s) < 2 or self.trace_s[-1] <= self.trace_s[0]:
+            raise SpecError("arrivals: a trace needs two or more distinct times to be rescaled")
+        own_rate = (len(self.trace_s) - 1) / (self.trace_s[-1] - self.trace_s[0])
+        scale = own_rate / rate_per_s
+        start = self.trace_s[0]
+        return Arrivals("trace", rate_per_s, self.cv, tuple((t - start) * scale for t in self.trace_s))

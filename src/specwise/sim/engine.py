@@ -390,23 +390,21 @@ def _fast_forward(
     or reach its last tokens (each request owes at least ``k + 2`` tokens before every step taken). Step
     times are evaluated at the first and last step of the window and interpolated linearly in
     between (exact while step time is linear in context, as it is without sliding windows). Updates the state
-    arrays in place; returns None when fewer than two steps qualify.
+    arrays in place; returns None when no step qualifies (the general step then handles it).
     """
     q = k + 1
     remaining = out_len[decoding] - generated[decoding]
     # A step may run here only if every request still owes k + 2 tokens before it (so the cap on k
     # never binds and nobody finishes); each step emits at least one token per request.
     max_steps = min(_MAX_FAST_STEPS, int(remaining.min()) - (k + 1))
-    if max_steps < 2:
+    if max_steps < 1:
         return None
     b = decoding.size
     ctx0 = computed[decoding]
     q_arr = np.full(b, q, dtype=np.int64)
     t_first = _step_time_s(BatchShape(q_arr, ctx0, logit_rows=b * q), last_q[decoding], ctx0, k, target, spec, engine)
-    if now + t_first >= horizon_s:  # the second step would start after an arrival
-        return None
-    if np.isfinite(horizon_s):  # steps only lengthen as context grows: no more fit before the arrival
-        max_steps = min(max_steps, int((horizon_s - now) / t_first) + 1)
+    if np.isfinite(horizon_s):  # steps only lengthen as context grows: no more start before the arrival
+        max_steps = max(1, min(max_steps, int((horizon_s - now) / t_first) + 1))
     if k > 0:
         ok = rng.random((max_steps, b, k)) < cond[cls[decoding], :k][None, :, :]
         acc_mask = np.cumprod(ok, axis=2)
@@ -416,18 +414,19 @@ def _fast_forward(
         emitted = np.ones((max_steps, b), dtype=np.int64)
     cum_before = np.cumsum(emitted, axis=0) - emitted
     allowed = (remaining[None, :] - cum_before >= k + 2).all(axis=1)
-    max_steps = int(allowed.size if allowed.all() else np.argmin(allowed))
-    if max_steps < 2:
-        return None
+    max_steps = int(allowed.size if allowed.all() else np.argmin(allowed))  # >= 1: step 0 is always allowed
     emitted, acc_mask = emitted[:max_steps], acc_mask[:max_steps]
-    ctx_last = ctx0 + emitted[:-1].sum(axis=0)
-    t_last = _step_time_s(BatchShape(q_arr, ctx_last, logit_rows=b * q), emitted[-2], ctx_last, k, target, spec, engine)
-    durations = np.linspace(t_first, t_last, max_steps)
+    if max_steps == 1:
+        durations = np.array([t_first])
+    else:
+        ctx_last = ctx0 + emitted[:-1].sum(axis=0)
+        t_last = _step_time_s(
+            BatchShape(q_arr, ctx_last, logit_rows=b * q), emitted[-2], ctx_last, k, target, spec, engine
+        )
+        durations = np.linspace(t_first, t_last, max_steps)
     ends = now + np.cumsum(durations)
     starts = ends - durations
-    steps = int(np.count_nonzero(starts < horizon_s))  # a step starting after an arrival must admit it
-    if steps < 2:
-        return None
+    steps = max(1, int(np.count_nonzero(starts < horizon_s)))  # a step starting after an arrival must admit it
     emitted, acc_mask, durations = emitted[:steps], acc_mask[:steps], durations[:steps]
     gaps = np.repeat(durations[:, None], b, axis=1)
     gaps[0] = ends[0] - last_emit[decoding]

@@ -102,13 +102,9 @@ def _row(cell: Cell, base: SimSummary) -> dict[str, Any]:
         "acceptance_rate": cell.summary.acceptance_rate,
         "mean_acceptance_length": cell.summary.mean_acceptance_length,
         "preemptions": o.preemptions,
+        "latency": o.to_dict(),
         "by_class": {
-            name: {
-                "tpot_p50_s": s.tpot_s.p50,
-                "ttft_p50_s": s.ttft_s.p50,
-                "e2e_p50_s": s.e2e_s.p50,
-                "speedup_tpot": _ratio(base.by_class[name].tpot_s.p50, s.tpot_s.p50),
-            }
+            name: {**s.to_dict(), "speedup_tpot": _ratio(base.by_class[name].tpot_s.p50, s.tpot_s.p50)}
             for name, s in cell.summary.by_class.items()
         },
     }
