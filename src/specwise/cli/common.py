@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 EXIT_OK = 0
@@ -22,34 +23,35 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: error: {message} (see '{self.prog} --help')")
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def bounded(
+    cast: Callable[[str], Any],
+    what: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+) -> Callable[[str], Any]:
+    """An argparse type: ``cast`` the text and check ``low <= value <= high`` (``low < value`` if open)."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value != value or (low is not None and (value < low or (low_open and value == low))):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+
+    return parse
 
 
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}") from None
-    if not 0.0 < value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}")
-    return value
-
-
-def non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
-    if value < 0 or value != value:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
-    return value
+positive_int = bounded(int, "a positive integer", low=1)
+non_negative_int = bounded(int, "an integer >= 0", low=0)
+fraction = bounded(float, "a number in (0, 1]", low=0.0, high=1.0, low_open=True)
+probability = bounded(float, "a number in [0, 1]", low=0.0, high=1.0)
+non_negative_float = bounded(float, "a number >= 0", low=0.0)
 
 
 def json_safe(data: Any) -> Any:

@@ -6,25 +6,15 @@ import argparse
 from typing import Any
 
 from specwise.acceptance.model import expected_speedup_iid, expected_tokens_per_step_iid
-from specwise.cli.common import EXIT_OK, add_json_flag, non_negative_float, print_json
+from specwise.cli.common import (
+    EXIT_OK,
+    add_json_flag,
+    non_negative_float,
+    non_negative_int,
+    print_json,
+    probability,
+)
 from specwise.report.sim import render_speedup
-
-
-def _alpha(text: str) -> float:
-    value = non_negative_float(text)
-    if value > 1:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
-    return value
-
-
-def _k(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
 
 
 def register(sub: Any) -> None:
@@ -34,8 +24,8 @@ def register(sub: Any) -> None:
         description="Expected walltime improvement at batch 1 with i.i.d. acceptance alpha, k draft "
         "tokens and draft/target step-cost ratio c: (1 - a^(k+1)) / ((1 - a)(k c + 1)).",
     )
-    p.add_argument("--alpha", required=True, type=_alpha, help="acceptance rate in [0, 1]")
-    p.add_argument("--k", required=True, type=_k, help="draft tokens per step")
+    p.add_argument("--alpha", required=True, type=probability, help="acceptance rate in [0, 1]")
+    p.add_argument("--k", required=True, type=non_negative_int, help="draft tokens per step")
     p.add_argument(
         "--cost-ratio", required=True, type=non_negative_float, help="draft step time / target step time (c)"
     )

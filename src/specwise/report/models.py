@@ -25,20 +25,7 @@ def spec_to_dict(spec: ModelSpec, kv_dtype: str) -> dict[str, Any]:
         "model_type": spec.model_type,
         "params": spec.total_params,
         "active_params": spec.active_params,
-        "param_breakdown": {
-            k: getattr(spec.params, k)
-            for k in (
-                "embedding",
-                "lm_head",
-                "attention",
-                "mlp",
-                "experts",
-                "shared_experts",
-                "router",
-                "norms_and_other",
-                "vision",
-            )
-        },
+        "param_breakdown": spec.params.counts(),
         "layers": spec.num_layers,
         "hidden_size": spec.hidden_size,
         "intermediate_size": spec.intermediate_size,

@@ -104,22 +104,27 @@ class ParamBreakdown:
     vision: int = 0
     expert_active_fraction: float = 1.0
 
+    COUNT_FIELDS = (
+        "embedding",
+        "lm_head",
+        "attention",
+        "mlp",
+        "experts",
+        "shared_experts",
+        "router",
+        "norms_and_other",
+        "vision",
+    )
+
     def __post_init__(self) -> None:
-        for name in (
-            "embedding",
-            "lm_head",
-            "attention",
-            "mlp",
-            "experts",
-            "shared_experts",
-            "router",
-            "norms_and_other",
-            "vision",
-        ):
+        for name in self.COUNT_FIELDS:
             if getattr(self, name) < 0:
                 raise SpecError(f"ParamBreakdown.{name}: must be >= 0")
         if not 0.0 < self.expert_active_fraction <= 1.0:
             raise SpecError("ParamBreakdown.expert_active_fraction: must be in (0, 1]")
+
+    def counts(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.COUNT_FIELDS}
 
     @property
     def total(self) -> int:
