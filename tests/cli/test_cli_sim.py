@@ -79,7 +79,9 @@ def test_simulate_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
     scenario.write_text(SCENARIO)
     assert main(["simulate", "--scenario", str(scenario), "--processes", "1"]) == 0
     out = capsys.readouterr().out
-    assert "TPOT speedup" in out and "k=4" in out
+    assert "speedup of E2E latency (p50)" in out and "k=4" in out
+    assert main(["simulate", "--scenario", str(scenario), "--processes", "1", "--metric", "tpot", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["decision_metric"] == "tpot"
 
 
 def test_bad_scenario_via_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -77,6 +77,8 @@ def test_minimal_scenario_and_defaults(tmp_path: Path) -> None:
             "the target does not fit",
         ),
         ("[deployment]", "[deployment", "invalid TOML"),
+        ("num_requests = 50", 'num_requests = 50\ndecision_metric = "speed"', "decision_metric: expected one of"),
+        ("num_requests = 50", 'num_requests = 50\ndecision_metric = "goodput"', "goodput needs slo_ttft_s"),
     ],
 )
 def test_bad_scenarios_name_the_field(tmp_path: Path, old: str, new: str, fragment: str) -> None:

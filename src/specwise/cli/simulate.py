@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from rich.progress import Progress
 from specwise.cli.common import EXIT_OK, add_json_flag, positive_int, print_json
 from specwise.report.sim import render_sweep
 from specwise.scenario import load_scenario
+from specwise.scenario.model import DECISION_METRICS
 from specwise.sim.sweep import decide, run_sweep
 
 
@@ -26,6 +28,11 @@ def register(sub: Any) -> None:
     p.add_argument("--plot", type=Path, metavar="DIR", help="write speedup and latency plots (PNG + SVG) here")
     p.add_argument("--processes", type=positive_int, help="worker processes (default: CPU count)")
     p.add_argument("--num-requests", type=positive_int, help="override [sweep].num_requests")
+    p.add_argument(
+        "--metric",
+        choices=DECISION_METRICS,
+        help="judge best k and the crossover on this speedup (default: [sweep].decision_metric or e2e)",
+    )
     add_json_flag(p)
     p.set_defaults(handler=run)
 
@@ -33,9 +40,9 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     if args.num_requests:
-        from dataclasses import replace
-
         scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=args.num_requests))
+    if args.metric:
+        scenario = replace(scenario, decision_metric=args.metric)
     if args.json:
         cells = run_sweep(scenario, processes=args.processes)
     else:

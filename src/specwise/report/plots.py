@@ -15,15 +15,16 @@ def plot_sweep(doc: dict[str, Any], out_dir: Path) -> list[Path]:
     """Speedup vs QPS per k, and latency percentiles vs QPS (baseline vs best k); PNG and SVG."""
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = doc["results"]
+    key = f"speedup_{doc['decision_metric']}"
     ks = sorted({r["k"] for r in rows})
     written: list[Path] = []
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for k in ks:
-        pts = [(r["qps"], r["speedup_tpot"]) for r in rows if r["k"] == k and r["speedup_tpot"] is not None]
+        pts = [(r["qps"], r[key]) for r in rows if r["k"] == k and r[key] is not None]
         if pts and k != 0:
             ax.plot(*zip(*pts, strict=True), marker="o", label=f"k={k}")
-    sched = [(r["qps"], r["speedup_tpot"]) for r in doc.get("schedule_results", []) if r["speedup_tpot"]]
+    sched = [(r["qps"], r[key]) for r in doc.get("schedule_results", []) if r[key]]
     if sched:
         ax.plot(*zip(*sched, strict=True), marker="s", linestyle="--", color="black", label="k schedule")
     ax.axhline(1.0, color="grey", linewidth=1)
@@ -31,7 +32,7 @@ def plot_sweep(doc: dict[str, Any], out_dir: Path) -> list[Path]:
         ax.axvline(doc["crossover_qps"], color="red", linestyle=":", label=f"crossover {doc['crossover_qps']:.2f} QPS")
     ax.set_xscale("log")
     ax.set_xlabel("request rate (QPS)")
-    ax.set_ylabel("TPOT speedup vs no speculation (p50)")
+    ax.set_ylabel(f"{doc['decision_metric']} speedup vs no speculation")
     ax.set_title(f"{doc['target']} + {doc['draft'] or doc['method']}", fontsize=9)
     ax.legend(fontsize=7, ncol=2)
     ax.grid(True, alpha=0.3)

@@ -13,7 +13,10 @@ def render_sweep(doc: dict[str, Any]) -> None:
     out = console()
     ks = sorted({r["k"] for r in doc["results"]})
     title = f"{doc['target']} on {doc['tp']} x {doc['gpu']}, speculation: {doc['draft'] or doc['method']}"
-    table = Table(title=title + "\nTPOT speedup (p50) vs no speculation", title_justify="left")
+    metric = doc["decision_metric"]
+    label = {"e2e": "E2E latency (p50)", "tpot": "TPOT (p50)", "throughput": "output tokens/s", "goodput": "goodput"}
+    table = Table(title=f"{title}\nspeedup of {label[metric]} vs no speculation", title_justify="left")
+    key = f"speedup_{metric}"
     table.add_column("QPS", justify="right")
     table.add_column("k=0 TPOT ms", justify="right")
     for k in ks:
@@ -30,13 +33,13 @@ def render_sweep(doc: dict[str, Any]) -> None:
             if k == 0:
                 continue
             row = next(r for r in doc["results"] if r["qps"] == q and r["k"] == k)
-            s = row["speedup_tpot"]
+            s = row[key]
             text = "-" if s is None else f"{s:.2f}"
             style = "green" if s and s > 1.0 else "red"
             cells.append(f"[bold {style}]{text}[/]" if k == best else f"[{style}]{text}[/]")
         for r in doc.get("schedule_results", []):
             if r["qps"] == q:
-                cells.append(f"{r['speedup_tpot']:.2f}" if r["speedup_tpot"] else "-")
+                cells.append(f"{r[key]:.2f}" if r[key] else "-")
         cells.append(str(best))
         table.add_row(*cells)
     out.print(table)

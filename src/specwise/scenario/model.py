@@ -10,6 +10,9 @@ from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
 
 METHODS = ("draft_model", "eagle", "eagle3", "mtp", "ngram", "suffix")
+# What "speculation pays" is judged on. E2E (p50, queueing included) is the default: under overload TPOT can even
+# improve with speculation (verification tokens displace prefill chunks) while TTFT and E2E get worse.
+DECISION_METRICS = ("e2e", "tpot", "throughput", "goodput")
 
 
 @dataclass(frozen=True)
@@ -39,3 +42,4 @@ class Scenario:
     kv_cache_tokens_without_draft: int
     k_schedule: tuple[tuple[int, int, int], ...] = ()
     warnings: tuple[str, ...] = ()
+    decision_metric: str = "e2e"

@@ -17,7 +17,7 @@ from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import check_pair
 from specwise.errors import SpecError, SpecwiseError
 from specwise.memory import MemoryPlanRequest, plan_memory
-from specwise.scenario.model import METHODS, Scenario, SweepSpec
+from specwise.scenario.model import DECISION_METRICS, METHODS, Scenario, SweepSpec
 from specwise.sim.distributions import Arrivals, LengthDist
 from specwise.sim.workload import WorkloadClass
 from specwise.specs.draft import DraftChoice
@@ -134,7 +134,12 @@ def parse_scenario(data: Mapping[str, Any], *, file: str = "scenario", base_dir:
     spec.check_keys(
         {"method", "draft", "draft_tp", "k", "k_schedule", "acceptance", "per_position", "profile", "drafting"}
     )
-    sweep.check_keys({"qps", "num_requests", "seed", "arrivals", "burstiness_cv", "warmup_fraction", "trace_file"})
+    sweep.check_keys(
+        {"qps", "num_requests", "seed", "arrivals", "burstiness_cv", "warmup_fraction", "trace_file", "decision_metric"}
+    )
+    metric = sweep.string("decision_metric", "e2e")
+    if metric not in DECISION_METRICS:
+        raise sweep.fail("decision_metric", f"expected one of {', '.join(DECISION_METRICS)}, got {metric!r}")
     target = resolve_model(dep.string("target"))
     gpu = resolve_gpu(dep.string("gpu"))
     tp = dep.positive_int("tp", 1)
@@ -230,6 +235,8 @@ def parse_scenario(data: Mapping[str, Any], *, file: str = "scenario", base_dir:
         warmup_fraction=sweep.number("warmup_fraction", 0.1, low=0.0, high=0.9),
     )
 
+    if metric == "goodput" and not any(c.slo_ttft_s or c.slo_tpot_s for c in classes):
+        raise sweep.fail("decision_metric", "goodput needs slo_ttft_s or slo_tpot_s on at least one [[workload]]")
     plan = plan_memory(
         MemoryPlanRequest(
             target=target,
@@ -271,6 +278,7 @@ def parse_scenario(data: Mapping[str, Any], *, file: str = "scenario", base_dir:
         kv_cache_tokens_without_draft=plan.kv_cache_tokens_without_draft,
         k_schedule=schedule,
         warnings=tuple(warnings + list(plan.warnings)),
+        decision_metric=metric,
     )
 
 

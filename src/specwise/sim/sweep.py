@@ -99,6 +99,7 @@ def _row(cell: Cell, base: SimSummary) -> dict[str, Any]:
         "speedup_tpot": _ratio(b.tpot_s.p50, o.tpot_s.p50),
         "speedup_e2e": _ratio(b.e2e_s.p50, o.e2e_s.p50),
         "speedup_throughput": _ratio(o.output_tokens_per_s, b.output_tokens_per_s),
+        "speedup_goodput": _ratio(_or_nan(o.goodput_per_s), _or_nan(b.goodput_per_s)),
         "acceptance_rate": cell.summary.acceptance_rate,
         "mean_acceptance_length": cell.summary.mean_acceptance_length,
         "preemptions": o.preemptions,
@@ -108,6 +109,10 @@ def _row(cell: Cell, base: SimSummary) -> dict[str, Any]:
             for name, s in cell.summary.by_class.items()
         },
     }
+
+
+def _or_nan(x: float | None) -> float:
+    return math.nan if x is None else x
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -127,16 +132,18 @@ def crossover(qps: Sequence[float], best_speedup: Sequence[float]) -> float | No
 
 
 def decide(sc: Scenario, cells: Sequence[Cell]) -> dict[str, Any]:
-    """The ``specwise simulate --json`` document."""
+    """The ``specwise simulate --json`` document. Best k and the crossover are judged on
+    ``sc.decision_metric`` (``speedup_<metric>`` of each row)."""
+    key = f"speedup_{sc.decision_metric}"
     base = {c.qps: c.summary for c in cells if c.k == 0}
     rows = [_row(c, base[c.qps]) for c in cells if c.k is not None]
     schedule_rows = [_row(c, base[c.qps]) for c in cells if c.k is None]
     best_k: dict[str, int] = {}
     best_speedup: list[float] = []
     for q in sc.sweep.qps:
-        spec_rows = [r for r in rows if r["qps"] == q and r["k"] != 0 and r["speedup_tpot"] is not None]
-        top = max(spec_rows, key=lambda r: r["speedup_tpot"], default=None)
-        best = float(top["speedup_tpot"]) if top else 0.0
+        spec_rows = [r for r in rows if r["qps"] == q and r["k"] != 0 and r[key] is not None]
+        top = max(spec_rows, key=lambda r: r[key], default=None)
+        best = float(top[key]) if top else 0.0
         best_speedup.append(best)
         best_k[f"{q:g}"] = int(top["k"]) if top and best > 1.0 else 0
     cross = crossover(sc.sweep.qps, best_speedup)
@@ -164,6 +171,7 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> dict[str, Any]:
         },
         "results": rows,
         "schedule_results": schedule_rows,
+        "decision_metric": sc.decision_metric,
         "best_k_by_qps": best_k,
         "best_speedup_by_qps": {f"{q:g}": s for q, s in zip(sc.sweep.qps, best_speedup, strict=True)},
         "crossover_qps": cross,
