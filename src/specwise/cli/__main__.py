@@ -1,0 +1,5 @@
+import sys
+
+from specwise.cli import main
+
+sys.exit(main())

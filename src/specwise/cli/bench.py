@@ -1,0 +1,185 @@
+"""``specwise bench``: load-test an OpenAI-compatible server across request rates, read its spec-decode counters."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sqlite3
+import time
+import uuid
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rich.progress import Progress
+
+from specwise.cli.common import EXIT_OK, add_json_flag, bounded, non_negative_float, positive_int, print_json
+from specwise.errors import SpecwiseError
+from specwise.loadgen.client import ClientConfig
+from specwise.loadgen.runner import BenchPlan, LevelPlan, run_plan
+from specwise.loadgen.store import ResultStore
+from specwise.loadgen.workload import PromptItem, level_requests, load_prompts, synthetic_prompts
+from specwise.report.bench import render_bench
+from specwise.sim.distributions import Arrivals
+
+positive_float = bounded(float, "a number > 0", low=0.0, low_open=True)
+
+
+def _rates(text: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated request rates, got {text!r}") from None
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"rates must be > 0, got {text!r}")
+    return values
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="load-test a running server at several request rates; read its spec-decode metrics",
+        description="Send the same streamed requests at each request rate to an OpenAI-compatible server, record "
+        "every request as it completes (SQLite, resumable), and read vLLM's spec-decode counters from /metrics "
+        "before and after each level.",
+    )
+    p.add_argument("--url", help="server base URL, e.g. http://127.0.0.1:8000")
+    p.add_argument("--model", help="model name the server serves")
+    p.add_argument("--endpoint", choices=("completions", "chat"), default="completions")
+    p.add_argument("--rates", type=_rates, default=[1.0, 4.0], help="requests/s per level, e.g. 1,2,4 (default 1,4)")
+    p.add_argument("--requests-per-level", type=positive_int, default=20)
+    p.add_argument("--arrivals", choices=("poisson", "gamma", "constant"), default="poisson")
+    p.add_argument("--burstiness-cv", type=positive_float, default=1.0, help="gamma arrivals: gap CV")
+    p.add_argument("--prompts", type=Path, help="JSONL with 'prompt' (+ optional 'class', 'max_tokens', 'temperature')")
+    p.add_argument("--synthetic-words", type=positive_int, default=60, help="length of synthetic prompts (words)")
+    p.add_argument("--max-tokens", type=positive_int, default=64)
+    p.add_argument("--temperature", type=non_negative_float, default=0.0)
+    p.add_argument("--ignore-eos", action="store_true", help="ask the server to generate exactly --max-tokens")
+    p.add_argument("--max-concurrency", type=positive_int, default=256)
+    p.add_argument("--request-timeout", type=positive_float, default=120.0, help="seconds per request")
+    p.add_argument("--metrics-url", help="Prometheus endpoint (default: URL/metrics; 'none' to skip)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key (never stored)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--slo-ttft", type=positive_float, help="goodput SLO on TTFT (s)")
+    p.add_argument("--slo-tpot", type=positive_float, help="goodput SLO on TPOT (s)")
+    p.add_argument("--db", type=Path, default=Path("specwise-bench.sqlite"), help="results database")
+    p.add_argument("--run-id", help="name for this run (default: random)")
+    p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run from --db")
+    p.add_argument("--export-jsonl", type=Path, metavar="FILE", help="also write every record as JSON lines")
+    add_json_flag(p)
+    p.set_defaults(handler=run)
+
+
+def _config_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    if not args.url or not args.model:
+        raise SpecwiseError("--url and --model are required (or --resume RUN_ID)")
+    if not args.url.startswith(("http://", "https://")):
+        raise SpecwiseError(f"--url {args.url!r}: expected http://HOST:PORT")
+    if args.prompts:
+        prompts = [asdict(p) for p in load_prompts(args.prompts)]
+    else:
+        prompts = [asdict(p) for p in synthetic_prompts(args.requests_per_level, args.synthetic_words, args.seed)]
+    metrics_url = None if args.metrics_url == "none" else (args.metrics_url or args.url.rstrip("/") + "/metrics")
+    return {
+        "url": args.url,
+        "model": args.model,
+        "endpoint": args.endpoint,
+        "rates": args.rates,
+        "requests_per_level": args.requests_per_level,
+        "arrivals": args.arrivals,
+        "cv": args.burstiness_cv,
+        "prompts": prompts,
+        "max_tokens": args.max_tokens,
+        "temperature": args.temperature,
+        "ignore_eos": args.ignore_eos,
+        "max_concurrency": args.max_concurrency,
+        "timeout": args.request_timeout,
+        "metrics_url": metrics_url,
+        "api_key_env": args.api_key_env,
+        "seed": args.seed,
+        "slo_ttft": args.slo_ttft,
+        "slo_tpot": args.slo_tpot,
+    }
+
+
+def plan_from_config(c: dict[str, Any]) -> BenchPlan:
+    prompts = [PromptItem(**p) for p in c["prompts"]]
+    levels = tuple(
+        LevelPlan(
+            i,
+            rate,
+            tuple(
+                level_requests(prompts, i, c["requests_per_level"], c["max_tokens"], c["temperature"], c["ignore_eos"])
+            ),
+        )
+        for i, rate in enumerate(c["rates"])
+    )
+    client = ClientConfig(
+        base_url=c["url"],
+        model=c["model"],
+        endpoint=c["endpoint"],
+        api_key_env=c["api_key_env"],
+        request_timeout_s=c["timeout"],
+        read_timeout_s=min(30.0, c["timeout"]),
+    )
+    return BenchPlan(
+        client=client,
+        levels=levels,
+        arrivals=Arrivals(c["arrivals"], c["rates"][0], c["cv"]),
+        seed=c["seed"],
+        max_concurrency=c["max_concurrency"],
+        metrics_url=c["metrics_url"],
+        slo_ttft_s=c["slo_ttft"],
+        slo_tpot_s=c["slo_tpot"],
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    store = ResultStore(args.db)
+    try:
+        if args.resume:
+            run_id = args.resume
+            config = store.run_config(run_id)
+        else:
+            config = _config_from_args(args)
+            run_id = args.run_id or uuid.uuid4().hex[:12]
+            try:
+                store.create_run(run_id, time.time(), config)
+            except sqlite3.IntegrityError:
+                raise SpecwiseError(
+                    f"{args.db}: run {run_id!r} exists; use --resume {run_id} or another --run-id"
+                ) from None
+        plan = plan_from_config(config)
+        total = sum(len(lp.requests) for lp in plan.levels)
+        if args.json:
+            results = asyncio.run(run_plan(plan, store, run_id))
+        else:
+            with Progress(transient=True) as bar:
+                task = bar.add_task(f"run {run_id}", total=total)
+                base = {lp.level: i * len(lp.requests) for i, lp in enumerate(plan.levels)}
+
+                def tick(level: int, done: int, _total: int, _acc: float | None) -> None:
+                    bar.update(task, completed=base[level] + done, description=f"run {run_id} level {level}")
+
+                results = asyncio.run(run_plan(plan, store, run_id, progress=tick))
+        store.set_status(run_id, "complete")
+        doc = {
+            "run_id": run_id,
+            "db": str(args.db),
+            "url": config["url"],
+            "model": config["model"],
+            "levels": [r.to_dict() for r in results],
+        }
+        if args.export_jsonl:
+            args.export_jsonl.write_text("".join(line + "\n" for line in store.export_jsonl(run_id)))
+            doc["jsonl"] = str(args.export_jsonl)
+    except KeyboardInterrupt:
+        print(f"interrupted: finished requests are saved; continue with --resume {run_id} --db {args.db}")
+        raise
+    finally:
+        store.close()
+    if args.json:
+        print_json(doc)
+    else:
+        render_bench(doc)
+    return EXIT_OK

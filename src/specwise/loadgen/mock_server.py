@@ -1,0 +1,213 @@
+"""A mock OpenAI-compatible server with vLLM-style spec-decode metrics, for tests and client benchmarks.
+
+Configured by time to first token, time between chunks and tokens per chunk (guidellm's mock server
+idea); faults are injected by request number: HTTP 500/429, a dropped connection mid-stream, a hung
+stream, malformed SSE; ``/metrics`` can be made garbage or reset its counters. Binds 127.0.0.1 only.
+Standard library only (threaded ``http.server``), so it runs wherever the tests do.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class MockBehaviour:
+    ttft_s: float = 0.01
+    chunk_interval_s: float = 0.002
+    tokens_per_chunk: int = 3  # with k=4: 2 accepted + bonus per verification step
+    num_speculative_tokens: int = 4
+    fail_500_every: int = 0  # every Nth request answers 500
+    fail_429_every: int = 0
+    drop_every: int = 0  # every Nth request: connection closed after 2 chunks
+    hang_every: int = 0  # every Nth request: stream stops sending (client must time out)
+    malformed_every: int = 0  # every Nth request: a broken SSE line
+    metrics_mode: str = "ok"  # ok | garbage | truncated
+    reset_at_scrape: int = 0  # the Nth /metrics request first resets the counters (a server restart)
+    hang_s: float = 30.0
+
+
+@dataclass
+class MockState:
+    requests: int = 0
+    scrapes: int = 0
+    drafts: int = 0
+    draft_tokens: int = 0
+    accepted: int = 0
+    accepted_per_pos: list[int] = field(default_factory=lambda: [0] * 8)
+    created: float = field(default_factory=time.time)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _MockHTTPServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def _send(self, code: int, body: str, ctype: str = "application/json") -> None:
+        data = body.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _chunk(self, data: bytes) -> None:
+        """One HTTP/1.1 chunk (empty data: the terminating chunk)."""
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def do_GET(self) -> None:
+        if self.path == "/health":
+            self._send(200, "{}")
+        elif self.path == "/metrics":
+            self._send(200, self.server.metrics_text(), "text/plain; version=0.0.4")
+        else:
+            self._send(404, '{"error": "not found"}')
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        if self.path not in ("/v1/completions", "/v1/chat/completions"):
+            self._send(404, '{"error": "not found"}')
+            return
+        b, st = self.server.behaviour, self.server.state
+        with st.lock:
+            st.requests += 1
+            n = st.requests
+        if b.fail_500_every and n % b.fail_500_every == 0:
+            self._send(500, '{"error": {"message": "internal error"}}')
+            return
+        if b.fail_429_every and n % b.fail_429_every == 0:
+            self._send(429, '{"error": {"message": "rate limited"}}')
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")  # as uvicorn streams; a drop is then detectable
+        self.send_header("Connection", "close")
+        self.end_headers()
+        chat = self.path.endswith("chat/completions")
+        max_tokens = int(body.get("max_tokens", 16))
+        time.sleep(b.ttft_s)
+        produced = 0
+        chunk_no = 0
+        try:
+            while produced < max_tokens:
+                step = 1 if produced == 0 else min(b.tokens_per_chunk, max_tokens - produced)
+                if produced > 0:
+                    self.server.count_verification(step)
+                produced += step
+                chunk_no += 1
+                text = " tok" * step
+                choice = {"index": 0, "delta": {"content": text}} if chat else {"index": 0, "text": text}
+                event = {"choices": [choice], "usage": {"prompt_tokens": 5, "completion_tokens": produced}}
+                if b.malformed_every and n % b.malformed_every == 0 and chunk_no == 2:
+                    self._chunk(b"data: {not json\n\n")
+                    self._chunk(b"")
+                    return
+                self._chunk(f"data: {json.dumps(event)}\n\n".encode())
+                if b.drop_every and n % b.drop_every == 0 and chunk_no == 2:
+                    self.connection.shutdown(2)
+                    return
+                if b.hang_every and n % b.hang_every == 0 and chunk_no == 2:
+                    time.sleep(b.hang_s)
+                    return
+                time.sleep(b.chunk_interval_s)
+            self._chunk(b"data: [DONE]\n\n")
+            self._chunk(b"")
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            return
+
+
+class _MockHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, behaviour: MockBehaviour) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.behaviour = behaviour
+        self.state = MockState()
+
+    def count_verification(self, emitted: int) -> None:
+        """One verification step that emitted ``emitted`` tokens: ``emitted - 1`` drafts accepted."""
+        k = self.behaviour.num_speculative_tokens
+        accepted = min(k, emitted - 1)
+        st = self.state
+        with st.lock:
+            st.drafts += 1
+            st.draft_tokens += k
+            st.accepted += accepted
+            for i in range(accepted):
+                st.accepted_per_pos[i] += 1
+
+    def metrics_text(self) -> str:
+        b, st = self.behaviour, self.state
+        if b.metrics_mode == "garbage":
+            return "<html><body>oops</body></html>"
+        with st.lock:
+            st.scrapes += 1
+            if st.scrapes == b.reset_at_scrape:
+                st.drafts = st.draft_tokens = st.accepted = 0
+                st.accepted_per_pos = [0] * 8
+                st.created = time.time()
+            lab = 'engine="0",model_name="mock"'
+            lines = []
+            for name, value in (
+                ("drafts", st.drafts),
+                ("draft_tokens", st.draft_tokens),
+                ("accepted_tokens", st.accepted),
+            ):
+                lines += [
+                    f"# HELP vllm:spec_decode_num_{name}_total mock",
+                    f"# TYPE vllm:spec_decode_num_{name}_total counter",
+                    f"vllm:spec_decode_num_{name}_total{{{lab}}} {float(value)}",
+                    f"vllm:spec_decode_num_{name}_created{{{lab}}} {st.created}",
+                ]
+            lines += [
+                "# HELP vllm:spec_decode_num_accepted_tokens_per_pos_total mock",
+                "# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter",
+            ]
+            for i in range(b.num_speculative_tokens):
+                lines.append(
+                    f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{{lab},position="{i}"}} '
+                    f"{float(st.accepted_per_pos[i])}"
+                )
+        text = "\n".join(lines) + "\n"
+        if b.metrics_mode == "truncated":
+            return text[: len(text) // 2]
+        return text
+
+
+class MockServer:
+    """Context manager: ``with MockServer(MockBehaviour(...)) as url: ...``."""
+
+    def __init__(self, behaviour: MockBehaviour | None = None) -> None:
+        self.httpd = _MockHTTPServer(behaviour or MockBehaviour())
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def state(self) -> MockState:
+        return self.httpd.state
+
+    @property
+    def behaviour(self) -> MockBehaviour:
+        return self.httpd.behaviour
+
+    def __enter__(self) -> MockServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,141 @@
+"""One request's record and the token-normalised latency metrics of a level (pure).
+
+guidellm-style definitions that stay right under speculation, where one streamed chunk can carry
+several tokens:
+
+* TTFT = first content chunk - request start
+* TPOT = (last chunk - first chunk) / (output tokens - 1)
+* ITL: a chunk of n tokens arriving g seconds after the previous one gives n samples of g / n
+* E2E = end - start; output tokens/s = tokens of successful requests / level wall time
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from specwise.sim.metrics import Percentiles
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    run_id: str
+    level: int
+    request_id: str
+    workload_class: str | None
+    scheduled_s: float
+    start_s: float
+    end_s: float
+    first_token_s: float | None = None
+    output_tokens: int = 0
+    prompt_tokens: int | None = None
+    chunks: tuple[tuple[float, int], ...] = ()  # (arrival time, tokens in chunk)
+    error: str | None = None
+    status_code: int | None = None
+    tokens_exact: bool = True  # per-chunk token counts came from the server's usage stats
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def ttft_s(self) -> float | None:
+        return None if self.first_token_s is None else self.first_token_s - self.start_s
+
+    @property
+    def tpot_s(self) -> float | None:
+        if self.first_token_s is None or self.output_tokens < 2 or not self.chunks:
+            return None
+        return (self.chunks[-1][0] - self.first_token_s) / (self.output_tokens - 1)
+
+    def itl_samples(self) -> tuple[list[float], list[int]]:
+        gaps, weights = [], []
+        for (t0, _), (t1, n) in zip(self.chunks, self.chunks[1:], strict=False):
+            if n > 0:
+                gaps.append((t1 - t0) / n)
+                weights.append(n)
+        return gaps, weights
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> RequestRecord:
+        d = json.loads(text)
+        d["chunks"] = tuple((float(t), int(n)) for t, n in d.get("chunks", ()))
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class LevelSummary:
+    level: int
+    target_rate_per_s: float | None
+    requests: int
+    failed: int
+    duration_s: float
+    ttft_s: Percentiles
+    tpot_s: Percentiles
+    itl_s: Percentiles
+    e2e_s: Percentiles
+    output_tokens_per_s: float
+    request_rate_per_s: float
+    goodput_per_s: float | None
+    errors: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarize_level(
+    records: Sequence[RequestRecord],
+    level: int,
+    target_rate_per_s: float | None,
+    slo_ttft_s: float | None = None,
+    slo_tpot_s: float | None = None,
+) -> LevelSummary:
+    ok = [r for r in records if r.ok]
+    failed = [r for r in records if not r.ok]
+    duration = max(r.end_s for r in records) - min(r.start_s for r in records) if records else 0.0
+
+    def arr(values: list[float | None]) -> np.ndarray:
+        return np.array([v for v in values if v is not None], dtype=np.float64)
+
+    gaps: list[float] = []
+    weights: list[int] = []
+    for r in ok:
+        g, w = r.itl_samples()
+        gaps += g
+        weights += w
+    tokens = sum(r.output_tokens for r in ok)
+    good = None
+    if slo_ttft_s is not None or slo_tpot_s is not None:
+        met = [
+            r
+            for r in ok
+            if (slo_ttft_s is None or (r.ttft_s is not None and r.ttft_s <= slo_ttft_s))
+            and (slo_tpot_s is None or r.tpot_s is None or r.tpot_s <= slo_tpot_s)
+        ]
+        good = len(met) / duration if duration > 0 else None
+    errors: dict[str, int] = {}
+    for r in failed:
+        key = (r.error or "error").split(":", 1)[0]
+        errors[key] = errors.get(key, 0) + 1
+    return LevelSummary(
+        level=level,
+        target_rate_per_s=target_rate_per_s,
+        requests=len(records),
+        failed=len(failed),
+        duration_s=duration,
+        ttft_s=Percentiles.of(arr([r.ttft_s for r in ok])),
+        tpot_s=Percentiles.of(arr([r.tpot_s for r in ok])),
+        itl_s=Percentiles.of(np.array(gaps, dtype=np.float64), np.array(weights, dtype=np.int64) if weights else None),
+        e2e_s=Percentiles.of(arr([r.end_s - r.start_s for r in ok])),
+        output_tokens_per_s=tokens / duration if duration > 0 else 0.0,
+        request_rate_per_s=len(ok) / duration if duration > 0 else 0.0,
+        goodput_per_s=good,
+        errors=errors,
+    )

@@ -1,0 +1,186 @@
+"""A bench run: levels of request rates, each scheduled by an arrival process, /metrics scraped before
+and after each level, every record committed as it completes, resumable after a crash."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import numpy as np
+
+from specwise.errors import SpecwiseError
+from specwise.loadgen.client import ClientConfig, RequestSpec, send_request
+from specwise.loadgen.records import LevelSummary, summarize_level
+from specwise.loadgen.store import ResultStore
+from specwise.metrics import parse_exposition, spec_decode_counters, spec_decode_delta
+from specwise.metrics.spec_decode import SpecDecodeCounters, SpecDecodeStats
+from specwise.sim.distributions import Arrivals
+
+Progress = Callable[[int, int, int, float | None], None]  # level, done, total, live acceptance rate
+
+
+@dataclass(frozen=True)
+class LevelPlan:
+    level: int
+    rate_per_s: float
+    requests: tuple[RequestSpec, ...]
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    client: ClientConfig
+    levels: tuple[LevelPlan, ...]
+    arrivals: Arrivals
+    seed: int = 0
+    max_concurrency: int = 256
+    metrics_url: str | None = None
+    slo_ttft_s: float | None = None
+    slo_tpot_s: float | None = None
+
+
+@dataclass
+class LevelResult:
+    summary: LevelSummary
+    spec_decode: dict[str, Any] | None = None
+    counter_reset: bool = False
+    scrape_errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.summary.to_dict()
+        d["spec_decode"] = self.spec_decode
+        d["counter_reset"] = self.counter_reset
+        d["scrape_errors"] = self.scrape_errors
+        return d
+
+
+async def scrape_metrics(client: httpx.AsyncClient, url: str) -> str:
+    resp = await client.get(url, timeout=httpx.Timeout(10.0))
+    if resp.status_code >= 400:
+        raise SpecwiseError(f"{url}: HTTP {resp.status_code}")
+    return resp.text
+
+
+async def _scrape_into(
+    client: httpx.AsyncClient,
+    plan: BenchPlan,
+    store: ResultStore,
+    run_id: str,
+    level: int,
+    phase: str,
+    errors: list[str],
+) -> None:
+    if plan.metrics_url is None:
+        return
+    try:
+        store.save_scrape(run_id, level, phase, await scrape_metrics(client, plan.metrics_url))
+    except (httpx.HTTPError, SpecwiseError) as exc:
+        errors.append(f"{phase} scrape failed: {exc}")
+
+
+def level_spec_decode(
+    store: ResultStore, run_id: str, level: int, errors: list[str]
+) -> tuple[dict[str, Any] | None, bool]:
+    """Spec-decode counter deltas over the level (summed over engines); reset flagged, never negative."""
+    before_text, after_text = store.scrape(run_id, level, "before"), store.scrape(run_id, level, "after")
+    if before_text is None or after_text is None:
+        return None, False
+    try:
+        before = spec_decode_counters(parse_exposition(before_text, "metrics before"))
+        after = spec_decode_counters(parse_exposition(after_text, "metrics after"))
+    except SpecwiseError as exc:
+        errors.append(str(exc))
+        return None, False
+    if not after:
+        return None, False
+    reset = False
+    totals = {"drafts": 0.0, "draft_tokens": 0.0, "accepted": 0.0}
+    per_pos: list[float] = []
+    for key, a in after.items():
+        b = before.get(key, SpecDecodeCounters(0.0, 0.0, 0.0, (), a.created))
+        delta = spec_decode_delta(b, a)
+        reset = reset or delta.reset
+        totals["drafts"] += delta.stats.drafts
+        totals["draft_tokens"] += delta.stats.draft_tokens
+        totals["accepted"] += delta.stats.accepted_tokens
+        for i, v in enumerate(delta.stats.accepted_per_position):
+            if i >= len(per_pos):
+                per_pos.append(0.0)
+            per_pos[i] += v
+    stats = SpecDecodeStats(totals["drafts"], totals["draft_tokens"], totals["accepted"], tuple(per_pos))
+    return stats.to_dict(), reset
+
+
+async def run_plan(
+    plan: BenchPlan,
+    store: ResultStore,
+    run_id: str,
+    *,
+    progress: Progress | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> list[LevelResult]:
+    """Run (or finish) every level; requests already in the store for ``run_id`` are not sent again."""
+    done = store.done_ids(run_id)
+    limits = httpx.Limits(max_connections=plan.max_concurrency, max_keepalive_connections=plan.max_concurrency)
+    results = []
+    async with httpx.AsyncClient(limits=limits, transport=transport) as client:
+        for lp in plan.levels:
+            errors: list[str] = []
+            pending = [r for r in lp.requests if r.request_id not in done]
+            if pending:
+                if store.scrape(run_id, lp.level, "before") is None:
+                    await _scrape_into(client, plan, store, run_id, lp.level, "before", errors)
+                await _run_level(client, plan, lp, pending, store, run_id, progress, clock, sleep)
+                await _scrape_into(client, plan, store, run_id, lp.level, "after", errors)
+            records = store.records(run_id, lp.level)
+            summary = summarize_level(records, lp.level, lp.rate_per_s, plan.slo_ttft_s, plan.slo_tpot_s)
+            spec, reset = level_spec_decode(store, run_id, lp.level, errors)
+            if reset:
+                errors.append(
+                    "spec-decode counters went back: the server restarted during this level; "
+                    "acceptance counts only since the restart"
+                )
+            results.append(LevelResult(summary, spec, reset, errors))
+    return results
+
+
+async def _run_level(
+    client: httpx.AsyncClient,
+    plan: BenchPlan,
+    lp: LevelPlan,
+    pending: list[RequestSpec],
+    store: ResultStore,
+    run_id: str,
+    progress: Progress | None,
+    clock: Callable[[], float],
+    sleep: Callable[[float], Awaitable[None]],
+) -> None:
+    rng = np.random.default_rng([plan.seed, lp.level])
+    offsets = plan.arrivals.with_rate(lp.rate_per_s).times(rng, len(lp.requests))
+    by_id = {r.request_id: float(offsets[i]) for i, r in enumerate(lp.requests)}
+    first_offset = min(by_id[r.request_id] for r in pending)
+    semaphore = asyncio.Semaphore(plan.max_concurrency)
+    start = clock()
+    total = len(lp.requests)
+    completed = [total - len(pending)]
+
+    async def one(spec: RequestSpec) -> None:
+        due = by_id[spec.request_id] - first_offset
+        delay = start + due - clock()
+        if delay > 0:
+            await sleep(delay)
+        async with semaphore:
+            record = await send_request(
+                client, plan.client, spec, run_id=run_id, level=lp.level, scheduled_s=start + due, clock=clock
+            )
+        store.add(record)
+        completed[0] += 1
+        if progress is not None:
+            progress(lp.level, completed[0], total, None)
+
+    await asyncio.gather(*(one(s) for s in pending))

@@ -1,0 +1,115 @@
+"""What a bench run sends: prompts (a JSONL file or synthetic), the same for every configuration."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from specwise.errors import SpecwiseError
+from specwise.loadgen.client import RequestSpec
+
+_WORDS = (
+    "the",
+    "model",
+    "drafts",
+    "tokens",
+    "and",
+    "verifies",
+    "them",
+    "in",
+    "one",
+    "pass",
+    "so",
+    "speed",
+    "depends",
+    "on",
+    "acceptance",
+    "load",
+    "memory",
+    "and",
+    "batch",
+    "size",
+)
+
+
+@dataclass(frozen=True)
+class PromptItem:
+    prompt: str
+    workload_class: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+
+def load_prompts(path: Path) -> list[PromptItem]:
+    """JSONL: one object per line with ``prompt`` and optional ``class``, ``max_tokens``, ``temperature``."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise SpecwiseError(f"{path}: no such prompt file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecwiseError(f"{path}: cannot read: {exc}") from None
+    items = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SpecwiseError(f"{path}:{number}: not JSON ({exc.msg})") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("prompt"), str) or not obj["prompt"]:
+            raise SpecwiseError(f"{path}:{number}: each line needs a non-empty string 'prompt'")
+        max_tokens = obj.get("max_tokens")
+        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+            raise SpecwiseError(f"{path}:{number}: 'max_tokens' must be a positive integer")
+        temperature = obj.get("temperature")
+        if temperature is not None and (not isinstance(temperature, int | float) or temperature < 0):
+            raise SpecwiseError(f"{path}:{number}: 'temperature' must be a number >= 0")
+        cls = obj.get("class")
+        items.append(
+            PromptItem(
+                obj["prompt"],
+                str(cls) if cls is not None else None,
+                max_tokens,
+                float(temperature) if temperature is not None else None,
+            )
+        )
+    if not items:
+        raise SpecwiseError(f"{path}: no prompts in the file")
+    return items
+
+
+def synthetic_prompts(count: int, words: int, seed: int, repetitive: bool = True) -> list[PromptItem]:
+    """Prompts of ``words`` words; ``repetitive`` ones repeat a short phrase (n-gram lookup can copy)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _i in range(count):
+        if repetitive:
+            phrase = " ".join(rng.choice(_WORDS, size=6))
+            text = " ".join([phrase] * max(1, words // 6))
+        else:
+            text = " ".join(rng.choice(_WORDS, size=words))
+        out.append(PromptItem(f"Continue the text: {text}", "synthetic"))
+    return out
+
+
+def level_requests(
+    prompts: list[PromptItem], level: int, count: int, max_tokens: int, temperature: float, ignore_eos: bool
+) -> list[RequestSpec]:
+    """Request i of every level uses prompt i (cycled): every configuration sends the same requests."""
+    specs = []
+    for i in range(count):
+        p = prompts[i % len(prompts)]
+        specs.append(
+            RequestSpec(
+                request_id=f"L{level}-{i}",
+                prompt=p.prompt,
+                max_tokens=p.max_tokens or max_tokens,
+                temperature=p.temperature if p.temperature is not None else temperature,
+                workload_class=p.workload_class,
+                ignore_eos=ignore_eos,
+            )
+        )
+    return specs

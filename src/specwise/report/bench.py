@@ -1,0 +1,54 @@
+"""Terminal view of a bench run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+from specwise.report.console import console
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None or x != x else f"{x * 1e3:.1f}"
+
+
+def render_bench(doc: dict[str, Any]) -> None:
+    out = console()
+    table = Table(title=f"bench run {doc['run_id']} against {doc['url']} ({doc['model']})", title_justify="left")
+    for col in (
+        "rate/s",
+        "ok",
+        "failed",
+        "TTFT p50 ms",
+        "TPOT p50 ms",
+        "ITL p50 ms",
+        "E2E p50 ms",
+        "tok/s",
+        "accept",
+        "AL",
+    ):
+        table.add_column(col, justify="right")
+    for lv in doc["levels"]:
+        spec = lv.get("spec_decode") or {}
+        rate = spec.get("spec_decode_acceptance_rate")
+        al = spec.get("spec_decode_acceptance_length")
+        table.add_row(
+            f"{lv['target_rate_per_s']:g}",
+            str(lv["requests"] - lv["failed"]),
+            str(lv["failed"]),
+            _ms(lv["ttft_s"]["p50"]),
+            _ms(lv["tpot_s"]["p50"]),
+            _ms(lv["itl_s"]["p50"]),
+            _ms(lv["e2e_s"]["p50"]),
+            f"{lv['output_tokens_per_s']:.1f}",
+            "-" if rate is None else f"{rate:.3f}",
+            "-" if al is None else f"{al:.2f}",
+        )
+    out.print(table)
+    for lv in doc["levels"]:
+        for e in lv.get("scrape_errors", []):
+            out.print(f"[yellow]level {lv['level']}[/yellow]: {e}")
+        if lv["errors"]:
+            out.print(f"[yellow]level {lv['level']} failures[/yellow]: {lv['errors']}")
+    out.print(f"records in {doc['db']} (run {doc['run_id']})")

@@ -1,0 +1,207 @@
+"""The bench harness against the local mock server: metrics, faults, nothing lost, resume after kill -9."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from specwise.cli import main
+from specwise.loadgen.client import ClientConfig, RequestSpec
+from specwise.loadgen.mock_server import MockBehaviour, MockServer
+from specwise.loadgen.records import RequestRecord, summarize_level
+from specwise.loadgen.runner import BenchPlan, LevelPlan, run_plan
+from specwise.loadgen.sse import MalformedStream, parse_sse_line
+from specwise.loadgen.store import ResultStore
+from specwise.sim.distributions import Arrivals
+
+
+def _plan(url: str, rates: list[float], n: int, *, timeout: float = 10.0, max_tokens: int = 16) -> BenchPlan:
+    client = ClientConfig(base_url=url, model="mock", request_timeout_s=timeout, read_timeout_s=timeout)
+    levels = tuple(
+        LevelPlan(i, r, tuple(RequestSpec(f"L{i}-{j}", "hello " * 8, max_tokens) for j in range(n)))
+        for i, r in enumerate(rates)
+    )
+    return BenchPlan(
+        client=client, levels=levels, arrivals=Arrivals("poisson", rates[0]), seed=1, metrics_url=url + "/metrics"
+    )
+
+
+def test_acceptance_from_metrics_matches_the_streams(tmp_path: Path) -> None:
+    with MockServer(MockBehaviour(tokens_per_chunk=3, num_speculative_tokens=4)) as server:
+        store = ResultStore(tmp_path / "r.sqlite")
+        results = asyncio.run(run_plan(_plan(server.url, [50.0, 100.0], 10), store, "run1"))
+    assert [r.summary.requests for r in results] == [10, 10] and all(r.summary.failed == 0 for r in results)
+    for r in results:
+        spec = r.spec_decode
+        assert spec is not None and not r.counter_reset
+        # Each request: 16 tokens = 1 first + 5 verification chunks of 3 (2 accepted + bonus).
+        assert spec["spec_decode_num_drafts"] == 10 * 5
+        assert spec["spec_decode_acceptance_rate"] == pytest.approx(2 / 4)
+        assert spec["spec_decode_acceptance_length"] == pytest.approx(3.0)
+        assert spec["spec_decode_per_position_acceptance_rates"] == pytest.approx([1.0, 1.0, 0.0, 0.0])
+        s = r.summary
+        assert s.ttft_s.p50 >= 0.01 and s.tpot_s.p50 > 0 and s.output_tokens_per_s > 0
+        # Token-normalised ITL: a 3-token chunk after gap g counts as three gaps of g/3.
+        assert s.itl_s.p50 < s.tpot_s.p50 * 1.5
+    records = store.records("run1")
+    assert all(rec.output_tokens == 16 and rec.tokens_exact for rec in records)
+    assert sum(n for rec in records for _, n in rec.chunks) == 20 * 16
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "error_prefix"),
+    [
+        (MockBehaviour(fail_500_every=3), "http 500"),
+        (MockBehaviour(fail_429_every=3), "http 429"),
+        (MockBehaviour(drop_every=3), "connection"),
+        (MockBehaviour(malformed_every=3), "malformed"),
+        (MockBehaviour(hang_every=3, hang_s=5.0), "timeout"),
+    ],
+    ids=["500", "429", "drop", "malformed", "hang"],
+)
+def test_faults_are_counted_and_nothing_is_lost(tmp_path: Path, behaviour: MockBehaviour, error_prefix: str) -> None:
+    with MockServer(behaviour) as server:
+        store = ResultStore(tmp_path / "r.sqlite")
+        t0 = time.monotonic()
+        results = asyncio.run(run_plan(_plan(server.url, [40.0], 9, timeout=1.0), store, "f"))
+        assert time.monotonic() - t0 < 20
+    s = results[0].summary
+    assert s.requests == 9 and s.failed == 3
+    assert list(s.errors) == [error_prefix]
+    failed = [r for r in store.records("f") if not r.ok]
+    assert all(r.error and r.error.startswith(error_prefix) for r in failed)
+
+
+def test_garbage_and_reset_metrics_are_reported_not_fatal(tmp_path: Path) -> None:
+    with MockServer(MockBehaviour(metrics_mode="garbage")) as server:
+        results = asyncio.run(run_plan(_plan(server.url, [50.0], 4), ResultStore(tmp_path / "a.sqlite"), "g"))
+    assert results[0].spec_decode is None and any("not valid Prometheus" in e for e in results[0].scrape_errors)
+    with MockServer(MockBehaviour()) as server:
+        store = ResultStore(tmp_path / "b.sqlite")
+        asyncio.run(run_plan(_plan(server.url, [50.0], 4), store, "warm"))
+        server.behaviour.reset_at_scrape = server.state.scrapes + 2  # restart between the next two scrapes
+        results = asyncio.run(run_plan(_plan(server.url, [50.0], 4), store, "r"))
+    assert results[0].counter_reset and any("restarted" in e for e in results[0].scrape_errors)
+    spec = results[0].spec_decode
+    assert spec is not None and spec["spec_decode_num_drafts"] >= 0
+
+
+def test_sse_parsing() -> None:
+    assert parse_sse_line("") is None and parse_sse_line(": keepalive") is None
+    ev = parse_sse_line('data: {"choices": [{"text": "a"}]}')
+    assert ev is not None and not ev.done and ev.payload == {"choices": [{"text": "a"}]}
+    done = parse_sse_line("data: [DONE]")
+    assert done is not None and done.done
+    for bad in ("data: {oops", "data: [1, 2]", "garbage line", 'data: {"error": {"message": "boom"}}'):
+        with pytest.raises(MalformedStream):
+            parse_sse_line(bad)
+
+
+def test_level_summary_definitions() -> None:
+    rec = RequestRecord(
+        "r",
+        0,
+        "a",
+        None,
+        0.0,
+        start_s=0.0,
+        end_s=1.0,
+        first_token_s=0.2,
+        output_tokens=5,
+        chunks=((0.2, 1), (0.4, 2), (0.6, 2)),
+    )
+    assert rec.ttft_s == pytest.approx(0.2) and rec.tpot_s == pytest.approx(0.4 / 4)
+    gaps, weights = rec.itl_samples()
+    assert gaps == pytest.approx([0.1, 0.1]) and weights == [2, 2]
+    s = summarize_level([rec], 0, 1.0, slo_ttft_s=0.1)
+    assert s.goodput_per_s == 0.0 and s.tpot_s.p50 == pytest.approx(0.1)
+    assert RequestRecord.from_json(rec.to_json()) == rec
+
+
+def test_cli_bench_json_and_resume_after_kill(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "bench.sqlite"
+    with MockServer(MockBehaviour(ttft_s=0.02, chunk_interval_s=0.01)) as server:
+        argv = [
+            sys.executable,
+            "-m",
+            "specwise.cli",
+            "bench",
+            "--url",
+            server.url,
+            "--model",
+            "mock",
+            "--rates",
+            "4,8",
+            "--requests-per-level",
+            "12",
+            "--max-tokens",
+            "16",
+            "--db",
+            str(db),
+            "--run-id",
+            "killme",
+            "--json",
+        ]
+        env = {**os.environ, "OPENAI_API_KEY": "sk-secret-test-key"}
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # wait until some, not all, records are in
+            time.sleep(0.2)
+            if db.exists():
+                with _Open(db) as st:
+                    if 3 <= len(st.done_ids("killme")) < 24:
+                        break
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        with _Open(db) as st:
+            before = len(st.done_ids("killme"))
+        assert 0 < before < 24
+        code = main(
+            ["bench", "--resume", "killme", "--db", str(db), "--json", "--export-jsonl", str(tmp_path / "r.jsonl")]
+        )
+        assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [lv["requests"] for lv in doc["levels"]] == [12, 12]
+    lines = (tmp_path / "r.jsonl").read_text().splitlines()
+    ids = [json.loads(line)["request_id"] for line in lines]
+    assert len(ids) == 24 == len(set(ids))  # every request exactly once
+    assert "sk-secret-test-key" not in db.read_bytes().decode("latin-1")
+    assert "sk-secret-test-key" not in (tmp_path / "r.jsonl").read_text()
+
+
+class _Open:
+    def __init__(self, path: Path) -> None:
+        self.store = ResultStore(path)
+
+    def __enter__(self) -> ResultStore:
+        return self.store
+
+    def __exit__(self, *exc: object) -> None:
+        self.store.close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["bench", "--model", "m"], "--url and --model are required"),
+        (["bench", "--url", "localhost:8000", "--model", "m"], "expected http://HOST:PORT"),
+        (["bench", "--url", "http://127.0.0.1:9", "--model", "m", "--rates", "1,-2"], "rates must be > 0"),
+        (
+            ["bench", "--url", "http://127.0.0.1:9", "--model", "m", "--prompts", "/nonexistent.jsonl"],
+            "no such prompt file",
+        ),
+        (["bench", "--resume", "nope"], "no run 'nope' to resume"),
+    ],
+)
+def test_bench_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str) -> None:
+    assert main([*argv, "--db", str(tmp_path / "x.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and len(err.strip().splitlines()) == 1
