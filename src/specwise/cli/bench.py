@@ -16,10 +16,12 @@ from rich.progress import Progress
 from specwise.cli.common import EXIT_OK, add_json_flag, bounded, non_negative_float, positive_int, print_json
 from specwise.errors import SpecwiseError
 from specwise.loadgen.client import ClientConfig
+from specwise.loadgen.compare import compare_configs
+from specwise.loadgen.launcher import VllmServer, load_launch_file
 from specwise.loadgen.runner import BenchPlan, LevelPlan, run_plan
 from specwise.loadgen.store import ResultStore
 from specwise.loadgen.workload import PromptItem, level_requests, load_prompts, synthetic_prompts
-from specwise.report.bench import render_bench
+from specwise.report.bench import render_bench, render_comparison
 from specwise.sim.distributions import Arrivals
 
 positive_float = bounded(float, "a number > 0", low=0.0, low_open=True)
@@ -66,6 +68,12 @@ def register(sub: Any) -> None:
     p.add_argument("--run-id", help="name for this run (default: random)")
     p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run from --db")
     p.add_argument("--export-jsonl", type=Path, metavar="FILE", help="also write every record as JSON lines")
+    p.add_argument(
+        "--launch",
+        type=Path,
+        metavar="FILE",
+        help="TOML listing vLLM configurations: start each on 127.0.0.1, bench it, stop it, compare",
+    )
     add_json_flag(p)
     p.set_defaults(handler=run)
 
@@ -134,52 +142,98 @@ def plan_from_config(c: dict[str, Any]) -> BenchPlan:
     )
 
 
+def _execute(
+    store: ResultStore, run_id: str, config: dict[str, Any], args: argparse.Namespace, label: str
+) -> list[dict[str, Any]]:
+    plan = plan_from_config(config)
+    if args.json:
+        results = asyncio.run(run_plan(plan, store, run_id))
+    else:
+        total = sum(len(lp.requests) for lp in plan.levels)
+        with Progress(transient=True) as bar:
+            task = bar.add_task(label, total=total)
+            base = {lp.level: i * len(lp.requests) for i, lp in enumerate(plan.levels)}
+
+            def tick(level: int, done: int, _total: int, _acc: float | None) -> None:
+                bar.update(task, completed=base[level] + done, description=f"{label} level {level}")
+
+            results = asyncio.run(run_plan(plan, store, run_id, progress=tick))
+    store.set_status(run_id, "complete")
+    return [r.to_dict() for r in results]
+
+
+def _new_run(store: ResultStore, run_id: str, config: dict[str, Any], db: Path) -> None:
+    try:
+        store.create_run(run_id, time.time(), config)
+    except sqlite3.IntegrityError:
+        raise SpecwiseError(f"{db}: run {run_id!r} exists; use --resume {run_id} or another --run-id") from None
+
+
+def _launch_all(args: argparse.Namespace, store: ResultStore) -> dict[str, Any]:
+    launch = load_launch_file(args.launch)
+    base_id = args.run_id or uuid.uuid4().hex[:8]
+    runs = []
+    for server_cfg in launch.configs:
+        run_id = f"{base_id}-{server_cfg.name}"
+        log = args.db.parent / f"{run_id}.vllm.log"
+        with VllmServer(launch, server_cfg, log) as url:
+            args.url, args.model = url, launch.served_model_name
+            config = {
+                **_config_from_args(args),
+                "launch": {"name": server_cfg.name, "speculative_config": server_cfg.speculative_config},
+            }
+            _new_run(store, run_id, config, args.db)
+            levels = _execute(store, run_id, config, args, f"{server_cfg.name}")
+        runs.append(
+            {
+                "name": server_cfg.name,
+                "run_id": run_id,
+                "speculative_config": server_cfg.speculative_config,
+                "server_log": str(log),
+                "levels": levels,
+            }
+        )
+    return {
+        "run_id": base_id,
+        "db": str(args.db),
+        "model": launch.model,
+        "configs": runs,
+        "comparison": compare_configs(runs),
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     store = ResultStore(args.db)
+    run_id = args.resume or args.run_id or uuid.uuid4().hex[:12]
     try:
-        if args.resume:
-            run_id = args.resume
-            config = store.run_config(run_id)
+        if args.launch:
+            doc = _launch_all(args, store)
         else:
-            config = _config_from_args(args)
-            run_id = args.run_id or uuid.uuid4().hex[:12]
-            try:
-                store.create_run(run_id, time.time(), config)
-            except sqlite3.IntegrityError:
-                raise SpecwiseError(
-                    f"{args.db}: run {run_id!r} exists; use --resume {run_id} or another --run-id"
-                ) from None
-        plan = plan_from_config(config)
-        total = sum(len(lp.requests) for lp in plan.levels)
-        if args.json:
-            results = asyncio.run(run_plan(plan, store, run_id))
-        else:
-            with Progress(transient=True) as bar:
-                task = bar.add_task(f"run {run_id}", total=total)
-                base = {lp.level: i * len(lp.requests) for i, lp in enumerate(plan.levels)}
-
-                def tick(level: int, done: int, _total: int, _acc: float | None) -> None:
-                    bar.update(task, completed=base[level] + done, description=f"run {run_id} level {level}")
-
-                results = asyncio.run(run_plan(plan, store, run_id, progress=tick))
-        store.set_status(run_id, "complete")
-        doc = {
-            "run_id": run_id,
-            "db": str(args.db),
-            "url": config["url"],
-            "model": config["model"],
-            "levels": [r.to_dict() for r in results],
-        }
-        if args.export_jsonl:
-            args.export_jsonl.write_text("".join(line + "\n" for line in store.export_jsonl(run_id)))
-            doc["jsonl"] = str(args.export_jsonl)
+            if args.resume:
+                config = store.run_config(run_id)
+            else:
+                config = _config_from_args(args)
+                _new_run(store, run_id, config, args.db)
+            levels = _execute(store, run_id, config, args, f"run {run_id}")
+            doc = {
+                "run_id": run_id,
+                "db": str(args.db),
+                "url": config["url"],
+                "model": config["model"],
+                "levels": levels,
+            }
+            if args.export_jsonl:
+                args.export_jsonl.write_text("".join(line + "\n" for line in store.export_jsonl(run_id)))
+                doc["jsonl"] = str(args.export_jsonl)
     except KeyboardInterrupt:
-        print(f"interrupted: finished requests are saved; continue with --resume {run_id} --db {args.db}")
+        print(f"interrupted: finished requests are saved in {args.db}; continue with --resume RUN_ID")
         raise
     finally:
         store.close()
     if args.json:
         print_json(doc)
+    elif args.launch:
+        render_comparison(doc)
     else:
         render_bench(doc)
     return EXIT_OK

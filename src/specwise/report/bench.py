@@ -15,19 +15,10 @@ def _ms(x: float | None) -> str:
 
 def render_bench(doc: dict[str, Any]) -> None:
     out = console()
-    table = Table(title=f"bench run {doc['run_id']} against {doc['url']} ({doc['model']})", title_justify="left")
-    for col in (
-        "rate/s",
-        "ok",
-        "failed",
-        "TTFT p50 ms",
-        "TPOT p50 ms",
-        "ITL p50 ms",
-        "E2E p50 ms",
-        "tok/s",
-        "accept",
-        "AL",
-    ):
+    table = Table(
+        title=f"bench run {doc['run_id']} against {doc['url']} ({doc['model']}); latencies p50", title_justify="left"
+    )
+    for col in ("rps", "ok", "fail", "TTFT ms", "TPOT ms", "ITL ms", "E2E ms", "tok/s", "acc", "AL"):
         table.add_column(col, justify="right")
     for lv in doc["levels"]:
         spec = lv.get("spec_decode") or {}
@@ -52,3 +43,32 @@ def render_bench(doc: dict[str, Any]) -> None:
         if lv["errors"]:
             out.print(f"[yellow]level {lv['level']} failures[/yellow]: {lv['errors']}")
     out.print(f"records in {doc['db']} (run {doc['run_id']})")
+
+
+def render_comparison(doc: dict[str, Any]) -> None:
+    out = console()
+    table = Table(
+        title=f"A/B comparison (speedups vs {doc['configs'][0]['name']}, same requests)", title_justify="left"
+    )
+    for col in ("config", "rps", "TPOT ms", "xTPOT", "xE2E", "tok/s", "xtok/s", "acc", "AL", "fail"):
+        table.add_column(col, justify="left" if col == "config" else "right")
+
+    def x(v: float | None) -> str:
+        return "-" if v is None else f"{v:.2f}"
+
+    for r in doc["comparison"]:
+        table.add_row(
+            r["config"],
+            f"{r['rate_per_s']:g}",
+            _ms(r["tpot_p50_s"]),
+            x(r["speedup_tpot"]),
+            x(r["speedup_e2e"]),
+            f"{r['output_tokens_per_s']:.1f}",
+            x(r["speedup_throughput"]),
+            x(r["spec_decode_acceptance_rate"]),
+            x(r["spec_decode_acceptance_length"]),
+            str(r["failed"]),
+        )
+    out.print(table)
+    for c in doc["configs"]:
+        out.print(f"{c['name']}: run {c['run_id']}, server log {c['server_log']}")

