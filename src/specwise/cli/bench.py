@@ -37,6 +37,16 @@ def _rates(text: str) -> list[float]:
     return values
 
 
+def _concurrency(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"concurrency levels must be >= 1, got {text!r}")
+    return values
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "bench",
@@ -49,6 +59,12 @@ def register(sub: Any) -> None:
     p.add_argument("--model", help="model name the server serves")
     p.add_argument("--endpoint", choices=("completions", "chat"), default="completions")
     p.add_argument("--rates", type=_rates, default=[1.0, 4.0], help="requests/s per level, e.g. 1,2,4 (default 1,4)")
+    p.add_argument(
+        "--concurrency",
+        type=_concurrency,
+        metavar="N[,N...]",
+        help="closed-loop levels keeping N requests in flight, instead of --rates",
+    )
     p.add_argument("--requests-per-level", type=positive_int, default=20)
     p.add_argument("--arrivals", choices=("poisson", "gamma", "constant"), default="poisson")
     p.add_argument("--burstiness-cv", type=positive_float, default=1.0, help="gamma arrivals: gap CV")
@@ -93,6 +109,7 @@ def _config_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "model": args.model,
         "endpoint": args.endpoint,
         "rates": args.rates,
+        "concurrency": args.concurrency,
         "requests_per_level": args.requests_per_level,
         "arrivals": args.arrivals,
         "cv": args.burstiness_cv,
@@ -112,6 +129,10 @@ def _config_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 def plan_from_config(c: dict[str, Any]) -> BenchPlan:
     prompts = [PromptItem(**p) for p in c["prompts"]]
+    concurrency = c.get("concurrency")
+    steps: list[tuple[float | None, int | None]] = (
+        [(None, n) for n in concurrency] if concurrency else [(rate, None) for rate in c["rates"]]
+    )
     levels = tuple(
         LevelPlan(
             i,
@@ -119,8 +140,9 @@ def plan_from_config(c: dict[str, Any]) -> BenchPlan:
             tuple(
                 level_requests(prompts, i, c["requests_per_level"], c["max_tokens"], c["temperature"], c["ignore_eos"])
             ),
+            conc,
         )
-        for i, rate in enumerate(c["rates"])
+        for i, (rate, conc) in enumerate(steps)
     )
     client = ClientConfig(
         base_url=c["url"],

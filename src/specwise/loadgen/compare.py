@@ -28,6 +28,7 @@ def compare_configs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "config": run["name"],
                     "level": lv["level"],
                     "rate_per_s": lv["target_rate_per_s"],
+                    "concurrency": lv.get("concurrency"),
                     "tpot_p50_s": lv["tpot_s"]["p50"],
                     "e2e_p50_s": lv["e2e_s"]["p50"],
                     "output_tokens_per_s": lv["output_tokens_per_s"],

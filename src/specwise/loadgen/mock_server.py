@@ -35,6 +35,8 @@ class MockBehaviour:
 @dataclass
 class MockState:
     requests: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
     scrapes: int = 0
     drafts: int = 0
     draft_tokens: int = 0
@@ -78,10 +80,20 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path not in ("/v1/completions", "/v1/chat/completions"):
             self._send(404, '{"error": "not found"}')
             return
-        b, st = self.server.behaviour, self.server.state
+        st = self.server.state
         with st.lock:
             st.requests += 1
             n = st.requests
+            st.in_flight += 1
+            st.max_in_flight = max(st.max_in_flight, st.in_flight)
+        try:
+            self._complete(body, n)
+        finally:
+            with st.lock:
+                st.in_flight -= 1
+
+    def _complete(self, body: dict[str, Any], n: int) -> None:
+        b = self.server.behaviour
         if b.fail_500_every and n % b.fail_500_every == 0:
             self._send(500, '{"error": {"message": "internal error"}}')
             return
@@ -128,6 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _MockHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 256  # listen backlog: the default 5 refuses connections under load
 
     def __init__(self, behaviour: MockBehaviour) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
@@ -211,3 +224,18 @@ class MockServer:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def main() -> None:  # pragma: no cover - used by bench/client_overhead.py
+    """``python -m specwise.loadgen.mock_server [TTFT_S] [CHUNK_INTERVAL_S]``: serve until killed."""
+    import sys
+
+    ttft = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
+    interval = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
+    server = MockServer(MockBehaviour(ttft_s=ttft, chunk_interval_s=interval))
+    print(server.url, flush=True)
+    server.httpd.serve_forever()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -25,9 +25,13 @@ Progress = Callable[[int, int, int, float | None], None]  # level, done, total, 
 
 @dataclass(frozen=True)
 class LevelPlan:
+    """One level: requests arrive at ``rate_per_s`` (by the plan's arrival process), or, with
+    ``concurrency``, exactly that many are kept in flight (closed loop; the rate is what results)."""
+
     level: int
-    rate_per_s: float
+    rate_per_s: float | None
     requests: tuple[RequestSpec, ...]
+    concurrency: int | None = None
 
 
 @dataclass(frozen=True)
@@ -48,12 +52,14 @@ class LevelResult:
     spec_decode: dict[str, Any] | None = None
     counter_reset: bool = False
     scrape_errors: list[str] = field(default_factory=list)
+    concurrency: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = self.summary.to_dict()
         d["spec_decode"] = self.spec_decode
         d["counter_reset"] = self.counter_reset
         d["scrape_errors"] = self.scrape_errors
+        d["concurrency"] = self.concurrency
         return d
 
 
@@ -145,7 +151,7 @@ async def run_plan(
                     "spec-decode counters went back: the server restarted during this level; "
                     "acceptance counts only since the restart"
                 )
-            results.append(LevelResult(summary, spec, reset, errors))
+            results.append(LevelResult(summary, spec, reset, errors, lp.concurrency))
     return results
 
 
@@ -160,14 +166,35 @@ async def _run_level(
     clock: Callable[[], float],
     sleep: Callable[[float], Awaitable[None]],
 ) -> None:
+    total = len(lp.requests)
+    completed = [total - len(pending)]
+
+    async def send(spec: RequestSpec, scheduled: float) -> None:
+        record = await send_request(
+            client, plan.client, spec, run_id=run_id, level=lp.level, scheduled_s=scheduled, clock=clock
+        )
+        store.add(record)  # committed now: a crash later loses nothing
+        completed[0] += 1
+        if progress is not None:
+            progress(lp.level, completed[0], total, None)
+
+    if lp.concurrency is not None:  # closed loop: keep exactly this many in flight
+        queue = list(reversed(pending))
+
+        async def worker() -> None:
+            while queue:
+                await send(queue.pop(), clock())
+
+        await asyncio.gather(*(worker() for _ in range(min(lp.concurrency, len(pending)))))
+        return
+    if lp.rate_per_s is None:
+        raise SpecwiseError(f"level {lp.level}: needs a rate or a concurrency")
     rng = np.random.default_rng([plan.seed, lp.level])
     offsets = plan.arrivals.with_rate(lp.rate_per_s).times(rng, len(lp.requests))
     by_id = {r.request_id: float(offsets[i]) for i, r in enumerate(lp.requests)}
     first_offset = min(by_id[r.request_id] for r in pending)
     semaphore = asyncio.Semaphore(plan.max_concurrency)
     start = clock()
-    total = len(lp.requests)
-    completed = [total - len(pending)]
 
     async def one(spec: RequestSpec) -> None:
         due = by_id[spec.request_id] - first_offset
@@ -175,12 +202,6 @@ async def _run_level(
         if delay > 0:
             await sleep(delay)
         async with semaphore:
-            record = await send_request(
-                client, plan.client, spec, run_id=run_id, level=lp.level, scheduled_s=start + due, clock=clock
-            )
-        store.add(record)
-        completed[0] += 1
-        if progress is not None:
-            progress(lp.level, completed[0], total, None)
+            await send(spec, start + due)
 
     await asyncio.gather(*(one(s) for s in pending))

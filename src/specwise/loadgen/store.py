@@ -30,6 +30,10 @@ class ResultStore:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(str(path))
+            # WAL + synchronous=NORMAL: a committed record survives the harness being killed (kill -9); only an
+            # OS crash could lose the last commits. Per-record fsyncs would cap the request rate instead.
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise SpecwiseError(f"{path}: cannot open results database: {exc}") from None

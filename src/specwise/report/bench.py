@@ -9,6 +9,10 @@ from rich.table import Table
 from specwise.report.console import console
 
 
+def _level(rate: float | None, concurrency: int | None) -> str:
+    return f"c={concurrency}" if concurrency is not None else f"{rate:g}"
+
+
 def _ms(x: float | None) -> str:
     return "-" if x is None or x != x else f"{x * 1e3:.1f}"
 
@@ -25,7 +29,7 @@ def render_bench(doc: dict[str, Any]) -> None:
         rate = spec.get("spec_decode_acceptance_rate")
         al = spec.get("spec_decode_acceptance_length")
         table.add_row(
-            f"{lv['target_rate_per_s']:g}",
+            _level(lv["target_rate_per_s"], lv.get("concurrency")),
             str(lv["requests"] - lv["failed"]),
             str(lv["failed"]),
             _ms(lv["ttft_s"]["p50"]),
@@ -59,7 +63,7 @@ def render_comparison(doc: dict[str, Any]) -> None:
     for r in doc["comparison"]:
         table.add_row(
             r["config"],
-            f"{r['rate_per_s']:g}",
+            _level(r["rate_per_s"], r.get("concurrency")),
             _ms(r["tpot_p50_s"]),
             x(r["speedup_tpot"]),
             x(r["speedup_e2e"]),
