@@ -243,3 +243,62 @@ def test_cli_concurrency_levels(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert code == 0
     out = capsys.readouterr().out
     assert "c=1" in out and "c=4" in out
+
+
+def test_prompt_files(tmp_path: Path) -> None:
+    from specwise.errors import SpecwiseError
+    from specwise.loadgen.workload import load_prompts
+
+    he = load_prompts(Path("builtin:humaneval"))
+    assert len(he) == 164 and he[0].workload_class == "code" and he[0].prompt.startswith("from typing import")
+    f = tmp_path / "p.jsonl"
+    f.write_text('{"prompt": "hi", "class": "chat", "max_tokens": 5}\n\n{"prompt": "yo", "temperature": 0.7}\n')
+    items = load_prompts(f)
+    assert [(i.prompt, i.workload_class, i.max_tokens, i.temperature) for i in items] == [
+        ("hi", "chat", 5, None),
+        ("yo", None, None, 0.7),
+    ]
+    for text, fragment in (
+        ("", "no prompts"),
+        ("{bad\n", "not JSON"),
+        ('{"prompt": ""}\n', "non-empty string"),
+        ('{"prompt": "x", "max_tokens": 0}\n', "positive integer"),
+        ('{"prompt": "x", "temperature": -1}\n', ">= 0"),
+    ):
+        f.write_text(text)
+        with pytest.raises(SpecwiseError, match=fragment):
+            load_prompts(f)
+    with pytest.raises(SpecwiseError, match="unknown built-in"):
+        load_prompts(Path("builtin:nope"))
+
+
+def test_sweep_probes_then_spreads_rates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with MockServer(MockBehaviour(ttft_s=0.01, chunk_interval_s=0.002)) as server:
+        code = main(
+            [
+                "bench",
+                "--url",
+                server.url,
+                "--model",
+                "mock",
+                "--sweep",
+                "2",
+                "--requests-per-level",
+                "8",
+                "--max-tokens",
+                "8",
+                "--db",
+                str(tmp_path / "s.sqlite"),
+                "--run-id",
+                "sw",
+                "--json",
+            ]
+        )
+    assert code == 0
+    levels = json.loads(capsys.readouterr().out)["levels"]
+    assert [lv["concurrency"] for lv in levels] == [1, 8, None, None]
+    sync, top = levels[0]["request_rate_per_s"], levels[1]["request_rate_per_s"]
+    rates = [lv["target_rate_per_s"] for lv in levels[2:]]
+    assert sync < rates[0] < rates[1] < max(top, sync * 1.01)
+    with _Open(tmp_path / "s.sqlite") as st:
+        assert st.run_config("sw")["sweep_rates"] == pytest.approx(rates)

