@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from specwise.sim.metrics import Percentiles
+from specwise.stats import Percentiles
 
 
 @dataclass(frozen=True)

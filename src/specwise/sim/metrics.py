@@ -15,30 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from specwise.sim.distributions import FloatArray
 from specwise.sim.engine import SimResult
 from specwise.sim.workload import WorkloadClass
-
-
-@dataclass(frozen=True)
-class Percentiles:
-    mean: float
-    p50: float
-    p90: float
-    p99: float
-
-    @classmethod
-    def of(cls, values: FloatArray, weights: np.ndarray | None = None) -> Percentiles:
-        if values.size == 0:
-            return cls(float("nan"), float("nan"), float("nan"), float("nan"))
-        if weights is None:
-            p50, p90, p99 = np.percentile(values, [50, 90, 99])
-            return cls(float(values.mean()), float(p50), float(p90), float(p99))
-        order = np.argsort(values)
-        v, w = values[order], weights[order].astype(np.float64)
-        cum = np.cumsum(w) / w.sum()
-        pick = [float(v[min(int(np.searchsorted(cum, q)), v.size - 1)]) for q in (0.5, 0.9, 0.99)]
-        return cls(float(np.average(values, weights=weights)), *pick)
+from specwise.stats import Percentiles
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,34 @@
+"""Latency statistics shared by the simulator and the load generator (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    """Mean and p50/p90/p99 of samples; with ``weights``, a sample of weight w counts w times
+    (token-normalised inter-token latencies). No samples: NaN (printed as null in JSON)."""
+
+    mean: float
+    p50: float
+    p90: float
+    p99: float
+
+    @classmethod
+    def of(cls, values: FloatArray, weights: np.ndarray | None = None) -> Percentiles:
+        if values.size == 0:
+            return cls(float("nan"), float("nan"), float("nan"), float("nan"))
+        if weights is None:
+            p50, p90, p99 = np.percentile(values, [50, 90, 99])
+            return cls(float(values.mean()), float(p50), float(p90), float(p99))
+        order = np.argsort(values)
+        v, w = values[order], weights[order].astype(np.float64)
+        cum = np.cumsum(w) / w.sum()
+        pick = [float(v[min(int(np.searchsorted(cum, q)), v.size - 1)]) for q in (0.5, 0.9, 0.99)]
+        return cls(float(np.average(values, weights=weights)), *pick)
