@@ -302,3 +302,21 @@ def test_sweep_probes_then_spreads_rates(tmp_path: Path, capsys: pytest.CaptureF
     assert sync < rates[0] < rates[1] < max(top, sync * 1.01)
     with _Open(tmp_path / "s.sqlite") as st:
         assert st.run_config("sw")["sweep_rates"] == pytest.approx(rates)
+
+
+def test_progress_reports_live_acceptance(tmp_path: Path) -> None:
+    seen: list[float | None] = []
+    with MockServer(MockBehaviour(ttft_s=0.01, chunk_interval_s=0.05, tokens_per_chunk=3)) as server:
+        plan = _plan(server.url, [20.0], 12, max_tokens=22)  # 1 + 7 full verification chunks of 3
+        asyncio.run(
+            run_plan(
+                plan,
+                ResultStore(tmp_path / "p.sqlite"),
+                "p",
+                live_interval_s=0.2,
+                progress=lambda lv, done, total, acc: seen.append(acc),
+            )
+        )
+    assert len(seen) == 12
+    live = [a for a in seen if a is not None]
+    assert live and all(a == pytest.approx(0.5) for a in live)  # 2 of 4 drafts accepted per step

@@ -210,8 +210,9 @@ def _run_levels(
             task = bar.add_task(label, total=total)
             base = {lp.level: i * len(lp.requests) for i, lp in enumerate(plan.levels)}
 
-            def tick(level: int, done: int, _total: int, _acc: float | None) -> None:
-                bar.update(task, completed=base[level] + done, description=f"{label} level {level}")
+            def tick(level: int, done: int, _total: int, acceptance: float | None) -> None:
+                live = f", acceptance {acceptance:.2f}" if acceptance is not None else ""
+                bar.update(task, completed=base[level] + done, description=f"{label} level {level}{live}")
 
             results = asyncio.run(run_plan(plan, store, run_id, progress=tick))
     return [r.to_dict() for r in results]

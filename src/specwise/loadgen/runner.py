@@ -16,8 +16,8 @@ from specwise.errors import SpecwiseError
 from specwise.loadgen.client import ClientConfig, RequestSpec, send_request
 from specwise.loadgen.records import LevelSummary, summarize_level
 from specwise.loadgen.store import ResultStore
-from specwise.metrics import parse_exposition, spec_decode_counters, spec_decode_delta
-from specwise.metrics.spec_decode import SpecDecodeCounters, SpecDecodeStats
+from specwise.metrics import parse_exposition, spec_decode_counters
+from specwise.metrics.spec_decode import total_delta
 from specwise.sim.distributions import Arrivals
 
 Progress = Callable[[int, int, int, float | None], None]  # level, done, total, live acceptance rate
@@ -100,24 +100,10 @@ def level_spec_decode(
     except SpecwiseError as exc:
         errors.append(str(exc))
         return None, False
-    if not after:
+    delta = total_delta(before, after)
+    if delta is None:
         return None, False
-    reset = False
-    totals = {"drafts": 0.0, "draft_tokens": 0.0, "accepted": 0.0}
-    per_pos: list[float] = []
-    for key, a in after.items():
-        b = before.get(key, SpecDecodeCounters(0.0, 0.0, 0.0, (), a.created))
-        delta = spec_decode_delta(b, a)
-        reset = reset or delta.reset
-        totals["drafts"] += delta.stats.drafts
-        totals["draft_tokens"] += delta.stats.draft_tokens
-        totals["accepted"] += delta.stats.accepted_tokens
-        for i, v in enumerate(delta.stats.accepted_per_position):
-            if i >= len(per_pos):
-                per_pos.append(0.0)
-            per_pos[i] += v
-    stats = SpecDecodeStats(totals["drafts"], totals["draft_tokens"], totals["accepted"], tuple(per_pos))
-    return stats.to_dict(), reset
+    return delta.stats.to_dict(), delta.reset
 
 
 async def run_plan(
@@ -129,6 +115,7 @@ async def run_plan(
     clock: Callable[[], float] = time.perf_counter,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     transport: httpx.AsyncBaseTransport | None = None,
+    live_interval_s: float = 2.0,
 ) -> list[LevelResult]:
     """Run (or finish) every level; requests already in the store for ``run_id`` are not sent again."""
     done = store.done_ids(run_id)
@@ -141,7 +128,15 @@ async def run_plan(
             if pending:
                 if store.scrape(run_id, lp.level, "before") is None:
                     await _scrape_into(client, plan, store, run_id, lp.level, "before", errors)
-                await _run_level(client, plan, lp, pending, store, run_id, progress, clock, sleep)
+                live = _LiveAcceptance(
+                    client, plan.metrics_url, store.scrape(run_id, lp.level, "before"), live_interval_s
+                )
+                poller = asyncio.create_task(live.poll()) if progress is not None else None
+                try:
+                    await _run_level(client, plan, lp, pending, store, run_id, progress, clock, sleep, live)
+                finally:
+                    if poller is not None:
+                        poller.cancel()
                 await _scrape_into(client, plan, store, run_id, lp.level, "after", errors)
             records = store.records(run_id, lp.level)
             summary = summarize_level(records, lp.level, lp.rate_per_s, plan.slo_ttft_s, plan.slo_tpot_s)
@@ -155,6 +150,36 @@ async def run_plan(
     return results
 
 
+class _LiveAcceptance:
+    """Acceptance rate since the level started, from a /metrics scrape every ``interval_s`` (for the progress
+    bar only; the reported figures come from the before/after scrapes)."""
+
+    def __init__(
+        self, client: httpx.AsyncClient, url: str | None, before_text: str | None, interval_s: float = 2.0
+    ) -> None:
+        self.client, self.url, self.interval_s = client, url, interval_s
+        self.rate: float | None = None
+        self.before = None
+        if before_text is not None:
+            try:
+                self.before = spec_decode_counters(parse_exposition(before_text))
+            except SpecwiseError:
+                self.before = None
+
+    async def poll(self) -> None:
+        if self.url is None or self.before is None:
+            return
+        while True:
+            await asyncio.sleep(self.interval_s)
+            try:
+                now = spec_decode_counters(parse_exposition(await scrape_metrics(self.client, self.url)))
+            except (httpx.HTTPError, SpecwiseError):
+                continue
+            delta = total_delta(self.before, now)
+            if delta is not None and not delta.reset:
+                self.rate = delta.stats.acceptance_rate
+
+
 async def _run_level(
     client: httpx.AsyncClient,
     plan: BenchPlan,
@@ -165,6 +190,7 @@ async def _run_level(
     progress: Progress | None,
     clock: Callable[[], float],
     sleep: Callable[[float], Awaitable[None]],
+    live: _LiveAcceptance | None = None,
 ) -> None:
     total = len(lp.requests)
     completed = [total - len(pending)]
@@ -176,7 +202,7 @@ async def _run_level(
         store.add(record)  # committed now: a crash later loses nothing
         completed[0] += 1
         if progress is not None:
-            progress(lp.level, completed[0], total, None)
+            progress(lp.level, completed[0], total, live.rate if live else None)
 
     if lp.concurrency is not None:  # closed loop: keep exactly this many in flight
         queue = list(reversed(pending))

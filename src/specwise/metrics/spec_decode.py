@@ -146,3 +146,24 @@ def spec_decode_delta(before: SpecDecodeCounters, after: SpecDecodeCounters) -> 
         ),
         False,
     )
+
+
+def total_delta(
+    before: dict[SeriesKey, SpecDecodeCounters], after: dict[SeriesKey, SpecDecodeCounters]
+) -> CounterDelta | None:
+    """Deltas of every engine series summed (a reset in any series flags the total); None without series."""
+    if not after:
+        return None
+    reset = False
+    drafts = draft_tokens = accepted = 0.0
+    per_pos: list[float] = []
+    for key, a in after.items():
+        delta = spec_decode_delta(before.get(key, SpecDecodeCounters(0.0, 0.0, 0.0, (), a.created)), a)
+        reset = reset or delta.reset
+        drafts += delta.stats.drafts
+        draft_tokens += delta.stats.draft_tokens
+        accepted += delta.stats.accepted_tokens
+        per_pos += [0.0] * (len(delta.stats.accepted_per_position) - len(per_pos))
+        for i, v in enumerate(delta.stats.accepted_per_position):
+            per_pos[i] += v
+    return CounterDelta(SpecDecodeStats(drafts, draft_tokens, accepted, tuple(per_pos)), reset)
