@@ -1,0 +1,93 @@
+"""``specwise monitor``: read vLLM's /metrics and say whether speculative decoding still pays.
+
+This first slice evaluates one window (``--once``): two scrapes ``--interval`` seconds apart per server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import httpx
+
+from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, bounded, print_json
+from specwise.errors import SpecwiseError
+from specwise.metrics import parse_exposition
+from specwise.monitor.rules import Thresholds, check
+from specwise.monitor.window import window_stats
+from specwise.report.monitor import render_monitor
+
+positive_float = bounded(float, "a number > 0", low=0.0, low_open=True)
+probability = bounded(float, "a number in [0, 1]", low=0.0, high=1.0)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "monitor",
+        help="evaluate speculative decoding on running vLLM servers from their /metrics",
+        description="Scrape each server's /metrics twice, --interval seconds apart, and report acceptance rate, "
+        "mean acceptance length, per-position acceptance, token and request rates, latency quantiles and alerts. "
+        "Exit status: 0 no alert, 1 an alert fired, 2 bad input or no server answered.",
+    )
+    p.add_argument(
+        "--url",
+        action="append",
+        required=True,
+        metavar="URL",
+        help="a server's metrics URL, e.g. http://127.0.0.1:8000/metrics (repeatable)",
+    )
+    p.add_argument("--once", action="store_true", help="evaluate one window and exit (the only mode so far)")
+    p.add_argument("--interval", type=positive_float, default=5.0, help="seconds between the two scrapes")
+    p.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate")
+    p.add_argument("--min-drafts", type=positive_float, default=50.0, help="drafts needed before alerting")
+    add_json_flag(p)
+    p.set_defaults(handler=run)
+
+
+def _scrape(url: str) -> str:
+    try:
+        resp = httpx.get(url, timeout=10.0)
+    except httpx.HTTPError as exc:
+        raise SpecwiseError(f"{url}: scrape failed: {type(exc).__name__}") from None
+    if resp.status_code >= 400:
+        raise SpecwiseError(f"{url}: scrape failed: HTTP {resp.status_code}")
+    return resp.text
+
+
+def run(args: argparse.Namespace) -> int:
+    for url in args.url:
+        if not url.startswith(("http://", "https://")):
+            raise SpecwiseError(f"--url {url!r}: expected http://HOST:PORT/metrics")
+    thresholds = Thresholds(min_acceptance_rate=args.min_acceptance, min_drafts=args.min_drafts)
+    first: dict[str, Any] = {}
+    for url in args.url:
+        try:
+            first[url] = parse_exposition(_scrape(url), url)
+        except SpecwiseError as exc:
+            first[url] = exc
+    t0 = time.monotonic()
+    time.sleep(args.interval)
+    window = time.monotonic() - t0
+    servers = []
+    for url in args.url:
+        entry: dict[str, Any] = {"url": url}
+        try:
+            before = first[url]
+            if isinstance(before, SpecwiseError):
+                raise before
+            stats = window_stats(before, parse_exposition(_scrape(url), url), window)
+            entry["stats"] = stats.to_dict()
+            entry["alerts"] = [f.__dict__ for f in check(stats, thresholds)]
+        except SpecwiseError as exc:
+            entry["error"] = str(exc)
+            entry["alerts"] = []
+        servers.append(entry)
+    if all("error" in s for s in servers):
+        raise SpecwiseError("; ".join(s["error"] for s in servers))
+    doc = {"window_s": window, "servers": servers}
+    if args.json:
+        print_json(doc)
+    else:
+        render_monitor(doc)
+    return EXIT_NEGATIVE if any(s["alerts"] for s in servers) else EXIT_OK

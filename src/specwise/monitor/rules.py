@@ -1,0 +1,96 @@
+"""Alert rules over window stats, each a pure check with evidence; hysteresis lives in :class:`AlertState`.
+
+Defaults follow the practitioner guide (shared/seed-guide.txt): acceptance below 0.5 suggests speculation adds
+latency; AL near 1 means drafts are wasted work. A rule fires only with enough drafts in the window
+(``min_drafts``) and clears only after it has been fine for ``clear_after`` evaluations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from specwise.monitor.window import WindowStats
+
+Severity = Literal["warning", "critical"]
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    min_acceptance_rate: float = 0.5
+    min_mean_acceptance_length: float = 1.5
+    position_collapse: float = 0.05  # a per-position rate under this while position 1 is healthy
+    min_drafts: float = 50.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: Severity
+    message: str
+
+
+def check(stats: WindowStats, t: Thresholds) -> list[Finding]:
+    out: list[Finding] = []
+    if stats.drafts is None or stats.drafts < t.min_drafts:
+        return out
+    if stats.acceptance_rate is not None and stats.acceptance_rate < t.min_acceptance_rate:
+        out.append(
+            Finding(
+                "low_acceptance_rate",
+                "warning",
+                f"acceptance rate {stats.acceptance_rate:.2f} < {t.min_acceptance_rate} over "
+                f"{stats.drafts:.0f} drafts: speculation may be adding latency; lower k or check the "
+                "traffic mix/temperature",
+            )
+        )
+    if stats.mean_acceptance_length is not None and stats.mean_acceptance_length < t.min_mean_acceptance_length:
+        out.append(
+            Finding(
+                "low_acceptance_length",
+                "critical",
+                f"mean acceptance length {stats.mean_acceptance_length:.2f} < "
+                f"{t.min_mean_acceptance_length}: most drafts are rejected; consider k=0",
+            )
+        )
+    pp = stats.per_position_acceptance
+    if len(pp) >= 2 and pp[0] >= t.min_acceptance_rate:
+        collapsed = [i + 1 for i, r in enumerate(pp) if r < t.position_collapse]
+        if collapsed:
+            out.append(
+                Finding(
+                    "position_collapse",
+                    "warning",
+                    f"positions {collapsed} accept under {t.position_collapse:.0%} while position 1 "
+                    f"accepts {pp[0]:.0%}: k is larger than useful; set k={collapsed[0] - 1}",
+                )
+            )
+    return out
+
+
+@dataclass
+class AlertState:
+    """Hysteresis: an alert opens when its rule fires and closes after ``clear_after`` clean evaluations; each
+    transition is reported once."""
+
+    clear_after: int = 3
+    active: dict[str, Finding] = field(default_factory=dict)
+    clean_runs: dict[str, int] = field(default_factory=dict)
+
+    def update(self, findings: list[Finding]) -> tuple[list[Finding], list[str]]:
+        """Returns (newly opened alerts, names of alerts that cleared)."""
+        fired = {f.rule: f for f in findings}
+        opened = [f for rule, f in fired.items() if rule not in self.active]
+        for rule, f in fired.items():
+            self.active[rule] = f
+            self.clean_runs[rule] = 0
+        cleared = []
+        for rule in list(self.active):
+            if rule in fired:
+                continue
+            self.clean_runs[rule] = self.clean_runs.get(rule, 0) + 1
+            if self.clean_runs[rule] >= self.clear_after:
+                cleared.append(rule)
+                del self.active[rule]
+                del self.clean_runs[rule]
+        return opened, cleared

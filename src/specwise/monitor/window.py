@@ -1,0 +1,115 @@
+"""What the monitor tracks over a window between two scrapes of one server (pure).
+
+Rates come from counter deltas (restarts detected, never negative), latency quantiles from histogram
+bucket deltas (``histogram_quantile`` semantics), gauges from the latest scrape. Definitions are vLLM's
+(see :mod:`specwise.metrics.spec_decode`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from specwise.metrics import names
+from specwise.metrics.exposition import Scrape
+from specwise.metrics.histogram import HistogramSnapshot, histogram_quantile
+from specwise.metrics.spec_decode import spec_decode_counters, total_delta
+
+LATENCY_HISTOGRAMS = {
+    "ttft_s": names.VLLM_TTFT,
+    "itl_s": names.VLLM_ITL,
+    "tpot_s": names.VLLM_TPOT,
+    "e2e_s": names.VLLM_E2E,
+}
+
+
+@dataclass(frozen=True)
+class WindowStats:
+    window_s: float
+    drafts: float | None
+    acceptance_rate: float | None
+    mean_acceptance_length: float | None
+    per_position_acceptance: tuple[float, ...]
+    draft_tokens_per_s: float | None
+    accepted_tokens_per_s: float | None
+    generation_tokens_per_s: float | None
+    requests_per_s: float | None
+    running: float | None
+    waiting: float | None
+    kv_cache_usage: float | None
+    preemptions_per_s: float | None
+    latency: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    counter_reset: bool = False
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _counter_sum(scrape: Scrape, name: str) -> float | None:
+    samples = scrape.named(name)
+    return sum(s.value for s in samples) if samples else None
+
+
+def _gauge_sum(scrape: Scrape, name: str) -> float | None:
+    return _counter_sum(scrape, name)
+
+
+def _rate(before: float | None, after: float | None, window_s: float) -> tuple[float | None, bool]:
+    if before is None or after is None or window_s <= 0:
+        return None, False
+    if after < before:  # restarted: count since the restart
+        return after / window_s, True
+    return (after - before) / window_s, False
+
+
+def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
+    """Stats over the ``window_s`` seconds between two scrapes of the same server."""
+    notes: list[str] = []
+    delta = total_delta(spec_decode_counters(before), spec_decode_counters(after))
+    reset = bool(delta and delta.reset)
+    rates: dict[str, float | None] = {}
+    for key, name in (
+        ("generation", names.VLLM_GENERATION_TOKENS),
+        ("requests", names.VLLM_REQUEST_SUCCESS),
+        ("preemptions", names.VLLM_PREEMPTIONS),
+    ):
+        rates[key], was_reset = _rate(_counter_sum(before, name), _counter_sum(after, name), window_s)
+        reset = reset or was_reset
+    latency: dict[str, dict[str, float | None]] = {}
+    for key, name in LATENCY_HISTOGRAMS.items():
+        h1, h0 = HistogramSnapshot.from_scrape(after, name), HistogramSnapshot.from_scrape(before, name)
+        if h1 is None:
+            continue
+        h, restarted = h1.minus(h0) if h0 is not None else (h1, False)
+        reset = reset or restarted
+        quantiles: dict[str, float | None] = {}
+        repaired = False
+        for q, label in ((0.5, "p50"), (0.9, "p90"), (0.99, "p99")):
+            quantiles[label], fixed = histogram_quantile(q, h)
+            repaired = repaired or fixed
+        quantiles["count"] = h.count
+        latency[key] = quantiles
+        if repaired:
+            notes.append(f"{name}: buckets were missing or inconsistent and were repaired")
+    if reset:
+        notes.append("counters went back: the server restarted inside the window; rates count since the restart")
+    stats = delta.stats if delta else None
+    return WindowStats(
+        window_s=window_s,
+        drafts=stats.drafts if stats else None,
+        acceptance_rate=stats.acceptance_rate if stats else None,
+        mean_acceptance_length=stats.mean_acceptance_length if stats else None,
+        per_position_acceptance=stats.per_position_rates if stats else (),
+        draft_tokens_per_s=stats.draft_tokens / window_s if stats and window_s > 0 else None,
+        accepted_tokens_per_s=stats.accepted_tokens / window_s if stats and window_s > 0 else None,
+        generation_tokens_per_s=rates["generation"],
+        requests_per_s=rates["requests"],
+        running=_gauge_sum(after, names.VLLM_RUNNING),
+        waiting=_gauge_sum(after, names.VLLM_WAITING),
+        kv_cache_usage=_gauge_sum(after, names.VLLM_KV_USAGE),
+        preemptions_per_s=rates["preemptions"],
+        latency=latency,
+        counter_reset=reset,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,125 @@
+"""Monitor core on real vLLM /metrics text, rules with hysteresis, and `specwise monitor --once`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specwise.cli import main
+from specwise.loadgen.mock_server import MockBehaviour, MockServer
+from specwise.metrics import parse_exposition
+from specwise.monitor.rules import AlertState, Finding, Thresholds, check
+from specwise.monitor.window import WindowStats, window_stats
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_metrics"
+
+
+def _scrape(name: str):  # type: ignore[no-untyped-def]
+    return parse_exposition((FIXTURES / name).read_text(), name)
+
+
+def test_window_on_real_vllm_metrics() -> None:
+    stats = window_stats(_scrape("ngram_before.txt"), _scrape("ngram_after.txt"), 10.0)
+    assert stats.acceptance_rate == pytest.approx(103 / 136)  # the counters' own ratio
+    assert stats.mean_acceptance_length == pytest.approx(1 + 103 / 34)
+    assert stats.per_position_acceptance == pytest.approx((27 / 34, 26 / 34, 25 / 34, 25 / 34))
+    assert stats.draft_tokens_per_s == pytest.approx(13.6) and stats.accepted_tokens_per_s == pytest.approx(10.3)
+    assert stats.requests_per_s == pytest.approx(0.3)  # 3 requests in the window
+    assert stats.generation_tokens_per_s is not None and stats.generation_tokens_per_s > 0
+    assert stats.latency["tpot_s"]["count"] == 3 and stats.latency["ttft_s"]["p50"] is not None
+    assert not stats.counter_reset and stats.running == 0
+
+
+def test_window_across_a_restart_never_goes_negative() -> None:
+    stats = window_stats(_scrape("ngram_after.txt"), _scrape("ngram_after_restart.txt"), 10.0)
+    assert stats.counter_reset and any("restarted" in n for n in stats.notes)
+    for value in (stats.draft_tokens_per_s, stats.requests_per_s, stats.generation_tokens_per_s):
+        assert value is None or value >= 0
+    assert stats.acceptance_rate is not None and 0 <= stats.acceptance_rate <= 1
+
+
+def _stats(rate: float, al: float, per_pos: tuple[float, ...] = (), drafts: float = 100.0) -> WindowStats:
+    return WindowStats(10.0, drafts, rate, al, per_pos, None, None, None, None, None, None, None, None)
+
+
+def test_rules() -> None:
+    t = Thresholds()
+    assert check(_stats(0.8, 3.0), t) == []
+    assert [f.rule for f in check(_stats(0.3, 1.3), t)] == ["low_acceptance_rate", "low_acceptance_length"]
+    assert check(_stats(0.3, 1.3, drafts=10), t) == []  # too few drafts to judge
+    collapse = check(_stats(0.6, 2.0, (0.9, 0.6, 0.02, 0.01)), t)
+    assert [f.rule for f in collapse] == ["position_collapse"] and "set k=2" in collapse[0].message
+
+
+def test_hysteresis_reports_each_transition_once() -> None:
+    state = AlertState(clear_after=2)
+    low = [Finding("low_acceptance_rate", "warning", "x")]
+    assert state.update(low) == (low, [])
+    assert state.update(low) == ([], [])  # still firing: not reported again
+    assert state.update([]) == ([], [])  # one clean evaluation: not cleared yet
+    assert state.update(low) == ([], [])  # flapped back: still the same open alert
+    assert state.update([]) == ([], [])
+    assert state.update([]) == ([], ["low_acceptance_rate"])
+
+
+def test_monitor_once_against_the_mock(capsys: pytest.CaptureFixture[str]) -> None:
+    import httpx
+
+    with MockServer(MockBehaviour(ttft_s=0.0, chunk_interval_s=0.0, tokens_per_chunk=2)) as server:
+
+        def traffic() -> None:
+            for _ in range(30):
+                httpx.post(
+                    server.url + "/v1/completions",
+                    json={"model": "m", "prompt": "x", "max_tokens": 9, "stream": True},
+                    timeout=10,
+                )
+
+        import threading
+
+        t = threading.Thread(target=traffic)
+        t.start()
+        code = main(
+            ["monitor", "--url", server.url + "/metrics", "--once", "--interval", "0.5", "--json", "--min-drafts", "1"]
+        )
+        t.join()
+    doc = json.loads(capsys.readouterr().out)
+    stats = doc["servers"][0]["stats"]
+    assert stats["acceptance_rate"] == pytest.approx(0.25)  # 1 of 4 drafts accepted per step
+    assert code == 1 and doc["servers"][0]["alerts"][0]["rule"] == "low_acceptance_rate"
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["monitor", "--url", "localhost:8000", "--once"], "expected http://HOST:PORT/metrics"),
+        (["monitor", "--url", "http://127.0.0.1:9/metrics", "--once", "--interval", "0.1"], "scrape failed"),
+        (["monitor", "--url", "http://127.0.0.1:9/metrics", "--interval", "-1"], "expected a number > 0"),
+    ],
+)
+def test_monitor_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and len(err.strip().splitlines()) == 1
+
+
+def test_monitor_garbage_metrics_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    with MockServer(MockBehaviour(metrics_mode="garbage")) as bad, MockServer(MockBehaviour()) as good:
+        code = main(
+            [
+                "monitor",
+                "--url",
+                bad.url + "/metrics",
+                "--url",
+                good.url + "/metrics",
+                "--once",
+                "--interval",
+                "0.1",
+                "--json",
+            ]
+        )
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert "not valid Prometheus" in doc["servers"][0]["error"] and "stats" in doc["servers"][1]
