@@ -17,6 +17,7 @@ from specwise.loadgen.client import ClientConfig, RequestSpec, send_request
 from specwise.loadgen.records import LevelSummary, summarize_level
 from specwise.loadgen.store import ResultStore
 from specwise.metrics import parse_exposition, spec_decode_counters
+from specwise.metrics.engines import llamacpp_acceptance, sglang_acceptance
 from specwise.metrics.spec_decode import total_delta
 from specwise.sim.distributions import Arrivals
 
@@ -95,15 +96,18 @@ def level_spec_decode(
     if before_text is None or after_text is None:
         return None, False
     try:
-        before = spec_decode_counters(parse_exposition(before_text, "metrics before"))
-        after = spec_decode_counters(parse_exposition(after_text, "metrics after"))
+        before_scrape = parse_exposition(before_text, "metrics before")
+        after_scrape = parse_exposition(after_text, "metrics after")
     except SpecwiseError as exc:
         errors.append(str(exc))
         return None, False
-    delta = total_delta(before, after)
-    if delta is None:
+    delta = total_delta(spec_decode_counters(before_scrape), spec_decode_counters(after_scrape))
+    if delta is not None:
+        return {"engine": "vllm", **delta.stats.to_dict()}, delta.reset
+    other = llamacpp_acceptance(before_scrape, after_scrape) or sglang_acceptance(after_scrape)
+    if other is None:
         return None, False
-    return delta.stats.to_dict(), delta.reset
+    return other, bool(other.pop("counter_reset"))
 
 
 async def run_plan(

@@ -22,6 +22,12 @@ VLLM_ITL = "vllm:inter_token_latency_seconds"
 VLLM_TPOT = "vllm:request_time_per_output_token_seconds"
 VLLM_E2E = "vllm:e2e_request_latency_seconds"
 
+# llama.cpp server (--metrics): cumulative drafted and accepted draft tokens. The spelling differs across builds
+# (``n_drafted_total`` / ``n_drafted_accepted_total`` in current ones, ``n_draft_total`` / ``n_draft_accepted_total``
+# seen in others); both exact names are read, never a substring. There is no drafts counter, so no AL.
+LLAMACPP_DRAFTED = ("llamacpp:n_drafted_total", "llamacpp:n_draft_total")
+LLAMACPP_ACCEPTED = ("llamacpp:n_drafted_accepted_total", "llamacpp:n_draft_accepted_total")
+
 # SGLang exposes acceptance directly as gauges.
 SGLANG_ACCEPT_LENGTH = "sglang:spec_accept_length"
 SGLANG_ACCEPT_RATE = "sglang:spec_accept_rate"
