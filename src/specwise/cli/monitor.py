@@ -1,12 +1,17 @@
 """``specwise monitor``: read vLLM's /metrics and say whether speculative decoding still pays.
 
-This first slice evaluates one window (``--once``): two scrapes ``--interval`` seconds apart per server.
+``--once`` evaluates one window (two scrapes ``--interval`` seconds apart per server) and exits; without it the
+monitor loops, writes every window to SQLite (``--db``, pruned after ``--retention``) and prints each alert
+transition once, as a JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -14,7 +19,9 @@ import httpx
 from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, bounded, print_json
 from specwise.errors import SpecwiseError
 from specwise.metrics import parse_exposition
+from specwise.monitor.loop import Target, evaluate_once
 from specwise.monitor.rules import Thresholds, check
+from specwise.monitor.store import MonitorStore
 from specwise.monitor.window import window_stats
 from specwise.report.monitor import render_monitor
 
@@ -37,12 +44,37 @@ def register(sub: Any) -> None:
         metavar="URL",
         help="a server's metrics URL, e.g. http://127.0.0.1:8000/metrics (repeatable)",
     )
-    p.add_argument("--once", action="store_true", help="evaluate one window and exit (the only mode so far)")
+    p.add_argument("--once", action="store_true", help="evaluate one window and exit")
+    p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
+    p.add_argument("--db", type=Path, default=_default_db(), help="loop mode: history database")
+    p.add_argument("--retention", type=positive_float, default=7 * 86400.0, help="seconds of history to keep")
     p.add_argument("--interval", type=positive_float, default=5.0, help="seconds between the two scrapes")
     p.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate")
     p.add_argument("--min-drafts", type=positive_float, default=50.0, help="drafts needed before alerting")
     add_json_flag(p)
     p.set_defaults(handler=run)
+
+
+def _default_db() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "specwise" / "monitor.sqlite"
+
+
+def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
+    store = MonitorStore(args.db, args.retention)
+    targets = [Target(url) for url in args.url]
+    deadline = time.monotonic() + args.duration if args.duration else None
+    try:
+        while True:
+            evaluate_once(targets, thresholds, store, sys.stdout)
+            if deadline is not None and time.monotonic() + args.interval > deadline:
+                break
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        store.close()
+    return EXIT_NEGATIVE if any(t.alerts.active for t in targets) else EXIT_OK
 
 
 def _scrape(url: str) -> str:
@@ -60,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         if not url.startswith(("http://", "https://")):
             raise SpecwiseError(f"--url {url!r}: expected http://HOST:PORT/metrics")
     thresholds = Thresholds(min_acceptance_rate=args.min_acceptance, min_drafts=args.min_drafts)
+    if not args.once:
+        return _loop(args, thresholds)
     first: dict[str, Any] = {}
     for url in args.url:
         try:

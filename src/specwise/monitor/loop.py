@@ -1,0 +1,99 @@
+"""The monitor loop: scrape every server each interval, evaluate the last window, open/close alerts once.
+
+Clock and sleep are passed in. A server that fails to answer (down, hanging, 500, garbage text) is reported
+once when it starts failing and once when it recovers, and the loop keeps going; memory stays bounded (one
+previous scrape per server, history in SQLite with retention).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import httpx
+
+from specwise.errors import SpecwiseError
+from specwise.metrics import parse_exposition
+from specwise.metrics.exposition import Scrape
+from specwise.monitor.rules import AlertState, Thresholds, check
+from specwise.monitor.store import MonitorStore
+from specwise.monitor.window import WindowStats, window_stats
+
+
+@dataclass
+class Target:
+    url: str
+    previous: Scrape | None = None
+    previous_t: float = 0.0
+    failing: str | None = None
+    alerts: AlertState = field(default_factory=AlertState)
+    last: WindowStats | None = None
+
+
+def scrape(url: str, timeout_s: float) -> Scrape:
+    try:
+        resp = httpx.get(url, timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        raise SpecwiseError(f"scrape failed: {type(exc).__name__}") from None
+    if resp.status_code >= 400:
+        raise SpecwiseError(f"scrape failed: HTTP {resp.status_code}")
+    return parse_exposition(resp.text, url)
+
+
+def _emit(log: TextIO | None, event: dict[str, Any]) -> None:
+    if log is not None:
+        log.write(json.dumps(event) + "\n")
+        log.flush()
+
+
+def evaluate_once(
+    targets: list[Target],
+    thresholds: Thresholds,
+    store: MonitorStore | None,
+    log: TextIO | None,
+    *,
+    clock: Callable[[], float] = time.time,
+    fetch: Callable[[str], Scrape] = lambda url: scrape(url, 5.0),
+) -> None:
+    """One pass over every target: scrape, window against the previous scrape, rules, transitions."""
+    for t in targets:
+        now = clock()
+        try:
+            current = fetch(t.url)
+        except SpecwiseError as exc:
+            if t.failing is None:
+                _emit(log, {"at": now, "url": t.url, "event": "target_down", "error": str(exc)})
+            t.failing = str(exc)
+            continue
+        if t.failing is not None:
+            _emit(log, {"at": now, "url": t.url, "event": "target_up"})
+            t.failing = None
+            t.previous = None  # do not window across the outage
+        if t.previous is not None and now > t.previous_t:
+            stats = window_stats(t.previous, current, now - t.previous_t)
+            t.last = stats
+            if store is not None:
+                store.add_window(t.url, now, stats.to_dict())
+            opened, cleared = t.alerts.update(check(stats, thresholds))
+            for f in opened:
+                _emit(
+                    log,
+                    {
+                        "at": now,
+                        "url": t.url,
+                        "event": "alert",
+                        "rule": f.rule,
+                        "severity": f.severity,
+                        "message": f.message,
+                    },
+                )
+                if store is not None:
+                    store.add_alert(t.url, now, "open", f.rule, f.message)
+            for rule in cleared:
+                _emit(log, {"at": now, "url": t.url, "event": "resolved", "rule": rule})
+                if store is not None:
+                    store.add_alert(t.url, now, "resolved", rule, "")
+        t.previous, t.previous_t = current, now

@@ -1,0 +1,113 @@
+"""The monitor loop: faults reported once, alerts opened/closed once, history kept with retention."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+from specwise.cli import main
+from specwise.errors import SpecwiseError
+from specwise.loadgen.mock_server import MockBehaviour, MockServer
+from specwise.metrics import parse_exposition
+from specwise.metrics.exposition import Scrape
+from specwise.monitor.loop import Target, evaluate_once
+from specwise.monitor.rules import AlertState, Thresholds
+from specwise.monitor.store import MonitorStore
+
+
+def _counters(drafts: int, accepted: int) -> Scrape:
+    lab = 'engine="0",model_name="m"'
+    text = "".join(
+        f"# TYPE vllm:spec_decode_num_{n}_total counter\nvllm:spec_decode_num_{n}_total{{{lab}}} {v}\n"
+        for n, v in (("drafts", drafts), ("draft_tokens", 4 * drafts), ("accepted_tokens", accepted))
+    )
+    return parse_exposition(text)
+
+
+def test_faults_once_alerts_once_and_retention(tmp_path: Path) -> None:
+    # drafts/accepted per window: healthy, low, low, (server down x3), low, healthy x3
+    script: list[Scrape | None] = [
+        _counters(0, 0),
+        _counters(100, 300),
+        _counters(200, 340),
+        _counters(300, 380),
+        None,
+        None,
+        None,
+        _counters(400, 420),
+        _counters(500, 460),
+        _counters(600, 760),
+        _counters(700, 1060),
+        _counters(800, 1360),
+    ]
+    clock = iter(float(i) for i in range(100))
+    calls = iter(script)
+
+    def fetch(url: str) -> Scrape:
+        value = next(calls)
+        if value is None:
+            raise SpecwiseError("scrape failed: ConnectError")
+        return value
+
+    log = io.StringIO()
+    store = MonitorStore(tmp_path / "m.sqlite", retention_s=4.5)
+    target = Target("http://t/metrics", alerts=AlertState(clear_after=2))
+    for _ in script:
+        evaluate_once([target], Thresholds(min_drafts=50), store, log, clock=lambda: next(clock), fetch=fetch)
+    events = [json.loads(line) for line in log.getvalue().splitlines()]
+    kinds = [(e["event"], e.get("rule")) for e in events]
+    assert kinds == [
+        ("alert", "low_acceptance_rate"),
+        ("alert", "low_acceptance_length"),
+        ("target_down", None),
+        ("target_up", None),
+        ("resolved", "low_acceptance_rate"),
+        ("resolved", "low_acceptance_length"),
+    ]
+    windows = store.windows("http://t/metrics")
+    assert windows and all(t >= windows[-1][0] - 4.5 for t, _ in windows)  # older windows pruned
+    assert [a[2] for a in store.alerts()][-2:] == ["resolved", "resolved"]
+    assert target.previous is not None  # the only scrape kept in memory
+
+
+def test_loop_cli_against_mock(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with MockServer(MockBehaviour(ttft_s=0.0, chunk_interval_s=0.0, tokens_per_chunk=2)) as server:
+        stop = threading.Event()
+
+        def traffic() -> None:
+            while not stop.is_set():
+                httpx.post(
+                    server.url + "/v1/completions", json={"model": "m", "prompt": "x", "max_tokens": 9}, timeout=10
+                )
+
+        t = threading.Thread(target=traffic)
+        t.start()
+        try:
+            code = main(
+                [
+                    "monitor",
+                    "--url",
+                    server.url + "/metrics",
+                    "--interval",
+                    "0.3",
+                    "--duration",
+                    "1.5",
+                    "--min-drafts",
+                    "1",
+                    "--db",
+                    str(tmp_path / "m.sqlite"),
+                ]
+            )
+        finally:
+            stop.set()
+            t.join()
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    alerts = [e for e in events if e["event"] == "alert"]
+    assert code == 1 and [a["rule"] for a in alerts].count("low_acceptance_rate") == 1
+    store = MonitorStore(tmp_path / "m.sqlite", retention_s=3600)
+    assert len(store.windows(server.url + "/metrics")) >= 2
