@@ -17,6 +17,7 @@ from specwise.metrics import parse_exposition
 from specwise.metrics.exposition import Scrape
 from specwise.monitor.loop import Target, evaluate_once
 from specwise.monitor.rules import AlertState, Thresholds
+from specwise.monitor.sinks import json_lines
 from specwise.monitor.store import MonitorStore
 
 
@@ -58,7 +59,9 @@ def test_faults_once_alerts_once_and_retention(tmp_path: Path) -> None:
     store = MonitorStore(tmp_path / "m.sqlite", retention_s=4.5)
     target = Target("http://t/metrics", alerts=AlertState(clear_after=2))
     for _ in script:
-        evaluate_once([target], Thresholds(min_drafts=50), store, log, clock=lambda: next(clock), fetch=fetch)
+        evaluate_once(
+            [target], Thresholds(min_drafts=50), store, json_lines(log), clock=lambda: next(clock), fetch=fetch
+        )
     events = [json.loads(line) for line in log.getvalue().splitlines()]
     kinds = [(e["event"], e.get("rule")) for e in events]
     assert kinds == [

@@ -8,6 +8,7 @@ transition once, as a JSON line.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -21,6 +22,7 @@ from specwise.errors import SpecwiseError
 from specwise.metrics import parse_exposition
 from specwise.monitor.loop import Target, evaluate_once
 from specwise.monitor.rules import Thresholds, check
+from specwise.monitor.sinks import MetricsExporter, json_lines, webhook
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.window import window_stats
 from specwise.report.monitor import render_monitor
@@ -48,6 +50,9 @@ def register(sub: Any) -> None:
     p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
     p.add_argument("--db", type=Path, default=_default_db(), help="loop mode: history database")
     p.add_argument("--retention", type=positive_float, default=7 * 86400.0, help="seconds of history to keep")
+    p.add_argument("--webhook", metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)")
+    p.add_argument("--serve-metrics", metavar="HOST:PORT", help="loop mode: expose specwise_* gauges at /metrics")
+    p.add_argument("--allow-remote", action="store_true", help="allow --serve-metrics on a non-loopback address")
     p.add_argument("--interval", type=positive_float, default=5.0, help="seconds between the two scrapes")
     p.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate")
     p.add_argument("--min-drafts", type=positive_float, default=50.0, help="drafts needed before alerting")
@@ -61,12 +66,24 @@ def _default_db() -> Path:
 
 
 def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
+    exporter = _exporter(args)  # validate the bind address before creating anything
     store = MonitorStore(args.db, args.retention)
     targets = [Target(url) for url in args.url]
+    log = json_lines(sys.stdout)
+    emitters = [log]
+    if args.webhook:
+        emitters.append(webhook(args.webhook, on_failure=log))
+
+    def emit(event: dict[str, Any]) -> None:
+        for e in emitters:
+            e(event)
+
     deadline = time.monotonic() + args.duration if args.duration else None
     try:
         while True:
-            evaluate_once(targets, thresholds, store, sys.stdout)
+            evaluate_once(targets, thresholds, store, emit)
+            if exporter is not None:
+                exporter.update(targets)
             if deadline is not None and time.monotonic() + args.interval > deadline:
                 break
             time.sleep(args.interval)
@@ -74,7 +91,25 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
         pass
     finally:
         store.close()
+        if exporter is not None:
+            exporter.close()
     return EXIT_NEGATIVE if any(t.alerts.active for t in targets) else EXIT_OK
+
+
+def _exporter(args: argparse.Namespace) -> MetricsExporter | None:
+    if not args.serve_metrics:
+        return None
+    host, _, port = args.serve_metrics.rpartition(":")
+    if not host or not port.isdigit():
+        raise SpecwiseError(f"--serve-metrics {args.serve_metrics!r}: expected HOST:PORT, e.g. 127.0.0.1:9400")
+    if host not in ("127.0.0.1", "localhost", "::1") and not args.allow_remote:
+        raise SpecwiseError(f"--serve-metrics {host}: binding beyond loopback needs --allow-remote")
+    try:
+        exporter = MetricsExporter(host, int(port))
+    except OSError as exc:
+        raise SpecwiseError(f"--serve-metrics {args.serve_metrics}: cannot bind: {exc.strerror}") from None
+    print(json.dumps({"event": "exporter", "url": exporter.url}), flush=True)
+    return exporter
 
 
 def _scrape(url: str) -> str:

@@ -7,11 +7,10 @@ previous scrape per server, history in SQLite with retention).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any
 
 import httpx
 
@@ -43,17 +42,16 @@ def scrape(url: str, timeout_s: float) -> Scrape:
     return parse_exposition(resp.text, url)
 
 
-def _emit(log: TextIO | None, event: dict[str, Any]) -> None:
-    if log is not None:
-        log.write(json.dumps(event) + "\n")
-        log.flush()
+def _out(emit: Callable[[dict[str, Any]], None] | None, event: dict[str, Any]) -> None:
+    if emit is not None:
+        emit(event)
 
 
 def evaluate_once(
     targets: list[Target],
     thresholds: Thresholds,
     store: MonitorStore | None,
-    log: TextIO | None,
+    emit: Callable[[dict[str, Any]], None] | None,
     *,
     clock: Callable[[], float] = time.time,
     fetch: Callable[[str], Scrape] = lambda url: scrape(url, 5.0),
@@ -65,11 +63,11 @@ def evaluate_once(
             current = fetch(t.url)
         except SpecwiseError as exc:
             if t.failing is None:
-                _emit(log, {"at": now, "url": t.url, "event": "target_down", "error": str(exc)})
+                _out(emit, {"at": now, "url": t.url, "event": "target_down", "error": str(exc)})
             t.failing = str(exc)
             continue
         if t.failing is not None:
-            _emit(log, {"at": now, "url": t.url, "event": "target_up"})
+            _out(emit, {"at": now, "url": t.url, "event": "target_up"})
             t.failing = None
             t.previous = None  # do not window across the outage
         if t.previous is not None and now > t.previous_t:
@@ -79,8 +77,8 @@ def evaluate_once(
                 store.add_window(t.url, now, stats.to_dict())
             opened, cleared = t.alerts.update(check(stats, thresholds))
             for f in opened:
-                _emit(
-                    log,
+                _out(
+                    emit,
                     {
                         "at": now,
                         "url": t.url,
@@ -93,7 +91,7 @@ def evaluate_once(
                 if store is not None:
                     store.add_alert(t.url, now, "open", f.rule, f.message)
             for rule in cleared:
-                _emit(log, {"at": now, "url": t.url, "event": "resolved", "rule": rule})
+                _out(emit, {"at": now, "url": t.url, "event": "resolved", "rule": rule})
                 if store is not None:
                     store.add_alert(t.url, now, "resolved", rule, "")
         t.previous, t.previous_t = current, now

@@ -1,0 +1,121 @@
+"""Where monitor events and state go: JSON lines, a webhook (retries, timeout), and the monitor's own /metrics.
+
+Every sink failure is reported as an event of its own and never stops the loop. The exporter binds 127.0.0.1
+unless told otherwise and serves ``specwise_*`` gauges that Prometheus/Grafana can alert on.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, TextIO
+
+import httpx
+from prometheus_client import CollectorRegistry, Gauge, generate_latest
+
+from specwise.monitor.loop import Target
+
+Event = dict[str, Any]
+
+
+def json_lines(out: TextIO) -> Callable[[Event], None]:
+    def emit(event: Event) -> None:
+        out.write(json.dumps(event) + "\n")
+        out.flush()
+
+    return emit
+
+
+def webhook(
+    url: str,
+    *,
+    retries: int = 3,
+    timeout_s: float = 5.0,
+    backoff_s: float = 0.5,
+    on_failure: Callable[[Event], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Callable[[Event], None]:
+    """POST each event as JSON; retry on errors and 5xx/429; report a final failure through ``on_failure``."""
+
+    def emit(event: Event) -> None:
+        last = ""
+        for attempt in range(retries):
+            try:
+                resp = httpx.post(url, json=event, timeout=timeout_s)
+                if resp.status_code < 400:
+                    return
+                last = f"HTTP {resp.status_code}"
+                if resp.status_code < 500 and resp.status_code != 429:
+                    break  # a client error will not get better
+            except httpx.HTTPError as exc:
+                last = type(exc).__name__
+            if attempt + 1 < retries:
+                sleep(backoff_s * (2**attempt))
+        if on_failure is not None:
+            on_failure({"at": event.get("at"), "event": "webhook_failed", "error": last, "for": event.get("event")})
+
+    return emit
+
+
+class MetricsExporter:
+    """``specwise_*`` gauges about the watched servers, served at http://HOST:PORT/metrics."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.registry = CollectorRegistry()
+        labels = ["target"]
+        self.up = Gauge(
+            "specwise_target_up", "1 when the last scrape of the target succeeded", labels, registry=self.registry
+        )
+        self.acceptance = Gauge(
+            "specwise_acceptance_rate", "accepted / draft tokens over the last window", labels, registry=self.registry
+        )
+        self.length = Gauge(
+            "specwise_mean_acceptance_length",
+            "1 + accepted / drafts over the last window",
+            labels,
+            registry=self.registry,
+        )
+        self.alert = Gauge(
+            "specwise_alert_active", "1 while the rule's alert is open", ["target", "rule"], registry=self.registry
+        )
+        exporter = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_GET(self) -> None:
+                body = generate_latest(exporter.registry) if self.path == "/metrics" else b"not found"
+                self.send_response(200 if self.path == "/metrics" else 404)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer((host, port), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host!s}:{port}/metrics"
+
+    def update(self, targets: list[Target]) -> None:
+        for t in targets:
+            self.up.labels(t.url).set(0 if t.failing else 1)
+            if t.last is not None:
+                if t.last.acceptance_rate is not None:
+                    self.acceptance.labels(t.url).set(t.last.acceptance_rate)
+                if t.last.mean_acceptance_length is not None:
+                    self.length.labels(t.url).set(t.last.mean_acceptance_length)
+            for rule in ("low_acceptance_rate", "low_acceptance_length", "position_collapse"):
+                self.alert.labels(t.url, rule).set(1 if rule in t.alerts.active else 0)
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,149 @@
+"""Monitor sinks: a webhook that fails is retried and reported, never fatal; the exporter serves specwise_* gauges."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from specwise.cli import main
+from specwise.metrics import parse_exposition
+from specwise.monitor.loop import Target
+from specwise.monitor.rules import Finding
+from specwise.monitor.sinks import MetricsExporter, webhook
+from specwise.monitor.window import WindowStats
+
+
+class _Hook:
+    """A local webhook receiver that answers ``codes`` in turn (then 200)."""
+
+    def __init__(self, codes: list[int]) -> None:
+        self.codes, self.received = list(codes), []  # type: ignore[var-annotated]
+        hook = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                code = hook.codes.pop(0) if hook.codes else 200
+                if code == 200:
+                    hook.received.append(json.loads(body))
+                self.send_response(code)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/hook"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_webhook_retries_then_delivers_once() -> None:
+    hook = _Hook([500, 503])
+    failures: list[dict[str, Any]] = []
+    try:
+        webhook(hook.url, on_failure=failures.append, sleep=lambda s: None)({"event": "alert", "rule": "x"})
+    finally:
+        hook.close()
+    assert hook.received == [{"event": "alert", "rule": "x"}] and failures == []
+
+
+def test_webhook_failure_is_reported_not_raised() -> None:
+    hook = _Hook([500, 500, 500])
+    failures: list[dict[str, Any]] = []
+    try:
+        webhook(hook.url, on_failure=failures.append, sleep=lambda s: None)({"event": "alert", "at": 1.0})
+        webhook("http://127.0.0.1:9/none", on_failure=failures.append, sleep=lambda s: None, timeout_s=0.5)(
+            {"event": "alert"}
+        )
+    finally:
+        hook.close()
+    assert [f["error"] for f in failures] == ["HTTP 500", "ConnectError"]
+    assert all(f["event"] == "webhook_failed" for f in failures)
+
+
+def test_exporter_serves_gauges() -> None:
+    exporter = MetricsExporter()
+    try:
+        t = Target("http://a/metrics")
+        t.last = WindowStats(5.0, 100.0, 0.42, 2.3, (0.7, 0.4), None, None, None, None, None, None, None, None)
+        t.alerts.active["low_acceptance_rate"] = Finding("low_acceptance_rate", "warning", "x")
+        exporter.update([t, Target("http://b/metrics", failing="down")])
+        scrape = parse_exposition(httpx.get(exporter.url, timeout=5).text)
+    finally:
+        exporter.close()
+    values = {(s.name, s.labels): s.value for s in scrape.samples}
+    assert values[("specwise_acceptance_rate", (("target", "http://a/metrics"),))] == pytest.approx(0.42)
+    assert values[("specwise_target_up", (("target", "http://b/metrics"),))] == 0
+    assert values[("specwise_alert_active", (("rule", "low_acceptance_rate"), ("target", "http://a/metrics")))] == 1
+
+
+def test_exporter_binds_loopback_unless_allowed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["monitor", "--url", "http://127.0.0.1:9/metrics", "--serve-metrics", "0.0.0.0:0", "--duration", "0.1"])
+        == 2
+    )
+    assert "needs --allow-remote" in capsys.readouterr().err
+    assert (
+        main(["monitor", "--url", "http://127.0.0.1:9/metrics", "--serve-metrics", "nonsense", "--duration", "0.1"])
+        == 2
+    )
+    assert "expected HOST:PORT" in capsys.readouterr().err
+
+
+def test_loop_with_webhook_and_exporter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from specwise.loadgen.mock_server import MockBehaviour, MockServer
+
+    hook = _Hook([500])  # first delivery fails once, then succeeds on retry
+    with MockServer(MockBehaviour(ttft_s=0.0, chunk_interval_s=0.0, tokens_per_chunk=2)) as server:
+        stop = threading.Event()
+
+        def traffic() -> None:
+            while not stop.is_set():
+                httpx.post(
+                    server.url + "/v1/completions", json={"model": "m", "prompt": "x", "max_tokens": 9}, timeout=10
+                )
+
+        t = threading.Thread(target=traffic)
+        t.start()
+        try:
+            code = main(
+                [
+                    "monitor",
+                    "--url",
+                    server.url + "/metrics",
+                    "--interval",
+                    "0.3",
+                    "--duration",
+                    "1.2",
+                    "--min-drafts",
+                    "1",
+                    "--db",
+                    str(tmp_path / "m.sqlite"),
+                    "--webhook",
+                    hook.url,
+                    "--serve-metrics",
+                    "127.0.0.1:0",
+                ]
+            )
+        finally:
+            stop.set()
+            t.join()
+            hook.close()
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 1 and events[0]["event"] == "exporter"
+    # 1 of 4 drafts accepted: low rate, and positions 2-4 collapsed; each delivered once despite a 500.
+    assert sorted(e["rule"] for e in hook.received if e["event"] == "alert") == [
+        "low_acceptance_rate",
+        "position_collapse",
+    ]
