@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,3 +33,10 @@ class Percentiles:
         cum = np.cumsum(w) / w.sum()
         pick = [float(v[min(int(np.searchsorted(cum, q)), v.size - 1)]) for q in (0.5, 0.9, 0.99)]
         return cls(float(np.average(values, weights=weights)), *pick)
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    """a / b as a speedup; None when either is missing or not finite, or b is not positive."""
+    if a is None or b is None or not (math.isfinite(a) and math.isfinite(b)) or b <= 0:
+        return None
+    return a / b

@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.progress import Progress
 
-from specwise.cli.common import EXIT_OK, add_json_flag, bounded, non_negative_float, positive_int, print_json
+from specwise.cli.common import EXIT_OK, add_json_flag, non_negative_float, positive_float, positive_int, print_json
 from specwise.errors import SpecwiseError
 from specwise.loadgen.client import ClientConfig
 from specwise.loadgen.compare import compare_configs
@@ -23,8 +23,6 @@ from specwise.loadgen.store import ResultStore
 from specwise.loadgen.workload import PromptItem, level_requests, load_prompts, synthetic_prompts
 from specwise.report.bench import render_bench, render_comparison
 from specwise.sim.distributions import Arrivals
-
-positive_float = bounded(float, "a number > 0", low=0.0, low_open=True)
 
 
 def _rates(text: str) -> list[float]:

@@ -52,6 +52,7 @@ non_negative_int = bounded(int, "an integer >= 0", low=0)
 fraction = bounded(float, "a number in (0, 1]", low=0.0, high=1.0, low_open=True)
 probability = bounded(float, "a number in [0, 1]", low=0.0, high=1.0)
 non_negative_float = bounded(float, "a number >= 0", low=0.0)
+positive_float = bounded(float, "a number > 0", low=0.0, low_open=True)
 
 
 def json_safe(data: Any) -> Any:

@@ -15,20 +15,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, bounded, print_json
+from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, positive_float, print_json, probability
 from specwise.errors import SpecwiseError
-from specwise.metrics import parse_exposition
-from specwise.monitor.loop import Target, evaluate_once
+from specwise.monitor.loop import Target, evaluate_once, scrape
 from specwise.monitor.rules import Thresholds, check
 from specwise.monitor.sinks import MetricsExporter, json_lines, webhook
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.window import window_stats
 from specwise.report.monitor import render_monitor
-
-positive_float = bounded(float, "a number > 0", low=0.0, low_open=True)
-probability = bounded(float, "a number in [0, 1]", low=0.0, high=1.0)
 
 
 def register(sub: Any) -> None:
@@ -112,16 +106,6 @@ def _exporter(args: argparse.Namespace) -> MetricsExporter | None:
     return exporter
 
 
-def _scrape(url: str) -> str:
-    try:
-        resp = httpx.get(url, timeout=10.0)
-    except httpx.HTTPError as exc:
-        raise SpecwiseError(f"{url}: scrape failed: {type(exc).__name__}") from None
-    if resp.status_code >= 400:
-        raise SpecwiseError(f"{url}: scrape failed: HTTP {resp.status_code}")
-    return resp.text
-
-
 def run(args: argparse.Namespace) -> int:
     for url in args.url:
         if not url.startswith(("http://", "https://")):
@@ -132,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     first: dict[str, Any] = {}
     for url in args.url:
         try:
-            first[url] = parse_exposition(_scrape(url), url)
+            first[url] = scrape(url, 10.0)
         except SpecwiseError as exc:
             first[url] = exc
     t0 = time.monotonic()
@@ -145,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             before = first[url]
             if isinstance(before, SpecwiseError):
                 raise before
-            stats = window_stats(before, parse_exposition(_scrape(url), url), window)
+            stats = window_stats(before, scrape(url, 10.0), window)
             entry["stats"] = stats.to_dict()
             entry["alerts"] = [f.__dict__ for f in check(stats, thresholds)]
         except SpecwiseError as exc:

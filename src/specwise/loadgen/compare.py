@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    if a is None or b is None or not (math.isfinite(a) and math.isfinite(b)) or b <= 0:
-        return None
-    return a / b
+from specwise.stats import ratio
 
 
 def compare_configs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -33,9 +28,9 @@ def compare_configs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "e2e_p50_s": lv["e2e_s"]["p50"],
                     "output_tokens_per_s": lv["output_tokens_per_s"],
                     "failed": lv["failed"],
-                    "speedup_tpot": _ratio(b["tpot_s"]["p50"], lv["tpot_s"]["p50"]) if b else None,
-                    "speedup_e2e": _ratio(b["e2e_s"]["p50"], lv["e2e_s"]["p50"]) if b else None,
-                    "speedup_throughput": _ratio(lv["output_tokens_per_s"], b["output_tokens_per_s"]) if b else None,
+                    "speedup_tpot": ratio(b["tpot_s"]["p50"], lv["tpot_s"]["p50"]) if b else None,
+                    "speedup_e2e": ratio(b["e2e_s"]["p50"], lv["e2e_s"]["p50"]) if b else None,
+                    "speedup_throughput": ratio(lv["output_tokens_per_s"], b["output_tokens_per_s"]) if b else None,
                     "spec_decode_acceptance_rate": spec.get("spec_decode_acceptance_rate"),
                     "spec_decode_acceptance_length": spec.get("spec_decode_acceptance_length"),
                 }

@@ -33,12 +33,13 @@ class Target:
 
 
 def scrape(url: str, timeout_s: float) -> Scrape:
+    """Fetch and parse one /metrics page; every failure is one :class:`SpecwiseError` naming the URL."""
     try:
         resp = httpx.get(url, timeout=timeout_s)
     except httpx.HTTPError as exc:
-        raise SpecwiseError(f"scrape failed: {type(exc).__name__}") from None
+        raise SpecwiseError(f"{url}: scrape failed: {type(exc).__name__}") from None
     if resp.status_code >= 400:
-        raise SpecwiseError(f"scrape failed: HTTP {resp.status_code}")
+        raise SpecwiseError(f"{url}: scrape failed: HTTP {resp.status_code}")
     return parse_exposition(resp.text, url)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -17,6 +16,7 @@ from specwise.scenario.model import Scenario
 from specwise.sim.engine import EngineConfig, SpecConfig, simulate
 from specwise.sim.metrics import SimSummary, summarize
 from specwise.sim.workload import generate_requests
+from specwise.stats import ratio
 
 
 @dataclass(frozen=True)
@@ -96,29 +96,19 @@ def _row(cell: Cell, base: SimSummary) -> dict[str, Any]:
         "e2e_p99_s": o.e2e_s.p99,
         "output_tokens_per_s": o.output_tokens_per_s,
         "goodput_per_s": o.goodput_per_s,
-        "speedup_tpot": _ratio(b.tpot_s.p50, o.tpot_s.p50),
-        "speedup_e2e": _ratio(b.e2e_s.p50, o.e2e_s.p50),
-        "speedup_throughput": _ratio(o.output_tokens_per_s, b.output_tokens_per_s),
-        "speedup_goodput": _ratio(_or_nan(o.goodput_per_s), _or_nan(b.goodput_per_s)),
+        "speedup_tpot": ratio(b.tpot_s.p50, o.tpot_s.p50),
+        "speedup_e2e": ratio(b.e2e_s.p50, o.e2e_s.p50),
+        "speedup_throughput": ratio(o.output_tokens_per_s, b.output_tokens_per_s),
+        "speedup_goodput": ratio(o.goodput_per_s, b.goodput_per_s),
         "acceptance_rate": cell.summary.acceptance_rate,
         "mean_acceptance_length": cell.summary.mean_acceptance_length,
         "preemptions": o.preemptions,
         "latency": o.to_dict(),
         "by_class": {
-            name: {**s.to_dict(), "speedup_tpot": _ratio(base.by_class[name].tpot_s.p50, s.tpot_s.p50)}
+            name: {**s.to_dict(), "speedup_tpot": ratio(base.by_class[name].tpot_s.p50, s.tpot_s.p50)}
             for name, s in cell.summary.by_class.items()
         },
     }
-
-
-def _or_nan(x: float | None) -> float:
-    return math.nan if x is None else x
-
-
-def _ratio(a: float, b: float) -> float | None:
-    if not (math.isfinite(a) and math.isfinite(b)) or b <= 0:
-        return None
-    return a / b
 
 
 def crossover(qps: Sequence[float], best_speedup: Sequence[float]) -> float | None:
