@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +112,35 @@ def write_gguf(
     w.write_tensors_to_file()
     w.close()
     return path
+
+
+@contextlib.contextmanager
+def mock_with_traffic(tokens_per_chunk: int = 2, max_tokens: int = 9) -> Iterator[Any]:
+    """A zero-latency mock server kept busy by a background client until the block ends.
+
+    With k=4 drafts per step, ``tokens_per_chunk - 1`` of them are accepted: 2 gives an acceptance rate of 0.25.
+    """
+    import threading
+
+    import httpx
+
+    from specwise.loadgen.mock_server import MockBehaviour, MockServer
+
+    with MockServer(MockBehaviour(ttft_s=0.0, chunk_interval_s=0.0, tokens_per_chunk=tokens_per_chunk)) as server:
+        stop = threading.Event()
+
+        def traffic() -> None:
+            while not stop.is_set():
+                httpx.post(
+                    server.url + "/v1/completions",
+                    json={"model": "m", "prompt": "x", "max_tokens": max_tokens},
+                    timeout=10,
+                )
+
+        thread = threading.Thread(target=traffic)
+        thread.start()
+        try:
+            yield server
+        finally:
+            stop.set()
+            thread.join()

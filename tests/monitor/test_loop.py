@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 from pathlib import Path
 
-import httpx
 import pytest
 
 from specwise.cli import main
 from specwise.errors import SpecwiseError
-from specwise.loadgen.mock_server import MockBehaviour, MockServer
 from specwise.metrics import parse_exposition
 from specwise.metrics.exposition import Scrape
 from specwise.monitor.loop import Target, evaluate_once
 from specwise.monitor.rules import AlertState, Thresholds
 from specwise.monitor.sinks import json_lines
 from specwise.monitor.store import MonitorStore
+from tests.conftest import mock_with_traffic
 
 
 def _counters(drafts: int, accepted: int) -> Scrape:
@@ -79,36 +77,22 @@ def test_faults_once_alerts_once_and_retention(tmp_path: Path) -> None:
 
 
 def test_loop_cli_against_mock(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with MockServer(MockBehaviour(ttft_s=0.0, chunk_interval_s=0.0, tokens_per_chunk=2)) as server:
-        stop = threading.Event()
-
-        def traffic() -> None:
-            while not stop.is_set():
-                httpx.post(
-                    server.url + "/v1/completions", json={"model": "m", "prompt": "x", "max_tokens": 9}, timeout=10
-                )
-
-        t = threading.Thread(target=traffic)
-        t.start()
-        try:
-            code = main(
-                [
-                    "monitor",
-                    "--url",
-                    server.url + "/metrics",
-                    "--interval",
-                    "0.3",
-                    "--duration",
-                    "1.5",
-                    "--min-drafts",
-                    "1",
-                    "--db",
-                    str(tmp_path / "m.sqlite"),
-                ]
-            )
-        finally:
-            stop.set()
-            t.join()
+    with mock_with_traffic() as server:
+        code = main(
+            [
+                "monitor",
+                "--url",
+                server.url + "/metrics",
+                "--interval",
+                "0.3",
+                "--duration",
+                "1.5",
+                "--min-drafts",
+                "1",
+                "--db",
+                str(tmp_path / "m.sqlite"),
+            ]
+        )
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     alerts = [e for e in events if e["event"] == "alert"]
     assert code == 1 and [a["rule"] for a in alerts].count("low_acceptance_rate") == 1

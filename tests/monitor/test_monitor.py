@@ -12,6 +12,7 @@ from specwise.loadgen.mock_server import MockBehaviour, MockServer
 from specwise.metrics import parse_exposition
 from specwise.monitor.rules import AlertState, Finding, Thresholds, check
 from specwise.monitor.window import WindowStats, window_stats
+from tests.conftest import mock_with_traffic
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_metrics"
 
@@ -65,26 +66,11 @@ def test_hysteresis_reports_each_transition_once() -> None:
 
 
 def test_monitor_once_against_the_mock(capsys: pytest.CaptureFixture[str]) -> None:
-    import httpx
 
-    with MockServer(MockBehaviour(ttft_s=0.0, chunk_interval_s=0.0, tokens_per_chunk=2)) as server:
-
-        def traffic() -> None:
-            for _ in range(30):
-                httpx.post(
-                    server.url + "/v1/completions",
-                    json={"model": "m", "prompt": "x", "max_tokens": 9, "stream": True},
-                    timeout=10,
-                )
-
-        import threading
-
-        t = threading.Thread(target=traffic)
-        t.start()
+    with mock_with_traffic() as server:
         code = main(
             ["monitor", "--url", server.url + "/metrics", "--once", "--interval", "0.5", "--json", "--min-drafts", "1"]
         )
-        t.join()
     doc = json.loads(capsys.readouterr().out)
     stats = doc["servers"][0]["stats"]
     assert stats["acceptance_rate"] == pytest.approx(0.25)  # 1 of 4 drafts accepted per step

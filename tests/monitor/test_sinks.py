@@ -17,6 +17,7 @@ from specwise.monitor.loop import Target
 from specwise.monitor.rules import Finding
 from specwise.monitor.sinks import MetricsExporter, webhook
 from specwise.monitor.window import WindowStats
+from tests.conftest import mock_with_traffic
 
 
 class _Hook:
@@ -102,21 +103,9 @@ def test_exporter_binds_loopback_unless_allowed(capsys: pytest.CaptureFixture[st
 
 
 def test_loop_with_webhook_and_exporter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from specwise.loadgen.mock_server import MockBehaviour, MockServer
-
     hook = _Hook([500])  # first delivery fails once, then succeeds on retry
-    with MockServer(MockBehaviour(ttft_s=0.0, chunk_interval_s=0.0, tokens_per_chunk=2)) as server:
-        stop = threading.Event()
-
-        def traffic() -> None:
-            while not stop.is_set():
-                httpx.post(
-                    server.url + "/v1/completions", json={"model": "m", "prompt": "x", "max_tokens": 9}, timeout=10
-                )
-
-        t = threading.Thread(target=traffic)
-        t.start()
-        try:
+    try:
+        with mock_with_traffic() as server:
             code = main(
                 [
                     "monitor",
@@ -136,10 +125,8 @@ def test_loop_with_webhook_and_exporter(tmp_path: Path, capsys: pytest.CaptureFi
                     "127.0.0.1:0",
                 ]
             )
-        finally:
-            stop.set()
-            t.join()
-            hook.close()
+    finally:
+        hook.close()
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert code == 1 and events[0]["event"] == "exporter"
     # 1 of 4 drafts accepted: low rate, and positions 2-4 collapsed; each delivered once despite a 500.
