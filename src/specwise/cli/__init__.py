@@ -7,11 +7,23 @@ import sys
 from collections.abc import Sequence
 
 from specwise import __version__
-from specwise.cli import bench, check_pair, gpus, inspect_model, models, monitor, plan_memory, simulate, speedup
+from specwise.cli import (
+    advise,
+    bench,
+    check_pair,
+    gpus,
+    inspect_model,
+    models,
+    monitor,
+    plan_memory,
+    profile,
+    simulate,
+    speedup,
+)
 from specwise.cli.common import EXIT_USAGE, Parser, UsageError
 from specwise.errors import SpecwiseError
 
-_COMMANDS = (plan_memory, simulate, speedup, bench, monitor, check_pair, inspect_model, models, gpus)
+_COMMANDS = (advise, plan_memory, simulate, speedup, profile, bench, monitor, check_pair, inspect_model, models, gpus)
 
 
 def build_parser() -> Parser:

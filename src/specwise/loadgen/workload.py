@@ -45,7 +45,8 @@ class PromptItem:
     temperature: float | None = None
 
 
-BUILTIN_SETS = ("humaneval",)
+SHIPPED_SETS = ("summarization", "chat", "qa", "translation")
+BUILTIN_SETS = ("humaneval", *SHIPPED_SETS, "mixed")
 
 
 def humaneval_prompts() -> list[PromptItem]:
@@ -58,14 +59,23 @@ def humaneval_prompts() -> list[PromptItem]:
         return [PromptItem(json.loads(line)["prompt"], "code") for line in fh if line.strip()]
 
 
+def builtin_prompts(name: str) -> list[PromptItem]:
+    """A prompt set shipped in ``specwise/prompts/data`` (see :mod:`specwise.prompts`), HumanEval, or mixed."""
+    if name == "humaneval":
+        return humaneval_prompts()
+    if name == "mixed":
+        items = [p for n in SHIPPED_SETS for p in builtin_prompts(n)]
+        return items + humaneval_prompts()[:24]
+    if name not in SHIPPED_SETS:
+        raise SpecwiseError(f"builtin:{name}: unknown built-in prompt set; known: {', '.join(BUILTIN_SETS)}")
+    return load_prompts(Path(__file__).resolve().parent.parent / "prompts" / "data" / f"{name}.jsonl")
+
+
 def load_prompts(path: Path) -> list[PromptItem]:
     """JSONL: one object per line with ``prompt`` and optional ``class``, ``max_tokens``, ``temperature``;
-    or ``builtin:humaneval``."""
+    or ``builtin:NAME`` (:data:`BUILTIN_SETS`)."""
     if str(path).startswith("builtin:"):
-        name = str(path).split(":", 1)[1]
-        if name == "humaneval":
-            return humaneval_prompts()
-        raise SpecwiseError(f"{path}: unknown built-in prompt set; known: {', '.join(BUILTIN_SETS)}")
+        return builtin_prompts(str(path).split(":", 1)[1])
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specwise.memory.planner import MemoryPlan
 from specwise.sim.distributions import Arrivals
 from specwise.sim.workload import WorkloadClass
 from specwise.specs.gpu import GpuSpec
@@ -43,3 +44,4 @@ class Scenario:
     k_schedule: tuple[tuple[int, int, int], ...] = ()
     warnings: tuple[str, ...] = ()
     decision_metric: str = "e2e"
+    memory_plan: MemoryPlan | None = None

@@ -132,7 +132,18 @@ def parse_scenario(data: Mapping[str, Any], *, file: str = "scenario", base_dir:
         }
     )
     spec.check_keys(
-        {"method", "draft", "draft_tp", "k", "k_schedule", "acceptance", "per_position", "profile", "drafting"}
+        {
+            "method",
+            "draft",
+            "draft_tp",
+            "draft_quantization",
+            "k",
+            "k_schedule",
+            "acceptance",
+            "per_position",
+            "profile",
+            "drafting",
+        }
     )
     sweep.check_keys(
         {"qps", "num_requests", "seed", "arrivals", "burstiness_cv", "warmup_fraction", "trace_file", "decision_metric"}
@@ -246,6 +257,7 @@ def parse_scenario(data: Mapping[str, Any], *, file: str = "scenario", base_dir:
             draft=draft_choice,
             draft_tp=draft_tp if draft_spec else None,
             quantization=dep.string("quantization", "auto"),
+            draft_quantization=spec.string("draft_quantization", "auto"),
             kv_cache_dtype=dep.string("kv_cache_dtype", "auto"),
             max_model_len=dep.positive_int("max_model_len", None),
             gpu_memory_utilization=dep.number("gpu_memory_utilization", 0.9, low=0.0, high=1.0, strict_low=True),
@@ -279,6 +291,7 @@ def parse_scenario(data: Mapping[str, Any], *, file: str = "scenario", base_dir:
         k_schedule=schedule,
         warnings=tuple(warnings + list(plan.warnings)),
         decision_metric=metric,
+        memory_plan=plan,
     )
 
 
@@ -390,6 +403,7 @@ def _acceptance_from_profile(
         for r in results
         if isinstance(r, dict)
         and r.get("drafting", "greedy") == drafting
+        and not r.get("quantization")
         and r.get("class") in (class_name, None)
         and isinstance(r.get("per_position_acceptance"), list)
     ]

@@ -1,0 +1,210 @@
+"""Profiler benchmark on the real Qwen2.5-Coder 0.5B (draft) -> 1.5B (target) pair, HumanEval prompts.
+
+Phases (each written to the JSON as soon as it finishes, so a long run that is stopped keeps what it measured):
+  A  profile, shared contexts, T in {0, 0.5, 0.7, 1.0}, both drafting modes, k = 1..8  (timed)
+  B  bare teacher-forced passes of both models over the same tokens as A              (timed: the 1.3x goal)
+  C  profile, per-temperature contexts at T in {0, 1} + quantisation what-ifs          (alpha(T) table, deltas)
+  D  the real speculative sampling loop, k = 4, on the same prompts as C               (agreement, CPU speedup,
+     and its wall time at 4 temperatures vs A: the 10x goal)
+
+Run:  make models-qwen && .venv/bin/python bench/profile_qwen.py [--prompts 20] [--tokens 128] [--phases ABCD]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from specwise.loadgen.workload import load_prompts
+from specwise.profiler.document import write_json_atomic
+from specwise.profiler.forward import continuation_logits
+from specwise.profiler.quantize_spec import parse_quantize
+from specwise.profiler.runner import Prompt, Timings, load_pair, run_profile
+from specwise.profiler.settings import ProfileSettings
+from specwise.profiler.specloop import autoregressive_generate, speculative_generate
+from specwise.profiler.verify import predicted_rate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def table(results: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+    out = []
+    for r in results:
+        if r["class"] is not None:
+            continue
+        row = next(b for b in r["by_k"] if b["k"] == k)
+        out.append(
+            {
+                "temperature": r["temperature"],
+                "drafting": r["drafting"],
+                "quantization": r["quantization"],
+                "alpha_mean": r["alpha_mean"],
+                f"acceptance_rate_k{k}": row["acceptance_rate"],
+                f"mean_acceptance_length_k{k}": row["mean_acceptance_length"],
+                "ci95": row["ci95"],
+            }
+        )
+    return out
+
+
+def subset_rate(results: list[dict[str, Any]], temp: float, drafting: str, k: int, n: int) -> float:
+    """accepted / draft tokens summed over the per-prompt classes p00..p{n-1} (same prompts as the loop)."""
+    acc = tok = 0.0
+    for r in results:
+        cls = r["class"]
+        if (
+            cls
+            and int(cls[1:]) < n
+            and r["temperature"] == temp
+            and r["drafting"] == drafting
+            and not r["quantization"]
+        ):
+            row = next(b for b in r["by_k"] if b["k"] == k)
+            acc += row["num_accepted_tokens"]
+            tok += row["num_draft_tokens"]
+    return round(acc / tok, 6) if tok else float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--target", default=str(ROOT / "models/qwen2.5-coder-1.5b"))
+    ap.add_argument("--draft", default=str(ROOT / "models/qwen2.5-coder-0.5b"))
+    ap.add_argument("--prompts", type=int, default=20)
+    ap.add_argument("--tokens", type=int, default=128)
+    ap.add_argument("--phases", default="ABCD")
+    ap.add_argument(
+        "--quantize",
+        default="draft=int8;target=int4;draft=int8,target=int4",
+        help="quantisation what-ifs for phase C, ';'-separated",
+    )
+    ap.add_argument("--loop-prompts", type=int, default=20, help="prompts for the loop (phase D)")
+    ap.add_argument("--loop-jobs", default="0:greedy,1:greedy,1:probabilistic,0.5:greedy,0.7:greedy")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench/results/profile_qwen.json")
+    args = ap.parse_args()
+    doc: dict[str, Any] = {
+        "command": "python bench/profile_qwen.py " + f"--prompts {args.prompts} --tokens {args.tokens}",
+        "machine": {"cpu_threads": torch.get_num_threads(), "platform": platform.platform()},
+        "target": args.target,
+        "draft": args.draft,
+        "prompts": f"builtin:humaneval first {args.prompts}",
+        "max_new_tokens": args.tokens,
+    }
+    if args.out.exists():
+        doc.update({k: v for k, v in json.loads(args.out.read_text()).items() if k.startswith("phase_")})
+    items = load_prompts(Path("builtin:humaneval"))[: args.prompts]
+    prompts = [Prompt(i.prompt, i.workload_class) for i in items]
+    base = ProfileSettings(k_values=tuple(range(1, 9)), max_new_tokens=args.tokens, batch_size=10)
+    t0 = time.perf_counter()
+    loaded = load_pair(args.target, args.draft, base, len(prompts), Timings())
+    doc["load_s"] = round(time.perf_counter() - t0, 1)
+
+    def save() -> None:
+        write_json_atomic(args.out, doc)
+        print(json.dumps({k: v for k, v in doc.items() if k.startswith("phase_")}, indent=1)[-1500:], flush=True)
+
+    if "A" in args.phases:
+        s = ProfileSettings(**{**vars(base), "temperatures": (0.0, 0.5, 0.7, 1.0), "contexts": "shared"})
+        tm = Timings()
+        t0 = time.perf_counter()
+        results, conts, ids = run_profile(loaded, prompts, s, timings=tm)
+        wall = time.perf_counter() - t0
+        doc["phase_A_profile_shared"] = {
+            "wall_s": round(wall, 1),
+            "timing_s": tm.as_dict(),
+            "table_k4": table(results, 4),
+        }
+        save()
+        if "B" in args.phases:
+            cont = conts[0.0]
+            t0 = time.perf_counter()
+            for i, p in enumerate(ids):
+                continuation_logits(loaded.target, p, cont[i])
+            t_target = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            for i, p in enumerate(ids):
+                continuation_logits(loaded.draft, p, cont[i])
+            t_draft = time.perf_counter() - t0
+            bare = t_target + t_draft
+            analysis_wall = tm.target_forward_s + tm.draft_forward_s + tm.analysis_s
+            doc["phase_B_bare_forwards"] = {
+                "target_s": round(t_target, 1),
+                "draft_s": round(t_draft, 1),
+                "profile_excluding_continuations_s": round(analysis_wall, 1),
+                "ratio_excluding_continuations": round(analysis_wall / bare, 3),
+                "ratio_including_continuations": round(wall / bare, 3),
+            }
+            save()
+    results_c: list[dict[str, Any]] = []
+    ids_c: list[list[int]] = []
+    if "C" in args.phases or "D" in args.phases:
+        s = ProfileSettings(
+            **{
+                **vars(base),
+                "temperatures": (0.0, 1.0),
+                "quantizations": tuple(parse_quantize(q) for q in args.quantize.split(";") if q)
+                if "C" in args.phases
+                else (),
+            }
+        )
+        tm = Timings()
+        t0 = time.perf_counter()
+        # one class per prompt, so the prediction over the loop's subset of prompts is an exact sum of counters
+        labelled = [Prompt(p.text, f"p{i:02d}") for i, p in enumerate(prompts)]
+        results_c, _, ids_c = run_profile(loaded, labelled, s, timings=tm)
+        doc["phase_C_profile_per_temperature"] = {
+            "wall_s": round(time.perf_counter() - t0, 1),
+            "timing_s": tm.as_dict(),
+            "table_k4": table(results_c, 4),
+            "results": [r for r in results_c if r["class"] is None],
+        }
+        save()
+    if "D" in args.phases:
+        jobs = [(float(j.split(":")[0]), j.split(":")[1]) for j in args.loop_jobs.split(",")]
+        doc["phase_D_loop"] = {"k": 4, "prompts": args.loop_prompts, "jobs": []}
+        rows = doc["phase_D_loop"]["jobs"]
+        for temp, drafting in jobs:
+            t0 = time.perf_counter()
+            acc = dt = drafts = toks = 0.0
+            for i, p in enumerate(ids_c[: args.loop_prompts]):
+                r = speculative_generate(loaded.target, loaded.draft, p, args.tokens, 4, temp, drafting, seed=i)
+                acc += r.counts.accepted
+                dt += r.counts.draft_tokens
+                drafts += r.counts.drafts
+                toks += r.tokens
+            wall = time.perf_counter() - t0
+            rows.append(
+                {
+                    "temperature": temp,
+                    "drafting": drafting,
+                    "wall_s": round(wall, 1),
+                    "tokens": int(toks),
+                    "measured_acceptance_rate": round(acc / dt, 4),
+                    "measured_mean_acceptance_length": round(1 + acc / drafts, 3),
+                    "predicted_acceptance_rate": subset_rate(results_c, temp, drafting, 4, args.loop_prompts),
+                    "predicted_acceptance_rate_all_prompts": predicted_rate(results_c, temp, drafting, 4),
+                }
+            )
+            save()
+        n_ar = 3
+        t_spec = t_ar = 0.0
+        for i, p in enumerate(ids_c[:n_ar]):
+            r = speculative_generate(loaded.target, loaded.draft, p, args.tokens, 4, 0.0, "greedy", seed=i)
+            t_spec += r.wall_s
+            t_ar += autoregressive_generate(loaded.target, p, r.tokens, 0.0, seed=i)
+        doc["phase_D_loop"]["cpu_speedup_T0_k4"] = {
+            "prompts": n_ar,
+            "spec_s": round(t_spec, 1),
+            "ar_s": round(t_ar, 1),
+            "speedup": round(t_ar / t_spec, 3),
+        }
+        save()
+
+
+if __name__ == "__main__":
+    main()

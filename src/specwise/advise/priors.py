@@ -1,0 +1,77 @@
+"""Acceptance priors, used only when nothing was measured: by method, task type and temperature.
+
+Every number here is an assumption and is reported as such ("ASSUMED prior") next to every decision it feeds.
+Sources (shared/reference/speculative-decoding-facts.md):
+
+* draft models, T = 0: Leviathan et al. 2023 Table 3 -- T5-XXL EnDe (translation) with a base draft 0.80,
+  CNNDM (summarisation) 0.73, LaMDA 137B (dialogue) with a 2B draft 0.71. Code is not in that table; 0.75 is a
+  guess between them. T = 1 under probabilistic drafting: the same table's T1/T0 ratios (EnDe 0.85, CNNDM 0.75,
+  LaMDA 1.0) -> x0.85 at T = 1, linear in T.
+* EAGLE-3: AL 3.53 at k = 7 (vLLM issue #26191) <=> i.i.d. alpha ~0.745; EAGLE (v1) assumed 0.70.
+* MTP: 0.85 at T = 0 (DeepSeek-V3 report, second-token acceptance 85-90%); T = 1 probabilistic 49.4% at k = 2
+  (vLLM PR #41044) -> 0.5 at T = 1.
+* Greedy drafting at T > 0 (vLLM's default): accept probability is p(argmax q), lower than sum-min. PR #41044
+  measured 10.3% vs 49.4% (x0.21) at T = 1 for MTP; specwise assumes x(1 - 0.5 T) for draft models and heads and
+  says so -- profile it (``specwise profile``) before trusting it.
+* n-gram / suffix: no published per-task numbers; prompt lookup pays when outputs copy the prompt (vLLM issue
+  #6494: no overlap -> 0.62x throughput at k = 8). Summarisation / RAG / editing assumed per-position
+  [0.75, 0.60, 0.50, 0.42, 0.36, 0.31, 0.27, 0.24] at T = 0; code 0.35; chat / QA / translation 0.15.
+  Suffix decoding adds cross-request history: +0.05.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specwise.acceptance.model import AcceptanceModel
+
+TASKS = ("code", "summarization", "chat", "qa", "translation", "other")
+
+_DRAFT_T0 = {"code": 0.75, "summarization": 0.73, "chat": 0.71, "qa": 0.71, "translation": 0.80, "other": 0.70}
+_HEAD_T0 = {"eagle": 0.70, "eagle3": 0.745, "mtp": 0.85}
+_LOOKUP_COPYING = (0.75, 0.60, 0.50, 0.42, 0.36, 0.31, 0.27, 0.24)
+_LOOKUP_T0 = {"code": 0.35, "chat": 0.15, "qa": 0.15, "translation": 0.15, "other": 0.15}
+
+
+@dataclass(frozen=True)
+class Prior:
+    model: AcceptanceModel
+    source: str
+
+
+def _t_factor(method: str, temperature: float, drafting: str) -> float:
+    t = min(max(temperature, 0.0), 1.0)
+    prob = 1.0 - t * (1.0 - 0.5 / 0.85) if method == "mtp" else 1.0 - 0.15 * t
+    return prob * (1.0 - 0.5 * t) if drafting == "greedy" else prob
+
+
+def prior(method: str, task: str, temperature: float, drafting: str = "greedy") -> Prior:
+    """The assumed acceptance for one workload class under one candidate."""
+    task = task if task in TASKS else "other"
+    if method in ("ngram", "suffix"):
+        # Proposals are copied tokens: at T > 0 they are accepted with the target's probability of the copy,
+        # which falls like greedy drafting does.
+        bonus = 0.05 if method == "suffix" else 0.0
+        factor = 1.0 - 0.5 * min(max(temperature, 0.0), 1.0)
+        if task == "summarization":
+            rates = [min(1.0, (r + bonus) * factor) for r in _LOOKUP_COPYING]
+            cond = AcceptanceModel.from_per_position(_non_increasing(rates))
+            return Prior(cond, f"ASSUMED prior: {method} on a copying task (summarisation), T={temperature:g}")
+        alpha = min(1.0, (_LOOKUP_T0[task] + bonus) * factor)
+        return Prior(
+            AcceptanceModel.iid(alpha), f"ASSUMED prior: {method} on {task}, T={temperature:g}, alpha {alpha:.2f}"
+        )
+    base = _HEAD_T0.get(method, _DRAFT_T0[task])
+    alpha = min(1.0, base * _t_factor(method, temperature, drafting))
+    return Prior(
+        AcceptanceModel.iid(alpha),
+        f"ASSUMED prior: {method} on {task}, T={temperature:g}, {drafting} drafting, alpha {alpha:.2f}",
+    )
+
+
+def _non_increasing(rates: list[float]) -> list[float]:
+    out, prev = [], 1.0
+    for r in rates:
+        prev = min(prev, r)
+        out.append(prev)
+    return out

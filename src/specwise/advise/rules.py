@@ -1,0 +1,228 @@
+"""The practitioner rules of shared/seed-guide.txt as individual checks: pass / warn / fail, with evidence.
+
+Each check is a pure function of a :class:`RuleInput`; none decides alone -- the simulated speedup does -- but
+each says what an operator should know before enabling speculation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from specwise.advise.evidence import Evidence
+from specwise.memory.planner import MemoryPlan
+from specwise.specs.model import ModelSpec
+
+PROMQL_ACCEPTANCE_RATE = (
+    "sum(rate(vllm:spec_decode_num_accepted_tokens_total[5m])) / sum(rate(vllm:spec_decode_num_draft_tokens_total[5m]))"
+)
+PROMQL_ACCEPTANCE_LENGTH = (
+    "1 + sum(rate(vllm:spec_decode_num_accepted_tokens_total[5m])) / sum(rate(vllm:spec_decode_num_drafts_total[5m]))"
+)
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    rule: str
+    status: str  # pass | warn | fail
+    message: str
+    evidence: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"rule": self.rule, "status": self.status, "message": self.message, "evidence": self.evidence}
+
+
+@dataclass(frozen=True)
+class RuleInput:
+    method: str
+    target: ModelSpec
+    draft: ModelSpec | None
+    plan: MemoryPlan
+    evidence: Sequence[Evidence]
+    temperatures: Sequence[float]
+    k: int
+    drafting: str
+    target_quantization: str
+    draft_quantization: str
+    best_speedup_by_qps: Mapping[float, float]  # empty when not simulated
+    min_speedup: float
+
+
+def size_ratio(x: RuleInput) -> RuleResult:
+    name = "draft:target size ratio"
+    if x.draft is None or x.method != "draft_model":
+        return RuleResult(name, "pass", f"{x.method} has no separate draft model to size", "-")
+    ratio = x.target.active_params / max(1, x.draft.total_params)
+    ev = (
+        f"target {x.target.active_params / 1e9:.2f}B active params, draft {x.draft.total_params / 1e9:.2f}B: "
+        f"1:{ratio:.1f}"
+    )
+    if ratio < 4:
+        return RuleResult(name, "fail", "the draft is too large: its steps eat the gain (guide: 1:8-1:12)", ev)
+    if ratio < 8:
+        return RuleResult(name, "warn", "larger than the guide's 1:8-1:12; a smaller draft may win if its AL holds", ev)
+    if ratio > 12:
+        return RuleResult(
+            name,
+            "pass",
+            "smaller than 1:12: cheap to run; smaller drafts often win when AL holds "
+            "(SpecDecode-Bench); the simulated curve below decides",
+            ev,
+        )
+    return RuleResult(name, "pass", "within the guide's 1:8-1:12", ev)
+
+
+def acceptance_level(x: RuleInput) -> RuleResult:
+    name = "acceptance below 0.5"
+    rows = []
+    worst = None
+    for e in x.evidence:
+        rate, al = e.model.acceptance_rate(x.k), e.model.mean_acceptance_length(x.k)
+        rows.append(f"{e.workload}: rate {rate:.2f}, AL {al:.2f} ({e.kind})")
+        worst = min(worst, (rate, al, e.workload), key=lambda t: t[0]) if worst else (rate, al, e.workload)
+    ev = f"at k={x.k}: " + "; ".join(rows)
+    assert worst is not None
+    if worst[1] < 1.3:
+        return RuleResult(name, "fail", f"class {worst[2]!r} gains almost nothing per step (AL {worst[1]:.2f})", ev)
+    if worst[0] < 0.5:
+        return RuleResult(
+            name,
+            "warn",
+            f"class {worst[2]!r} accepts {worst[0]:.2f} of draft tokens: below the guide's 0.5, but the rate falls "
+            f"with k by definition -- AL {worst[1]:.2f} tokens/step and the simulated speedup matter more",
+            ev,
+        )
+    return RuleResult(name, "pass", "every class accepts at least half the draft tokens", ev)
+
+
+def temperature(x: RuleInput) -> RuleResult:
+    name = "temperature"
+    hot = [t for t in x.temperatures if t > 0]
+    ev = f"class temperatures {sorted(set(x.temperatures))}; drafting {x.drafting}"
+    if not hot:
+        return RuleResult(name, "pass", "all traffic is greedy (T=0): acceptance is an exact-match rate", ev)
+    msg = f"traffic at T up to {max(hot):g} lowers acceptance"
+    if x.drafting == "greedy" and x.method not in ("ngram", "suffix"):
+        msg += "; vLLM drafts greedily (accept p(argmax q)): profile draft_sample_method=probabilistic too"
+    assumed = [e for e in x.evidence if e.kind == "assumed"]
+    if assumed:
+        msg += "; the acceptance used is an ASSUMED prior -- run specwise profile at these temperatures"
+    return RuleResult(name, "warn", msg, ev)
+
+
+def saturation(x: RuleInput) -> RuleResult:
+    name = "high-QPS saturation"
+    gains = sorted(x.best_speedup_by_qps.items())
+    if not gains:
+        return RuleResult(name, "warn", "not simulated (the candidate does not fit)", "-")
+    ev = "best simulated speedup by QPS: " + ", ".join(f"{q:g}: {s:.2f}x" for q, s in gains)
+    losing = [q for q, s in gains if s < x.min_speedup]
+    if len(losing) == len(gains):
+        return RuleResult(name, "fail", f"speculation never gains {x.min_speedup:g}x at any simulated load", ev)
+    if losing:
+        return RuleResult(
+            name,
+            "warn",
+            f"speculation stops paying (< {x.min_speedup:g}x) from ~{losing[0]:g} QPS: "
+            "verification competes with other requests for a saturated GPU",
+            ev,
+        )
+    return RuleResult(name, "pass", "pays at every simulated load", ev)
+
+
+def memory(x: RuleInput) -> RuleResult:
+    name = "VRAM for both models"
+    p = x.plan
+    ev = (
+        f"per GPU: budget {p.budget_bytes_per_gpu / 2**30:.1f} GiB, target weights "
+        f"{p.target.weight_bytes_per_gpu / 2**30:.1f} GiB, draft weights "
+        f"{(p.draft.weight_bytes_per_gpu if p.draft else 0) / 2**30:.1f} GiB; "
+        f"KV tokens {p.kv_cache_tokens:,} with the draft vs "
+        f"{p.kv_cache_tokens_without_draft:,} without; max concurrent seqs {p.max_concurrent_seqs} vs "
+        f"{p.max_concurrent_seqs_without_draft}"
+    )
+    if not p.fits:
+        return RuleResult(name, "fail", "does not fit: " + "; ".join(p.problems), ev)
+    lost = 1 - p.kv_cache_tokens / max(1, p.kv_cache_tokens_without_draft)
+    if lost > 0.25:
+        return RuleResult(
+            name,
+            "warn",
+            f"the draft costs {lost:.0%} of the KV cache (less concurrency, earlier preemption under load)",
+            ev,
+        )
+    return RuleResult(name, "pass", f"fits; the draft costs {lost:.0%} of the KV cache", ev)
+
+
+def quantization(x: RuleInput) -> RuleResult:
+    name = "quantisation"
+    tq, dq = x.target_quantization.lower(), x.draft_quantization.lower()
+    ev = f"target {tq}, draft {dq}"
+    if any(s in tq for s in ("int4", "awq", "gptq", "w4")):
+        return RuleResult(
+            name,
+            "warn",
+            "an INT4 target verifies with shifted probabilities: acceptance drops "
+            "noticeably (guide; vLLM PR #41745) -- profile with --quantize target=int4 before trusting "
+            "an unquantised acceptance",
+            ev,
+        )
+    if any(s in dq for s in ("int4", "awq", "gptq", "w4")):
+        return RuleResult(name, "warn", "an INT4 draft may lose acceptance; INT8 is the safe choice", ev)
+    if any(s in dq for s in ("int8", "w8")):
+        return RuleResult(name, "pass", "INT8 draft with a BF16 target: generally safe (guide)", ev)
+    return RuleResult(name, "pass", "no quantisation risk to acceptance", ev)
+
+
+def mixed_workload(x: RuleInput) -> RuleResult:
+    name = "mixed workloads"
+    als = [(e.workload, e.model.mean_acceptance_length(x.k)) for e in x.evidence]
+    ev = ", ".join(f"{w} AL {a:.2f}" for w, a in als)
+    temps = set(x.temperatures)
+    if len(als) < 2:
+        return RuleResult(name, "pass", "one class of traffic", ev)
+    spread = max(a for _, a in als) - min(a for _, a in als)
+    if spread > 0.75 or (len(temps) > 1 and max(temps) - min(temps) >= 0.5):
+        lo = min(als, key=lambda t: t[1])[0]
+        return RuleResult(
+            name,
+            "warn",
+            f"acceptance differs widely across classes (AL spread {spread:.2f}); class "
+            f"{lo!r} drags the average: route it to a deployment without speculation or split "
+            "traffic per class",
+            ev,
+        )
+    return RuleResult(name, "pass", f"classes accept alike (AL spread {spread:.2f})", ev)
+
+
+def monitoring(x: RuleInput) -> RuleResult:
+    return RuleResult(
+        "monitoring",
+        "pass",
+        "watch acceptance under real load (specwise monitor --url http://HOST:PORT/metrics)",
+        f"acceptance rate: {PROMQL_ACCEPTANCE_RATE}; mean acceptance length: {PROMQL_ACCEPTANCE_LENGTH}",
+    )
+
+
+# A failure of these overrides a simulated gain: the simulation cannot see what they see.
+VETO_RULES = ("acceptance below 0.5", "VRAM for both models", "draft:target size ratio")
+
+RULES: tuple[Callable[[RuleInput], RuleResult], ...] = (
+    size_ratio,
+    acceptance_level,
+    temperature,
+    saturation,
+    memory,
+    quantization,
+    mixed_workload,
+    monitoring,
+)
+
+
+def check_all(x: RuleInput) -> list[RuleResult]:
+    return [rule(x) for rule in RULES]
+
+
+def summary(results: Sequence[RuleResult]) -> dict[str, Any]:
+    return {s: sum(r.status == s for r in results) for s in ("pass", "warn", "fail")}

@@ -1,0 +1,88 @@
+"""``specwise advise``: should I enable speculative decoding, with which method/draft and k, up to which load,
+and what do I paste into ``vllm serve``?"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from specwise.advise.decision import advise
+from specwise.advise.inputs import load_inputs
+from specwise.cli.common import EXIT_OK, add_json_flag, positive_int, print_json
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "advise",
+        help="decide: enable speculation? which method, draft and k, up to which QPS, and the vLLM command",
+        description="Rank candidate speculation methods for a scenario (memory plan, simulated speedup vs QPS, "
+        "practitioner rule checks) and print the decision with a valid --speculative-config. Works offline; "
+        "acceptance comes from --bench (measured) or --profile (profiled) when given, else from documented priors "
+        "(flagged as ASSUMED). See examples/advise/.",
+    )
+    p.add_argument("--scenario", required=True, type=Path, metavar="FILE", help="advise scenario TOML")
+    p.add_argument(
+        "--profile",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="PROFILE.json",
+        help="a specwise profile result (repeatable); matched to candidates by method and draft",
+    )
+    p.add_argument(
+        "--bench",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="BENCH.json",
+        help="a specwise bench --launch result (repeatable); measured acceptance wins over all else",
+    )
+    p.add_argument("--report", type=Path, metavar="OUT.html", help="write the self-contained HTML report")
+    p.add_argument("--processes", type=positive_int, help="simulation worker processes (default: CPU count)")
+    add_json_flag(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    inputs = load_inputs(args.scenario)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, transient=True, disable=args.json) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done)
+
+        doc = advise(inputs, args.profile, args.bench, args.processes, progress)
+    if args.report:
+        from specwise.report.advise_html import write_report
+
+        write_report(doc, args.report)
+        doc["report"] = str(args.report)
+    if args.json:
+        print_json(_without_bulk(doc))
+    else:
+        from specwise.report.advise import render_advise
+
+        render_advise(doc)
+        if args.report:
+            print(f"report: {args.report}")
+    return EXIT_OK
+
+
+def _without_bulk(doc: dict[str, Any]) -> dict[str, Any]:
+    """The JSON keeps each candidate's simulated curve but not every latency sample table."""
+    out = dict(doc)
+    out["candidates"] = []
+    for c in doc["candidates"]:
+        c = dict(c)
+        if c.get("sim"):
+            sim = dict(c["sim"])
+            sim["results"] = [{k: v for k, v in r.items() if k not in ("latency", "by_class")} for r in sim["results"]]
+            c["sim"] = sim
+        out["candidates"].append(c)
+    return out

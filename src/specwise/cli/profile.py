@@ -1,0 +1,143 @@
+"""``specwise profile``: measure acceptance (alpha, AL(k), per position) of a pair or an n-gram/suffix method on
+real weights and prompts, for every temperature, drafting mode and k from one set of forward passes."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from specwise.cli.common import EXIT_OK, non_negative_int, positive_int
+from specwise.errors import SpecwiseError
+from specwise.loadgen.workload import load_prompts
+from specwise.profiler.document import build_document, write_json_atomic
+from specwise.profiler.quantize_spec import parse_quantize
+from specwise.profiler.settings import (
+    CONTEXTS,
+    ProfileSettings,
+    parse_k_values,
+    parse_temperatures,
+)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "profile",
+        help="measure acceptance of a draft/target pair (or n-gram/suffix) on real weights and prompts",
+        description="Measure alpha, acceptance rate and mean acceptance length AL(k) per temperature, drafting mode "
+        "(greedy = vLLM's default, probabilistic), k and quantisation, with bootstrap 95%% CIs over prompts. Models "
+        "are HF directories (safetensors) or GGUF files; offline; nothing is unpickled.",
+    )
+    p.add_argument("--target", required=True, metavar="PATH", help="target model: HF directory or .gguf file")
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--draft", metavar="PATH", help="draft model: HF directory or .gguf file")
+    who.add_argument("--method", choices=("ngram", "suffix"), help="model-free drafting instead of a draft model")
+    p.add_argument("--prompts", required=True, metavar="FILE|builtin:NAME", help="JSONL (prompt, class) or builtin set")
+    p.add_argument("--max-prompts", type=positive_int, metavar="N", help="use the first N prompts")
+    p.add_argument("--temperatures", default="0,0.5,1.0", help="comma list (default 0,0.5,1.0)")
+    p.add_argument("--k", default="1-8", help="draft lengths: range or list (default 1-8)")
+    p.add_argument("--top-k", type=non_negative_int, default=0, help="top-k applied to both models (0 = off)")
+    p.add_argument("--top-p", type=float, default=1.0, help="top-p applied to both models (default 1 = off)")
+    p.add_argument(
+        "--quantize",
+        action="append",
+        default=[],
+        metavar="ROLE=SCHEME[,...]",
+        help="a quantisation what-if (repeatable), e.g. draft=int8 or draft=int8,target=int4; schemes int8, int4, fp8",
+    )
+    p.add_argument("--max-new-tokens", type=positive_int, default=128, metavar="N", help="tokens per prompt")
+    p.add_argument(
+        "--contexts",
+        choices=CONTEXTS,
+        default="per-temperature",
+        help="continuations per temperature "
+        "(exact contexts) or one shared greedy continuation (faster, biased at high T)",
+    )
+    p.add_argument("--prompt-lookup-min", type=positive_int, help="ngram: shortest n-gram (vLLM default 5)")
+    p.add_argument("--prompt-lookup-max", type=positive_int, help="ngram: longest n-gram (vLLM default 5)")
+    p.add_argument("--batch-size", type=positive_int, default=8, help="prompts per continuation batch")
+    p.add_argument("--seed", type=non_negative_int, default=0)
+    p.add_argument("--verify", action="store_true", help="also run the real speculative sampling loop and compare")
+    p.add_argument("--verify-temperatures", default="0,1", help="temperatures for --verify (default 0,1)")
+    p.add_argument("--verify-k", type=positive_int, default=4, help="k for --verify (default 4)")
+    p.add_argument("--json", type=Path, metavar="OUT", help="write the profile JSON here ('-' prints it)")
+    p.add_argument("--plot", type=Path, metavar="OUT.png", help="write acceptance vs temperature (PNG)")
+    p.set_defaults(handler=run)
+
+
+def _lookup(args: argparse.Namespace) -> tuple[int, int]:
+    lo, hi = args.prompt_lookup_min, args.prompt_lookup_max
+    if lo is None and hi is None:
+        return 5, 5  # vLLM's SpeculativeConfig default
+    return (lo if lo is not None else hi), (hi if hi is not None else lo)
+
+
+def build_settings(args: argparse.Namespace) -> ProfileSettings:
+    lo, hi = _lookup(args)
+    if not 0 < args.top_p <= 1:
+        raise SpecwiseError(f"--top-p: expected a number in (0, 1], got {args.top_p}")
+    return ProfileSettings(
+        method=args.method or "draft_model",
+        temperatures=parse_temperatures(args.temperatures),
+        k_values=parse_k_values(args.k),
+        max_new_tokens=args.max_new_tokens,
+        top_k=args.top_k,
+        top_p=args.top_p,
+        contexts=args.contexts,
+        quantizations=tuple(parse_quantize(q) for q in args.quantize),
+        seed=args.seed,
+        batch_size=args.batch_size,
+        prompt_lookup_min=lo,
+        prompt_lookup_max=hi,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None:
+        raise SpecwiseError("profile needs torch and transformers: pip install 'specwise[profile]'")
+    settings = build_settings(args)
+    items = load_prompts(Path(args.prompts))
+    if args.max_prompts:
+        items = items[: args.max_prompts]
+    verify_temps = parse_temperatures(args.verify_temperatures) if args.verify else ()
+
+    from specwise.profiler.runner import Prompt, Timings, load_pair, run_profile
+    from specwise.profiler.verify import verify
+
+    prompts = [Prompt(i.prompt, i.workload_class) for i in items]
+    timings = Timings()
+    loaded = load_pair(args.target, args.draft, settings, len(prompts), timings)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, transient=True, disable=args.json is not None and str(args.json) == "-") as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done)
+
+        results, _conts, ids = run_profile(loaded, prompts, settings, progress, timings)
+        checks = None
+        if verify_temps:
+            checks = verify(loaded.target, loaded.draft, ids, results, settings, verify_temps, args.verify_k, progress)
+    doc = build_document(
+        args.target, args.draft, settings, args.prompts, len(prompts), results, timings.as_dict(), checks
+    )
+    if args.plot:
+        from specwise.report.profile import plot_acceptance_vs_temperature
+
+        plot_acceptance_vs_temperature(doc, args.plot)
+    if args.json is not None and str(args.json) == "-":
+        from specwise.cli.common import print_json
+
+        print_json(doc)
+        return EXIT_OK
+    if args.json is not None:
+        write_json_atomic(args.json, doc)
+    from specwise.report.profile import render_profile
+
+    render_profile(doc)
+    return EXIT_OK

@@ -1,0 +1,85 @@
+"""From one prompt's target/draft distributions to vLLM's counters at every k (torch in, numpy out)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+from specwise.profiler import ngram
+from specwise.profiler.counting import walk
+from specwise.profiler.suffix import SuffixIndex
+
+
+def draft_accept_probs(
+    p: torch.Tensor, q: torch.Tensor, drafting: str, draft_logits: torch.Tensor
+) -> NDArray[np.float64]:
+    """Per position: greedy = p(argmax of the draft's logits); probabilistic = sum_x min(p(x), q(x))."""
+    if drafting == "greedy":
+        idx = draft_logits.argmax(dim=-1)
+        return p.gather(-1, idx[:, None]).squeeze(-1).double().numpy()
+    return torch.minimum(p, q).sum(dim=-1).double().clamp(max=1.0).numpy()
+
+
+def counts_by_k(proposals: Sequence[NDArray[np.float64]], k_values: Sequence[int]) -> NDArray[np.float64]:
+    """(len(k_values), 3 + max k) rows of [drafts, draft_tokens, accepted, accepted_per_pos...]."""
+    k_max = max(k_values)
+    out = np.zeros((len(k_values), 3 + k_max))
+    for row, k in enumerate(k_values):
+        c = walk(proposals, k)
+        out[row, : 3 + k] = c.as_row()
+    return out
+
+
+def model_draft_proposals(accept: NDArray[np.float64], n_start: int, k_max: int) -> list[NDArray[np.float64]]:
+    return [accept[t : t + k_max] for t in range(n_start)]
+
+
+def lookup_token_proposals(
+    method: str,
+    prompt: Sequence[int],
+    continuation: Sequence[int],
+    n_start: int,
+    k_max: int,
+    lookup_min: int,
+    lookup_max: int,
+    history: SuffixIndex | None = None,
+    suffix_max_depth: int = 24,
+    suffix_min_token_prob: float = 0.1,
+) -> list[list[int]]:
+    """Tokens the n-gram / suffix proposer drafts at each start position along the continuation."""
+    seq = list(prompt) + list(continuation)
+    p_len = len(prompt)
+    out: list[list[int]] = []
+    local = SuffixIndex(suffix_max_depth) if method == "suffix" else None
+    indexed = 0
+    for t in range(n_start):
+        context = seq[: p_len + t]
+        if method == "ngram":
+            out.append(ngram.propose(context, k_max, lookup_min, lookup_max))
+            continue
+        assert local is not None
+        local.add(context, start=indexed)
+        indexed = len(context)
+        proposal = local.propose(context, k_max, suffix_min_token_prob)
+        if not proposal and history is not None:
+            proposal = history.propose(context, k_max, suffix_min_token_prob)
+        out.append(proposal)
+    return out
+
+
+def lookup_proposals(tokens: Sequence[Sequence[int]], p: torch.Tensor, n_start: int) -> list[NDArray[np.float64]]:
+    """b_j = p_{t+j}(d_j): the target's probability of each drafted token (one-hot q) along the continuation;
+    proposals running past the profiled continuation are cut there."""
+    out = []
+    rows = p.shape[0]
+    for t in range(n_start):
+        d = list(tokens[t])[: max(0, rows - t)]
+        if not d:
+            out.append(np.zeros(0))
+            continue
+        idx = torch.arange(t, t + len(d))
+        out.append(p[idx, torch.tensor(d)].double().numpy())
+    return out

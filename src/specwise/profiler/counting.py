@@ -1,0 +1,105 @@
+"""vLLM's spec-decode counters, in expectation, from per-position acceptance probabilities along a sequence.
+
+For a step that starts at output position t and proposes m tokens whose acceptance probabilities (each given
+the ones before were accepted) are b_1..b_m, P(accepted >= i) = b_1 * ... * b_i (rejection stops the step).
+Accepting n tokens emits n + 1 (the bonus or the corrected token), so the next step starts at t + n + 1.
+Walking this chain from t = 0 with the probability pi(t) that a step starts at t gives the expected counters
+vLLM would report for the sequence (``vllm/v1/spec_decode/metrics.py``; shared/reference):
+
+    num_drafts = sum_t pi(t) [m_t > 0]      num_draft_tokens = sum_t pi(t) m_t
+    num_accepted_tokens = sum_t pi(t) sum_i P(acc >= i | t)     accepted_per_pos[i] = sum_t pi(t) P(acc >= i | t)
+
+A step that proposes nothing (n-gram lookup found no match) emits one token and counts no draft, as in
+vLLM's scheduler (``make_spec_decoding_stats`` skips steps with no draft tokens). The walk follows the
+observed continuation: after an accepted draft token the context is taken to be the continuation's, which is
+exact at T = 0 (accepted tokens are the greedy path) and an approximation at T > 0 checked against the real
+speculative sampling loop (:mod:`specwise.profiler.specloop`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Expected (or measured) counters for one sequence or a sum of sequences, at one k."""
+
+    k: int
+    drafts: float
+    draft_tokens: float
+    accepted: float
+    accepted_per_pos: tuple[float, ...]
+
+    @property
+    def acceptance_rate(self) -> float:
+        """accepted / draft tokens (vLLM's acceptance rate)."""
+        return self.accepted / self.draft_tokens if self.draft_tokens > 0 else float("nan")
+
+    @property
+    def mean_acceptance_length(self) -> float:
+        """1 + accepted / drafts (vLLM's mean acceptance length; includes the bonus token)."""
+        return 1.0 + self.accepted / self.drafts if self.drafts > 0 else float("nan")
+
+    @property
+    def per_position(self) -> tuple[float, ...]:
+        """accepted_per_pos[i] / drafts: unconditional acceptance of draft position i + 1."""
+        if self.drafts <= 0:
+            return tuple(float("nan") for _ in self.accepted_per_pos)
+        return tuple(a / self.drafts for a in self.accepted_per_pos)
+
+    def as_row(self) -> NDArray[np.float64]:
+        return np.array([self.drafts, self.draft_tokens, self.accepted, *self.accepted_per_pos], dtype=np.float64)
+
+    @classmethod
+    def from_row(cls, k: int, row: NDArray[np.float64]) -> Counts:
+        return cls(k, float(row[0]), float(row[1]), float(row[2]), tuple(float(x) for x in row[3 : 3 + k]))
+
+    @classmethod
+    def total(cls, k: int, items: Sequence[Counts]) -> Counts:
+        row = np.sum([c.as_row() for c in items], axis=0) if items else np.zeros(3 + k)
+        return cls.from_row(k, row)
+
+
+def walk(proposals: Sequence[NDArray[np.float64]], k: int) -> Counts:
+    """Expected counters over one sequence of ``len(proposals)`` output positions.
+
+    ``proposals[t]`` holds the conditional acceptance probabilities b_1..b_m (m <= k is used) of the tokens a
+    step starting at position t would propose; an empty array means no proposal.
+    """
+    n_pos = len(proposals)
+    pi = np.zeros(n_pos + k + 2)
+    pi[0] = 1.0
+    drafts = draft_tokens = 0.0
+    per_pos = np.zeros(k)
+    for t in range(n_pos):
+        w = pi[t]
+        if w <= 0.0:
+            continue
+        b = np.asarray(proposals[t][:k], dtype=np.float64)
+        m = len(b)
+        if m == 0:
+            pi[t + 1] += w
+            continue
+        reach = np.cumprod(b)  # P(acc >= i), i = 1..m
+        drafts += w
+        draft_tokens += w * m
+        per_pos[:m] += w * reach
+        p_exact = np.empty(m + 1)  # P(acc = n), n = 0..m
+        p_exact[0] = 1.0 - reach[0]
+        p_exact[1:m] = reach[:-1] - reach[1:]
+        p_exact[m] = reach[-1]
+        pi[t + 1 : t + m + 2] += w * p_exact
+    return Counts(k, drafts, draft_tokens, float(per_pos.sum()), tuple(float(x) for x in per_pos))
+
+
+def walk_model_draft(accept: NDArray[np.float64], n_start: int, k: int) -> Counts:
+    """A draft model always proposes k tokens: proposals at t are accept[t : t + k] (``accept`` must extend k
+    positions past the ``n_start`` positions where steps may start)."""
+    if len(accept) < n_start + k:
+        raise ValueError(f"accept has {len(accept)} positions; {n_start + k} needed for k={k}")
+    return walk([accept[t : t + k] for t in range(n_start)], k)

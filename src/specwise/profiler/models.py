@@ -1,0 +1,144 @@
+"""Load a causal LM for profiling (torch + transformers, at the edge).
+
+A directory with ``config.json`` + ``*.safetensors`` loads directly; a ``.gguf`` file is dequantised once into
+the specwise cache (:mod:`specwise.weights.convert`). Only safetensors are read (never pickles) and
+``trust_remote_code`` is never passed. Weights are held in float32: the profiler compares probabilities.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from specwise.errors import SpecwiseError
+from specwise.weights.convert import cached_hf_dir, gguf_to_hf
+
+_BYTES_PER_PARAM = 4  # float32
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """A model resolved to an HF directory, with what the profiler needs before loading it."""
+
+    path: Path
+    source: str  # what the user named
+    vocab_size: int
+    num_params: int
+    num_layers: int
+    hidden_size: int
+
+
+def resolve(path_text: str, cache_dir: Path | None = None) -> ModelFiles:
+    path = Path(path_text).expanduser()
+    if not path.exists():
+        raise SpecwiseError(f"{path_text}: no such model file or directory")
+    if path.is_file():
+        if path.suffix != ".gguf":
+            raise SpecwiseError(f"{path_text}: a model is an HF directory (config.json + safetensors) or a .gguf file")
+        path = gguf_to_hf(path, cached_hf_dir(path, cache_dir))
+    cfg_path = path / "config.json"
+    if not cfg_path.is_file():
+        raise SpecwiseError(f"{path_text}: no config.json in the directory")
+    if not any(path.glob("*.safetensors")):
+        found = sorted(p.name for p in path.iterdir() if p.suffix in (".bin", ".pt", ".pth"))
+        hint = f" (found {', '.join(found)}: pickled weights are never loaded)" if found else ""
+        raise SpecwiseError(f"{path_text}: no *.safetensors weights{hint}")
+    try:
+        cfg = json.loads(cfg_path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SpecwiseError(f"{cfg_path}: unreadable config.json ({exc})") from None
+    text_cfg = cfg.get("text_config", cfg)
+    try:
+        vocab = int(text_cfg["vocab_size"])
+        layers = int(text_cfg["num_hidden_layers"])
+        hidden = int(text_cfg["hidden_size"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SpecwiseError(f"{cfg_path}: missing or bad {exc}") from None
+    return ModelFiles(path, path_text, vocab, _safetensors_params(path), layers, hidden)
+
+
+def _safetensors_params(path: Path) -> int:
+    """Parameter count from the safetensors headers (no tensor data read)."""
+    total = 0
+    for f in sorted(path.glob("*.safetensors")):
+        with f.open("rb") as fh:
+            n = int.from_bytes(fh.read(8), "little")
+            if n <= 0 or n > 100_000_000:
+                raise SpecwiseError(f"{f}: not a safetensors file")
+            header = json.loads(fh.read(n))
+        for name, meta in header.items():
+            if name == "__metadata__":
+                continue
+            count = 1
+            for d in meta["shape"]:
+                count *= int(d)
+            total += count
+    return total
+
+
+def available_memory_bytes() -> int:
+    """MemAvailable from /proc/meminfo (Linux); a large number elsewhere (the check is then skipped)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 1 << 62
+
+
+def estimate_bytes(models: list[ModelFiles], max_seq_tokens: int, scored_tokens: int, batch: int) -> int:
+    """Peak host memory: float32 weights of every loaded model (x2 when a quantised copy is loaded beside them),
+    logits of the scored continuation (float32; target and draft logits plus p, q and temporaries: x6), the
+    last-position logits of a generation batch, a KV cache for generation (2 x layers x hidden x 4 B per token,
+    an upper bound for GQA models), plus 1 GiB of runtime."""
+    weights = sum(m.num_params * _BYTES_PER_PARAM for m in models)
+    vocab = max(m.vocab_size for m in models)
+    logits = (scored_tokens + 1) * vocab * 4 * 6 + batch * vocab * 4 * 4
+    kv = sum(2 * m.num_layers * m.hidden_size * 4 * max_seq_tokens * batch for m in models)
+    return weights + logits + kv + (1 << 30)
+
+
+def check_memory(
+    models: list[ModelFiles], max_seq_tokens: int, scored_tokens: int, batch: int, available: int | None = None
+) -> int:
+    need = estimate_bytes(models, max_seq_tokens, scored_tokens, batch)
+    have = available_memory_bytes() if available is None else available
+    if need > have:
+        raise SpecwiseError(
+            f"estimated peak memory {need / 2**30:.1f} GiB exceeds the {have / 2**30:.1f} GiB available; use fewer "
+            "or shorter prompts (--max-new-tokens), a smaller --batch-size, or a machine with more memory"
+        )
+    return need
+
+
+def check_vocab(target: ModelFiles, draft: ModelFiles, target_tokenizer: Any, draft_tokenizer: Any) -> None:
+    """Draft and target must score the same token ids. Padding rows may differ (Qwen2.5 0.5B vs 7B); the
+    tokenizers' defined vocabularies must not."""
+    t_len, d_len = len(target_tokenizer), len(draft_tokenizer)
+    if t_len != d_len or target_tokenizer.get_vocab() != draft_tokenizer.get_vocab():
+        raise SpecwiseError(
+            f"draft and target vocabularies differ: target {target.source} has {t_len:,} tokens "
+            f"({target.vocab_size:,} embedding rows), draft {draft.source} has {d_len:,} "
+            f"({draft.vocab_size:,} rows); speculative decoding needs one tokenizer"
+        )
+
+
+def load(files: ModelFiles) -> tuple[Any, Any]:
+    """(model in eval mode, float32, CPU; tokenizer). Offline; safetensors only; no remote code."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    tok = AutoTokenizer.from_pretrained(files.path, trust_remote_code=False)
+    model = AutoModelForCausalLM.from_pretrained(
+        files.path, dtype=torch.float32, trust_remote_code=False, use_safetensors=True
+    )
+    model.eval()  # type: ignore[no-untyped-call]
+    return model, tok

@@ -1,0 +1,90 @@
+"""Aggregate per-prompt counters into the profile JSON contract (read by advise and the simulator)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from specwise.profiler.bootstrap import ratio_ci
+from specwise.profiler.counting import Counts
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One prompt under one (quantisation, temperature, drafting) setting."""
+
+    quantization: tuple[tuple[str, str], ...]
+    temperature: float
+    drafting: str
+    workload_class: str | None
+    counts: NDArray[np.float64]  # (len(k_values), 3 + k_max)
+    alpha_sum: float
+    alpha_n: int
+
+
+def _nan_to_none(x: float) -> float | None:
+    return None if x != x else round(float(x), 6)
+
+
+def summarise(
+    observations: Sequence[Observation], k_values: Sequence[int], rng: np.random.Generator, resamples: int = 1000
+) -> list[dict[str, Any]]:
+    """One result per (quantisation, temperature, drafting, class); class null = all prompts."""
+    groups: defaultdict[tuple[Any, ...], list[Observation]] = defaultdict(list)
+    classes = {o.workload_class for o in observations}
+    for o in observations:
+        key = (o.quantization, o.temperature, o.drafting)
+        groups[(*key, None)].append(o)
+        if len(classes) > 1 or None not in classes:
+            groups[(*key, o.workload_class)].append(o)
+    results = []
+    for (quant, temperature, drafting, cls), obs in groups.items():
+        stacked = np.stack([o.counts for o in obs])  # (prompts, n_k, 3 + k_max)
+        by_k = []
+        for row, k in enumerate(k_values):
+            per_prompt = stacked[:, row, :]
+            total = Counts.from_row(k, per_prompt.sum(axis=0))
+            rate_ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 1], rng, resamples)
+            al_ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 0], rng, resamples)
+            by_k.append(
+                {
+                    "k": k,
+                    "acceptance_rate": _nan_to_none(total.acceptance_rate),
+                    "mean_acceptance_length": _nan_to_none(total.mean_acceptance_length),
+                    "ci95": [_nan_to_none(rate_ci[0]), _nan_to_none(rate_ci[1])],
+                    "mean_acceptance_length_ci95": [_nan_to_none(1 + al_ci[0]), _nan_to_none(1 + al_ci[1])],
+                    "per_position_acceptance": [_nan_to_none(x) for x in total.per_position],
+                    "num_drafts": round(total.drafts, 3),
+                    "num_draft_tokens": round(total.draft_tokens, 3),
+                    "num_accepted_tokens": round(total.accepted, 3),
+                }
+            )
+        alpha_n = sum(o.alpha_n for o in obs)
+        results.append(
+            {
+                "temperature": temperature,
+                "drafting": drafting,
+                "quantization": dict(quant),
+                "class": cls,
+                "prompts": len(obs),
+                "alpha_mean": _nan_to_none(sum(o.alpha_sum for o in obs) / alpha_n if alpha_n else float("nan")),
+                "per_position_acceptance": by_k[-1]["per_position_acceptance"],
+                "by_k": by_k,
+            }
+        )
+    results.sort(
+        key=lambda r: (
+            len(r["quantization"]),
+            str(r["quantization"]),
+            r["temperature"],
+            r["drafting"],
+            r["class"] is not None,
+            str(r["class"]),
+        )
+    )
+    return results

@@ -1,0 +1,240 @@
+"""Run a profile: continuations from the target, one teacher-forced pass per model, counters at every k.
+
+Cost: continuations are sampled once per temperature (``contexts="per-temperature"``: the contexts are
+distributed as the target's own output at that temperature, as in serving) or once in all (``"shared"``: the
+lowest temperature's continuation is reused for every temperature -- one pass, biased contexts at high T).
+After that each model runs one teacher-forced pass per prompt and continuation; every temperature, top-k/top-p
+and drafting mode is computed from those logits. Quantisation variants re-run only the passes of the model
+they change, on the same continuations.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from specwise.errors import SpecwiseError
+from specwise.profiler import analysis, models, quantize, quantize_spec
+from specwise.profiler.forward import continuation_logits, sample_continuations
+from specwise.profiler.result import Observation, summarise
+from specwise.profiler.sampling import probs
+from specwise.profiler.settings import ProfileSettings
+from specwise.profiler.suffix import SuffixIndex
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    text: str
+    workload_class: str | None = None
+
+
+@dataclass
+class Timings:
+    load_s: float = 0.0
+    continuation_s: float = 0.0
+    target_forward_s: float = 0.0
+    draft_forward_s: float = 0.0
+    analysis_s: float = 0.0
+    extra: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, float]:
+        d = {k: round(v, 3) for k, v in vars(self).items() if k != "extra"}
+        d.update({k: round(v, 3) for k, v in self.extra.items()})
+        return d
+
+
+@dataclass
+class Loaded:
+    target_files: models.ModelFiles
+    draft_files: models.ModelFiles | None
+    target: Any
+    draft: Any | None
+    tokenizer: Any
+
+
+def load_pair(
+    target_path: str, draft_path: str | None, settings: ProfileSettings, n_prompts: int, timings: Timings
+) -> Loaded:
+    t0 = time.perf_counter()
+    target_files = models.resolve(target_path)
+    draft_files = models.resolve(draft_path) if draft_path else None
+    seq = settings.max_prompt_tokens + settings.max_new_tokens + settings.k_max
+    files = [target_files] + ([draft_files] if draft_files else [])
+    models.check_memory(files, seq, settings.max_new_tokens + settings.k_max, min(settings.batch_size, n_prompts))
+    target, tok = models.load(target_files)
+    draft = None
+    if draft_files is not None:
+        draft, draft_tok = models.load(draft_files)
+        models.check_vocab(target_files, draft_files, tok, draft_tok)
+    timings.load_s += time.perf_counter() - t0
+    return Loaded(target_files, draft_files, target, draft, tok)
+
+
+def tokenize(tokenizer: Any, prompts: Sequence[Prompt], max_prompt_tokens: int) -> list[list[int]]:
+    out = []
+    for i, p in enumerate(prompts):
+        ids = list(tokenizer(p.text, add_special_tokens=True)["input_ids"])
+        if not ids:
+            raise SpecwiseError(f"prompt {i + 1}: tokenizes to nothing")
+        out.append(ids[-max_prompt_tokens:])
+    return out
+
+
+def _variant_model(loaded: Loaded, role: str, quant: dict[str, str]) -> Any:
+    base = loaded.target if role == "target" else loaded.draft
+    if role not in quant:
+        return base
+    files = loaded.target_files if role == "target" else loaded.draft_files
+    assert files is not None
+    model, _ = models.load(files)
+    quantize.quantize_model(model, quant[role])
+    return model
+
+
+def run_profile(
+    loaded: Loaded,
+    prompts: Sequence[Prompt],
+    settings: ProfileSettings,
+    progress: Progress | None = None,
+    timings: Timings | None = None,
+) -> tuple[list[dict[str, Any]], dict[float, list[list[int]]], list[list[int]]]:
+    """Returns (results per the JSON contract, continuations by sampling temperature, prompt token ids)."""
+    timings = timings or Timings()
+    torch.manual_seed(settings.seed)
+    ids = tokenize(loaded.tokenizer, prompts, settings.max_prompt_tokens)
+    n_cont = settings.max_new_tokens + settings.k_max
+    pad = loaded.tokenizer.pad_token_id if loaded.tokenizer.pad_token_id is not None else 0
+    groups = settings.continuation_temperature_groups()
+    conts: dict[float, list[list[int]]] = {}
+    t0 = time.perf_counter()
+    for g, (temp, _) in enumerate(groups):
+        done = 0
+
+        def bump(n: int, stage: str = f"continuations T={temp:g} ({g + 1}/{len(groups)})") -> None:
+            nonlocal done
+            done += n
+            if progress:
+                progress(stage, done, len(ids))
+
+        conts[temp] = sample_continuations(
+            loaded.target,
+            ids,
+            n_cont,
+            temp,
+            settings.seed + g,
+            settings.batch_size,
+            settings.top_k,
+            settings.top_p,
+            pad,
+            bump,
+        )
+    timings.continuation_s += time.perf_counter() - t0
+
+    observations: list[Observation] = []
+    variants: list[dict[str, str]] = [{}, *settings.quantizations]
+    total_steps = len(variants) * len(groups) * len(ids)
+    step = 0
+    for quant in variants:
+        t_load = time.perf_counter()
+        target = _variant_model(loaded, "target", quant)
+        draft = _variant_model(loaded, "draft", quant) if loaded.draft is not None else None
+        timings.extra["quantize_load_s"] = timings.extra.get("quantize_load_s", 0.0) + (
+            time.perf_counter() - t_load if quant else 0.0
+        )
+        qkey = tuple(sorted(quant.items()))
+        for temp, eval_temps in groups:
+            history = SuffixIndex(settings.suffix_max_depth) if settings.method == "suffix" else None
+            for i, prompt_ids in enumerate(ids):
+                cont = conts[temp][i]
+                observations.extend(
+                    _observe_prompt(
+                        target,
+                        draft,
+                        prompt_ids,
+                        cont,
+                        eval_temps,
+                        settings,
+                        qkey,
+                        prompts[i].workload_class,
+                        history,
+                        timings,
+                    )
+                )
+                if history is not None:
+                    history.add(cont)
+                step += 1
+                if progress:
+                    progress(f"teacher-forced passes ({quantize_spec.label(quant)})", step, total_steps)
+        if quant:
+            del target, draft
+    t_an = time.perf_counter()
+    results = summarise(
+        observations, settings.k_values, np.random.default_rng(settings.seed), settings.bootstrap_resamples
+    )
+    timings.analysis_s += time.perf_counter() - t_an
+    return results, conts, ids
+
+
+def _observe_prompt(
+    target: Any,
+    draft: Any | None,
+    prompt_ids: list[int],
+    cont: list[int],
+    eval_temps: Sequence[float],
+    s: ProfileSettings,
+    qkey: tuple[tuple[str, str], ...],
+    cls: str | None,
+    history: SuffixIndex | None,
+    timings: Timings,
+) -> list[Observation]:
+    n_start = s.max_new_tokens
+    t0 = time.perf_counter()
+    lt = continuation_logits(target, prompt_ids, cont)
+    timings.target_forward_s += time.perf_counter() - t0
+    ld = None
+    if draft is not None:
+        t0 = time.perf_counter()
+        ld = continuation_logits(draft, prompt_ids, cont)
+        timings.draft_forward_s += time.perf_counter() - t0
+        vocab = min(lt.shape[-1], ld.shape[-1])  # padding rows past the shared vocabulary are never sampled
+        lt, ld = lt[:, :vocab], ld[:, :vocab]
+    t0 = time.perf_counter()
+    lookup_tokens = None
+    if s.method != "draft_model":
+        lookup_tokens = analysis.lookup_token_proposals(
+            s.method,
+            prompt_ids,
+            cont,
+            n_start,
+            s.k_max,
+            s.prompt_lookup_min,
+            s.prompt_lookup_max,
+            history,
+            s.suffix_max_depth,
+            s.suffix_min_token_prob,
+        )
+    out = []
+    for temp in eval_temps:
+        p = probs(lt, temp, s.top_k, s.top_p)
+        for drafting in s.drafting_modes:
+            if ld is not None:
+                q = probs(ld, temp, s.top_k, s.top_p)
+                accept = analysis.draft_accept_probs(p, q, drafting, ld)
+                proposals = analysis.model_draft_proposals(accept, n_start, s.k_max)
+                alpha_sum, alpha_n = float(accept[:n_start].sum()), n_start
+            else:
+                assert lookup_tokens is not None
+                proposals = analysis.lookup_proposals(lookup_tokens, p, n_start)
+                firsts = [b[0] for b in proposals if len(b)]
+                alpha_sum, alpha_n = float(sum(firsts)), len(firsts)
+            counts = analysis.counts_by_k(proposals, s.k_values)
+            out.append(Observation(qkey, float(temp), drafting, cls, counts, alpha_sum, alpha_n))
+    timings.analysis_s += time.perf_counter() - t0
+    return out

@@ -1,0 +1,106 @@
+"""What a profile run measures (validated once, so the runner never sees a bad value)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from specwise.errors import SpecwiseError
+
+METHODS = ("draft_model", "ngram", "suffix")
+DRAFTING_MODES = ("greedy", "probabilistic")
+CONTEXTS = ("per-temperature", "shared")
+MAX_K = 16
+
+
+@dataclass(frozen=True)
+class ProfileSettings:
+    method: str = "draft_model"
+    temperatures: tuple[float, ...] = (0.0, 0.5, 1.0)
+    k_values: tuple[int, ...] = tuple(range(1, 9))
+    max_new_tokens: int = 128
+    max_prompt_tokens: int = 1024
+    top_k: int = 0
+    top_p: float = 1.0
+    contexts: str = "per-temperature"
+    quantizations: tuple[dict[str, str], ...] = field(default_factory=tuple)
+    seed: int = 0
+    batch_size: int = 8
+    prompt_lookup_min: int = 5
+    prompt_lookup_max: int = 5
+    suffix_max_depth: int = 24
+    suffix_min_token_prob: float = 0.1
+    bootstrap_resamples: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise SpecwiseError(f"method: {self.method!r} is not one of {', '.join(METHODS)}")
+        if not self.temperatures:
+            raise SpecwiseError("temperatures: at least one is needed")
+        for t in self.temperatures:
+            if not t >= 0 or t != t:
+                raise SpecwiseError(f"temperatures: must be >= 0, got {t}")
+        if not self.k_values or min(self.k_values) < 1 or max(self.k_values) > MAX_K:
+            raise SpecwiseError(f"k: values must be in 1..{MAX_K}, got {list(self.k_values)}")
+        if self.max_new_tokens < 2:
+            raise SpecwiseError(f"max_new_tokens: must be >= 2, got {self.max_new_tokens}")
+        if self.contexts not in CONTEXTS:
+            raise SpecwiseError(f"contexts: {self.contexts!r} is not one of {', '.join(CONTEXTS)}")
+        if not 0 < self.top_p <= 1 or self.top_k < 0:
+            raise SpecwiseError("top_p must be in (0, 1] and top_k >= 0")
+        if not 1 <= self.prompt_lookup_min <= self.prompt_lookup_max:
+            raise SpecwiseError(
+                f"prompt_lookup_min={self.prompt_lookup_min} must be >= 1 and <= "
+                f"prompt_lookup_max={self.prompt_lookup_max}"
+            )
+        if self.method != "draft_model" and self.quantizations and any("draft" in q for q in self.quantizations):
+            raise SpecwiseError(f"quantize: method {self.method} has no draft model to quantise")
+
+    @property
+    def k_max(self) -> int:
+        return max(self.k_values)
+
+    @property
+    def drafting_modes(self) -> tuple[str, ...]:
+        # n-gram and suffix proposals are deterministic: a one-hot q, i.e. greedy drafting.
+        return DRAFTING_MODES if self.method == "draft_model" else ("greedy",)
+
+    def continuation_temperature_groups(self) -> list[tuple[float, tuple[float, ...]]]:
+        """(temperature the continuation is sampled at, temperatures evaluated on it)."""
+        temps = tuple(sorted(set(self.temperatures)))
+        if self.contexts == "shared":
+            return [(temps[0], temps)]
+        return [(t, (t,)) for t in temps]
+
+
+def parse_k_values(text: str) -> tuple[int, ...]:
+    """``1-8`` or ``1,2,4`` -> sorted unique ints."""
+    values: set[int] = set()
+    try:
+        for part in (p.strip() for p in text.split(",") if p.strip()):
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                if lo > hi:
+                    raise ValueError
+                values.update(range(lo, hi + 1))
+            else:
+                values.add(int(part))
+    except ValueError:
+        raise SpecwiseError(f"--k {text!r}: expected a range like 1-8 or a list like 1,2,4") from None
+    if not values or min(values) < 1:
+        raise SpecwiseError(f"--k {text!r}: k must be >= 1 (k = 0 is no speculation)")
+    if max(values) > MAX_K:
+        raise SpecwiseError(f"--k {text!r}: k above {MAX_K} is not profiled")
+    return tuple(sorted(values))
+
+
+def parse_temperatures(text: str) -> tuple[float, ...]:
+    try:
+        temps = tuple(float(p) for p in text.split(",") if p.strip())
+    except ValueError:
+        raise SpecwiseError(f"--temperatures {text!r}: expected numbers like 0,0.5,1.0") from None
+    if not temps:
+        raise SpecwiseError("--temperatures: at least one is needed")
+    for t in temps:
+        if not t >= 0 or t != t or t == float("inf"):
+            raise SpecwiseError(f"--temperatures: {t} is not allowed; temperatures are finite and >= 0")
+    return temps

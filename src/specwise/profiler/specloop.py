@@ -1,0 +1,162 @@
+"""The proof: a real speculative sampling loop on the same pair (Leviathan et al. 2023, Algorithm 1; Chen et al.
+2023; the step follows gpt-fast's ``speculative_decode``), with vLLM's counters kept as it runs.
+
+Per step: the draft proposes k tokens (its argmax under greedy drafting, a sample from q under probabilistic
+drafting); the target scores them in one pass; token i is accepted with probability min(1, p(x)/q(x)) (q one-hot
+under greedy drafting, so p(x)); on the first rejection a token is drawn from norm(max(p - q, 0)); if all k are
+accepted the bonus token comes from the target's next distribution. At T = 0 acceptance is an exact argmax match.
+The output is distributed as the target's own samples, so its contexts are what the profiler's are.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import DynamicCache
+
+from specwise.profiler import ngram
+from specwise.profiler.counting import Counts
+from specwise.profiler.sampling import probs, sample
+
+# transformers 5.2x renames past_key_values -> cache (removal in 5.40, above the pinned range); the old name
+# works across the whole range, so keep it and keep the logs clean.
+warnings.filterwarnings("ignore", message=".*past_key_values.*deprecated", category=FutureWarning)
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    counts: Counts
+    tokens: int
+    wall_s: float
+
+
+def _pick(p_row: torch.Tensor, temperature: float, gen: torch.Generator) -> int:
+    return int(p_row.argmax().item()) if temperature == 0 else sample(p_row, gen)
+
+
+class _Runner:
+    """A model with a KV cache that always holds every token of ``seq`` but the last few it has not seen."""
+
+    def __init__(self, model: Any) -> None:
+        self.model, self.cache, self.seen = model, DynamicCache(), 0
+
+    @torch.no_grad()
+    def feed(self, seq: Sequence[int]) -> torch.Tensor:
+        """Run the unseen tail of ``seq``; return logits for every fed position."""
+        ids = torch.tensor([list(seq[self.seen :])])
+        out = self.model(input_ids=ids, past_key_values=self.cache, use_cache=True)
+        self.seen = len(seq)
+        logits: torch.Tensor = out.logits[0].float()
+        return logits
+
+    def rewind(self, length: int) -> None:
+        if length < self.seen:
+            self.cache.crop(length - self.seen)  # transformers 5: a negative count removes that many tokens
+        self.seen = length
+
+
+@torch.no_grad()
+def speculative_generate(
+    target: Any,
+    draft: Any | None,
+    prompt: Sequence[int],
+    n_tokens: int,
+    k: int,
+    temperature: float,
+    drafting: str,
+    seed: int,
+    lookup: tuple[int, int] = (5, 5),
+    top_k: int = 0,
+    top_p: float = 1.0,
+) -> LoopResult:
+    """Generate at least ``n_tokens`` after ``prompt``; ``draft=None`` drafts by n-gram lookup (vLLM semantics)."""
+    gen = torch.Generator().manual_seed(seed)
+    t0 = time.perf_counter()
+    seq = list(prompt)
+    tgt = _Runner(target)
+    tgt.feed(seq[:-1]) if len(seq) > 1 else None
+    dft = _Runner(draft) if draft is not None else None
+    if dft is not None and len(seq) > 1:
+        dft.feed(seq[:-1])
+    drafts = draft_tokens = accepted = 0
+    per_pos = np.zeros(k)
+    generated = 0
+    while generated < n_tokens:
+        base = len(seq)
+        proposal: list[int] = []
+        qs: list[torch.Tensor | None] = []
+        if dft is not None:
+            ctx = list(seq)
+            for _ in range(k):
+                logits = dft.feed(ctx)[-1]
+                if drafting == "greedy" or temperature == 0:
+                    x = int(logits.argmax().item())
+                    qs.append(None)  # one-hot
+                else:
+                    q_draft = probs(logits[None], temperature, top_k, top_p)[0]
+                    x = sample(q_draft, gen)
+                    qs.append(q_draft)
+                proposal.append(x)
+                ctx.append(x)
+        else:
+            proposal = ngram.propose(seq, k, lookup[0], lookup[1])
+            qs = [None] * len(proposal)
+        logits = tgt.feed(seq + proposal)[-(len(proposal) + 1) :]
+        p = probs(logits, temperature, top_k, top_p)
+        n_acc = 0
+        for i, x in enumerate(proposal):
+            qi = qs[i]
+            if temperature == 0:
+                ok = int(p[i].argmax().item()) == x
+            else:
+                ratio = float(p[i, x]) if qi is None else min(1.0, float(p[i, x]) / max(float(qi[x]), 1e-30))
+                ok = float(torch.rand(1, generator=gen)) < ratio
+            if not ok:
+                break
+            n_acc += 1
+        if n_acc < len(proposal):
+            if temperature == 0:
+                nxt = int(p[n_acc].argmax().item())
+            else:
+                q_rej = qs[n_acc]
+                residual = p[n_acc].clone()
+                if q_rej is None:
+                    residual[proposal[n_acc]] = 0.0
+                else:
+                    residual = (residual - q_rej).clamp(min=0.0)
+                nxt = (
+                    sample(residual / residual.sum(), gen) if residual.sum() > 0 else _pick(p[n_acc], temperature, gen)
+                )
+        else:
+            nxt = _pick(p[len(proposal)], temperature, gen)
+        if proposal:
+            drafts += 1
+            draft_tokens += len(proposal)
+            accepted += n_acc
+            per_pos[:n_acc] += 1
+        seq.extend([*proposal[:n_acc], nxt])
+        generated += n_acc + 1
+        tgt.rewind(base + n_acc)
+        if dft is not None:
+            dft.rewind(min(dft.seen, base + n_acc))
+    counts = Counts(k, float(drafts), float(draft_tokens), float(accepted), tuple(float(x) for x in per_pos))
+    return LoopResult(counts, generated, time.perf_counter() - t0)
+
+
+@torch.no_grad()
+def autoregressive_generate(target: Any, prompt: Sequence[int], n_tokens: int, temperature: float, seed: int) -> float:
+    """Wall seconds for plain decoding of ``n_tokens`` (the baseline the loop's speedup is measured against)."""
+    gen = torch.Generator().manual_seed(seed)
+    t0 = time.perf_counter()
+    runner = _Runner(target)
+    seq = list(prompt)
+    for _ in range(n_tokens):
+        p = probs(runner.feed(seq)[-1:], temperature)[0]
+        seq.append(_pick(p, temperature, gen))
+    return time.perf_counter() - t0

@@ -1,0 +1,97 @@
+"""Empirical check of a profile: run the real speculative sampling loop and compare acceptance with the
+prediction at the same (temperature, drafting, k); also the loop's wall-clock speedup over plain decoding."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from specwise.profiler.bootstrap import ratio_ci
+from specwise.profiler.settings import ProfileSettings
+from specwise.profiler.specloop import autoregressive_generate, speculative_generate
+
+TOLERANCE = 0.03
+
+
+def predicted_rate(results: Sequence[dict[str, Any]], temperature: float, drafting: str, k: int) -> float | None:
+    for r in results:
+        if (
+            r["temperature"] == temperature
+            and r["drafting"] == drafting
+            and r["class"] is None
+            and not r["quantization"]
+        ):
+            for row in r["by_k"]:
+                if row["k"] == k:
+                    rate: float | None = row["acceptance_rate"]
+                    return rate
+    return None
+
+
+def verify(
+    target: Any,
+    draft: Any | None,
+    prompt_ids: Sequence[Sequence[int]],
+    results: Sequence[dict[str, Any]],
+    settings: ProfileSettings,
+    temperatures: Sequence[float],
+    k: int,
+    progress: Callable[[str, int, int], None] | None = None,
+    measure_speedup: bool = True,
+) -> list[dict[str, Any]]:
+    """One row per (temperature, drafting mode): measured vs predicted acceptance rate at ``k``; with
+    ``measure_speedup`` also plain decoding of the same number of tokens, for the loop's CPU speedup."""
+    rows = []
+    jobs = [(t, m) for t in temperatures for m in settings.drafting_modes]
+    for j, (temp, drafting) in enumerate(jobs):
+        per_prompt = np.zeros((len(prompt_ids), 3))
+        spec_s = base_s = 0.0
+        tokens = 0
+        for i, ids in enumerate(prompt_ids):
+            seed = settings.seed * 7919 + i
+            res = speculative_generate(
+                target,
+                draft,
+                ids,
+                settings.max_new_tokens,
+                k,
+                temp,
+                drafting,
+                seed,
+                (settings.prompt_lookup_min, settings.prompt_lookup_max),
+                settings.top_k,
+                settings.top_p,
+            )
+            per_prompt[i] = (res.counts.drafts, res.counts.draft_tokens, res.counts.accepted)
+            spec_s += res.wall_s
+            tokens += res.tokens
+            if measure_speedup:
+                base_s += autoregressive_generate(target, ids, res.tokens, temp, seed)
+            if progress:
+                progress(f"verify T={temp:g} {drafting} k={k} ({j + 1}/{len(jobs)})", i + 1, len(prompt_ids))
+        totals = per_prompt.sum(axis=0)
+        measured = totals[2] / totals[1] if totals[1] else float("nan")
+        ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 1], np.random.default_rng(settings.seed), 1000)
+        predicted = predicted_rate(results, temp, drafting, k)
+        diff = None if predicted is None else measured - predicted
+        agrees = diff is not None and (abs(diff) <= TOLERANCE or ci[0] <= predicted <= ci[1])  # type: ignore[operator]
+        rows.append(
+            {
+                "temperature": temp,
+                "drafting": drafting,
+                "k": k,
+                "measured_acceptance_rate": round(float(measured), 6),
+                "measured_ci95": [round(ci[0], 6), round(ci[1], 6)],
+                "measured_mean_acceptance_length": round(1 + totals[2] / totals[0], 6) if totals[0] else None,
+                "predicted_acceptance_rate": predicted,
+                "difference": None if diff is None else round(float(diff), 6),
+                "agrees": bool(agrees),
+                "tokens": tokens,
+                "speculative_wall_s": round(spec_s, 3),
+                "autoregressive_wall_s": round(base_s, 3) if measure_speedup else None,
+                "measured_speedup": round(base_s / spec_s, 4) if measure_speedup and spec_s > 0 else None,
+            }
+        )
+    return rows

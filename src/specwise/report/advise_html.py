@@ -1,0 +1,132 @@
+"""The advise report: one self-contained HTML page (inline CSS, plots as data: URIs, no scripts, nothing
+fetched at view time). Written atomically: a failure leaves no half-written page."""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+from pathlib import Path
+from typing import Any
+
+from specwise.report import advise_plots
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;color:#222;
+line-height:1.45;padding:0 1em}
+h1{font-size:1.5em} h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid #ddd}
+.decision{padding:1em 1.2em;border-radius:8px;font-size:1.1em}
+.enable{background:#e6f4ea;border:1px solid #34a853}.enable_below{background:#fef7e0;border:1px solid #f9ab00}
+.disable{background:#fce8e6;border:1px solid #d93025}
+.assumed{background:#fff3cd;border:1px solid #f0ad4e;padding:.6em 1em;border-radius:6px;margin-top:.8em}
+table{border-collapse:collapse;width:100%;font-size:.9em;margin:.6em 0}
+th,td{border:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-align:top} th{background:#f5f5f5}
+.pass{color:#137333;font-weight:600}.warn{color:#b06000;font-weight:600}.fail{color:#c5221f;font-weight:600}
+pre{background:#f6f8fa;padding:.8em;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
+img{max-width:100%;border:1px solid #eee;margin:.4em 0} .grid{display:flex;flex-wrap:wrap;gap:1em}
+"""
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x))
+
+
+def _img(png: bytes, alt: str) -> str:
+    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+
+
+def render_html(doc: dict[str, Any]) -> str:
+    cands = {c["candidate"]: c for c in doc["candidates"]}
+    ranked = [cands[n] for n in doc["ranking"]]
+    top = ranked[0]
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>specwise advise: {_e(doc['scenario'])}</title><style>{_CSS}</style></head><body>",
+        f"<h1>Speculative decoding for {_e(doc['target'])} on {doc['tp']} x {_e(doc['gpu'])}</h1>",
+        f"<div class='decision {doc['decision']}'><b>{_e(doc['headline'])}</b><br>{_e(doc['reason'])}</div>",
+    ]
+    if doc["assumed_acceptance_for"]:
+        parts.append(
+            "<div class='assumed'><b>ASSUMED acceptance</b> (nothing measured) for workload(s): "
+            + _e(", ".join(doc["assumed_acceptance_for"]))
+            + ". Measure it: <code>specwise profile</code> (offline) or <code>specwise bench</code> (server), "
+            "then pass <code>--profile</code> / <code>--bench</code>.</div>"
+        )
+    parts.append("<h2>Commands</h2><pre>" + _e(doc["vllm"]["serve_command"]) + "</pre>")
+    if doc["vllm"]["speculative_config"]:
+        import json
+
+        parts.append(
+            "<p>--speculative-config:</p><pre>" + _e(json.dumps(doc["vllm"]["speculative_config"], indent=2)) + "</pre>"
+        )
+    parts.append(
+        "<p>Monitor it (PromQL):</p><pre>acceptance rate = "
+        + _e(doc["monitoring"]["acceptance_rate_promql"])
+        + "\nmean acceptance length = "
+        + _e(doc["monitoring"]["acceptance_length_promql"])
+        + "</pre>"
+    )
+    parts.append(
+        f"<h2>Candidates at {doc['operating_qps']:g} QPS</h2><table><tr><th>rank</th><th>candidate</th>"
+        "<th>verdict</th><th>k / schedule</th><th>speedup</th><th>KV tokens (without draft)</th>"
+        "<th>reason</th></tr>"
+    )
+    for i, c in enumerate(ranked, start=1):
+        s = c.get("speedup_at_operating_qps")
+        sched = f"{c['k']}" + (f"<br>{_e(c['schedule'])}" if c.get("schedule") else "")
+        css = "pass" if c["verdict"].startswith("enable") else "fail"
+        parts.append(
+            f"<tr><td>{i}</td><td>{_e(c['candidate'])}</td><td class='{css}'>"
+            f"{_e(c['verdict'])}</td><td>{sched}</td><td>{'-' if s is None else f'{s:.2f}x'}</td>"
+            f"<td>{c['memory']['kv_cache_tokens']:,} ({c['memory']['kv_cache_tokens_without_draft']:,})</td>"
+            f"<td>{_e(c['reason'])}</td></tr>"
+        )
+    parts.append("</table>")
+    parts.append(
+        f"<h2>Rule checks: {_e(top['candidate'])}</h2><table><tr><th>rule</th><th>status</th>"
+        "<th>message</th><th>evidence</th></tr>"
+    )
+    for r in top.get("rules", []):
+        parts.append(
+            f"<tr><td>{_e(r['rule'])}</td><td class='{r['status']}'>{r['status']}</td>"
+            f"<td>{_e(r['message'])}</td><td>{_e(r['evidence'])}</td></tr>"
+        )
+    parts.append(
+        "</table><h2>Acceptance evidence</h2><table><tr><th>candidate</th><th>workload</th><th>kind</th>"
+        "<th>source</th></tr>"
+    )
+    for c in ranked:
+        for e in c["evidence"]:
+            parts.append(
+                f"<tr><td>{_e(c['candidate'])}</td><td>{_e(e['workload'])}</td><td>{_e(e['kind'])}</td>"
+                f"<td>{_e(e['source'])}</td></tr>"
+            )
+    parts.append("</table><h2>Plots</h2><div class='grid'>")
+    simulated = [c for c in ranked if c.get("sim")]
+    for c in simulated:
+        parts.append(_img(advise_plots.speedup_vs_qps(c), f"speedup vs QPS: {c['candidate']}"))
+    if simulated:
+        parts.append(_img(advise_plots.latency_percentiles(simulated[0]), "latency percentiles"))
+    curves = [(p["series"], p["temperature"], p["acceptance"]) for p in doc.get("acceptance_vs_temperature", [])]
+    if curves:
+        parts.append(_img(advise_plots.acceptance_vs_temperature(curves), "acceptance vs temperature"))
+    parts.append(_img(advise_plots.per_position(ranked), "per-position acceptance"))
+    parts.append(_img(advise_plots.memory_bars(ranked), "memory per GPU"))
+    parts.append(
+        "</div><p><small>specwise advise; simulated with specwise's serving simulator; every number "
+        "above names its source.</small></p></body></html>"
+    )
+    return "\n".join(parts)
+
+
+def write_report(doc: dict[str, Any], path: Path) -> Path:
+    text = render_html(doc)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path

@@ -1,0 +1,162 @@
+"""The decision flips sensibly on the shipped examples (examples/advise/), and every reason names evidence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specwise.advise.decision import advise, k_schedule
+from specwise.advise.inputs import load_inputs
+from specwise.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"
+
+
+def _run(name: str, **kw: Any) -> dict[str, Any]:
+    return advise(load_inputs(EXAMPLES / f"{name}.toml"), processes=1, **kw)
+
+
+def _cand(doc: dict[str, Any], label: str) -> dict[str, Any]:
+    return next(c for c in doc["candidates"] if c["candidate"] == label)
+
+
+def test_low_qps_summarisation_with_ngram_enables() -> None:
+    doc = _run("summarize-low-qps")
+    assert doc["decision"] == "enable" and doc["recommended"] == "ngram"
+    spec = doc["vllm"]["speculative_config"]
+    assert spec["method"] == "ngram" and spec["num_speculative_tokens"] >= 2
+    assert (spec["prompt_lookup_min"], spec["prompt_lookup_max"]) == (2, 4)
+    assert "--speculative-config" in doc["vllm"]["serve_argv"]
+    assert doc["assumed_acceptance_for"] == ["summarize"]  # said loudly: nothing was measured
+    assert _cand(doc, "ngram")["speedup_at_operating_qps"] > 1.5
+
+
+def test_same_workload_at_high_qps_disables() -> None:
+    doc = _run("summarize-high-qps")
+    assert doc["decision"] == "disable"
+    assert doc["vllm"]["speculative_config"] is None
+    assert "--speculative-config" not in doc["vllm"]["serve_argv"]
+    ngram = _cand(doc, "ngram")
+    assert ngram["speedup_at_operating_qps"] < 1.05
+    assert "64 QPS" in ngram["reason"] and "would pay at 0.5" in ngram["reason"]
+    assert any(r["rule"] == "high-QPS saturation" and r["status"] == "warn" for r in ngram["rules"])
+
+
+def test_draft_that_does_not_fit_is_not_recommended_for_memory() -> None:
+    doc = _run("draft-does-not-fit")
+    draft = _cand(doc, "draft_model:meta-llama/Llama-3.1-8B-Instruct")
+    assert draft["verdict"] == "does_not_fit"
+    assert "GiB" in draft["reason"] and "does not fit" in draft["reason"]
+    assert any(r["rule"] == "VRAM for both models" and r["status"] == "fail" for r in draft["rules"])
+    assert doc["recommended"] != draft["candidate"]
+
+
+def test_int4_target_warns_about_acceptance() -> None:
+    doc = _run("int4-target")
+    rules = {r["rule"]: r for r in doc["candidates"][0]["rules"]}
+    assert rules["quantisation"]["status"] == "warn" and "INT4 target" in rules["quantisation"]["message"]
+    # INT4/INT8 need quantised checkpoints (auto-detected by vLLM): no invalid --quantization flag is emitted
+    assert "--quantization" not in doc["vllm"]["serve_argv"]
+    assert "quantization" not in (doc["vllm"]["speculative_config"] or {})
+
+
+def test_profile_evidence_replaces_the_prior(tmp_path: Path) -> None:
+    profile = {
+        "method": "ngram",
+        "target": "t",
+        "draft": None,
+        "results": [
+            {
+                "temperature": 0.0,
+                "drafting": "greedy",
+                "quantization": {},
+                "class": None,
+                "alpha_mean": 0.1,
+                "per_position_acceptance": [0.08, 0.03, 0.01, 0.0, 0.0, 0.0],
+                "by_k": [],
+            },
+        ],
+    }
+    path = tmp_path / "ngram-profile.json"
+    path.write_text(json.dumps(profile))
+    doc = _run("summarize-low-qps", profile_paths=[path])
+    ngram = _cand(doc, "ngram")
+    assert ngram["evidence"][0]["kind"] == "profiled" and path.name in ngram["evidence"][0]["source"]
+    assert ngram["verdict"] == "disable"  # measured: nothing to copy -> AL ~1.1, the prior was wrong
+    assert doc["recommended"] == "draft_model:meta-llama/Llama-3.2-1B-Instruct"
+
+
+def test_k_schedule_goes_to_zero_where_speculation_stops_paying() -> None:
+    doc = {
+        "baseline": {
+            "by_qps": [{"qps": 1, "e2e_p50_s": 4.0}, {"qps": 8, "e2e_p50_s": 8.0}, {"qps": 32, "e2e_p50_s": 6.0}]
+        },
+        "best_k_by_qps": {"1": 4, "8": 2, "32": 2},
+        "best_speedup_by_qps": {"1": 1.8, "8": 1.2, "32": 1.01},
+    }
+    assert k_schedule(doc, [1, 8, 32], 256, 1.05) == [(1, 34, 4), (35, 128, 2), (129, 256, 0)]
+
+
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        ("[[candidate]]\nmethod = 'medusa2'", "[[candidate]] #3.method: expected one of"),
+        ("[[candidate]]\nmethod = 'draft_model'", "[[candidate]] #3.draft: method draft_model needs"),
+        ("[[candidate]]\nmethod = 'ngram'\nprompt_lookup_min = 5\nprompt_lookup_max = 2", "prompt_lookup_min"),
+        ("[[candidate]]\nmethod = 'ngram'\nspeed = 3", "unknown key(s): speed"),
+        ("[advise]\noperating_qps = -1", "[advise].operating_qps"),
+    ],
+)
+def test_bad_scenarios_name_the_field(
+    patch: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (EXAMPLES / "summarize-low-qps.toml").read_text()
+    if patch.startswith("[advise]"):
+        text = text.replace("[advise]\noperating_qps = 0.5", patch)
+    else:
+        text += "\n" + patch + "\n"
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    report = tmp_path / "report.html"
+    assert main(["advise", "--scenario", str(bad), "--report", str(report)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+    assert not report.exists() and not list(tmp_path.glob(".*tmp"))  # nothing half-written
+
+
+def test_workload_acceptance_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (
+        (EXAMPLES / "summarize-low-qps.toml")
+        .read_text()
+        .replace('task = "summarization"', 'task = "summarization"\nacceptance = 0.7')
+    )
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    assert main(["advise", "--scenario", str(bad)]) == 2
+    assert "depends on the candidate" in capsys.readouterr().err
+
+
+def test_cli_json_and_html_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "out" / "advise.html"
+    code = main(
+        [
+            "advise",
+            "--scenario",
+            str(EXAMPLES / "summarize-low-qps.toml"),
+            "--processes",
+            "1",
+            "--report",
+            str(report),
+            "--json",
+        ]
+    )
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["decision"] == "enable" and doc["report"] == str(report)
+    page = report.read_text()
+    assert "<script" not in page and "http://" not in page.replace("http://HOST:PORT", "")
+    assert page.count("data:image/png;base64,") >= 5
+    assert "Enable ngram" in page and "ASSUMED acceptance" in page

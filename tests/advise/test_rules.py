@@ -1,0 +1,110 @@
+"""Each practitioner rule on its own: pass / warn / fail with its evidence."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from specwise.acceptance.model import AcceptanceModel
+from specwise.advise import rules
+from specwise.advise.evidence import Evidence
+from specwise.advise.priors import prior
+from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
+from specwise.memory import MemoryPlanRequest, plan_memory
+
+TARGET = resolve_model("meta-llama/Llama-3.1-70B-Instruct")
+H100 = resolve_gpu("H100-SXM-80GB")
+
+
+def _input(draft_name: str = "meta-llama/Llama-3.2-1B-Instruct", alphas: tuple[float, ...] = (0.8,), **kw: object):
+    choice, _ = resolve_draft(draft_name, TARGET)
+    plan = plan_memory(MemoryPlanRequest(target=TARGET, gpu=H100, tp=4, draft=choice, max_model_len=8192))
+    ev = [Evidence(f"c{i}", "given", "test", AcceptanceModel.iid(a)) for i, a in enumerate(alphas)]
+    base = rules.RuleInput(
+        "draft_model",
+        TARGET,
+        choice.spec,
+        plan,
+        ev,
+        [0.0] * len(alphas),
+        4,
+        "greedy",
+        "auto",
+        "auto",
+        {1.0: 2.0, 8.0: 1.5},
+        1.05,
+    )
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+def test_size_ratio() -> None:
+    assert rules.size_ratio(_input()).status == "pass"  # 70B : 1.2B ~ 1:57 -> smaller than 1:12, fine
+    in_range = rules.size_ratio(_input("meta-llama/Llama-3.1-8B-Instruct"))
+    assert in_range.status == "pass" and "1:8.8" in in_range.evidence and "within" in in_range.message
+    big = rules.size_ratio(_input(target=resolve_model("meta-llama/Llama-3.1-8B-Instruct")))
+    assert big.status == "warn" and "1:6." in big.evidence
+    assert rules.size_ratio(_input(draft=TARGET)).status == "fail"
+
+
+def test_acceptance_level_uses_al_not_only_the_rate() -> None:
+    assert rules.acceptance_level(_input(alphas=(0.8,))).status == "pass"
+    r = rules.acceptance_level(_input(alphas=(0.6,)))
+    assert r.status == "warn" and "AL" in r.message  # rate at k=4 is 0.43, AL 2.3: warn, explained
+    assert rules.acceptance_level(_input(alphas=(0.1,))).status == "fail"
+
+
+def test_temperature_and_greedy_drafting() -> None:
+    assert rules.temperature(_input()).status == "pass"
+    r = rules.temperature(_input(temperatures=[0.0, 0.8]))
+    assert r.status == "warn" and "probabilistic" in r.message
+
+
+def test_saturation() -> None:
+    assert rules.saturation(_input()).status == "pass"
+    r = rules.saturation(_input(best_speedup_by_qps={1.0: 2.0, 8.0: 1.2, 32.0: 0.7}))
+    assert r.status == "warn" and "32" in r.message
+    assert rules.saturation(_input(best_speedup_by_qps={1.0: 1.01})).status == "fail"
+
+
+def test_memory() -> None:
+    assert rules.memory(_input()).status in ("pass", "warn")
+    choice, _ = resolve_draft("meta-llama/Llama-3.1-8B-Instruct", TARGET)
+    tight = plan_memory(MemoryPlanRequest(target=TARGET, gpu=H100, tp=2, draft=choice, max_model_len=8192))
+    r = rules.memory(_input(plan=tight))
+    assert r.status == "fail" and "GiB" in r.message
+
+
+@pytest.mark.parametrize(
+    ("target_q", "draft_q", "status"),
+    [
+        ("auto", "auto", "pass"),
+        ("int4", "auto", "warn"),
+        ("awq", "int8", "warn"),
+        ("auto", "int8", "pass"),
+        ("auto", "int4", "warn"),
+    ],
+)
+def test_quantisation(target_q: str, draft_q: str, status: str) -> None:
+    assert rules.quantization(_input(target_quantization=target_q, draft_quantization=draft_q)).status == status
+
+
+def test_mixed_workloads() -> None:
+    assert rules.mixed_workload(_input(alphas=(0.8, 0.78))).status == "pass"
+    r = rules.mixed_workload(_input(alphas=(0.9, 0.2)))
+    assert r.status == "warn" and "c1" in r.message
+
+
+def test_monitoring_gives_promql() -> None:
+    r = rules.monitoring(_input())
+    assert "vllm:spec_decode_num_accepted_tokens_total" in r.evidence and "num_drafts_total" in r.evidence
+
+
+def test_priors_are_labelled_and_fall_with_temperature() -> None:
+    cold, hot = prior("draft_model", "code", 0.0), prior("draft_model", "code", 1.0)
+    assert "ASSUMED" in cold.source
+    assert hot.model.conditional_at(1) < cold.model.conditional_at(1)
+    assert prior("draft_model", "code", 1.0, "probabilistic").model.conditional_at(1) > hot.model.conditional_at(1)
+    assert prior("ngram", "summarization", 0.0).model.conditional_at(1) > prior(
+        "ngram", "chat", 0.0
+    ).model.conditional_at(1)

@@ -1,0 +1,24 @@
+"""The real vLLM CPU engine the slow tier uses: its venv, the SmolLM2 models, common server flags."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
+MODEL = ROOT / "models" / "smollm2-135m"
+DRAFT = ROOT / "models" / "smollm2-135m-draft4"
+EXTRA = ("--dtype", "bfloat16", "--max-model-len", "2048", "--max-num-seqs", "8", "--enforce-eager")
+ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CACHE_ROOT": "/tmp/specwise-vllm-cache"}
+
+
+def require_engine() -> None:
+    """Skip without `make vllm models`; with SPECWISE_REQUIRE_VLLM=1 (set by the Makefile) fail instead."""
+    if not PYTHON.exists() or not (DRAFT / "model.safetensors").exists():
+        message = "vLLM CPU environment or models missing: run 'make vllm models'"
+        if os.environ.get("SPECWISE_REQUIRE_VLLM") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
