@@ -66,8 +66,8 @@ def test_generated_draft_model_config_starts_real_vllm(tmp_path: Path) -> None:
                 "name": "code",
                 "task": "code",
                 "temperature": 0.0,
-                "prompt_tokens": {"dist": "constant", "mean": 200},
-                "output_tokens": {"dist": "constant", "mean": 100},
+                "prompt_tokens": {"dist": "fixed", "mean": 200},
+                "output_tokens": {"dist": "fixed", "mean": 100},
             }
         ],
         "candidate": [{"method": "draft_model", "draft": str(DRAFT), "k": [0, 2, 4], "acceptance": 0.9}],

@@ -206,7 +206,7 @@ def monitoring(x: RuleInput) -> RuleResult:
 
 
 # A failure of these overrides a simulated gain: the simulation cannot see what they see.
-VETO_RULES = ("acceptance below 0.5", "VRAM for both models", "draft:target size ratio")
+VETO_RULES = ("acceptance below 0.5", "VRAM for both models")
 
 RULES: tuple[Callable[[RuleInput], RuleResult], ...] = (
     size_ratio,

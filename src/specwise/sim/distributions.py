@@ -28,7 +28,9 @@ class LengthDist:
 
     def __post_init__(self) -> None:
         if self.kind not in ("fixed", "uniform", "lognormal", "normal"):
-            raise SpecError(f"length distribution: unknown kind {self.kind!r}")
+            raise SpecError(
+                f"length distribution: unknown kind {self.kind!r} (known: fixed, uniform, lognormal, normal)"
+            )
         if self.min < 1 or self.max < self.min:
             raise SpecError(f"length distribution: need 1 <= min <= max, got min={self.min} max={self.max}")
         if self.kind != "uniform" and not self.min <= self.mean <= self.max:
