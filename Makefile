@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit bench vllm models models-qwen chromium test-integration clean
+.PHONY: install demo test lint typecheck unit bench vllm models models-qwen system-deps test-integration clean
 
 $(STAMP): pyproject.toml requirements/test-models.txt
 	$(PYTHON) -m venv $(VENV)
@@ -47,12 +47,13 @@ models: vllm
 models-qwen: install
 	$(BIN)/python scripts/fetch_models.py models
 
-chromium:
-	bash scripts/install_chromium.sh
+# Debian's chromium (report browser test) and prometheus (monitor --prometheus test), started by the tests.
+system-deps:
+	bash scripts/install_system_deps.sh
 
 # Slow tier: real vLLM CPU servers on 127.0.0.1 (a few minutes).
-test-integration: install models chromium
-	SPECWISE_REQUIRE_VLLM=1 SPECWISE_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -m slow -v
+test-integration: install models system-deps
+	SPECWISE_REQUIRE_VLLM=1 SPECWISE_REQUIRE_SYSTEM_DEPS=1 $(BIN)/python -m pytest -m slow -v
 
 test: lint typecheck unit test-integration
 

@@ -1,7 +1,7 @@
 """The advise HTML report in headless Chromium (slow tier): no console errors, every plot decoded, a screenshot.
 
-Uses the system Chromium (Debian's `chromium`, installed by scripts/install_chromium.sh in `make
-test-integration`) driven by Playwright; with SPECWISE_REQUIRE_BROWSER=1 a missing browser fails the test.
+Uses the system Chromium (Debian's `chromium`, installed by scripts/install_system_deps.sh in `make
+test-integration`) driven by Playwright; with SPECWISE_REQUIRE_SYSTEM_DEPS=1 a missing browser fails the test.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ ARGS = [
 def _chromium() -> str:
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if path is None:
-        if os.environ.get("SPECWISE_REQUIRE_BROWSER") == "1":
-            pytest.fail("chromium is not installed (scripts/install_chromium.sh)")
+        if os.environ.get("SPECWISE_REQUIRE_SYSTEM_DEPS") == "1":
+            pytest.fail("chromium is not installed (scripts/install_system_deps.sh)")
         pytest.skip("chromium is not installed")
     return path
 

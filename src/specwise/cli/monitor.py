@@ -17,7 +17,9 @@ from typing import Any
 
 from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, positive_float, print_json, probability
 from specwise.errors import SpecwiseError
+from specwise.metrics.exposition import Scrape
 from specwise.monitor.loop import Target, evaluate_once, scrape
+from specwise.monitor.prometheus_source import discover_instances, prometheus_scrape, split_target, target_url
 from specwise.monitor.rules import Thresholds, check
 from specwise.monitor.sinks import MetricsExporter, json_lines, webhook
 from specwise.monitor.store import MonitorStore
@@ -36,9 +38,20 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--url",
         action="append",
-        required=True,
+        default=[],
         metavar="URL",
         help="a server's metrics URL, e.g. http://127.0.0.1:8000/metrics (repeatable)",
+    )
+    p.add_argument(
+        "--prometheus",
+        metavar="URL",
+        help="read the vllm:* series from this Prometheus server's HTTP API instead, e.g. http://127.0.0.1:9090",
+    )
+    p.add_argument(
+        "--instance",
+        action="append",
+        default=[],
+        help="with --prometheus: only this instance label (repeatable; default: every instance with vllm:* series)",
     )
     p.add_argument("--once", action="store_true", help="evaluate one window and exit")
     p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
@@ -75,7 +88,7 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
     deadline = time.monotonic() + args.duration if args.duration else None
     try:
         while True:
-            evaluate_once(targets, thresholds, store, emit)
+            evaluate_once(targets, thresholds, store, emit, fetch=_fetch(args))
             if exporter is not None:
                 exporter.update(targets)
             if deadline is not None and time.monotonic() + args.interval > deadline:
@@ -106,17 +119,46 @@ def _exporter(args: argparse.Namespace) -> MetricsExporter | None:
     return exporter
 
 
-def run(args: argparse.Namespace) -> int:
+def _fetch(args: argparse.Namespace) -> Any:
+    """Targets are /metrics URLs, or PROMETHEUS#instance=INSTANCE names read through the Prometheus API."""
+
+    def fetch(url: str) -> Scrape:
+        if args.prometheus:
+            prom, instance = split_target(url)
+            return prometheus_scrape(prom, instance, 10.0)
+        return scrape(url, 10.0)
+
+    return fetch
+
+
+def _resolve_targets(args: argparse.Namespace) -> None:
+    if args.prometheus:
+        if args.url:
+            raise SpecwiseError("give --url (scrape servers) or --prometheus (read a Prometheus server), not both")
+        if not args.prometheus.startswith(("http://", "https://")):
+            raise SpecwiseError(f"--prometheus {args.prometheus!r}: expected http://HOST:9090")
+        instances = args.instance or discover_instances(args.prometheus)
+        if not instances:
+            raise SpecwiseError(f"{args.prometheus}: no instance exports vllm:* series")
+        args.url = [target_url(args.prometheus, i) for i in instances]
+        return
+    if not args.url:
+        raise SpecwiseError("give at least one --url http://HOST:PORT/metrics, or --prometheus http://HOST:9090")
     for url in args.url:
         if not url.startswith(("http://", "https://")):
             raise SpecwiseError(f"--url {url!r}: expected http://HOST:PORT/metrics")
+
+
+def run(args: argparse.Namespace) -> int:
+    _resolve_targets(args)
+    fetch = _fetch(args)
     thresholds = Thresholds(min_acceptance_rate=args.min_acceptance, min_drafts=args.min_drafts)
     if not args.once:
         return _loop(args, thresholds)
     first: dict[str, Any] = {}
     for url in args.url:
         try:
-            first[url] = scrape(url, 10.0)
+            first[url] = fetch(url)
         except SpecwiseError as exc:
             first[url] = exc
     t0 = time.monotonic()
@@ -129,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
             before = first[url]
             if isinstance(before, SpecwiseError):
                 raise before
-            stats = window_stats(before, scrape(url, 10.0), window)
+            stats = window_stats(before, fetch(url), window)
             entry["stats"] = stats.to_dict()
             entry["alerts"] = [f.__dict__ for f in check(stats, thresholds)]
         except SpecwiseError as exc:
