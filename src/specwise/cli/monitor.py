@@ -18,9 +18,10 @@ from typing import Any
 from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, positive_float, print_json, probability
 from specwise.errors import SpecwiseError
 from specwise.metrics.exposition import Scrape
-from specwise.monitor.loop import Target, evaluate_once, scrape
+from specwise.monitor.loop import Target, evaluate_once, findings, scrape
+from specwise.monitor.predicted import SlowdownModel, slowdown_model
 from specwise.monitor.prometheus_source import discover_instances, prometheus_scrape, split_target, target_url
-from specwise.monitor.rules import Thresholds, check
+from specwise.monitor.rules import Thresholds
 from specwise.monitor.sinks import MetricsExporter, json_lines, webhook
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.window import window_stats
@@ -54,6 +55,14 @@ def register(sub: Any) -> None:
         help="with --prometheus: only this instance label (repeatable; default: every instance with vllm:* series)",
     )
     p.add_argument("--once", action="store_true", help="evaluate one window and exit")
+    p.add_argument(
+        "--scenario",
+        type=Path,
+        metavar="FILE",
+        help="a simulate scenario of this deployment: alert when its perf model predicts speculation costs TPOT "
+        "at the live batch size and AL",
+    )
+    p.add_argument("--k", type=int, help="with --scenario: the deployed num_speculative_tokens (default: its largest)")
     p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
     p.add_argument("--db", type=Path, default=_default_db(), help="loop mode: history database")
     p.add_argument("--retention", type=positive_float, default=7 * 86400.0, help="seconds of history to keep")
@@ -72,8 +81,17 @@ def _default_db() -> Path:
     return Path(base) / "specwise" / "monitor.sqlite"
 
 
+def _slowdown(args: argparse.Namespace) -> SlowdownModel | None:
+    if not args.scenario:
+        return None
+    from specwise.scenario import load_scenario
+
+    return slowdown_model(load_scenario(args.scenario), args.k)
+
+
 def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
     exporter = _exporter(args)  # validate the bind address before creating anything
+    slowdown = _slowdown(args)
     store = MonitorStore(args.db, args.retention)
     targets = [Target(url) for url in args.url]
     log = json_lines(sys.stdout)
@@ -88,7 +106,7 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
     deadline = time.monotonic() + args.duration if args.duration else None
     try:
         while True:
-            evaluate_once(targets, thresholds, store, emit, fetch=_fetch(args))
+            evaluate_once(targets, thresholds, store, emit, fetch=_fetch(args), slowdown=slowdown)
             if exporter is not None:
                 exporter.update(targets)
             if deadline is not None and time.monotonic() + args.interval > deadline:
@@ -173,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
                 raise before
             stats = window_stats(before, fetch(url), window)
             entry["stats"] = stats.to_dict()
-            entry["alerts"] = [f.__dict__ for f in check(stats, thresholds)]
+            entry["alerts"] = [f.__dict__ for f in findings(stats, thresholds, _slowdown(args))]
         except SpecwiseError as exc:
             entry["error"] = str(exc)
             entry["alerts"] = []

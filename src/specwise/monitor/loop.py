@@ -17,7 +17,8 @@ import httpx
 from specwise.errors import SpecwiseError
 from specwise.metrics import parse_exposition
 from specwise.metrics.exposition import Scrape
-from specwise.monitor.rules import AlertState, Thresholds, check
+from specwise.monitor.predicted import SlowdownModel
+from specwise.monitor.rules import AlertState, Finding, Thresholds, check
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.window import WindowStats, window_stats
 
@@ -43,6 +44,13 @@ def scrape(url: str, timeout_s: float) -> Scrape:
     return parse_exposition(resp.text, url)
 
 
+def findings(stats: WindowStats, thresholds: Thresholds, slowdown: SlowdownModel | None = None) -> list[Finding]:
+    """The threshold rules, plus the perf model's predicted net slowdown when a scenario was given."""
+    out = check(stats, thresholds)
+    predicted = slowdown.check(stats, thresholds.min_drafts) if slowdown is not None else None
+    return [*out, predicted] if predicted else out
+
+
 def _out(emit: Callable[[dict[str, Any]], None] | None, event: dict[str, Any]) -> None:
     if emit is not None:
         emit(event)
@@ -56,6 +64,7 @@ def evaluate_once(
     *,
     clock: Callable[[], float] = time.time,
     fetch: Callable[[str], Scrape] = lambda url: scrape(url, 5.0),
+    slowdown: SlowdownModel | None = None,
 ) -> None:
     """One pass over every target: scrape, window against the previous scrape, rules, transitions."""
     for t in targets:
@@ -76,7 +85,7 @@ def evaluate_once(
             t.last = stats
             if store is not None:
                 store.add_window(t.url, now, stats.to_dict())
-            opened, cleared = t.alerts.update(check(stats, thresholds))
+            opened, cleared = t.alerts.update(findings(stats, thresholds, slowdown))
             for f in opened:
                 _out(
                     emit,

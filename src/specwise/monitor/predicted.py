@@ -1,0 +1,69 @@
+"""Predicted net slowdown at the live batch size: the perf model of a scenario (its roofline or calibrated
+step times, its draft cost) evaluated at the batch the server runs now, with the AL it measures now.
+
+Per generated token, a speculative decode step costs (verify(B, k+1) + propose(B, k)) / AL against
+decode(B, 1) without speculation (Leviathan et al. 2023, Theorem 3.8, with batch-dependent step times instead
+of a constant cost ratio). Above the batch where that ratio passes 1, k should be 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specwise.monitor.rules import Finding
+from specwise.monitor.window import WindowStats
+from specwise.perfmodel.batch import BatchShape
+from specwise.perfmodel.drafting import DraftCost
+from specwise.perfmodel.predictor import StepTimePredictor
+from specwise.scenario.model import Scenario
+from specwise.sim.sweep import build_models
+
+
+@dataclass(frozen=True)
+class SlowdownModel:
+    target: StepTimePredictor
+    draft: DraftCost
+    k: int
+    context_tokens: int
+    max_num_seqs: int
+    margin: float = 0.05  # alert above this predicted TPOT cost
+
+    def tpot_ratio(self, batch: int, al: float) -> float:
+        """Time per token with speculation / without, at ``batch`` decoding sequences."""
+        base = self.target.step_time_s(BatchShape.uniform(batch, 1, self.context_tokens))
+        verify = self.target.step_time_s(BatchShape.uniform(batch, self.k + 1, self.context_tokens))
+        propose = self.draft.propose_time_s(BatchShape.uniform(batch, 1, self.context_tokens), self.k, verify)
+        return (verify + propose) / max(al, 1.0) / base
+
+    def break_even_batch(self, al: float) -> int | None:
+        """The largest batch at which speculation still pays with this AL (None: it pays up to max_num_seqs)."""
+        for b in range(1, self.max_num_seqs + 1):
+            if self.tpot_ratio(b, al) >= 1.0:
+                return b - 1
+        return None
+
+    def check(self, stats: WindowStats, min_drafts: float) -> Finding | None:
+        al, running = stats.mean_acceptance_length, stats.running
+        if al is None or running is None or running < 1 or (stats.drafts or 0) < min_drafts:
+            return None
+        batch = min(round(running), self.max_num_seqs)
+        ratio = self.tpot_ratio(batch, al)
+        if ratio <= 1.0 + self.margin:
+            return None
+        even = self.break_even_batch(al)
+        advice = "set k=0" if not even else f"set k=0 above batch {even}"
+        return Finding(
+            "predicted_net_slowdown",
+            "critical" if ratio > 1.2 else "warning",
+            f"at batch {batch} with AL {al:.2f} speculation costs ~{ratio - 1:.0%} TPOT (perf model, k={self.k}) "
+            f"-- {advice} (num_speculative_tokens_per_batch_size)",
+        )
+
+
+def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
+    """From a simulate scenario: its target/draft step-time models; k = the largest in its list unless given;
+    context = the share-weighted mean prompt plus half the mean output."""
+    target, draft = build_models(sc)
+    total = sum(c.share for c in sc.classes)
+    ctx = sum(c.share * (c.prompt_tokens.mean + c.output_tokens.mean / 2) for c in sc.classes) / total
+    return SlowdownModel(target, draft, k or max(sc.sweep.k_values), int(ctx), sc.max_num_seqs)
