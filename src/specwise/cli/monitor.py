@@ -18,6 +18,7 @@ from typing import Any
 from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, positive_float, print_json, probability
 from specwise.errors import SpecwiseError
 from specwise.metrics.exposition import Scrape
+from specwise.monitor.dashboard import Dashboard
 from specwise.monitor.loop import Target, evaluate_once, findings, scrape
 from specwise.monitor.predicted import SlowdownModel, slowdown_model
 from specwise.monitor.prometheus_source import discover_instances, prometheus_scrape, split_target, target_url
@@ -68,7 +69,12 @@ def register(sub: Any) -> None:
     p.add_argument("--retention", type=positive_float, default=7 * 86400.0, help="seconds of history to keep")
     p.add_argument("--webhook", metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)")
     p.add_argument("--serve-metrics", metavar="HOST:PORT", help="loop mode: expose specwise_* gauges at /metrics")
-    p.add_argument("--allow-remote", action="store_true", help="allow --serve-metrics on a non-loopback address")
+    p.add_argument(
+        "--serve",
+        metavar="HOST:PORT",
+        help="loop mode: a live dashboard page (charts, active alerts) at http://HOST:PORT/",
+    )
+    p.add_argument("--allow-remote", action="store_true", help="allow --serve / --serve-metrics beyond loopback")
     p.add_argument("--interval", type=positive_float, default=5.0, help="seconds between the two scrapes")
     p.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate")
     p.add_argument("--min-drafts", type=positive_float, default=50.0, help="drafts needed before alerting")
@@ -90,7 +96,8 @@ def _slowdown(args: argparse.Namespace) -> SlowdownModel | None:
 
 
 def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
-    exporter = _exporter(args)  # validate the bind address before creating anything
+    exporter = _exporter(args)  # validate the bind addresses before creating anything
+    board = _dashboard(args)
     slowdown = _slowdown(args)
     store = MonitorStore(args.db, args.retention)
     targets = [Target(url) for url in args.url]
@@ -109,6 +116,8 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
             evaluate_once(targets, thresholds, store, emit, fetch=_fetch(args), slowdown=slowdown)
             if exporter is not None:
                 exporter.update(targets)
+            if board is not None:
+                board.update(targets, time.time())
             if deadline is not None and time.monotonic() + args.interval > deadline:
                 break
             time.sleep(args.interval)
@@ -118,23 +127,42 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
         store.close()
         if exporter is not None:
             exporter.close()
+        if board is not None:
+            board.close()
     return EXIT_NEGATIVE if any(t.alerts.active for t in targets) else EXIT_OK
+
+
+def _bind(flag: str, value: str, allow_remote: bool) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit():
+        raise SpecwiseError(f"{flag} {value!r}: expected HOST:PORT, e.g. 127.0.0.1:9400")
+    if host not in ("127.0.0.1", "localhost", "::1") and not allow_remote:
+        raise SpecwiseError(f"{flag} {host}: binding beyond loopback needs --allow-remote")
+    return host, int(port)
 
 
 def _exporter(args: argparse.Namespace) -> MetricsExporter | None:
     if not args.serve_metrics:
         return None
-    host, _, port = args.serve_metrics.rpartition(":")
-    if not host or not port.isdigit():
-        raise SpecwiseError(f"--serve-metrics {args.serve_metrics!r}: expected HOST:PORT, e.g. 127.0.0.1:9400")
-    if host not in ("127.0.0.1", "localhost", "::1") and not args.allow_remote:
-        raise SpecwiseError(f"--serve-metrics {host}: binding beyond loopback needs --allow-remote")
+    host, port = _bind("--serve-metrics", args.serve_metrics, args.allow_remote)
     try:
-        exporter = MetricsExporter(host, int(port))
+        exporter = MetricsExporter(host, port)
     except OSError as exc:
         raise SpecwiseError(f"--serve-metrics {args.serve_metrics}: cannot bind: {exc.strerror}") from None
     print(json.dumps({"event": "exporter", "url": exporter.url}), flush=True)
     return exporter
+
+
+def _dashboard(args: argparse.Namespace) -> Dashboard | None:
+    if not args.serve:
+        return None
+    host, port = _bind("--serve", args.serve, args.allow_remote)
+    try:
+        board = Dashboard(host, port, refresh_s=min(args.interval, 5.0))
+    except OSError as exc:
+        raise SpecwiseError(f"--serve {args.serve}: cannot bind: {exc.strerror}") from None
+    print(json.dumps({"event": "dashboard", "url": board.url}), flush=True)
+    return board
 
 
 def _fetch(args: argparse.Namespace) -> Any:
