@@ -22,7 +22,8 @@ SERIES = (
     ("running", "running requests"),
 )
 
-_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>specwise monitor</title><link rel="icon" href="data:,">
+_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>specwise monitor</title>
+<link rel="icon" href="data:,">
 <style>
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222} h1{font-size:1.3em} h2{font-size:1.05em}
 .charts{display:flex;flex-wrap:wrap;gap:1em} .chart{border:1px solid #ddd;border-radius:6px;padding:.4em}
