@@ -113,7 +113,7 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
     deadline = time.monotonic() + args.duration if args.duration else None
     try:
         while True:
-            evaluate_once(targets, thresholds, store, emit, fetch=_fetch(args), slowdown=slowdown)
+            evaluate_once(targets, thresholds, store, emit, fetch=_fetch(args), slowdown=slowdown, workers=16)
             if exporter is not None:
                 exporter.update(targets)
             if board is not None:
