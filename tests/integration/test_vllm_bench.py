@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from pathlib import Path
 
 import httpx
@@ -20,6 +21,8 @@ from specwise.loadgen.launcher import LaunchFile, ServerConfig, VllmServer
 from specwise.loadgen.runner import BenchPlan, LevelPlan, run_plan
 from specwise.loadgen.store import ResultStore
 from specwise.loadgen.workload import synthetic_prompts
+from specwise.monitor.loop import scrape
+from specwise.monitor.window import window_stats
 from specwise.sim.distributions import Arrivals
 from tests.integration.engine import ENV, EXTRA, MODEL, PYTHON, require_engine
 
@@ -61,6 +64,7 @@ def test_harness_acceptance_equals_metrics_deltas(tmp_path: Path) -> None:
     )
     with VllmServer(launch, launch.configs[0], tmp_path / "vllm.log") as url:
         before = _counters(httpx.get(url + "/metrics", timeout=10).text)
+        monitor_before, t0 = scrape(url + "/metrics", 10), time.monotonic()
         plan = BenchPlan(
             client=ClientConfig(base_url=url, model="smollm2", request_timeout_s=120),
             levels=levels,
@@ -69,7 +73,13 @@ def test_harness_acceptance_equals_metrics_deltas(tmp_path: Path) -> None:
         )
         results = asyncio.run(run_plan(plan, ResultStore(tmp_path / "r.sqlite"), "it"))
         after = _counters(httpx.get(url + "/metrics", timeout=10).text)
+        monitor = window_stats(monitor_before, scrape(url + "/metrics", 10), time.monotonic() - t0)
     drafts, draft_tokens, accepted = (a - b for a, b in zip(after, before, strict=True))
+    # the monitor's window over the same period says what the counters say (vLLM's definitions)
+    assert monitor.drafts == drafts and not monitor.counter_reset
+    assert monitor.acceptance_rate == pytest.approx(accepted / draft_tokens)
+    assert monitor.mean_acceptance_length == pytest.approx(1 + accepted / drafts)
+    assert monitor.per_position_acceptance and monitor.per_position_acceptance[0] <= 1.0
     assert drafts > 0 and all(r.summary.failed == 0 for r in results)
     specs = [r.spec_decode for r in results]
     assert all(s is not None for s in specs)
