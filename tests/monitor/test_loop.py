@@ -98,3 +98,16 @@ def test_loop_cli_against_mock(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert code == 1 and [a["rule"] for a in alerts].count("low_acceptance_rate") == 1
     store = MonitorStore(tmp_path / "m.sqlite", retention_s=3600)
     assert len(store.windows(server.url + "/metrics")) >= 2
+
+
+def test_window_spans_several_scrapes_and_keeps_only_those() -> None:
+    script = [_counters(100 * i, 50 * i) for i in range(8)]
+    calls = iter(script)
+    clock = iter(float(5 * i) for i in range(100))
+    target = Target("http://t/metrics", window_scrapes=3)
+    for _ in script:
+        evaluate_once([target], Thresholds(), None, None, clock=lambda: next(clock), fetch=lambda url: next(calls))
+    assert target.last is not None
+    assert target.last.window_s == 15.0  # three intervals back: the oldest of the 3 kept scrapes
+    assert target.last.drafts == 300
+    assert len(target.history) == 3

@@ -75,7 +75,13 @@ def register(sub: Any) -> None:
         help="loop mode: a live dashboard page (charts, active alerts) at http://HOST:PORT/",
     )
     p.add_argument("--allow-remote", action="store_true", help="allow --serve / --serve-metrics beyond loopback")
-    p.add_argument("--interval", type=positive_float, default=5.0, help="seconds between the two scrapes")
+    p.add_argument("--interval", type=positive_float, default=5.0, help="seconds between scrapes")
+    p.add_argument(
+        "--window",
+        type=positive_float,
+        help="loop mode: seconds each evaluation covers (rates and quantiles over the last WINDOW; default: one "
+        "interval)",
+    )
     p.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate")
     p.add_argument("--min-drafts", type=positive_float, default=50.0, help="drafts needed before alerting")
     add_json_flag(p)
@@ -100,7 +106,11 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
     board = _dashboard(args)
     slowdown = _slowdown(args)
     store = MonitorStore(args.db, args.retention)
-    targets = [Target(url) for url in args.url]
+    window = args.window or args.interval
+    if window < args.interval:
+        raise SpecwiseError(f"--window {window:g}: must be at least --interval ({args.interval:g} s)")
+    scrapes = max(1, round(window / args.interval))
+    targets = [Target(url, window_scrapes=scrapes) for url in args.url]
     log = json_lines(sys.stdout)
     emitters = [log]
     if args.webhook:

@@ -1,13 +1,14 @@
 """The monitor loop: scrape every server each interval, evaluate the last window, open/close alerts once.
 
 Clock and sleep are passed in. A server that fails to answer (down, hanging, 500, garbage text) is reported
-once when it starts failing and once when it recovers, and the loop keeps going; memory stays bounded (one
-previous scrape per server, history in SQLite with retention).
+once when it starts failing and once when it recovers, and the loop keeps going; memory stays bounded (the
+scrapes of one window per server, vLLM samples only; history in SQLite with retention).
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -26,12 +27,28 @@ from specwise.monitor.window import WindowStats, window_stats
 
 @dataclass
 class Target:
+    """One watched server. Windows span the last ``window_scrapes`` scrapes (``--window / --interval``); only
+    those are kept, reduced to the ``vllm:*`` samples, so memory is bounded per target."""
+
     url: str
+    window_scrapes: int = 1
     previous: Scrape | None = None
     previous_t: float = 0.0
     failing: str | None = None
     alerts: AlertState = field(default_factory=AlertState)
     last: WindowStats | None = None
+    history: deque[tuple[float, Scrape]] = field(default_factory=deque)
+
+    def remember(self, now: float, scrape: Scrape) -> None:
+        self.history.append((now, _vllm_only(scrape)))
+        while len(self.history) > self.window_scrapes:
+            self.history.popleft()
+        self.previous, self.previous_t = scrape, now
+
+
+def _vllm_only(scrape: Scrape) -> Scrape:
+    """The samples the window reads (vLLM's families), so a long window does not hold whole pages."""
+    return Scrape(tuple(x for x in scrape.samples if x.name.startswith("vllm:")), scrape.types)
 
 
 _CLIENT: httpx.Client | None = None
@@ -110,9 +127,10 @@ def evaluate_once(
         if t.failing is not None:
             _out(emit, {"at": now, "url": t.url, "event": "target_up"})
             t.failing = None
-            t.previous = None  # do not window across the outage
-        if t.previous is not None and now > t.previous_t:
-            stats = window_stats(t.previous, current, now - t.previous_t)
+            t.history.clear()  # do not window across the outage
+        if t.history and now > t.history[0][0]:
+            base_t, base = t.history[0]
+            stats = window_stats(base, current, now - base_t)
             t.last = stats
             if store is not None:
                 store.add_window(t.url, now, stats.to_dict())
@@ -135,4 +153,4 @@ def evaluate_once(
                 _out(emit, {"at": now, "url": t.url, "event": "resolved", "rule": rule})
                 if store is not None:
                     store.add_alert(t.url, now, "resolved", rule, "")
-        t.previous, t.previous_t = current, now
+        t.remember(now, current)
