@@ -109,3 +109,24 @@ def test_monitor_garbage_metrics_is_reported(capsys: pytest.CaptureFixture[str])
     doc = json.loads(capsys.readouterr().out)
     assert code == 0
     assert "not valid Prometheus" in doc["servers"][0]["error"] and "stats" in doc["servers"][1]
+
+
+def _two_models(a: tuple[int, int], b: tuple[int, int]) -> str:
+    lines = []
+    for n, idx in (("drafts", 0), ("draft_tokens", None), ("accepted_tokens", 1)):
+        lines.append(f"# TYPE vllm:spec_decode_num_{n}_total counter")
+        for model, (drafts, accepted) in (("chat-lora", a), ("code-lora", b)):
+            v = drafts * 4 if idx is None else (drafts, accepted)[idx]
+            lines.append(f'vllm:spec_decode_num_{n}_total{{engine="0",model_name="{model}"}} {v}')
+    return "\n".join(lines) + "\n"
+
+
+def test_a_labelled_class_dragging_acceptance_down_is_named() -> None:
+    before = parse_exposition(_two_models((0, 0), (0, 0)))
+    after = parse_exposition(_two_models((100, 60), (400, 1400)))  # chat: 0.15, code: 0.875
+    stats = window_stats(before, after, 10.0)
+    assert stats.by_model["chat-lora"]["acceptance_rate"] == pytest.approx(0.15)
+    assert stats.acceptance_rate == pytest.approx(1460 / 2000)
+    found = {f.rule: f for f in check(stats, Thresholds())}
+    assert "class_drag:chat-lora" in found and "code-lora" not in str(list(found))
+    assert "model_name='chat-lora' accepts 0.15 vs 0.73" in found["class_drag:chat-lora"].message

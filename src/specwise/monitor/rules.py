@@ -21,6 +21,7 @@ class Thresholds:
     min_mean_acceptance_length: float = 1.5
     position_collapse: float = 0.05  # a per-position rate under this while position 1 is healthy
     min_drafts: float = 50.0
+    class_drag_gap: float = 0.15  # a labelled class this far under the overall rate drags it down
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,20 @@ def check(stats: WindowStats, t: Thresholds) -> list[Finding]:
                 f"{t.min_mean_acceptance_length}: most drafts are rejected; consider k=0",
             )
         )
+    overall = stats.acceptance_rate
+    for model, g in sorted(stats.by_model.items()):
+        rate, drafts = g.get("acceptance_rate"), g.get("drafts") or 0.0
+        if overall is None or rate is None or drafts < t.min_drafts:
+            continue
+        if rate < t.min_acceptance_rate and overall - rate >= t.class_drag_gap:
+            out.append(
+                Finding(
+                    f"class_drag:{model}",
+                    "warning",
+                    f"traffic for model_name={model!r} accepts {rate:.2f} vs {overall:.2f} overall over {drafts:.0f} "
+                    "drafts: it drags acceptance down; serve it without speculation (or a lower k) or split traffic",
+                )
+            )
     pp = stats.per_position_acceptance
     if len(pp) >= 2 and pp[0] >= t.min_acceptance_rate:
         collapsed = [i + 1 for i, r in enumerate(pp) if r < t.position_collapse]

@@ -41,6 +41,8 @@ class WindowStats:
     latency: dict[str, dict[str, float | None]] = field(default_factory=dict)
     counter_reset: bool = False
     notes: tuple[str, ...] = ()
+    # per model_name (LoRA adapters / served names) when the server labels more than one
+    by_model: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,7 +68,20 @@ def _rate(before: float | None, after: float | None, window_s: float) -> tuple[f
 def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
     """Stats over the ``window_s`` seconds between two scrapes of the same server."""
     notes: list[str] = []
-    delta = total_delta(spec_decode_counters(before), spec_decode_counters(after))
+    before_c, after_c = spec_decode_counters(before), spec_decode_counters(after)
+    delta = total_delta(before_c, after_c)
+    by_model: dict[str, dict[str, float | None]] = {}
+    models = sorted({key[0] for key in after_c})
+    for model in models if len(models) > 1 else ():
+        d = total_delta(
+            {k: v for k, v in before_c.items() if k[0] == model}, {k: v for k, v in after_c.items() if k[0] == model}
+        )
+        if d is not None:
+            by_model[model] = {
+                "drafts": d.stats.drafts,
+                "acceptance_rate": d.stats.acceptance_rate,
+                "mean_acceptance_length": d.stats.mean_acceptance_length,
+            }
     reset = bool(delta and delta.reset)
     rates: dict[str, float | None] = {}
     for key, name in (
@@ -112,4 +127,5 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
         latency=latency,
         counter_reset=reset,
         notes=tuple(notes),
+        by_model=by_model,
     )
