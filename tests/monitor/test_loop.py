@@ -111,3 +111,27 @@ def test_window_spans_several_scrapes_and_keeps_only_those() -> None:
     assert target.last.window_s == 15.0  # three intervals back: the oldest of the 3 kept scrapes
     assert target.last.drafts == 300
     assert len(target.history) == 3
+
+
+def test_live_terminal_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with mock_with_traffic() as server:
+        code = main(
+            [
+                "monitor",
+                "--url",
+                server.url + "/metrics",
+                "--live",
+                "--interval",
+                "0.3",
+                "--duration",
+                "1.5",
+                "--min-drafts",
+                "1",
+                "--db",
+                str(tmp_path / "m.sqlite"),
+            ]
+        )
+    out = capsys.readouterr().out
+    assert code == 1  # the mock accepts 0.25 of drafts: an alert is open at the end
+    assert "specwise monitor: last 0.3 s per server" in out and server.url in out
+    assert "low_acceptance_rate" in out and '"event": "alert"' in out

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rich.live import Live
+
 from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, positive_float, print_json, probability
 from specwise.errors import SpecwiseError
 from specwise.metrics.exposition import Scrape
@@ -26,7 +28,8 @@ from specwise.monitor.rules import Thresholds
 from specwise.monitor.sinks import MetricsExporter, json_lines, webhook
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.window import window_stats
-from specwise.report.monitor import render_monitor
+from specwise.report.console import console
+from specwise.report.monitor import live_table, render_monitor
 
 
 def register(sub: Any) -> None:
@@ -56,6 +59,7 @@ def register(sub: Any) -> None:
         help="with --prometheus: only this instance label (repeatable; default: every instance with vllm:* series)",
     )
     p.add_argument("--once", action="store_true", help="evaluate one window and exit")
+    p.add_argument("--live", action="store_true", help="loop mode: a live terminal table (events print above it)")
     p.add_argument(
         "--scenario",
         type=Path,
@@ -111,7 +115,12 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
         raise SpecwiseError(f"--window {window:g}: must be at least --interval ({args.interval:g} s)")
     scrapes = max(1, round(window / args.interval))
     targets = [Target(url, window_scrapes=scrapes) for url in args.url]
-    log = json_lines(sys.stdout)
+    live = Live(live_table(targets, window), console=console(), auto_refresh=False) if args.live else None
+    log = (
+        json_lines(sys.stdout)
+        if live is None
+        else (lambda event: live.console.print(json.dumps(event), soft_wrap=True, markup=False))
+    )
     emitters = [log]
     if args.webhook:
         emitters.append(webhook(args.webhook, on_failure=log))
@@ -121,6 +130,8 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
             e(event)
 
     deadline = time.monotonic() + args.duration if args.duration else None
+    if live is not None:
+        live.start()
     try:
         while True:
             evaluate_once(targets, thresholds, store, emit, fetch=_fetch(args), slowdown=slowdown, workers=16)
@@ -128,12 +139,16 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
                 exporter.update(targets)
             if board is not None:
                 board.update(targets, time.time())
+            if live is not None:
+                live.update(live_table(targets, window), refresh=True)
             if deadline is not None and time.monotonic() + args.interval > deadline:
                 break
             time.sleep(args.interval)
     except KeyboardInterrupt:
         pass
     finally:
+        if live is not None:
+            live.stop()
         store.close()
         if exporter is not None:
             exporter.close()

@@ -41,3 +41,25 @@ def render_monitor(doc: dict[str, Any]) -> None:
             out.print(f"[red]{a['severity']}[/red] {s['url']}: {a['message']}")
         for note in (s.get("stats") or {}).get("notes", []):
             out.print(f"[yellow]note[/yellow] {s['url']}: {note}")
+
+
+def live_table(targets: list[Any], window_s: float) -> Table:
+    """The loop's live terminal view: one row per target, its last window and its open alerts."""
+    table = Table(title=f"specwise monitor: last {window_s:g} s per server", title_justify="left")
+    for col in ("server", "state", "accept", "AL", "gen tok/s", "running", "waiting", "TPOT p50 ms", "alerts"):
+        table.add_column(col, justify="left" if col in ("server", "state", "alerts") else "right")
+    for t in targets:
+        s = t.last
+        tpot = (s.latency.get("tpot_s") or {}).get("p50") if s else None
+        table.add_row(
+            t.url,
+            "[red]down[/]" if t.failing else "[green]up[/]",
+            _f(s.acceptance_rate if s else None),
+            _f(s.mean_acceptance_length if s else None),
+            _f(s.generation_tokens_per_s if s else None, "{:.1f}"),
+            _f(s.running if s else None, "{:.0f}"),
+            _f(s.waiting if s else None, "{:.0f}"),
+            _f(tpot * 1e3 if tpot is not None else None, "{:.1f}"),
+            ", ".join(sorted(t.alerts.active)) or "-",
+        )
+    return table
