@@ -74,7 +74,8 @@ def main() -> None:
     cpu.sort()
     wall.sort()
     doc = {
-        "command": f"python bench/monitor_overhead.py --targets {args.targets} --rounds {args.rounds}",
+        "command": f"python bench/monitor_overhead.py --targets {args.targets} --rounds {args.rounds}"
+        + (f" --page {args.page}" if args.page else ""),
         "machine": {"platform": platform.platform(), "python": platform.python_version()},
         "targets": args.targets,
         "page": str(args.page) if args.page else "specwise mock server",
