@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from specwise.monitor.http_serve import GetServer
 from specwise.monitor.loop import Target
 
 SERIES = (
@@ -88,35 +88,19 @@ class Dashboard:
         page = _PAGE.replace("__SERIES__", json.dumps([list(s) for s in SERIES])).replace(
             "__REFRESH_MS__", str(int(refresh_s * 1000))
         )
-        dashboard = self
+        self._page = page.encode()
+        self.server = GetServer(host, port, self._route, {"Cache-Control": "no-store"})
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_GET(self) -> None:
-                if self.path in ("/", "/index.html"):
-                    body, ctype, code = page.encode(), "text/html; charset=utf-8", 200
-                elif self.path == "/api/state":
-                    body, ctype, code = json.dumps(dashboard.state()).encode(), "application/json", 200
-                else:
-                    body, ctype, code = b"not found", "text/plain", 404
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Cache-Control", "no-store")
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = ThreadingHTTPServer((host, port), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+    def _route(self, path: str) -> tuple[int, str, bytes]:
+        if path in ("/", "/index.html"):
+            return 200, "text/html; charset=utf-8", self._page
+        if path == "/api/state":
+            return 200, "application/json", json.dumps(self.state()).encode()
+        return 404, "text/plain", b"not found"
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}/"
+        return self.server.base_url() + "/"
 
     def update(self, targets: list[Target], now: float) -> None:
         """Record each target's latest window (once per window) and its failure / alert status."""
@@ -146,5 +130,4 @@ class Dashboard:
             return {"now": self._now, "windows": self._windows, "targets": targets}
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()

@@ -7,15 +7,14 @@ unless told otherwise and serves ``specwise_*`` gauges that Prometheus/Grafana c
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TextIO
 
 import httpx
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
+from specwise.monitor.http_serve import GetServer
 from specwise.monitor.loop import Target
 
 Event = dict[str, Any]
@@ -81,29 +80,16 @@ class MetricsExporter:
         self.alert = Gauge(
             "specwise_alert_active", "1 while the rule's alert is open", ["target", "rule"], registry=self.registry
         )
-        exporter = self
+        self.server = GetServer(host, port, self._route)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_GET(self) -> None:
-                body = generate_latest(exporter.registry) if self.path == "/metrics" else b"not found"
-                self.send_response(200 if self.path == "/metrics" else 404)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = ThreadingHTTPServer((host, port), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+    def _route(self, path: str) -> tuple[int, str, bytes]:
+        if path == "/metrics":
+            return 200, "text/plain; version=0.0.4", generate_latest(self.registry)
+        return 404, "text/plain; version=0.0.4", b"not found"
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}/metrics"
+        return self.server.base_url() + "/metrics"
 
     def update(self, targets: list[Target]) -> None:
         for t in targets:
@@ -117,5 +103,4 @@ class MetricsExporter:
                 self.alert.labels(t.url, rule).set(1 if rule in t.alerts.active else 0)
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()
