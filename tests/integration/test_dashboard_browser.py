@@ -4,7 +4,6 @@ console errors, a screenshot."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -12,23 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from specwise.loadgen.launcher import free_port
 from tests.conftest import mock_with_traffic
 from tests.integration.test_report_browser import ARGS, _chromium
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_dashboard_renders_live_charts(tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     exe = _chromium()
-    port = _free_port()
+    port = free_port()
     with mock_with_traffic() as server:
         monitor = subprocess.Popen(
             [

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ import httpx
 import pytest
 
 from specwise.cli import main
+from specwise.loadgen.launcher import free_port
 from specwise.loadgen.mock_server import MockBehaviour, MockServer
 from specwise.metrics.exposition import Scrape
 from specwise.monitor.loop import scrape
@@ -24,12 +24,6 @@ from specwise.monitor.window import window_stats
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 DRAFTS = "vllm:spec_decode_num_drafts_total"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -46,7 +40,7 @@ def prometheus(tmp_path: Path) -> Iterator[tuple[str, MockServer]]:
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
             f"scrape_configs:\n  - job_name: vllm\n    static_configs:\n      - targets: ['{target}']\n"
         )
-        port = _free_port()
+        port = free_port()
         log = (tmp_path / "prometheus.log").open("wb")
         proc = subprocess.Popen(
             [
@@ -123,7 +117,7 @@ def test_prometheus_mode_equals_direct_scrape(
 
 
 def test_cli_prometheus_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    port = _free_port()
+    port = free_port()
     assert main(["monitor", "--prometheus", f"http://127.0.0.1:{port}", "--once"]) == 2
     err = capsys.readouterr().err.strip()
     assert "Prometheus query failed" in err and len(err.splitlines()) == 1

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from specwise.advise.decision import advise
 from specwise.advise.inputs import load_inputs
-from specwise.cli.common import EXIT_OK, add_json_flag, positive_int, print_json
+from specwise.cli.common import EXIT_OK, add_json_flag, positive_int, print_json, stage_progress
 
 
 def register(sub: Any) -> None:
@@ -50,12 +50,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = load_inputs(args.scenario)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, transient=True, disable=args.json) as bar:
-        tasks: dict[str, Any] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done)
+        progress = stage_progress(bar)
 
         doc = advise(inputs, args.profile, args.bench, args.processes, progress)
     if args.report:

@@ -73,3 +73,15 @@ def print_json(data: Any) -> None:
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON instead of tables")
+
+
+def stage_progress(bar: Any) -> Callable[[str, int, int], None]:
+    """A ``(stage, done, total)`` callback that gives each stage its own bar on a rich ``Progress``."""
+    tasks: dict[str, Any] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=total)
+        bar.update(tasks[stage], completed=done)
+
+    return progress

@@ -109,6 +109,7 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
     exporter = _exporter(args)  # validate the bind addresses before creating anything
     board = _dashboard(args)
     slowdown = _slowdown(args)
+    fetch = _fetch(args)
     store = MonitorStore(args.db, args.retention)
     window = args.window or args.interval
     if window < args.interval:
@@ -134,7 +135,7 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
         live.start()
     try:
         while True:
-            evaluate_once(targets, thresholds, store, emit, fetch=_fetch(args), slowdown=slowdown, workers=16)
+            evaluate_once(targets, thresholds, store, emit, fetch=fetch, slowdown=slowdown, workers=16)
             if exporter is not None:
                 exporter.update(targets)
             if board is not None:
@@ -223,6 +224,7 @@ def _resolve_targets(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     _resolve_targets(args)
     fetch = _fetch(args)
+    slowdown = _slowdown(args)
     thresholds = Thresholds(min_acceptance_rate=args.min_acceptance, min_drafts=args.min_drafts)
     if not args.once:
         return _loop(args, thresholds)
@@ -244,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
                 raise before
             stats = window_stats(before, fetch(url), window)
             entry["stats"] = stats.to_dict()
-            entry["alerts"] = [f.__dict__ for f in findings(stats, thresholds, _slowdown(args))]
+            entry["alerts"] = [f.__dict__ for f in findings(stats, thresholds, slowdown)]
         except SpecwiseError as exc:
             entry["error"] = str(exc)
             entry["alerts"] = []

@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from specwise.cli.common import EXIT_OK, non_negative_int, positive_int
+from specwise.cli.common import EXIT_OK, non_negative_int, positive_int, stage_progress
 from specwise.errors import SpecwiseError
 from specwise.loadgen.workload import load_prompts
 from specwise.profiler.document import build_document, write_json_atomic
@@ -112,12 +112,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_pair(args.target, args.draft, settings, len(prompts), timings)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, transient=True, disable=args.json is not None and str(args.json) == "-") as bar:
-        tasks: dict[str, Any] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done)
+        progress = stage_progress(bar)
 
         results, _conts, ids = run_profile(loaded, prompts, settings, progress, timings)
         checks = None
