@@ -33,10 +33,6 @@ def counts_by_k(proposals: Sequence[NDArray[np.float64]], k_values: Sequence[int
     return out
 
 
-def model_draft_proposals(accept: NDArray[np.float64], n_start: int, k_max: int) -> list[NDArray[np.float64]]:
-    return [accept[t : t + k_max] for t in range(n_start)]
-
-
 def lookup_token_proposals(
     method: str,
     prompt: Sequence[int],

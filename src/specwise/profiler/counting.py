@@ -102,4 +102,9 @@ def walk_model_draft(accept: NDArray[np.float64], n_start: int, k: int) -> Count
     positions past the ``n_start`` positions where steps may start)."""
     if len(accept) < n_start + k:
         raise ValueError(f"accept has {len(accept)} positions; {n_start + k} needed for k={k}")
-    return walk([accept[t : t + k] for t in range(n_start)], k)
+    return walk(model_draft_proposals(accept, n_start, k), k)
+
+
+def model_draft_proposals(accept: NDArray[np.float64], n_start: int, k: int) -> list[NDArray[np.float64]]:
+    """A draft model's proposals: a step starting at t drafts k tokens with acceptance accept[t : t + k]."""
+    return [accept[t : t + k] for t in range(n_start)]

@@ -20,6 +20,7 @@ import torch
 
 from specwise.errors import SpecwiseError
 from specwise.profiler import analysis, models, quantize, quantize_spec
+from specwise.profiler.counting import model_draft_proposals
 from specwise.profiler.forward import continuation_logits, sample_continuations
 from specwise.profiler.result import Observation, summarise
 from specwise.profiler.sampling import probs
@@ -227,7 +228,7 @@ def _observe_prompt(
             if ld is not None:
                 q = probs(ld, temp, s.top_k, s.top_p)
                 accept = analysis.draft_accept_probs(p, q, drafting, ld)
-                proposals = analysis.model_draft_proposals(accept, n_start, s.k_max)
+                proposals = model_draft_proposals(accept, n_start, s.k_max)
                 alpha_sum, alpha_n = float(accept[:n_start].sum()), n_start
             else:
                 assert lookup_tokens is not None
