@@ -6,6 +6,8 @@ Phases (each written to the JSON as soon as it finishes, so a long run that is s
   C  profile, per-temperature contexts at T in {0, 1} + quantisation what-ifs          (alpha(T) table, deltas)
   D  the real speculative sampling loop, k = 4, on the same prompts as C               (agreement, CPU speedup,
      and its wall time at 4 temperatures vs A: the 10x goal)
+  E  estimators on the loop's prompts at T = 1: the realized acceptance coins (the profiler's default) and the
+     per-context means sum min(p, q) (the earlier method) on the same continuations, against phase D's loop
 
 Run:  make models-qwen && .venv/bin/python bench/profile_qwen.py [--prompts 20] [--tokens 128] [--phases ABCD]
 """
@@ -19,16 +21,21 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from specwise.loadgen.workload import load_prompts
+from specwise.profiler import analysis
+from specwise.profiler.bootstrap import ratio_ci
+from specwise.profiler.counting import model_draft_proposals
 from specwise.profiler.document import write_json_atomic
-from specwise.profiler.forward import continuation_logits
+from specwise.profiler.forward import continuation_logits, sample_continuations
 from specwise.profiler.quantize_spec import parse_quantize
-from specwise.profiler.runner import Prompt, Timings, load_pair, run_profile
+from specwise.profiler.runner import Prompt, Timings, load_pair, run_profile, tokenize
+from specwise.profiler.sampling import probs
 from specwise.profiler.settings import ProfileSettings
 from specwise.profiler.specloop import autoregressive_generate, speculative_generate
-from specwise.profiler.verify import predicted_rate
+from specwise.profiler.verify import path_counts, predicted_rate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,7 +60,7 @@ def table(results: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
     return out
 
 
-def subset_rate(results: list[dict[str, Any]], temp: float, drafting: str, k: int, n: int) -> float:
+def subset_rate(results: list[dict[str, Any]], temp: float, drafting: str, k: int, n: int) -> float | None:
     """accepted / draft tokens summed over the per-prompt classes p00..p{n-1} (same prompts as the loop)."""
     acc = tok = 0.0
     for r in results:
@@ -68,7 +75,7 @@ def subset_rate(results: list[dict[str, Any]], temp: float, drafting: str, k: in
             row = next(b for b in r["by_k"] if b["k"] == k)
             acc += row["num_accepted_tokens"]
             tok += row["num_draft_tokens"]
-    return round(acc / tok, 6) if tok else float("nan")
+    return round(acc / tok, 6) if tok else None
 
 
 def main() -> None:
@@ -85,6 +92,9 @@ def main() -> None:
     )
     ap.add_argument("--loop-prompts", type=int, default=20, help="prompts for the loop (phase D)")
     ap.add_argument("--loop-jobs", default="0:greedy,1:greedy,1:probabilistic,0.5:greedy,0.7:greedy")
+    ap.add_argument("--loop-key", default="phase_D_loop", help="JSON key for phase D (keeps earlier loop runs)")
+    ap.add_argument("--skip-speedup", action="store_true", help="phase D: skip the T=0 CPU speedup timing")
+    ap.add_argument("--paths", type=int, default=1, help="phase E: continuations per prompt (seeds 0..N-1)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench/results/profile_qwen.json")
     args = ap.parse_args()
     doc: dict[str, Any] = {
@@ -142,14 +152,14 @@ def main() -> None:
             save()
     results_c: list[dict[str, Any]] = []
     ids_c: list[list[int]] = []
-    if "C" in args.phases or "D" in args.phases:
+    if "C" not in args.phases:
+        ids_c = tokenize(loaded.tokenizer, prompts, base.max_prompt_tokens)  # phase D alone: no unpaired prediction
+    if "C" in args.phases:
         s = ProfileSettings(
             **{
                 **vars(base),
                 "temperatures": (0.0, 1.0),
-                "quantizations": tuple(parse_quantize(q) for q in args.quantize.split(";") if q)
-                if "C" in args.phases
-                else (),
+                "quantizations": tuple(parse_quantize(q) for q in args.quantize.split(";") if q),
             }
         )
         tm = Timings()
@@ -166,18 +176,31 @@ def main() -> None:
         save()
     if "D" in args.phases:
         jobs = [(float(j.split(":")[0]), j.split(":")[1]) for j in args.loop_jobs.split(",")]
-        doc["phase_D_loop"] = {"k": 4, "prompts": args.loop_prompts, "jobs": []}
-        rows = doc["phase_D_loop"]["jobs"]
+        doc.setdefault(args.loop_key, {"k": 4, "prompts": args.loop_prompts, "jobs": []})
+        rows = doc[args.loop_key]["jobs"]
         for temp, drafting in jobs:
             t0 = time.perf_counter()
             acc = dt = drafts = toks = 0.0
+            per_prompt = []
             for i, p in enumerate(ids_c[: args.loop_prompts]):
                 r = speculative_generate(loaded.target, loaded.draft, p, args.tokens, 4, temp, drafting, seed=i)
                 acc += r.counts.accepted
                 dt += r.counts.draft_tokens
                 drafts += r.counts.drafts
                 toks += r.tokens
+                pc = path_counts(loaded.target, loaded.draft, p, r.output, args.tokens, temp, drafting, 4, base)
+                per_prompt.append(
+                    {
+                        "loop": [r.counts.drafts, r.counts.draft_tokens, r.counts.accepted],
+                        "paired_prediction": [round(pc.drafts, 4), round(pc.draft_tokens, 4), round(pc.accepted, 4)],
+                    }
+                )
+                print(f"loop T={temp} {drafting} prompt {i}: {per_prompt[-1]}", flush=True)
             wall = time.perf_counter() - t0
+            loop_rows = np.array([x["loop"] for x in per_prompt])
+            paired_rows = np.array([x["paired_prediction"] for x in per_prompt])
+            lo, hi = ratio_ci(loop_rows[:, 2], loop_rows[:, 1], np.random.default_rng(0), 1000)
+            paired_rate = float(paired_rows[:, 2].sum() / paired_rows[:, 1].sum())
             rows.append(
                 {
                     "temperature": temp,
@@ -186,24 +209,81 @@ def main() -> None:
                     "tokens": int(toks),
                     "measured_acceptance_rate": round(acc / dt, 4),
                     "measured_mean_acceptance_length": round(1 + acc / drafts, 3),
+                    "measured_ci95": [round(lo, 4), round(hi, 4)],
+                    "paired_predicted_acceptance_rate": round(paired_rate, 4),
+                    "paired_difference": round(acc / dt - paired_rate, 4),
+                    "per_prompt": per_prompt,
                     "predicted_acceptance_rate": subset_rate(results_c, temp, drafting, 4, args.loop_prompts),
                     "predicted_acceptance_rate_all_prompts": predicted_rate(results_c, temp, drafting, 4),
                 }
             )
             save()
-        n_ar = 3
-        t_spec = t_ar = 0.0
-        for i, p in enumerate(ids_c[:n_ar]):
-            r = speculative_generate(loaded.target, loaded.draft, p, args.tokens, 4, 0.0, "greedy", seed=i)
-            t_spec += r.wall_s
-            t_ar += autoregressive_generate(loaded.target, p, r.tokens, 0.0, seed=i)
-        doc["phase_D_loop"]["cpu_speedup_T0_k4"] = {
-            "prompts": n_ar,
-            "spec_s": round(t_spec, 1),
-            "ar_s": round(t_ar, 1),
-            "speedup": round(t_ar / t_spec, 3),
-        }
+        if not args.skip_speedup:
+            n_ar = 3
+            t_spec = t_ar = 0.0
+            for i, p in enumerate(ids_c[:n_ar]):
+                r = speculative_generate(loaded.target, loaded.draft, p, args.tokens, 4, 0.0, "greedy", seed=i)
+                t_spec += r.wall_s
+                t_ar += autoregressive_generate(loaded.target, p, r.tokens, 0.0, seed=i)
+            doc[args.loop_key]["cpu_speedup_T0_k4"] = {
+                "prompts": n_ar,
+                "spec_s": round(t_spec, 1),
+                "ar_s": round(t_ar, 1),
+                "speedup": round(t_ar / t_spec, 3),
+            }
+            save()
+    if "E" in args.phases:
+        doc["phase_E_estimators"] = phase_e(loaded, prompts[: args.loop_prompts], args.tokens, args.paths, doc)
         save()
+
+
+def phase_e(loaded: Any, prompts: list[Prompt], tokens: int, paths: int, doc: dict[str, Any]) -> dict[str, Any]:
+    """Both estimators at T = 1, k = 4, on the same sampled continuations of the loop's prompts."""
+    t0 = time.perf_counter()
+    ids = tokenize(loaded.tokenizer, prompts, 1024)
+    pad = loaded.tokenizer.pad_token_id or 0
+    sums = {(d, e): [0.0, 0.0, 0.0] for d in ("greedy", "probabilistic") for e in ("realized", "expected")}
+    for seed in range(paths):
+        conts = sample_continuations(loaded.target, ids, tokens + 4, 1.0, 1000 + seed, 10, pad_id=pad)
+        for pid, cont in zip(ids, conts, strict=True):
+            lt = continuation_logits(loaded.target, pid, cont)
+            ld = continuation_logits(loaded.draft, pid, cont)
+            vocab = min(lt.shape[-1], ld.shape[-1])
+            lt, ld = lt[:, :vocab], ld[:, :vocab]
+            p, q = probs(lt, 1.0), probs(ld, 1.0)
+            for drafting in ("greedy", "probabilistic"):
+                per = {
+                    "expected": analysis.draft_accept_probs(p, q, drafting, ld),
+                    "realized": analysis.realized_accept_probs(p, q, drafting, ld, cont),
+                }
+                for est, acc in per.items():
+                    c = analysis.counts_by_k([*model_draft_proposals(acc, tokens, 4)], [4])[0]
+                    row = sums[(drafting, est)]
+                    row[0], row[1], row[2] = row[0] + c[0], row[1] + c[1], row[2] + c[2]
+    loop = {(j["temperature"], j["drafting"]): j for j in doc.get("phase_D_loop", {}).get("jobs", [])}
+    rows = []
+    for (drafting, est), (drafts, draft_tokens, accepted) in sums.items():
+        measured = loop.get((1.0, drafting), {}).get("measured_acceptance_rate")
+        rate = accepted / draft_tokens
+        rows.append(
+            {
+                "drafting": drafting,
+                "estimator": est,
+                "predicted_acceptance_rate_k4": round(rate, 4),
+                "predicted_mean_acceptance_length_k4": round(1 + accepted / drafts, 3),
+                "loop_measured_acceptance_rate_k4": measured,
+                "difference_loop_minus_predicted": None if measured is None else round(measured - rate, 4),
+            }
+        )
+    return {
+        "command": f"python bench/profile_qwen.py --phases E --loop-prompts {len(prompts)} --paths {paths}",
+        "temperature": 1.0,
+        "k": 4,
+        "prompts": len(prompts),
+        "continuations_per_prompt": paths,
+        "wall_s": round(time.perf_counter() - t0, 1),
+        "rows": rows,
+    }
 
 
 if __name__ == "__main__":

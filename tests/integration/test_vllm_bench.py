@@ -119,12 +119,19 @@ def test_launch_mode_compares_baseline_and_ngram(tmp_path: Path, capsys: pytest.
             "32",
             "--db",
             str(tmp_path / "b.sqlite"),
+            "--calibrate",
             "--json",
         ]
     )
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
     assert [c["name"] for c in doc["configs"]] == ["baseline", "ngram"]
+    # calibration on the real engine: a step-time law fitted to the streamed steps, replayed per level
+    cal = doc["calibration"]
+    assert cal["predictor"]["fit_points"] >= 3 and cal["predictor"]["constant_s"] > 0
+    assert cal["predictor"]["fit_relative_rms_error"] < 0.5
+    assert len(cal["rows"]) == 4 and all(r["predicted_tpot_p50_s"] > 0 for r in cal["rows"])
+    assert cal["max_abs_speedup_error"] is not None
     rows = {(r["config"], r["level"]): r for r in doc["comparison"]}
     assert len(rows) == 4 and rows[("baseline", 0)]["speedup_tpot"] == pytest.approx(1.0)
     assert rows[("baseline", 0)]["spec_decode_acceptance_rate"] is None

@@ -199,6 +199,8 @@ class _Open:
             "no such prompt file",
         ),
         (["bench", "--resume", "nope"], "no run 'nope' to resume"),
+        (["bench", "--url", "http://127.0.0.1:9", "--model", "m", "--calibrate"], "--calibrate needs --launch"),
+        (["bench", "--calibrate-run", "r1"], "no results database"),
     ],
 )
 def test_bench_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str) -> None:

@@ -96,6 +96,28 @@ def test_calibration_with_noise_and_bad_input() -> None:
         fit_linear_predictor([StepTimePoint(1, 1, 100, 0.01)] * 5)
 
 
+def test_roofline_knee_and_non_negative_fit() -> None:
+    # flat up to 48 batched tokens (weight-read bound), then linear: the shape the vLLM CPU build showed
+    a, b, c, knee = 2e-5, 6e-3, 0.35, 48.0
+    points = [
+        StepTimePoint(n, q, ctx, a * n * (ctx + q) + b * max(n * q - knee, 0.0) + c)
+        for n in (1, 2, 4, 8)
+        for q in (1, 5, 130)
+        for ctx in (100, 400)
+    ]
+    plain = fit_linear_predictor(points)
+    kneed = fit_linear_predictor(points, knees=(0.0, 16.0, 48.0, 96.0))
+    assert kneed.free_batched_tokens == 48.0 and kneed.per_batched_token_s == pytest.approx(b, rel=1e-6)
+    assert kneed.rms_error_s < 1e-9 < plain.rms_error_s
+    assert kneed.step_time_s(BatchShape.uniform(8, 5, 200)) == pytest.approx(a * 8 * 205 + c)  # 40 tokens: free
+    assert kneed.scaled(0.5).free_batched_tokens == 48.0
+    # a fit that wants a negative coefficient gets the best non-negative one instead
+    anti = [StepTimePoint(n, 1, ctx, 0.5 - 1e-5 * n * ctx) for n in (1, 2, 4) for ctx in (10, 100, 1000)]
+    fitted = fit_linear_predictor(anti)
+    assert min(fitted.per_kv_token_s, fitted.per_batched_token_s, fitted.constant_s) >= 0
+    assert fit_linear_predictor(anti, non_negative=False).per_kv_token_s < 0
+
+
 def test_draft_costs() -> None:
     draft = ModelDraftCost(RooflinePredictor(catalog_model_spec("meta-llama/Llama-3.2-1B-Instruct"), H100))
     decode = BatchShape.uniform(8, 2, 1000)

@@ -69,8 +69,13 @@ def test_profile_agrees_with_real_speculative_sampling(smollm2_dir: Path, smollm
     assert len(checks) == 4
     for c in checks:
         assert c["agrees"], c
+        # paired: the estimator on the loop's own paths; only the coins' noise remains (none at T = 0, up to the
+        # last step's proposal being cut at the path's end)
+        lo, hi = c["measured_ci95"]
+        assert abs(c["paired_difference"]) <= 0.03 or lo <= c["paired_predicted_acceptance_rate"] <= hi
         if c["temperature"] == 0.0:  # deterministic: the loop walks the same greedy path
             assert c["difference"] == pytest.approx(0.0, abs=0.03)
+            assert c["paired_difference"] == pytest.approx(0.0, abs=0.02)
         assert c["measured_speedup"] > 0
 
 

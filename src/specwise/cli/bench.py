@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.progress import Progress
 
+from specwise.calibration.from_bench import calibrate
 from specwise.cli.common import EXIT_OK, add_json_flag, non_negative_float, positive_float, positive_int, print_json
 from specwise.errors import SpecwiseError
 from specwise.loadgen.client import ClientConfig
@@ -21,7 +22,7 @@ from specwise.loadgen.launcher import VllmServer, load_launch_file
 from specwise.loadgen.runner import BenchPlan, LevelPlan, run_plan
 from specwise.loadgen.store import ResultStore
 from specwise.loadgen.workload import PromptItem, level_requests, load_prompts, synthetic_prompts
-from specwise.report.bench import render_bench, render_comparison
+from specwise.report.bench import render_bench, render_calibration, render_comparison
 from specwise.sim.distributions import Arrivals
 
 
@@ -93,6 +94,17 @@ def register(sub: Any) -> None:
         type=Path,
         metavar="FILE",
         help="TOML listing vLLM configurations: start each on 127.0.0.1, bench it, stop it, compare",
+    )
+    p.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="with --launch: fit the simulator's step-time model to the measured steps and report its "
+        "predicted-vs-measured TPOT speedup per rate",
+    )
+    p.add_argument(
+        "--calibrate-run",
+        metavar="RUN_ID",
+        help="calibrate from a finished --launch run kept in --db, without sending requests",
     )
     add_json_flag(p)
     p.set_defaults(handler=run)
@@ -234,7 +246,11 @@ def _launch_all(args: argparse.Namespace, store: ResultStore) -> dict[str, Any]:
             args.url, args.model = url, launch.served_model_name
             config = {
                 **_config_from_args(args),
-                "launch": {"name": server_cfg.name, "speculative_config": server_cfg.speculative_config},
+                "launch": {
+                    "name": server_cfg.name,
+                    "speculative_config": server_cfg.speculative_config,
+                    "server_args": [*launch.extra_args, *server_cfg.extra_args],
+                },
             }
             _new_run(store, run_id, config, args.db)
             levels = _execute(store, run_id, config, args, f"{server_cfg.name}")
@@ -257,11 +273,26 @@ def _launch_all(args: argparse.Namespace, store: ResultStore) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.calibrate and not args.launch:
+        raise SpecwiseError("--calibrate needs --launch (or use --calibrate-run RUN_ID on a finished launch run)")
+    if args.calibrate_run:
+        if not args.db.exists():
+            raise SpecwiseError(f"{args.db}: no results database")
+        store = ResultStore(args.db)
+        try:
+            cal_doc: dict[str, Any] = {"calibration": calibrate(store, args.calibrate_run)}
+        finally:
+            store.close()
+        print_json(cal_doc) if args.json else render_calibration(cal_doc["calibration"])
+        return EXIT_OK
     store = ResultStore(args.db)
     run_id = args.resume or args.run_id or uuid.uuid4().hex[:12]
+    doc: dict[str, Any]
     try:
         if args.launch:
             doc = _launch_all(args, store)
+            if args.calibrate:
+                doc["calibration"] = calibrate(store, doc["run_id"])
         else:
             if args.resume:
                 config = store.run_config(run_id)
@@ -288,6 +319,8 @@ def run(args: argparse.Namespace) -> int:
         print_json(doc)
     elif args.launch:
         render_comparison(doc)
+        if "calibration" in doc:
+            render_calibration(doc["calibration"])
     else:
         render_bench(doc)
     return EXIT_OK

@@ -56,6 +56,14 @@ def register(sub: Any) -> None:
         help="continuations per temperature "
         "(exact contexts) or one shared greedy continuation (faster, biased at high T)",
     )
+    p.add_argument(
+        "--estimator",
+        choices=("realized", "expected"),
+        default="realized",
+        help="counters from the realized acceptance coins along each sampled continuation (exact for the "
+        "speculative sampling loop; default) or from per-context means sum min(p,q) (lower variance, "
+        "over-predicts at T > 0)",
+    )
     p.add_argument("--prompt-lookup-min", type=positive_int, help="ngram: shortest n-gram (vLLM default 5)")
     p.add_argument("--prompt-lookup-max", type=positive_int, help="ngram: longest n-gram (vLLM default 5)")
     p.add_argument("--batch-size", type=positive_int, default=8, help="prompts per continuation batch")
@@ -87,6 +95,7 @@ def build_settings(args: argparse.Namespace) -> ProfileSettings:
         top_k=args.top_k,
         top_p=args.top_p,
         contexts=args.contexts,
+        estimator=args.estimator,
         quantizations=tuple(parse_quantize(q) for q in args.quantize),
         seed=args.seed,
         batch_size=args.batch_size,

@@ -57,6 +57,12 @@ class ResultStore:
         config: dict[str, Any] = json.loads(row[0])
         return config
 
+    def launch_runs(self, base_id: str) -> list[tuple[str, dict[str, Any]]]:
+        """(run id, config) of each configuration a ``--launch`` run named ``base_id`` ran, in launch order."""
+        rows = self.db.execute("SELECT run_id, config FROM runs ORDER BY created_s, rowid").fetchall()
+        out = [(r, json.loads(c)) for r, c in rows if r.startswith(base_id + "-")]
+        return [(r, c) for r, c in out if "launch" in c]
+
     def update_config(self, run_id: str, config: dict[str, Any]) -> None:
         with self.db:
             self.db.execute("UPDATE runs SET config = ? WHERE run_id = ?", (json.dumps(config), run_id))

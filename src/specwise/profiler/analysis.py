@@ -23,6 +23,31 @@ def draft_accept_probs(
     return torch.minimum(p, q).sum(dim=-1).double().clamp(max=1.0).numpy()
 
 
+def realized_accept_probs(
+    p: torch.Tensor, q: torch.Tensor, drafting: str, draft_logits: torch.Tensor, tokens: Sequence[int]
+) -> NDArray[np.float64]:
+    """Per position i of an output path x sampled from p: P(the draft token was accepted | x_i).
+
+    In the speculative sampling loop P(x_i = x, accepted) = min(p, q)(x) and P(x_i = x, rejected) =
+    max(p - q, 0)(x), so the output is distributed as p and, given the output, each drafted position is an
+    independent coin with probability min(1, q(x_i) / p(x_i)) (greedy drafting: q one-hot on the draft's argmax,
+    so the indicator x_i == argmax). Walking the counters over these coins along a path sampled from p gives the
+    loop's expected counters exactly. Walking the per-context means sum_x min(p, q) instead (``draft_accept_probs``)
+    has the same mean per token but drops the correlation between a rejected (surprising) token and a hard next
+    context, and over-predicts acceptance at T > 0. Where the profiled p gives x_i no mass (a near-tie that the
+    batched sampler broke the other way) the per-context mean is used.
+    """
+    x = torch.as_tensor(list(tokens)[: p.shape[0]], dtype=torch.long)[:, None]
+    px = p.gather(-1, x).squeeze(-1).double()
+    if drafting == "greedy":
+        coin = (draft_logits.argmax(dim=-1) == x.squeeze(-1)).double()
+    else:
+        qx = q.gather(-1, x).squeeze(-1).double()
+        coin = torch.where(px > 0, (qx / px.clamp(min=1e-300)).clamp(max=1.0), torch.zeros_like(px))
+    fallback = torch.as_tensor(draft_accept_probs(p, q, drafting, draft_logits))
+    return torch.where(px > 0, coin, fallback).numpy()
+
+
 def counts_by_k(proposals: Sequence[NDArray[np.float64]], k_values: Sequence[int]) -> NDArray[np.float64]:
     """(len(k_values), 3 + max k) rows of [drafts, draft_tokens, accepted, accepted_per_pos...]."""
     k_max = max(k_values)
@@ -66,9 +91,12 @@ def lookup_token_proposals(
     return out
 
 
-def lookup_proposals(tokens: Sequence[Sequence[int]], p: torch.Tensor, n_start: int) -> list[NDArray[np.float64]]:
+def lookup_proposals(
+    tokens: Sequence[Sequence[int]], p: torch.Tensor, n_start: int, path: Sequence[int] | None = None
+) -> list[NDArray[np.float64]]:
     """b_j = p_{t+j}(d_j): the target's probability of each drafted token (one-hot q) along the continuation;
-    proposals running past the profiled continuation are cut there."""
+    proposals running past the profiled continuation are cut there. With ``path`` (the continuation, sampled
+    from p) the realized coins 1[x_{t+j} == d_j] are used instead (see ``realized_accept_probs``)."""
     out = []
     rows = p.shape[0]
     for t in range(n_start):
@@ -77,5 +105,10 @@ def lookup_proposals(tokens: Sequence[Sequence[int]], p: torch.Tensor, n_start: 
             out.append(np.zeros(0))
             continue
         idx = torch.arange(t, t + len(d))
-        out.append(p[idx, torch.tensor(d)].double().numpy())
+        expected = p[idx, torch.tensor(d)].double()
+        if path is not None:
+            x = torch.as_tensor(list(path[t : t + len(d)]), dtype=torch.long)
+            hit = (x == torch.tensor(d)).double()
+            expected = torch.where(p[idx, x] > 0, hit, expected)
+        out.append(expected.numpy())
     return out

@@ -25,6 +25,7 @@ class Observation:
     counts: NDArray[np.float64]  # (len(k_values), 3 + k_max)
     alpha_sum: float
     alpha_n: int
+    estimator: str = "realized"
 
 
 def _nan_to_none(x: float) -> float | None:
@@ -72,6 +73,7 @@ def summarise(
                 "quantization": dict(quant),
                 "class": cls,
                 "prompts": len(obs),
+                "estimator": "+".join(sorted({o.estimator for o in obs})),
                 "alpha_mean": _nan_to_none(sum(o.alpha_sum for o in obs) / alpha_n if alpha_n else float("nan")),
                 "per_position_acceptance": by_k[-1]["per_position_acceptance"],
                 "by_k": by_k,

@@ -4,8 +4,14 @@ Cost: continuations are sampled once per temperature (``contexts="per-temperatur
 distributed as the target's own output at that temperature, as in serving) or once in all (``"shared"``: the
 lowest temperature's continuation is reused for every temperature -- one pass, biased contexts at high T).
 After that each model runs one teacher-forced pass per prompt and continuation; every temperature, top-k/top-p
-and drafting mode is computed from those logits. Quantisation variants re-run only the passes of the model
-they change, on the same continuations.
+and drafting mode is computed from those logits. A quantised-draft variant re-runs only the draft's passes on the
+same continuations; a quantised-target variant samples its own continuations (the quantised target is what would
+produce the served output) and re-runs both passes.
+
+Estimator: where the continuation was sampled from the evaluated target at the evaluated temperature, the counters
+walk the realized acceptance coins along it (exact for the speculative sampling loop:
+``analysis.realized_accept_probs``); elsewhere (shared contexts at T above the sampled one, or ``estimator=
+"expected"``) they walk the per-context means sum min(p, q), which over-predict at T > 0. Each result says which.
 """
 
 from __future__ import annotations
@@ -110,32 +116,11 @@ def run_profile(
     timings = timings or Timings()
     torch.manual_seed(settings.seed)
     ids = tokenize(loaded.tokenizer, prompts, settings.max_prompt_tokens)
-    n_cont = settings.max_new_tokens + settings.k_max
     pad = loaded.tokenizer.pad_token_id if loaded.tokenizer.pad_token_id is not None else 0
     groups = settings.continuation_temperature_groups()
-    conts: dict[float, list[list[int]]] = {}
     t0 = time.perf_counter()
-    for g, (temp, _) in enumerate(groups):
-        done = 0
-
-        def bump(n: int, stage: str = f"continuations T={temp:g} ({g + 1}/{len(groups)})") -> None:
-            nonlocal done
-            done += n
-            if progress:
-                progress(stage, done, len(ids))
-
-        conts[temp] = sample_continuations(
-            loaded.target,
-            ids,
-            n_cont,
-            temp,
-            settings.seed + g,
-            settings.batch_size,
-            settings.top_k,
-            settings.top_p,
-            pad,
-            bump,
-        )
+    conts = _continuations(loaded.target, ids, settings, groups, pad, progress, "")
+    by_target_quant = {"": conts}
     timings.continuation_s += time.perf_counter() - t0
 
     observations: list[Observation] = []
@@ -150,6 +135,13 @@ def run_profile(
             time.perf_counter() - t_load if quant else 0.0
         )
         qkey = tuple(sorted(quant.items()))
+        target_quant = quant.get("target", "")
+        if target_quant not in by_target_quant:
+            t0 = time.perf_counter()
+            label = f" (target={target_quant})"
+            by_target_quant[target_quant] = _continuations(target, ids, settings, groups, pad, progress, label)
+            timings.continuation_s += time.perf_counter() - t0
+        conts = by_target_quant[target_quant]
         for temp, eval_temps in groups:
             history = SuffixIndex(settings.suffix_max_depth) if settings.method == "suffix" else None
             for i, prompt_ids in enumerate(ids):
@@ -161,6 +153,7 @@ def run_profile(
                         prompt_ids,
                         cont,
                         eval_temps,
+                        temp,
                         settings,
                         qkey,
                         prompts[i].workload_class,
@@ -180,7 +173,42 @@ def run_profile(
         observations, settings.k_values, np.random.default_rng(settings.seed), settings.bootstrap_resamples
     )
     timings.analysis_s += time.perf_counter() - t_an
-    return results, conts, ids
+    return results, by_target_quant[""], ids
+
+
+def _continuations(
+    target: Any,
+    ids: list[list[int]],
+    settings: ProfileSettings,
+    groups: list[tuple[float, tuple[float, ...]]],
+    pad: int,
+    progress: Progress | None,
+    label: str,
+) -> dict[float, list[list[int]]]:
+    """One batched, seeded continuation per prompt at each group's sampling temperature."""
+    conts: dict[float, list[list[int]]] = {}
+    for g, (temp, _) in enumerate(groups):
+        done = 0
+
+        def bump(n: int, stage: str = f"continuations T={temp:g}{label} ({g + 1}/{len(groups)})") -> None:
+            nonlocal done
+            done += n
+            if progress:
+                progress(stage, done, len(ids))
+
+        conts[temp] = sample_continuations(
+            target,
+            ids,
+            settings.max_new_tokens + settings.k_max,
+            temp,
+            settings.seed + g,
+            settings.batch_size,
+            settings.top_k,
+            settings.top_p,
+            pad,
+            bump,
+        )
+    return conts
 
 
 def _observe_prompt(
@@ -189,6 +217,7 @@ def _observe_prompt(
     prompt_ids: list[int],
     cont: list[int],
     eval_temps: Sequence[float],
+    sampled_temp: float,
     s: ProfileSettings,
     qkey: tuple[tuple[str, str], ...],
     cls: str | None,
@@ -224,18 +253,23 @@ def _observe_prompt(
     out = []
     for temp in eval_temps:
         p = probs(lt, temp, s.top_k, s.top_p)
+        realized = s.estimator == "realized" and temp == sampled_temp  # the path was sampled from this p
+        estimator = "realized" if realized else "expected"
         for drafting in s.drafting_modes:
             if ld is not None:
                 q = probs(ld, temp, s.top_k, s.top_p)
                 accept = analysis.draft_accept_probs(p, q, drafting, ld)
-                proposals = model_draft_proposals(accept, n_start, s.k_max)
                 alpha_sum, alpha_n = float(accept[:n_start].sum()), n_start
+                if realized:
+                    accept = analysis.realized_accept_probs(p, q, drafting, ld, cont)
+                proposals = model_draft_proposals(accept, n_start, s.k_max)
             else:
                 assert lookup_tokens is not None
-                proposals = analysis.lookup_proposals(lookup_tokens, p, n_start)
-                firsts = [b[0] for b in proposals if len(b)]
+                expected = analysis.lookup_proposals(lookup_tokens, p, n_start)
+                firsts = [b[0] for b in expected if len(b)]
                 alpha_sum, alpha_n = float(sum(firsts)), len(firsts)
+                proposals = analysis.lookup_proposals(lookup_tokens, p, n_start, cont) if realized else expected
             counts = analysis.counts_by_k(proposals, s.k_values)
-            out.append(Observation(qkey, float(temp), drafting, cls, counts, alpha_sum, alpha_n))
+            out.append(Observation(qkey, float(temp), drafting, cls, counts, alpha_sum, alpha_n, estimator))
     timings.analysis_s += time.perf_counter() - t0
     return out

@@ -9,6 +9,7 @@ from specwise.errors import SpecwiseError
 METHODS = ("draft_model", "ngram", "suffix")
 DRAFTING_MODES = ("greedy", "probabilistic")
 CONTEXTS = ("per-temperature", "shared")
+ESTIMATORS = ("realized", "expected")
 MAX_K = 16
 
 
@@ -22,6 +23,7 @@ class ProfileSettings:
     top_k: int = 0
     top_p: float = 1.0
     contexts: str = "per-temperature"
+    estimator: str = "realized"
     quantizations: tuple[dict[str, str], ...] = field(default_factory=tuple)
     seed: int = 0
     batch_size: int = 8
@@ -45,6 +47,8 @@ class ProfileSettings:
             raise SpecwiseError(f"max_new_tokens: must be >= 2, got {self.max_new_tokens}")
         if self.contexts not in CONTEXTS:
             raise SpecwiseError(f"contexts: {self.contexts!r} is not one of {', '.join(CONTEXTS)}")
+        if self.estimator not in ESTIMATORS:
+            raise SpecwiseError(f"estimator: {self.estimator!r} is not one of {', '.join(ESTIMATORS)}")
         if not 0 < self.top_p <= 1 or self.top_k < 0:
             raise SpecwiseError("top_p must be in (0, 1] and top_k >= 0")
         if not 1 <= self.prompt_lookup_min <= self.prompt_lookup_max:

@@ -34,6 +34,7 @@ class LoopResult:
     counts: Counts
     tokens: int
     wall_s: float
+    output: tuple[int, ...] = ()  # the generated tokens (after the prompt)
 
 
 def _pick(p_row: torch.Tensor, temperature: float, gen: torch.Generator) -> int:
@@ -146,7 +147,7 @@ def speculative_generate(
         if dft is not None:
             dft.rewind(min(dft.seen, base + n_acc))
     counts = Counts(k, float(drafts), float(draft_tokens), float(accepted), tuple(float(x) for x in per_pos))
-    return LoopResult(counts, generated, time.perf_counter() - t0)
+    return LoopResult(counts, generated, time.perf_counter() - t0, tuple(seq[len(prompt) :]))
 
 
 @torch.no_grad()

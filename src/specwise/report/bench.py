@@ -76,3 +76,39 @@ def render_comparison(doc: dict[str, Any]) -> None:
     out.print(table)
     for c in doc["configs"]:
         out.print(f"{c['name']}: run {c['run_id']}, server log {c['server_log']}")
+
+
+def render_calibration(cal: dict[str, Any]) -> None:
+    out = console()
+    pred = cal["predictor"]
+    out.print(
+        f"calibrated step time (run {cal['run_id']}): {pred['per_kv_token_s'] * 1e6:.3f} us/KV token + "
+        f"{pred['per_batched_token_s'] * 1e3:.3f} ms/batched token above {pred['free_batched_tokens']:g} + "
+        f"{pred['constant_s'] * 1e3:.1f} ms "
+        f"({pred['fit_points']} step classes, relative RMS error {pred['fit_relative_rms_error']:.1%})"
+    )
+    for name, scale in cal["draft_cost_scale"].items():
+        out.print(f"  {name}: draft pass = {scale:.2f} x target pass")
+    table = Table(title="simulator vs measurement (TPOT p50, speedup vs first config)", title_justify="left")
+    for col in ("config", "rps", "TPOT ms", "sim TPOT ms", "xTPOT", "sim xTPOT", "error"):
+        table.add_column(col, justify="left" if col == "config" else "right")
+
+    def x(v: float | None, fmt: str = "{:.2f}") -> str:
+        return "-" if v is None else fmt.format(v)
+
+    for r in cal["rows"]:
+        table.add_row(
+            r["config"],
+            _level(r["rate_per_s"], None),
+            _ms(r["measured_tpot_p50_s"]),
+            _ms(r["predicted_tpot_p50_s"]),
+            x(r["measured_speedup_tpot"]),
+            x(r["predicted_speedup_tpot"]),
+            x(r["speedup_error"], "{:+.2f}"),
+        )
+    out.print(table)
+    if cal["mean_abs_speedup_error"] is not None:
+        out.print(
+            f"speedup error: mean |sim - measured| {cal['mean_abs_speedup_error']:.3f}, "
+            f"max {cal['max_abs_speedup_error']:.3f}"
+        )

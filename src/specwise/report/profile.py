@@ -43,7 +43,19 @@ def render_profile(doc: dict[str, Any]) -> None:
         out.print(table)
     if doc.get("verification"):
         table = Table(title="speculative sampling loop vs prediction", title_justify="left")
-        for col in ("T", "drafting", "k", "measured", "95% CI", "predicted", "diff", "agrees", "CPU speedup"):
+        cols = (
+            "T",
+            "drafting",
+            "k",
+            "measured",
+            "95% CI",
+            "paired pred",
+            "diff",
+            "agrees",
+            "profile pred",
+            "CPU speedup",
+        )
+        for col in cols:
             table.add_column(col, justify="right")
         for v in doc["verification"]:
             lo, hi = v["measured_ci95"]
@@ -53,12 +65,18 @@ def render_profile(doc: dict[str, Any]) -> None:
                 str(v["k"]),
                 _f(v["measured_acceptance_rate"]),
                 f"{_f(lo)}-{_f(hi)}",
-                _f(v["predicted_acceptance_rate"]),
-                _f(v["difference"]),
+                _f(v["paired_predicted_acceptance_rate"]),
+                _f(v["paired_difference"]),
                 "yes" if v["agrees"] else "NO",
+                _f(v["predicted_acceptance_rate"]),
                 _f(v["measured_speedup"], 2),
             )
         out.print(table)
+        out.print(
+            "paired pred: the profiler's estimator on the loop's own output paths (the method check); "
+            "profile pred: the profile's number from its own sampled continuations (at T > 0 it also carries "
+            "path-sampling noise)"
+        )
     timing = doc.get("timing_s", {})
     if timing:
         out.print("time (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timing.items()))

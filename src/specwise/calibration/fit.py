@@ -1,0 +1,117 @@
+"""Fit the simulator's step-time model to a bench run's measured engine steps (pure).
+
+Target: the linear predictor ``t = a kv + b max(batched - m, 0) + c`` (SpecDecode-Bench's form with the roofline's
+knee m, :mod:`specwise.perfmodel.calibrated`), non-negative least squares weighted by steps per point, over the
+steps of the configurations without speculation (or, when the run has none, the n-gram / suffix ones). Each
+speculative configuration then gets one factor fitted by least squares on what the target law leaves unexplained, in
+the shape the simulator charges its proposer (:mod:`specwise.perfmodel.drafting`):
+
+* draft model: residual = s * (catch-up pass over AL tokens + (k - 1) single-token passes + its prefill of the
+  prompts prefilled in the step), the draft modelled as the target's law scaled by s;
+* lookup (n-gram / suffix): residual = f * verification time (SpecDecode-Bench measured f = 0.59% on GPUs; on the
+  CPU build the per-step speculation overhead -- proposer, rejection sampler, extra logits -- lands here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from specwise.calibration.steps import MeasuredStep, decode_steps, query_per_seq, request_steps
+from specwise.errors import SpecwiseError
+from specwise.loadgen.records import RequestRecord
+from specwise.perfmodel.calibrated import CalibratedPredictor, fit_linear_predictor
+
+LOOKUP_METHODS = ("ngram", "suffix")
+
+
+@dataclass(frozen=True)
+class LevelRun:
+    level: int
+    rate_per_s: float | None
+    records: tuple[RequestRecord, ...]
+    drafts: float | None  # spec-decode counter deltas over the level (None without speculation)
+    draft_tokens: float | None
+    per_position: tuple[float, ...]
+    measured_tpot_p50_s: float | None
+
+
+@dataclass(frozen=True)
+class ConfigRun:
+    name: str
+    method: str | None  # None: no speculation
+    k: int
+    levels: tuple[LevelRun, ...]
+
+    @property
+    def draft_model(self) -> bool:
+        return self.method is not None and self.method not in LOOKUP_METHODS
+
+
+@dataclass(frozen=True)
+class Calibration:
+    target: CalibratedPredictor
+    draft_scale: dict[str, float]  # per speculative config: draft-model scale s, or lookup overhead fraction f
+    points: tuple[MeasuredStep, ...]
+    fit_points: int
+    base_configs: tuple[str, ...] = ()
+
+    def relative_rms_error(self) -> float:
+        """RMS of (predicted - measured) / measured over the points the target was fitted on."""
+        errs = [(_predict(self.target, p) - p.time_s) / p.time_s for p in self.points if p.config in self.base_configs]
+        return float(np.sqrt(np.mean(np.square(errs)))) if errs else float("nan")
+
+
+KNEES = (0.0, 4.0, 8.0, 16.0, 24.0, 32.0, 48.0, 64.0, 96.0)  # batched tokens; 0 = SpecDecode-Bench's form
+
+
+def _predict(pred: CalibratedPredictor, p: MeasuredStep) -> float:
+    return pred.time_s(p.kv_tokens, p.batched_tokens)
+
+
+def measured_steps(run: ConfigRun) -> list[MeasuredStep]:
+    out = []
+    for lv in run.levels:
+        q = query_per_seq(lv.draft_tokens, request_steps(lv.records))
+        out += decode_steps(lv.records, run.name, lv.level, q, max_tokens_per_step=run.k + 1)
+    return out
+
+
+def _draft_pass_time_s(target: CalibratedPredictor, p: MeasuredStep, k: int, al: float) -> float:
+    """Target-predicted seconds of the draft passes of one step (to be scaled by s)."""
+    n = p.num_seqs
+    context = max(0.0, (p.kv_tokens - p.batched_tokens) / n) if n else 0.0
+    catch_up = target.time_s(n * (context + al), n * al)
+    single = target.time_s(n * (context + al + 1), n)
+    prefill = target.time_s(p.prefill_tokens, p.prefill_tokens)
+    return catch_up + max(0, k - 1) * single + (prefill if p.prefill_tokens > 0 else 0.0)
+
+
+def fit(runs: Sequence[ConfigRun]) -> Calibration:
+    per_run = {run.name: measured_steps(run) for run in runs}
+    base_runs = [run for run in runs if run.method is None and per_run[run.name]]
+    if not base_runs:
+        base_runs = [run for run in runs if not run.draft_model and per_run[run.name]]
+    base_points = [p for run in base_runs for p in per_run[run.name]]
+    if not base_points:
+        raise SpecwiseError(
+            "calibration: no steps from a configuration without a draft model (baseline or n-gram); "
+            "include one in the launch file"
+        )
+    target = fit_linear_predictor(base_points, weights=[p.samples for p in base_points], knees=KNEES)
+    scales = {}
+    for run in runs:
+        if run in base_runs or run.method is None or not per_run[run.name]:
+            continue
+        num = den = 0.0
+        for p in per_run[run.name]:
+            lv = next(lv for lv in run.levels if lv.level == p.level)
+            al = 1.0 + (sum(lv.per_position) if lv.per_position else 0.0)
+            d = _draft_pass_time_s(target, p, run.k, al) if run.draft_model else _predict(target, p)
+            num += p.samples * (p.time_s - _predict(target, p)) * d
+            den += p.samples * d * d
+        scales[run.name] = max(0.0, num / den) if den > 0 else 0.0
+    points = tuple(p for run in runs for p in per_run[run.name])
+    return Calibration(target, scales, points, len(base_points), tuple(run.name for run in base_runs))

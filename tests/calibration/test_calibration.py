@@ -1,0 +1,190 @@
+"""Calibration pipeline on synthetic step timelines with a known cost law.
+
+A lock-step toy engine (below) serves requests: every step prefills the new arrivals and decodes every running
+request by 1 + accepted tokens, and lasts exactly ``a * kv + b * batched + c`` seconds (plus the draft's passes,
+scaled, for a draft-model config). The records it streams are what the harness would record; the fit must
+recover the law from them, and the replay must predict the speedups it produced.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from specwise.calibration.check import prediction_rows
+from specwise.calibration.fit import ConfigRun, LevelRun, fit
+from specwise.calibration.steps import decode_steps, query_per_seq, request_steps
+from specwise.cli import main
+from specwise.errors import SpecwiseError
+from specwise.loadgen.records import RequestRecord, summarize_level
+from specwise.loadgen.store import ResultStore
+from specwise.sim.engine import EngineConfig
+
+A, B, C = 2e-6, 4e-3, 0.03  # s per KV token, s per batched token, s per step
+PROMPT, OUT = 40, 24
+
+
+def toy_engine(
+    rate: float, n: int, k: int, alpha: float, draft_scale: float, seed: int
+) -> tuple[list[RequestRecord], float, float, list[float]]:
+    """Records + (drafts, draft tokens, per-position rates) counters for one level."""
+    rng = np.random.default_rng(seed)
+    arrivals = np.cumsum(rng.exponential(1 / rate, n))
+    now = 0.0
+    emitted = np.zeros(n, dtype=int)
+    first = np.full(n, np.nan)
+    chunks: list[list[tuple[float, int]]] = [[] for _ in range(n)]
+    drafts = draft_tokens = 0.0
+    per_pos = np.zeros(max(k, 1))
+    while (emitted < OUT).any():
+        arrived = np.nonzero((arrivals <= now) & (emitted < OUT))[0]
+        if arrived.size == 0:
+            now = float(arrivals[np.argmax(emitted < OUT)])
+            continue
+        prefill = [i for i in arrived if np.isnan(first[i])]
+        decode = [i for i in arrived if not np.isnan(first[i])]
+        q = 1 + k
+        kv = sum(PROMPT + emitted[i] + q for i in decode) + PROMPT * len(prefill)
+        batched = q * len(decode) + PROMPT * len(prefill)
+        t = A * kv + B * batched + C
+        if k and decode and draft_scale:  # the draft catches up on the accepted tokens, then k - 1 passes
+            nd = len(decode)
+            ctx = sum(PROMPT + emitted[i] for i in decode) / nd
+            al = 1 + sum(alpha ** (j + 1) for j in range(k))
+            t += draft_scale * (
+                A * nd * (ctx + al) + B * nd * al + C + (k - 1) * (A * nd * (ctx + al + 1) + B * nd + C)
+            )
+        if k and prefill and draft_scale:  # and prefills new prompts too
+            t += draft_scale * ((A + B) * PROMPT * len(prefill) + C)
+        now += t
+        for i in prefill:
+            first[i] = now
+            emitted[i] = 1
+            chunks[i].append((now, 1))
+        for i in decode:
+            acc = 0
+            while acc < k and rng.random() < alpha:
+                acc += 1
+            if k:
+                drafts += 1
+                draft_tokens += k
+                per_pos[:acc] += 1
+            m = min(acc + 1, OUT - emitted[i])
+            emitted[i] += m
+            chunks[i].append((now, int(m)))
+    records = [
+        RequestRecord(
+            "r",
+            0,
+            f"q{i}",
+            None,
+            float(arrivals[i]),
+            float(arrivals[i]),
+            chunks[i][-1][0],
+            float(first[i]),
+            OUT,
+            PROMPT,
+            tuple(chunks[i]),
+        )
+        for i in range(n)
+    ]
+    rates = list(per_pos / drafts) if drafts else []
+    return records, drafts, draft_tokens, rates
+
+
+def config_run(name: str, method: str | None, k: int, alpha: float, scale: float) -> ConfigRun:
+    levels = []
+    for level, rate in enumerate((0.5, 2.0, 6.0)):
+        recs, drafts, dtoks, rates = toy_engine(rate, 30, k, alpha, scale, seed=level)
+        tpot = summarize_level(recs, level, rate).tpot_s.p50
+        levels.append(LevelRun(level, rate, tuple(recs), drafts or None, dtoks or None, tuple(rates), tpot))
+    return ConfigRun(name, method, k, tuple(levels))
+
+
+def test_steps_recover_batch_shapes() -> None:
+    recs, _, _, _ = toy_engine(0.5, 20, 0, 0.0, 0.0, seed=1)
+    steps = decode_steps(recs, "base", 0, 1.0, max_tokens_per_step=1)
+    assert steps and all(s.samples >= 1 for s in steps)
+    for s in steps:  # every recovered point obeys the law it was generated with
+        assert s.time_s == pytest.approx(A * s.kv_tokens + B * s.batched_tokens + C, rel=1e-6)
+
+
+def test_query_per_seq_from_counters() -> None:
+    assert query_per_seq(None, 10) == 1.0
+    assert query_per_seq(40.0, 10) == 5.0
+    recs, _, dtoks, _ = toy_engine(1.0, 5, 4, 0.5, 0.0, seed=0)
+    assert query_per_seq(dtoks, request_steps(recs)) == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize(("ngram_alpha", "draft_alpha"), [(0.0, 1.0), (1.0, 0.0)])
+def test_fit_recovers_cost_law_and_draft_scale(ngram_alpha: float, draft_alpha: float) -> None:
+    # deterministic acceptance (0 or 1): with random acceptance the toy and the simulator draw different
+    # acceptance sequences, and near saturation TPOT p50 of 30 requests moves by tens of percent with them
+    runs = [
+        config_run("baseline", None, 0, 0.0, 0.0),
+        config_run("ngram", "ngram", 4, ngram_alpha, 0.0),
+        config_run("draft", "draft_model", 4, draft_alpha, 0.25),
+    ]
+    cal = fit(runs)
+    assert cal.target.per_kv_token_s == pytest.approx(A, rel=0.02)
+    assert cal.target.per_batched_token_s == pytest.approx(B, rel=0.02)
+    assert cal.target.constant_s == pytest.approx(C, rel=0.02)
+    assert cal.draft_scale["draft"] == pytest.approx(0.25, rel=0.1)
+    assert cal.relative_rms_error() < 0.01
+    rows = prediction_rows(cal, runs, EngineConfig(kv_capacity_tokens=10**6, step_overhead_s=0.0))
+    spec_rows = [r for r in rows if r["config"] != "baseline"]
+    assert len(spec_rows) == 6
+    for r in spec_rows:  # the simulator's engine is not the toy one; speedups must still agree closely
+        assert r["speedup_error"] is not None
+        assert abs(r["speedup_error"]) < 0.1, r
+
+
+def test_fit_needs_a_config_without_draft_model() -> None:
+    with pytest.raises(SpecwiseError, match="baseline or n-gram"):
+        fit([config_run("draft", "draft_model", 4, 0.8, 0.25)])
+
+
+def _vllm_counters(drafts: float, draft_tokens: float, rates: list[float]) -> str:
+    lines = [
+        f'vllm:spec_decode_num_drafts_total{{engine="0",model_name="m"}} {drafts}',
+        f'vllm:spec_decode_num_draft_tokens_total{{engine="0",model_name="m"}} {draft_tokens}',
+        f'vllm:spec_decode_num_accepted_tokens_total{{engine="0",model_name="m"}} {sum(rates) * drafts}',
+    ]
+    lines += [
+        f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{engine="0",model_name="m",position="{i}"}} {r * drafts}'
+        for i, r in enumerate(rates)
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_cli_calibrates_a_stored_launch_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = ResultStore(tmp_path / "b.sqlite")
+    zero = _vllm_counters(0, 0, [0.0] * 4)
+    for n, (name, method, alpha, scale) in enumerate(
+        [("baseline", None, 0.0, 0.0), ("draft", "draft_model", 1.0, 0.25)]
+    ):
+        spec = {"method": method, "num_speculative_tokens": 4} if method else None
+        config = {"rates": [0.5, 2.0], "launch": {"name": name, "speculative_config": spec, "server_args": []}}
+        run_id = f"base-{name}"
+        store.create_run(run_id, float(n), config)
+        for level, rate in enumerate((0.5, 2.0)):
+            recs, drafts, dtoks, rates = toy_engine(rate, 20, 4 if method else 0, alpha, scale, seed=level)
+            for r in recs:
+                store.add(replace(r, run_id=run_id, level=level, request_id=f"{level}-{r.request_id}"))
+            if method:
+                store.save_scrape(run_id, level, "before", zero)
+                store.save_scrape(run_id, level, "after", _vllm_counters(drafts, dtoks, rates))
+    store.close()
+    assert main(["bench", "--calibrate-run", "base", "--db", str(tmp_path / "b.sqlite"), "--json"]) == 0
+    cal = json.loads(capsys.readouterr().out)["calibration"]
+    assert cal["predictor"]["per_batched_token_s"] == pytest.approx(B, rel=0.05)
+    assert cal["draft_cost_scale"]["draft"] == pytest.approx(0.25, rel=0.1)
+    assert len(cal["rows"]) == 4 and cal["max_abs_speedup_error"] < 0.2  # plumbing; accuracy: above
+    assert main(["bench", "--calibrate-run", "base", "--db", str(tmp_path / "b.sqlite")]) == 0
+    assert "simulator vs measurement" in capsys.readouterr().out
+    assert main(["bench", "--calibrate-run", "nope", "--db", str(tmp_path / "b.sqlite")]) == 2
+    assert "no --launch run 'nope'" in capsys.readouterr().err
