@@ -95,6 +95,8 @@ def main() -> None:
     ap.add_argument("--loop-key", default="phase_D_loop", help="JSON key for phase D (keeps earlier loop runs)")
     ap.add_argument("--skip-speedup", action="store_true", help="phase D: skip the T=0 CPU speedup timing")
     ap.add_argument("--paths", type=int, default=1, help="phase E: continuations per prompt (seeds 0..N-1)")
+    ap.add_argument("--e-seed", type=int, default=1000, help="phase E: first continuation seed")
+    ap.add_argument("--e-key", default="phase_E_estimators", help="phase E: JSON key")
     ap.add_argument("--out", type=Path, default=ROOT / "bench/results/profile_qwen.json")
     args = ap.parse_args()
     doc: dict[str, Any] = {
@@ -233,19 +235,27 @@ def main() -> None:
             }
             save()
     if "E" in args.phases:
-        doc["phase_E_estimators"] = phase_e(loaded, prompts[: args.loop_prompts], args.tokens, args.paths, doc)
+        doc[args.e_key] = phase_e(loaded, prompts[: args.loop_prompts], args.tokens, args.paths, doc, args.e_seed)
         save()
 
 
-def phase_e(loaded: Any, prompts: list[Prompt], tokens: int, paths: int, doc: dict[str, Any]) -> dict[str, Any]:
-    """Both estimators at T = 1, k = 4, on the same sampled continuations of the loop's prompts."""
+def phase_e(
+    loaded: Any, prompts: list[Prompt], tokens: int, paths: int, doc: dict[str, Any], seed0: int = 1000
+) -> dict[str, Any]:
+    """Both estimators at T = 1, k = 4, on the same sampled continuations of the loop's prompts; per path, the
+    realized counters and where the path first crosses an end-of-text token (EOS is ignored, as in the loop);
+    and where the loop's rate falls in the distribution of one-path-per-prompt rates drawn from these paths."""
     t0 = time.perf_counter()
+    eos = {t for t in (loaded.tokenizer.eos_token_id, loaded.tokenizer.pad_token_id) if t is not None}
+    per_path: list[dict[str, Any]] = []
     ids = tokenize(loaded.tokenizer, prompts, 1024)
     pad = loaded.tokenizer.pad_token_id or 0
     sums = {(d, e): [0.0, 0.0, 0.0] for d in ("greedy", "probabilistic") for e in ("realized", "expected")}
-    for seed in range(paths):
-        conts = sample_continuations(loaded.target, ids, tokens + 4, 1.0, 1000 + seed, 10, pad_id=pad)
-        for pid, cont in zip(ids, conts, strict=True):
+    for seed in range(seed0, seed0 + paths):
+        conts = sample_continuations(loaded.target, ids, tokens + 4, 1.0, seed, 10, pad_id=pad)
+        for prompt_index, (pid, cont) in enumerate(zip(ids, conts, strict=True)):
+            first_eos = next((i for i, t in enumerate(cont[:tokens]) if t in eos), None)
+            entry: dict[str, Any] = {"prompt": prompt_index, "seed": seed, "first_eos": first_eos}
             lt = continuation_logits(loaded.target, pid, cont)
             ld = continuation_logits(loaded.draft, pid, cont)
             vocab = min(lt.shape[-1], ld.shape[-1])
@@ -260,6 +270,10 @@ def phase_e(loaded: Any, prompts: list[Prompt], tokens: int, paths: int, doc: di
                     c = analysis.counts_by_k([*model_draft_proposals(acc, tokens, 4)], [4])[0]
                     row = sums[(drafting, est)]
                     row[0], row[1], row[2] = row[0] + c[0], row[1] + c[1], row[2] + c[2]
+                    if est == "realized":
+                        entry[drafting] = [round(float(c[0]), 4), round(float(c[1]), 4), round(float(c[2]), 4)]
+            per_path.append(entry)
+            print(f"phase E path {entry}", flush=True)
     loop = {(j["temperature"], j["drafting"]): j for j in doc.get("phase_D_loop", {}).get("jobs", [])}
     rows = []
     for (drafting, est), (drafts, draft_tokens, accepted) in sums.items():
@@ -283,7 +297,31 @@ def phase_e(loaded: Any, prompts: list[Prompt], tokens: int, paths: int, doc: di
         "continuations_per_prompt": paths,
         "wall_s": round(time.perf_counter() - t0, 1),
         "rows": rows,
+        "paths": per_path,
+        "loop_percentile": _loop_percentile(per_path, doc, len(prompts)),
     }
+
+
+def _loop_percentile(per_path: list[dict[str, Any]], doc: dict[str, Any], n_prompts: int) -> dict[str, Any]:
+    """Draw one of the sampled paths per prompt 10,000 times: the spread of a 10-path acceptance rate, and the
+    share of draws at or below what the loop measured on its own 10 paths."""
+    rng = np.random.default_rng(0)
+    loop = {(j["temperature"], j["drafting"]): j for j in doc.get("phase_D_loop", {}).get("jobs", [])}
+    out: dict[str, Any] = {}
+    for drafting in ("greedy", "probabilistic"):
+        by_prompt = [np.array([e[drafting] for e in per_path if e["prompt"] == i]) for i in range(n_prompts)]
+        if any(len(b) == 0 for b in by_prompt):
+            continue
+        picks = [b[rng.integers(0, len(b), 10_000)] for b in by_prompt]  # (draws, 3) per prompt
+        total = np.sum(picks, axis=0)
+        rates = total[:, 2] / total[:, 1]
+        measured = loop.get((1.0, drafting), {}).get("measured_acceptance_rate")
+        out[drafting] = {
+            "rate_p2_5_p50_p97_5": [round(float(x), 4) for x in np.percentile(rates, [2.5, 50, 97.5])],
+            "loop_measured": measured,
+            "share_at_or_below_loop": None if measured is None else round(float(np.mean(rates <= measured)), 4),
+        }
+    return out
 
 
 if __name__ == "__main__":

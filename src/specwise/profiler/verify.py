@@ -2,12 +2,12 @@
 prediction at the same (temperature, drafting, k); also the loop's wall-clock speedup over plain decoding.
 
 Two predictions are set against the loop. *Unpaired*: the profile's own number, from its own sampled
-continuations. At T > 0 one 128-token path per prompt makes this comparison noisy: on Qwen2.5-Coder at T = 1
-one prompt's acceptance ranged 0.44-0.82 between sampled paths, so prompt sets of tens of prompts differ by
-~0.1 from path sampling alone. *Paired*: the profiler's estimator applied to the loop's own output paths (one
-teacher-forced pass per model over each), which removes the path-sampling noise and leaves only the acceptance
-coins: this isolates whether the method is right. Both are reported; ``agrees`` requires the paired check
-within the tolerance or the loop's CI, and says nothing about the unpaired one beyond what is printed.
+continuations. *Paired*: the profiler's estimator applied to the loop's own output paths (one teacher-forced
+pass per model over each), which removes path-sampling noise and checks the acceptance arithmetic given the
+paths. Both are reported (``agrees`` = the paired check within the tolerance or the loop's CI;
+``unpaired_within_ci`` = the profile's number inside the loop's CI). The paired check cannot see whether the
+loop's output is distributed as the target's samples; the unpaired one can (on Qwen2.5-Coder at T = 1 with
+probabilistic drafting it currently does not hold -- see bench/results/profile_qwen.json, phase E2).
 """
 
 from __future__ import annotations
