@@ -29,7 +29,7 @@ from specwise.profiler import analysis
 from specwise.profiler.bootstrap import ratio_ci
 from specwise.profiler.counting import model_draft_proposals
 from specwise.profiler.document import write_json_atomic
-from specwise.profiler.forward import continuation_logits, sample_continuations
+from specwise.profiler.forward import continuation_logits, sample_continuations, shared_vocab
 from specwise.profiler.quantize_spec import parse_quantize
 from specwise.profiler.runner import Prompt, Timings, load_pair, run_profile, tokenize
 from specwise.profiler.sampling import probs
@@ -258,13 +258,13 @@ def phase_e(
             entry: dict[str, Any] = {"prompt": prompt_index, "seed": seed, "first_eos": first_eos}
             lt = continuation_logits(loaded.target, pid, cont)
             ld = continuation_logits(loaded.draft, pid, cont)
-            vocab = min(lt.shape[-1], ld.shape[-1])
-            lt, ld = lt[:, :vocab], ld[:, :vocab]
+            lt, ld = shared_vocab(lt, ld)
             p, q = probs(lt, 1.0), probs(ld, 1.0)
             for drafting in ("greedy", "probabilistic"):
+                expected = analysis.draft_accept_probs(p, q, drafting, ld)
                 per = {
-                    "expected": analysis.draft_accept_probs(p, q, drafting, ld),
-                    "realized": analysis.realized_accept_probs(p, q, drafting, ld, cont),
+                    "expected": expected,
+                    "realized": analysis.realized_accept_probs(p, q, drafting, ld, cont, expected),
                 }
                 for est, acc in per.items():
                     c = analysis.counts_by_k([*model_draft_proposals(acc, tokens, 4)], [4])[0]

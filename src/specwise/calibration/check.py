@@ -21,6 +21,7 @@ from specwise.calibration.steps import request_steps
 from specwise.perfmodel.drafting import DraftCost, ModelDraftCost, NgramDraftCost
 from specwise.sim.distributions import LengthDist
 from specwise.sim.engine import EngineConfig, SpecConfig, simulate
+from specwise.sim.metrics import summarize
 from specwise.sim.workload import RequestTable, WorkloadClass
 from specwise.stats import ratio
 
@@ -53,22 +54,17 @@ def _tpot_p50(run: ConfigRun, lv: LevelRun, cal: Calibration, engine: EngineConf
     spec = None
     if run.method is not None:
         scale = cal.draft_scale.get(run.name)
-        cost: DraftCost = (
-            ModelDraftCost(cal.target.scaled(scale or 0.0))
-            if run.draft_model
-            else NgramDraftCost()
-            if scale is None
-            else NgramDraftCost(fraction_of_verify=scale)
-        )
+        cost: DraftCost
+        if run.draft_model:
+            cost = ModelDraftCost(cal.target.scaled(scale or 0.0))
+        else:  # a lookup: its fitted overhead fraction, or the published one when it was the fitted base
+            cost = NgramDraftCost() if scale is None else NgramDraftCost(fraction_of_verify=scale)
         spec = SpecConfig(run.k, cost)
     length = LengthDist("fixed", 1.0)  # lengths come from the replayed table
     cls = WorkloadClass("bench", 1.0, length, length, _acceptance(run, lv))
     res = simulate(table, [cls], engine, cal.target, spec, np.random.default_rng(seed))
-    out = table.output_tokens
-    multi = out > 1
-    if not multi.any():
-        return None
-    return float(np.median((res.finish_s[multi] - res.first_token_s[multi]) / (out[multi] - 1)))
+    p50 = summarize(res, [cls]).overall.tpot_s.p50
+    return None if p50 != p50 else p50  # NaN: no request with two or more tokens
 
 
 def prediction_rows(

@@ -7,7 +7,7 @@ from typing import Any
 from specwise.calibration.check import prediction_rows
 from specwise.calibration.fit import ConfigRun, LevelRun, fit
 from specwise.errors import SpecwiseError
-from specwise.loadgen.records import summarize_level
+from specwise.loadgen.records import RequestRecord, summarize_level
 from specwise.loadgen.runner import level_spec_decode
 from specwise.loadgen.store import ResultStore
 from specwise.sim.engine import EngineConfig
@@ -45,8 +45,10 @@ def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], list
         spec = config["launch"].get("speculative_config") or {}
         server_args = list(config["launch"].get("server_args", []))
         levels = []
-        for level in sorted({r.level for r in store.records(run_id)}):
-            records = store.records(run_id, level)
+        by_level: dict[int, list[RequestRecord]] = {}
+        for record in store.records(run_id):
+            by_level.setdefault(record.level, []).append(record)
+        for level, records in sorted(by_level.items()):
             summary = summarize_level(records, level, None)
             stats, _ = level_spec_decode(store, run_id, level, [])
             stats = stats or {}

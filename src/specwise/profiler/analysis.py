@@ -24,7 +24,12 @@ def draft_accept_probs(
 
 
 def realized_accept_probs(
-    p: torch.Tensor, q: torch.Tensor, drafting: str, draft_logits: torch.Tensor, tokens: Sequence[int]
+    p: torch.Tensor,
+    q: torch.Tensor,
+    drafting: str,
+    draft_logits: torch.Tensor,
+    tokens: Sequence[int],
+    expected: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
     """Per position i of an output path x sampled from p: P(the draft token was accepted | x_i).
 
@@ -35,7 +40,8 @@ def realized_accept_probs(
     loop's expected counters exactly. Walking the per-context means sum_x min(p, q) instead (``draft_accept_probs``)
     has the same mean per token but drops the correlation between a rejected (surprising) token and a hard next
     context, and over-predicts acceptance at T > 0. Where the profiled p gives x_i no mass (a near-tie that the
-    batched sampler broke the other way) the per-context mean is used.
+    batched sampler broke the other way) the per-context mean is used (``expected``: ``draft_accept_probs``
+    of the same rows when the caller has it already).
     """
     x = torch.as_tensor(list(tokens)[: p.shape[0]], dtype=torch.long)[:, None]
     px = p.gather(-1, x).squeeze(-1).double()
@@ -43,9 +49,10 @@ def realized_accept_probs(
         coin = (draft_logits.argmax(dim=-1) == x.squeeze(-1)).double()
     else:
         qx = q.gather(-1, x).squeeze(-1).double()
-        coin = torch.where(px > 0, (qx / px.clamp(min=1e-300)).clamp(max=1.0), torch.zeros_like(px))
-    fallback = torch.as_tensor(draft_accept_probs(p, q, drafting, draft_logits))
-    return torch.where(px > 0, coin, fallback).numpy()
+        coin = (qx / px.clamp(min=1e-300)).clamp(max=1.0)
+    if expected is None:
+        expected = draft_accept_probs(p, q, drafting, draft_logits)
+    return torch.where(px > 0, coin, torch.as_tensor(expected[: px.shape[0]])).numpy()
 
 
 def counts_by_k(proposals: Sequence[NDArray[np.float64]], k_values: Sequence[int]) -> NDArray[np.float64]:

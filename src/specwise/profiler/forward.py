@@ -79,3 +79,9 @@ def continuation_logits(model: Any, prompt: Sequence[int], continuation: Sequenc
     res = model(input_ids=ids, use_cache=False, logits_to_keep=len(continuation) + 1)
     logits: torch.Tensor = res.logits[0, :-1, :].float()
     return logits
+
+
+def shared_vocab(target_logits: torch.Tensor, draft_logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both models' logits cut to their common vocabulary (padding rows past it are never sampled)."""
+    vocab = min(target_logits.shape[-1], draft_logits.shape[-1])
+    return target_logits[:, :vocab], draft_logits[:, :vocab]

@@ -27,7 +27,7 @@ import torch
 from specwise.errors import SpecwiseError
 from specwise.profiler import analysis, models, quantize, quantize_spec
 from specwise.profiler.counting import model_draft_proposals
-from specwise.profiler.forward import continuation_logits, sample_continuations
+from specwise.profiler.forward import continuation_logits, sample_continuations, shared_vocab
 from specwise.profiler.result import Observation, summarise
 from specwise.profiler.sampling import probs
 from specwise.profiler.settings import ProfileSettings
@@ -233,8 +233,7 @@ def _observe_prompt(
         t0 = time.perf_counter()
         ld = continuation_logits(draft, prompt_ids, cont)
         timings.draft_forward_s += time.perf_counter() - t0
-        vocab = min(lt.shape[-1], ld.shape[-1])  # padding rows past the shared vocabulary are never sampled
-        lt, ld = lt[:, :vocab], ld[:, :vocab]
+        lt, ld = shared_vocab(lt, ld)
     t0 = time.perf_counter()
     lookup_tokens = None
     if s.method != "draft_model":
@@ -261,7 +260,7 @@ def _observe_prompt(
                 accept = analysis.draft_accept_probs(p, q, drafting, ld)
                 alpha_sum, alpha_n = float(accept[:n_start].sum()), n_start
                 if realized:
-                    accept = analysis.realized_accept_probs(p, q, drafting, ld, cont)
+                    accept = analysis.realized_accept_probs(p, q, drafting, ld, cont, accept)
                 proposals = model_draft_proposals(accept, n_start, s.k_max)
             else:
                 assert lookup_tokens is not None

@@ -20,7 +20,7 @@ import numpy as np
 from specwise.profiler import analysis
 from specwise.profiler.bootstrap import ratio_ci
 from specwise.profiler.counting import Counts, model_draft_proposals, walk
-from specwise.profiler.forward import continuation_logits
+from specwise.profiler.forward import continuation_logits, shared_vocab
 from specwise.profiler.sampling import probs
 from specwise.profiler.settings import ProfileSettings
 from specwise.profiler.specloop import autoregressive_generate, speculative_generate
@@ -60,8 +60,7 @@ def path_counts(
     n_start = min(n_start, len(path))
     if draft is not None:
         ld = continuation_logits(draft, prompt, path)
-        vocab = min(lt.shape[-1], ld.shape[-1])
-        lt, ld = lt[:, :vocab], ld[:, :vocab]
+        lt, ld = shared_vocab(lt, ld)
         p = probs(lt, temperature, settings.top_k, settings.top_p)
         q = probs(ld, temperature, settings.top_k, settings.top_p)
         accept = analysis.realized_accept_probs(p, q, drafting, ld, path)
