@@ -128,7 +128,10 @@ def test_launch_mode_compares_baseline_and_ngram(tmp_path: Path, capsys: pytest.
     assert [c["name"] for c in doc["configs"]] == ["baseline", "ngram"]
     # calibration on the real engine: a step-time law fitted to the streamed steps, replayed per level
     cal = doc["calibration"]
-    assert cal["predictor"]["fit_points"] >= 3 and cal["predictor"]["constant_s"] > 0
+    # a non-negative fit; which term carries the per-step cost (the constant or kv/batched) depends on the machine
+    # (CI once fitted constant_s = 0.0 with the cost in the kv term), so only its predictions are asserted
+    pred = cal["predictor"]
+    assert pred["fit_points"] >= 3 and min(pred["constant_s"], pred["per_kv_token_s"], pred["per_batched_token_s"]) >= 0
     assert cal["predictor"]["fit_relative_rms_error"] < 0.5
     assert len(cal["rows"]) == 4 and all(r["predicted_tpot_p50_s"] > 0 for r in cal["rows"])
     assert cal["max_abs_speedup_error"] is not None

@@ -71,6 +71,13 @@ def register(sub: Any) -> None:
     p.add_argument("--verify", action="store_true", help="also run the real speculative sampling loop and compare")
     p.add_argument("--verify-temperatures", default="0,1", help="temperatures for --verify (default 0,1)")
     p.add_argument("--verify-k", type=positive_int, default=4, help="k for --verify (default 4)")
+    p.add_argument(
+        "--verify-paths",
+        type=positive_int,
+        default=1,
+        help="loop runs per prompt at T > 0 for --verify (default 1; per-path acceptance is heavy-tailed, so the "
+        "comparison with the profile's own number needs several)",
+    )
     p.add_argument("--json", type=Path, metavar="OUT", help="write the profile JSON here ('-' prints it)")
     p.add_argument("--plot", type=Path, metavar="OUT.png", help="write acceptance vs temperature (PNG)")
     p.set_defaults(handler=run)
@@ -126,7 +133,17 @@ def run(args: argparse.Namespace) -> int:
         results, _conts, ids = run_profile(loaded, prompts, settings, progress, timings)
         checks = None
         if verify_temps:
-            checks = verify(loaded.target, loaded.draft, ids, results, settings, verify_temps, args.verify_k, progress)
+            checks = verify(
+                loaded.target,
+                loaded.draft,
+                ids,
+                results,
+                settings,
+                verify_temps,
+                args.verify_k,
+                progress,
+                paths_per_prompt=args.verify_paths,
+            )
     doc = build_document(
         args.target, args.draft, settings, args.prompts, len(prompts), results, timings.as_dict(), checks
     )

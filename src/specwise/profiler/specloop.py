@@ -151,13 +151,21 @@ def speculative_generate(
 
 
 @torch.no_grad()
-def autoregressive_generate(target: Any, prompt: Sequence[int], n_tokens: int, temperature: float, seed: int) -> float:
-    """Wall seconds for plain decoding of ``n_tokens`` (the baseline the loop's speedup is measured against)."""
+def autoregressive_sample(
+    target: Any, prompt: Sequence[int], n_tokens: int, temperature: float, seed: int
+) -> tuple[int, ...]:
+    """Plain decoding, one token per forward with a KV cache: ``n_tokens`` target samples after ``prompt``."""
     gen = torch.Generator().manual_seed(seed)
-    t0 = time.perf_counter()
     runner = _Runner(target)
     seq = list(prompt)
     for _ in range(n_tokens):
         p = probs(runner.feed(seq)[-1:], temperature)[0]
         seq.append(_pick(p, temperature, gen))
+    return tuple(seq[len(prompt) :])
+
+
+def autoregressive_generate(target: Any, prompt: Sequence[int], n_tokens: int, temperature: float, seed: int) -> float:
+    """Wall seconds for plain decoding of ``n_tokens`` (the baseline the loop's speedup is measured against)."""
+    t0 = time.perf_counter()
+    autoregressive_sample(target, prompt, n_tokens, temperature, seed)
     return time.perf_counter() - t0

@@ -6,8 +6,9 @@ continuations. *Paired*: the profiler's estimator applied to the loop's own outp
 pass per model over each), which removes path-sampling noise and checks the acceptance arithmetic given the
 paths. Both are reported (``agrees`` = the paired check within the tolerance or the loop's CI;
 ``unpaired_within_ci`` = the profile's number inside the loop's CI). The paired check cannot see whether the
-loop's output is distributed as the target's samples; the unpaired one can (on Qwen2.5-Coder at T = 1 with
-probabilistic drafting it currently does not hold -- see bench/results/profile_qwen.json, phase E2).
+loop's output is distributed as the target's samples; the unpaired one can, but at T > 0 per-path acceptance is
+heavy-tailed (a path that samples EOS and runs on into unrelated text accepts far less), so it needs several loop
+paths per prompt (``paths_per_prompt``; bench/loop_paths.py measures this on Qwen2.5-Coder).
 """
 
 from __future__ import annotations
@@ -82,9 +83,14 @@ def verify(
     k: int,
     progress: Callable[[str, int, int], None] | None = None,
     measure_speedup: bool = True,
+    paths_per_prompt: int = 1,
 ) -> list[dict[str, Any]]:
     """One row per (temperature, drafting mode): measured vs predicted acceptance rate at ``k``; with
-    ``measure_speedup`` also plain decoding of the same number of tokens, for the loop's CPU speedup."""
+    ``measure_speedup`` also plain decoding of the same number of tokens, for the loop's CPU speedup.
+
+    ``paths_per_prompt`` loop runs per prompt (distinct seeds; counters summed per prompt, CI over prompts): at
+    T > 0 one path per prompt is a small sample of a heavy-tailed quantity (a path that samples EOS and runs on into
+    unrelated text accepts far less), so the unpaired check needs several."""
     rows = []
     jobs = [(t, m) for t in temperatures for m in settings.drafting_modes]
     for j, (temp, drafting) in enumerate(jobs):
@@ -92,28 +98,30 @@ def verify(
         paired = np.zeros((len(prompt_ids), 3))
         spec_s = base_s = 0.0
         tokens = 0
+        n_paths = 1 if temp == 0 else paths_per_prompt  # T = 0 is deterministic
         for i, ids in enumerate(prompt_ids):
-            seed = settings.seed * 7919 + i
-            res = speculative_generate(
-                target,
-                draft,
-                ids,
-                settings.max_new_tokens,
-                k,
-                temp,
-                drafting,
-                seed,
-                (settings.prompt_lookup_min, settings.prompt_lookup_max),
-                settings.top_k,
-                settings.top_p,
-            )
-            per_prompt[i] = (res.counts.drafts, res.counts.draft_tokens, res.counts.accepted)
-            pc = path_counts(target, draft, ids, res.output, settings.max_new_tokens, temp, drafting, k, settings)
-            paired[i] = (pc.drafts, pc.draft_tokens, pc.accepted)
-            spec_s += res.wall_s
-            tokens += res.tokens
-            if measure_speedup:
-                base_s += autoregressive_generate(target, ids, res.tokens, temp, seed)
+            for path in range(n_paths):
+                seed = settings.seed * 7919 + i + 1_000_003 * path
+                res = speculative_generate(
+                    target,
+                    draft,
+                    ids,
+                    settings.max_new_tokens,
+                    k,
+                    temp,
+                    drafting,
+                    seed,
+                    (settings.prompt_lookup_min, settings.prompt_lookup_max),
+                    settings.top_k,
+                    settings.top_p,
+                )
+                per_prompt[i] += (res.counts.drafts, res.counts.draft_tokens, res.counts.accepted)
+                pc = path_counts(target, draft, ids, res.output, settings.max_new_tokens, temp, drafting, k, settings)
+                paired[i] += (pc.drafts, pc.draft_tokens, pc.accepted)
+                spec_s += res.wall_s
+                tokens += res.tokens
+                if measure_speedup:
+                    base_s += autoregressive_generate(target, ids, res.tokens, temp, seed)
             if progress:
                 progress(f"verify T={temp:g} {drafting} k={k} ({j + 1}/{len(jobs)})", i + 1, len(prompt_ids))
         totals = per_prompt.sum(axis=0)
@@ -139,6 +147,7 @@ def verify(
                 "paired_difference": round(paired_diff, 6),
                 "agrees": bool(agrees),
                 "unpaired_within_ci": None if predicted is None else bool(ci[0] <= predicted <= ci[1]),
+                "paths_per_prompt": n_paths,
                 "tokens": tokens,
                 "speculative_wall_s": round(spec_s, 3),
                 "autoregressive_wall_s": round(base_s, 3) if measure_speedup else None,

@@ -47,6 +47,7 @@ def render_profile(doc: dict[str, Any]) -> None:
             "T",
             "drafting",
             "k",
+            "paths",
             "measured",
             "95% CI",
             "paired pred",
@@ -63,6 +64,7 @@ def render_profile(doc: dict[str, Any]) -> None:
                 f"{v['temperature']:g}",
                 v["drafting"],
                 str(v["k"]),
+                str(v.get("paths_per_prompt", 1)),
                 _f(v["measured_acceptance_rate"]),
                 f"{_f(lo)}-{_f(hi)}",
                 _f(v["paired_predicted_acceptance_rate"]),
@@ -75,7 +77,7 @@ def render_profile(doc: dict[str, Any]) -> None:
         out.print(
             "paired pred: the profiler's estimator on the loop's own output paths (the method check); "
             "profile pred: the profile's number from its own sampled continuations (at T > 0 it also carries "
-            "path-sampling noise)"
+            "path-sampling noise, heavy-tailed: use --verify-paths N at T > 0); paths: loop runs per prompt"
         )
     timing = doc.get("timing_s", {})
     if timing:
