@@ -17,6 +17,7 @@ Run (appends one JSON line per path; reruns skip paths already there). What is i
   .venv/bin/python bench/loop_paths.py --kind batch --seeds 2000,2001,2002
   .venv/bin/python bench/loop_paths.py --kind batch --prompts 20 --seeds 2000,2001
   .venv/bin/python bench/loop_paths.py --kind ar --seeds 5,6
+  .venv/bin/python bench/loop_paths.py --kind loop --drafting greedy --prompts 20 --seeds 0   # stopped at 18 prompts
   .venv/bin/python bench/loop_paths.py --summary            # table + bench/results/loop_paths_qwen.json
 """
 
