@@ -7,30 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from specwise.profiler.sampling import probs
 from specwise.profiler.specloop import speculative_generate
+from tests.profiler.tiny_qwen2 import tiny_qwen2
 
 VOCAB, TOKENS, PROMPT = 48, 6, [3, 7, 11, 2]
-
-
-def _tiny(seed: int, layers: int) -> Qwen2ForCausalLM:
-    torch.manual_seed(seed)
-    cfg = Qwen2Config(
-        vocab_size=VOCAB,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        tie_word_embeddings=False,
-    )
-    model = Qwen2ForCausalLM(cfg).eval()
-    with torch.no_grad():
-        model.lm_head.weight.mul_(8.0)  # peaked distributions, so draft and target disagree where it matters
-    return model
 
 
 def _chi2(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
@@ -44,7 +26,8 @@ def _chi2(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
 @pytest.mark.parametrize("drafting", ["probabilistic", "greedy"])
 @torch.no_grad()
 def test_loop_output_is_distributed_as_target_samples(drafting: str) -> None:
-    target, draft = _tiny(0, 2), _tiny(1, 1)
+    # peaked distributions, so draft and target disagree where it matters
+    target, draft = tiny_qwen2(0, 2, VOCAB, lm_head_scale=8.0), tiny_qwen2(1, 1, VOCAB, lm_head_scale=8.0)
     n = 1500
     loop = np.array(
         [

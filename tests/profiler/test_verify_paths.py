@@ -4,32 +4,17 @@ T = 0 stays one run (deterministic). Tiny random Qwen2 models, so it runs in the
 from __future__ import annotations
 
 import pytest
-import torch
-from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from specwise.profiler.settings import ProfileSettings
 from specwise.profiler.verify import verify
 from specwise.report.profile import render_profile
-
-
-def _tiny(seed: int, layers: int) -> Qwen2ForCausalLM:
-    torch.manual_seed(seed)
-    cfg = Qwen2Config(
-        vocab_size=64,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-    )
-    return Qwen2ForCausalLM(cfg).eval()
+from tests.profiler.tiny_qwen2 import tiny_qwen2
 
 
 def test_several_loop_paths_per_prompt_are_summed_per_prompt(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    target, draft = _tiny(0, 2), _tiny(1, 1)
+    target, draft = tiny_qwen2(0, 2, 64), tiny_qwen2(1, 1, 64)
     s = ProfileSettings(temperatures=(0.0, 1.0), k_values=(3,), max_new_tokens=10)
     prompts = [[1, 2, 3], [4, 5, 6, 7]]
     one = verify(target, draft, prompts, [], s, (0.0, 1.0), 3, measure_speedup=False)
