@@ -1,0 +1,21 @@
+"""Rewrite the golden example outputs from the current code: ``python tests/golden/regen.py``."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from specwise.cli import main  # noqa: E402
+from tests.golden.test_examples_unchanged import CASES, GOLDEN, command  # noqa: E402
+
+if __name__ == "__main__":
+    for case in CASES:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(command(case)) == 0
+        (GOLDEN / f"{case}.json").write_text(out.getvalue())
+        print(f"wrote {GOLDEN / case}.json")
