@@ -30,7 +30,7 @@ import numpy as np
 from specwise.loadgen.client import ClientConfig, RequestSpec
 from specwise.loadgen.runner import BenchPlan, LevelPlan, run_plan
 from specwise.loadgen.store import ResultStore
-from specwise.sim.distributions import Arrivals
+from specwise.traffic import Arrivals
 
 ROOT = Path(__file__).resolve().parents[1]
 RATES = (50.0, 100.0, 200.0, 400.0, 800.0)

@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from specwise.fileio import write_json_atomic
 from specwise.loadgen.workload import load_prompts
 from specwise.profiler import analysis
 from specwise.profiler.bootstrap import ratio_ci
 from specwise.profiler.counting import model_draft_proposals, walk
-from specwise.profiler.document import write_json_atomic
 from specwise.profiler.forward import continuation_logits, sample_continuations, shared_vocab
 from specwise.profiler.runner import Prompt, Timings, load_pair, tokenize
 from specwise.profiler.sampling import probs
@@ -65,8 +65,8 @@ def measure(loaded: Any, prompt: list[int], path: list[int], n: int, drafting: s
     realized = analysis.realized_accept_probs(p, q, drafting, ld, path, expected)
     ce, cr = (walk(model_draft_proposals(a, n, K), K) for a in (expected, realized))
     return {
-        "realized": [cr.drafts, cr.draft_tokens, cr.accepted],
-        "expected": [ce.drafts, ce.draft_tokens, ce.accepted],
+        "realized": [cr.drafts, cr.draft_tokens, cr.accepted_tokens],
+        "expected": [ce.drafts, ce.draft_tokens, ce.accepted_tokens],
         "z": surprisal_z(p[:n], path[:n]),
     }
 
@@ -93,7 +93,7 @@ def generate(args: argparse.Namespace) -> None:
                 res = speculative_generate(
                     loaded.target, loaded.draft, ids[i], n, K, 1.0, args.drafting, seed * 100 + i
                 )
-                path, own = list(res.output), [res.counts.drafts, res.counts.draft_tokens, res.counts.accepted]
+                path, own = list(res.output), [res.counts.drafts, res.counts.draft_tokens, res.counts.accepted_tokens]
             elif args.kind == "ar":
                 path = list(autoregressive_sample(loaded.target, ids[i], n + K, 1.0, seed * 100 + i))
             else:

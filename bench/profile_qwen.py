@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from specwise.fileio import write_json_atomic
 from specwise.loadgen.workload import load_prompts
 from specwise.profiler import analysis
 from specwise.profiler.bootstrap import ratio_ci
 from specwise.profiler.counting import model_draft_proposals
-from specwise.profiler.document import write_json_atomic
 from specwise.profiler.forward import continuation_logits, sample_continuations, shared_vocab
 from specwise.profiler.quantize_spec import parse_quantize
 from specwise.profiler.runner import Prompt, Timings, load_pair, run_profile, tokenize
@@ -186,15 +186,19 @@ def main() -> None:
             per_prompt = []
             for i, p in enumerate(ids_c[: args.loop_prompts]):
                 r = speculative_generate(loaded.target, loaded.draft, p, args.tokens, 4, temp, drafting, seed=i)
-                acc += r.counts.accepted
+                acc += r.counts.accepted_tokens
                 dt += r.counts.draft_tokens
                 drafts += r.counts.drafts
                 toks += r.tokens
                 pc = path_counts(loaded.target, loaded.draft, p, r.output, args.tokens, temp, drafting, 4, base)
                 per_prompt.append(
                     {
-                        "loop": [r.counts.drafts, r.counts.draft_tokens, r.counts.accepted],
-                        "paired_prediction": [round(pc.drafts, 4), round(pc.draft_tokens, 4), round(pc.accepted, 4)],
+                        "loop": [r.counts.drafts, r.counts.draft_tokens, r.counts.accepted_tokens],
+                        "paired_prediction": [
+                            round(pc.drafts, 4),
+                            round(pc.draft_tokens, 4),
+                            round(pc.accepted_tokens, 4),
+                        ],
                     }
                 )
                 print(f"loop T={temp} {drafting} prompt {i}: {per_prompt[-1]}", flush=True)

@@ -15,10 +15,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from specwise.sim.sweep import build_models, decide, run_sweep
 
 from specwise.scenario import load_scenario
 from specwise.sim.engine import EngineConfig, SpecConfig, simulate
-from specwise.sim.sweep import build_models, decide, run_sweep
 from specwise.sim.workload import generate_requests
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,3 +13,28 @@ class SpecwiseError(Exception):
 
 class SpecError(SpecwiseError, ValueError):
     """An invalid value in a spec dataclass (raised from ``__post_init__``; names the field)."""
+
+
+class FieldNames:
+    """How the caller names a setting in its messages: a command-line flag (``--max-model-len 4096``) or a field
+    of a file (``[deployment].max_model_len = 4096``). Library code that validates a request phrases its errors
+    through this, so a TOML user never reads about flags and a CLI user never about tables."""
+
+    def __init__(self, tables: dict[str, str] | None = None, default_table: str = "") -> None:
+        self.tables = tables or {}
+        self.default_table = default_table
+
+    @property
+    def is_file(self) -> bool:
+        return bool(self.tables or self.default_table)
+
+    def name(self, field: str) -> str:
+        if not self.is_file:
+            return "--" + field.replace("_", "-")
+        return f"{self.tables.get(field, self.default_table)}.{field}"
+
+    def setting(self, field: str, value: object) -> str:
+        return f"{self.name(field)} = {value}" if self.is_file else f"{self.name(field)} {value}"
+
+
+CLI_FLAGS = FieldNames()

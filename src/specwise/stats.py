@@ -22,6 +22,11 @@ class Percentiles:
     p99: float
 
     @classmethod
+    def of_nothing(cls) -> Percentiles:
+        nan = float("nan")
+        return cls(nan, nan, nan, nan)
+
+    @classmethod
     def of(cls, values: FloatArray, weights: np.ndarray | None = None) -> Percentiles:
         if values.size == 0:
             return cls(float("nan"), float("nan"), float("nan"), float("nan"))

@@ -16,7 +16,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"
 
 
 def _run(name: str, **kw: Any) -> dict[str, Any]:
-    return advise(load_inputs(EXAMPLES / f"{name}.toml"), processes=1, **kw)
+    return advise(load_inputs(EXAMPLES / f"{name}.toml"), processes=1, **kw).to_json()
 
 
 def _cand(doc: dict[str, Any], label: str) -> dict[str, Any]:
@@ -90,14 +90,10 @@ def test_profile_evidence_replaces_the_prior(tmp_path: Path) -> None:
 
 
 def test_k_schedule_goes_to_zero_where_speculation_stops_paying() -> None:
-    doc = {
-        "baseline": {
-            "by_qps": [{"qps": 1, "e2e_p50_s": 4.0}, {"qps": 8, "e2e_p50_s": 8.0}, {"qps": 32, "e2e_p50_s": 6.0}]
-        },
-        "best_k_by_qps": {"1": 4, "8": 2, "32": 2},
-        "best_speedup_by_qps": {"1": 1.8, "8": 1.2, "32": 1.01},
-    }
-    assert k_schedule(doc, [1, 8, 32], 256, 1.05) == [(1, 34, 4), (35, 128, 2), (129, 256, 0)]
+    batches = {1.0: 4.0, 8.0: 64.0, 32.0: 192.0}  # Little's law: QPS x E2E p50 (4 s, 8 s, 6 s)
+    best_k = {1.0: 4, 8.0: 2, 32.0: 2}
+    best_speedup = {1.0: 1.8, 8.0: 1.2, 32.0: 1.01}
+    assert k_schedule(batches, best_k, best_speedup, 256, 1.05) == [(1, 34, 4), (35, 128, 2), (129, 256, 0)]
 
 
 @pytest.mark.parametrize(

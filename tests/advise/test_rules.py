@@ -12,6 +12,7 @@ from specwise.advise.evidence import Evidence
 from specwise.advise.priors import prior
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.memory import MemoryPlanRequest, plan_memory
+from specwise.methods import get_method
 
 TARGET = resolve_model("meta-llama/Llama-3.1-70B-Instruct")
 H100 = resolve_gpu("H100-SXM-80GB")
@@ -22,7 +23,7 @@ def _input(draft_name: str = "meta-llama/Llama-3.2-1B-Instruct", alphas: tuple[f
     plan = plan_memory(MemoryPlanRequest(target=TARGET, gpu=H100, tp=4, draft=choice, max_model_len=8192))
     ev = [Evidence(f"c{i}", "given", "test", AcceptanceModel.iid(a)) for i, a in enumerate(alphas)]
     base = rules.RuleInput(
-        "draft_model",
+        get_method("draft_model"),
         TARGET,
         choice.spec,
         plan,
@@ -101,10 +102,12 @@ def test_monitoring_gives_promql() -> None:
 
 
 def test_priors_are_labelled_and_fall_with_temperature() -> None:
-    cold, hot = prior("draft_model", "code", 0.0), prior("draft_model", "code", 1.0)
+    cold, hot = prior(get_method("draft_model"), "code", 0.0), prior(get_method("draft_model"), "code", 1.0)
     assert "ASSUMED" in cold.source
     assert hot.model.conditional_at(1) < cold.model.conditional_at(1)
-    assert prior("draft_model", "code", 1.0, "probabilistic").model.conditional_at(1) > hot.model.conditional_at(1)
-    assert prior("ngram", "summarization", 0.0).model.conditional_at(1) > prior(
-        "ngram", "chat", 0.0
+    assert prior(get_method("draft_model"), "code", 1.0, "probabilistic").model.conditional_at(
+        1
+    ) > hot.model.conditional_at(1)
+    assert prior(get_method("ngram"), "summarization", 0.0).model.conditional_at(1) > prior(
+        get_method("ngram"), "chat", 0.0
     ).model.conditional_at(1)

@@ -136,11 +136,11 @@ def test_fit_recovers_cost_law_and_draft_scale(ngram_alpha: float, draft_alpha: 
     assert cal.draft_scale["draft"] == pytest.approx(0.25, rel=0.1)
     assert cal.relative_rms_error() < 0.01
     rows = prediction_rows(cal, runs, EngineConfig(kv_capacity_tokens=10**6, step_overhead_s=0.0))
-    spec_rows = [r for r in rows if r["config"] != "baseline"]
+    spec_rows = [r for r in rows if r.config != "baseline"]
     assert len(spec_rows) == 6
     for r in spec_rows:  # the simulator's engine is not the toy one; speedups must still agree closely
-        assert r["speedup_error"] is not None
-        assert abs(r["speedup_error"]) < 0.1, r
+        assert r.speedup_error is not None
+        assert abs(r.speedup_error) < 0.1, r
 
 
 def test_fit_needs_a_config_without_draft_model() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from specwise.cli import main  # noqa: E402
-from tests.golden.test_examples_unchanged import CASES, GOLDEN, command  # noqa: E402
+from specwise.cli import main
+from tests.golden.test_examples_unchanged import CASES, GOLDEN, command
 
 if __name__ == "__main__":
     for case in CASES:

@@ -40,7 +40,11 @@ def diff(a: Any, b: Any, path: str = "$") -> list[str]:
             return [f"{path}: length {len(a)} != {len(b)}"]
         return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in diff(x, y, f"{path}[{i}]")]
     if isinstance(a, float) or isinstance(b, float):
-        if isinstance(a, int | float) and isinstance(b, int | float) and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12):
+        if (
+            isinstance(a, int | float)
+            and isinstance(b, int | float)
+            and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+        ):
             return []
     elif a == b:
         return []

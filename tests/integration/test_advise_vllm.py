@@ -11,10 +11,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from specwise.advise import vllm_config
 from specwise.advise.decision import advise
 from specwise.advise.inputs import load_inputs, parse_inputs
-from specwise.loadgen.launcher import LaunchFile, ServerConfig, VllmServer
+from specwise.engines import Speculation, get_engine
+from specwise.loadgen.launcher import EngineServer, LaunchFile, ServerConfig
+from specwise.methods import get_method
 from tests.integration.engine import DRAFT, ENV, EXTRA, MODEL, PYTHON, require_engine
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -37,10 +38,12 @@ for cfg in json.load(sys.stdin):
 
 
 def test_generated_model_free_configs_pass_vllm_validation() -> None:
-    low = advise(load_inputs(ROOT / "examples/advise/summarize-low-qps.toml"), processes=1)
+    low = advise(load_inputs(ROOT / "examples/advise/summarize-low-qps.toml"), processes=1).to_json()
     generated = low["vllm"]["speculative_config"]
     assert generated["method"] == "ngram"
-    scheduled = vllm_config.speculative_config("ngram", 4, prompt_lookup=(2, 4), schedule=[(1, 34, 4), (35, 256, 0)])
+    scheduled = get_engine("vllm").speculative_config(
+        Speculation(get_method("ngram"), 4, prompt_lookup=(2, 4), schedule=((1, 34, 4), (35, 256, 0)))
+    )
     proc = subprocess.run(
         [str(PYTHON), "-c", _VALIDATE],
         input=json.dumps([generated, scheduled]),
@@ -72,7 +75,7 @@ def test_generated_draft_model_config_starts_real_vllm(tmp_path: Path) -> None:
         ],
         "candidate": [{"method": "draft_model", "draft": str(DRAFT), "k": [0, 2, 4], "acceptance": 0.9}],
     }
-    doc = advise(parse_inputs(data, "inline.toml", tmp_path), processes=1)
+    doc = advise(parse_inputs(data, "inline.toml", tmp_path), processes=1).to_json()
     assert doc["decision"] == "enable", doc["reason"]
     spec = doc["vllm"]["speculative_config"]
     assert spec["method"] == "draft_model" and spec["model"] == str(DRAFT)
@@ -85,7 +88,7 @@ def test_generated_draft_model_config_starts_real_vllm(tmp_path: Path) -> None:
         env=ENV,
         startup_timeout_s=600,
     )
-    with VllmServer(launch, launch.configs[0], tmp_path / "vllm.log") as url:
+    with EngineServer(launch, launch.configs[0], tmp_path / "vllm.log") as url:
         r = httpx.post(
             url + "/v1/completions",
             json={"model": "smollm2", "prompt": "def add(a, b):", "max_tokens": 24, "temperature": 0},

@@ -17,13 +17,13 @@ import pytest
 
 from specwise.cli import main
 from specwise.loadgen.client import ClientConfig, RequestSpec
-from specwise.loadgen.launcher import LaunchFile, ServerConfig, VllmServer
+from specwise.loadgen.launcher import EngineServer, LaunchFile, ServerConfig
 from specwise.loadgen.runner import BenchPlan, LevelPlan, run_plan
 from specwise.loadgen.store import ResultStore
 from specwise.loadgen.workload import synthetic_prompts
 from specwise.monitor.loop import scrape
 from specwise.monitor.window import window_stats
-from specwise.sim.distributions import Arrivals
+from specwise.traffic import Arrivals
 from tests.integration.engine import ENV, EXTRA, MODEL, PYTHON, require_engine
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -62,7 +62,7 @@ def test_harness_acceptance_equals_metrics_deltas(tmp_path: Path) -> None:
         LevelPlan(i, rate, tuple(RequestSpec(f"L{i}-{j}", prompts[j].prompt, 32) for j in range(8)))
         for i, rate in enumerate((2.0, 8.0))
     )
-    with VllmServer(launch, launch.configs[0], tmp_path / "vllm.log") as url:
+    with EngineServer(launch, launch.configs[0], tmp_path / "vllm.log") as url:
         before = _counters(httpx.get(url + "/metrics", timeout=10).text)
         monitor_before, t0 = scrape(url + "/metrics", 10), time.monotonic()
         plan = BenchPlan(

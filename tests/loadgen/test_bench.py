@@ -20,7 +20,7 @@ from specwise.loadgen.records import RequestRecord, summarize_level
 from specwise.loadgen.runner import BenchPlan, LevelPlan, run_plan
 from specwise.loadgen.sse import MalformedStream, parse_sse_line
 from specwise.loadgen.store import ResultStore
-from specwise.sim.distributions import Arrivals
+from specwise.traffic import Arrivals
 
 
 def _plan(url: str, rates: list[float], n: int, *, timeout: float = 10.0, max_tokens: int = 16) -> BenchPlan:
@@ -40,8 +40,8 @@ def test_acceptance_from_metrics_matches_the_streams(tmp_path: Path) -> None:
         results = asyncio.run(run_plan(_plan(server.url, [50.0, 100.0], 10), store, "run1"))
     assert [r.summary.requests for r in results] == [10, 10] and all(r.summary.failed == 0 for r in results)
     for r in results:
-        spec = r.spec_decode
-        assert spec is not None and not r.counter_reset
+        assert r.spec_decode is not None and not r.counter_reset
+        spec = r.spec_decode.to_json()
         # Each request: 16 tokens = 1 first + 5 verification chunks of 3 (2 accepted + bonus).
         assert spec["spec_decode_num_drafts"] == 10 * 5
         assert spec["spec_decode_acceptance_rate"] == pytest.approx(2 / 4)
@@ -91,7 +91,7 @@ def test_garbage_and_reset_metrics_are_reported_not_fatal(tmp_path: Path) -> Non
         results = asyncio.run(run_plan(_plan(server.url, [50.0], 4), store, "r"))
     assert results[0].counter_reset and any("restarted" in e for e in results[0].scrape_errors)
     spec = results[0].spec_decode
-    assert spec is not None and spec["spec_decode_num_drafts"] >= 0
+    assert spec is not None and spec.to_json()["spec_decode_num_drafts"] >= 0
 
 
 def test_sse_parsing() -> None:
@@ -216,7 +216,7 @@ def test_closed_loop_concurrency_and_chat_endpoint(tmp_path: Path) -> None:
         plan = BenchPlan(client=client, levels=levels, arrivals=Arrivals("poisson", 1.0), metrics_url=None)
         results = asyncio.run(run_plan(plan, ResultStore(tmp_path / "c.sqlite"), "c"))
         assert server.state.max_in_flight == 3
-    lv = results[0].to_dict()
+    lv = results[0].to_json()
     assert lv["concurrency"] == 3 and lv["requests"] == 12 and lv["failed"] == 0
     assert lv["target_rate_per_s"] is None and lv["request_rate_per_s"] > 0
     records = ResultStore(tmp_path / "c.sqlite").records("c")

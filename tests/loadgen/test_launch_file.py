@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from specwise.errors import SpecwiseError
-from specwise.loadgen.launcher import ServerConfig, VllmServer, load_launch_file
+from specwise.loadgen.launcher import EngineServer, ServerConfig, load_launch_file
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "launch" / "smollm2.toml"
 
@@ -13,7 +13,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "launch" / "smollm2
 def test_shipped_launch_file_and_command(tmp_path: Path) -> None:
     launch = load_launch_file(EXAMPLE)
     assert [c.name for c in launch.configs] == ["baseline", "ngram-k4", "draft-k4"]
-    server = VllmServer(launch, launch.configs[1], tmp_path / "log")
+    server = EngineServer(launch, launch.configs[1], tmp_path / "log")
     cmd = server.command()
     assert cmd[1:3] == ["-m", "vllm.entrypoints.openai.api_server"]
     assert cmd[cmd.index("--host") + 1] == "127.0.0.1"  # loopback only
@@ -43,6 +43,6 @@ def test_missing_vllm_environment_is_a_clear_error(tmp_path: Path) -> None:
     launch = load_launch_file(f)
     with (
         pytest.raises(SpecwiseError, match="run 'make vllm' first"),
-        VllmServer(launch, ServerConfig("a"), tmp_path / "log"),
+        EngineServer(launch, ServerConfig("a"), tmp_path / "log"),
     ):
         pass

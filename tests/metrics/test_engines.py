@@ -20,13 +20,16 @@ def test_llamacpp_counters(old_names: bool) -> None:
     got = llamacpp_acceptance(
         parse_exposition(_llama(100, 60, old_names)), parse_exposition(_llama(500, 320, old_names))
     )
-    assert got is not None and got["spec_decode_acceptance_rate"] == pytest.approx(260 / 400)
-    assert got["spec_decode_acceptance_length"] is None and not got["counter_reset"]
+    assert got is not None
+    reading, reset = got
+    assert reading.acceptance_rate == pytest.approx(260 / 400)
+    assert reading.acceptance_length is None and not reset
+    assert reading.to_json()["spec_decode_draft_tokens"] == 400
 
 
 def test_llamacpp_restart_and_absence() -> None:
     got = llamacpp_acceptance(parse_exposition(_llama(500, 320)), parse_exposition(_llama(40, 30)))
-    assert got is not None and got["counter_reset"] and got["spec_decode_acceptance_rate"] == pytest.approx(0.75)
+    assert got is not None and got[1] and got[0].acceptance_rate == pytest.approx(0.75)
     assert llamacpp_acceptance(parse_exposition("x 1\n"), parse_exposition("x 2\n")) is None
 
 
@@ -37,10 +40,10 @@ def test_sglang_gauges() -> None:
         'sglang:spec_accept_length{tp_rank="0"} 2.5\n'
     )
     got = sglang_acceptance(parse_exposition(text))
-    assert got == {
+    assert got is not None
+    assert got.to_json() == {
         "engine": "sglang",
         "spec_decode_acceptance_rate": pytest.approx(0.55),
         "spec_decode_acceptance_length": 2.5,
-        "counter_reset": False,
     }
     assert sglang_acceptance(parse_exposition("x 1\n")) is None

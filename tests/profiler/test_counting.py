@@ -3,8 +3,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.acceptance.model import AcceptanceModel
-from specwise.profiler.counting import Counts, walk, walk_model_draft
+from specwise.profiler.counting import walk, walk_model_draft
 
 
 def test_all_accepted_gives_al_k_plus_1() -> None:
@@ -13,7 +14,7 @@ def test_all_accepted_gives_al_k_plus_1() -> None:
     assert c.mean_acceptance_length == 5.0
     # steps start at 0, 5, 10, ..., 30: 7 drafts
     assert c.drafts == pytest.approx(7.0)
-    assert c.per_position == (1.0, 1.0, 1.0, 1.0)
+    assert c.per_position_or_none() == (1.0, 1.0, 1.0, 1.0)
 
 
 def test_nothing_accepted_gives_al_1() -> None:
@@ -51,22 +52,22 @@ def test_walk_matches_monte_carlo_of_the_chain() -> None:
             t += n + 1
     assert drafts / trials == pytest.approx(expected.drafts, rel=0.01)
     assert accepted / drafts / k == pytest.approx(expected.acceptance_rate, abs=0.005)
-    assert np.allclose(per_pos / drafts, expected.per_position, atol=0.005)
+    assert np.allclose(per_pos / drafts, expected.per_position_or_none(), atol=0.005)
 
 
 def test_no_proposal_counts_no_draft() -> None:
     props = [np.zeros(0), np.array([1.0, 1.0]), np.zeros(0), np.zeros(0), np.array([0.0])]
     c = walk(props, k=2)
     # t=0 no draft -> t=1 drafts 2, both accepted -> t=4 drafts 1, rejected -> t=5 end
-    assert (c.drafts, c.draft_tokens, c.accepted) == (2.0, 3.0, 2.0)
-    assert c.accepted_per_pos == (1.0, 1.0)
+    assert (c.drafts, c.draft_tokens, c.accepted_tokens) == (2.0, 3.0, 2.0)
+    assert c.accepted_per_position == (1.0, 1.0)
 
 
 def test_total_sums_counters() -> None:
-    a = Counts(2, 1, 2, 1, (1.0, 0.0))
-    b = Counts(2, 3, 6, 4, (3.0, 1.0))
-    t = Counts.total(2, [a, b])
-    assert (t.drafts, t.draft_tokens, t.accepted, t.accepted_per_pos) == (4, 8, 5, (4.0, 1.0))
+    a = SpecDecodeCounts(1, 2, 1, (1.0, 0.0))
+    b = SpecDecodeCounts(3, 6, 4, (3.0, 1.0))
+    t = SpecDecodeCounts.total(2, [a, b])
+    assert (t.drafts, t.draft_tokens, t.accepted_tokens, t.accepted_per_position) == (4, 8, 5, (4.0, 1.0))
     assert t.acceptance_rate == 5 / 8 and t.mean_acceptance_length == 1 + 5 / 4
 
 
@@ -79,9 +80,9 @@ def test_walk_invariants(accept: list[float], k: int) -> None:
     arr = np.array(accept)
     n_start = max(1, len(arr) - k)
     c = walk_model_draft(arr, n_start, k)
-    assert 0 <= c.accepted <= c.draft_tokens + 1e-9
+    assert 0 <= c.accepted_tokens <= c.draft_tokens + 1e-9
     assert c.draft_tokens == pytest.approx(k * c.drafts)
     assert 1 <= c.mean_acceptance_length <= k + 1 + 1e-9
-    assert all(x >= y - 1e-9 for x, y in zip(c.per_position, c.per_position[1:], strict=False))
+    assert all(x >= y - 1e-9 for x, y in zip(c.per_position_or_none(), c.per_position_or_none()[1:], strict=False))
     # every step emits 1 + accepted tokens and steps cover the n_start positions (the last may overshoot)
-    assert c.drafts + c.accepted >= n_start - 1e-6
+    assert c.drafts + c.accepted_tokens >= n_start - 1e-6

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import torch
 
+from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.profiler.analysis import draft_accept_probs, realized_accept_probs
-from specwise.profiler.counting import Counts, model_draft_proposals, walk
+from specwise.profiler.counting import model_draft_proposals, walk
 
 # next-token distributions given the previous token (0 or 1): target P, draft Q
 P = np.array([[0.8, 0.2], [0.4, 0.6]])
@@ -18,7 +19,7 @@ Q = np.array([[0.8, 0.2], [0.95, 0.05]])
 K = 4
 
 
-def loop_counts(rng: np.random.Generator, n_tokens: int, drafting: str) -> Counts:
+def loop_counts(rng: np.random.Generator, n_tokens: int, drafting: str) -> SpecDecodeCounts:
     """Leviathan et al. Algorithm 1 over the Markov language, written out independently of the profiler."""
     prev, emitted = 0, 0
     drafts = draft_tokens = accepted = 0
@@ -46,10 +47,10 @@ def loop_counts(rng: np.random.Generator, n_tokens: int, drafting: str) -> Count
         per_pos[:n_acc] += 1
         prev = nxt
         emitted += n_acc + 1
-    return Counts(K, drafts, draft_tokens, accepted, tuple(per_pos))
+    return SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(per_pos))
 
 
-def profiler_counts(rng: np.random.Generator, n_tokens: int, drafting: str, estimator: str) -> Counts:
+def profiler_counts(rng: np.random.Generator, n_tokens: int, drafting: str, estimator: str) -> SpecDecodeCounts:
     """Sample one path from the target, then walk the profiler's per-position acceptance along it."""
     tokens, prev = [], 0
     for _ in range(n_tokens + K):
@@ -69,9 +70,9 @@ def profiler_counts(rng: np.random.Generator, n_tokens: int, drafting: str, esti
 @pytest.mark.parametrize("drafting", ["probabilistic", "greedy"])
 def test_realized_walk_matches_the_loop_and_expected_walk_does_not(drafting: str) -> None:
     rng = np.random.default_rng(7)
-    loop = Counts.total(K, [loop_counts(rng, 4000, drafting) for _ in range(16)])
-    realized = Counts.total(K, [profiler_counts(rng, 4000, drafting, "realized") for _ in range(16)])
-    expected = Counts.total(K, [profiler_counts(rng, 4000, drafting, "expected") for _ in range(16)])
+    loop = SpecDecodeCounts.total(K, [loop_counts(rng, 4000, drafting) for _ in range(16)])
+    realized = SpecDecodeCounts.total(K, [profiler_counts(rng, 4000, drafting, "realized") for _ in range(16)])
+    expected = SpecDecodeCounts.total(K, [profiler_counts(rng, 4000, drafting, "expected") for _ in range(16)])
     assert realized.acceptance_rate == pytest.approx(loop.acceptance_rate, abs=0.015)
     assert realized.mean_acceptance_length == pytest.approx(loop.mean_acceptance_length, abs=0.06)
     # the per-context mean walk over-predicts (here by ~0.035 / ~0.04, as on the real Qwen pair at T = 1)

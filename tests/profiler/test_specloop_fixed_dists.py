@@ -65,11 +65,13 @@ def test_loop_on_fixed_peaked_distributions(drafting: str, monkeypatch: pytest.M
             _FixedModel(target_logits), _FixedModel(draft_logits), PROMPT, POSITIONS, K, 1.0, drafting, seed=r
         )
         tokens[r] = res.output[:POSITIONS]
-        acc, tok = acc + res.counts.accepted, tok + res.counts.draft_tokens
-        rates[r] = res.counts.accepted / res.counts.draft_tokens
+        acc, tok = acc + res.counts.accepted_tokens, tok + res.counts.draft_tokens
+        rates[r] = res.counts.accepted_tokens / res.counts.draft_tokens
     # acceptance: the loop's counters against the walk (the loop drafts past POSITIONS in its last step: a little
     # extra, so 4 standard errors plus that)
-    assert acc / tok == pytest.approx(expected.accepted / expected.draft_tokens, abs=4 * rates.std() / RUNS**0.5 + 0.01)
+    assert acc / tok == pytest.approx(
+        expected.accepted_tokens / expected.draft_tokens, abs=4 * rates.std() / RUNS**0.5 + 0.01
+    )
     # marginals: how often each position's output is the target's top token, summed over positions
     top = p[:POSITIONS].argmax(-1).numpy()
     p_top = p[:POSITIONS].max(-1).values.numpy()

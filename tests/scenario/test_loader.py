@@ -46,7 +46,7 @@ def test_shipped_examples_load(example: Path) -> None:
 
 def test_minimal_scenario_and_defaults(tmp_path: Path) -> None:
     sc = load_scenario(_write(tmp_path, BASE))
-    assert sc.method == "ngram" and sc.draft is None and sc.sweep.k_values == tuple(range(9))
+    assert sc.method.name == "ngram" and sc.draft is None and sc.sweep.k_values == tuple(range(9))
     assert sc.classes[0].acceptance.conditional == (0.6,)
 
 
@@ -69,7 +69,7 @@ def test_minimal_scenario_and_defaults(tmp_path: Path) -> None:
         ("[deployment]", "bogus = 1\n[deployment]", "unknown top-level key(s): bogus"),
         ("prompt_tokens = 200", "prompt_tokens = { dist = 'fixed', mean = 5, mena = 3 }", "unknown key(s): mena"),
         ('method = "ngram"', 'method = "mtp"', "has no MTP layers"),
-        ('method = "ngram"', 'method = "draft_model"', "[speculation].draft: required field is missing"),
+        ('method = "ngram"', 'method = "draft_model"', "[speculation].draft: method draft_model needs a draft model"),
         ("[sweep]", "k_schedule = [[1, 8, 4], [4, 16, 2]]\n[sweep]", "overlapping entry [4, 16, 2]"),
         (
             'target = "meta-llama/Llama-3.1-8B-Instruct"',
@@ -114,7 +114,7 @@ def test_profile_file_picks_nearest_temperature_and_class(tmp_path: Path) -> Non
     other = text.replace('name = "chat"', 'name = "code"')
     assert load_scenario(_write(tmp_path, other)).classes[0].acceptance.per_position(2) == pytest.approx((0.5, 0.3))
     bad = text.replace('profile = "p.json"', 'profile = "missing.json"')
-    with pytest.raises(SpecwiseError, match=r"missing\.json: no such file"):
+    with pytest.raises(SpecwiseError, match=r"missing\.json: no such profile file"):
         load_scenario(_write(tmp_path, bad))
 
 

@@ -13,10 +13,10 @@ from specwise.acceptance.model import AcceptanceModel
 from specwise.catalog import catalog_model_spec, resolve_gpu
 from specwise.errors import SpecError
 from specwise.perfmodel import CalibratedPredictor, ModelDraftCost, NgramDraftCost, RooflinePredictor
-from specwise.sim.distributions import Arrivals, LengthDist
 from specwise.sim.engine import EngineConfig, SimResult, SpecConfig, simulate
 from specwise.sim.metrics import summarize
 from specwise.sim.workload import RequestTable, WorkloadClass, generate_requests
+from specwise.traffic import Arrivals, LengthDist
 
 TARGET = CalibratedPredictor(3.926e-8, 2.101e-5, 5.886e-3)  # SpecDecode-Bench's Llama-8B/H100 fit
 DRAFT = ModelDraftCost(CalibratedPredictor(2.378e-9, 8.414e-7, 2.135e-3))  # its EAGLE draft fit

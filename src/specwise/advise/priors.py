@@ -24,11 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specwise.acceptance.model import AcceptanceModel
-
-TASKS = ("code", "summarization", "chat", "qa", "translation", "other")
+from specwise.methods import Method
+from specwise.scenario.model import TASKS
 
 _DRAFT_T0 = {"code": 0.75, "summarization": 0.73, "chat": 0.71, "qa": 0.71, "translation": 0.80, "other": 0.70}
-_HEAD_T0 = {"eagle": 0.70, "eagle3": 0.745, "mtp": 0.85}
 _LOOKUP_COPYING = (0.75, 0.60, 0.50, 0.42, 0.36, 0.31, 0.27, 0.24)
 _LOOKUP_T0 = {"code": 0.35, "chat": 0.15, "qa": 0.15, "translation": 0.15, "other": 0.15}
 
@@ -39,33 +38,34 @@ class Prior:
     source: str
 
 
-def _t_factor(method: str, temperature: float, drafting: str) -> float:
+def _t_factor(method: Method, temperature: float, drafting: str) -> float:
     t = min(max(temperature, 0.0), 1.0)
-    prob = 1.0 - t * (1.0 - 0.5 / 0.85) if method == "mtp" else 1.0 - 0.15 * t
+    prob = 1.0 - t * (1.0 - 0.5 / 0.85) if method.proposer == "target_layers" else 1.0 - 0.15 * t
     return prob * (1.0 - 0.5 * t) if drafting == "greedy" else prob
 
 
-def prior(method: str, task: str, temperature: float, drafting: str = "greedy") -> Prior:
+def prior(method: Method, task: str, temperature: float, drafting: str = "greedy") -> Prior:
     """The assumed acceptance for one workload class under one candidate."""
     task = task if task in TASKS else "other"
-    if method in ("ngram", "suffix"):
+    name = method.name
+    if method.is_lookup:
         # Proposals are copied tokens: at T > 0 they are accepted with the target's probability of the copy,
         # which falls like greedy drafting does.
-        bonus = 0.05 if method == "suffix" else 0.0
+        bonus = 0.05 if method.cross_request_history else 0.0
         factor = 1.0 - 0.5 * min(max(temperature, 0.0), 1.0)
         if task == "summarization":
             rates = [min(1.0, (r + bonus) * factor) for r in _LOOKUP_COPYING]
             cond = AcceptanceModel.from_per_position(_non_increasing(rates))
-            return Prior(cond, f"ASSUMED prior: {method} on a copying task (summarisation), T={temperature:g}")
+            return Prior(cond, f"ASSUMED prior: {name} on a copying task (summarisation), T={temperature:g}")
         alpha = min(1.0, (_LOOKUP_T0[task] + bonus) * factor)
         return Prior(
-            AcceptanceModel.iid(alpha), f"ASSUMED prior: {method} on {task}, T={temperature:g}, alpha {alpha:.2f}"
+            AcceptanceModel.iid(alpha), f"ASSUMED prior: {name} on {task}, T={temperature:g}, alpha {alpha:.2f}"
         )
-    base = _HEAD_T0.get(method, _DRAFT_T0[task])
+    base = method.prior_alpha_t0 if method.prior_alpha_t0 is not None else _DRAFT_T0[task]
     alpha = min(1.0, base * _t_factor(method, temperature, drafting))
     return Prior(
         AcceptanceModel.iid(alpha),
-        f"ASSUMED prior: {method} on {task}, T={temperature:g}, {drafting} drafting, alpha {alpha:.2f}",
+        f"ASSUMED prior: {name} on {task}, T={temperature:g}, {drafting} drafting, alpha {alpha:.2f}",
     )
 
 

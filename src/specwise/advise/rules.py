@@ -8,34 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from specwise.advise.evidence import Evidence
+from specwise.contracts.advice import RuleCheck
+from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
 from specwise.memory.planner import MemoryPlan
+from specwise.methods import Method
 from specwise.specs.model import ModelSpec
 
-PROMQL_ACCEPTANCE_RATE = (
-    "sum(rate(vllm:spec_decode_num_accepted_tokens_total[5m])) / sum(rate(vllm:spec_decode_num_draft_tokens_total[5m]))"
-)
-PROMQL_ACCEPTANCE_LENGTH = (
-    "1 + sum(rate(vllm:spec_decode_num_accepted_tokens_total[5m])) / sum(rate(vllm:spec_decode_num_drafts_total[5m]))"
-)
-
-
-@dataclass(frozen=True)
-class RuleResult:
-    rule: str
-    status: str  # pass | warn | fail
-    message: str
-    evidence: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"rule": self.rule, "status": self.status, "message": self.message, "evidence": self.evidence}
+RuleResult = RuleCheck  # pass | warn | fail, with the evidence it used
 
 
 @dataclass(frozen=True)
 class RuleInput:
-    method: str
+    method: Method
     target: ModelSpec
     draft: ModelSpec | None
     plan: MemoryPlan
@@ -51,8 +37,8 @@ class RuleInput:
 
 def size_ratio(x: RuleInput) -> RuleResult:
     name = "draft:target size ratio"
-    if x.draft is None or x.method != "draft_model":
-        return RuleResult(name, "pass", f"{x.method} has no separate draft model to size", "-")
+    if x.draft is None or x.method.proposer != "draft_model":
+        return RuleResult(name, "pass", f"{x.method.name} has no separate draft model to size", "-")
     ratio = x.target.active_params / max(1, x.draft.total_params)
     ev = (
         f"target {x.target.active_params / 1e9:.2f}B active params, draft {x.draft.total_params / 1e9:.2f}B: "
@@ -103,7 +89,7 @@ def temperature(x: RuleInput) -> RuleResult:
     if not hot:
         return RuleResult(name, "pass", "all traffic is greedy (T=0): acceptance is an exact-match rate", ev)
     msg = f"traffic at T up to {max(hot):g} lowers acceptance"
-    if x.drafting == "greedy" and x.method not in ("ngram", "suffix"):
+    if x.drafting == "greedy" and x.method.samples_from_a_distribution:
         msg += "; vLLM drafts greedily (accept p(argmax q)): profile draft_sample_method=probabilistic too"
     assumed = [e for e in x.evidence if e.kind == "assumed"]
     if assumed:
@@ -224,5 +210,5 @@ def check_all(x: RuleInput) -> list[RuleResult]:
     return [rule(x) for rule in RULES]
 
 
-def summary(results: Sequence[RuleResult]) -> dict[str, Any]:
+def summary(results: Sequence[RuleResult]) -> dict[str, int]:
     return {s: sum(r.status == s for r in results) for s in ("pass", "warn", "fail")}

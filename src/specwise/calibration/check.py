@@ -11,19 +11,19 @@ that accepted nothing -- its verification cost is overstated by k query tokens).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from specwise.acceptance.model import AcceptanceModel
 from specwise.calibration.fit import Calibration, ConfigRun, LevelRun
 from specwise.calibration.steps import request_steps
+from specwise.contracts.calibration import CalibrationRow
 from specwise.perfmodel.drafting import DraftCost, ModelDraftCost, NgramDraftCost
-from specwise.sim.distributions import LengthDist
 from specwise.sim.engine import EngineConfig, SpecConfig, simulate
 from specwise.sim.metrics import summarize
 from specwise.sim.workload import RequestTable, WorkloadClass
 from specwise.stats import ratio
+from specwise.traffic import LengthDist
 
 
 def _requests(lv: LevelRun) -> RequestTable | None:
@@ -69,7 +69,7 @@ def _tpot_p50(run: ConfigRun, lv: LevelRun, cal: Calibration, engine: EngineConf
 
 def prediction_rows(
     cal: Calibration, runs: Sequence[ConfigRun], engine: EngineConfig, seed: int = 0
-) -> list[dict[str, Any]]:
+) -> list[CalibrationRow]:
     """One row per (config, level): measured and predicted TPOT p50, and both speedups vs ``runs[0]``."""
     base = runs[0]
     base_measured = {lv.level: lv.measured_tpot_p50_s for lv in base.levels}
@@ -81,15 +81,15 @@ def prediction_rows(
             m_speedup = ratio(base_measured.get(lv.level), lv.measured_tpot_p50_s)
             p_speedup = ratio(base_predicted.get(lv.level), predicted)
             rows.append(
-                {
-                    "config": run.name,
-                    "level": lv.level,
-                    "rate_per_s": lv.rate_per_s,
-                    "measured_tpot_p50_s": lv.measured_tpot_p50_s,
-                    "predicted_tpot_p50_s": predicted,
-                    "measured_speedup_tpot": m_speedup,
-                    "predicted_speedup_tpot": p_speedup,
-                    "speedup_error": None if m_speedup is None or p_speedup is None else p_speedup - m_speedup,
-                }
+                CalibrationRow(
+                    config=run.name,
+                    level=lv.level,
+                    rate_per_s=lv.rate_per_s,
+                    measured_tpot_p50_s=lv.measured_tpot_p50_s,
+                    predicted_tpot_p50_s=predicted,
+                    measured_speedup_tpot=m_speedup,
+                    predicted_speedup_tpot=p_speedup,
+                    speedup_error=None if m_speedup is None or p_speedup is None else p_speedup - m_speedup,
+                )
             )
     return rows

@@ -22,9 +22,8 @@ import numpy as np
 from specwise.calibration.steps import MeasuredStep, decode_steps, query_per_seq, request_steps
 from specwise.errors import SpecwiseError
 from specwise.loadgen.records import RequestRecord
+from specwise.methods import LOOKUP_METHODS
 from specwise.perfmodel.calibrated import CalibratedPredictor, fit_linear_predictor
-
-LOOKUP_METHODS = ("ngram", "suffix")
 
 
 @dataclass(frozen=True)

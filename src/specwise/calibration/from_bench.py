@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from specwise.calibration.check import prediction_rows
 from specwise.calibration.fit import ConfigRun, LevelRun, fit
+from specwise.contracts.calibration import CalibrationDoc, StepLaw
 from specwise.errors import SpecwiseError
+from specwise.loadgen.plan import RunConfig
 from specwise.loadgen.records import RequestRecord, summarize_level
 from specwise.loadgen.runner import level_spec_decode
 from specwise.loadgen.store import ResultStore
@@ -15,16 +15,19 @@ from specwise.sim.engine import EngineConfig
 KV_CAPACITY_TOKENS = 10_000_000  # bench levels are far from the CPU engine's KV limit; preemption is not modelled
 
 
-def _flag(args: list[str], name: str, default: int) -> int:
+def _flag(args: tuple[str, ...], name: str, default: int) -> int:
     for i, a in enumerate(args):
-        if a == name and i + 1 < len(args):
-            return int(args[i + 1])
-        if a.startswith(name + "="):
-            return int(a.split("=", 1)[1])
+        try:
+            if a == name and i + 1 < len(args):
+                return int(args[i + 1])
+            if a.startswith(name + "="):
+                return int(a.split("=", 1)[1])
+        except ValueError:
+            raise SpecwiseError(f"server argument {name}: not an integer in {' '.join(args)!r}") from None
     return default
 
 
-def engine_config(server_args: list[str]) -> EngineConfig:
+def engine_config(server_args: tuple[str, ...]) -> EngineConfig:
     """The simulated engine's batch limits from the ``vllm serve`` flags (the fitted constant holds the per-step
     overhead, so none is added)."""
     return EngineConfig(
@@ -35,67 +38,59 @@ def engine_config(server_args: list[str]) -> EngineConfig:
     )
 
 
-def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], list[str]]:
+def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tuple[str, ...]]:
     launched = store.launch_runs(base_id)
     if not launched:
         raise SpecwiseError(f"{store.path}: no --launch run {base_id!r} (its runs are named {base_id}-CONFIG)")
     runs = []
-    server_args: list[str] = []
-    for run_id, config in launched:
-        spec = config["launch"].get("speculative_config") or {}
-        server_args = list(config["launch"].get("server_args", []))
-        levels = []
+    server_args: tuple[str, ...] = ()
+    for run_id, stored in launched:
+        config = RunConfig.from_json(stored)
+        assert config.launch is not None
+        spec = config.launch.speculative_config or {}
+        server_args = config.launch.server_args
         by_level: dict[int, list[RequestRecord]] = {}
         for record in store.records(run_id):
             by_level.setdefault(record.level, []).append(record)
+        levels = []
         for level, records in sorted(by_level.items()):
-            summary = summarize_level(records, level, None)
-            stats, _ = level_spec_decode(store, run_id, level, [])
-            stats = stats or {}
+            reading, _ = level_spec_decode(store, run_id, level, [])
+            counts = reading.counts if reading else None
             levels.append(
                 LevelRun(
                     level=level,
                     rate_per_s=_rate(config, level),
                     records=tuple(records),
-                    drafts=stats.get("spec_decode_num_drafts"),
-                    draft_tokens=stats.get("spec_decode_draft_tokens"),
-                    per_position=tuple(stats.get("spec_decode_per_position_acceptance_rates") or ()),
-                    measured_tpot_p50_s=summary.tpot_s.p50,
+                    drafts=counts.drafts if counts else None,
+                    draft_tokens=counts.draft_tokens if counts else None,
+                    per_position=counts.per_position_rates if counts else (),
+                    measured_tpot_p50_s=summarize_level(records, level, None).tpot_s.p50,
                 )
             )
         k = int(spec.get("num_speculative_tokens", 0)) if spec else 0
-        runs.append(ConfigRun(config["launch"]["name"], spec.get("method") if spec else None, k, tuple(levels)))
+        runs.append(ConfigRun(config.launch.name, spec.get("method") if spec else None, k, tuple(levels)))
     return runs, server_args
 
 
-def _rate(config: dict[str, Any], level: int) -> float | None:
-    rates = config.get("rates") or []
-    if config.get("concurrency") or config.get("sweep"):
+def _rate(config: RunConfig, level: int) -> float | None:
+    if config.concurrency or config.sweep:
         return None
-    return float(rates[level]) if level < len(rates) else None
+    return float(config.rates[level]) if level < len(config.rates) else None
 
 
-def calibrate(store: ResultStore, base_id: str) -> dict[str, Any]:
-    """The calibration section of the bench JSON: fitted predictor, draft scales, per-level prediction error."""
+def calibrate(store: ResultStore, base_id: str) -> CalibrationDoc:
+    """The fitted step-time law, draft scales, and per-level prediction error of a launch run."""
     runs, server_args = config_runs(store, base_id)
     cal = fit(runs)
     rows = prediction_rows(cal, runs, engine_config(server_args))
-    errors = [abs(r["speedup_error"]) for r in rows if r["speedup_error"] is not None and r["config"] != runs[0].name]
-    return {
-        "run_id": base_id,
-        "predictor": {
-            "form": "t = per_kv_token_s * kv_tokens + per_batched_token_s * max(batched_tokens - "
-            "free_batched_tokens, 0) + constant_s",
-            "free_batched_tokens": cal.target.free_batched_tokens,
-            "per_kv_token_s": cal.target.per_kv_token_s,
-            "per_batched_token_s": cal.target.per_batched_token_s,
-            "constant_s": cal.target.constant_s,
-            "fit_points": cal.fit_points,
-            "fit_relative_rms_error": cal.relative_rms_error(),
-        },
-        "draft_cost_scale": cal.draft_scale,
-        "points": [vars(p) for p in cal.points],
-        "rows": rows,
-        "mean_abs_speedup_error": sum(errors) / len(errors) if errors else None,
-        "max_abs_speedup_error": max(errors) if errors else None,
-    }
+    t = cal.target
+    return CalibrationDoc(
+        run_id=base_id,
+        law=StepLaw(t.per_kv_token_s, t.per_batched_token_s, t.constant_s, t.free_batched_tokens),
+        fit_points=cal.fit_points,
+        fit_relative_rms_error=cal.relative_rms_error(),
+        draft_cost_scale=cal.draft_scale,
+        points=cal.points,
+        rows=tuple(rows),
+        base_config=runs[0].name,
+    )

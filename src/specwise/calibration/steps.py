@@ -18,27 +18,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from specwise.contracts.calibration import StepPoint
 from specwise.loadgen.records import RequestRecord
 
 SAME_STEP_S = 0.002  # chunks of one step reach the client within this of each other
 
 
-@dataclass(frozen=True)
-class MeasuredStep:
-    """Mean of ``samples`` observed steps of one shape class."""
-
-    config: str
-    level: int
-    num_seqs: int
-    prefill_tokens: float
-    kv_tokens: float
-    batched_tokens: float
-    time_s: float
-    samples: int
+MeasuredStep = StepPoint  # the mean of observed steps of one shape class
 
 
 def query_per_seq(draft_tokens: float | None, request_steps: int) -> float:

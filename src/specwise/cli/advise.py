@@ -1,9 +1,10 @@
-"""``specwise advise``: should I enable speculative decoding, with which method/draft and k, up to which load,
+"""``specwise advise``: should I enable speculative decoding, with which method, draft and k, up to which load,
 and what do I paste into ``vllm serve``?"""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,16 +51,14 @@ def run(args: argparse.Namespace) -> int:
     inputs = load_inputs(args.scenario)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, transient=True, disable=args.json) as bar:
-        progress = stage_progress(bar)
-
-        doc = advise(inputs, args.profile, args.bench, args.processes, progress)
+        doc = advise(inputs, args.profile, args.bench, args.processes, stage_progress(bar))
     if args.report:
         from specwise.report.advise_html import write_report
 
         write_report(doc, args.report)
-        doc["report"] = str(args.report)
+        doc = replace(doc, report=str(args.report))
     if args.json:
-        print_json(_without_bulk(doc))
+        print_json(doc.to_json())
     else:
         from specwise.report.advise import render_advise
 
@@ -67,17 +66,3 @@ def run(args: argparse.Namespace) -> int:
         if args.report:
             print(f"report: {args.report}")
     return EXIT_OK
-
-
-def _without_bulk(doc: dict[str, Any]) -> dict[str, Any]:
-    """The JSON keeps each candidate's simulated curve but not every latency sample table."""
-    out = dict(doc)
-    out["candidates"] = []
-    for c in doc["candidates"]:
-        c = dict(c)
-        if c.get("sim"):
-            sim = dict(c["sim"])
-            sim["results"] = [{k: v for k, v in r.items() if k not in ("latency", "by_class")} for r in sim["results"]]
-            c["sim"] = sim
-        out["candidates"].append(c)
-    return out

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import sqlite3
-import time
 import uuid
-from dataclasses import asdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +12,14 @@ from rich.progress import Progress
 
 from specwise.calibration.from_bench import calibrate
 from specwise.cli.common import EXIT_OK, add_json_flag, non_negative_float, positive_float, positive_int, print_json
+from specwise.contracts.bench import BenchDoc
 from specwise.errors import SpecwiseError
-from specwise.loadgen.client import ClientConfig
-from specwise.loadgen.compare import compare_configs
-from specwise.loadgen.launcher import VllmServer, load_launch_file
-from specwise.loadgen.runner import BenchPlan, LevelPlan, run_plan
+from specwise.loadgen.launcher import load_launch_file
+from specwise.loadgen.plan import RunConfig
+from specwise.loadgen.session import RunProgress, execute, launch_all, new_run
 from specwise.loadgen.store import ResultStore
-from specwise.loadgen.workload import PromptItem, level_requests, load_prompts, synthetic_prompts
+from specwise.loadgen.workload import load_prompts, synthetic_prompts
 from specwise.report.bench import render_bench, render_calibration, render_comparison
-from specwise.sim.distributions import Arrivals
 
 
 def _rates(text: str) -> list[float]:
@@ -31,8 +27,8 @@ def _rates(text: str) -> list[float]:
         values = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated request rates, got {text!r}") from None
-    if not values or any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"rates must be > 0, got {text!r}")
+    if not values or any(not v > 0 or v == float("inf") for v in values):
+        raise argparse.ArgumentTypeError(f"rates must be > 0 (and finite), got {text!r}")
     return values
 
 
@@ -110,166 +106,77 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
-def _config_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    if not args.url or not args.model:
-        raise SpecwiseError("--url and --model are required (or --resume RUN_ID)")
-    if not args.url.startswith(("http://", "https://")):
-        raise SpecwiseError(f"--url {args.url!r}: expected http://HOST:PORT")
+def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> RunConfig:
+    """The run's configuration from the flags (``url``/``model`` None: filled in per launched server)."""
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise SpecwiseError(f"--url {url!r}: expected http://HOST:PORT")
     if args.prompts:
-        prompts = [asdict(p) for p in load_prompts(args.prompts)]
+        prompts = tuple(load_prompts(args.prompts))
     else:
-        prompts = [asdict(p) for p in synthetic_prompts(args.requests_per_level, args.synthetic_words, args.seed)]
-    metrics_url = None if args.metrics_url == "none" else (args.metrics_url or args.url.rstrip("/") + "/metrics")
-    return {
-        "url": args.url,
-        "model": args.model,
-        "endpoint": args.endpoint,
-        "rates": args.rates,
-        "concurrency": args.concurrency,
-        "sweep": args.sweep,
-        "requests_per_level": args.requests_per_level,
-        "arrivals": args.arrivals,
-        "cv": args.burstiness_cv,
-        "prompts": prompts,
-        "max_tokens": args.max_tokens,
-        "temperature": args.temperature,
-        "ignore_eos": args.ignore_eos,
-        "max_concurrency": args.max_concurrency,
-        "timeout": args.request_timeout,
-        "metrics_url": metrics_url,
-        "api_key_env": args.api_key_env,
-        "seed": args.seed,
-        "slo_ttft": args.slo_ttft,
-        "slo_tpot": args.slo_tpot,
-    }
+        prompts = tuple(synthetic_prompts(args.requests_per_level, args.synthetic_words, args.seed))
+    metrics_url = None if args.metrics_url == "none" else (args.metrics_url or (url or "").rstrip("/") + "/metrics")
+    return RunConfig(
+        url=url or "",
+        model=model or "",
+        prompts=prompts,
+        endpoint=args.endpoint,
+        rates=tuple(args.rates),
+        concurrency=tuple(args.concurrency) if args.concurrency else None,
+        sweep=args.sweep,
+        requests_per_level=args.requests_per_level,
+        arrivals=args.arrivals,
+        cv=args.burstiness_cv,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        ignore_eos=args.ignore_eos,
+        max_concurrency=args.max_concurrency,
+        timeout=args.request_timeout,
+        metrics_url=metrics_url,
+        api_key_env=args.api_key_env,
+        seed=args.seed,
+        slo_ttft=args.slo_ttft,
+        slo_tpot=args.slo_tpot,
+    )
 
 
-def plan_from_config(c: dict[str, Any]) -> BenchPlan:
-    prompts = [PromptItem(**p) for p in c["prompts"]]
-    concurrency = c.get("concurrency")
-    steps: list[tuple[float | None, int | None]]
-    if c.get("sweep"):
-        # guidellm-style: a synchronous probe, a throughput probe, then rates spread between the two.
-        steps = [(None, 1), (None, min(c["max_concurrency"], c["requests_per_level"]))]
-        steps += [(rate, None) for rate in c.get("sweep_rates", [])]
-    elif concurrency:
-        steps = [(None, n) for n in concurrency]
-    else:
-        steps = [(rate, None) for rate in c["rates"]]
-    levels = tuple(
-        LevelPlan(
-            i,
-            rate,
-            tuple(
-                level_requests(prompts, i, c["requests_per_level"], c["max_tokens"], c["temperature"], c["ignore_eos"])
-            ),
-            conc,
+def _progress(bar: Progress) -> RunProgress:
+    tasks: dict[str, Any] = {}
+
+    def tick(label: str, level: int, done: int, total: int, acceptance: float | None) -> None:
+        if label not in tasks:
+            tasks[label] = bar.add_task(label, total=total)
+        live = f", acceptance {acceptance:.2f}" if acceptance is not None else ""
+        bar.update(tasks[label], completed=done, total=total, description=f"{label} level {level}{live}")
+
+    return tick
+
+
+def _bench(args: argparse.Namespace, store: ResultStore, progress: RunProgress | None) -> BenchDoc:
+    if args.launch:
+        doc = launch_all(
+            load_launch_file(args.launch), run_config(args, None, None), store, args.db, args.run_id, progress
         )
-        for i, (rate, conc) in enumerate(steps)
-    )
-    client = ClientConfig(
-        base_url=c["url"],
-        model=c["model"],
-        endpoint=c["endpoint"],
-        api_key_env=c["api_key_env"],
-        request_timeout_s=c["timeout"],
-        read_timeout_s=min(30.0, c["timeout"]),
-    )
-    return BenchPlan(
-        client=client,
-        levels=levels,
-        arrivals=Arrivals(c["arrivals"], 1.0, c["cv"]),
-        seed=c["seed"],
-        max_concurrency=c["max_concurrency"],
-        metrics_url=c["metrics_url"],
-        slo_ttft_s=c["slo_ttft"],
-        slo_tpot_s=c["slo_tpot"],
-    )
-
-
-def _execute(
-    store: ResultStore, run_id: str, config: dict[str, Any], args: argparse.Namespace, label: str
-) -> list[dict[str, Any]]:
-    if config.get("sweep") and "sweep_rates" not in config:
-        probes = _run_levels(store, run_id, config, args, f"{label} probes")
-        config = {**config, "sweep_rates": sweep_rates(probes[0], probes[1], int(config["sweep"]))}
-        store.update_config(run_id, config)  # a resumed run reuses these rates
-    results = _run_levels(store, run_id, config, args, label)
-    store.set_status(run_id, "complete")
-    return results
-
-
-def sweep_rates(sync: dict[str, Any], throughput: dict[str, Any], count: int) -> list[float]:
-    """``count`` rates spread evenly between the synchronous and the throughput probes' request rates."""
-    low, high = sync["request_rate_per_s"], throughput["request_rate_per_s"]
-    if not low > 0 or not high > 0:
-        raise SpecwiseError("sweep: a probe completed no request; check the server (see the failures above)")
-    high = max(high, low * 1.01)
-    return [low + (high - low) * (i + 1) / (count + 1) for i in range(count)]
-
-
-def _run_levels(
-    store: ResultStore, run_id: str, config: dict[str, Any], args: argparse.Namespace, label: str
-) -> list[dict[str, Any]]:
-    plan = plan_from_config(config)
-    if args.json:
-        results = asyncio.run(run_plan(plan, store, run_id))
+        return doc if not args.calibrate else _with_calibration(doc, store)
+    run_id = args.resume or args.run_id or uuid.uuid4().hex[:12]
+    if args.resume:
+        config = RunConfig.from_json(store.run_config(run_id))
     else:
-        total = sum(len(lp.requests) for lp in plan.levels)
-        with Progress(transient=True) as bar:
-            task = bar.add_task(label, total=total)
-            base = {lp.level: i * len(lp.requests) for i, lp in enumerate(plan.levels)}
-
-            def tick(level: int, done: int, _total: int, acceptance: float | None) -> None:
-                live = f", acceptance {acceptance:.2f}" if acceptance is not None else ""
-                bar.update(task, completed=base[level] + done, description=f"{label} level {level}{live}")
-
-            results = asyncio.run(run_plan(plan, store, run_id, progress=tick))
-    return [r.to_dict() for r in results]
-
-
-def _new_run(store: ResultStore, run_id: str, config: dict[str, Any], db: Path) -> None:
-    try:
-        store.create_run(run_id, time.time(), config)
-    except sqlite3.IntegrityError:
-        raise SpecwiseError(f"{db}: run {run_id!r} exists; use --resume {run_id} or another --run-id") from None
+        if not args.url or not args.model:
+            raise SpecwiseError("--url and --model are required (or --resume RUN_ID)")
+        config = run_config(args, args.url, args.model)
+        new_run(store, run_id, config)
+    levels = execute(store, run_id, config, f"run {run_id}", progress)
+    jsonl = None
+    if args.export_jsonl:
+        args.export_jsonl.write_text("".join(line + "\n" for line in store.export_jsonl(run_id)))
+        jsonl = str(args.export_jsonl)
+    return BenchDoc(
+        run_id=run_id, db=str(args.db), model=config.model, url=config.url, levels=tuple(levels), jsonl=jsonl
+    )
 
 
-def _launch_all(args: argparse.Namespace, store: ResultStore) -> dict[str, Any]:
-    launch = load_launch_file(args.launch)
-    base_id = args.run_id or uuid.uuid4().hex[:8]
-    runs = []
-    for server_cfg in launch.configs:
-        run_id = f"{base_id}-{server_cfg.name}"
-        log = args.db.parent / f"{run_id}.vllm.log"
-        with VllmServer(launch, server_cfg, log) as url:
-            args.url, args.model = url, launch.served_model_name
-            config = {
-                **_config_from_args(args),
-                "launch": {
-                    "name": server_cfg.name,
-                    "speculative_config": server_cfg.speculative_config,
-                    "server_args": [*launch.extra_args, *server_cfg.extra_args],
-                },
-            }
-            _new_run(store, run_id, config, args.db)
-            levels = _execute(store, run_id, config, args, f"{server_cfg.name}")
-        runs.append(
-            {
-                "name": server_cfg.name,
-                "run_id": run_id,
-                "speculative_config": server_cfg.speculative_config,
-                "server_log": str(log),
-                "levels": levels,
-            }
-        )
-    return {
-        "run_id": base_id,
-        "db": str(args.db),
-        "model": launch.model,
-        "configs": runs,
-        "comparison": compare_configs(runs),
-    }
+def _with_calibration(doc: BenchDoc, store: ResultStore) -> BenchDoc:
+    return replace(doc, calibration=calibrate(store, doc.run_id))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -280,47 +187,26 @@ def run(args: argparse.Namespace) -> int:
             raise SpecwiseError(f"{args.db}: no results database")
         store = ResultStore(args.db)
         try:
-            cal_doc: dict[str, Any] = {"calibration": calibrate(store, args.calibrate_run)}
+            cal = calibrate(store, args.calibrate_run)
         finally:
             store.close()
-        print_json(cal_doc) if args.json else render_calibration(cal_doc["calibration"])
+        print_json({"calibration": cal.to_json()}) if args.json else render_calibration(cal)
         return EXIT_OK
     store = ResultStore(args.db)
-    run_id = args.resume or args.run_id or uuid.uuid4().hex[:12]
-    doc: dict[str, Any]
     try:
-        if args.launch:
-            doc = _launch_all(args, store)
-            if args.calibrate:
-                doc["calibration"] = calibrate(store, doc["run_id"])
-        else:
-            if args.resume:
-                config = store.run_config(run_id)
-            else:
-                config = _config_from_args(args)
-                _new_run(store, run_id, config, args.db)
-            levels = _execute(store, run_id, config, args, f"run {run_id}")
-            doc = {
-                "run_id": run_id,
-                "db": str(args.db),
-                "url": config["url"],
-                "model": config["model"],
-                "levels": levels,
-            }
-            if args.export_jsonl:
-                args.export_jsonl.write_text("".join(line + "\n" for line in store.export_jsonl(run_id)))
-                doc["jsonl"] = str(args.export_jsonl)
+        with Progress(transient=True, disable=args.json) as bar:
+            doc = _bench(args, store, None if args.json else _progress(bar))
     except KeyboardInterrupt:
         print(f"interrupted: finished requests are saved in {args.db}; continue with --resume RUN_ID")
         raise
     finally:
         store.close()
     if args.json:
-        print_json(doc)
-    elif args.launch:
+        print_json(doc.to_json())
+    elif doc.configs:
         render_comparison(doc)
-        if "calibration" in doc:
-            render_calibration(doc["calibration"])
+        if doc.calibration is not None:
+            render_calibration(doc.calibration)
     else:
         render_bench(doc)
     return EXIT_OK

@@ -12,8 +12,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from specwise.cli.common import EXIT_OK, non_negative_int, positive_int, stage_progress
 from specwise.errors import SpecwiseError
+from specwise.fileio import write_json_atomic
 from specwise.loadgen.workload import load_prompts
-from specwise.profiler.document import build_document, write_json_atomic
+from specwise.profiler.document import build_document
 from specwise.profiler.quantize_spec import parse_quantize
 from specwise.profiler.settings import (
     CONTEXTS,

@@ -13,7 +13,8 @@ from specwise.cli.common import EXIT_OK, add_json_flag, positive_int, print_json
 from specwise.report.sim import render_sweep
 from specwise.scenario import load_scenario
 from specwise.scenario.model import DECISION_METRICS
-from specwise.sim.sweep import decide, run_sweep
+from specwise.study.decide import decide
+from specwise.study.sweep import run_sweep
 
 
 def register(sub: Any) -> None:
@@ -53,15 +54,19 @@ def run(args: argparse.Namespace) -> int:
                 bar.update(task, completed=done, total=total)
 
             cells = run_sweep(scenario, processes=args.processes, progress=tick)
-    doc = decide(scenario, cells)
+    result = decide(scenario, cells)
+    plots: list[Path] = []
     if args.plot:
         from specwise.report.plots import plot_sweep
 
-        doc["plots"] = [str(p) for p in plot_sweep(doc, args.plot)]
+        plots = plot_sweep(result, args.plot)
     if args.json:
+        doc = result.to_json()
+        if plots:
+            doc["plots"] = [str(p) for p in plots]
         print_json(doc)
     else:
-        render_sweep(doc)
-        for path in doc.get("plots", []):
+        render_sweep(result)
+        for path in plots:
             print(f"wrote {path}")
     return EXIT_OK

@@ -44,5 +44,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(doc)
     else:
-        render_speedup(doc)
+        render_speedup(args.alpha, args.k, args.cost_ratio, doc["expected_tokens_per_step"], doc["speedup"])
     return EXIT_OK

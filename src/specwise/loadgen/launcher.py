@@ -1,4 +1,5 @@
-"""Start and stop ``vllm serve`` (the OpenAI API server module) for each configuration of a launch file.
+"""Start and stop an engine's OpenAI API server (vLLM by default; the engine adapter gives the command) for each
+configuration of a launch file.
 
 The server binds 127.0.0.1, runs in its own process group (stopped with SIGTERM, then SIGKILL), logs to a
 file, and counts as ready when ``/health`` answers 200. A server that exits or does not become healthy in
@@ -8,7 +9,6 @@ time is reported with the last lines of its log.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from specwise.engines import get_engine
 from specwise.errors import SpecwiseError
 
 
@@ -40,6 +41,7 @@ class LaunchFile:
     extra_args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     startup_timeout_s: float = 600.0
+    engine: str = "vllm"
 
 
 def _resolve(base: Path, value: str) -> str:
@@ -84,6 +86,7 @@ def load_launch_file(path: Path) -> LaunchFile:
         extra_args=tuple(str(a) for a in data.get("extra_args", [])),
         env={str(k): str(v) for k, v in data.get("env", {}).items()},
         startup_timeout_s=float(data.get("startup_timeout_s", 600.0)),
+        engine=get_engine(str(data.get("engine", "vllm"))).name,
     )
 
 
@@ -93,8 +96,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class VllmServer:
-    """``with VllmServer(launch, config, log_path) as url: ...``"""
+class EngineServer:
+    """``with EngineServer(launch, config, log_path) as url: ...``"""
 
     def __init__(self, launch: LaunchFile, config: ServerConfig, log_path: Path) -> None:
         self.launch, self.config, self.log_path = launch, config, log_path
@@ -106,24 +109,14 @@ class VllmServer:
         return f"http://127.0.0.1:{self.port}"
 
     def command(self) -> list[str]:
-        cmd = [
+        return get_engine(self.launch.engine).launch_argv(
             self.launch.python,
-            "-m",
-            "vllm.entrypoints.openai.api_server",
-            "--model",
             self.launch.model,
-            "--served-model-name",
             self.launch.served_model_name,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            *self.launch.extra_args,
-            *self.config.extra_args,
-        ]
-        if self.config.speculative_config:
-            cmd += ["--speculative-config", json.dumps(self.config.speculative_config)]
-        return cmd
+            self.port,
+            (*self.launch.extra_args, *self.config.extra_args),
+            self.config.speculative_config,
+        )
 
     def __enter__(self) -> str:
         if not Path(self.launch.python).exists():

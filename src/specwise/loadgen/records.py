@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from specwise.stats import Percentiles
+from specwise.latency import LatencySummary, LevelSummary
 
 
 @dataclass(frozen=True)
@@ -70,26 +69,6 @@ class RequestRecord:
         return cls(**d)
 
 
-@dataclass(frozen=True)
-class LevelSummary:
-    level: int
-    target_rate_per_s: float | None
-    requests: int
-    failed: int
-    duration_s: float
-    ttft_s: Percentiles
-    tpot_s: Percentiles
-    itl_s: Percentiles
-    e2e_s: Percentiles
-    output_tokens_per_s: float
-    request_rate_per_s: float
-    goodput_per_s: float | None
-    errors: dict[str, int] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def summarize_level(
     records: Sequence[RequestRecord],
     level: int,
@@ -110,32 +89,35 @@ def summarize_level(
         g, w = r.itl_samples()
         gaps += g
         weights += w
-    tokens = sum(r.output_tokens for r in ok)
-    good = None
+    met = None
     if slo_ttft_s is not None or slo_tpot_s is not None:
-        met = [
-            r
+        met = sum(
+            1
             for r in ok
             if (slo_ttft_s is None or (r.ttft_s is not None and r.ttft_s <= slo_ttft_s))
             and (slo_tpot_s is None or r.tpot_s is None or r.tpot_s <= slo_tpot_s)
-        ]
-        good = len(met) / duration if duration > 0 else None
+        )
     errors: dict[str, int] = {}
     for r in failed:
         key = (r.error or "error").split(":", 1)[0]
         errors[key] = errors.get(key, 0) + 1
+    fields = LatencySummary.fields(
+        requests=len(records),
+        ttft_s=arr([r.ttft_s for r in ok]),
+        tpot_s=arr([r.tpot_s for r in ok]),
+        itl_s=np.array(gaps, dtype=np.float64),
+        itl_weights=np.array(weights, dtype=np.int64) if weights else None,
+        e2e_s=arr([r.end_s - r.start_s for r in ok]),
+        output_tokens=sum(r.output_tokens for r in ok),
+        completed=len(ok),
+        span_s=duration,
+        met_slo=met,
+    )
     return LevelSummary(
+        **fields,
         level=level,
         target_rate_per_s=target_rate_per_s,
-        requests=len(records),
         failed=len(failed),
         duration_s=duration,
-        ttft_s=Percentiles.of(arr([r.ttft_s for r in ok])),
-        tpot_s=Percentiles.of(arr([r.tpot_s for r in ok])),
-        itl_s=Percentiles.of(np.array(gaps, dtype=np.float64), np.array(weights, dtype=np.int64) if weights else None),
-        e2e_s=Percentiles.of(arr([r.end_s - r.start_s for r in ok])),
-        output_tokens_per_s=tokens / duration if duration > 0 else 0.0,
-        request_rate_per_s=len(ok) / duration if duration > 0 else 0.0,
-        goodput_per_s=good,
         errors=errors,
     )

@@ -6,20 +6,20 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import httpx
 import numpy as np
 
+from specwise.contracts.bench import BenchLevel, SpecDecodeReading
 from specwise.errors import SpecwiseError
 from specwise.loadgen.client import ClientConfig, RequestSpec, send_request
-from specwise.loadgen.records import LevelSummary, summarize_level
+from specwise.loadgen.records import summarize_level
 from specwise.loadgen.store import ResultStore
 from specwise.metrics import parse_exposition, spec_decode_counters
 from specwise.metrics.engines import llamacpp_acceptance, sglang_acceptance
 from specwise.metrics.spec_decode import total_delta
-from specwise.sim.distributions import Arrivals
+from specwise.traffic import Arrivals
 
 Progress = Callable[[int, int, int, float | None], None]  # level, done, total, live acceptance rate
 
@@ -45,23 +45,6 @@ class BenchPlan:
     metrics_url: str | None = None
     slo_ttft_s: float | None = None
     slo_tpot_s: float | None = None
-
-
-@dataclass
-class LevelResult:
-    summary: LevelSummary
-    spec_decode: dict[str, Any] | None = None
-    counter_reset: bool = False
-    scrape_errors: list[str] = field(default_factory=list)
-    concurrency: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        d = self.summary.to_dict()
-        d["spec_decode"] = self.spec_decode
-        d["counter_reset"] = self.counter_reset
-        d["scrape_errors"] = self.scrape_errors
-        d["concurrency"] = self.concurrency
-        return d
 
 
 async def scrape_metrics(client: httpx.AsyncClient, url: str) -> str:
@@ -90,7 +73,7 @@ async def _scrape_into(
 
 def level_spec_decode(
     store: ResultStore, run_id: str, level: int, errors: list[str]
-) -> tuple[dict[str, Any] | None, bool]:
+) -> tuple[SpecDecodeReading | None, bool]:
     """Spec-decode counter deltas over the level (summed over engines); reset flagged, never negative."""
     before_text, after_text = store.scrape(run_id, level, "before"), store.scrape(run_id, level, "after")
     if before_text is None or after_text is None:
@@ -103,11 +86,11 @@ def level_spec_decode(
         return None, False
     delta = total_delta(spec_decode_counters(before_scrape), spec_decode_counters(after_scrape))
     if delta is not None:
-        return {"engine": "vllm", **delta.stats.to_dict()}, delta.reset
-    other = llamacpp_acceptance(before_scrape, after_scrape) or sglang_acceptance(after_scrape)
-    if other is None:
-        return None, False
-    return other, bool(other.pop("counter_reset"))
+        return SpecDecodeReading("vllm", delta.stats), delta.reset
+    llama = llamacpp_acceptance(before_scrape, after_scrape)
+    if llama is not None:
+        return llama
+    return sglang_acceptance(after_scrape), False
 
 
 async def run_plan(
@@ -120,7 +103,7 @@ async def run_plan(
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     transport: httpx.AsyncBaseTransport | None = None,
     live_interval_s: float = 2.0,
-) -> list[LevelResult]:
+) -> list[BenchLevel]:
     """Run (or finish) every level; requests already in the store for ``run_id`` are not sent again."""
     done = store.done_ids(run_id)
     limits = httpx.Limits(max_connections=plan.max_concurrency, max_keepalive_connections=plan.max_concurrency)
@@ -150,7 +133,7 @@ async def run_plan(
                     "spec-decode counters went back: the server restarted during this level; "
                     "acceptance counts only since the restart"
                 )
-            results.append(LevelResult(summary, spec, reset, errors, lp.concurrency))
+            results.append(BenchLevel(summary, spec, reset, tuple(errors), lp.concurrency))
     return results
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from specwise.errors import SpecwiseError
+from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.memory.reserve import ReserveBreakdown, estimate_reserve
 from specwise.memory.weights import weight_bytes, weight_bytes_per_gpu
 from specwise.specs.draft import DraftChoice
@@ -47,6 +47,7 @@ class MemoryPlanRequest:
     max_num_seqs: int = 256
     num_speculative_tokens: int = 4
     reserve_bytes: int | None = None
+    names: FieldNames = CLI_FLAGS  # how the caller names these fields in its messages
 
     def __post_init__(self) -> None:
         for name in ("tp", "max_num_batched_tokens", "max_num_seqs"):
@@ -173,28 +174,28 @@ class MemoryPlan:
 
 
 # ------------------------------------------------------------------------------------------------
-def _check_tp(spec: ModelSpec, tp: int, role: str, flag: str) -> None:
+def _check_tp(spec: ModelSpec, tp: int, role: str, field: str, names: FieldNames) -> None:
+    flag = names.setting(field, tp)
     heads = spec.attention.num_heads
     if heads % tp:
         raise SpecwiseError(
-            f"{flag} {tp} is impossible for the {role} {spec.name}: its {heads} attention heads "
+            f"{flag} is impossible for the {role} {spec.name}: its {heads} attention heads "
             f"do not divide evenly over {tp} GPUs (vLLM requires it)"
         )
     kv = spec.attention.num_kv_heads
     if spec.attention.kind == "gqa" and kv % tp and tp % kv:
         raise SpecwiseError(
-            f"{flag} {tp} is impossible for the {role} {spec.name}: {kv} KV heads and {tp} GPUs "
-            "(one must divide the other)"
+            f"{flag} is impossible for the {role} {spec.name}: {kv} KV heads and {tp} GPUs (one must divide the other)"
         )
 
 
-def _resolve_quant(choice: str, spec: ModelSpec, role: str) -> Quantization | None:
+def _resolve_quant(choice: str, spec: ModelSpec, role: str, field: str) -> Quantization | None:
     if choice == "auto":
         return None
     try:
         return Quantization(choice)
     except SpecwiseError:
-        raise SpecwiseError(f"{role} quantization {choice!r}: expected auto, none, fp8, int8, int4 or mxfp4") from None
+        raise SpecwiseError(f"{field} {choice!r} ({role}): expected auto, none, fp8, int8, int4 or mxfp4") from None
 
 
 def _resolve_dtype(choice: str, spec: ModelSpec) -> str:
@@ -258,132 +259,41 @@ def _max_len_that_fits(budget: int, models: list[tuple[ModelSpec, int]], kv_byte
 
 
 def plan_memory(req: MemoryPlanRequest) -> MemoryPlan:
-    target = req.target
-    num_gpus = req.num_gpus if req.num_gpus is not None else req.tp
-    if req.tp > num_gpus:
-        raise SpecwiseError(f"--tp {req.tp} needs at least {req.tp} GPUs, but --num-gpus is {num_gpus}")
-    if num_gpus % req.tp:
-        raise SpecwiseError(f"--num-gpus {num_gpus} is not a multiple of --tp {req.tp}")
-    _check_tp(target, req.tp, "target", "--tp")
-
-    draft_spec = req.draft.spec if req.draft else None
-    draft_tp = req.draft_tp if req.draft_tp is not None else req.tp
-    if draft_spec is not None:
-        if draft_tp not in (1, req.tp):
-            raise SpecwiseError(f"--draft-tp {draft_tp}: vLLM allows 1 or the target's --tp ({req.tp})")
-        if req.draft is not None and req.draft.kind == "mtp" and draft_tp != req.tp:
-            raise SpecwiseError("--draft-tp: MTP layers run with the target's tensor parallelism")
-        _check_tp(draft_spec, draft_tp, "draft", "--draft-tp")
-
-    dtype = _resolve_dtype(req.dtype, target)
-    if req.kv_cache_dtype == "auto":
-        kv_dtype = dtype
-    elif req.kv_cache_dtype.lower().startswith("fp8"):
-        kv_dtype = "fp8"
-    else:
-        raise SpecwiseError(f"kv-cache-dtype {req.kv_cache_dtype!r}: expected auto, fp8, fp8_e4m3 or fp8_e5m2")
+    n = req.names
+    num_gpus, draft_tp = _check_parallelism(req)
+    dtype = _resolve_dtype(req.dtype, req.target)
+    kv_dtype = _kv_dtype(req.kv_cache_dtype, dtype, n)
     kv_bytes = DTYPE_BYTES[kv_dtype]
+    target = req.target
     max_len = req.max_model_len if req.max_model_len is not None else target.max_position_embeddings
-    warnings: list[str] = []
     if max_len > target.max_position_embeddings:
         raise SpecwiseError(
-            f"--max-model-len {max_len} exceeds {target.name}'s max_position_embeddings "
+            f"{n.setting('max_model_len', max_len)} exceeds {target.name}'s max_position_embeddings "
             f"({target.max_position_embeddings}); vLLM refuses it"
         )
-
-    target_mem = _model_memory(
-        target,
-        dtype=dtype,
-        quant=_resolve_quant(req.quantization, target, "target"),
-        tp=req.tp,
-        kv_bytes=kv_bytes,
-        max_model_len=max_len,
-    )
-    draft_mem = None
-    if draft_spec is not None:
-        draft_mem = _model_memory(
-            draft_spec,
-            dtype=dtype,
-            quant=_resolve_quant(req.draft_quantization, draft_spec, "draft"),
-            tp=draft_tp,
-            kv_bytes=kv_bytes,
-            max_model_len=max_len,
-        )
-        if draft_spec.draft_head is None and draft_spec.max_position_embeddings < max_len:
-            warnings.append(
-                f"the draft supports {draft_spec.max_position_embeddings} positions, less than max_model_len "
-                f"{max_len}: lower --max-model-len or expect vLLM to refuse or skip speculation on long requests"
-            )
-    if target_mem.quantization.startswith("fp8") and not req.gpu.supports_fp8:
-        warnings.append(f"{req.gpu.name} has no FP8 tensor cores: vLLM runs FP8 weights weight-only (slower matmuls)")
-
+    target_mem, draft_mem, warnings = _memories(req, dtype, kv_bytes, max_len, draft_tp)
     budget = int(req.gpu.memory_bytes * req.gpu_memory_utilization)
-    act_bytes = DTYPE_BYTES[dtype]
-
-    def reserve_for(with_draft: bool) -> ReserveBreakdown:
-        if req.reserve_bytes is not None:
-            return ReserveBreakdown(req.reserve_bytes, 0, 0, overridden=True)
-        return estimate_reserve(
-            target,
-            draft_spec if with_draft else None,
-            tp=req.tp,
-            draft_tp=draft_tp,
-            act_dtype_bytes=act_bytes,
-            max_num_batched_tokens=req.max_num_batched_tokens,
-            max_num_seqs=req.max_num_seqs,
-            num_speculative_tokens=req.num_speculative_tokens,
-        )
-
-    reserve, reserve_base = reserve_for(True), reserve_for(False)
-    draft_weights = (
-        draft_mem.weight_bytes
-        if (draft_mem and draft_tp == 1)
-        else (draft_mem.weight_bytes_per_gpu if draft_mem else 0)
-    )
+    reserve, reserve_base = _reserve(req, dtype, draft_tp, True), _reserve(req, dtype, draft_tp, False)
+    draft_weights = (draft_mem.weight_bytes if draft_tp == 1 else draft_mem.weight_bytes_per_gpu) if draft_mem else 0
     kv_budget_base = budget - target_mem.weight_bytes_per_gpu - reserve_base.total_bytes
     kv_budget = budget - target_mem.weight_bytes_per_gpu - draft_weights - reserve.total_bytes
-
     kv_models: list[tuple[ModelSpec, int]] = [(target, req.tp)]
     per_token = target_mem.kv_bytes_per_token_per_gpu
     per_seq = target_mem.kv_bytes_per_max_len_seq_per_gpu
-    if draft_spec is not None and draft_mem is not None:
-        kv_models.append((draft_spec, draft_tp))
+    if req.draft is not None and req.draft.spec is not None and draft_mem is not None:
+        kv_models.append((req.draft.spec, draft_tp))
         per_token += draft_mem.kv_bytes_per_token_per_gpu
         per_seq += draft_mem.kv_bytes_per_max_len_seq_per_gpu
-
-    def capacity(kv_budget_bytes: int, token_bytes: int, seq_bytes: int) -> tuple[int, int]:
-        if kv_budget_bytes <= 0:
-            return 0, 0
-        tokens = kv_tokens_that_fit(kv_budget_bytes, token_bytes)
-        seqs = int(kv_budget_bytes // seq_bytes) if seq_bytes else 0
-        return tokens, seqs
-
-    tokens, seqs = capacity(kv_budget, per_token, per_seq)
-    tokens_base, seqs_base = capacity(
+    tokens, seqs = _capacity(kv_budget, per_token, per_seq)
+    tokens_base, seqs_base = _capacity(
         kv_budget_base, target_mem.kv_bytes_per_token_per_gpu, target_mem.kv_bytes_per_max_len_seq_per_gpu
     )
-
-    problems: list[str] = []
-    shortfall = 0
-    if kv_budget <= 0:
-        shortfall = -kv_budget + per_seq
-        used = target_mem.weight_bytes_per_gpu + draft_weights + reserve.total_bytes
-        what = "target + draft weights" if draft_mem else "the weights"
-        problems.append(
-            f"{what} and reserve need {fmt_bytes(used)} per GPU but only {fmt_bytes(budget)} is usable "
-            f"({req.gpu.name}, {fmt_bytes(req.gpu.memory_bytes)} x {req.gpu_memory_utilization}): "
-            f"misses by {fmt_bytes(-kv_budget)} before any KV cache"
-            + _tp_hint(target, target_mem.weight_bytes, draft_weights + reserve.total_bytes, budget, req.tp)
-        )
-    elif seqs < 1:
-        shortfall = per_seq - kv_budget
-        problems.append(
-            f"one {max_len}-token sequence needs {fmt_bytes(per_seq)} of KV cache per GPU but only "
-            f"{fmt_bytes(kv_budget)} is left: misses by {fmt_bytes(shortfall)}"
-        )
+    problems, shortfall = _problems(
+        req, kv_budget, per_seq, seqs, target_mem, draft_mem, draft_weights, reserve, budget, max_len
+    )
     max_len_fit = _max_len_that_fits(kv_budget, kv_models, kv_bytes, max_len)
     if problems and 0 < max_len_fit < max_len:
-        problems.append(f"--max-model-len {max_len_fit} or less would fit")
+        problems.append(f"{n.setting('max_model_len', max_len_fit)} or less would fit")
     fits_base = kv_budget_base > 0 and seqs_base >= 1
     if draft_mem is not None and fits_base and seqs_base > 0:
         cost = 1.0 - seqs / seqs_base
@@ -420,15 +330,138 @@ def plan_memory(req: MemoryPlanRequest) -> MemoryPlan:
     )
 
 
-def _tp_hint(target: ModelSpec, target_weight_bytes: int, other_bytes: int, budget: int, tp: int) -> str:
+def _check_parallelism(req: MemoryPlanRequest) -> tuple[int, int]:
+    """(GPUs, the draft's TP) after checking both TPs against the GPUs and the models' heads."""
+    n = req.names
+    num_gpus = req.num_gpus if req.num_gpus is not None else req.tp
+    if req.tp > num_gpus:
+        raise SpecwiseError(
+            f"{n.setting('tp', req.tp)} needs at least {req.tp} GPUs, but {n.name('num_gpus')} is {num_gpus}"
+        )
+    if num_gpus % req.tp:
+        raise SpecwiseError(f"{n.setting('num_gpus', num_gpus)} is not a multiple of {n.setting('tp', req.tp)}")
+    _check_tp(req.target, req.tp, "target", "tp", n)
+    draft_spec = req.draft.spec if req.draft else None
+    draft_tp = req.draft_tp if req.draft_tp is not None else req.tp
+    if draft_spec is not None:
+        if draft_tp not in (1, req.tp):
+            raise SpecwiseError(
+                f"{n.setting('draft_tp', draft_tp)}: vLLM allows 1 or the target's {n.name('tp')} ({req.tp})"
+            )
+        if req.draft is not None and req.draft.kind == "mtp" and draft_tp != req.tp:
+            raise SpecwiseError(f"{n.name('draft_tp')}: MTP layers run with the target's tensor parallelism")
+        _check_tp(draft_spec, draft_tp, "draft", "draft_tp", n)
+    return num_gpus, draft_tp
+
+
+def _kv_dtype(choice: str, dtype: str, n: FieldNames) -> str:
+    if choice == "auto":
+        return dtype
+    if choice.lower().startswith("fp8"):
+        return "fp8"
+    raise SpecwiseError(f"{n.name('kv_cache_dtype')} {choice!r}: expected auto, fp8, fp8_e4m3 or fp8_e5m2")
+
+
+def _memories(
+    req: MemoryPlanRequest, dtype: str, kv_bytes: float, max_len: int, draft_tp: int
+) -> tuple[ModelMemory, ModelMemory | None, list[str]]:
+    """The target's and the draft's weights and KV as deployed, and what the operator should know about them."""
+    n = req.names
+    warnings: list[str] = []
+    target_mem = _model_memory(
+        req.target,
+        dtype=dtype,
+        quant=_resolve_quant(req.quantization, req.target, "target", n.name("quantization")),
+        tp=req.tp,
+        kv_bytes=kv_bytes,
+        max_model_len=max_len,
+    )
+    draft_spec = req.draft.spec if req.draft else None
+    draft_mem = None
+    if draft_spec is not None:
+        draft_mem = _model_memory(
+            draft_spec,
+            dtype=dtype,
+            quant=_resolve_quant(req.draft_quantization, draft_spec, "draft", n.name("draft_quantization")),
+            tp=draft_tp,
+            kv_bytes=kv_bytes,
+            max_model_len=max_len,
+        )
+        if draft_spec.draft_head is None and draft_spec.max_position_embeddings < max_len:
+            warnings.append(
+                f"the draft supports {draft_spec.max_position_embeddings} positions, less than max_model_len "
+                f"{max_len}: lower {n.name('max_model_len')} or expect vLLM to refuse or skip speculation on long "
+                "requests"
+            )
+    if target_mem.quantization.startswith("fp8") and not req.gpu.supports_fp8:
+        warnings.append(f"{req.gpu.name} has no FP8 tensor cores: vLLM runs FP8 weights weight-only (slower matmuls)")
+    return target_mem, draft_mem, warnings
+
+
+def _reserve(req: MemoryPlanRequest, dtype: str, draft_tp: int, with_draft: bool) -> ReserveBreakdown:
+    if req.reserve_bytes is not None:
+        return ReserveBreakdown(req.reserve_bytes, 0, 0, overridden=True)
+    return estimate_reserve(
+        req.target,
+        req.draft.spec if (with_draft and req.draft) else None,
+        tp=req.tp,
+        draft_tp=draft_tp,
+        act_dtype_bytes=DTYPE_BYTES[dtype],
+        max_num_batched_tokens=req.max_num_batched_tokens,
+        max_num_seqs=req.max_num_seqs,
+        num_speculative_tokens=req.num_speculative_tokens,
+    )
+
+
+def _capacity(kv_budget_bytes: int, token_bytes: int, seq_bytes: int) -> tuple[int, int]:
+    """(KV tokens, whole max-length sequences) that fit the KV budget."""
+    if kv_budget_bytes <= 0:
+        return 0, 0
+    tokens = kv_tokens_that_fit(kv_budget_bytes, token_bytes)
+    seqs = int(kv_budget_bytes // seq_bytes) if seq_bytes else 0
+    return tokens, seqs
+
+
+def _problems(
+    req: MemoryPlanRequest,
+    kv_budget: int,
+    per_seq: int,
+    seqs: int,
+    target_mem: ModelMemory,
+    draft_mem: ModelMemory | None,
+    draft_weights: int,
+    reserve: ReserveBreakdown,
+    budget: int,
+    max_len: int,
+) -> tuple[list[str], int]:
+    """Why it does not fit (empty when it does), and the shortfall per GPU in bytes."""
+    if kv_budget <= 0:
+        used = target_mem.weight_bytes_per_gpu + draft_weights + reserve.total_bytes
+        what = "target + draft weights" if draft_mem else "the weights"
+        hint = _tp_hint(req, target_mem.weight_bytes, draft_weights + reserve.total_bytes, budget)
+        return [
+            f"{what} and reserve need {fmt_bytes(used)} per GPU but only {fmt_bytes(budget)} is usable "
+            f"({req.gpu.name}, {fmt_bytes(req.gpu.memory_bytes)} x {req.gpu_memory_utilization}): "
+            f"misses by {fmt_bytes(-kv_budget)} before any KV cache" + hint
+        ], -kv_budget + per_seq
+    if seqs < 1:
+        shortfall = per_seq - kv_budget
+        return [
+            f"one {max_len}-token sequence needs {fmt_bytes(per_seq)} of KV cache per GPU but only "
+            f"{fmt_bytes(kv_budget)} is left: misses by {fmt_bytes(shortfall)}"
+        ], shortfall
+    return [], 0
+
+
+def _tp_hint(req: MemoryPlanRequest, target_weight_bytes: int, other_bytes: int, budget: int) -> str:
     """Suggest the smallest larger TP (that vLLM accepts for this model) whose shard leaves KV room."""
     for candidate in (2, 4, 8, 16):
-        if candidate <= tp:
+        if candidate <= req.tp:
             continue
         try:
-            _check_tp(target, candidate, "target", "--tp")
+            _check_tp(req.target, candidate, "target", "tp", req.names)
         except SpecwiseError:
             continue
         if target_weight_bytes / candidate + other_bytes < budget * 0.9:
-            return f"; --tp {candidate} would leave room for KV cache"
+            return f"; {req.names.setting('tp', candidate)} would leave room for KV cache"
     return ""

@@ -10,7 +10,6 @@ from specwise.metrics.histogram import HistogramSnapshot, histogram_quantile
 from specwise.metrics.spec_decode import (
     CounterDelta,
     SpecDecodeCounters,
-    SpecDecodeStats,
     spec_decode_counters,
     spec_decode_delta,
 )
@@ -21,7 +20,6 @@ __all__ = [
     "Sample",
     "Scrape",
     "SpecDecodeCounters",
-    "SpecDecodeStats",
     "histogram_quantile",
     "parse_exposition",
     "spec_decode_counters",

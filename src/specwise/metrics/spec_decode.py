@@ -20,66 +20,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specwise.metrics import names
+from specwise.acceptance.counts import SpecDecodeCounts
+from specwise.engines.vllm import METRICS as VLLM
 from specwise.metrics.exposition import Scrape
 
 SeriesKey = tuple[str, str]  # (model_name, engine)
 
 
 @dataclass(frozen=True)
-class SpecDecodeCounters:
-    """Cumulative counter values of one engine's series at one scrape."""
+class SpecDecodeCounters(SpecDecodeCounts):
+    """Cumulative counter values of one engine's series at one scrape: the counts since the server started."""
 
-    drafts: float
-    draft_tokens: float
-    accepted_tokens: float
-    accepted_per_position: tuple[float, ...]
     created: float | None = None  # vLLM's ..._num_drafts_created: the counter's birth (Unix time)
 
 
 @dataclass(frozen=True)
-class SpecDecodeStats:
-    """Counts over an interval, and the rates derived from them."""
-
-    drafts: float
-    draft_tokens: float
-    accepted_tokens: float
-    accepted_per_position: tuple[float, ...]
-
-    @property
-    def acceptance_rate(self) -> float | None:
-        return self.accepted_tokens / self.draft_tokens if self.draft_tokens > 0 else None
-
-    @property
-    def mean_acceptance_length(self) -> float | None:
-        return 1.0 + self.accepted_tokens / self.drafts if self.drafts > 0 else None
-
-    @property
-    def per_position_rates(self) -> tuple[float, ...]:
-        if self.drafts <= 0:
-            return ()
-        return tuple(a / self.drafts for a in self.accepted_per_position)
-
-    @property
-    def mean_draft_length(self) -> float | None:
-        """Draft tokens per draft: k when it is fixed."""
-        return self.draft_tokens / self.drafts if self.drafts > 0 else None
-
-    def to_dict(self) -> dict[str, object]:
-        """Field names as ``vllm bench serve`` writes them (``spec_decode_*``)."""
-        return {
-            "spec_decode_num_drafts": self.drafts,
-            "spec_decode_draft_tokens": self.draft_tokens,
-            "spec_decode_accepted_tokens": self.accepted_tokens,
-            "spec_decode_acceptance_rate": self.acceptance_rate,
-            "spec_decode_acceptance_length": self.mean_acceptance_length,
-            "spec_decode_per_position_acceptance_rates": list(self.per_position_rates),
-        }
-
-
-@dataclass(frozen=True)
 class CounterDelta:
-    stats: SpecDecodeStats
+    stats: SpecDecodeCounts
     reset: bool
 
 
@@ -92,15 +49,15 @@ def spec_decode_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
     """vLLM's spec-decode counters per (model_name, engine); empty when the server does not speculate."""
     totals: dict[SeriesKey, dict[str, float]] = {}
     per_pos: dict[SeriesKey, dict[int, float]] = {}
-    created = {_series(s.labels): s.value for s in scrape.named(names.VLLM_SPEC_DRAFTS_CREATED)}
+    created = {_series(s.labels): s.value for s in scrape.named(VLLM.spec_drafts_created)}
     for field_name, metric in (
-        ("drafts", names.VLLM_SPEC_DRAFTS),
-        ("draft_tokens", names.VLLM_SPEC_DRAFT_TOKENS),
-        ("accepted_tokens", names.VLLM_SPEC_ACCEPTED),
+        ("drafts", VLLM.spec_drafts),
+        ("draft_tokens", VLLM.spec_draft_tokens),
+        ("accepted_tokens", VLLM.spec_accepted),
     ):
         for s in scrape.named(metric):
             totals.setdefault(_series(s.labels), {})[field_name] = s.value
-    for s in scrape.named(names.VLLM_SPEC_ACCEPTED_PER_POS):
+    for s in scrape.named(VLLM.spec_accepted_per_pos):
         position = s.label("position")
         if position is not None and position.isdigit():
             per_pos.setdefault(_series(s.labels), {})[int(position)] = s.value
@@ -136,9 +93,9 @@ def spec_decode_delta(before: SpecDecodeCounters, after: SpecDecodeCounters) -> 
     ):
         reset = True  # impossible as a delta: the counters restarted and overtook their old values
     if reset:  # the server restarted: everything counts from zero again
-        return CounterDelta(SpecDecodeStats(after.drafts, after.draft_tokens, after.accepted_tokens, a_pos), True)
+        return CounterDelta(SpecDecodeCounts(after.drafts, after.draft_tokens, after.accepted_tokens, a_pos), True)
     return CounterDelta(
-        SpecDecodeStats(
+        SpecDecodeCounts(
             after.drafts - before.drafts,
             after.draft_tokens - before.draft_tokens,
             after.accepted_tokens - before.accepted_tokens,
@@ -166,4 +123,4 @@ def total_delta(
         per_pos += [0.0] * (len(delta.stats.accepted_per_position) - len(per_pos))
         for i, v in enumerate(delta.stats.accepted_per_position):
             per_pos[i] += v
-    return CounterDelta(SpecDecodeStats(drafts, draft_tokens, accepted, tuple(per_pos)), reset)
+    return CounterDelta(SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(per_pos)), reset)

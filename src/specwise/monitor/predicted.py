@@ -16,7 +16,6 @@ from specwise.perfmodel.batch import BatchShape
 from specwise.perfmodel.drafting import DraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
 from specwise.scenario.model import Scenario
-from specwise.sim.sweep import build_models
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,7 @@ class SlowdownModel:
 def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
     """From a simulate scenario: its target/draft step-time models; k = the largest in its list unless given;
     context = the share-weighted mean prompt plus half the mean output."""
-    target, draft = build_models(sc)
+    target, draft = sc.models.target, sc.models.draft_cost
     total = sum(c.share for c in sc.classes)
     ctx = sum(c.share * (c.prompt_tokens.mean + c.output_tokens.mean / 2) for c in sc.classes) / total
     return SlowdownModel(target, draft, k or max(sc.sweep.k_values), int(ctx), sc.max_num_seqs)

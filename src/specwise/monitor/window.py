@@ -10,16 +10,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from specwise.metrics import names
+from specwise.engines.vllm import METRICS as VLLM
 from specwise.metrics.exposition import Scrape
 from specwise.metrics.histogram import HistogramSnapshot, histogram_quantile
 from specwise.metrics.spec_decode import spec_decode_counters, total_delta
 
 LATENCY_HISTOGRAMS = {
-    "ttft_s": names.VLLM_TTFT,
-    "itl_s": names.VLLM_ITL,
-    "tpot_s": names.VLLM_TPOT,
-    "e2e_s": names.VLLM_E2E,
+    "ttft_s": VLLM.ttft,
+    "itl_s": VLLM.itl,
+    "tpot_s": VLLM.tpot,
+    "e2e_s": VLLM.e2e,
 }
 
 
@@ -85,9 +85,9 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
     reset = bool(delta and delta.reset)
     rates: dict[str, float | None] = {}
     for key, name in (
-        ("generation", names.VLLM_GENERATION_TOKENS),
-        ("requests", names.VLLM_REQUEST_SUCCESS),
-        ("preemptions", names.VLLM_PREEMPTIONS),
+        ("generation", VLLM.generation_tokens),
+        ("requests", VLLM.request_success),
+        ("preemptions", VLLM.preemptions),
     ):
         rates[key], was_reset = _rate(_counter_sum(before, name), _counter_sum(after, name), window_s)
         reset = reset or was_reset
@@ -120,9 +120,9 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
         accepted_tokens_per_s=stats.accepted_tokens / window_s if stats and window_s > 0 else None,
         generation_tokens_per_s=rates["generation"],
         requests_per_s=rates["requests"],
-        running=_gauge_sum(after, names.VLLM_RUNNING),
-        waiting=_gauge_sum(after, names.VLLM_WAITING),
-        kv_cache_usage=_gauge_sum(after, names.VLLM_KV_USAGE),
+        running=_gauge_sum(after, VLLM.running),
+        waiting=_gauge_sum(after, VLLM.waiting),
+        kv_cache_usage=_gauge_sum(after, VLLM.kv_usage),
         preemptions_per_s=rates["preemptions"],
         latency=latency,
         counter_reset=reset,

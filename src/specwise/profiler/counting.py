@@ -19,53 +19,14 @@ speculative sampling loop (:mod:`specwise.profiler.specloop`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-
-@dataclass(frozen=True)
-class Counts:
-    """Expected (or measured) counters for one sequence or a sum of sequences, at one k."""
-
-    k: int
-    drafts: float
-    draft_tokens: float
-    accepted: float
-    accepted_per_pos: tuple[float, ...]
-
-    @property
-    def acceptance_rate(self) -> float:
-        """accepted / draft tokens (vLLM's acceptance rate)."""
-        return self.accepted / self.draft_tokens if self.draft_tokens > 0 else float("nan")
-
-    @property
-    def mean_acceptance_length(self) -> float:
-        """1 + accepted / drafts (vLLM's mean acceptance length; includes the bonus token)."""
-        return 1.0 + self.accepted / self.drafts if self.drafts > 0 else float("nan")
-
-    @property
-    def per_position(self) -> tuple[float, ...]:
-        """accepted_per_pos[i] / drafts: unconditional acceptance of draft position i + 1."""
-        if self.drafts <= 0:
-            return tuple(float("nan") for _ in self.accepted_per_pos)
-        return tuple(a / self.drafts for a in self.accepted_per_pos)
-
-    def as_row(self) -> NDArray[np.float64]:
-        return np.array([self.drafts, self.draft_tokens, self.accepted, *self.accepted_per_pos], dtype=np.float64)
-
-    @classmethod
-    def from_row(cls, k: int, row: NDArray[np.float64]) -> Counts:
-        return cls(k, float(row[0]), float(row[1]), float(row[2]), tuple(float(x) for x in row[3 : 3 + k]))
-
-    @classmethod
-    def total(cls, k: int, items: Sequence[Counts]) -> Counts:
-        row = np.sum([c.as_row() for c in items], axis=0) if items else np.zeros(3 + k)
-        return cls.from_row(k, row)
+from specwise.acceptance.counts import SpecDecodeCounts
 
 
-def walk(proposals: Sequence[NDArray[np.float64]], k: int) -> Counts:
+def walk(proposals: Sequence[NDArray[np.float64]], k: int) -> SpecDecodeCounts:
     """Expected counters over one sequence of ``len(proposals)`` output positions.
 
     ``proposals[t]`` holds the conditional acceptance probabilities b_1..b_m (m <= k is used) of the tokens a
@@ -94,10 +55,10 @@ def walk(proposals: Sequence[NDArray[np.float64]], k: int) -> Counts:
         p_exact[1:m] = reach[:-1] - reach[1:]
         p_exact[m] = reach[-1]
         pi[t + 1 : t + m + 2] += w * p_exact
-    return Counts(k, drafts, draft_tokens, float(per_pos.sum()), tuple(float(x) for x in per_pos))
+    return SpecDecodeCounts(drafts, draft_tokens, float(per_pos.sum()), tuple(float(x) for x in per_pos))
 
 
-def walk_model_draft(accept: NDArray[np.float64], n_start: int, k: int) -> Counts:
+def walk_model_draft(accept: NDArray[np.float64], n_start: int, k: int) -> SpecDecodeCounts:
     """A draft model always proposes k tokens: proposals at t are accept[t : t + k] (``accept`` must extend k
     positions past the ``n_start`` positions where steps may start)."""
     if len(accept) < n_start + k:

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.profiler.bootstrap import ratio_ci
-from specwise.profiler.counting import Counts
 
 
 @dataclass(frozen=True)
@@ -28,8 +28,8 @@ class Observation:
     estimator: str = "realized"
 
 
-def _nan_to_none(x: float) -> float | None:
-    return None if x != x else round(float(x), 6)
+def _nan_to_none(x: float | None) -> float | None:
+    return None if x is None or x != x else round(float(x), 6)
 
 
 def summarise(
@@ -49,7 +49,7 @@ def summarise(
         by_k = []
         for row, k in enumerate(k_values):
             per_prompt = stacked[:, row, :]
-            total = Counts.from_row(k, per_prompt.sum(axis=0))
+            total = SpecDecodeCounts.from_row(k, per_prompt.sum(axis=0))
             rate_ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 1], rng, resamples)
             al_ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 0], rng, resamples)
             by_k.append(
@@ -59,10 +59,10 @@ def summarise(
                     "mean_acceptance_length": _nan_to_none(total.mean_acceptance_length),
                     "ci95": [_nan_to_none(rate_ci[0]), _nan_to_none(rate_ci[1])],
                     "mean_acceptance_length_ci95": [_nan_to_none(1 + al_ci[0]), _nan_to_none(1 + al_ci[1])],
-                    "per_position_acceptance": [_nan_to_none(x) for x in total.per_position],
+                    "per_position_acceptance": [_nan_to_none(x) for x in total.per_position_or_none()],
                     "num_drafts": round(total.drafts, 3),
                     "num_draft_tokens": round(total.draft_tokens, 3),
-                    "num_accepted_tokens": round(total.accepted, 3),
+                    "num_accepted_tokens": round(total.accepted_tokens, 3),
                 }
             )
         alpha_n = sum(o.alpha_n for o in obs)

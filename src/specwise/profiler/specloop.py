@@ -20,8 +20,8 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
+from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.profiler import ngram
-from specwise.profiler.counting import Counts
 from specwise.profiler.sampling import probs, sample
 
 # transformers 5.2x renames past_key_values -> cache (removal in 5.40, above the pinned range); the old name
@@ -31,7 +31,7 @@ warnings.filterwarnings("ignore", message=".*past_key_values.*deprecated", categ
 
 @dataclass(frozen=True)
 class LoopResult:
-    counts: Counts
+    counts: SpecDecodeCounts
     tokens: int
     wall_s: float
     output: tuple[int, ...] = ()  # the generated tokens (after the prompt)
@@ -146,7 +146,7 @@ def speculative_generate(
         tgt.rewind(base + n_acc)
         if dft is not None:
             dft.rewind(min(dft.seen, base + n_acc))
-    counts = Counts(k, float(drafts), float(draft_tokens), float(accepted), tuple(float(x) for x in per_pos))
+    counts = SpecDecodeCounts(float(drafts), float(draft_tokens), float(accepted), tuple(float(x) for x in per_pos))
     return LoopResult(counts, generated, time.perf_counter() - t0, tuple(seq[len(prompt) :]))
 
 

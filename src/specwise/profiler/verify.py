@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.profiler import analysis
 from specwise.profiler.bootstrap import ratio_ci
-from specwise.profiler.counting import Counts, model_draft_proposals, walk
+from specwise.profiler.counting import model_draft_proposals, walk
 from specwise.profiler.forward import continuation_logits, shared_vocab
 from specwise.profiler.sampling import probs
 from specwise.profiler.settings import ProfileSettings
@@ -54,7 +55,7 @@ def path_counts(
     drafting: str,
     k: int,
     settings: ProfileSettings,
-) -> Counts:
+) -> SpecDecodeCounts:
     """The profiler's expected counters for steps starting in the first ``n_start`` positions of ``path``
     (realized acceptance coins along it; :func:`specwise.profiler.analysis.realized_accept_probs`)."""
     lt = continuation_logits(target, prompt, path)
@@ -115,9 +116,9 @@ def verify(
                     settings.top_k,
                     settings.top_p,
                 )
-                per_prompt[i] += (res.counts.drafts, res.counts.draft_tokens, res.counts.accepted)
+                per_prompt[i] += (res.counts.drafts, res.counts.draft_tokens, res.counts.accepted_tokens)
                 pc = path_counts(target, draft, ids, res.output, settings.max_new_tokens, temp, drafting, k, settings)
-                paired[i] += (pc.drafts, pc.draft_tokens, pc.accepted)
+                paired[i] += (pc.drafts, pc.draft_tokens, pc.accepted_tokens)
                 spec_s += res.wall_s
                 tokens += res.tokens
                 if measure_speedup:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.panel import Panel
 from rich.table import Table
 
+from specwise.contracts.advice import Advice
 from specwise.report.console import console
 
 _STATUS = {"pass": "[green]pass[/]", "warn": "[yellow]warn[/]", "fail": "[red]fail[/]"}
@@ -16,41 +15,38 @@ def _x(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
 
 
-def render_advise(doc: dict[str, Any]) -> None:
+def render_advise(doc: Advice) -> None:
     out = console()
-    body = f"[bold]{doc['headline']}[/]\n{doc['reason']}"
-    if doc["assumed_acceptance_for"]:
+    body = f"[bold]{doc.headline}[/]\n{doc.reason}"
+    if doc.assumed_acceptance_for:
         body += (
             "\n[bold yellow]ASSUMED acceptance[/] (nothing measured) for: "
-            + ", ".join(doc["assumed_acceptance_for"])
+            + ", ".join(doc.assumed_acceptance_for)
             + " -- run specwise profile / bench and pass --profile / --bench"
         )
-    out.print(Panel(body, title=f"specwise advise: {doc['scenario']} ({doc['target']} on {doc['tp']} x {doc['gpu']})"))
-    table = Table(title=f"candidates at {doc['operating_qps']:g} QPS (ranked)", title_justify="left")
+    out.print(Panel(body, title=f"specwise advise: {doc.scenario} ({doc.target} on {doc.tp} x {doc.gpu})"))
+    table = Table(title=f"candidates at {doc.operating_qps:g} QPS (ranked)", title_justify="left")
     for col in ("rank", "candidate", "verdict", "k", "speedup", "KV tokens", "rules", "acceptance from"):
         table.add_column(col)
-    by_name = {c["candidate"]: c for c in doc["candidates"]}
-    for i, name in enumerate(doc["ranking"], start=1):
-        c = by_name[name]
-        rules = c.get("rules", [])
-        counts = " ".join(f"{sum(r['status'] == s for r in rules)}{s[0]}" for s in ("pass", "warn", "fail"))
-        kinds = sorted({e["kind"] for e in c["evidence"]})
+    for i, c in enumerate(doc.ranked, start=1):
+        counts = " ".join(f"{sum(r.status == s for r in c.rules)}{s[0]}" for s in ("pass", "warn", "fail"))
+        kinds = sorted({e.kind for e in c.evidence})
         table.add_row(
             str(i),
-            name,
-            c["verdict"],
-            str(c["k"]) + (" (schedule)" if c.get("schedule") else ""),
-            _x(c.get("speedup_at_operating_qps")),
-            f"{c['memory']['kv_cache_tokens']:,}",
+            c.candidate,
+            c.verdict,
+            str(c.k) + (" (schedule)" if c.schedule else ""),
+            _x(c.speedup_at_operating_qps),
+            f"{c.memory['kv_cache_tokens']:,}",
             counts,
             ", ".join(kinds),
         )
     out.print(table)
-    top = by_name[doc["ranking"][0]]
-    rt = Table(title=f"rule checks: {top['candidate']}", title_justify="left")
+    top = doc.ranked[0]
+    rt = Table(title=f"rule checks: {top.candidate}", title_justify="left")
     for col in ("rule", "status", "message"):
         rt.add_column(col, overflow="fold")
-    for r in top.get("rules", []):
-        rt.add_row(r["rule"], _STATUS[r["status"]], r["message"])
+    for r in top.rules:
+        rt.add_row(r.rule, _STATUS[r.status], r.message)
     out.print(rt)
-    out.print("[bold]vLLM:[/] " + doc["vllm"]["serve_command"], soft_wrap=True)
+    out.print(f"[bold]{doc.serve.engine}:[/] " + doc.serve.command, soft_wrap=True)

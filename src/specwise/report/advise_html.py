@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import base64
 import html
-import os
+import json
 from pathlib import Path
-from typing import Any
 
+from specwise.contracts.advice import Advice, CandidateAdvice
+from specwise.fileio import write_text_atomic
 from specwise.report import advise_plots
 
 _CSS = """
@@ -27,7 +28,7 @@ img{max-width:100%;border:1px solid #eee;margin:.4em 0} .grid{display:flex;flex-
 """
 
 
-def _e(x: Any) -> str:
+def _e(x: object) -> str:
     return html.escape(str(x))
 
 
@@ -35,98 +36,110 @@ def _img(png: bytes, alt: str) -> str:
     return f'<img alt="{_e(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
-def render_html(doc: dict[str, Any]) -> str:
-    cands = {c["candidate"]: c for c in doc["candidates"]}
-    ranked = [cands[n] for n in doc["ranking"]]
-    top = ranked[0]
+def _head(doc: Advice) -> list[str]:
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>specwise advise: {_e(doc['scenario'])}</title><style>{_CSS}</style></head><body>",
-        f"<h1>Speculative decoding for {_e(doc['target'])} on {doc['tp']} x {_e(doc['gpu'])}</h1>",
-        f"<div class='decision {doc['decision']}'><b>{_e(doc['headline'])}</b><br>{_e(doc['reason'])}</div>",
+        f"<title>specwise advise: {_e(doc.scenario)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>Speculative decoding for {_e(doc.target)} on {doc.tp} x {_e(doc.gpu)}</h1>",
+        f"<div class='decision {doc.decision}'><b>{_e(doc.headline)}</b><br>{_e(doc.reason)}</div>",
     ]
-    if doc["assumed_acceptance_for"]:
+    if doc.assumed_acceptance_for:
         parts.append(
             "<div class='assumed'><b>ASSUMED acceptance</b> (nothing measured) for workload(s): "
-            + _e(", ".join(doc["assumed_acceptance_for"]))
+            + _e(", ".join(doc.assumed_acceptance_for))
             + ". Measure it: <code>specwise profile</code> (offline) or <code>specwise bench</code> (server), "
             "then pass <code>--profile</code> / <code>--bench</code>.</div>"
         )
-    parts.append("<h2>Commands</h2><pre>" + _e(doc["vllm"]["serve_command"]) + "</pre>")
-    if doc["vllm"]["speculative_config"]:
-        import json
-
+    parts.append("<h2>Commands</h2><pre>" + _e(doc.serve.command) + "</pre>")
+    if doc.serve.speculative_config:
         parts.append(
-            "<p>--speculative-config:</p><pre>" + _e(json.dumps(doc["vllm"]["speculative_config"], indent=2)) + "</pre>"
+            "<p>--speculative-config:</p><pre>"
+            + _e(json.dumps(dict(doc.serve.speculative_config), indent=2))
+            + "</pre>"
         )
+    promql = doc.monitoring
     parts.append(
         "<p>Monitor it (PromQL):</p><pre>acceptance rate = "
-        + _e(doc["monitoring"]["acceptance_rate_promql"])
+        + _e(promql.get("acceptance_rate_promql", ""))
         + "\nmean acceptance length = "
-        + _e(doc["monitoring"]["acceptance_length_promql"])
+        + _e(promql.get("acceptance_length_promql", ""))
         + "</pre>"
     )
-    parts.append(
-        f"<h2>Candidates at {doc['operating_qps']:g} QPS</h2><table><tr><th>rank</th><th>candidate</th>"
+    return parts
+
+
+def _candidates_table(doc: Advice) -> list[str]:
+    parts = [
+        f"<h2>Candidates at {doc.operating_qps:g} QPS</h2><table><tr><th>rank</th><th>candidate</th>"
         "<th>verdict</th><th>k / schedule</th><th>speedup</th><th>KV tokens (without draft)</th>"
         "<th>reason</th></tr>"
-    )
-    for i, c in enumerate(ranked, start=1):
-        s = c.get("speedup_at_operating_qps")
-        sched = f"{c['k']}" + (f"<br>{_e(c['schedule'])}" if c.get("schedule") else "")
-        css = "pass" if c["verdict"].startswith("enable") else "fail"
+    ]
+    for i, c in enumerate(doc.ranked, start=1):
+        s = c.speedup_at_operating_qps
+        sched = f"{c.k}" + (f"<br>{_e([list(b) for b in c.schedule])}" if c.schedule else "")
+        css = "pass" if c.verdict.startswith("enable") else "fail"
         parts.append(
-            f"<tr><td>{i}</td><td>{_e(c['candidate'])}</td><td class='{css}'>"
-            f"{_e(c['verdict'])}</td><td>{sched}</td><td>{'-' if s is None else f'{s:.2f}x'}</td>"
-            f"<td>{c['memory']['kv_cache_tokens']:,} ({c['memory']['kv_cache_tokens_without_draft']:,})</td>"
-            f"<td>{_e(c['reason'])}</td></tr>"
+            f"<tr><td>{i}</td><td>{_e(c.candidate)}</td><td class='{css}'>"
+            f"{_e(c.verdict)}</td><td>{sched}</td><td>{'-' if s is None else f'{s:.2f}x'}</td>"
+            f"<td>{c.memory['kv_cache_tokens']:,} ({c.memory['kv_cache_tokens_without_draft']:,})</td>"
+            f"<td>{_e(c.reason)}</td></tr>"
         )
     parts.append("</table>")
-    parts.append(
-        f"<h2>Rule checks: {_e(top['candidate'])}</h2><table><tr><th>rule</th><th>status</th>"
+    return parts
+
+
+def _rules_and_evidence(top: CandidateAdvice, ranked: tuple[CandidateAdvice, ...]) -> list[str]:
+    parts = [
+        f"<h2>Rule checks: {_e(top.candidate)}</h2><table><tr><th>rule</th><th>status</th>"
         "<th>message</th><th>evidence</th></tr>"
-    )
-    for r in top.get("rules", []):
+    ]
+    for r in top.rules:
         parts.append(
-            f"<tr><td>{_e(r['rule'])}</td><td class='{r['status']}'>{r['status']}</td>"
-            f"<td>{_e(r['message'])}</td><td>{_e(r['evidence'])}</td></tr>"
+            f"<tr><td>{_e(r.rule)}</td><td class='{r.status}'>{r.status}</td>"
+            f"<td>{_e(r.message)}</td><td>{_e(r.evidence)}</td></tr>"
         )
     parts.append(
         "</table><h2>Acceptance evidence</h2><table><tr><th>candidate</th><th>workload</th><th>kind</th>"
         "<th>source</th></tr>"
     )
     for c in ranked:
-        for e in c["evidence"]:
+        for e in c.evidence:
             parts.append(
-                f"<tr><td>{_e(c['candidate'])}</td><td>{_e(e['workload'])}</td><td>{_e(e['kind'])}</td>"
-                f"<td>{_e(e['source'])}</td></tr>"
+                f"<tr><td>{_e(c.candidate)}</td><td>{_e(e.workload)}</td><td>{_e(e.kind)}</td>"
+                f"<td>{_e(e.source)}</td></tr>"
             )
-    parts.append("</table><h2>Plots</h2><div class='grid'>")
-    simulated = [c for c in ranked if c.get("sim")]
+    parts.append("</table>")
+    return parts
+
+
+def _plots(doc: Advice) -> list[str]:
+    ranked = doc.ranked
+    parts = ["<h2>Plots</h2><div class='grid'>"]
+    simulated = [c for c in ranked if c.sim is not None]
     for c in simulated:
-        parts.append(_img(advise_plots.speedup_vs_qps(c), f"speedup vs QPS: {c['candidate']}"))
+        parts.append(_img(advise_plots.speedup_vs_qps(c), f"speedup vs QPS: {c.candidate}"))
     if simulated:
         parts.append(_img(advise_plots.latency_percentiles(simulated[0]), "latency percentiles"))
-    curves = [(p["series"], p["temperature"], p["acceptance"]) for p in doc.get("acceptance_vs_temperature", [])]
-    if curves:
-        parts.append(_img(advise_plots.acceptance_vs_temperature(curves), "acceptance vs temperature"))
+    if doc.acceptance_vs_temperature:
+        parts.append(
+            _img(advise_plots.acceptance_vs_temperature(doc.acceptance_vs_temperature), "acceptance vs temperature")
+        )
     parts.append(_img(advise_plots.per_position(ranked), "per-position acceptance"))
     parts.append(_img(advise_plots.memory_bars(ranked), "memory per GPU"))
+    parts.append("</div>")
+    return parts
+
+
+def render_html(doc: Advice) -> str:
+    ranked = doc.ranked
+    parts = _head(doc) + _candidates_table(doc) + _rules_and_evidence(ranked[0], ranked) + _plots(doc)
     parts.append(
-        "</div><p><small>specwise advise; simulated with specwise's serving simulator; every number "
+        "<p><small>specwise advise; simulated with specwise's serving simulator; every number "
         "above names its source.</small></p></body></html>"
     )
     return "\n".join(parts)
 
 
-def write_report(doc: dict[str, Any], path: Path) -> Path:
-    text = render_html(doc)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+def write_report(doc: Advice, path: Path) -> Path:
+    write_text_atomic(path, render_html(doc))
     return path

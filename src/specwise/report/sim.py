@@ -2,60 +2,62 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.table import Table
 
+from specwise.contracts.sweep import SweepResult
 from specwise.report.console import console
 
+METRIC_LABELS = {
+    "e2e": "E2E latency (p50)",
+    "tpot": "TPOT (p50)",
+    "throughput": "output tokens/s",
+    "goodput": "goodput",
+}
 
-def render_sweep(doc: dict[str, Any]) -> None:
+
+def render_sweep(doc: SweepResult) -> None:
     out = console()
-    ks = sorted({r["k"] for r in doc["results"]})
-    title = f"{doc['target']} on {doc['tp']} x {doc['gpu']}, speculation: {doc['draft'] or doc['method']}"
-    metric = doc["decision_metric"]
-    label = {"e2e": "E2E latency (p50)", "tpot": "TPOT (p50)", "throughput": "output tokens/s", "goodput": "goodput"}
-    table = Table(title=f"{title}\nspeedup of {label[metric]} vs no speculation", title_justify="left")
-    key = f"speedup_{metric}"
+    ks = [k for k in doc.k_values if k != 0]
+    title = f"{doc.target} on {doc.tp} x {doc.gpu}, speculation: {doc.draft or doc.method}"
+    metric = doc.decision_metric
+    table = Table(title=f"{title}\nspeedup of {METRIC_LABELS[metric]} vs no speculation", title_justify="left")
     table.add_column("QPS", justify="right")
     table.add_column("k=0 TPOT ms", justify="right")
     for k in ks:
-        if k != 0:
-            table.add_column(f"k={k}", justify="right")
-    if doc.get("schedule_results"):
+        table.add_column(f"k={k}", justify="right")
+    if doc.schedule_results:
         table.add_column("sched", justify="right")
     table.add_column("best", justify="right")
-    base = {b["qps"]: b for b in doc["baseline"]["by_qps"]}
-    for q, b in sorted(base.items()):
-        cells = [f"{q:g}", f"{b['tpot_p50_s'] * 1e3:.1f}"]
-        best = doc["best_k_by_qps"][f"{q:g}"]
+    for b in doc.baseline:
+        q = b.qps
+        cells = [f"{q:g}", f"{b.tpot_p50_s * 1e3:.1f}"]
+        best = doc.best_k_by_qps[q]
         for k in ks:
-            if k == 0:
-                continue
-            row = next(r for r in doc["results"] if r["qps"] == q and r["k"] == k)
-            s = row[key]
+            row = doc.row(q, k)
+            s = row.speedup(metric) if row else None
             text = "-" if s is None else f"{s:.2f}"
             style = "green" if s and s > 1.0 else "red"
             cells.append(f"[bold {style}]{text}[/]" if k == best else f"[{style}]{text}[/]")
-        for r in doc.get("schedule_results", []):
-            if r["qps"] == q:
-                cells.append(f"{r[key]:.2f}" if r[key] else "-")
+        for r in doc.schedule_results:
+            if r.qps == q:
+                s = r.speedup(metric)
+                cells.append(f"{s:.2f}" if s else "-")
         cells.append(str(best))
         table.add_row(*cells)
     out.print(table)
-    cross = doc["crossover_qps"]
-    if doc["never_pays"]:
+    cross = doc.crossover_qps
+    if doc.never_pays:
         out.print("[red]speculation does not pay at any simulated rate[/red]")
     elif cross is None:
-        out.print(f"speculation pays at every simulated rate up to {max(base):g} QPS")
+        out.print(f"speculation pays at every simulated rate up to {max(doc.qps):g} QPS")
     else:
         out.print(f"speculation pays below [bold]{cross:.2f} QPS[/bold] (crossover); above it, set k=0")
-    for w in doc.get("warnings", []):
+    for w in doc.warnings:
         out.print(f"[yellow]warning[/yellow]: {w}")
 
 
-def render_speedup(doc: dict[str, Any]) -> None:
+def render_speedup(alpha: float, k: int, cost_ratio: float, tokens_per_step: float, speedup: float) -> None:
     console().print(
-        f"alpha={doc['alpha']}, k={doc['k']}, c={doc['cost_ratio']}: expected tokens/step "
-        f"{doc['expected_tokens_per_step']:.3f}, speedup {doc['speedup']:.3f}x at batch 1 (Leviathan et al. 2023)"
+        f"alpha={alpha}, k={k}, c={cost_ratio}: expected tokens/step "
+        f"{tokens_per_step:.3f}, speedup {speedup:.3f}x at batch 1 (Leviathan et al. 2023)"
     )

@@ -1,19 +1,86 @@
-"""The validated scenario: deployment, speculation method, workload classes, sweep grid."""
+"""Scenarios in two stages.
+
+* :class:`ScenarioSpec` -- what a file says, validated (``scenario/parse.py``): names of models and GPUs as
+  written, the speculation, workload classes with their acceptance, the sweep grid. No catalog, no I/O beyond the
+  files the scenario names.
+* :class:`Scenario` -- what the simulator and the decisions run on (``scenario/build.py``): models and GPU
+  resolved from the catalog, the draft checked against the target, the memory plan, and the step-time models.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specwise.acceptance.model import AcceptanceModel
 from specwise.memory.planner import MemoryPlan
-from specwise.sim.distributions import Arrivals
+from specwise.methods import Method
+from specwise.perfmodel.factory import ServingModels
 from specwise.sim.workload import WorkloadClass
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
+from specwise.traffic import Arrivals, LengthDist
 
-METHODS = ("draft_model", "eagle", "eagle3", "mtp", "ngram", "suffix")
 # What "speculation pays" is judged on. E2E (p50, queueing included) is the default: under overload TPOT can even
 # improve with speculation (verification tokens displace prefill chunks) while TTFT and E2E get worse.
 DECISION_METRICS = ("e2e", "tpot", "throughput", "goodput")
+DRAFTING_MODES = ("greedy", "probabilistic")
+DEFAULT_QPS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+TASKS = ("code", "summarization", "chat", "qa", "translation", "other")  # what the acceptance priors know
+
+
+@dataclass(frozen=True)
+class DeploymentSpec:
+    """``[deployment]``: the target and how vLLM serves it (model and GPU by name, as written)."""
+
+    target: str
+    gpu: str
+    tp: int = 1
+    max_model_len: int | None = None
+    gpu_memory_utilization: float = 0.9
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 8192
+    quantization: str = "auto"
+    kv_cache_dtype: str = "auto"
+
+
+@dataclass(frozen=True)
+class SpeculationSpec:
+    """``[speculation]`` (or one advise ``[[candidate]]``): the method, its draft, the k values to try."""
+
+    method: Method
+    k_values: tuple[int, ...]
+    draft: str | None = None
+    draft_tp: int | None = None
+    draft_quantization: str = "auto"
+    drafting: str = "greedy"
+    k_schedule: tuple[tuple[int, int, int], ...] = ()
+    prompt_lookup: tuple[int, int] | None = None  # n-gram's (min, max); None for other methods
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """One ``[[workload]]`` as written, before its acceptance is known (advise: it depends on the candidate)."""
+
+    name: str
+    share: float
+    prompt_tokens: LengthDist
+    output_tokens: LengthDist
+    temperature: float = 0.0
+    slo_ttft_s: float | None = None
+    slo_tpot_s: float | None = None
+    task: str = "other"
+
+    def with_acceptance(self, acceptance: AcceptanceModel) -> WorkloadClass:
+        return WorkloadClass(
+            name=self.name,
+            share=self.share,
+            prompt_tokens=self.prompt_tokens,
+            output_tokens=self.output_tokens,
+            acceptance=acceptance,
+            temperature=self.temperature,
+            slo_ttft_s=self.slo_ttft_s,
+            slo_tpot_s=self.slo_tpot_s,
+        )
 
 
 @dataclass(frozen=True)
@@ -27,12 +94,24 @@ class SweepSpec:
 
 
 @dataclass(frozen=True)
+class ScenarioSpec:
+    name: str
+    file: str  # where it came from, for messages
+    deployment: DeploymentSpec
+    speculation: SpeculationSpec
+    classes: tuple[WorkloadClass, ...]
+    sweep: SweepSpec
+    decision_metric: str = "e2e"
+    where_speculation: str = "[speculation]"  # how messages name the speculation table
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     target: ModelSpec
     gpu: GpuSpec
     tp: int
-    method: str
+    method: Method
     draft: ModelSpec | None
     draft_tp: int
     classes: tuple[WorkloadClass, ...]
@@ -41,7 +120,8 @@ class Scenario:
     max_num_batched_tokens: int
     kv_cache_tokens: int
     kv_cache_tokens_without_draft: int
+    memory_plan: MemoryPlan
+    models: ServingModels
     k_schedule: tuple[tuple[int, int, int], ...] = ()
     warnings: tuple[str, ...] = ()
     decision_metric: str = "e2e"
-    memory_plan: MemoryPlan | None = None

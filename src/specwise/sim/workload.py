@@ -9,7 +9,7 @@ import numpy as np
 
 from specwise.acceptance.model import AcceptanceModel
 from specwise.errors import SpecError
-from specwise.sim.distributions import Arrivals, FloatArray, IntArray, LengthDist
+from specwise.traffic import Arrivals, FloatArray, IntArray, LengthDist
 
 
 @dataclass(frozen=True)

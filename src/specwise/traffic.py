@@ -1,4 +1,5 @@
-"""Token-length distributions and arrival processes (RNG passed in; pure)."""
+"""Traffic shapes shared by the simulator and the load generator: token-length distributions and arrival
+processes (RNG passed in; pure)."""
 
 from __future__ import annotations
 

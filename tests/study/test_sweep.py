@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from specwise.scenario import parse_scenario
-from specwise.sim.sweep import crossover, decide, run_sweep
+from specwise.study.decide import crossover, decide
+from specwise.study.sweep import run_sweep
 
 
 def _scenario(method: dict[str, object], qps: list[float]) -> dict[str, object]:
@@ -44,7 +45,7 @@ def _scenario(method: dict[str, object], qps: list[float]) -> dict[str, object]:
 )
 def test_llama70b_speedup_falls_with_qps_and_crosses_below_one(method: dict[str, object]) -> None:
     sc = parse_scenario(_scenario(method, [0.5, 2.0, 16.0, 32.0]))
-    doc = decide(sc, run_sweep(sc, processes=2))
+    doc = decide(sc, run_sweep(sc, processes=2)).to_json()
     best = [doc["best_speedup_by_qps"][f"{q:g}"] for q in sc.sweep.qps]
     assert best[0] > 1.5  # pays well at low load
     assert best[-1] < 1.0  # loses at high load
@@ -63,8 +64,8 @@ def test_llama70b_speedup_falls_with_qps_and_crosses_below_one(method: dict[str,
 def test_parallel_sweep_equals_serial() -> None:
     sc = parse_scenario(_scenario({"method": "ngram", "acceptance": 0.6}, [1.0, 8.0]))
     sc = replace(sc, sweep=replace(sc.sweep, num_requests=80))
-    serial = decide(sc, run_sweep(sc, processes=1))
-    parallel = decide(sc, run_sweep(sc, processes=2))
+    serial = decide(sc, run_sweep(sc, processes=1)).to_json()
+    parallel = decide(sc, run_sweep(sc, processes=2)).to_json()
     assert serial["results"] == parallel["results"]
 
 
@@ -80,6 +81,6 @@ def test_example_schedule_rows(tmp_path: Path) -> None:
 
     sc = load_scenario(examples / "llama70b-ngram.toml")
     sc = replace(sc, sweep=replace(sc.sweep, num_requests=60, qps=(1.0, 16.0), k_values=(0, 4)))
-    doc = decide(sc, run_sweep(sc, processes=1))
+    doc = decide(sc, run_sweep(sc, processes=1)).to_json()
     assert len(doc["schedule_results"]) == 2 and doc["schedule_results"][0]["k"] == "schedule"
     assert set(doc["results"][0]["by_class"]) == {"summarize", "chat"}

@@ -1,0 +1,266 @@
+"""``specwise.advise/1``: the recommendation for a scenario -- per candidate the memory plan, the evidence its
+acceptance came from, the simulated curve, the rule checks and a verdict; then a ranking, one decision and the
+serve command that implements it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from specwise.contracts.document import Fields, JsonObject, Schema
+from specwise.contracts.sweep import SweepResult
+
+SCHEMA = Schema("specwise.advise", 1)
+VERDICTS = ("enable", "enable_below", "disable", "does_not_fit")
+
+
+@dataclass(frozen=True)
+class EvidenceUsed:
+    """Where one workload's acceptance came from: measured, profiled, given or assumed (with its source)."""
+
+    workload: str
+    kind: str
+    source: str
+    per_position: tuple[float, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "kind": self.kind,
+            "source": self.source,
+            "per_position": list(self.per_position),
+        }
+
+    @classmethod
+    def from_json(cls, f: Fields) -> EvidenceUsed:
+        return cls(
+            workload=f.text("workload", "") or "",
+            kind=f.text("kind", "") or "",
+            source=f.text("source", "") or "",
+            per_position=tuple(x for x in f.numbers("per_position") if x is not None),
+        )
+
+
+@dataclass(frozen=True)
+class RuleCheck:
+    rule: str
+    status: str  # pass | warn | fail
+    message: str
+    evidence: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"rule": self.rule, "status": self.status, "message": self.message, "evidence": self.evidence}
+
+    @classmethod
+    def from_json(cls, f: Fields) -> RuleCheck:
+        return cls(*(f.text(k, "") or "" for k in ("rule", "status", "message", "evidence")))
+
+
+@dataclass(frozen=True)
+class ScheduleCheck:
+    """The k-by-batch-size schedule simulated at one load."""
+
+    qps: float
+    speedup_e2e: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"qps": self.qps, "speedup_e2e": self.speedup_e2e}
+
+
+@dataclass(frozen=True)
+class CandidateAdvice:
+    candidate: str
+    method: str
+    draft: str | None
+    drafting: str
+    memory: JsonObject  # the plan-memory JSON contract (README "plan-memory JSON contract")
+    evidence: tuple[EvidenceUsed, ...]
+    warnings: tuple[str, ...]
+    decision_metric: str
+    verdict: str
+    k: int
+    reason: str
+    rules: tuple[RuleCheck, ...]
+    schedule: tuple[tuple[int, int, int], ...] = ()
+    schedule_results: tuple[ScheduleCheck, ...] = ()
+    speedup_at_operating_qps: float | None = None
+    sim: SweepResult | None = None
+    speculative_config: JsonObject | None = None
+
+    @property
+    def simulated(self) -> bool:
+        return self.verdict != "does_not_fit"
+
+    def to_json(self, bulk: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "candidate": self.candidate,
+            "method": self.method,
+            "draft": self.draft,
+            "drafting": self.drafting,
+            "memory": dict(self.memory),
+            "evidence": [e.to_json() for e in self.evidence],
+            "warnings": list(self.warnings),
+            "decision_metric": self.decision_metric,
+            "verdict": self.verdict,
+            "k": self.k,
+            "schedule": [list(b) for b in self.schedule],
+            "schedule_results": [s.to_json() for s in self.schedule_results],
+            "speedup_at_operating_qps": self.speedup_at_operating_qps,
+            "reason": self.reason,
+            "sim": _sim_json(self.sim, bulk),
+            "speculative_config": dict(self.speculative_config) if self.speculative_config else None,
+            "rules": [r.to_json() for r in self.rules],
+        }
+        if not self.simulated:  # a candidate that does not fit has no curve, schedule or config to report
+            del out["schedule_results"], out["speculative_config"]
+        return out
+
+    @classmethod
+    def from_json(cls, f: Fields) -> CandidateAdvice:
+        sim = f.object("sim")
+        mem = f.data.get("memory") or {}
+        spec = f.data.get("speculative_config")
+        return cls(
+            candidate=f.text("candidate", required=True) or "",
+            method=f.text("method", "") or "",
+            draft=f.text("draft"),
+            drafting=f.text("drafting", "greedy") or "greedy",
+            memory=mem if isinstance(mem, Mapping) else {},
+            evidence=tuple(EvidenceUsed.from_json(e) for e in f.objects("evidence")),
+            warnings=tuple(str(w) for w in f.data.get("warnings") or ()),
+            decision_metric=f.text("decision_metric", "e2e") or "e2e",
+            verdict=f.text("verdict", required=True) or "",
+            k=f.integer("k", 0) or 0,
+            reason=f.text("reason", "") or "",
+            rules=tuple(RuleCheck.from_json(r) for r in f.objects("rules")),
+            schedule=tuple((int(a), int(b), int(k)) for a, b, k in f.data.get("schedule") or ()),
+            schedule_results=tuple(
+                ScheduleCheck(r.number("qps", 0.0) or 0.0, r.number("speedup_e2e"))
+                for r in f.objects("schedule_results")
+            ),
+            speedup_at_operating_qps=f.number("speedup_at_operating_qps"),
+            sim=SweepResult.from_json(sim.data, sim.where) if sim else None,
+            speculative_config=spec if isinstance(spec, Mapping) else None,
+        )
+
+
+def _sim_json(sim: SweepResult | None, bulk: bool) -> dict[str, Any] | None:
+    """The candidate's simulated curve; without ``bulk``, rows keep their numbers but not every latency table."""
+    if sim is None:
+        return None
+    doc = sim.to_json()
+    if not bulk:
+        doc["results"] = [{k: v for k, v in r.items() if k not in ("latency", "by_class")} for r in doc["results"]]
+    return doc
+
+
+@dataclass(frozen=True)
+class ServeCommand:
+    engine: str
+    argv: tuple[str, ...]
+    command: str
+    speculative_config: JsonObject | None
+
+
+@dataclass(frozen=True)
+class TemperaturePoint:
+    series: str
+    temperature: float
+    acceptance: float
+
+
+@dataclass(frozen=True)
+class Advice:
+    scenario: str
+    target: str
+    gpu: str
+    tp: int
+    operating_qps: float
+    min_speedup: float
+    decision: str  # enable | enable_below | disable
+    headline: str
+    recommended: str | None
+    reason: str
+    assumed_acceptance_for: tuple[str, ...]
+    ranking: tuple[str, ...]
+    candidates: tuple[CandidateAdvice, ...]
+    serve: ServeCommand
+    acceptance_vs_temperature: tuple[TemperaturePoint, ...]
+    monitoring: Mapping[str, str] = field(default_factory=dict)  # PromQL by name
+    report: str | None = None
+
+    def candidate(self, label: str) -> CandidateAdvice:
+        return next(c for c in self.candidates if c.candidate == label)
+
+    @property
+    def ranked(self) -> tuple[CandidateAdvice, ...]:
+        return tuple(self.candidate(name) for name in self.ranking)
+
+    def to_json(self, bulk: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "schema": SCHEMA.id,
+            "scenario": self.scenario,
+            "target": self.target,
+            "gpu": self.gpu,
+            "tp": self.tp,
+            "operating_qps": self.operating_qps,
+            "min_speedup": self.min_speedup,
+            "decision": self.decision,
+            "headline": self.headline,
+            "recommended": self.recommended,
+            "reason": self.reason,
+            "assumed_acceptance_for": list(self.assumed_acceptance_for),
+            "ranking": list(self.ranking),
+            "candidates": [c.to_json(bulk) for c in self.candidates],
+            self.serve.engine: {
+                "serve_argv": list(self.serve.argv),
+                "serve_command": self.serve.command,
+                "speculative_config": dict(self.serve.speculative_config) if self.serve.speculative_config else None,
+            },
+            "acceptance_vs_temperature": [
+                {"series": p.series, "temperature": p.temperature, "acceptance": p.acceptance}
+                for p in self.acceptance_vs_temperature
+            ],
+            "monitoring": dict(self.monitoring),
+        }
+        if self.report is not None:
+            out["report"] = self.report
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject, where: str = "advice") -> Advice:
+        SCHEMA.check(data, where)
+        f = Fields(data, where)
+        engine = next((e for e in ("vllm", "sglang", "llama.cpp") if e in data), "vllm")
+        serve = f.object(engine)
+        spec = serve.data.get("speculative_config") if serve else None
+        return cls(
+            scenario=f.text("scenario", "") or "",
+            target=f.text("target", "") or "",
+            gpu=f.text("gpu", "") or "",
+            tp=f.integer("tp", 1) or 1,
+            operating_qps=f.number("operating_qps", required=True) or 0.0,
+            min_speedup=f.number("min_speedup", 1.0) or 1.0,
+            decision=f.text("decision", required=True) or "",
+            headline=f.text("headline", "") or "",
+            recommended=f.text("recommended"),
+            reason=f.text("reason", "") or "",
+            assumed_acceptance_for=tuple(str(x) for x in data.get("assumed_acceptance_for") or ()),
+            ranking=tuple(str(x) for x in data.get("ranking") or ()),
+            candidates=tuple(CandidateAdvice.from_json(c) for c in f.objects("candidates")),
+            serve=ServeCommand(
+                engine,
+                tuple(str(a) for a in serve.data.get("serve_argv") or ()) if serve else (),
+                (serve.text("serve_command", "") if serve else "") or "",
+                spec if isinstance(spec, Mapping) else None,
+            ),
+            acceptance_vs_temperature=tuple(
+                TemperaturePoint(
+                    p.text("series", "") or "", p.number("temperature", 0.0) or 0.0, p.number("acceptance", 0.0) or 0.0
+                )
+                for p in f.objects("acceptance_vs_temperature")
+            ),
+            monitoring={str(k): str(v) for k, v in (data.get("monitoring") or {}).items()},
+            report=f.text("report"),
+        )

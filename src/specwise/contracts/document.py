@@ -1,0 +1,144 @@
+"""What every document shares: its schema id and version, and reading a JSON file as one, with clear errors.
+
+A document's ``schema`` is ``specwise.<kind>/<version>``. A reader takes its own kind at any version up to the one
+it knows; a newer version is refused ("written by a newer specwise"), another kind is refused naming both kinds,
+and a JSON file that is no specwise document at all is refused saying what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from specwise.errors import SpecwiseError
+
+JsonObject = Mapping[str, Any]
+MAX_DOCUMENT_BYTES = 64 * 2**20  # a document larger than this is not one specwise wrote
+
+
+class DocumentError(SpecwiseError):
+    """A file or JSON value that is not the document expected, in one line."""
+
+
+@dataclass(frozen=True)
+class Schema:
+    kind: str  # e.g. "specwise.profile"
+    version: int
+
+    @property
+    def id(self) -> str:
+        return f"{self.kind}/{self.version}"
+
+    def check(self, data: JsonObject, where: str, *, required: bool = True) -> int:
+        """The document's version; raises when ``data`` is another kind or newer. Without ``required``, a document
+        with no ``schema`` key is taken as version 1 (files written before the key existed)."""
+        raw = data.get("schema")
+        if raw is None:
+            if required:
+                raise DocumentError(f"{where}: not a {self.kind} document (no 'schema' key)")
+            return 1
+        if not isinstance(raw, str) or "/" not in raw:
+            raise DocumentError(f"{where}: 'schema' must look like '{self.id}', got {raw!r}")
+        kind, _, version = raw.rpartition("/")
+        if kind != self.kind:
+            raise DocumentError(f"{where}: is a {kind} document, expected {self.kind}")
+        if not version.isdigit():
+            raise DocumentError(f"{where}: bad schema version in {raw!r}")
+        if int(version) > self.version:
+            raise DocumentError(
+                f"{where}: {raw} was written by a newer specwise (this one reads up to {self.id}); upgrade specwise"
+            )
+        return int(version)
+
+
+def read_json_file(path: Path, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> JsonObject:
+    """A JSON object from ``path``, bounded in size; every failure one line naming the file."""
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise DocumentError(f"{path}: no such {what} file") from None
+    except IsADirectoryError:
+        raise DocumentError(f"{path}: is a directory, expected a {what} JSON file") from None
+    except OSError as exc:
+        raise DocumentError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(raw) > max_bytes:
+        raise DocumentError(f"{path}: larger than {max_bytes // 2**20} MiB; not a {what} file")
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise DocumentError(f"{path}: not a readable {what} JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise DocumentError(f"{path}: a {what} JSON must be an object, got {type(doc).__name__}")
+    return doc
+
+
+class Fields:
+    """Typed access to one JSON object's fields, each failure one line naming where (``file: results[2].k``)."""
+
+    def __init__(self, data: object, where: str) -> None:
+        if not isinstance(data, Mapping):
+            raise DocumentError(f"{where}: expected an object, got {type(data).__name__}")
+        self.data: JsonObject = data
+        self.where = where
+
+    def fail(self, key: str, message: str) -> DocumentError:
+        return DocumentError(f"{self.where}.{key}: {message}")
+
+    def text(self, key: str, default: str | None = None, *, required: bool = False) -> str | None:
+        value = self.data.get(key, default)
+        if value is None and required:
+            raise self.fail(key, "missing")
+        if value is not None and not isinstance(value, str):
+            raise self.fail(key, f"expected a string, got {value!r}")
+        return value
+
+    def number(self, key: str, default: float | None = None, *, required: bool = False) -> float | None:
+        value = self.data.get(key, default)
+        if value is None:
+            if required:
+                raise self.fail(key, "missing")
+            return None
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or value != value
+            or abs(value) == float("inf")
+        ):
+            raise self.fail(key, f"expected a finite number, got {value!r}")
+        return float(value)
+
+    def integer(self, key: str, default: int | None = None, *, required: bool = False) -> int | None:
+        value = self.number(key, default, required=required)
+        if value is None:
+            return None
+        if value != int(value):
+            raise self.fail(key, f"expected an integer, got {value!r}")
+        return int(value)
+
+    def numbers(self, key: str, *, allow_null: bool = False) -> tuple[float | None, ...]:
+        value = self.data.get(key, [])
+        if not isinstance(value, Sequence) or isinstance(value, str):
+            raise self.fail(key, f"expected a list of numbers, got {value!r}")
+        out: list[float | None] = []
+        for v in value:
+            if v is None and allow_null:
+                out.append(None)
+            elif isinstance(v, bool) or not isinstance(v, int | float) or v != v:
+                raise self.fail(key, f"expected a list of numbers, got {value!r}")
+            else:
+                out.append(float(v))
+        return tuple(out)
+
+    def objects(self, key: str) -> list[Fields]:
+        value = self.data.get(key, [])
+        if not isinstance(value, Sequence) or isinstance(value, str):
+            raise self.fail(key, f"expected a list, got {type(value).__name__}")
+        return [Fields(v, f"{self.where}.{key}[{i}]") for i, v in enumerate(value)]
+
+    def object(self, key: str) -> Fields | None:
+        value = self.data.get(key)
+        return None if value is None else Fields(value, f"{self.where}.{key}")

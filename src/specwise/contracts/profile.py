@@ -1,0 +1,234 @@
+"""``specwise.profile/1``: acceptance of a draft/target pair (or a lookup method) measured offline on real weights.
+
+One result per (quantisation, temperature, drafting mode, prompt class); each holds vLLM's counters and rates for
+every profiled k (acceptance rate = accepted / draft tokens, AL = 1 + accepted / drafts, per-position rate i =
+accepted_per_pos[i] / drafts; ``vllm/v1/spec_decode/metrics.py``). :meth:`ProfileDoc.pick` is the one rule for
+which result describes a workload -- the simulator's scenarios and advise both use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from specwise.acceptance.model import AcceptanceModel
+from specwise.contracts.document import DocumentError, Fields, JsonObject, Schema, read_json_file
+from specwise.errors import SpecError
+from specwise.methods import LOOKUP_METHODS
+
+SCHEMA = Schema("specwise.profile", 1)
+
+
+@dataclass(frozen=True)
+class ProfileK:
+    """vLLM's counters and rates at one k (summed over prompts), with bootstrap CIs over prompts."""
+
+    k: int
+    acceptance_rate: float | None
+    mean_acceptance_length: float | None
+    ci95: tuple[float | None, float | None]
+    mean_acceptance_length_ci95: tuple[float | None, float | None]
+    per_position_acceptance: tuple[float | None, ...]
+    num_drafts: float
+    num_draft_tokens: float
+    num_accepted_tokens: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "acceptance_rate": self.acceptance_rate,
+            "mean_acceptance_length": self.mean_acceptance_length,
+            "ci95": list(self.ci95),
+            "mean_acceptance_length_ci95": list(self.mean_acceptance_length_ci95),
+            "per_position_acceptance": list(self.per_position_acceptance),
+            "num_drafts": self.num_drafts,
+            "num_draft_tokens": self.num_draft_tokens,
+            "num_accepted_tokens": self.num_accepted_tokens,
+        }
+
+    @classmethod
+    def from_json(cls, f: Fields) -> ProfileK:
+        def pair(key: str) -> tuple[float | None, float | None]:
+            values = f.numbers(key, allow_null=True) or (None, None)
+            if len(values) != 2:
+                raise f.fail(key, "expected two numbers")
+            return values[0], values[1]
+
+        return cls(
+            k=f.integer("k", required=True) or 0,
+            acceptance_rate=f.number("acceptance_rate"),
+            mean_acceptance_length=f.number("mean_acceptance_length"),
+            ci95=pair("ci95"),
+            mean_acceptance_length_ci95=pair("mean_acceptance_length_ci95"),
+            per_position_acceptance=f.numbers("per_position_acceptance", allow_null=True),
+            num_drafts=f.number("num_drafts", 0.0) or 0.0,
+            num_draft_tokens=f.number("num_draft_tokens", 0.0) or 0.0,
+            num_accepted_tokens=f.number("num_accepted_tokens", 0.0) or 0.0,
+        )
+
+
+@dataclass(frozen=True)
+class ProfileResult:
+    temperature: float
+    drafting: str
+    quantization: tuple[tuple[str, str], ...]  # (which model, scheme); empty: as loaded
+    workload_class: str | None  # None: all prompts
+    per_position_acceptance: tuple[float | None, ...]  # at the largest k
+    prompts: int = 0
+    estimator: str = ""
+    alpha_mean: float | None = None
+    by_k: tuple[ProfileK, ...] = ()
+
+    def acceptance(self) -> AcceptanceModel:
+        """The per-position rates as an acceptance model (vLLM's unconditional rates -> conditional)."""
+        rates = self.per_position_acceptance
+        if not rates or any(r is None for r in rates):
+            raise SpecError("per_position_acceptance has no usable rates")
+        return AcceptanceModel.from_per_position([float(r) for r in rates if r is not None])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "drafting": self.drafting,
+            "quantization": dict(self.quantization),
+            "class": self.workload_class,
+            "prompts": self.prompts,
+            "estimator": self.estimator,
+            "alpha_mean": self.alpha_mean,
+            "per_position_acceptance": list(self.per_position_acceptance),
+            "by_k": [b.to_json() for b in self.by_k],
+        }
+
+    @classmethod
+    def from_json(cls, f: Fields) -> ProfileResult:
+        quant = f.data.get("quantization") or {}
+        if not isinstance(quant, Mapping) or not all(isinstance(v, str) for v in quant.values()):
+            raise f.fail("quantization", f"expected an object of strings, got {quant!r}")
+        per_position = f.numbers("per_position_acceptance", allow_null=True)
+        if not per_position:
+            raise f.fail("per_position_acceptance", "missing or empty")
+        return cls(
+            temperature=f.number("temperature", 0.0) or 0.0,
+            drafting=f.text("drafting", "greedy") or "greedy",
+            quantization=tuple(sorted((str(k), str(v)) for k, v in quant.items())),
+            workload_class=f.text("class"),
+            per_position_acceptance=per_position,
+            prompts=f.integer("prompts", 0) or 0,
+            estimator=f.text("estimator", "") or "",
+            alpha_mean=f.number("alpha_mean"),
+            by_k=tuple(ProfileK.from_json(b) for b in f.objects("by_k")),
+        )
+
+
+@dataclass(frozen=True)
+class Picked:
+    """The result chosen for one workload, its acceptance, and a line saying which it was."""
+
+    result: ProfileResult
+    model: AcceptanceModel
+    source: str
+
+
+@dataclass(frozen=True)
+class ProfileDoc:
+    target: str | None
+    draft: str | None
+    method: str
+    results: tuple[ProfileResult, ...]
+    prompts: JsonObject = field(default_factory=dict)  # {"source", "count"}
+    settings: JsonObject = field(default_factory=dict)  # what was profiled, as run (echoed, not interpreted)
+    verification: tuple[JsonObject, ...] = ()  # loop-vs-profile rows (reported, not read by other packages)
+    timing_s: JsonObject = field(default_factory=dict)
+    path: Path | None = None  # where it was read from
+
+    @property
+    def prompt_lookup(self) -> tuple[int, int] | None:
+        lo, hi = self.settings.get("prompt_lookup_min"), self.settings.get("prompt_lookup_max")
+        return (int(lo), int(hi)) if isinstance(lo, int) and isinstance(hi, int) else None
+
+    @property
+    def name(self) -> str:
+        return self.path.name if self.path else "profile"
+
+    def pick(self, workload: str, task: str | None, temperature: float, drafting: str) -> Picked:
+        """The one rule: unquantised results of the drafting mode asked for (a lookup's proposals are fixed tokens,
+        so greedy stands for it); the workload's own class, else its task's, else all prompts; the nearest
+        temperature."""
+        pool = [r for r in self.results if not r.quantization]
+        modes = sorted({r.drafting for r in pool})
+        same = [r for r in pool if r.drafting == drafting] or (
+            [r for r in pool if r.drafting == "greedy"] if self.method in LOOKUP_METHODS else []
+        )
+        if not same:
+            raise DocumentError(
+                f"{self.name}: no unquantised result with {drafting} drafting (it has: {', '.join(modes) or 'none'})"
+            )
+        for cls in (workload, task, None):
+            chosen = [r for r in same if r.workload_class == cls]
+            if not chosen:
+                continue
+            best = min(chosen, key=lambda r: abs(r.temperature - temperature))
+            try:
+                model = best.acceptance()
+            except SpecError as exc:
+                raise DocumentError(f"{self.name}: bad per_position_acceptance ({exc})") from None
+            k = len(best.per_position_acceptance)
+            source = (
+                f"profiled: {self.name}, class {cls or 'all'}, T={best.temperature:g} ({best.drafting} drafting), "
+                f"AL(k={k}) {model.mean_acceptance_length(k):.2f}"
+            )
+            return Picked(best, model, source)
+        raise DocumentError(f"{self.name}: no result for class {workload!r} and none over all prompts")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA.id,
+            "target": self.target,
+            "draft": self.draft,
+            "method": self.method,
+            "prompts": dict(self.prompts),
+            "settings": dict(self.settings),
+            "results": [r.to_json() for r in self.results],
+            "verification": [dict(v) for v in self.verification],
+            "timing_s": dict(self.timing_s),
+        }
+
+    @classmethod
+    def from_json(cls, data: JsonObject, where: str = "profile", path: Path | None = None) -> ProfileDoc:
+        SCHEMA.check(data, where, required=False)
+        if "configs" in data or "levels" in data:
+            raise DocumentError(f"{where}: is a specwise bench result, expected a specwise profile (--profile)")
+        f = Fields(data, where)
+        if "results" not in data:
+            raise DocumentError(f"{where}: not a specwise profile (no 'results'); make one with specwise profile")
+        results = tuple(ProfileResult.from_json(r) for r in f.objects("results"))
+        if not results:
+            raise DocumentError(f"{where}: has no results")
+        method = f.text("method", "draft_model") or "draft_model"
+
+        def obj(key: str) -> JsonObject:
+            value = data.get(key) or {}
+            if not isinstance(value, Mapping):
+                raise f.fail(key, "expected an object")
+            return value
+
+        rows = data.get("verification") or []
+        if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
+            raise f.fail("verification", "expected a list of objects")
+        return cls(
+            target=f.text("target"),
+            draft=f.text("draft"),
+            method=method,
+            results=results,
+            prompts=obj("prompts"),
+            settings=obj("settings"),
+            verification=tuple(rows),
+            timing_s=obj("timing_s"),
+            path=path,
+        )
+
+    @classmethod
+    def read(cls, path: Path) -> ProfileDoc:
+        return cls.from_json(read_json_file(path, "profile"), str(path), path)

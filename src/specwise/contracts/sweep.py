@@ -1,0 +1,215 @@
+"""``specwise.sweep/1``: a QPS x k simulation and the decisions drawn from it (``specwise simulate --json``).
+
+Rows are per (QPS, k) cell with latency percentiles, throughput and speedups against k = 0 at the same QPS;
+``schedule_results`` holds the k-by-batch-size schedule's rows. Best k and the crossover are judged on
+``decision_metric`` (``speedup_<metric>``). In JSON, per-QPS maps are keyed by ``f"{qps:g}"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from specwise.contracts.document import Fields, JsonObject, Schema
+
+SCHEMA = Schema("specwise.sweep", 1)
+METRIC_KEYS = {
+    "e2e": "speedup_e2e",
+    "tpot": "speedup_tpot",
+    "throughput": "speedup_throughput",
+    "goodput": "speedup_goodput",
+}
+
+
+def qps_key(q: float) -> str:
+    return f"{q:g}"
+
+
+@dataclass(frozen=True)
+class BaselinePoint:
+    """k = 0 at one QPS."""
+
+    qps: float
+    tpot_p50_s: float
+    ttft_p50_s: float
+    e2e_p50_s: float
+    output_tokens_per_s: float
+    goodput_per_s: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+    @classmethod
+    def from_json(cls, f: Fields) -> BaselinePoint:
+        return cls(
+            qps=f.number("qps", required=True) or 0.0,
+            tpot_p50_s=_nan(f.number("tpot_p50_s")),
+            ttft_p50_s=_nan(f.number("ttft_p50_s")),
+            e2e_p50_s=_nan(f.number("e2e_p50_s")),
+            output_tokens_per_s=f.number("output_tokens_per_s", 0.0) or 0.0,
+            goodput_per_s=f.number("goodput_per_s"),
+        )
+
+
+def _nan(x: float | None) -> float:
+    return float("nan") if x is None else x
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One (QPS, k) cell; ``k`` None is the k-by-batch-size schedule."""
+
+    qps: float
+    k: int | None
+    tpot_p50_s: float
+    tpot_p90_s: float
+    tpot_p99_s: float
+    ttft_p50_s: float
+    ttft_p99_s: float
+    itl_p50_s: float
+    e2e_p50_s: float
+    e2e_p99_s: float
+    output_tokens_per_s: float
+    goodput_per_s: float | None
+    speedup_tpot: float | None
+    speedup_e2e: float | None
+    speedup_throughput: float | None
+    speedup_goodput: float | None
+    acceptance_rate: float | None
+    mean_acceptance_length: float | None
+    preemptions: int
+    latency: JsonObject = field(default_factory=dict)  # the full latency summary, as printed
+    by_class: Mapping[str, JsonObject] = field(default_factory=dict)  # per class: its summary and speedup_tpot
+
+    def speedup(self, metric: str) -> float | None:
+        value: float | None = getattr(self, METRIC_KEYS[metric])
+        return value
+
+    def to_json(self) -> dict[str, Any]:
+        out = {k: v for k, v in vars(self).items() if k not in ("latency", "by_class")}
+        out["k"] = self.k if self.k is not None else "schedule"
+        out["latency"] = dict(self.latency)
+        out["by_class"] = {name: dict(v) for name, v in self.by_class.items()}
+        return out
+
+    @classmethod
+    def from_json(cls, f: Fields) -> SweepRow:
+        raw_k = f.data.get("k")
+        k = None if raw_k == "schedule" else f.integer("k", required=True)
+        return cls(
+            qps=f.number("qps", required=True) or 0.0,
+            k=k,
+            tpot_p50_s=_nan(f.number("tpot_p50_s")),
+            tpot_p90_s=_nan(f.number("tpot_p90_s")),
+            tpot_p99_s=_nan(f.number("tpot_p99_s")),
+            ttft_p50_s=_nan(f.number("ttft_p50_s")),
+            ttft_p99_s=_nan(f.number("ttft_p99_s")),
+            itl_p50_s=_nan(f.number("itl_p50_s")),
+            e2e_p50_s=_nan(f.number("e2e_p50_s")),
+            e2e_p99_s=_nan(f.number("e2e_p99_s")),
+            goodput_per_s=f.number("goodput_per_s"),
+            speedup_tpot=f.number("speedup_tpot"),
+            speedup_e2e=f.number("speedup_e2e"),
+            speedup_throughput=f.number("speedup_throughput"),
+            speedup_goodput=f.number("speedup_goodput"),
+            acceptance_rate=f.number("acceptance_rate"),
+            mean_acceptance_length=f.number("mean_acceptance_length"),
+            output_tokens_per_s=f.number("output_tokens_per_s", 0.0) or 0.0,
+            preemptions=f.integer("preemptions", 0) or 0,
+            latency=dict(f.data.get("latency") or {}),
+            by_class=dict(f.data.get("by_class") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    scenario: str
+    target: str
+    gpu: str
+    tp: int
+    method: str
+    draft: str | None
+    kv_cache_tokens: int
+    kv_cache_tokens_without_draft: int
+    baseline: tuple[BaselinePoint, ...]
+    results: tuple[SweepRow, ...]
+    schedule_results: tuple[SweepRow, ...]
+    decision_metric: str
+    best_k_by_qps: Mapping[float, int]
+    best_speedup_by_qps: Mapping[float, float]
+    crossover_qps: float | None
+    warnings: tuple[str, ...] = ()
+    predictor: str = "roofline"  # the step-time model the rows were simulated with
+
+    @property
+    def qps(self) -> tuple[float, ...]:
+        return tuple(b.qps for b in self.baseline)
+
+    @property
+    def never_pays(self) -> bool:
+        return all(s <= 1.0 for s in self.best_speedup_by_qps.values())
+
+    @property
+    def k_values(self) -> tuple[int, ...]:
+        return tuple(sorted({r.k for r in self.results if r.k is not None}))
+
+    def baseline_at(self, qps: float) -> BaselinePoint | None:
+        return next((b for b in self.baseline if b.qps == qps), None)
+
+    def row(self, qps: float, k: int) -> SweepRow | None:
+        return next((r for r in self.results if r.qps == qps and r.k == k), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "target": self.target,
+            "gpu": self.gpu,
+            "tp": self.tp,
+            "method": self.method,
+            "draft": self.draft,
+            "kv_cache_tokens": self.kv_cache_tokens,
+            "kv_cache_tokens_without_draft": self.kv_cache_tokens_without_draft,
+            "baseline": {"by_qps": [b.to_json() for b in self.baseline]},
+            "results": [r.to_json() for r in self.results],
+            "schedule_results": [r.to_json() for r in self.schedule_results],
+            "decision_metric": self.decision_metric,
+            "best_k_by_qps": {qps_key(q): k for q, k in self.best_k_by_qps.items()},
+            "best_speedup_by_qps": {qps_key(q): s for q, s in self.best_speedup_by_qps.items()},
+            "crossover_qps": self.crossover_qps,
+            "never_pays": self.never_pays,
+            "warnings": list(self.warnings),
+        }
+
+    @classmethod
+    def from_json(cls, data: JsonObject, where: str = "sweep") -> SweepResult:
+        SCHEMA.check(data, where, required=False)
+        f = Fields(data, where)
+        base = f.object("baseline")
+        baseline = tuple(BaselinePoint.from_json(b) for b in base.objects("by_qps")) if base else ()
+        by_key = {qps_key(b.qps): b.qps for b in baseline}
+
+        def per_qps(key: str) -> dict[float, float]:
+            raw = f.object(key)
+            if raw is None:
+                return {}
+            return {by_key.get(k, float(k)): raw.number(k, required=True) or 0.0 for k in raw.data}
+
+        return cls(
+            scenario=f.text("scenario", "") or "",
+            target=f.text("target", "") or "",
+            gpu=f.text("gpu", "") or "",
+            tp=f.integer("tp", 1) or 1,
+            method=f.text("method", "") or "",
+            draft=f.text("draft"),
+            kv_cache_tokens=f.integer("kv_cache_tokens", 0) or 0,
+            kv_cache_tokens_without_draft=f.integer("kv_cache_tokens_without_draft", 0) or 0,
+            baseline=baseline,
+            results=tuple(SweepRow.from_json(r) for r in f.objects("results")),
+            schedule_results=tuple(SweepRow.from_json(r) for r in f.objects("schedule_results")),
+            decision_metric=f.text("decision_metric", "e2e") or "e2e",
+            best_k_by_qps={q: int(v) for q, v in per_qps("best_k_by_qps").items()},
+            best_speedup_by_qps=per_qps("best_speedup_by_qps"),
+            crossover_qps=f.number("crossover_qps"),
+            warnings=tuple(str(w) for w in data.get("warnings", [])),
+        )

@@ -1,0 +1,99 @@
+"""What every serving-engine adapter provides: the serve command for a deployment, the engine's form of a
+speculation setting, the launch command the bench harness runs, and the metric names its ``/metrics`` uses.
+
+Adding an engine: a module here implementing :class:`Engine` and a line in ``engines/__init__.py``'s registry
+(and its metric readers in ``metrics/`` if its counters differ). See ARCHITECTURE.md.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from specwise.methods import Method
+
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """What to serve, as the memory plan sized it."""
+
+    model: str
+    tp: int = 1
+    gpu_memory_utilization: float = 0.9
+    max_model_len: int | None = None
+    max_num_seqs: int = 256
+    quantization: str | None = None  # an online quantisation to apply ('fp8'); None: as the checkpoint is
+    host: str = LOOPBACK
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """A speculation setting in engine-neutral terms."""
+
+    method: Method
+    k: int
+    draft: str | None = None
+    draft_tp: int | None = None
+    target_tp: int = 1
+    prompt_lookup: tuple[int, int] | None = None
+    schedule: tuple[tuple[int, int, int], ...] = ()  # (first batch, last batch, k)
+    drafting: str = "greedy"
+    draft_quantization: str | None = None
+
+
+@dataclass(frozen=True)
+class SpecMetricNames:
+    """Where an engine's ``/metrics`` reports speculation. Counters give windows (rates over an interval); gauges
+    are readings. A name a build spells two ways is a tuple of exact names, never a substring."""
+
+    drafts: str | None = None
+    draft_tokens: tuple[str, ...] = ()
+    accepted_tokens: tuple[str, ...] = ()
+    accepted_per_position: str | None = None
+    created: str | None = None
+    accept_rate_gauge: str | None = None
+    accept_length_gauge: str | None = None
+
+
+class Engine(Protocol):
+    name: str
+    spec_metrics: SpecMetricNames
+
+    def speculative_config(self, s: Speculation) -> dict[str, Any]:
+        """The speculation setting in the engine's own terms (vLLM: ``--speculative-config`` JSON)."""
+        ...
+
+    def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:
+        """The command an operator runs to serve ``d`` with a config :meth:`speculative_config` made."""
+        ...
+
+    def launch_argv(
+        self,
+        python: str,
+        model: str,
+        served_name: str,
+        port: int,
+        extra_args: Sequence[str],
+        speculative_config: dict[str, Any] | None,
+        host: str = LOOPBACK,
+    ) -> list[str]:
+        """The command the bench harness starts (``specwise bench --launch``): the engine's OpenAI server, run by
+        ``python`` (the launch file's interpreter; for llama.cpp, the ``llama-server`` binary)."""
+        ...
+
+
+def cli_flags(cfg: Mapping[str, Any]) -> list[str]:
+    """``{"draft_max": 4}`` -> ``["--draft-max", "4"]``: a config as command-line flags."""
+    out: list[str] = []
+    for key, value in cfg.items():
+        out += ["--" + key.replace("_", "-"), str(value)]
+    return out
+
+
+def shell(argv: Sequence[str]) -> str:
+    """The argv as one line a shell runs as given."""
+    return " ".join(shlex.quote(a) for a in argv)

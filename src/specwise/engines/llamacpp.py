@@ -1,0 +1,46 @@
+"""llama.cpp's ``llama-server``: a draft model with ``--model-draft`` and ``--draft-max`` / ``--draft-min``;
+``--metrics`` exports cumulative drafted and accepted draft-token counters (spelled ``n_drafted_total`` /
+``n_drafted_accepted_total`` in current builds, ``n_draft_total`` / ``n_draft_accepted_total`` in others). There
+is no drafts counter, so no mean acceptance length."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from specwise.engines.base import LOOPBACK, Deployment, SpecMetricNames, Speculation, cli_flags
+from specwise.errors import SpecwiseError
+
+
+class LlamaCppEngine:
+    name = "llama.cpp"
+    spec_metrics = SpecMetricNames(
+        draft_tokens=("llamacpp:n_drafted_total", "llamacpp:n_draft_total"),
+        accepted_tokens=("llamacpp:n_drafted_accepted_total", "llamacpp:n_draft_accepted_total"),
+    )
+
+    def speculative_config(self, s: Speculation) -> dict[str, Any]:
+        if s.method.name != "draft_model" or not s.draft:
+            raise SpecwiseError(f"llama-server speculates with a draft model only, not {s.method.name}")
+        return {"model_draft": s.draft, "draft_max": s.k, "draft_min": s.k}
+
+    def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:
+        argv = ["llama-server", "-m", d.model, "--host", d.host, "--metrics", "--parallel", str(d.max_num_seqs)]
+        if d.max_model_len is not None:
+            argv += ["--ctx-size", str(d.max_model_len * d.max_num_seqs)]
+        if speculative_config is not None:
+            argv += cli_flags(speculative_config)
+        return argv
+
+    def launch_argv(
+        self,
+        python: str,
+        model: str,
+        served_name: str,
+        port: int,
+        extra_args: Sequence[str],
+        speculative_config: dict[str, Any] | None,
+        host: str = LOOPBACK,
+    ) -> list[str]:
+        argv = [python, "-m", model, "--alias", served_name, "--host", host, "--port", str(port), "--metrics"]
+        return argv + list(extra_args) + cli_flags(speculative_config or {})

@@ -1,0 +1,58 @@
+"""SGLang: ``python -m sglang.launch_server`` with ``--speculative-algorithm`` (EAGLE, EAGLE3, STANDALONE, NGRAM;
+docs.sglang.io advanced_features/speculative_decoding), chain drafting as ``--speculative-eagle-topk 1`` with
+``num_draft_tokens = num_steps + 1``; acceptance exported as gauges ``sglang:spec_accept_length`` and
+``sglang:spec_accept_rate``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from specwise.engines.base import LOOPBACK, Deployment, SpecMetricNames, Speculation, cli_flags
+from specwise.errors import SpecwiseError
+
+ALGORITHMS = {"eagle": "EAGLE", "eagle3": "EAGLE3", "draft_model": "STANDALONE", "ngram": "NGRAM", "mtp": "EAGLE"}
+
+
+class SglangEngine:
+    name = "sglang"
+    spec_metrics = SpecMetricNames(
+        accept_rate_gauge="sglang:spec_accept_rate", accept_length_gauge="sglang:spec_accept_length"
+    )
+
+    def speculative_config(self, s: Speculation) -> dict[str, Any]:
+        if s.method.name not in ALGORITHMS:
+            raise SpecwiseError(f"SGLang has no {s.method.name} speculation (it has: {', '.join(ALGORITHMS)})")
+        if s.schedule:
+            raise SpecwiseError("SGLang takes no k-by-batch-size schedule; use its adaptive speculation instead")
+        cfg: dict[str, Any] = {"speculative_algorithm": ALGORITHMS[s.method.name]}
+        if s.method.needs_draft_checkpoint and s.draft:
+            cfg["speculative_draft_model_path"] = s.draft
+        cfg.update(speculative_num_steps=s.k, speculative_eagle_topk=1, speculative_num_draft_tokens=s.k + 1)
+        return cfg
+
+    def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:
+        argv = ["python", "-m", "sglang.launch_server", "--model-path", d.model, "--host", d.host]
+        argv += ["--tp-size", str(d.tp), "--mem-fraction-static", f"{d.gpu_memory_utilization:g}"]
+        if d.max_model_len is not None:
+            argv += ["--context-length", str(d.max_model_len)]
+        argv += ["--max-running-requests", str(d.max_num_seqs)]
+        if d.quantization:
+            argv += ["--quantization", d.quantization]
+        if speculative_config is not None:
+            argv += cli_flags(speculative_config)
+        return argv
+
+    def launch_argv(
+        self,
+        python: str,
+        model: str,
+        served_name: str,
+        port: int,
+        extra_args: Sequence[str],
+        speculative_config: dict[str, Any] | None,
+        host: str = LOOPBACK,
+    ) -> list[str]:
+        argv = [python, "-m", "sglang.launch_server", "--model-path", model, "--served-model-name", served_name]
+        argv += ["--host", host, "--port", str(port), "--enable-metrics", *extra_args]
+        return argv + cli_flags(speculative_config or {})

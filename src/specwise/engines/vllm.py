@@ -1,0 +1,110 @@
+"""vLLM (V1): ``vllm serve`` flags, the ``--speculative-config`` JSON (``vllm/config/speculative.py``
+SpeculativeConfig fields), the OpenAI server module the harness launches, and the Prometheus names of
+``vllm/v1/metrics/loggers.py`` and ``vllm/v1/spec_decode/metrics.py``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from specwise.engines.base import LOOPBACK, Deployment, SpecMetricNames, Speculation
+
+# Quantisation vLLM applies to an unquantised checkpoint at load time. INT8/INT4 need a quantised checkpoint
+# (AWQ, GPTQ, compressed-tensors W8A8...), which vLLM detects from its config: no flag to emit for those.
+ONLINE_QUANTIZATION = ("fp8",)
+
+
+@dataclass(frozen=True)
+class VllmMetricNames:
+    """vLLM V1 Prometheus names (labels: model_name, engine; per-position also: position)."""
+
+    spec_drafts: str = "vllm:spec_decode_num_drafts_total"
+    spec_draft_tokens: str = "vllm:spec_decode_num_draft_tokens_total"
+    spec_accepted: str = "vllm:spec_decode_num_accepted_tokens_total"
+    spec_accepted_per_pos: str = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+    spec_drafts_created: str = "vllm:spec_decode_num_drafts_created"  # a Unix timestamp, not a count
+    running: str = "vllm:num_requests_running"
+    waiting: str = "vllm:num_requests_waiting"
+    kv_usage: str = "vllm:kv_cache_usage_perc"
+    preemptions: str = "vllm:num_preemptions_total"
+    generation_tokens: str = "vllm:generation_tokens_total"
+    prompt_tokens: str = "vllm:prompt_tokens_total"
+    request_success: str = "vllm:request_success_total"
+    ttft: str = "vllm:time_to_first_token_seconds"
+    itl: str = "vllm:inter_token_latency_seconds"
+    tpot: str = "vllm:request_time_per_output_token_seconds"
+    e2e: str = "vllm:e2e_request_latency_seconds"
+    series_labels: tuple[str, ...] = ("model_name", "engine")
+
+
+METRICS = VllmMetricNames()
+
+# PromQL for acceptance over a window (vLLM's v1/spec_decode/metrics.py docstring).
+PROMQL_ACCEPTANCE_RATE = (
+    "sum(rate(vllm:spec_decode_num_accepted_tokens_total[5m])) / sum(rate(vllm:spec_decode_num_draft_tokens_total[5m]))"
+)
+PROMQL_ACCEPTANCE_LENGTH = (
+    "1 + sum(rate(vllm:spec_decode_num_accepted_tokens_total[5m])) / sum(rate(vllm:spec_decode_num_drafts_total[5m]))"
+)
+
+
+class VllmEngine:
+    name = "vllm"
+    metrics = METRICS
+    spec_metrics = SpecMetricNames(
+        drafts=METRICS.spec_drafts,
+        draft_tokens=(METRICS.spec_draft_tokens,),
+        accepted_tokens=(METRICS.spec_accepted,),
+        accepted_per_position=METRICS.spec_accepted_per_pos,
+        created=METRICS.spec_drafts_created,
+    )
+
+    def speculative_config(self, s: Speculation) -> dict[str, Any]:
+        """k is ``num_speculative_tokens``; with a schedule it is the largest k the schedule uses
+        (``num_speculative_tokens_per_batch_size`` takes ``[[first_batch, last_batch, k], ...]``)."""
+        cfg: dict[str, Any] = {"method": s.method.name}
+        if s.method.needs_draft_checkpoint and s.draft:
+            cfg["model"] = s.draft
+        cfg["num_speculative_tokens"] = max([s.k, *(band[2] for band in s.schedule)])
+        if s.prompt_lookup and "prompt_lookup_min" in s.method.settings:
+            cfg["prompt_lookup_min"], cfg["prompt_lookup_max"] = s.prompt_lookup
+        if s.method.has_weights and s.target_tp > 1:
+            cfg["draft_tensor_parallel_size"] = s.draft_tp or s.target_tp
+        if s.schedule:
+            cfg["num_speculative_tokens_per_batch_size"] = [list(b) for b in s.schedule]
+        if s.drafting == "probabilistic" and s.method.samples_from_a_distribution:
+            cfg["draft_sample_method"] = "probabilistic"
+        if s.draft_quantization in ONLINE_QUANTIZATION:
+            cfg["quantization"] = s.draft_quantization
+        return cfg
+
+    def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:
+        """``vllm serve`` with the memory plan's TP, memory utilisation and max model length."""
+        argv = ["vllm", "serve", d.model, "--host", d.host, "--tensor-parallel-size", str(d.tp)]
+        argv += ["--gpu-memory-utilization", f"{d.gpu_memory_utilization:g}"]
+        if d.max_model_len is not None:
+            argv += ["--max-model-len", str(d.max_model_len)]
+        argv += ["--max-num-seqs", str(d.max_num_seqs)]
+        if d.quantization in ONLINE_QUANTIZATION:
+            argv += ["--quantization", d.quantization]
+        if speculative_config is not None:
+            argv += ["--speculative-config", json.dumps(dict(speculative_config), separators=(",", ":"))]
+        return argv
+
+    def launch_argv(
+        self,
+        python: str,
+        model: str,
+        served_name: str,
+        port: int,
+        extra_args: Sequence[str],
+        speculative_config: dict[str, Any] | None,
+        host: str = LOOPBACK,
+    ) -> list[str]:
+        argv = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", model]
+        argv += ["--served-model-name", served_name, "--host", host, "--port", str(port), *extra_args]
+        if speculative_config:
+            argv += ["--speculative-config", json.dumps(speculative_config)]
+        return argv

@@ -1,0 +1,136 @@
+"""A bench run's configuration (what the results database keeps, so ``--resume`` sends exactly the same
+requests) and the plan it expands to: levels of rates or concurrencies, each with its requests."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from specwise.errors import SpecwiseError
+from specwise.latency import LevelSummary
+from specwise.loadgen.client import ClientConfig
+from specwise.loadgen.runner import BenchPlan, LevelPlan
+from specwise.loadgen.workload import PromptItem, level_requests
+from specwise.traffic import Arrivals
+
+
+@dataclass(frozen=True)
+class LaunchInfo:
+    """The server configuration a ``--launch`` run started (kept with the run for calibration)."""
+
+    name: str
+    speculative_config: dict[str, Any] | None
+    server_args: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "speculative_config": self.speculative_config, "server_args": list(self.server_args)}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    url: str
+    model: str
+    prompts: tuple[PromptItem, ...]
+    endpoint: str = "completions"
+    rates: tuple[float, ...] = (1.0, 4.0)
+    concurrency: tuple[int, ...] | None = None
+    sweep: int | None = None
+    sweep_rates: tuple[float, ...] | None = None  # found by the sweep's probes, kept for --resume
+    requests_per_level: int = 20
+    arrivals: str = "poisson"
+    cv: float = 1.0
+    max_tokens: int = 64
+    temperature: float = 0.0
+    ignore_eos: bool = False
+    max_concurrency: int = 256
+    timeout: float = 120.0
+    metrics_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    seed: int = 0
+    slo_ttft: float | None = None
+    slo_tpot: float | None = None
+    launch: LaunchInfo | None = field(default=None)
+
+    def with_launch(self, url: str, model: str, launch: LaunchInfo) -> RunConfig:
+        metrics = self.metrics_url if self.metrics_url is None else url.rstrip("/") + "/metrics"
+        return replace(self, url=url, model=model, launch=launch, metrics_url=metrics)
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["prompts"] = [asdict(p) for p in self.prompts]
+        out["launch"] = self.launch.to_json() if self.launch else None
+        if out["launch"] is None:
+            del out["launch"]
+        if self.sweep_rates is None:
+            del out["sweep_rates"]
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunConfig:
+        try:
+            d = {"url": "", "model": "", **data}
+            d["prompts"] = tuple(PromptItem(**p) for p in d.get("prompts", ()))
+            for key in ("rates", "concurrency", "sweep_rates"):
+                if d.get(key) is not None:
+                    d[key] = tuple(d[key])
+            launch = d.pop("launch", None)
+            if launch is not None:
+                d["launch"] = LaunchInfo(
+                    launch["name"], launch.get("speculative_config"), tuple(launch.get("server_args", ()))
+                )
+            return cls(**d)
+        except (KeyError, TypeError) as exc:
+            raise SpecwiseError(f"stored run configuration is unreadable ({exc}); start a new run") from None
+
+
+def plan_from_config(c: RunConfig) -> BenchPlan:
+    steps: list[tuple[float | None, int | None]]
+    if c.sweep:
+        # guidellm-style: a synchronous probe, a throughput probe, then rates spread between the two.
+        steps = [(None, 1), (None, min(c.max_concurrency, c.requests_per_level))]
+        steps += [(rate, None) for rate in c.sweep_rates or ()]
+    elif c.concurrency:
+        steps = [(None, n) for n in c.concurrency]
+    else:
+        steps = [(rate, None) for rate in c.rates]
+    prompts = list(c.prompts)
+    levels = tuple(
+        LevelPlan(
+            i,
+            rate,
+            tuple(level_requests(prompts, i, c.requests_per_level, c.max_tokens, c.temperature, c.ignore_eos)),
+            conc,
+        )
+        for i, (rate, conc) in enumerate(steps)
+    )
+    client = ClientConfig(
+        base_url=c.url,
+        model=c.model,
+        endpoint="chat" if c.endpoint == "chat" else "completions",
+        api_key_env=c.api_key_env,
+        request_timeout_s=c.timeout,
+        read_timeout_s=min(30.0, c.timeout),
+    )
+    return BenchPlan(
+        client=client,
+        levels=levels,
+        arrivals=Arrivals(c.arrivals, 1.0, c.cv),  # type: ignore[arg-type]
+        seed=c.seed,
+        max_concurrency=c.max_concurrency,
+        metrics_url=c.metrics_url,
+        slo_ttft_s=c.slo_ttft,
+        slo_tpot_s=c.slo_tpot,
+    )
+
+
+def sweep_rates(sync: LevelSummary, throughput: LevelSummary, count: int) -> tuple[float, ...]:
+    """``count`` rates spread evenly between the synchronous and the throughput probes' request rates."""
+    low, high = sync.request_rate_per_s, throughput.request_rate_per_s
+    if not low > 0 or not high > 0:
+        failed = sync.failed + throughput.failed
+        raise SpecwiseError(
+            f"sweep: a probe completed no request ({failed} failed: {dict(sync.errors) or dict(throughput.errors)}); "
+            "check the server"
+        )
+    high = max(high, low * 1.01)
+    return tuple(low + (high - low) * (i + 1) / (count + 1) for i in range(count))

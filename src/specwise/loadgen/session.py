@@ -1,0 +1,85 @@
+"""Running bench runs end to end: a run against a server (with the sweep's probes first), and a ``--launch``
+run that starts each server configuration, benches it and stops it. The CLI only parses and renders."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from specwise.contracts.bench import BenchConfig, BenchDoc, BenchLevel
+from specwise.errors import SpecwiseError
+from specwise.loadgen.launcher import EngineServer, LaunchFile
+from specwise.loadgen.plan import LaunchInfo, RunConfig, plan_from_config, sweep_rates
+from specwise.loadgen.runner import run_plan
+from specwise.loadgen.store import ResultStore
+
+# (label, level, requests done in the run so far, requests in the run, live acceptance rate)
+RunProgress = Callable[[str, int, int, int, float | None], None]
+
+
+def new_run(store: ResultStore, run_id: str, config: RunConfig) -> None:
+    try:
+        store.create_run(run_id, time.time(), config.to_json())
+    except sqlite3.IntegrityError:
+        raise SpecwiseError(f"{store.path}: run {run_id!r} exists; use --resume {run_id} or another --run-id") from None
+
+
+def run_levels(
+    store: ResultStore, run_id: str, config: RunConfig, label: str, progress: RunProgress | None
+) -> list[BenchLevel]:
+    plan = plan_from_config(config)
+    tick = None
+    if progress is not None:
+        total = sum(len(lp.requests) for lp in plan.levels)
+        base = {lp.level: i * len(lp.requests) for i, lp in enumerate(plan.levels)}
+
+        def tick(level: int, done: int, _total: int, acceptance: float | None) -> None:
+            progress(label, level, base[level] + done, total, acceptance)
+
+    return asyncio.run(run_plan(plan, store, run_id, progress=tick))
+
+
+def execute(
+    store: ResultStore, run_id: str, config: RunConfig, label: str, progress: RunProgress | None = None
+) -> list[BenchLevel]:
+    """Every level of a run (probes first for a sweep: their rates are kept so ``--resume`` reuses them)."""
+    if config.sweep and config.sweep_rates is None:
+        probes = run_levels(store, run_id, config, f"{label} probes", progress)
+        config = replace(config, sweep_rates=sweep_rates(probes[0].summary, probes[1].summary, config.sweep))
+        store.update_config(run_id, config.to_json())
+    results = run_levels(store, run_id, config, label, progress)
+    store.set_status(run_id, "complete")
+    return results
+
+
+def launch_all(
+    launch: LaunchFile,
+    template: RunConfig,
+    store: ResultStore,
+    db: Path,
+    base_id: str | None,
+    progress: RunProgress | None = None,
+    on_start: Callable[[str, Path], None] | None = None,
+) -> BenchDoc:
+    """Start each configuration of the launch file on loopback, bench it with the same requests, stop it."""
+    base_id = base_id or uuid.uuid4().hex[:8]
+    configs = []
+    for server_cfg in launch.configs:
+        run_id = f"{base_id}-{server_cfg.name}"
+        log = db.parent / f"{run_id}.vllm.log"
+        if on_start is not None:
+            on_start(server_cfg.name, log)
+        with EngineServer(launch, server_cfg, log) as url:
+            info = LaunchInfo(
+                server_cfg.name, server_cfg.speculative_config, (*launch.extra_args, *server_cfg.extra_args)
+            )
+            config = template.with_launch(url, launch.served_model_name, info)
+            new_run(store, run_id, config)
+            levels = execute(store, run_id, config, server_cfg.name, progress)
+        configs.append(BenchConfig(server_cfg.name, run_id, server_cfg.speculative_config, str(log), tuple(levels)))
+    return BenchDoc(run_id=base_id, db=str(db), model=launch.model, configs=tuple(configs))

@@ -1,0 +1,104 @@
+"""ScenarioSpec -> Scenario: resolve the catalog names, check the draft against the target, plan memory, build
+the step-time models. Errors are phrased for the file the spec came from (``file: [deployment].gpu: ...``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
+from specwise.compat.pair import check_pair
+from specwise.errors import FieldNames, SpecwiseError
+from specwise.memory import MemoryPlanRequest, plan_memory
+from specwise.perfmodel.factory import roofline_models
+from specwise.scenario.model import Scenario, ScenarioSpec
+from specwise.specs.draft import DraftChoice
+from specwise.specs.model import ModelSpec
+
+T = TypeVar("T")
+
+
+def _named(file: str, field: str | None, resolve: Callable[[], T]) -> T:
+    try:
+        return resolve()
+    except SpecwiseError as exc:
+        raise SpecwiseError(f"{file}: {field}: {exc}" if field else f"{file}: {exc}") from None
+
+
+def build_scenario(spec: ScenarioSpec) -> Scenario:
+    dep, sp, file, where = spec.deployment, spec.speculation, spec.file, spec.where_speculation
+    target = _named(file, "[deployment].target", lambda: resolve_model(dep.target))
+    gpu = _named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
+    draft_choice, warnings = _draft(spec, target)
+    draft_spec = draft_choice.spec
+    draft_tp = sp.draft_tp or dep.tp
+    names = FieldNames(
+        {"draft_tp": where, "draft_quantization": where, "num_speculative_tokens": where}, "[deployment]"
+    )
+    plan = _named(
+        file,
+        None,
+        lambda: plan_memory(
+            MemoryPlanRequest(
+                target=target,
+                gpu=gpu,
+                tp=dep.tp,
+                num_gpus=dep.tp,
+                draft=draft_choice,
+                draft_tp=draft_tp if draft_spec else None,
+                quantization=dep.quantization,
+                draft_quantization=sp.draft_quantization,
+                kv_cache_dtype=dep.kv_cache_dtype,
+                max_model_len=dep.max_model_len,
+                gpu_memory_utilization=dep.gpu_memory_utilization,
+                max_num_seqs=dep.max_num_seqs,
+                max_num_batched_tokens=dep.max_num_batched_tokens,
+                num_speculative_tokens=max(1, max(sp.k_values)),
+                names=names,
+            )
+        ),
+    )
+    if not plan.fits_without_draft:
+        raise SpecwiseError(f"{file}: [deployment]: the target does not fit: {'; '.join(plan.problems)}")
+    if not plan.fits:
+        warnings.append(
+            "with the draft the deployment does not fit ("
+            + "; ".join(plan.problems)
+            + "); speculation rows are simulated anyway with the KV left"
+        )
+    return Scenario(
+        name=spec.name,
+        target=target,
+        gpu=gpu,
+        tp=dep.tp,
+        method=sp.method,
+        draft=draft_spec,
+        draft_tp=draft_tp,
+        classes=spec.classes,
+        sweep=spec.sweep,
+        max_num_seqs=dep.max_num_seqs,
+        max_num_batched_tokens=dep.max_num_batched_tokens,
+        kv_cache_tokens=max(plan.kv_cache_tokens, 0),
+        kv_cache_tokens_without_draft=plan.kv_cache_tokens_without_draft,
+        memory_plan=plan,
+        models=roofline_models(target, gpu, dep.tp, sp.method, draft_spec, draft_tp),
+        k_schedule=sp.k_schedule,
+        warnings=tuple(warnings + list(plan.warnings)),
+        decision_metric=spec.decision_metric,
+    )
+
+
+def _draft(spec: ScenarioSpec, target: ModelSpec) -> tuple[DraftChoice, list[str]]:
+    """What proposes the tokens, and what the pair check found wrong with it."""
+    method, file, where = spec.speculation.method, spec.file, spec.where_speculation
+    if method.is_lookup:
+        return DraftChoice(kind=method.name), []  # type: ignore[arg-type]
+    if method.proposer == "target_layers":
+        choice, _ = _named(file, f"{where}.method", lambda: resolve_draft("mtp", target))
+        return choice, []
+    assert spec.speculation.draft is not None
+    name = spec.speculation.draft
+    choice, trained_for = _named(file, f"{where}.draft", lambda: resolve_draft(name, target))
+    assert choice.spec is not None
+    report = check_pair(target, choice.spec, head_trained_for=trained_for)
+    return choice, [f"draft/target: {f.message}" for f in report.findings if f.status == "fail"]

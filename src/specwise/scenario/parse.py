@@ -1,0 +1,340 @@
+"""TOML tables -> validated specs (:mod:`specwise.scenario.model`), every error one line naming file and field.
+
+No catalog lookups here: models and GPUs stay names until ``scenario/build.py`` resolves them. The files a
+scenario names (a profile, an arrival trace) are read here, bounded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from specwise.acceptance.model import AcceptanceModel
+from specwise.contracts.document import DocumentError
+from specwise.contracts.profile import ProfileDoc
+from specwise.errors import SpecError, SpecwiseError
+from specwise.methods import MAX_K, METHOD_NAMES, get_method
+from specwise.scenario.fields import MISSING, Section
+from specwise.scenario.model import (
+    DECISION_METRICS,
+    DEFAULT_QPS,
+    DRAFTING_MODES,
+    TASKS,
+    DeploymentSpec,
+    ScenarioSpec,
+    SpeculationSpec,
+    SweepSpec,
+    WorkloadSpec,
+)
+from specwise.sim.workload import WorkloadClass
+from specwise.traffic import Arrivals, LengthDist
+
+MAX_NUM_REQUESTS = 10_000_000  # per (QPS, k) cell: ~100 MB of request arrays; more is a typo
+MAX_TRACE_BYTES = 256 * 2**20
+DEPLOYMENT_KEYS = frozenset(
+    {
+        "target",
+        "gpu",
+        "tp",
+        "max_model_len",
+        "gpu_memory_utilization",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "quantization",
+        "kv_cache_dtype",
+    }
+)
+SPECULATION_KEYS = frozenset(
+    {"method", "draft", "draft_tp", "draft_quantization", "k", "k_schedule", "drafting", "prompt_lookup_min"}
+    | {"prompt_lookup_max"}
+)
+ACCEPTANCE_KEYS = ("acceptance", "per_position", "profile")
+SWEEP_KEYS = frozenset(
+    {"qps", "num_requests", "seed", "arrivals", "burstiness_cv", "warmup_fraction", "trace_file", "decision_metric"}
+)
+WORKLOAD_KEYS = frozenset(
+    {"name", "share", "temperature", "prompt_tokens", "output_tokens", "slo_ttft_s", "slo_tpot_s", "drafting"}
+)
+
+
+@dataclass(frozen=True)
+class AcceptanceSource:
+    """Acceptance as a table gives it: a model (``acceptance`` / ``per_position``) or a profile document, which
+    resolves per workload class and temperature (:meth:`ProfileDoc.pick`)."""
+
+    model: AcceptanceModel | None = None
+    profile: ProfileDoc | None = None
+    drafting: str = "greedy"
+    where: str = ""
+
+    def for_workload(self, w: WorkloadSpec) -> AcceptanceModel:
+        if self.model is not None:
+            return self.model
+        assert self.profile is not None
+        try:
+            return self.profile.pick(w.name, w.task, w.temperature, self.drafting).model
+        except DocumentError as exc:
+            raise SpecwiseError(f"{self.where}.profile: {exc}") from None
+
+
+def parse_deployment(s: Section) -> DeploymentSpec:
+    s.check_keys(DEPLOYMENT_KEYS)
+    return DeploymentSpec(
+        target=s.string("target"),
+        gpu=s.string("gpu"),
+        tp=s.positive_int("tp", 1, high=1024),
+        max_model_len=s.positive_int("max_model_len", None, high=2**31),
+        gpu_memory_utilization=s.number("gpu_memory_utilization", 0.9, low=0.0, high=1.0, strict_low=True),
+        max_num_seqs=s.positive_int("max_num_seqs", 256, high=1_000_000),
+        max_num_batched_tokens=s.positive_int("max_num_batched_tokens", 8192, high=2**31),
+        quantization=s.string("quantization", "auto"),
+        kv_cache_dtype=s.string("kv_cache_dtype", "auto"),
+    )
+
+
+def parse_speculation(
+    s: Section, default_k: tuple[int, ...], extra_keys: frozenset[str] = frozenset()
+) -> SpeculationSpec:
+    """``[speculation]`` or a ``[[candidate]]``: the method row, its draft and the k values (0 always added)."""
+    s.check_keys(SPECULATION_KEYS | set(ACCEPTANCE_KEYS) | extra_keys)
+    method = get_method(s.choice("method", METHOD_NAMES))
+    draft = s.string("draft", None)
+    if draft is None and method.needs_draft_checkpoint:
+        raise s.fail("draft", f"method {method.name} needs a draft model name or path")
+    if draft is not None and not method.needs_draft_checkpoint:
+        raise s.fail("draft", f"method {method.name} takes no draft model")
+    raw_k = s.get("k", list(default_k))
+    if (
+        not isinstance(raw_k, list)
+        or not raw_k
+        or not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= MAX_K for k in raw_k)
+    ):
+        raise s.fail("k", f"must be a non-empty list of integers in 0..{MAX_K}, got {raw_k!r}")
+    lookup = _lookup_bounds(s) if "prompt_lookup_min" in method.settings else None
+    if lookup is None and any(key in s.data for key in ("prompt_lookup_min", "prompt_lookup_max")):
+        raise s.fail("prompt_lookup_min", f"method {method.name} has no prompt lookup settings (ngram has)")
+    return SpeculationSpec(
+        method=method,
+        k_values=tuple(sorted(set(raw_k) | {0})),
+        draft=draft,
+        draft_tp=s.positive_int("draft_tp", None, high=1024),
+        draft_quantization=s.string("draft_quantization", "auto"),
+        drafting=s.choice("drafting", DRAFTING_MODES, "greedy"),
+        k_schedule=_k_schedule(s),
+        prompt_lookup=lookup,
+    )
+
+
+def _lookup_bounds(s: Section) -> tuple[int, int]:
+    """vLLM's defaults: both 5 when neither is given; one given sets the other."""
+    lo, hi = s.data.get("prompt_lookup_min"), s.data.get("prompt_lookup_max")
+    if lo is None and hi is None:
+        return 5, 5
+    lo = lo if lo is not None else hi
+    hi = hi if hi is not None else lo
+    if not (isinstance(lo, int) and isinstance(hi, int)) or isinstance(lo, bool) or isinstance(hi, bool):
+        raise s.fail("prompt_lookup_min", f"need integers, got {lo!r}, {hi!r}")
+    if not 1 <= lo <= hi <= 64:
+        raise s.fail("prompt_lookup_min", f"need 1 <= prompt_lookup_min <= prompt_lookup_max <= 64, got {lo}, {hi}")
+    return lo, hi
+
+
+def _k_schedule(s: Section) -> tuple[tuple[int, int, int], ...]:
+    raw = s.get("k_schedule", [])
+    if not isinstance(raw, list) or not all(
+        isinstance(e, list) and len(e) == 3 and all(isinstance(x, int) and not isinstance(x, bool) for x in e)
+        for e in raw
+    ):
+        raise s.fail("k_schedule", "must be a list of [first_batch, last_batch, k] integer triples")
+    out = []
+    prev_end = 0
+    for start, end, k in raw:
+        if start < 1 or end < start or k < 0 or start <= prev_end or k > MAX_K:
+            raise s.fail("k_schedule", f"bad or overlapping entry [{start}, {end}, {k}]")
+        prev_end = end
+        out.append((start, end, k))
+    return tuple(out)
+
+
+def parse_acceptance(s: Section, base_dir: Path | None, drafting: str) -> AcceptanceSource | None:
+    """One of ``acceptance`` (i.i.d. alpha), ``per_position`` (vLLM's rates) or ``profile`` (a profile JSON)."""
+    given = [k for k in ACCEPTANCE_KEYS if k in s.data]
+    if len(given) > 1:
+        raise s.fail(given[1], f"give only one of acceptance, per_position, profile (got {', '.join(given)})")
+    try:
+        if "acceptance" in s.data:
+            return AcceptanceSource(AcceptanceModel.iid(s.number("acceptance", low=0.0, high=1.0)), where=s.where)
+        if "per_position" in s.data:
+            return AcceptanceSource(AcceptanceModel.from_per_position(s.number_list("per_position")), where=s.where)
+    except SpecError as exc:
+        raise s.error(str(exc)) from None
+    if "profile" not in s.data:
+        return None
+    path = resolve_path(s.string("profile"), base_dir)
+    try:
+        profile = ProfileDoc.read(path)
+    except DocumentError as exc:
+        raise s.fail("profile", str(exc)) from None
+    return AcceptanceSource(profile=profile, drafting=drafting, where=f"{s.file}: {s.where}")
+
+
+def resolve_path(text: str, base_dir: Path | None) -> Path:
+    path = Path(text)
+    return base_dir / path if base_dir is not None and not path.is_absolute() else path
+
+
+def parse_workload(s: Section, index: int, *, with_task: bool) -> WorkloadSpec:
+    """One ``[[workload]]`` (its acceptance keys are read by the caller: simulate and advise differ there)."""
+    name = s.string("name", f"class{index}")
+    s.where = f"[[workload]] #{index} {name!r}"
+    try:
+        return WorkloadSpec(
+            name=name,
+            share=s.number("share", 1.0, low=0.0, strict_low=True),
+            prompt_tokens=_length(s, "prompt_tokens"),
+            output_tokens=_length(s, "output_tokens"),
+            temperature=s.number("temperature", 0.0, low=0.0, high=100.0),
+            slo_ttft_s=s.number("slo_ttft_s", None, low=0.0, strict_low=True),
+            slo_tpot_s=s.number("slo_tpot_s", None, low=0.0, strict_low=True),
+            task=s.choice("task", TASKS, "other") if with_task else "other",
+        )
+    except SpecError as exc:
+        raise s.error(str(exc)) from None
+
+
+def _length(w: Section, key: str) -> LengthDist:
+    raw = w.get(key)
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        if not 1 <= raw <= 10_000_000:
+            raise w.fail(key, f"must be >= 1, got {raw}" if raw < 1 else f"must be <= 10,000,000, got {raw:,}")
+        return LengthDist("fixed", float(raw), 0.0, 1, max(1, raw))
+    d = Section(raw, f"{w.where}.{key}", w.file)
+    d.check_keys({"dist", "mean", "cv", "min", "max"})
+    kind = d.string("dist", "fixed")
+    try:
+        return LengthDist(
+            kind=kind,
+            mean=d.number("mean", 0.0 if kind == "uniform" else MISSING, high=1e7),
+            cv=d.number("cv", 0.0, low=0.0, high=100.0),
+            min=d.positive_int("min", 1, high=10_000_000),
+            max=d.positive_int("max", 1_000_000, high=10_000_000),
+        )
+    except SpecError as exc:
+        raise d.error(str(exc)) from None
+
+
+def parse_sweep(s: Section, base_dir: Path | None, k_values: tuple[int, ...]) -> tuple[SweepSpec, str]:
+    """``[sweep]`` -> the grid and the decision metric."""
+    s.check_keys(SWEEP_KEYS)
+    metric = s.choice("decision_metric", DECISION_METRICS, "e2e")
+    qps = s.number_list("qps", list(DEFAULT_QPS))
+    if any(q <= 0 for q in qps):
+        raise s.fail("qps", f"rates must be > 0, got {qps}")
+    kind = s.string("arrivals", "poisson")
+    if kind not in ("poisson", "gamma", "constant", "trace"):
+        raise s.fail("arrivals", f"expected poisson, gamma, constant or trace, got {kind!r}")
+    cv = s.number("burstiness_cv", 1.0, low=0.0, strict_low=True, high=100.0)
+    trace: tuple[float, ...] = _read_trace(s, base_dir) if kind == "trace" else ()
+    sweep = SweepSpec(
+        qps=tuple(sorted(qps)),
+        k_values=k_values,
+        num_requests=s.positive_int("num_requests", 1000, high=MAX_NUM_REQUESTS),
+        seed=int(s.number("seed", 0, low=0, high=2**63 - 1)),
+        arrivals=Arrivals(kind, qps[0], cv, trace),
+        warmup_fraction=s.number("warmup_fraction", 0.1, low=0.0, high=0.9),
+    )
+    return sweep, metric
+
+
+def _read_trace(s: Section, base_dir: Path | None) -> tuple[float, ...]:
+    """Arrival times in seconds, one per line (a CSV's first column; '#' comments and a header skipped)."""
+    path = resolve_path(s.string("trace_file"), base_dir)
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_TRACE_BYTES + 1)
+        if len(raw) > MAX_TRACE_BYTES:
+            raise s.fail("trace_file", f"{path}: larger than {MAX_TRACE_BYTES // 2**20} MiB")
+        lines = raw.decode("utf-8").splitlines()
+    except FileNotFoundError:
+        raise s.fail("trace_file", f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise s.fail("trace_file", f"{path}: cannot read ({exc})") from None
+    times: list[float] = []
+    for number, line in enumerate(lines, start=1):
+        field = line.split("#", 1)[0].split(",", 1)[0].strip()
+        if not field:
+            continue
+        try:
+            times.append(float(field))
+        except ValueError:
+            if times:
+                raise s.fail("trace_file", f"{path}:{number}: not a time in seconds: {field!r}") from None
+    if len(times) < 2:
+        raise s.fail("trace_file", f"{path}: needs at least two arrival times")
+    try:
+        Arrivals("trace", 1.0, 1.0, tuple(times))
+    except SpecError as exc:
+        raise s.fail("trace_file", f"{path}: {exc}") from None
+    return tuple(times)
+
+
+def parse_scenario_spec(
+    data: Mapping[str, Any], *, file: str = "scenario", base_dir: Path | None = None
+) -> ScenarioSpec:
+    """A simulate scenario: ``[deployment]``, ``[speculation]``, ``[sweep]``, ``[[workload]]``..."""
+    root = Section(data, "scenario", file)
+    unknown = set(data) - {"name", "deployment", "speculation", "sweep", "workload"}
+    if unknown:
+        hint = (
+            " (candidate/advise tables belong in an advise scenario: use specwise advise)"
+            if unknown
+            & {
+                "candidate",
+                "advise",
+            }
+            else ""
+        )
+        raise SpecwiseError(f"{file}: unknown top-level key(s): {', '.join(sorted(unknown))}{hint}")
+    deployment = parse_deployment(root.sub("deployment", "[deployment]"))
+    spec_section = root.sub("speculation", "[speculation]")
+    speculation = parse_speculation(spec_section, tuple(range(9)))
+    default_acceptance = parse_acceptance(spec_section, base_dir, speculation.drafting)
+    classes = tuple(
+        _workload_class(Section(raw, f"[[workload]] #{i}", file), i, base_dir, default_acceptance)
+        for i, raw in enumerate(_workload_tables(root, file), start=1)
+    )
+    sweep, metric = parse_sweep(
+        root.sub("sweep", "[sweep]") if "sweep" in data else Section({}, "[sweep]", file),
+        base_dir,
+        speculation.k_values,
+    )
+    if metric == "goodput" and not any(c.slo_ttft_s or c.slo_tpot_s for c in classes):
+        raise SpecwiseError(
+            f"{file}: [sweep].decision_metric: goodput needs slo_ttft_s or slo_tpot_s on at least one [[workload]]"
+        )
+    return ScenarioSpec(str(root.get("name", Path(file).stem)), file, deployment, speculation, classes, sweep, metric)
+
+
+def _workload_tables(root: Section, file: str) -> list[Any]:
+    workloads = root.get("workload", None)
+    if not isinstance(workloads, list) or not workloads:
+        raise SpecwiseError(f"{file}: at least one [[workload]] table is required")
+    return workloads
+
+
+def _workload_class(s: Section, index: int, base_dir: Path | None, default: AcceptanceSource | None) -> WorkloadClass:
+    s.check_keys(WORKLOAD_KEYS | set(ACCEPTANCE_KEYS))
+    spec = parse_workload(s, index, with_task=False)
+    # A class's own acceptance wins; else [speculation]'s (a profile resolves per class and temperature).
+    own = parse_acceptance(s, base_dir, s.choice("drafting", DRAFTING_MODES, default.drafting if default else "greedy"))
+    source = own or default
+    if source is None:
+        raise s.fail(
+            "acceptance", "no acceptance given: set acceptance / per_position / profile here or in [speculation]"
+        )
+    try:
+        return spec.with_acceptance(source.for_workload(spec))
+    except SpecError as exc:
+        raise s.error(str(exc)) from None

@@ -1,0 +1,138 @@
+"""One engine step's plan, vLLM V1-style (``vllm/v1/core/sched/scheduler.py`` semantics, simplified):
+
+1. decoding requests each feed their verification tokens (``1 + k`` for a chain, k capped by what is still owed);
+2. the rest of the ``max_num_batched_tokens`` budget goes to prefill chunks: running requests still in prefill
+   first, then waiting requests in arrival order while ``max_num_seqs`` allows;
+3. the KV blocks for all of it must fit ``kv_capacity_tokens``; when they do not, the most recently admitted
+   request is preempted (recompute: its KV is freed and it re-prefills prompt + output so far).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from specwise.errors import SpecError
+from specwise.sim.drafting import DraftShape
+from specwise.sim.state import SimState
+from specwise.traffic import IntArray
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    kv_capacity_tokens: int
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 8192
+    block_size: int = 16
+    step_overhead_s: float = 1.207e-3  # SpecDecode-Bench's fitted per-step engine overhead
+
+    def __post_init__(self) -> None:
+        for name in ("kv_capacity_tokens", "max_num_seqs", "max_num_batched_tokens", "block_size"):
+            if getattr(self, name) < 1:
+                raise SpecError(f"engine.{name}: must be >= 1, got {getattr(self, name)}")
+
+
+@dataclass
+class StepPlan:
+    """What one step runs: decoding sequences with their query tokens and draft caps, and prefill chunks."""
+
+    decoding: IntArray
+    q_decode: IntArray
+    k_each: IntArray
+    chunk_ids: list[int]
+    chunk_len: list[int]
+
+    @property
+    def empty(self) -> bool:
+        return self.decoding.size == 0 and not self.chunk_ids
+
+
+def ceil_blocks(tokens: int, block: int) -> int:
+    return -(-tokens // block)
+
+
+def _blocks(tokens: IntArray, block: int) -> int:
+    return int((-(-tokens // block)).sum()) if tokens.size else 0
+
+
+class Scheduler:
+    def __init__(self, engine: EngineConfig, shape: DraftShape) -> None:
+        self.engine, self.shape = engine, shape
+        self.block = engine.block_size
+        self.capacity_blocks = engine.kv_capacity_tokens // engine.block_size
+
+    def plan(self, st: SimState, decoding: IntArray, k: int) -> StepPlan:
+        budget = self.engine.max_num_batched_tokens
+        remaining = st.out_len[decoding] - st.generated[decoding]
+        k_each = np.minimum(k, np.maximum(remaining - 1, 0))
+        q_decode = self.shape.query_tokens(k_each)
+        budget -= int(q_decode.sum())
+        chunk_ids: list[int] = []
+        chunk_len: list[int] = []
+        for r in st.running:
+            if st.computed[r] < st.prefill_len[r] and budget > 0:
+                c = int(min(st.prefill_len[r] - st.computed[r], budget))
+                chunk_ids.append(r)
+                chunk_len.append(c)
+                budget -= c
+        plan = StepPlan(decoding, q_decode, k_each, chunk_ids, chunk_len)
+        kv_used = self._kv_blocks(st, plan)
+        kv_used, budget = self._preempt(st, plan, kv_used, budget)
+        self._admit(st, plan, kv_used, budget)
+        return plan
+
+    def _kv_blocks(self, st: SimState, plan: StepPlan) -> int:
+        block = self.block
+        used = _blocks(st.computed[plan.decoding] + plan.q_decode, block)
+        used += sum(
+            ceil_blocks(int(st.computed[r]) + c, block) for r, c in zip(plan.chunk_ids, plan.chunk_len, strict=True)
+        )
+        others = [r for r in st.running if st.computed[r] < st.prefill_len[r] and r not in plan.chunk_ids]
+        return used + sum(ceil_blocks(int(st.computed[r]), block) for r in others)
+
+    def _preempt(self, st: SimState, plan: StepPlan, kv_used: int, budget: int) -> tuple[int, int]:
+        """Preempt the newest requests while the step does not fit the KV cache (vLLM's recompute)."""
+        while kv_used > self.capacity_blocks and len(st.running) > 1:
+            victim = st.running.pop()
+            kv_used -= ceil_blocks(int(st.computed[victim]) + _query_of(victim, plan), self.block)
+            if victim in plan.chunk_ids:
+                i = plan.chunk_ids.index(victim)
+                budget += plan.chunk_len.pop(i)
+                plan.chunk_ids.pop(i)
+            keep = plan.decoding != victim
+            if not keep.all():
+                budget += int(plan.q_decode[~keep].sum())
+                plan.decoding, plan.q_decode, plan.k_each = plan.decoding[keep], plan.q_decode[keep], plan.k_each[keep]
+            st.prefill_len[victim] = st.prompt[victim] + st.generated[victim]
+            st.computed[victim] = 0
+            st.preempt[victim] += 1
+            st.waiting.appendleft(victim)
+        return kv_used, budget
+
+    def _admit(self, st: SimState, plan: StepPlan, kv_used: int, budget: int) -> None:
+        """Waiting requests join while the token budget, ``max_num_seqs`` and the KV cache allow."""
+        block = self.block
+        while st.waiting and budget > 0 and len(st.running) < self.engine.max_num_seqs:
+            r = st.waiting[0]
+            c = int(min(st.prefill_len[r], budget))
+            need = ceil_blocks(c, block)
+            if kv_used + need > self.capacity_blocks or (
+                kv_used + ceil_blocks(int(st.prefill_len[r]) + 1, block) > self.capacity_blocks
+            ):
+                break
+            st.waiting.popleft()
+            st.running.append(r)
+            plan.chunk_ids.append(r)
+            plan.chunk_len.append(c)
+            budget -= c
+            kv_used += need
+
+
+def _query_of(r: int, plan: StepPlan) -> int:
+    hit = np.nonzero(plan.decoding == r)[0]
+    if hit.size:
+        return int(plan.q_decode[hit[0]])
+    if r in plan.chunk_ids:
+        return plan.chunk_len[plan.chunk_ids.index(r)]
+    return 0

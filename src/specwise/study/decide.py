@@ -1,0 +1,96 @@
+"""Decisions from a sweep: best k per QPS (on the scenario's decision metric), the crossover QPS where
+speculation stops paying, and the typed result (:class:`~specwise.contracts.sweep.SweepResult`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from specwise.contracts.sweep import BaselinePoint, SweepResult, SweepRow
+from specwise.scenario.model import Scenario
+from specwise.sim.metrics import SimSummary
+from specwise.stats import ratio
+from specwise.study.sweep import Cell
+
+
+def sweep_row(cell: Cell, base: SimSummary) -> SweepRow:
+    o, b = cell.summary.overall, base.overall
+    return SweepRow(
+        qps=cell.qps,
+        k=cell.k,
+        tpot_p50_s=o.tpot_s.p50,
+        tpot_p90_s=o.tpot_s.p90,
+        tpot_p99_s=o.tpot_s.p99,
+        ttft_p50_s=o.ttft_s.p50,
+        ttft_p99_s=o.ttft_s.p99,
+        itl_p50_s=o.itl_s.p50,
+        e2e_p50_s=o.e2e_s.p50,
+        e2e_p99_s=o.e2e_s.p99,
+        output_tokens_per_s=o.output_tokens_per_s,
+        goodput_per_s=o.goodput_per_s,
+        speedup_tpot=ratio(b.tpot_s.p50, o.tpot_s.p50),
+        speedup_e2e=ratio(b.e2e_s.p50, o.e2e_s.p50),
+        speedup_throughput=ratio(o.output_tokens_per_s, b.output_tokens_per_s),
+        speedup_goodput=ratio(o.goodput_per_s, b.goodput_per_s),
+        acceptance_rate=cell.summary.acceptance_rate,
+        mean_acceptance_length=cell.summary.mean_acceptance_length,
+        preemptions=o.preemptions,
+        latency=o.to_dict(),
+        by_class={
+            name: {**s.to_dict(), "speedup_tpot": ratio(base.by_class[name].tpot_s.p50, s.tpot_s.p50)}
+            for name, s in cell.summary.by_class.items()
+        },
+    )
+
+
+def crossover(qps: Sequence[float], best_speedup: Sequence[float]) -> float | None:
+    """QPS where the best speculative speedup falls through 1, interpolated linearly between grid points;
+    None when it never pays or never stops paying."""
+    for i in range(1, len(qps)):
+        s0, s1 = best_speedup[i - 1], best_speedup[i]
+        if s0 >= 1.0 > s1:
+            return qps[i - 1] + (qps[i] - qps[i - 1]) * (s0 - 1.0) / (s0 - s1)
+    return None
+
+
+def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
+    """Best k and the crossover, judged on ``sc.decision_metric``."""
+    metric = sc.decision_metric
+    base = {c.qps: c.summary for c in cells if c.k == 0}
+    rows = tuple(sweep_row(c, base[c.qps]) for c in cells if c.k is not None)
+    best_k: dict[float, int] = {}
+    best_speedup: dict[float, float] = {}
+    for q in sc.sweep.qps:
+        spec_rows = [r for r in rows if r.qps == q and r.k != 0 and r.speedup(metric) is not None]
+        top = max(spec_rows, key=lambda r: r.speedup(metric) or 0.0, default=None)
+        best = float(top.speedup(metric) or 0.0) if top else 0.0
+        best_speedup[q] = best
+        best_k[q] = int(top.k or 0) if top and best > 1.0 else 0
+    return SweepResult(
+        scenario=sc.name,
+        target=sc.target.name,
+        gpu=sc.gpu.name,
+        tp=sc.tp,
+        method=sc.method.name,
+        draft=sc.draft.name if sc.draft else None,
+        kv_cache_tokens=sc.kv_cache_tokens,
+        kv_cache_tokens_without_draft=sc.kv_cache_tokens_without_draft,
+        baseline=tuple(
+            BaselinePoint(
+                qps=q,
+                tpot_p50_s=s.overall.tpot_s.p50,
+                ttft_p50_s=s.overall.ttft_s.p50,
+                e2e_p50_s=s.overall.e2e_s.p50,
+                output_tokens_per_s=s.overall.output_tokens_per_s,
+                goodput_per_s=s.overall.goodput_per_s,
+            )
+            for q, s in sorted(base.items())
+        ),
+        results=rows,
+        schedule_results=tuple(sweep_row(c, base[c.qps]) for c in cells if c.k is None),
+        decision_metric=metric,
+        best_k_by_qps=best_k,
+        best_speedup_by_qps=best_speedup,
+        crossover_qps=crossover(sc.sweep.qps, [best_speedup[q] for q in sc.sweep.qps]),
+        warnings=sc.warnings,
+        predictor=sc.models.predictor,
+    )

@@ -1,0 +1,71 @@
+"""QPS x k sweeps of a scenario: one simulation per cell, common random numbers across k."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from specwise.scenario.model import Scenario
+from specwise.sim.engine import EngineConfig, SpecConfig, simulate
+from specwise.sim.metrics import SimSummary, summarize
+from specwise.sim.workload import generate_requests
+
+
+@dataclass(frozen=True)
+class Cell:
+    qps: float
+    k: int | None  # None: the k-by-batch-size schedule
+    summary: SimSummary
+
+
+def run_cell(sc: Scenario, qps: float, k: int | None) -> Cell:
+    """One simulation. The same seed gives the same requests for every k (common random numbers)."""
+    qps_index = sc.sweep.qps.index(qps) if qps in sc.sweep.qps else 0
+    rng = np.random.default_rng([sc.sweep.seed, qps_index])
+    requests = generate_requests(sc.classes, sc.sweep.arrivals.with_rate(qps), sc.sweep.num_requests, rng)
+    speculating = k is None or k > 0
+    engine = EngineConfig(
+        kv_capacity_tokens=sc.kv_cache_tokens if speculating else sc.kv_cache_tokens_without_draft,
+        max_num_seqs=sc.max_num_seqs,
+        max_num_batched_tokens=sc.max_num_batched_tokens,
+    )
+    spec = None
+    if k is None:
+        spec = SpecConfig(k=0, draft_cost=sc.models.draft_cost, schedule=sc.k_schedule, shape=sc.method.shape)
+    elif k > 0:
+        spec = SpecConfig(k=k, draft_cost=sc.models.draft_cost, shape=sc.method.shape)
+    rng_sim = np.random.default_rng([sc.sweep.seed, qps_index, 1])
+    result = simulate(requests, sc.classes, engine, sc.models.target, spec, rng_sim)
+    return Cell(qps, k, summarize(result, sc.classes, sc.sweep.warmup_fraction))
+
+
+def _run_cell_args(args: tuple[Scenario, float, int | None]) -> Cell:
+    return run_cell(*args)
+
+
+def run_sweep(
+    sc: Scenario, *, processes: int | None = None, progress: Callable[[int, int], None] | None = None
+) -> list[Cell]:
+    """Every (qps, k) cell, plus the schedule per QPS when the scenario has one; in processes (at most one per
+    cell and per core)."""
+    ks: list[int | None] = list(sc.sweep.k_values) + ([None] if sc.k_schedule else [])
+    jobs = [(sc, q, k) for q in sc.sweep.qps for k in ks]
+    cores = os.cpu_count() or 1
+    workers = min(len(jobs), cores, processes if processes is not None else cores)
+    cells: list[Cell] = []
+    if workers <= 1:
+        for i, job in enumerate(jobs, start=1):
+            cells.append(_run_cell_args(job))
+            if progress:
+                progress(i, len(jobs))
+        return cells
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for i, cell in enumerate(pool.map(_run_cell_args, jobs, chunksize=1), start=1):
+            cells.append(cell)
+            if progress:
+                progress(i, len(jobs))
+    return cells
