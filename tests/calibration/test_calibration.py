@@ -22,6 +22,7 @@ from specwise.cli import main
 from specwise.errors import SpecwiseError
 from specwise.loadgen.records import RequestRecord, summarize_level
 from specwise.loadgen.store import ResultStore
+from specwise.perfmodel.profiles import EngineOverhead
 from specwise.sim.engine import EngineConfig
 
 A, B, C = 2e-6, 4e-3, 0.03  # s per KV token, s per batched token, s per step
@@ -135,7 +136,9 @@ def test_fit_recovers_cost_law_and_draft_scale(ngram_alpha: float, draft_alpha: 
     assert cal.target.constant_s == pytest.approx(C, rel=0.02)
     assert cal.draft_scale["draft"] == pytest.approx(0.25, rel=0.1)
     assert cal.relative_rms_error() < 0.01
-    rows = prediction_rows(cal, runs, EngineConfig(kv_capacity_tokens=10**6, step_overhead_s=0.0))
+    rows = prediction_rows(
+        cal, runs, EngineConfig(kv_capacity_tokens=10**6, overhead=EngineOverhead(base_s=0.0, rejection_fraction=0.015))
+    )
     spec_rows = [r for r in rows if r.config != "baseline"]
     assert len(spec_rows) == 6
     for r in spec_rows:  # the simulator's engine is not the toy one; speedups must still agree closely

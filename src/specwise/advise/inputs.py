@@ -84,7 +84,7 @@ def parse_inputs(data: Mapping[str, Any], file: str, base_dir: Path) -> AdviseIn
         raise SpecwiseError(f"{file}: unknown top-level key(s): {', '.join(sorted(unknown))}{hint}")
     if not isinstance(data.get("deployment"), Mapping):
         raise SpecwiseError(f"{file}: [deployment]: required table is missing")
-    deployment = parse_deployment(root.sub("deployment", "[deployment]"))
+    deployment = parse_deployment(root.sub("deployment", "[deployment]"), base_dir)
     adv = Section(data.get("advise", {}), "[advise]", file)
     adv.check_keys({"operating_qps", "min_speedup"})
     sweep_section = Section(data.get("sweep", {}), "[sweep]", file)

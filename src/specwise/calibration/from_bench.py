@@ -10,6 +10,7 @@ from specwise.loadgen.plan import RunConfig
 from specwise.loadgen.records import RequestRecord, summarize_level
 from specwise.loadgen.runner import level_spec_decode
 from specwise.loadgen.store import ResultStore
+from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead
 from specwise.sim.engine import EngineConfig
 
 KV_CAPACITY_TOKENS = 10_000_000  # bench levels are far from the CPU engine's KV limit; preemption is not modelled
@@ -34,7 +35,7 @@ def engine_config(server_args: tuple[str, ...]) -> EngineConfig:
         kv_capacity_tokens=KV_CAPACITY_TOKENS,
         max_num_seqs=_flag(server_args, "--max-num-seqs", 256),
         max_num_batched_tokens=_flag(server_args, "--max-num-batched-tokens", 8192),
-        step_overhead_s=0.0,
+        overhead=EngineOverhead(base_s=0.0, rejection_fraction=LEGACY_OVERHEAD.rejection_fraction),
     )
 
 

@@ -12,7 +12,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from specwise.advise.decision import advise
 from specwise.advise.inputs import load_inputs
-from specwise.cli.common import EXIT_OK, add_json_flag, positive_int, print_json, stage_progress
+from specwise.cli.common import (
+    EXIT_OK,
+    add_json_flag,
+    add_predictor_flags,
+    positive_int,
+    predictor_override,
+    print_json,
+    stage_progress,
+)
+from specwise.scenario.toml_loader import with_predictor
 
 
 def register(sub: Any) -> None:
@@ -43,12 +52,16 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--report", type=Path, metavar="OUT.html", help="write the self-contained HTML report")
     p.add_argument("--processes", type=positive_int, help="simulation worker processes (default: CPU count)")
+    add_predictor_flags(p)
     add_json_flag(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     inputs = load_inputs(args.scenario)
+    choice = predictor_override(args)
+    if choice is not None:
+        inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, transient=True, disable=args.json) as bar:
         doc = advise(inputs, args.profile, args.bench, args.processes, stage_progress(bar))

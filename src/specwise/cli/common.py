@@ -7,7 +7,13 @@ import json
 import math
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from specwise.errors import SpecwiseError
+
+if TYPE_CHECKING:
+    from specwise.perfmodel.factory import PredictorChoice
 
 EXIT_OK = 0
 EXIT_NEGATIVE = 1  # the command worked and its answer is "no" (does not fit, incompatible pair)
@@ -85,3 +91,35 @@ def stage_progress(bar: Any) -> Callable[[str, int, int], None]:
         bar.update(tasks[stage], completed=done)
 
     return progress
+
+
+def add_predictor_flags(parser: argparse.ArgumentParser) -> None:
+    """``--predictor`` and ``--calibration``: which step-time model the simulation runs on."""
+    from specwise.perfmodel.factory import PREDICTORS
+
+    parser.add_argument(
+        "--predictor",
+        choices=PREDICTORS,
+        help="step-time model: published-fit (default; fitted to published vLLM measurements), roofline (analytic, "
+        "optimistic under load), calibrated (needs --calibration)",
+    )
+    parser.add_argument(
+        "--calibration",
+        type=Path,
+        metavar="FILE",
+        help="a calibration file from specwise bench --launch --calibrate: simulate with your server's step times",
+    )
+
+
+def predictor_override(args: argparse.Namespace) -> PredictorChoice | None:
+    """The flags' choice (None: the scenario's own); reads the calibration file."""
+    from specwise.contracts.calibration import CalibrationDoc
+    from specwise.perfmodel.factory import PredictorChoice
+
+    if args.calibration is not None:
+        if args.predictor not in (None, "calibrated"):
+            raise SpecwiseError(f"--calibration needs --predictor calibrated (or no --predictor), got {args.predictor}")
+        return PredictorChoice("calibrated", CalibrationDoc.read(args.calibration), args.calibration)
+    if args.predictor == "calibrated":
+        raise SpecwiseError("--predictor calibrated needs --calibration FILE (from specwise bench --calibrate)")
+    return PredictorChoice(args.predictor) if args.predictor else None

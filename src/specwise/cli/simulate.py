@@ -9,7 +9,14 @@ from typing import Any
 
 from rich.progress import Progress
 
-from specwise.cli.common import EXIT_OK, add_json_flag, positive_int, print_json
+from specwise.cli.common import (
+    EXIT_OK,
+    add_json_flag,
+    add_predictor_flags,
+    positive_int,
+    predictor_override,
+    print_json,
+)
 from specwise.report.sim import render_sweep
 from specwise.scenario import load_scenario
 from specwise.scenario.model import DECISION_METRICS
@@ -34,12 +41,13 @@ def register(sub: Any) -> None:
         choices=DECISION_METRICS,
         help="judge best k and the crossover on this speedup (default: [sweep].decision_metric or e2e)",
     )
+    add_predictor_flags(p)
     add_json_flag(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario)
+    scenario = load_scenario(args.scenario, predictor_override(args))
     if args.num_requests:
         scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=args.num_requests))
     if args.metric:

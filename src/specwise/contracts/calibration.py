@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
-from specwise.contracts.document import Fields, JsonObject, Schema
+from specwise.contracts.document import Fields, JsonObject, Schema, read_json_file
 
 SCHEMA = Schema("specwise.calibration", 1)
 FORM = (
@@ -84,6 +85,16 @@ class CalibrationRow:
 
 
 @dataclass(frozen=True)
+class CalibratedConfig:
+    """One launched configuration: its speculation (None: the baseline) and k."""
+
+    name: str
+    method: str | None
+    model: str | None
+    k: int
+
+
+@dataclass(frozen=True)
 class CalibrationDoc:
     run_id: str
     law: StepLaw
@@ -93,7 +104,30 @@ class CalibrationDoc:
     points: tuple[StepPoint, ...] = ()
     rows: tuple[CalibrationRow, ...] = ()
     base_config: str = ""  # the configuration the rows' speedups are relative to
-    extra: JsonObject = field(default_factory=dict)  # provenance a newer writer adds (engine, hardware, models)
+    configs: tuple[CalibratedConfig, ...] = ()
+    engine: str = "vllm"
+    engine_version: str | None = None
+    hardware: str | None = None  # what the server ran on, as the run saw it
+    target: str | None = None  # the served model
+    extra: JsonObject = field(default_factory=dict)  # fields a newer writer adds
+
+    def config_for(self, method: str, draft: str | None) -> CalibratedConfig | None:
+        """The calibrated configuration that proposes like ``method`` (for a draft model, the same draft by name
+        when more than one was calibrated)."""
+        same = [c for c in self.configs if c.method == method and c.name in self.draft_cost_scale]
+        if len(same) > 1 and draft:
+            named = [c for c in same if c.model and _base(c.model) == _base(draft)]
+            same = named or same
+        return same[0] if same else None
+
+    def speedup_band(self) -> float:
+        """80th percentile of |predicted / measured speedup - 1| over the replayed speculative levels."""
+        errs = sorted(
+            abs(r.predicted_speedup_tpot / r.measured_speedup_tpot - 1.0)
+            for r in self.rows
+            if r.config != self.base_config and r.predicted_speedup_tpot and r.measured_speedup_tpot
+        )
+        return errs[min(len(errs) - 1, int(0.8 * len(errs)))] if errs else 0.25
 
     def _errors(self) -> list[float]:
         return [abs(r.speedup_error) for r in self.rows if r.speedup_error is not None and r.config != self.base_config]
@@ -126,6 +160,12 @@ class CalibrationDoc:
             "mean_abs_speedup_error": self.mean_abs_speedup_error,
             "max_abs_speedup_error": self.max_abs_speedup_error,
             **({"base_config": self.base_config} if self.base_config else {}),
+            "schema": SCHEMA.id,
+            "engine": self.engine,
+            "engine_version": self.engine_version,
+            "hardware": self.hardware,
+            "target": self.target,
+            "configs": [asdict(c) for c in self.configs],
             **dict(self.extra),
         }
 
@@ -139,7 +179,8 @@ class CalibrationDoc:
         scales = f.object("draft_cost_scale")
         rows = tuple(CalibrationRow.from_json(r) for r in f.objects("rows"))
         known = {"run_id", "predictor", "draft_cost_scale", "points", "rows", "mean_abs_speedup_error"}
-        known |= {"max_abs_speedup_error", "base_config", "schema"}
+        known |= {"max_abs_speedup_error", "base_config", "schema", "engine", "engine_version", "hardware", "target"}
+        known |= {"configs"}
         return cls(
             run_id=f.text("run_id", "") or "",
             law=StepLaw(
@@ -154,5 +195,25 @@ class CalibrationDoc:
             points=tuple(StepPoint.from_json(p) for p in f.objects("points")),
             rows=rows,
             base_config=f.text("base_config", rows[0].config if rows else "") or "",
+            configs=tuple(
+                CalibratedConfig(c.text("name", "") or "", c.text("method"), c.text("model"), c.integer("k", 0) or 0)
+                for c in f.objects("configs")
+            ),
+            engine=f.text("engine", "vllm") or "vllm",
+            engine_version=f.text("engine_version"),
+            hardware=f.text("hardware"),
+            target=f.text("target"),
             extra={k: v for k, v in data.items() if k not in known},
         )
+
+    @classmethod
+    def read(cls, path: Path) -> CalibrationDoc:
+        """A calibration file: ``bench --calibrate``'s own file, or a bench result that carries one."""
+        data = read_json_file(path, "calibration")
+        if "calibration" in data and isinstance(data["calibration"], Mapping):
+            data = data["calibration"]
+        return cls.from_json(data, str(path))
+
+
+def _base(name: str) -> str:
+    return Path(name.rstrip("/")).name.lower()

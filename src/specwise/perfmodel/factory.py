@@ -1,23 +1,77 @@
-"""The step-time models a deployment is simulated with, built in one place: the target's predictor and what the
-method's proposer costs, with the name of the predictor that made them (shown next to every prediction)."""
+"""The step-time models a deployment is simulated with, built in one place: the target's predictor, what the
+method's proposer costs, the engine's own per-step costs, and the name of the predictor that made them with its
+validation error (every prediction shown to a user carries both).
+
+Three predictors:
+
+* ``published-fit`` (default): :mod:`specwise.perfmodel.v2` with the engine profile fitted to published vLLM
+  measurements (``perfmodel/data/published_fit.json``); its band is the held-back validation error.
+* ``calibrated``: the law ``specwise bench --calibrate`` fitted to *your* server (a calibration file); its band is
+  that calibration's own replay error.
+* ``roofline``: the analytic roofline of earlier versions (max of memory and compute time); kept as a component
+  and for comparison -- it predicts no slowdown until the roofline's knee.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
+import numpy as np
+
+from specwise.contracts.calibration import CalibrationDoc
+from specwise.errors import SpecwiseError
 from specwise.methods import Method
-from specwise.perfmodel.drafting import DraftCost
+from specwise.perfmodel.calibrated import CalibratedPredictor
+from specwise.perfmodel.drafting import DraftCost, ModelDraftCost, NgramDraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
+from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead, profile_for, published_fit
 from specwise.perfmodel.roofline import RooflinePredictor
+from specwise.perfmodel.v2 import StepModelV2
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
+from specwise.specs.quant import Quantization
+
+PredictorKind = Literal["published-fit", "roofline", "calibrated"]
+PREDICTORS: tuple[str, ...] = ("published-fit", "roofline", "calibrated")
 
 
 @dataclass(frozen=True)
 class ServingModels:
     target: StepTimePredictor
     draft_cost: DraftCost
-    predictor: str  # which model made the step times, e.g. "roofline"
+    predictor: str  # which model made the step times, e.g. "published-fit (vllm-v1)"
+    overhead: EngineOverhead = LEGACY_OVERHEAD
+    chunked_prefill_with_spec: bool = True
+    band: float = 0.0  # relative error of a predicted speedup (80th percentile of |predicted/measured - 1|)
+    band_source: str = ""
+
+
+@dataclass(frozen=True)
+class PredictorChoice:
+    """Which predictor a scenario is simulated with (a flag or the scenario's ``[deployment]`` keys)."""
+
+    kind: PredictorKind = "published-fit"
+    calibration: CalibrationDoc | None = None
+    calibration_path: Path | None = None
+    engine: str = "vllm"
+    engine_version: str | None = None
+
+
+@dataclass(frozen=True)
+class Deployed:
+    """The models as deployed: what a predictor prices."""
+
+    target: ModelSpec
+    gpu: GpuSpec
+    tp: int
+    method: Method
+    draft: ModelSpec | None
+    draft_tp: int
+    quantization: Quantization | None = None
+    draft_quantization: Quantization | None = None
+    kv_dtype: str | None = None
 
 
 def roofline_models(
@@ -25,4 +79,77 @@ def roofline_models(
 ) -> ServingModels:
     """The analytic roofline for the target and, for a method with weights, for its draft."""
     draft_predictor = RooflinePredictor(draft, gpu, tp=draft_tp) if draft is not None else None
-    return ServingModels(RooflinePredictor(target, gpu, tp=tp), method.draft_cost(draft_predictor), "roofline")
+    fit = published_fit()
+    band = float(fit.error.get("roofline", {}).get("validation", {}).get("p80_abs_rel_error") or 0.5)
+    return ServingModels(
+        RooflinePredictor(target, gpu, tp=tp),
+        method.draft_cost(draft_predictor),
+        "roofline",
+        band=band,
+        band_source="roofline replay of the held-back published measurements (specwise validate --predictor roofline)",
+    )
+
+
+def fitted_models(d: Deployed, engine: str = "vllm", engine_version: str | None = None) -> ServingModels:
+    """Step-time model v2 with the engine profile fitted to published measurements."""
+    profile = profile_for(engine, engine_version)
+
+    def model(spec: ModelSpec, tp: int, quant: Quantization | None) -> StepModelV2:
+        return StepModelV2(spec, d.gpu, profile.gpu, tp=tp, quantization=quant, kv_dtype=d.kv_dtype)
+
+    draft = model(d.draft, d.draft_tp, d.draft_quantization) if d.draft is not None else None
+    fit = published_fit()
+    return ServingModels(
+        model(d.target, d.tp, d.quantization),
+        d.method.draft_cost(draft),
+        f"published-fit ({profile.name})",
+        overhead=profile.overhead,
+        chunked_prefill_with_spec=profile.chunked_prefill_with_spec,
+        band=fit.band(),
+        band_source=f"held-back validation of the published fit ({', '.join(fit.validation_families)})",
+    )
+
+
+def calibrated_models(d: Deployed, cal: CalibrationDoc, path: Path | None) -> ServingModels:
+    """The law fitted to a real server by ``specwise bench --calibrate``, with the proposer's fitted cost."""
+    law = cal.law
+    target = CalibratedPredictor(
+        law.per_kv_token_s, law.per_batched_token_s, law.constant_s, free_batched_tokens=law.free_batched_tokens
+    )
+    name = str(path) if path else cal.run_id
+    match = cal.config_for(d.method.name, d.draft.name if d.draft is not None else None)
+    if match is None and d.method.name != "none":
+        configs = ", ".join(f"{c.name} ({c.method})" for c in cal.configs) or "none recorded"
+        raise SpecwiseError(
+            f"calibration {name}: no speculative configuration with method {d.method.name} was calibrated "
+            f"(its configurations: {configs}); bench that method with --launch --calibrate"
+        )
+    cost: DraftCost
+    if d.method.is_lookup:
+        cost = NgramDraftCost(cal.draft_cost_scale[match.name]) if match else NgramDraftCost()
+    else:
+        scale = cal.draft_cost_scale.get(match.name, 0.0) if match else 0.0
+        cost = ModelDraftCost(target.scaled(scale))
+    return ServingModels(
+        target,
+        cost,
+        f"calibrated: {name}",
+        overhead=EngineOverhead(base_s=0.0, rejection_fraction=LEGACY_OVERHEAD.rejection_fraction),
+        band=cal.speedup_band(),
+        band_source=f"replay of the calibrated run {cal.run_id} (predicted vs measured speedup per level)",
+    )
+
+
+def serving_models(choice: PredictorChoice, d: Deployed) -> ServingModels:
+    if choice.kind == "roofline":
+        return roofline_models(d.target, d.gpu, d.tp, d.method, d.draft, d.draft_tp)
+    if choice.kind == "calibrated":
+        if choice.calibration is None:
+            raise SpecwiseError("the calibrated predictor needs a calibration file (--calibration FILE)")
+        return calibrated_models(d, choice.calibration, choice.calibration_path)
+    return fitted_models(d, choice.engine, choice.engine_version)
+
+
+def relative_band(predicted: np.ndarray, measured: np.ndarray) -> float:
+    """The 80th percentile of |predicted / measured - 1|."""
+    return float(np.percentile(np.abs(predicted / measured - 1.0), 80)) if predicted.size else 0.25

@@ -51,8 +51,11 @@ class Efficiency:
             raise ValueError("Efficiency: overheads must be >= 0")
 
 
-class RooflinePredictor:
-    """Step time of ``model`` on ``tp`` x ``gpu`` (dtype and quantization as deployed)."""
+class PassGeometry:
+    """What one forward pass of ``model`` on ``tp`` GPUs moves and computes, per GPU: the weights it streams (MoE:
+    the experts its tokens touch), the KV it reads, its linear and attention FLOPs, and its all-reduce traffic.
+    Shared by every predictor that prices a pass from the hardware (the roofline here, the published-fit model in
+    :mod:`specwise.perfmodel.v2`)."""
 
     def __init__(
         self,
@@ -63,10 +66,8 @@ class RooflinePredictor:
         dtype: str = "bf16",
         quantization: Quantization | None = None,
         kv_dtype: str | None = None,
-        efficiency: Efficiency | None = None,
     ) -> None:
         self.model, self.gpu, self.tp = model, gpu, tp
-        self.eff = efficiency or Efficiency()
         dtype_bytes = DTYPE_BYTES[dtype]
         self.act_bytes = dtype_bytes
         kv_bytes = DTYPE_BYTES[kv_dtype or dtype]
@@ -96,9 +97,9 @@ class RooflinePredictor:
         qk_dim = a.head_dim if a.kind == "gqa" else a.kv_lora_rank + a.qk_rope_head_dim
         self._attn_flops_per_pair_layer = 4.0 * heads_per_gpu * qk_dim
         uses_fp8 = (quantization or model.native_quantization).method == "fp8" and gpu.dense_fp8_flops_per_s
-        self._peak_flops = float(gpu.dense_fp8_flops_per_s if uses_fp8 else gpu.dense_bf16_flops_per_s)  # type: ignore[arg-type]
+        self.peak_flops = float(gpu.dense_fp8_flops_per_s if uses_fp8 else gpu.dense_bf16_flops_per_s)  # type: ignore[arg-type]
 
-    def _attention_sums(self, batch: BatchShape) -> tuple[float, float]:
+    def attention_sums(self, batch: BatchShape) -> tuple[float, float]:
         """(KV tokens read summed over layers, query x context pairs summed over layers)."""
         q, ctx = batch.query_tokens, batch.context_tokens
         seen = ctx + q
@@ -113,7 +114,7 @@ class RooflinePredictor:
                 pairs += layers * float(np.dot(q, np.minimum(mid, window)))
         return read, pairs
 
-    def _weight_bytes(self, batched_tokens: int) -> float:
+    def weight_bytes(self, batched_tokens: int) -> float:
         weights = self._dense_bytes
         if self._moe is not None:
             e, k = self._moe.num_experts, self._moe.experts_per_token
@@ -121,35 +122,66 @@ class RooflinePredictor:
             weights += self._expert_bytes_each * touched * self._moe.moe_layers
         return weights
 
+    def kv_read_bytes(self, read_token_layers: float) -> float:
+        return read_token_layers * self._kv_bytes_per_token_layer
+
+    def linear_flops(self, batched_tokens: int, logit_rows: int) -> float:
+        return self._flops_per_token * batched_tokens + self._flops_per_logit_row * logit_rows
+
+    def attention_flops(self, pairs: float) -> float:
+        return self._attn_flops_per_pair_layer * pairs
+
+    def allreduce_ops_and_bytes(self, batched_tokens: int) -> tuple[int, float]:
+        """(all-reduces per pass, bytes each moves per GPU): two per layer under TP, a ring of
+        ``2 (tp-1)/tp * T * hidden`` activations."""
+        if self.tp == 1:
+            return 0, 0.0
+        per = 2.0 * (self.tp - 1) / self.tp * batched_tokens * self.model.hidden_size * self.act_bytes
+        return 2 * self.model.num_layers, per
+
+
+class RooflinePredictor(PassGeometry):
+    """Step time of ``model`` on ``tp`` x ``gpu`` (dtype and quantization as deployed)."""
+
+    def __init__(
+        self,
+        model: ModelSpec,
+        gpu: GpuSpec,
+        *,
+        tp: int = 1,
+        dtype: str = "bf16",
+        quantization: Quantization | None = None,
+        kv_dtype: str | None = None,
+        efficiency: Efficiency | None = None,
+    ) -> None:
+        super().__init__(model, gpu, tp=tp, dtype=dtype, quantization=quantization, kv_dtype=kv_dtype)
+        self.eff = efficiency or Efficiency()
+
     def memory_bytes(self, batch: BatchShape) -> float:
-        read, _ = self._attention_sums(batch)
-        return self._weight_bytes(batch.batched_tokens) + read * self._kv_bytes_per_token_layer
+        read, _ = self.attention_sums(batch)
+        return self.weight_bytes(batch.batched_tokens) + self.kv_read_bytes(read)
 
     def flops(self, batch: BatchShape) -> float:
-        _, pairs = self._attention_sums(batch)
-        return self._linear_flops(batch) + self._attn_flops_per_pair_layer * pairs
-
-    def _linear_flops(self, batch: BatchShape) -> float:
-        return self._flops_per_token * batch.batched_tokens + self._flops_per_logit_row * batch.logit_rows
+        _, pairs = self.attention_sums(batch)
+        return self.linear_flops(batch.batched_tokens, batch.logit_rows) + self.attention_flops(pairs)
 
     def allreduce_s(self, batch: BatchShape) -> float:
         return self._allreduce_for(batch.batched_tokens)
 
     def _allreduce_for(self, batched_tokens: int) -> float:
-        if self.tp == 1:
+        ops, per = self.allreduce_ops_and_bytes(batched_tokens)
+        if ops == 0:
             return 0.0
-        per = 2.0 * (self.tp - 1) / self.tp * batched_tokens * self.model.hidden_size * self.act_bytes
         bw = self.gpu.interconnect_bytes_per_s * self.eff.interconnect
-        return 2 * self.model.num_layers * (per / bw + self.eff.allreduce_latency_s)
+        return ops * (per / bw + self.eff.allreduce_latency_s)
 
     def step_time_s(self, batch: BatchShape) -> float:
         if batch.num_seqs == 0:
             return 0.0
-        read, pairs = self._attention_sums(batch)
+        read, pairs = self.attention_sums(batch)
         tokens = batch.batched_tokens
-        mem = self._weight_bytes(tokens) + read * self._kv_bytes_per_token_layer
-        flops = self._flops_per_token * tokens + self._flops_per_logit_row * batch.logit_rows
-        flops += self._attn_flops_per_pair_layer * pairs
+        mem = self.weight_bytes(tokens) + self.kv_read_bytes(read)
+        flops = self.linear_flops(tokens, batch.logit_rows) + self.attention_flops(pairs)
         t_mem = mem / (self.gpu.memory_bandwidth_bytes_per_s * self.eff.memory)
-        t_compute = flops / (self._peak_flops * self.eff.compute)
+        t_compute = flops / (self.peak_flops * self.eff.compute)
         return max(t_mem, t_compute) + self._allreduce_for(tokens) + self.eff.pass_overhead_s

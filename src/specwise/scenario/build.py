@@ -10,10 +10,11 @@ from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import check_pair
 from specwise.errors import FieldNames, SpecwiseError
 from specwise.memory import MemoryPlanRequest, plan_memory
-from specwise.perfmodel.factory import roofline_models
+from specwise.perfmodel.factory import Deployed, serving_models
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.specs.draft import DraftChoice
 from specwise.specs.model import ModelSpec
+from specwise.specs.quant import Quantization
 
 T = TypeVar("T")
 
@@ -58,6 +59,17 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
             )
         ),
     )
+    deployed = Deployed(
+        target=target,
+        gpu=gpu,
+        tp=dep.tp,
+        method=sp.method,
+        draft=draft_spec,
+        draft_tp=draft_tp,
+        quantization=_quant(dep.quantization),
+        draft_quantization=_quant(sp.draft_quantization),
+        kv_dtype=plan.kv_cache_dtype,
+    )
     if not plan.fits_without_draft:
         raise SpecwiseError(f"{file}: [deployment]: the target does not fit: {'; '.join(plan.problems)}")
     if not plan.fits:
@@ -81,11 +93,16 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         kv_cache_tokens=max(plan.kv_cache_tokens, 0),
         kv_cache_tokens_without_draft=plan.kv_cache_tokens_without_draft,
         memory_plan=plan,
-        models=roofline_models(target, gpu, dep.tp, sp.method, draft_spec, draft_tp),
+        models=_named(file, "[deployment].predictor", lambda: serving_models(dep.predictor, deployed)),
         k_schedule=sp.k_schedule,
         warnings=tuple(warnings + list(plan.warnings)),
         decision_metric=spec.decision_metric,
     )
+
+
+def _quant(choice: str) -> Quantization | None:
+    """A deployment's quantisation for the step-time model ('auto': as the checkpoint stores it)."""
+    return None if choice == "auto" else Quantization(choice)
 
 
 def _draft(spec: ScenarioSpec, target: ModelSpec) -> tuple[DraftChoice, list[str]]:

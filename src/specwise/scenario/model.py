@@ -9,12 +9,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from specwise.acceptance.model import AcceptanceModel
 from specwise.memory.planner import MemoryPlan
 from specwise.methods import Method
-from specwise.perfmodel.factory import ServingModels
+from specwise.perfmodel.factory import PredictorChoice, ServingModels
 from specwise.sim.workload import WorkloadClass
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
@@ -41,6 +41,9 @@ class DeploymentSpec:
     max_num_batched_tokens: int = 8192
     quantization: str = "auto"
     kv_cache_dtype: str = "auto"
+    engine: str = "vllm"
+    engine_version: str | None = None
+    predictor: PredictorChoice = field(default_factory=PredictorChoice)
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from specwise.acceptance.model import AcceptanceModel
+from specwise.contracts.calibration import CalibrationDoc
 from specwise.contracts.document import DocumentError
 from specwise.contracts.profile import ProfileDoc
 from specwise.errors import SpecError, SpecwiseError
 from specwise.methods import MAX_K, METHOD_NAMES, get_method
+from specwise.perfmodel.factory import PREDICTORS, PredictorChoice
 from specwise.scenario.fields import MISSING, Section
 from specwise.scenario.model import (
     DECISION_METRICS,
@@ -44,6 +46,10 @@ DEPLOYMENT_KEYS = frozenset(
         "max_num_batched_tokens",
         "quantization",
         "kv_cache_dtype",
+        "engine",
+        "engine_version",
+        "predictor",
+        "calibration",
     }
 )
 SPECULATION_KEYS = frozenset(
@@ -79,8 +85,26 @@ class AcceptanceSource:
             raise SpecwiseError(f"{self.where}.profile: {exc}") from None
 
 
-def parse_deployment(s: Section) -> DeploymentSpec:
+def parse_predictor(s: Section, base_dir: Path | None, engine: str, version: str | None) -> PredictorChoice:
+    """``predictor`` (published-fit, roofline, calibrated) and ``calibration`` (a calibration file: implies
+    calibrated)."""
+    kind = s.choice("predictor", PREDICTORS, "calibrated" if "calibration" in s.data else "published-fit")
+    if kind == "calibrated" and "calibration" not in s.data:
+        raise s.fail("predictor", "calibrated needs calibration = FILE (from specwise bench --calibrate)")
+    if "calibration" not in s.data:
+        return PredictorChoice(kind, engine=engine, engine_version=version)
+    path = resolve_path(s.string("calibration"), base_dir)
+    try:
+        cal = CalibrationDoc.read(path)
+    except DocumentError as exc:
+        raise s.fail("calibration", str(exc)) from None
+    return PredictorChoice("calibrated", cal, path, engine, version)
+
+
+def parse_deployment(s: Section, base_dir: Path | None = None) -> DeploymentSpec:
     s.check_keys(DEPLOYMENT_KEYS)
+    engine = s.choice("engine", ("vllm", "sglang"), "vllm")
+    version = s.string("engine_version", None)
     return DeploymentSpec(
         target=s.string("target"),
         gpu=s.string("gpu"),
@@ -91,6 +115,9 @@ def parse_deployment(s: Section) -> DeploymentSpec:
         max_num_batched_tokens=s.positive_int("max_num_batched_tokens", 8192, high=2**31),
         quantization=s.string("quantization", "auto"),
         kv_cache_dtype=s.string("kv_cache_dtype", "auto"),
+        engine=engine,
+        engine_version=version,
+        predictor=parse_predictor(s, base_dir, engine, version),
     )
 
 
@@ -297,7 +324,7 @@ def parse_scenario_spec(
             else ""
         )
         raise SpecwiseError(f"{file}: unknown top-level key(s): {', '.join(sorted(unknown))}{hint}")
-    deployment = parse_deployment(root.sub("deployment", "[deployment]"))
+    deployment = parse_deployment(root.sub("deployment", "[deployment]"), base_dir)
     spec_section = root.sub("speculation", "[speculation]")
     speculation = parse_speculation(spec_section, tuple(range(9)))
     default_acceptance = parse_acceptance(spec_section, base_dir, speculation.drafting)

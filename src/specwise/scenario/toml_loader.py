@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from specwise.errors import SpecwiseError
+from specwise.perfmodel.factory import PredictorChoice
 from specwise.scenario.build import build_scenario
-from specwise.scenario.model import Scenario
+from specwise.scenario.model import DeploymentSpec, Scenario
 from specwise.scenario.parse import parse_scenario_spec
 
 MAX_TOML_BYTES = 4 * 2**20  # a scenario is a page of settings, not megabytes
@@ -42,9 +44,24 @@ def read_toml(path: Path, what: str = "scenario") -> dict[str, Any]:
         raise SpecwiseError(f"{path}: invalid TOML: nested too deeply") from None
 
 
-def load_scenario(path: Path) -> Scenario:
-    return parse_scenario(read_toml(path), file=str(path), base_dir=path.parent)
+def load_scenario(path: Path, predictor: PredictorChoice | None = None) -> Scenario:
+    return parse_scenario(read_toml(path), file=str(path), base_dir=path.parent, predictor=predictor)
 
 
-def parse_scenario(data: Mapping[str, Any], *, file: str = "scenario", base_dir: Path | None = None) -> Scenario:
-    return build_scenario(parse_scenario_spec(data, file=file, base_dir=base_dir))
+def parse_scenario(
+    data: Mapping[str, Any],
+    *,
+    file: str = "scenario",
+    base_dir: Path | None = None,
+    predictor: PredictorChoice | None = None,
+) -> Scenario:
+    """Parse and build; ``predictor`` (a command-line choice) replaces the scenario's own."""
+    spec = parse_scenario_spec(data, file=file, base_dir=base_dir)
+    if predictor is not None:
+        spec = replace(spec, deployment=with_predictor(spec.deployment, predictor))
+    return build_scenario(spec)
+
+
+def with_predictor(dep: DeploymentSpec, choice: PredictorChoice) -> DeploymentSpec:
+    """The deployment simulated with another predictor, keeping its engine and version."""
+    return replace(dep, predictor=replace(choice, engine=dep.engine, engine_version=dep.engine_version))

@@ -11,6 +11,7 @@ Every draw comes from the ``rng`` passed in, in a fixed order, so a seed fixes t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -19,6 +20,36 @@ import numpy as np
 
 from specwise.sim.workload import WorkloadClass
 from specwise.traffic import FloatArray, IntArray
+
+
+class Uniforms(Protocol):
+    """Where acceptance draws come from: ``numpy.random.Generator`` or :class:`WeylUniforms`."""
+
+    def random(self, size: tuple[int, ...]) -> FloatArray: ...
+
+
+class WeylUniforms:
+    """Low-discrepancy uniforms for replays of published measurements: draw n of column j is
+    ``frac(seed + n * alpha_j)`` with alpha_j the fractional parts of square roots of distinct primes (Weyl's
+    equidistribution theorem), so the realised acceptance matches its expectation within O(1/n) instead of a
+    random walk's O(1/sqrt n) -- a 70-step replay does not carry a 5% sampling error into a validation."""
+
+    PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
+
+    def __init__(self, seed: float = 0.5) -> None:
+        self.n = 0
+        self.seed = seed
+
+    def random(self, size: tuple[int, ...]) -> FloatArray:
+        width = size[-1]
+        rows = int(np.prod(size[:-1])) if len(size) > 1 else 1
+        if width > len(self.PRIMES):
+            raise ValueError(f"WeylUniforms: at most {len(self.PRIMES)} columns, got {width}")
+        alpha = np.array([math.sqrt(p) % 1.0 for p in self.PRIMES[:width]])
+        n = np.arange(self.n, self.n + rows, dtype=np.float64)[:, None]
+        self.n += rows
+        out: FloatArray = np.mod(self.seed + n * alpha[None, :], 1.0)
+        return out.reshape(size)
 
 
 @dataclass(frozen=True)
@@ -31,39 +62,74 @@ class Draw:
 
 
 class DraftShape(Protocol):
+    always_proposes: bool
+
     def query_tokens(self, k: IntArray) -> IntArray:
         """Tokens each decoding sequence feeds the target in a verification with ``k[i]`` draft tokens."""
         ...
 
-    def draw(self, rng: np.random.Generator, classes: IntArray, k: int, owed: IntArray) -> Draw:
+    def proposes(self, rng: Uniforms, classes: IntArray) -> IntArray:
+        """1 where a sequence drafts this step, 0 where it decodes plainly."""
+        ...
+
+    def draw(self, rng: Uniforms, classes: IntArray, k: int, owed: IntArray) -> Draw:
         """One step: what each sequence (of workload class ``classes[i]``, ``owed[i]`` draft tokens allowed)
         accepts."""
         ...
 
-    def draw_steps(self, rng: np.random.Generator, classes: IntArray, k: int, steps: int) -> Draw:
+    def draw_steps(self, rng: Uniforms, classes: IntArray, k: int, steps: int) -> Draw:
         """``steps`` consecutive steps of the same sequences, none capped: arrays get a leading steps axis."""
         ...
 
 
 class ChainDrafting:
-    """k draft tokens on one path; position i accepted with probability c_i given 1..i-1 were."""
+    """k draft tokens on one path; position i accepted with probability c_i given 1..i-1 were.
 
-    def __init__(self, classes: Sequence[WorkloadClass], max_k: int) -> None:
+    With ``shared``, every sequence of a step uses the same draws: sequences that are copies of one prompt
+    decoded greedily accept the same tokens (the SpecDecode-Bench batches replicate one prompt batch-size times).
+    """
+
+    def __init__(self, classes: Sequence[WorkloadClass], max_k: int, shared: bool = False) -> None:
         width = max(1, max_k)
         self.conditional: FloatArray = np.array(
             [[c.acceptance.conditional_at(i) for i in range(1, width + 1)] for c in classes]
         )
+        self.shared = shared
+        self.proposal_rate: FloatArray = np.array([c.proposal_rate for c in classes], dtype=np.float64)
+        self.always_proposes = bool((self.proposal_rate >= 1.0).all())
+
+    def proposes(self, rng: Uniforms, classes: IntArray) -> IntArray:
+        """Which sequences draft this step (1) and which decode plainly (0): a lookup drafts where it matches."""
+        if self.always_proposes:
+            return np.ones(classes.size, dtype=np.int64)
+        u = rng.random((1, 1))[:, 0] if self.shared else rng.random((classes.size, 1))[:, 0]
+        return (u < self.proposal_rate[classes]).astype(np.int64)
 
     def query_tokens(self, k: IntArray) -> IntArray:
         return 1 + k
 
-    def draw(self, rng: np.random.Generator, classes: IntArray, k: int, owed: IntArray) -> Draw:
-        ok = rng.random((classes.size, k)) < self.conditional[classes, :k]
+    def draw(self, rng: Uniforms, classes: IntArray, k: int, owed: IntArray) -> Draw:
+        u = rng.random((1, k)) if self.shared else rng.random((classes.size, k))
+        ok = u < self.conditional[classes, :k]
         ok &= np.arange(k) < owed[:, None]
         mask = np.cumprod(ok, axis=1)
         return Draw(mask.sum(axis=1), mask)
 
-    def draw_steps(self, rng: np.random.Generator, classes: IntArray, k: int, steps: int) -> Draw:
-        ok = rng.random((steps, classes.size, k)) < self.conditional[classes, :k][None, :, :]
+    def draw_steps(self, rng: Uniforms, classes: IntArray, k: int, steps: int) -> Draw:
+        u = rng.random((steps, 1, k)) if self.shared else rng.random((steps, classes.size, k))
+        ok = u < self.conditional[classes, :k][None, :, :]
         mask = np.cumprod(ok, axis=2)
         return Draw(mask.sum(axis=2), mask)
+
+
+class TreeDrafting(ChainDrafting):
+    """A draft tree of ``size`` tokens verified in one pass (EAGLE-2/3 dynamic trees, SGLang's topk > 1): each
+    sequence feeds ``1 + size`` query tokens and accepts at most the tree's depth (``k``), position by position
+    with the class's conditional rates (those of the best path)."""
+
+    def __init__(self, classes: Sequence[WorkloadClass], max_k: int, size: int, shared: bool = False) -> None:
+        super().__init__(classes, max_k, shared)
+        self.size = size
+
+    def query_tokens(self, k: IntArray) -> IntArray:
+        return np.where(k > 0, 1 + self.size, 1)

@@ -21,7 +21,7 @@ from specwise.errors import SpecError
 from specwise.perfmodel.batch import BatchShape
 from specwise.perfmodel.drafting import DraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
-from specwise.sim.drafting import ChainDrafting, DraftShape
+from specwise.sim.drafting import ChainDrafting, DraftShape, TreeDrafting, Uniforms
 from specwise.sim.fastforward import fast_forward
 from specwise.sim.scheduler import EngineConfig, Scheduler, StepPlan
 from specwise.sim.state import SimState
@@ -35,12 +35,15 @@ __all__ = ["EngineConfig", "SimResult", "SpecConfig", "simulate"]
 @dataclass(frozen=True)
 class SpecConfig:
     """Speculation for a run: ``k`` tokens, or a ``schedule`` of (first_batch, last_batch, k); the drafting
-    ``shape`` (``chain``; trees are not simulated yet)."""
+    ``shape``: ``chain`` (k tokens on one path) or ``tree`` (``tree_size`` tokens verified, at most k accepted);
+    ``shared_acceptance``: all sequences accept alike (copies of one prompt decoded greedily)."""
 
     k: int
     draft_cost: DraftCost
     schedule: tuple[tuple[int, int, int], ...] = ()
     shape: str = "chain"
+    tree_size: int = 0
+    shared_acceptance: bool = False
 
     def __post_init__(self) -> None:
         if self.k < 0:
@@ -48,8 +51,15 @@ class SpecConfig:
         for start, end, k in self.schedule:
             if start < 1 or end < start or k < 0:
                 raise SpecError(f"k schedule: bad entry [{start}, {end}, {k}]")
-        if self.shape != "chain":
-            raise SpecError(f"drafting shape {self.shape!r}: only chain drafting is simulated")
+        if self.shape not in ("chain", "tree"):
+            raise SpecError(f"drafting shape {self.shape!r}: expected chain or tree")
+        if self.shape == "tree" and self.tree_size < self.max_k:
+            raise SpecError(f"tree of {self.tree_size} tokens cannot accept {self.max_k}")
+
+    def drafting(self, classes: Sequence[WorkloadClass]) -> DraftShape:
+        if self.shape == "tree":
+            return TreeDrafting(classes, self.max_k, self.tree_size, self.shared_acceptance)
+        return ChainDrafting(classes, self.max_k, self.shared_acceptance)
 
     @property
     def max_k(self) -> int:
@@ -88,13 +98,15 @@ def simulate(
     engine: EngineConfig,
     target: StepTimePredictor,
     spec: SpecConfig | None,
-    rng: np.random.Generator,
+    rng: Uniforms,
 ) -> SimResult:
+    """Run ``requests`` through the engine; ``rng`` draws acceptance (a ``numpy.random.Generator``, or
+    :class:`~specwise.sim.drafting.WeylUniforms` for low-variance replays)."""
     _check_fits(requests, engine)
     max_k = spec.max_k if spec else 0
     st = SimState(requests, max_k)
-    shape = ChainDrafting(classes, max_k)
-    cost = StepCost(target, spec.draft_cost if spec else None, engine.step_overhead_s)
+    shape = spec.drafting(classes) if spec else ChainDrafting(classes, 0)
+    cost = StepCost(target, spec.draft_cost if spec else None, engine.overhead)
     scheduler = Scheduler(engine, shape)
     while st.done < st.size:
         st.admit_arrivals()
@@ -105,12 +117,14 @@ def simulate(
         k = spec.k_for_batch(decoding.size) if spec else 0
         if (
             not st.waiting
+            and shape.always_proposes
             and decoding.size == len(st.running)
             and st.now + st.last_step_s < st.next_arrival_s()
             and fast_forward(st, decoding, k, cost, shape, rng)
         ):
             continue
-        plan = scheduler.plan(st, decoding, k)
+        proposes = None if shape.always_proposes or k == 0 else shape.proposes(rng, st.cls[decoding])
+        plan = scheduler.plan(st, decoding, k, proposes)
         if plan.empty:  # nothing schedulable (KV full of prefills waiting on memory): advance to the next arrival
             st.now = (
                 float(st.arrival[st.next_arrival]) if st.next_arrival < st.size else st.now + engine.step_overhead_s
@@ -131,7 +145,7 @@ def _check_fits(requests: RequestTable, engine: EngineConfig) -> None:
 
 
 def _run_step(
-    st: SimState, plan: StepPlan, k: int, max_k: int, cost: StepCost, shape: DraftShape, rng: np.random.Generator
+    st: SimState, plan: StepPlan, k: int, max_k: int, cost: StepCost, shape: DraftShape, rng: Uniforms
 ) -> None:
     """Price the planned step, advance the clock, then draw and record its outcomes."""
     decoding = plan.decoding
@@ -159,7 +173,7 @@ def _run_step(
         st.retire(decoding)
 
 
-def _draw(st: SimState, plan: StepPlan, k: int, shape: DraftShape, rng: np.random.Generator) -> IntArray:
+def _draw(st: SimState, plan: StepPlan, k: int, shape: DraftShape, rng: Uniforms) -> IntArray:
     """What each decoding sequence accepted this step; the spec-decode counters as vLLM counts them."""
     if k <= 0:
         return np.zeros(plan.decoding.size, dtype=np.int64)
@@ -174,8 +188,11 @@ def _draw(st: SimState, plan: StepPlan, k: int, shape: DraftShape, rng: np.rando
 
 def _result(st: SimState) -> SimResult:
     t = st.tally
+    req = st.requests
+    if req.users is not None:  # the arrival times the closed loop realised
+        req = RequestTable(st.arrival, req.prompt_tokens, req.output_tokens, req.class_index, req.users)
     return SimResult(
-        requests=st.requests,
+        requests=req,
         first_token_s=st.first_token,
         finish_s=st.finish,
         preemptions=st.preempt,

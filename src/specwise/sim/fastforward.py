@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from specwise.perfmodel.batch import BatchShape
-from specwise.sim.drafting import DraftShape
+from specwise.sim.drafting import DraftShape, Uniforms
 from specwise.sim.state import SimState
 from specwise.sim.stepcost import StepCost
 from specwise.traffic import IntArray
@@ -20,9 +20,7 @@ from specwise.traffic import IntArray
 MAX_FAST_STEPS = 256
 
 
-def fast_forward(
-    st: SimState, decoding: IntArray, k: int, cost: StepCost, shape: DraftShape, rng: np.random.Generator
-) -> bool:
+def fast_forward(st: SimState, decoding: IntArray, k: int, cost: StepCost, shape: DraftShape, rng: Uniforms) -> bool:
     """Advance ``st`` by as many decode steps as may run unchanged; False when none qualifies (the general step
     then handles it)."""
     b = decoding.size

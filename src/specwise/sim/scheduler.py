@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from specwise.errors import SpecError
+from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead
 from specwise.sim.drafting import DraftShape
 from specwise.sim.state import SimState
 from specwise.traffic import IntArray
@@ -25,7 +26,12 @@ class EngineConfig:
     max_num_seqs: int = 256
     max_num_batched_tokens: int = 8192
     block_size: int = 16
-    step_overhead_s: float = 1.207e-3  # SpecDecode-Bench's fitted per-step engine overhead
+    overhead: EngineOverhead = LEGACY_OVERHEAD  # the engine's own per-step costs (perfmodel/profiles.py)
+    chunked_prefill: bool = True  # vLLM V0 with speculation: False (a step prefills or decodes, prompts first)
+
+    @property
+    def step_overhead_s(self) -> float:
+        return self.overhead.base_s
 
     def __post_init__(self) -> None:
         for name in ("kv_capacity_tokens", "max_num_seqs", "max_num_batched_tokens", "block_size"):
@@ -62,16 +68,22 @@ class Scheduler:
         self.block = engine.block_size
         self.capacity_blocks = engine.kv_capacity_tokens // engine.block_size
 
-    def plan(self, st: SimState, decoding: IntArray, k: int) -> StepPlan:
+    def plan(self, st: SimState, decoding: IntArray, k: int, proposes: IntArray | None = None) -> StepPlan:
+        if not self.engine.chunked_prefill and st.waiting:
+            plan = self._prefill_only(st)
+            if not plan.empty:
+                return plan
         budget = self.engine.max_num_batched_tokens
         remaining = st.out_len[decoding] - st.generated[decoding]
         k_each = np.minimum(k, np.maximum(remaining - 1, 0))
+        if proposes is not None:
+            k_each = k_each * proposes
         q_decode = self.shape.query_tokens(k_each)
         budget -= int(q_decode.sum())
         chunk_ids: list[int] = []
         chunk_len: list[int] = []
         for r in st.running:
-            if st.computed[r] < st.prefill_len[r] and budget > 0:
+            if st.computed[r] < st.prefill_len[r] and budget > 0 and self.engine.chunked_prefill:
                 c = int(min(st.prefill_len[r] - st.computed[r], budget))
                 chunk_ids.append(r)
                 chunk_len.append(c)
@@ -79,7 +91,29 @@ class Scheduler:
         plan = StepPlan(decoding, q_decode, k_each, chunk_ids, chunk_len)
         kv_used = self._kv_blocks(st, plan)
         kv_used, budget = self._preempt(st, plan, kv_used, budget)
-        self._admit(st, plan, kv_used, budget)
+        if self.engine.chunked_prefill:
+            self._admit(st, plan, kv_used, budget)
+        return plan
+
+    def _prefill_only(self, st: SimState) -> StepPlan:
+        """Without chunked prefill (vLLM V0 with speculation): whole prompts of waiting requests, no decoding, as
+        many as the token budget (at least one), ``max_num_seqs`` and the KV cache allow."""
+        empty = np.zeros(0, dtype=np.int64)
+        plan = StepPlan(empty, empty, empty, [], [])
+        decoding = st.decoding()
+        kv_used = _blocks(st.computed[decoding], self.block)
+        budget = max(self.engine.max_num_batched_tokens, int(st.prefill_len[st.waiting[0]]))
+        while st.waiting and len(st.running) < self.engine.max_num_seqs:
+            r = st.waiting[0]
+            need = ceil_blocks(int(st.prefill_len[r]) + 1, self.block)
+            if int(st.prefill_len[r]) > budget or kv_used + need > self.capacity_blocks:
+                break
+            st.waiting.popleft()
+            st.running.append(r)
+            plan.chunk_ids.append(r)
+            plan.chunk_len.append(int(st.prefill_len[r]))
+            budget -= int(st.prefill_len[r])
+            kv_used += need
         return plan
 
     def _kv_blocks(self, st: SimState, plan: StepPlan) -> int:

@@ -41,7 +41,12 @@ class SimState:
     def __init__(self, requests: RequestTable, max_k: int) -> None:
         n = requests.size
         self.requests = requests
-        self.arrival, self.prompt = requests.arrival_s, requests.prompt_tokens
+        self.arrival: FloatArray = requests.arrival_s.astype(np.float64, copy=True)
+        self.prompt = requests.prompt_tokens
+        self.next_to_assign = n  # closed loop: the next request whose arrival is a finish
+        if requests.users is not None:
+            self.arrival[requests.users :] = np.inf
+            self.next_to_assign = requests.users
         self.out_len, self.cls = requests.output_tokens, requests.class_index
         self.prefill_len: IntArray = self.prompt.copy()
         self.computed: IntArray = np.zeros(n, dtype=np.int64)
@@ -113,3 +118,6 @@ class SimState:
             self.done += int(ended.size)
             gone = set(ended.tolist())
             self.running = [r for r in self.running if r not in gone]
+            for _ in range(min(int(ended.size), self.size - self.next_to_assign)):  # closed loop: a user sends again
+                self.arrival[self.next_to_assign] = self.now
+                self.next_to_assign += 1

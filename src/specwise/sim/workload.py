@@ -14,7 +14,13 @@ from specwise.traffic import Arrivals, FloatArray, IntArray, LengthDist
 
 @dataclass(frozen=True)
 class WorkloadClass:
-    """One kind of traffic: its share of requests, lengths, acceptance, temperature and SLOs."""
+    """One kind of traffic: its share of requests, lengths, acceptance, temperature and SLOs.
+
+    ``proposal_rate``: the fraction of decode steps in which the proposer drafts at all. A draft model always does
+    (1.0); a lookup (n-gram, suffix) drafts only where it finds a match -- elsewhere vLLM schedules the sequence
+    as a plain one-token decode, verifying nothing (``vllm/v1/spec_decode/ngram_proposer.py``). ``acceptance`` is
+    then per proposal, as vLLM's counters count it (accepted_per_pos / drafts).
+    """
 
     name: str
     share: float
@@ -24,8 +30,11 @@ class WorkloadClass:
     temperature: float = 0.0
     slo_ttft_s: float | None = None
     slo_tpot_s: float | None = None
+    proposal_rate: float = 1.0
 
     def __post_init__(self) -> None:
+        if not 0.0 < self.proposal_rate <= 1.0:
+            raise SpecError(f"workload {self.name!r}: proposal_rate must be in (0, 1], got {self.proposal_rate}")
         if not self.share > 0:
             raise SpecError(f"workload {self.name!r}: share must be > 0, got {self.share}")
         if self.temperature < 0:
@@ -38,12 +47,15 @@ class WorkloadClass:
 
 @dataclass(frozen=True, eq=False)
 class RequestTable:
-    """Column arrays, one row per request, sorted by arrival."""
+    """Column arrays, one row per request, sorted by arrival. With ``users`` (a closed loop, as load generators
+    that keep N requests in flight do), the first ``users`` requests arrive at their ``arrival_s`` and each later
+    one when an earlier one finishes; its ``arrival_s`` is ignored."""
 
     arrival_s: FloatArray
     prompt_tokens: IntArray
     output_tokens: IntArray
     class_index: IntArray
+    users: int | None = None
 
     @property
     def size(self) -> int:

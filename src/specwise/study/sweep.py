@@ -32,6 +32,8 @@ def run_cell(sc: Scenario, qps: float, k: int | None) -> Cell:
         kv_capacity_tokens=sc.kv_cache_tokens if speculating else sc.kv_cache_tokens_without_draft,
         max_num_seqs=sc.max_num_seqs,
         max_num_batched_tokens=sc.max_num_batched_tokens,
+        overhead=sc.models.overhead,
+        chunked_prefill=sc.models.chunked_prefill_with_spec or not speculating,
     )
     spec = None
     if k is None:

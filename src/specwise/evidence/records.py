@@ -1,0 +1,180 @@
+"""The published evidence set: one record per measured point, with its provenance (``evidence/data/*.json``; one
+file per source family, each record naming its URL, table or figure, how it was read, engine and version, GPU,
+TP, models, method, k, dataset and lengths, load, acceptance when published, and the metric measured).
+
+What a record says about speculation is normalised here to one number, :attr:`EvidenceRecord.speedup`: the
+published speedup (``throughput_speedup``, ``tpot_speedup``, ``e2e_latency_speedup``), or the ratio of the SD and
+no-SD values the source gives side by side (throughput: SD / no-SD; a latency: no-SD / SD).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from specwise.contracts.document import Fields
+
+SPEEDUP_METRICS = ("throughput_speedup", "tpot_speedup", "e2e_latency_speedup")
+THROUGHPUT_METRICS = ("output_tokens_per_s",)
+LATENCY_METRICS = ("tpot_s", "e2e_latency_s")
+LOAD_KINDS = ("batch", "concurrency", "qps")
+
+
+@dataclass(frozen=True)
+class Load:
+    kind: str  # batch (a closed batch of copies) | concurrency (N in flight) | qps (Poisson arrivals)
+    value: float
+
+
+@dataclass(frozen=True)
+class EvidenceRecord:
+    id: str
+    family: str
+    kind: str  # measured | simulated
+    where: str
+    how_read: str
+    url: str
+    engine: str
+    engine_version: str
+    gpu: str
+    tp: int
+    target: str
+    draft: str | None
+    method: str  # "none" for plain decoding
+    k: int | None
+    verification: str  # chain | tree
+    tree_size: int | None
+    tree_depth: int | None
+    temperature: float | None
+    dataset: str
+    prompt_tokens: float | None
+    output_tokens: float | None
+    load: Load
+    acceptance_length: float | None
+    per_position: tuple[float, ...] | None
+    metric: str
+    value: float
+    baseline_value: float | None
+    uncertainty: float | None
+    notes: str
+
+    @property
+    def speculative(self) -> bool:
+        return self.method != "none"
+
+    @property
+    def speedup(self) -> float | None:
+        """The published speedup of speculation (> 1 faster, < 1 slower); None for plain decoding or a value
+        published without its no-SD twin."""
+        if not self.speculative:
+            return None
+        if self.metric in SPEEDUP_METRICS:
+            return self.value
+        if self.baseline_value is None or self.value <= 0 or self.baseline_value <= 0:
+            return None
+        if self.metric in THROUGHPUT_METRICS:
+            return self.value / self.baseline_value
+        return self.baseline_value / self.value
+
+    @property
+    def is_slowdown(self) -> bool:
+        s = self.speedup
+        return s is not None and s < 1.0
+
+    @property
+    def series(self) -> tuple[Any, ...]:
+        """What the same experiment at another load shares (for anchoring acceptance at its lowest load)."""
+        return (
+            self.family,
+            self.engine,
+            self.gpu,
+            self.tp,
+            self.target,
+            self.draft,
+            self.method,
+            self.k,
+            self.verification,
+            self.tree_size,
+            self.dataset,
+            self.temperature,
+            self.metric in SPEEDUP_METRICS or self.baseline_value is not None,
+        )
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], family: str, default_url: str, where: str) -> EvidenceRecord:
+        f = Fields(data, where)
+        load = f.object("load")
+        if load is None:
+            raise f.fail("load", "missing")
+        kind = load.text("kind", required=True) or ""
+        if kind not in LOAD_KINDS:
+            raise load.fail("kind", f"expected one of {', '.join(LOAD_KINDS)}, got {kind!r}")
+        tree = f.object("tree")
+        per_position = data.get("per_position")
+        return cls(
+            id=f.text("id", required=True) or "",
+            family=family,
+            kind=f.text("kind", "measured") or "measured",
+            where=f.text("where", "") or "",
+            how_read=f.text("how_read", "") or "",
+            url=f.text("url", default_url) or default_url,
+            engine=f.text("engine", "vllm") or "vllm",
+            engine_version=f.text("engine_version", "") or "",
+            gpu=f.text("gpu", "unknown") or "unknown",
+            tp=f.integer("tp", 1) or 1,
+            target=f.text("target", required=True) or "",
+            draft=f.text("draft"),
+            method=f.text("method", required=True) or "",
+            k=f.integer("k"),
+            verification=f.text("verification", "chain") or "chain",
+            tree_size=f.integer("k") if tree is not None else None,
+            tree_depth=tree.integer("depth") if tree is not None else None,
+            temperature=f.number("temperature"),
+            dataset=f.text("dataset", "") or "",
+            prompt_tokens=f.number("prompt_tokens"),
+            output_tokens=f.number("output_tokens"),
+            load=Load(kind, load.number("value", required=True) or 0.0),
+            acceptance_length=f.number("acceptance_length"),
+            per_position=tuple(x for x in f.numbers("per_position") if x is not None) if per_position else None,
+            metric=f.text("metric", required=True) or "",
+            value=f.number("value", required=True) or 0.0,
+            baseline_value=f.number("baseline_value"),
+            uncertainty=f.number("uncertainty"),
+            notes=f.text("notes", "") or "",
+        )
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    title: str
+    url: str
+    records: tuple[EvidenceRecord, ...]
+
+
+@cache
+def load_families() -> tuple[Family, ...]:
+    """Every source family shipped in ``evidence/data``, records in file order."""
+    out = []
+    folder = resources.files("specwise.evidence").joinpath("data")
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".json"):
+            continue
+        data = json.loads(entry.read_text(encoding="utf-8"))
+        if data.get("schema") != "specwise.evidence/1":
+            continue
+        src = data.get("source", {})
+        family, url = str(data["family"]), str(src.get("url", ""))
+        records = tuple(
+            EvidenceRecord.from_json(r, family, url, f"{entry.name}: records[{i}]")
+            for i, r in enumerate(data["records"])
+        )
+        out.append(Family(family, str(src.get("title", family)), url, records))
+    return tuple(out)
+
+
+def all_records() -> tuple[EvidenceRecord, ...]:
+    return tuple(r for fam in load_families() for r in fam.records)

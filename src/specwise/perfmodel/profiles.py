@@ -1,0 +1,119 @@
+"""Engine profiles: what a serving engine adds around the forward passes, and how well it uses the GPU.
+
+A profile pairs :class:`~specwise.perfmodel.v2.GpuEfficiency` (the achieved fractions of datasheet peaks and the
+per-pass floors) with :class:`EngineOverhead` (per engine step: scheduling and input preparation, per running
+sequence: sampling metadata and output processing, per draft token: the proposer's bookkeeping and the rejection
+sampler) and the engine's scheduling rules that matter for speculation:
+
+* ``vllm-v1`` (default): chunked prefill mixes prompt chunks with decode/verify steps (``vllm/v1/core/sched``).
+* ``vllm-v0`` (vLLM < 0.8 with speculation): no chunked prefill alongside speculation, so a step prefills or
+  decodes, prompts first (``vllm/spec_decode`` in 0.6.x disabled chunked prefill for speculative runs).
+* ``sglang``: SGLang's scheduler, same shape as V1 here.
+
+The coefficients are fitted to a declared training set of published measurements
+(``perfmodel/data/published_fit.json``; ``scripts/fit_published.py`` writes it, ``specwise validate`` checks it).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from specwise.errors import SpecwiseError
+from specwise.perfmodel.v2 import GpuEfficiency
+
+FIT_FILE = "published_fit.json"
+
+
+@dataclass(frozen=True)
+class EngineOverhead:
+    """Seconds an engine step costs outside the forward passes."""
+
+    base_s: float = 1.207e-3  # SpecDecode-Bench's fitted per-step overhead (vLLM 0.10.1, H100)
+    per_seq_s: float = 0.0
+    per_draft_token_s: float = 0.0
+    rejection_fraction: float = 0.0  # of the verification pass (the roofline predictor's legacy charge)
+
+    def step_s(self, seqs: int) -> float:
+        return self.base_s + self.per_seq_s * seqs
+
+    def speculation_s(self, draft_tokens: int, verify_s: float) -> float:
+        return self.per_draft_token_s * draft_tokens + self.rejection_fraction * verify_s
+
+
+LEGACY_OVERHEAD = EngineOverhead(base_s=1.207e-3, rejection_fraction=0.015)  # the roofline predictor's charges
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    name: str
+    description: str
+    gpu: GpuEfficiency = field(default_factory=GpuEfficiency)
+    overhead: EngineOverhead = field(default_factory=EngineOverhead)
+    chunked_prefill_with_spec: bool = True
+    fitted_on: tuple[str, ...] = ()  # the evidence families the coefficients were fitted to
+
+    @classmethod
+    def from_json(cls, name: str, data: dict[str, Any]) -> EngineProfile:
+        return cls(
+            name=name,
+            description=str(data.get("description", "")),
+            gpu=GpuEfficiency(**data["gpu"]),
+            overhead=EngineOverhead(**data["overhead"]),
+            chunked_prefill_with_spec=bool(data.get("chunked_prefill_with_spec", True)),
+            fitted_on=tuple(data.get("fitted_on", ())),
+        )
+
+
+@dataclass(frozen=True)
+class PublishedFit:
+    """The fitted profiles and what the fit and the held-back validation measured (for every prediction to cite)."""
+
+    profiles: dict[str, EngineProfile]
+    training_families: tuple[str, ...]
+    validation_families: tuple[str, ...]
+    error: dict[str, Any]  # e.g. {"validation": {"median_abs_log_ratio": ..., "within_25pct": ...}, "training": ...}
+    command: str = ""
+
+    def band(self) -> float:
+        """The relative error band of a speedup predicted by this fit: the 80th percentile of |predicted/published
+        - 1| over the held-back validation records (the fit's own records would flatter it)."""
+        v = self.error.get("validation", {}) or {}
+        return float(v.get("p80_abs_rel_error", 0.25))
+
+
+@cache
+def published_fit() -> PublishedFit:
+    try:
+        text = resources.files("specwise.perfmodel").joinpath("data", FIT_FILE).read_text(encoding="utf-8")
+        data = json.loads(text)
+    except (OSError, ValueError) as exc:  # pragma: no cover - a broken installation
+        raise SpecwiseError(f"the published fit ({FIT_FILE}) is missing or unreadable: {exc}") from None
+    return PublishedFit(
+        profiles={name: EngineProfile.from_json(name, p) for name, p in data["profiles"].items()},
+        training_families=tuple(data["fit"]["training_families"]),
+        validation_families=tuple(data["fit"]["validation_families"]),
+        error=dict(data.get("error", {})),
+        command=str(data["fit"].get("command", "")),
+    )
+
+
+def profile_for(engine: str = "vllm", version: str | None = None) -> EngineProfile:
+    """The profile for an engine and version: vLLM before 0.8 is V0 (speculation without chunked prefill)."""
+    profiles = published_fit().profiles
+    if engine == "vllm":
+        return profiles["vllm-v0" if version is not None and _before(version, (0, 8)) else "vllm-v1"]
+    if engine in profiles:
+        return profiles[engine]
+    raise SpecwiseError(f"no step-time profile for engine {engine!r} (known: vllm, {', '.join(profiles)})")
+
+
+def _before(version: str, limit: tuple[int, int]) -> bool:
+    parts = version.strip().lstrip("v").split(".")
+    try:
+        return (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0) < limit
+    except ValueError:
+        raise SpecwiseError(f"engine version {version!r}: expected MAJOR.MINOR[.PATCH], e.g. 0.10.1") from None

@@ -1,0 +1,269 @@
+"""Predictions for every evidence record under one set of step-time models, with the acceptance each was made with.
+
+Acceptance per record, in this order: the published per-position rates; the published mean acceptance length at
+the record's k (as an i.i.d. rate); else, for a series of the same experiment at several loads, the rate that
+makes the predicted speedup equal the published one at the series' lowest load -- that record is the series'
+*anchor*, reported apart and never counted as a prediction. A series with one point and no acceptance predicts
+nothing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from specwise.acceptance.model import AcceptanceModel
+from specwise.evidence.records import SPEEDUP_METRICS, THROUGHPUT_METRICS, EvidenceRecord
+from specwise.methods import METHODS
+from specwise.perfmodel.drafting import DraftCost
+from specwise.perfmodel.predictor import StepTimePredictor
+from specwise.perfmodel.profiles import EngineProfile
+from specwise.perfmodel.roofline import RooflinePredictor
+from specwise.perfmodel.v2 import StepModelV2
+from specwise.validate.replay import Setup, Unreplayable, run, setup_for
+
+STATUSES = ("predicted", "anchor", "unreplayable", "skipped")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    record: EvidenceRecord
+    status: str
+    reason: str = ""
+    predicted_value: float | None = None  # the record's metric, simulated
+    predicted_speedup: float | None = None
+    k: int | None = None
+    acceptance: str = ""
+    lengths: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        """predicted / published, on the speedup for speculative records and on the value for plain decoding."""
+        if self.record.speculative:
+            pub = self.record.speedup
+            return None if pub is None or self.predicted_speedup is None else self.predicted_speedup / pub
+        return None if self.predicted_value is None else self.predicted_value / self.record.value
+
+
+class Models:
+    """Builds the step-time predictors a replay runs on: the published-fit model (``v2``) or the roofline."""
+
+    def __init__(self, kind: str = "v2") -> None:
+        if kind not in ("v2", "roofline"):
+            raise ValueError(f"unknown step-time model {kind!r}")
+        self.kind = kind
+
+    def _predictor(self, model: Any, s: Setup) -> StepTimePredictor:
+        if self.kind == "roofline":
+            return RooflinePredictor(model, s.gpu, tp=s.record.tp)
+        return StepModelV2(model, s.gpu, s.profile.gpu, tp=s.record.tp)
+
+    def target(self, s: Setup) -> StepTimePredictor:
+        return self._predictor(s.target, s)
+
+    def draft_cost(self, s: Setup) -> DraftCost | None:
+        if s.method is None:
+            return None
+        return s.method.draft_cost(self._predictor(s.draft, s) if s.draft is not None else None)
+
+
+def iid_alpha_for(al: float, k: int) -> float:
+    """The i.i.d. acceptance a with 1 + a + ... + a^k = AL (vLLM's mean acceptance length at k)."""
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if 1 + sum(mid**i for i in range(1, k + 1)) < al:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """What a replay drafts with: per-proposal acceptance, the share of steps with a proposal, and how it was had."""
+
+    model: AcceptanceModel
+    proposal_rate: float
+    how: str
+
+
+def _lookup(record: EvidenceRecord) -> bool:
+    method = METHODS.get(record.method)
+    return method is not None and method.is_lookup
+
+
+def lookup_acceptance(per_step: tuple[float, ...], first_given_match: float, how: str) -> Acceptance:
+    """A lookup's per-step rates (a step without a match counted as a rejection, as traces record it) split into a
+    match rate and per-match acceptance: the first token of a match is accepted with ``first_given_match`` (a
+    fitted constant), later positions keep the traces' conditional rates."""
+    rho = min(1.0, max(per_step[0] / first_given_match, 1e-3))
+    per_match = [min(1.0, r / rho) for r in per_step]
+    for i in range(1, len(per_match)):
+        per_match[i] = min(per_match[i], per_match[i - 1])
+    return Acceptance(AcceptanceModel.from_per_position(per_match), rho, f"{how}; a match in {rho:.0%} of steps")
+
+
+def published_acceptance(record: EvidenceRecord, first_given_match: float) -> Acceptance | None:
+    rates: tuple[float, ...] | None = None
+    how = ""
+    if record.per_position:
+        rates, how = record.per_position, "published per-position rates"
+    elif record.acceptance_length is not None and record.k:
+        depth = record.tree_depth if record.verification == "tree" and record.tree_depth else record.k
+        alpha = iid_alpha_for(record.acceptance_length, depth)
+        rates = AcceptanceModel.iid(alpha).per_position(depth)
+        how = f"published AL {record.acceptance_length:g} at k={depth} (alpha {alpha:.3f})"
+    if rates is None:
+        return None
+    if _lookup(record):
+        return lookup_acceptance(rates, first_given_match, how)
+    return Acceptance(AcceptanceModel.from_per_position(rates), 1.0, how)
+
+
+class Predictor:
+    """Replays records under ``profiles`` (engine name -> profile) and ``models``; caches setups and baselines."""
+
+    def __init__(self, profiles: Mapping[str, EngineProfile], models: Models, first_given_match: float = 0.6) -> None:
+        self.profiles, self.models = profiles, models
+        self.first_given_match = first_given_match
+        self._setups: dict[str, Setup | Unreplayable] = {}
+        self._baselines: dict[tuple[Any, ...], float] = {}
+
+    def profile_of(self, record: EvidenceRecord) -> EngineProfile:
+        if record.engine == "sglang":
+            return self.profiles["sglang"]
+        version = record.engine_version.lower()
+        v0 = "v0" in version or version.startswith(("0.5", "0.6", "0.7", "v0.5", "v0.6", "v0.7"))
+        return self.profiles["vllm-v0" if v0 else "vllm-v1"]
+
+    def setup(self, record: EvidenceRecord) -> Setup:
+        if record.id not in self._setups:
+            try:
+                self._setups[record.id] = setup_for(record, self.profile_of(record))
+            except Unreplayable as exc:
+                self._setups[record.id] = exc
+        got = self._setups[record.id]
+        if isinstance(got, Unreplayable):
+            raise got
+        return got
+
+    def baseline(self, s: Setup) -> float:
+        r = s.record
+        key = (r.target, r.gpu, r.tp, r.engine, r.engine_version, r.load, r.metric, s.lengths)
+        if key not in self._baselines:
+            self._baselines[key] = run(s, self.models.target(s), None, 0, None)
+        return self._baselines[key]
+
+    def speculative(self, s: Setup, acceptance: Acceptance) -> tuple[float, float, int]:
+        """(value, speedup, k) with speculation; the best k when the record leaves k open."""
+        base = self.baseline(s)
+        target, draft = self.models.target(s), self.models.draft_cost(s)
+        best: tuple[float, float, int] | None = None
+        for k in s.k_values:
+            value = run(s, target, draft, k, acceptance.model, acceptance.proposal_rate)
+            speedup = value / base if _throughput_like(s.record.metric) else base / value
+            if best is None or speedup > best[1]:
+                best = (value, speedup, k)
+        assert best is not None
+        return best
+
+
+def _throughput_like(metric: str) -> bool:
+    return metric in THROUGHPUT_METRICS or metric == "throughput_speedup"
+
+
+def _skip_reason(r: EvidenceRecord) -> str | None:
+    if r.kind != "measured":
+        return "the source simulated this point; not a measurement"
+    if r.speculative and r.speedup is None:
+        return "speculative value without its no-SD twin (its speedup is another record)"
+    if r.metric not in (*SPEEDUP_METRICS, *THROUGHPUT_METRICS, "tpot_s", "e2e_latency_s"):
+        return f"metric {r.metric} is not replayed"
+    return None
+
+
+def anchor_acceptance(p: Predictor, s: Setup) -> Acceptance:
+    """The acceptance whose predicted speedup at the anchor equals the published one (bisection on one number: the
+    i.i.d. rate, or for a lookup its match rate at the fitted per-match acceptance)."""
+    target = s.record.speedup
+    assert target is not None
+    lookup = _lookup(s.record)
+
+    def make(x: float) -> Acceptance:
+        if lookup:
+            return Acceptance(AcceptanceModel.iid(p.first_given_match), max(x, 1e-3), "")
+        return Acceptance(AcceptanceModel.iid(x), 1.0, "")
+
+    what = "match rate" if lookup else "alpha"
+    lo, hi = 0.0, (1.0 if lookup else 0.995)
+    note = ""
+    if p.speculative(s, make(hi))[1] < target:
+        lo, note = hi, f"; even {what} {hi:g} predicts less than published"
+    elif p.speculative(s, make(lo))[1] > target:
+        hi, note = lo, f"; even {what} 0 predicts more than published"
+    for _ in range(0 if note else 14):
+        mid = (lo + hi) / 2
+        if p.speculative(s, make(mid))[1] < target:
+            lo = mid
+        else:
+            hi = mid
+    x = (lo + hi) / 2
+    got = make(x)
+    how = f"anchored at {s.record.id} ({what} {x:.3f}, reproducing its published speedup{note})"
+    return Acceptance(got.model, got.proposal_rate, how)
+
+
+def predict_all(
+    records: Sequence[EvidenceRecord], p: Predictor, progress: Callable[[int, int], None] | None = None
+) -> list[Prediction]:
+    """A prediction (or the reason there is none) for every record, in order."""
+    anchors = _anchors(records, p)
+    out = []
+    for i, r in enumerate(records, start=1):
+        out.append(_predict(r, p, anchors))
+        if progress:
+            progress(i, len(records))
+    return out
+
+
+def _anchors(records: Sequence[EvidenceRecord], p: Predictor) -> dict[Any, tuple[Acceptance, str]]:
+    """Per series without published acceptance: (acceptance, anchor record id)."""
+    series: dict[Any, list[EvidenceRecord]] = defaultdict(list)
+    for r in records:
+        if r.speculative and _skip_reason(r) is None and published_acceptance(r, p.first_given_match) is None:
+            series[r.series].append(r)
+    out = {}
+    for key, members in series.items():
+        if len(members) < 2:
+            continue
+        anchor = min(members, key=lambda r: r.load.value)
+        try:
+            s = p.setup(anchor)
+        except Unreplayable:
+            continue
+        out[key] = (anchor_acceptance(p, s), anchor.id)
+    return out
+
+
+def _predict(r: EvidenceRecord, p: Predictor, anchors: Mapping[Any, tuple[Acceptance, str]]) -> Prediction:
+    skip = _skip_reason(r)
+    if skip:
+        return Prediction(r, "skipped", skip)
+    try:
+        s = p.setup(r)
+    except Unreplayable as exc:
+        return Prediction(r, "unreplayable", str(exc))
+    if not r.speculative:
+        return Prediction(r, "predicted", predicted_value=p.baseline(s), lengths=s.lengths.how)
+    given = published_acceptance(r, p.first_given_match)
+    status = "predicted"
+    if given is None:
+        if r.series not in anchors:
+            return Prediction(r, "skipped", "no published acceptance and no other load to anchor it at")
+        given, anchor_id = anchors[r.series]
+        status = "anchor" if anchor_id == r.id else "predicted"
+    value, speedup, k = p.speculative(s, given)
+    return Prediction(r, status, "", value, speedup, k, given.how, s.lengths.how)

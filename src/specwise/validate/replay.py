@@ -1,0 +1,195 @@
+"""Replaying a published measurement through the simulator: the record's models, GPU, TP, engine, method, k,
+lengths and load become a simulation with and without speculation, and the simulated metric is set against the
+published one.
+
+Loads, as the sources ran them:
+
+* ``batch`` B (SpecDecode-Bench): B copies of one prompt, all submitted at once, decoded greedily -- so every copy
+  accepts the same tokens (shared acceptance draws); throughput = output tokens / wall time including prefill.
+* ``concurrency`` N (``vllm bench serve --max-concurrency``, InferenceX, P-EAGLE): a closed loop of N users;
+  throughput = N x output tokens / mean E2E (Little's law on the requests after the first N), TPOT the mean.
+* ``qps`` (Poisson arrivals): mean E2E latency, mean TPOT, output tokens/s over the run.
+
+Acceptance draws use :class:`~specwise.sim.drafting.WeylUniforms` (low discrepancy), so a short replay carries no
+sampling noise into the comparison.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from specwise.acceptance.model import AcceptanceModel
+from specwise.catalog import resolve_gpu, resolve_model
+from specwise.errors import SpecwiseError
+from specwise.evidence.lengths import Lengths, lengths_for
+from specwise.evidence.records import EvidenceRecord
+from specwise.memory import MemoryPlanRequest, plan_memory
+from specwise.methods import METHODS, Method
+from specwise.perfmodel.drafting import DraftCost
+from specwise.perfmodel.predictor import StepTimePredictor
+from specwise.perfmodel.profiles import EngineProfile
+from specwise.sim.drafting import WeylUniforms
+from specwise.sim.engine import EngineConfig, SimResult, SpecConfig, simulate
+from specwise.sim.workload import RequestTable, WorkloadClass
+from specwise.specs.derived import mtp_draft_spec
+from specwise.specs.draft import DraftChoice
+from specwise.specs.gpu import GpuSpec
+from specwise.specs.model import ModelSpec
+from specwise.traffic import LengthDist
+
+# (model, gpu, tp, profile) -> the step-time predictor of one forward pass
+PredictorFactory = Callable[[ModelSpec, GpuSpec, int, EngineProfile], StepTimePredictor]
+QPS_REQUESTS = 300
+MAX_BATCHED_TOKENS = 8192  # vLLM V1's default max_num_batched_tokens for online serving
+MAX_NUM_SEQS = 256
+
+
+class Unreplayable(SpecwiseError):
+    """A record the simulator cannot replay (an unknown GPU or model, no load): said, never guessed."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    record: EvidenceRecord
+    target: ModelSpec
+    gpu: GpuSpec
+    draft: ModelSpec | None
+    method: Method | None  # None: plain decoding
+    k_values: tuple[int, ...]
+    lengths: Lengths
+    kv_capacity_tokens: int
+    kv_capacity_without_draft: int
+    profile: EngineProfile
+
+
+def setup_for(record: EvidenceRecord, profile: EngineProfile) -> Setup:
+    """What ``record`` is replayed with; :class:`Unreplayable` says why it cannot be."""
+    try:
+        target = resolve_model(record.target)
+        gpu = resolve_gpu(record.gpu)
+    except SpecwiseError as exc:
+        raise Unreplayable(str(exc)) from None
+    method = None if record.method == "none" else METHODS.get(record.method)
+    if record.method != "none" and method is None:
+        raise Unreplayable(f"method {record.method!r} is not simulated")
+    draft = None
+    if method is not None and method.proposer == "target_layers":
+        draft = mtp_draft_spec(target)
+    elif method is not None and method.needs_draft_checkpoint:
+        if record.draft is None:
+            raise Unreplayable("the draft model is not named")
+        try:
+            draft = resolve_model(record.draft)
+        except SpecwiseError as exc:
+            raise Unreplayable(f"draft: {exc}") from None
+    lengths = lengths_for(record)
+    kv, kv_base = _kv_capacity(target, gpu, record.tp, method, draft, lengths)
+    k_values = (record.k,) if record.k is not None else (3, 5, 7)
+    if record.verification == "tree":
+        k_values = (record.tree_depth or 3,)
+    return Setup(record, target, gpu, draft, method, k_values, lengths, kv, kv_base, profile)
+
+
+def _kv_capacity(
+    target: ModelSpec, gpu: GpuSpec, tp: int, method: Method | None, draft: ModelSpec | None, lengths: Lengths
+) -> tuple[int, int]:
+    choice = None
+    if method is not None:
+        if method.is_lookup:
+            choice = DraftChoice(kind=method.name)  # type: ignore[arg-type]
+        else:
+            assert draft is not None
+            choice = DraftChoice(kind="mtp" if method.proposer == "target_layers" else "model", spec=draft)
+    need = int(lengths.prompt_tokens + lengths.output_tokens) + 64
+    max_len = min(target.max_position_embeddings, max(4096, need))
+    try:
+        plan = plan_memory(
+            MemoryPlanRequest(target=target, gpu=gpu, tp=tp, draft=choice, max_model_len=max_len, max_num_seqs=256)
+        )
+    except SpecwiseError as exc:
+        raise Unreplayable(f"memory plan: {exc}") from None
+    if not plan.fits_without_draft:
+        raise Unreplayable(f"the target does not fit: {'; '.join(plan.problems)}")
+    return max(plan.kv_cache_tokens, need), max(plan.kv_cache_tokens_without_draft, need)
+
+
+def _requests(s: Setup, n: int, arrivals: np.ndarray, users: int | None) -> RequestTable:
+    return RequestTable(
+        arrivals,
+        np.full(n, round(s.lengths.prompt_tokens), dtype=np.int64),
+        np.full(n, max(2, round(s.lengths.output_tokens)), dtype=np.int64),
+        np.zeros(n, dtype=np.int64),
+        users,
+    )
+
+
+def _table(s: Setup) -> RequestTable:
+    load = s.record.load
+    if load.kind == "batch":
+        b = max(1, int(load.value))
+        return _requests(s, b, np.zeros(b), None)
+    if load.kind == "concurrency":
+        users = max(1, int(load.value))
+        n = max(3 * users, users + 16)
+        return _requests(s, n, np.zeros(n), users)
+    rng = np.random.default_rng(0)
+    gaps = rng.exponential(1.0 / load.value, QPS_REQUESTS)
+    return _requests(s, QPS_REQUESTS, np.cumsum(gaps), None)
+
+
+def measure(s: Setup, result: SimResult) -> float:
+    """The record's metric from one simulated run."""
+    req, load, metric = result.requests, s.record.load, s.record.metric
+    tokens = req.output_tokens.astype(np.float64)
+    e2e = result.finish_s - req.arrival_s
+    tpot = (result.finish_s - result.first_token_s) / np.maximum(tokens - 1, 1)
+    steady = slice(int(load.value), None) if load.kind == "concurrency" else slice(None)
+    if metric in ("tpot_s", "tpot_speedup"):
+        return float(np.mean(tpot[steady]))
+    if metric in ("e2e_latency_s", "e2e_latency_speedup"):
+        return float(np.mean(e2e[steady]))
+    if load.kind == "concurrency":
+        return float(load.value * np.mean(tokens[steady]) / np.mean(e2e[steady]))
+    span = float(np.nanmax(result.finish_s) - req.arrival_s.min())
+    return float(tokens.sum() / span) if span > 0 else math.nan
+
+
+def run(
+    s: Setup,
+    target: StepTimePredictor,
+    draft_cost: DraftCost | None,
+    k: int,
+    acceptance: AcceptanceModel | None,
+    proposal_rate: float = 1.0,
+) -> float:
+    """The metric simulated with speculation at ``k`` (``draft_cost`` None or k = 0: without); a lookup drafts in
+    ``proposal_rate`` of the steps."""
+    table = _table(s)
+    speculating = draft_cost is not None and k > 0
+    engine = EngineConfig(
+        kv_capacity_tokens=s.kv_capacity_tokens if speculating else s.kv_capacity_without_draft,
+        max_num_seqs=MAX_NUM_SEQS,
+        max_num_batched_tokens=MAX_BATCHED_TOKENS,
+        overhead=s.profile.overhead,
+        chunked_prefill=s.profile.chunked_prefill_with_spec or not speculating,
+    )
+    lengths = LengthDist("fixed", 1.0)
+    cls = WorkloadClass(
+        "replay", 1.0, lengths, lengths, acceptance or AcceptanceModel.iid(0.0), proposal_rate=proposal_rate
+    )
+    spec = None
+    if speculating:
+        assert draft_cost is not None
+        tree = s.record.verification == "tree"
+        spec = SpecConfig(
+            k,
+            draft_cost,
+            shape="tree" if tree else "chain",
+            tree_size=(s.record.tree_size or k) if tree else 0,
+            shared_acceptance=s.record.load.kind == "batch",
+        )
+    return measure(s, simulate(table, [cls], engine, target, spec, WeylUniforms()))

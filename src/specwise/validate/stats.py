@@ -1,0 +1,43 @@
+"""How well predictions match the published numbers, per group of records: the error measures ``specwise
+validate`` prints and the fit file records (and a prediction's uncertainty band is read from)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from specwise.validate.predict import Prediction
+
+
+@dataclass(frozen=True)
+class ErrorSummary:
+    records: int  # predicted records (anchors and skips excluded)
+    median_abs_rel_error: float | None
+    p80_abs_rel_error: float | None
+    within_25pct: float | None  # share of records with |predicted / published - 1| <= 0.25
+    slowdowns: int  # published slowdowns (speedup < 1) among the speculative records
+    slowdowns_predicted: int  # of those, predicted < 1 as well
+    sign_agreement: float | None  # share of speculative records where predicted and published agree on > or < 1
+
+    def to_json(self) -> dict[str, float | int | None]:
+        return asdict(self)
+
+
+def summarize(preds: Sequence[Prediction]) -> ErrorSummary:
+    done = [p for p in preds if p.status == "predicted" and p.ratio is not None and math.isfinite(p.ratio)]
+    errors = np.array([abs(p.ratio - 1.0) for p in done if p.ratio is not None])
+    spec = [p for p in done if p.record.speculative and p.predicted_speedup is not None]
+    slow = [p for p in spec if p.record.is_slowdown]
+    agree = [((p.predicted_speedup or 0) < 1.0) == p.record.is_slowdown for p in spec]
+    return ErrorSummary(
+        records=len(done),
+        median_abs_rel_error=float(np.median(errors)) if errors.size else None,
+        p80_abs_rel_error=float(np.percentile(errors, 80)) if errors.size else None,
+        within_25pct=float(np.mean(errors <= 0.25)) if errors.size else None,
+        slowdowns=len(slow),
+        slowdowns_predicted=sum(1 for p in slow if (p.predicted_speedup or 0) < 1.0),
+        sign_agreement=float(np.mean(agree)) if agree else None,
+    )
