@@ -111,3 +111,43 @@ def test_eagle3_head_shape() -> None:
     expected = 3 * h * h + (2 * h * h + 2 * 2 * h * 1024) + h * h + 3 * h * i + 4 * h + 32000 * h
     assert head.total_params == expected
     assert head.kv_bytes_per_token(2.0) == 2 * 8 * 128 * 2
+
+
+GLM4_MOE_TINY = {
+    "architectures": ["Glm4MoeForCausalLM"],
+    "model_type": "glm4_moe",
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "moe_intermediate_size": 32,
+    "num_hidden_layers": 3,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "n_routed_experts": 4,
+    "n_shared_experts": 1,
+    "num_experts_per_tok": 2,
+    "first_k_dense_replace": 1,
+    "num_nextn_predict_layers": 1,
+    "attention_bias": True,
+    "use_qk_norm": False,
+    "vocab_size": 100,
+    "tie_word_embeddings": False,
+}
+
+
+@pytest.mark.parametrize("qk_norm", [False, True])
+def test_glm4_moe_hand_count(qk_norm: bool) -> None:
+    # Glm4MoeForCausalLM: q/k/v carry attention_bias, o_proj never does; q/k RMSNorm only with
+    # use_qk_norm; layer 0 dense (first_k_dense_replace), layers 1-2 MoE with one shared expert
+    # of moe_intermediate_size and a router with an e_score_correction_bias per expert.
+    spec = spec_from_hf_config({**GLM4_MOE_TINY, "use_qk_norm": qk_norm}, name="glm", source="t")
+    attn = 64 * 64 + 2 * 64 * 32 + 64 * 64 + (64 + 2 * 32)
+    dense_mlp = 3 * 64 * 128
+    experts, shared, router = 4 * 3 * 64 * 32, 3 * 64 * 32, 64 * 4 + 4
+    per_layer_other = 2 * 64 + (2 * 16 if qk_norm else 0)
+    expected = 2 * 100 * 64 + 3 * attn + dense_mlp + 2 * (experts + shared + router) + 3 * per_layer_other + 64
+    assert spec.total_params == expected
+    assert spec.active_params == expected - 2 * experts // 2
+    assert spec.moe is not None and spec.moe.moe_layers == 2 and spec.moe.num_shared_experts == 1
+    assert spec.mtp_layers == 1 and not spec.notes
+    assert spec.kv_bytes_per_token(2.0) == 3 * 2 * 2 * 16 * 2

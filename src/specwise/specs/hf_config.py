@@ -2,7 +2,8 @@
 
 Supported families: Llama (incl. Llama 3.x), Mistral, Mixtral, Qwen2/2.5, Qwen2-MoE, Qwen3,
 Qwen3-MoE, Gemma 2, Gemma 3 (text and multimodal), Phi-3/3.5/4, DeepSeek-V2/V3 (MLA, MoE, MTP),
-gpt-oss, and EAGLE / EAGLE-3 draft heads. Other ``model_type`` values with the standard Llama
+GLM-4.5 / GLM-4.5-Air (``glm4_moe``: GQA, MoE with a shared expert, MTP), gpt-oss, and EAGLE /
+EAGLE-3 draft heads. Other ``model_type`` values with the standard Llama
 fields are read as a Llama-style dense decoder, with a note saying so.
 
 Nothing here imports model code or touches the network: ``config.json`` is plain JSON.
@@ -43,11 +44,15 @@ KNOWN_MODEL_TYPES = (
     "phi3",
     "deepseek_v2",
     "deepseek_v3",
+    "glm4_moe",
     "gpt_oss",
 )
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe"}
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3", "gemma3_text"}
 _FOUR_NORM_TYPES = {"gemma2", "gemma3", "gemma3_text"}
+# DeepSeek-style routing fields (n_routed_experts, first_k_dense_replace, n_shared_experts) and
+# an e_score_correction_bias per routed expert; num_nextn_predict_layers MTP modules.
+_DEEPSEEK_STYLE_MOE_TYPES = {"deepseek_v2", "deepseek_v3", "glm4_moe"}
 
 
 def load_hf_model_dir(path: Path, name: str | None = None) -> ModelSpec:
@@ -194,7 +199,8 @@ def _vision_params(v: ConfigFields, text: ConfigFields) -> int:
 
 def _moe_layout(f: ConfigFields, model_type: str, num_layers: int) -> tuple[list[bool], int, int, int, int]:
     """Which layers are MoE, and (num_experts, experts_per_token, expert_intermediate, shared)."""
-    if model_type in ("deepseek_v2", "deepseek_v3"):
+    if model_type in _DEEPSEEK_STYLE_MOE_TYPES:
+        # Glm4MoeDecoderLayer: MoE from layer first_k_dense_replace on (no moe_layer_freq field).
         experts = f.positive_int("n_routed_experts")
         first_dense = f.non_negative_int("first_k_dense_replace")
         freq = f.positive_int("moe_layer_freq", 1)
@@ -221,7 +227,7 @@ def _moe_layout(f: ConfigFields, model_type: str, num_layers: int) -> tuple[list
 def _is_moe_config(f: ConfigFields, model_type: str) -> bool:
     if model_type in ("mixtral", "gpt_oss", "qwen2_moe", "qwen3_moe"):
         return True
-    if model_type in ("deepseek_v2", "deepseek_v3"):
+    if model_type in _DEEPSEEK_STYLE_MOE_TYPES:
         return f.has("n_routed_experts")
     return f.has("num_local_experts") and f.positive_int("num_local_experts") > 1
 
@@ -281,6 +287,9 @@ def _decoder(
         )
     else:
         attention_bias = f.boolean("attention_bias", False)
+        # Glm4MoeAttention: attention_bias applies to q/k/v only (o_proj has no bias) and the
+        # q/k RMSNorms exist only with use_qk_norm (GLM-4.5: true, GLM-4.5-Air: false).
+        glm = model_type == "glm4_moe"
         attn = P.gqa_attention(
             hidden,
             hidden,
@@ -288,8 +297,8 @@ def _decoder(
             kv_heads,
             head_dim,
             qkv_bias=attention_bias or model_type in _QKV_BIAS_TYPES,
-            o_bias=attention_bias,
-            qk_norm=model_type in _QK_NORM_TYPES,
+            o_bias=attention_bias and not glm,
+            qk_norm=model_type in _QK_NORM_TYPES or (glm and f.boolean("use_qk_norm", False)),
             sinks=model_type == "gpt_oss",
         )
         attention = AttentionSpec(
@@ -312,7 +321,7 @@ def _decoder(
         bias = model_type == "gpt_oss"
         experts = moe_layers * n_exp * P.gated_mlp(hidden, exp_inter, bias=bias)
         router = moe_layers * hidden * n_exp
-        if bias or model_type == "deepseek_v3":  # router bias / e_score_correction_bias
+        if bias or model_type in ("deepseek_v3", "glm4_moe"):  # router bias / e_score_correction_bias
             router_other = moe_layers * n_exp
         if n_shared:
             shared = moe_layers * P.gated_mlp(hidden, exp_inter * n_shared)
@@ -345,7 +354,7 @@ def _decoder(
         vision=vision_params,
         expert_active_fraction=(moe.experts_per_token / moe.num_experts) if moe else 1.0,
     )
-    mtp = f.non_negative_int("num_nextn_predict_layers") if model_type in ("deepseek_v2", "deepseek_v3") else 0
+    mtp = f.non_negative_int("num_nextn_predict_layers") if model_type in _DEEPSEEK_STYLE_MOE_TYPES else 0
     return ModelSpec(
         name=name,
         source=source,
