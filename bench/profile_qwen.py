@@ -18,12 +18,14 @@ import argparse
 import json
 import platform
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from specwise.contracts.profile import ProfileResult
 from specwise.fileio import write_json_atomic
 from specwise.loadgen.workload import load_prompts
 from specwise.profiler import analysis
@@ -40,41 +42,35 @@ from specwise.profiler.verify import path_counts, predicted_rate
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def table(results: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+def table(results: Sequence[ProfileResult], k: int) -> list[dict[str, Any]]:
     out = []
     for r in results:
-        if r["class"] is not None:
+        if r.workload_class is not None:
             continue
-        row = next(b for b in r["by_k"] if b["k"] == k)
+        row = next(b for b in r.by_k if b.k == k)
         out.append(
             {
-                "temperature": r["temperature"],
-                "drafting": r["drafting"],
-                "quantization": r["quantization"],
-                "alpha_mean": r["alpha_mean"],
-                f"acceptance_rate_k{k}": row["acceptance_rate"],
-                f"mean_acceptance_length_k{k}": row["mean_acceptance_length"],
-                "ci95": row["ci95"],
+                "temperature": r.temperature,
+                "drafting": r.drafting,
+                "quantization": dict(r.quantization),
+                "alpha_mean": r.alpha_mean,
+                f"acceptance_rate_k{k}": row.acceptance_rate,
+                f"mean_acceptance_length_k{k}": row.mean_acceptance_length,
+                "ci95": list(row.ci95),
             }
         )
     return out
 
 
-def subset_rate(results: list[dict[str, Any]], temp: float, drafting: str, k: int, n: int) -> float | None:
+def subset_rate(results: Sequence[ProfileResult], temp: float, drafting: str, k: int, n: int) -> float | None:
     """accepted / draft tokens summed over the per-prompt classes p00..p{n-1} (same prompts as the loop)."""
     acc = tok = 0.0
     for r in results:
-        cls = r["class"]
-        if (
-            cls
-            and int(cls[1:]) < n
-            and r["temperature"] == temp
-            and r["drafting"] == drafting
-            and not r["quantization"]
-        ):
-            row = next(b for b in r["by_k"] if b["k"] == k)
-            acc += row["num_accepted_tokens"]
-            tok += row["num_draft_tokens"]
+        cls = r.workload_class
+        if cls and int(cls[1:]) < n and r.temperature == temp and r.drafting == drafting and not r.quantization:
+            row = next(b for b in r.by_k if b.k == k)
+            acc += row.num_accepted_tokens
+            tok += row.num_draft_tokens
     return round(acc / tok, 6) if tok else None
 
 
@@ -152,7 +148,7 @@ def main() -> None:
                 "ratio_including_continuations": round(wall / bare, 3),
             }
             save()
-    results_c: list[dict[str, Any]] = []
+    results_c: tuple[ProfileResult, ...] = ()
     ids_c: list[list[int]] = []
     if "C" not in args.phases:
         ids_c = tokenize(loaded.tokenizer, prompts, base.max_prompt_tokens)  # phase D alone: no unpaired prediction
@@ -173,7 +169,7 @@ def main() -> None:
             "wall_s": round(time.perf_counter() - t0, 1),
             "timing_s": tm.as_dict(),
             "table_k4": table(results_c, 4),
-            "results": [r for r in results_c if r["class"] is None],
+            "results": [r.to_json() for r in results_c if r.workload_class is None],
         }
         save()
     if "D" in args.phases:

@@ -13,6 +13,7 @@ import pytest
 
 from specwise.cli import main
 from specwise.metrics import parse_exposition
+from specwise.monitor.events import AlertOpened, AlertResolved, MonitorEvent
 from specwise.monitor.loop import Target
 from specwise.monitor.rules import Finding
 from specwise.monitor.sinks import MetricsExporter, webhook
@@ -51,26 +52,37 @@ class _Hook:
 
 def test_webhook_retries_then_delivers_once() -> None:
     hook = _Hook([500, 503])
-    failures: list[dict[str, Any]] = []
+    failures: list[MonitorEvent] = []
+    alert = AlertOpened(1.0, "http://a/metrics", "x", "warning", "m")
     try:
-        webhook(hook.url, on_failure=failures.append, sleep=lambda s: None)({"event": "alert", "rule": "x"})
+        webhook(hook.url, on_failure=failures.append, sleep=lambda s: None)(alert)
     finally:
         hook.close()
-    assert hook.received == [{"event": "alert", "rule": "x"}] and failures == []
+    assert hook.received == [alert.to_json()] and failures == []
+    assert alert.to_json() == {
+        "at": 1.0,
+        "url": "http://a/metrics",
+        "event": "alert",
+        "rule": "x",
+        "severity": "warning",
+        "message": "m",
+    }
 
 
 def test_webhook_failure_is_reported_not_raised() -> None:
     hook = _Hook([500, 500, 500])
-    failures: list[dict[str, Any]] = []
+    failures: list[MonitorEvent] = []
     try:
-        webhook(hook.url, on_failure=failures.append, sleep=lambda s: None)({"event": "alert", "at": 1.0})
+        webhook(hook.url, on_failure=failures.append, sleep=lambda s: None)(AlertResolved(1.0, "u", "x"))
         webhook("http://127.0.0.1:9/none", on_failure=failures.append, sleep=lambda s: None, timeout_s=0.5)(
-            {"event": "alert"}
+            AlertOpened(2.0, "u", "x", "warning", "m")
         )
     finally:
         hook.close()
-    assert [f["error"] for f in failures] == ["HTTP 500", "ConnectError"]
-    assert all(f["event"] == "webhook_failed" for f in failures)
+    assert [f.to_json() for f in failures] == [
+        {"at": 1.0, "event": "webhook_failed", "error": "HTTP 500", "for": "resolved"},
+        {"at": 2.0, "event": "webhook_failed", "error": "ConnectError", "for": "alert"},
+    ]
 
 
 def test_exporter_serves_gauges() -> None:

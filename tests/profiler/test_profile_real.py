@@ -4,6 +4,7 @@ sampling loop, and the errors a new user runs into."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 import torch
 
 from specwise.cli import main
+from specwise.contracts.profile import ProfileResult
 from specwise.profiler import models
 from specwise.profiler.forward import continuation_logits
 from specwise.profiler.runner import Prompt, Timings, load_pair, run_profile
@@ -27,10 +29,15 @@ PROMPTS = [
 ]
 
 
-def _overall(results: list[dict], temperature: float, drafting: str) -> dict:
+def _json(results: Sequence[ProfileResult]) -> list[dict]:
+    """The results as the profile JSON has them (what these assertions were written against)."""
+    return [r.to_json() for r in results]
+
+
+def _overall(results: Sequence[ProfileResult], temperature: float, drafting: str) -> dict:
     return next(
         r
-        for r in results
+        for r in _json(results)
         if r["temperature"] == temperature
         and r["drafting"] == drafting
         and r["class"] is None
@@ -65,7 +72,7 @@ def test_profile_agrees_with_real_speculative_sampling(smollm2_dir: Path, smollm
     results, _, ids = run_profile(loaded, PROMPTS, s)
     rate = _overall(results, 0.0, "greedy")["by_k"][2]["acceptance_rate"]
     assert 0.05 < rate < 0.95  # a draft that is neither useless nor perfect: the check means something
-    checks = verify(loaded.target, loaded.draft, ids, results, s, (0.0, 1.0), 3)
+    checks = [c.to_json() for c in verify(loaded.target, loaded.draft, ids, results, s, (0.0, 1.0), 3)]
     assert len(checks) == 4
     for c in checks:
         assert c["agrees"], c
@@ -84,7 +91,8 @@ def test_quantisation_what_if_changes_acceptance(smollm2_dir: Path) -> None:
         temperatures=(1.0,), k_values=(2,), max_new_tokens=12, batch_size=2, quantizations=({"draft": "int4"},)
     )
     loaded = load_pair(str(smollm2_dir), str(smollm2_dir), s, 2, Timings())
-    results, _, _ = run_profile(loaded, PROMPTS[:2], s)
+    typed, _, _ = run_profile(loaded, PROMPTS[:2], s)
+    results = _json(typed)
     base = next(r for r in results if r["class"] is None and not r["quantization"] and r["drafting"] == "probabilistic")
     q = next(r for r in results if r["class"] is None and r["quantization"] and r["drafting"] == "probabilistic")
     assert q["quantization"] == {"draft": "int4"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from specwise.contracts.profile import ProfileDoc
 from specwise.profiler.settings import ProfileSettings
 from specwise.profiler.verify import verify
 from specwise.report.profile import render_profile
@@ -17,8 +18,9 @@ def test_several_loop_paths_per_prompt_are_summed_per_prompt(
     target, draft = tiny_qwen2(0, 2, 64), tiny_qwen2(1, 1, 64)
     s = ProfileSettings(temperatures=(0.0, 1.0), k_values=(3,), max_new_tokens=10)
     prompts = [[1, 2, 3], [4, 5, 6, 7]]
-    one = verify(target, draft, prompts, [], s, (0.0, 1.0), 3, measure_speedup=False)
-    three = verify(target, draft, prompts, [], s, (0.0, 1.0), 3, measure_speedup=False, paths_per_prompt=3)
+    one_rows = verify(target, draft, prompts, [], s, (0.0, 1.0), 3, measure_speedup=False)
+    three_rows = verify(target, draft, prompts, [], s, (0.0, 1.0), 3, measure_speedup=False, paths_per_prompt=3)
+    one, three = [r.to_json() for r in one_rows], [r.to_json() for r in three_rows]
     assert len(one) == len(three) == 4  # 2 temperatures x 2 drafting modes
     one = [r for r in one if r["drafting"] == "probabilistic"]
     three = [r for r in three if r["drafting"] == "probabilistic"]
@@ -34,7 +36,8 @@ def test_several_loop_paths_per_prompt_are_summed_per_prompt(
     assert by[(1.0, 3)]["predicted_acceptance_rate"] is None  # no profile given
     # the table says how many loop paths stand behind each row
     monkeypatch.setenv("COLUMNS", "250")
-    render_profile({"draft": "d", "method": "draft_model", "target": "t", "results": [], "verification": three})
+    probabilistic = tuple(r for r in three_rows if r.drafting == "probabilistic")
+    render_profile(ProfileDoc("t", "d", "draft_model", (), verification=probabilistic))
     out = capsys.readouterr().out
     assert "paths" in out and "--verify-paths" in out
     rows = [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines() if "probabilistic" in line]

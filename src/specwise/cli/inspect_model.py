@@ -7,7 +7,7 @@ from typing import Any
 
 from specwise.catalog import resolve_model
 from specwise.cli.common import EXIT_OK, add_json_flag, print_json
-from specwise.report.models import render_model_spec, spec_to_dict
+from specwise.report.models import ModelSpecView, render_model_spec
 
 
 def register(sub: Any) -> None:
@@ -31,8 +31,9 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     spec = resolve_model(args.model)
     kv_dtype = spec.dtype if args.kv_cache_dtype == "auto" else args.kv_cache_dtype
+    view = ModelSpecView(spec, kv_dtype)
     if args.json:
-        print_json(spec_to_dict(spec, kv_dtype))
+        print_json(view.to_json())
     else:
-        render_model_spec(spec, kv_dtype)
+        render_model_spec(view)
     return EXIT_OK

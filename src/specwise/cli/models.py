@@ -7,7 +7,7 @@ from typing import Any
 
 from specwise.catalog import catalog_model_spec, catalog_models
 from specwise.cli.common import EXIT_OK, add_json_flag, print_json
-from specwise.report.models import render_catalog
+from specwise.report.models import CatalogRow, render_catalog
 
 
 def register(sub: Any) -> None:
@@ -25,23 +25,9 @@ def run(args: argparse.Namespace) -> int:
             continue
         if args.role and args.role not in entry.roles:
             continue
-        spec = catalog_model_spec(entry.id)
-        rows.append(
-            {
-                "id": entry.id,
-                "family": entry.family,
-                "roles": list(entry.roles),
-                "params": spec.total_params,
-                "active_params": spec.active_params,
-                "layers": spec.num_layers,
-                "vocab_size": spec.vocab_size,
-                "kv_bytes_per_token": spec.kv_bytes_per_token(2.0),
-                "max_position_embeddings": spec.max_position_embeddings,
-                "kind": spec.draft_head or ("moe" if spec.is_moe else "dense"),
-            }
-        )
+        rows.append(CatalogRow.of(entry.id, entry.family, entry.roles, catalog_model_spec(entry.id)))
     if args.json:
-        print_json(rows)
+        print_json([r.to_json() for r in rows])
     else:
         render_catalog(rows, args.filter)
     return EXIT_OK

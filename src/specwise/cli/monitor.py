@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,11 @@ from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, positive_
 from specwise.errors import SpecwiseError
 from specwise.metrics.exposition import Scrape
 from specwise.monitor.dashboard import Dashboard
+from specwise.monitor.events import MonitorEvent
 from specwise.monitor.loop import Target, evaluate_once, findings, scrape
 from specwise.monitor.predicted import SlowdownModel, slowdown_model
 from specwise.monitor.prometheus_source import discover_instances, prometheus_scrape, split_target, target_url
+from specwise.monitor.report import MonitorReport, ServerWindow
 from specwise.monitor.rules import Thresholds
 from specwise.monitor.sinks import MetricsExporter, json_lines, webhook
 from specwise.monitor.store import MonitorStore
@@ -120,13 +123,13 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
     log = (
         json_lines(sys.stdout)
         if live is None
-        else (lambda event: live.console.print(json.dumps(event), soft_wrap=True, markup=False))
+        else (lambda event: live.console.print(json.dumps(event.to_json()), soft_wrap=True, markup=False))
     )
     emitters = [log]
     if args.webhook:
         emitters.append(webhook(args.webhook, on_failure=log))
 
-    def emit(event: dict[str, Any]) -> None:
+    def emit(event: MonitorEvent) -> None:
         for e in emitters:
             e(event)
 
@@ -191,7 +194,7 @@ def _dashboard(args: argparse.Namespace) -> Dashboard | None:
     return board
 
 
-def _fetch(args: argparse.Namespace) -> Any:
+def _fetch(args: argparse.Namespace) -> Callable[[str], Scrape]:
     """Targets are /metrics URLs, or PROMETHEUS#instance=INSTANCE names read through the Prometheus API."""
 
     def fetch(url: str) -> Scrape:
@@ -221,14 +224,29 @@ def _resolve_targets(args: argparse.Namespace) -> None:
             raise SpecwiseError(f"--url {url!r}: expected http://HOST:PORT/metrics")
 
 
-def run(args: argparse.Namespace) -> int:
-    _resolve_targets(args)
-    fetch = _fetch(args)
-    slowdown = _slowdown(args)
-    thresholds = Thresholds(min_acceptance_rate=args.min_acceptance, min_drafts=args.min_drafts)
-    if not args.once:
-        return _loop(args, thresholds)
-    first: dict[str, Any] = {}
+def _server_window(
+    url: str,
+    before: Scrape | SpecwiseError,
+    fetch: Callable[[str], Scrape],
+    window: float,
+    thresholds: Thresholds,
+    slowdown: SlowdownModel | None,
+) -> ServerWindow:
+    stats = None
+    try:
+        if isinstance(before, SpecwiseError):
+            raise before
+        stats = window_stats(before, fetch(url), window)
+        return ServerWindow(url, stats, tuple(findings(stats, thresholds, slowdown)))
+    except SpecwiseError as exc:
+        return ServerWindow(url, stats, error=str(exc))
+
+
+def _once(
+    args: argparse.Namespace, fetch: Callable[[str], Scrape], thresholds: Thresholds, slowdown: SlowdownModel | None
+) -> MonitorReport:
+    """Two scrapes per server, --interval seconds apart: one window each."""
+    first: dict[str, Scrape | SpecwiseError] = {}
     for url in args.url:
         try:
             first[url] = fetch(url)
@@ -237,25 +255,23 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     time.sleep(args.interval)
     window = time.monotonic() - t0
-    servers = []
-    for url in args.url:
-        entry: dict[str, Any] = {"url": url}
-        try:
-            before = first[url]
-            if isinstance(before, SpecwiseError):
-                raise before
-            stats = window_stats(before, fetch(url), window)
-            entry["stats"] = stats.to_dict()
-            entry["alerts"] = [f.__dict__ for f in findings(stats, thresholds, slowdown)]
-        except SpecwiseError as exc:
-            entry["error"] = str(exc)
-            entry["alerts"] = []
-        servers.append(entry)
-    if all("error" in s for s in servers):
-        raise SpecwiseError("; ".join(s["error"] for s in servers))
-    doc = {"window_s": window, "servers": servers}
+    servers = tuple(_server_window(url, first[url], fetch, window, thresholds, slowdown) for url in args.url)
+    return MonitorReport(window, servers)
+
+
+def run(args: argparse.Namespace) -> int:
+    _resolve_targets(args)
+    fetch = _fetch(args)
+    slowdown = _slowdown(args)
+    thresholds = Thresholds(min_acceptance_rate=args.min_acceptance, min_drafts=args.min_drafts)
+    if not args.once:
+        return _loop(args, thresholds)
+    report = _once(args, fetch, thresholds, slowdown)
+    errors = [s.error for s in report.servers if s.error is not None]
+    if len(errors) == len(report.servers):
+        raise SpecwiseError("; ".join(errors))
     if args.json:
-        print_json(doc)
+        print_json(report.to_json())
     else:
-        render_monitor(doc)
-    return EXIT_NEGATIVE if any(s["alerts"] for s in servers) else EXIT_OK
+        render_monitor(report)
+    return EXIT_NEGATIVE if report.alerting else EXIT_OK

@@ -155,10 +155,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None and str(args.json) == "-":
         from specwise.cli.common import print_json
 
-        print_json(doc)
+        print_json(doc.to_json())
         return EXIT_OK
     if args.json is not None:
-        write_json_atomic(args.json, doc)
+        write_json_atomic(args.json, doc.to_json())
     from specwise.report.profile import render_profile
 
     render_profile(doc)

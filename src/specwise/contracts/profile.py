@@ -21,6 +21,21 @@ from specwise.methods import LOOKUP_METHODS
 SCHEMA = Schema("specwise.profile", 1)
 
 
+def _pair(f: Fields, key: str) -> tuple[float | None, float | None]:
+    """A two-number interval; an absent one is (None, None)."""
+    values = f.numbers(key, allow_null=True) or (None, None)
+    if len(values) != 2:
+        raise f.fail(key, "expected two numbers")
+    return values[0], values[1]
+
+
+def _flag(f: Fields, key: str) -> bool | None:
+    value = f.data.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise f.fail(key, f"expected true or false, got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class ProfileK:
     """vLLM's counters and rates at one k (summed over prompts), with bootstrap CIs over prompts."""
@@ -50,18 +65,12 @@ class ProfileK:
 
     @classmethod
     def from_json(cls, f: Fields) -> ProfileK:
-        def pair(key: str) -> tuple[float | None, float | None]:
-            values = f.numbers(key, allow_null=True) or (None, None)
-            if len(values) != 2:
-                raise f.fail(key, "expected two numbers")
-            return values[0], values[1]
-
         return cls(
             k=f.integer("k", required=True) or 0,
             acceptance_rate=f.number("acceptance_rate"),
             mean_acceptance_length=f.number("mean_acceptance_length"),
-            ci95=pair("ci95"),
-            mean_acceptance_length_ci95=pair("mean_acceptance_length_ci95"),
+            ci95=_pair(f, "ci95"),
+            mean_acceptance_length_ci95=_pair(f, "mean_acceptance_length_ci95"),
             per_position_acceptance=f.numbers("per_position_acceptance", allow_null=True),
             num_drafts=f.number("num_drafts", 0.0) or 0.0,
             num_draft_tokens=f.number("num_draft_tokens", 0.0) or 0.0,
@@ -123,6 +132,75 @@ class ProfileResult:
 
 
 @dataclass(frozen=True)
+class VerificationRow:
+    """The real speculative sampling loop against the profile at one (temperature, drafting mode, k)
+    (:func:`specwise.profiler.verify.verify`). *paired*: the profiler's estimator on the loop's own output paths;
+    *predicted*: the profile's own number. Rows written before the paired check (and before several loop paths per
+    prompt) lack those fields: they read as None (one path)."""
+
+    temperature: float
+    drafting: str
+    k: int
+    measured_acceptance_rate: float | None
+    measured_ci95: tuple[float | None, float | None]
+    measured_mean_acceptance_length: float | None
+    predicted_acceptance_rate: float | None
+    difference: float | None
+    paired_predicted_acceptance_rate: float | None
+    paired_difference: float | None
+    agrees: bool | None
+    unpaired_within_ci: bool | None
+    paths_per_prompt: int
+    tokens: int
+    speculative_wall_s: float | None
+    autoregressive_wall_s: float | None
+    measured_speedup: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "drafting": self.drafting,
+            "k": self.k,
+            "measured_acceptance_rate": self.measured_acceptance_rate,
+            "measured_ci95": list(self.measured_ci95),
+            "measured_mean_acceptance_length": self.measured_mean_acceptance_length,
+            "predicted_acceptance_rate": self.predicted_acceptance_rate,
+            "difference": self.difference,
+            "paired_predicted_acceptance_rate": self.paired_predicted_acceptance_rate,
+            "paired_difference": self.paired_difference,
+            "agrees": self.agrees,
+            "unpaired_within_ci": self.unpaired_within_ci,
+            "paths_per_prompt": self.paths_per_prompt,
+            "tokens": self.tokens,
+            "speculative_wall_s": self.speculative_wall_s,
+            "autoregressive_wall_s": self.autoregressive_wall_s,
+            "measured_speedup": self.measured_speedup,
+        }
+
+    @classmethod
+    def from_json(cls, f: Fields) -> VerificationRow:
+        return cls(
+            temperature=f.number("temperature", required=True) or 0.0,
+            drafting=f.text("drafting", required=True) or "",
+            k=f.integer("k", required=True) or 0,
+            measured_acceptance_rate=f.number("measured_acceptance_rate"),
+            measured_ci95=_pair(f, "measured_ci95"),
+            measured_mean_acceptance_length=f.number("measured_mean_acceptance_length"),
+            predicted_acceptance_rate=f.number("predicted_acceptance_rate"),
+            difference=f.number("difference"),
+            paired_predicted_acceptance_rate=f.number("paired_predicted_acceptance_rate"),
+            paired_difference=f.number("paired_difference"),
+            agrees=_flag(f, "agrees"),
+            unpaired_within_ci=_flag(f, "unpaired_within_ci"),
+            paths_per_prompt=f.integer("paths_per_prompt", 1) or 1,
+            tokens=f.integer("tokens", 0) or 0,
+            speculative_wall_s=f.number("speculative_wall_s"),
+            autoregressive_wall_s=f.number("autoregressive_wall_s"),
+            measured_speedup=f.number("measured_speedup"),
+        )
+
+
+@dataclass(frozen=True)
 class Picked:
     """The result chosen for one workload, its acceptance, and a line saying which it was."""
 
@@ -139,7 +217,7 @@ class ProfileDoc:
     results: tuple[ProfileResult, ...]
     prompts: JsonObject = field(default_factory=dict)  # {"source", "count"}
     settings: JsonObject = field(default_factory=dict)  # what was profiled, as run (echoed, not interpreted)
-    verification: tuple[JsonObject, ...] = ()  # loop-vs-profile rows (reported, not read by other packages)
+    verification: tuple[VerificationRow, ...] = ()  # loop-vs-profile rows (``specwise profile --verify``)
     timing_s: JsonObject = field(default_factory=dict)
     path: Path | None = None  # where it was read from
 
@@ -191,7 +269,7 @@ class ProfileDoc:
             "prompts": dict(self.prompts),
             "settings": dict(self.settings),
             "results": [r.to_json() for r in self.results],
-            "verification": [dict(v) for v in self.verification],
+            "verification": [v.to_json() for v in self.verification],
             "timing_s": dict(self.timing_s),
         }
 
@@ -217,6 +295,9 @@ class ProfileDoc:
         rows = data.get("verification") or []
         if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
             raise f.fail("verification", "expected a list of objects")
+        verification = tuple(
+            VerificationRow.from_json(Fields(r, f"{where}.verification[{i}]")) for i, r in enumerate(rows)
+        )
         return cls(
             target=f.text("target"),
             draft=f.text("draft"),
@@ -224,7 +305,7 @@ class ProfileDoc:
             results=results,
             prompts=obj("prompts"),
             settings=obj("settings"),
-            verification=tuple(rows),
+            verification=verification,
             timing_s=obj("timing_s"),
             path=path,
         )

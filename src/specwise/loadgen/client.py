@@ -13,7 +13,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx
@@ -71,6 +71,69 @@ def _headers(cfg: ClientConfig) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 
+@dataclass
+class _Stream:
+    """What one response has delivered so far: token chunks (time, tokens), the first token's time, the running
+    token count (exact while the server sends usage with every chunk), and how it ended."""
+
+    chunks: list[tuple[float, int]] = field(default_factory=list)
+    first: float | None = None
+    tokens: int = 0
+    exact: bool = True
+    prompt_tokens: int | None = None
+    status: int | None = None
+    error: str | None = None
+
+    def add(self, payload: dict[str, Any], now: float) -> None:
+        """One SSE chunk received at ``now``."""
+        self.prompt_tokens = prompt_tokens(payload) or self.prompt_tokens
+        text = chunk_text(payload)
+        usage_total = completion_tokens(payload)
+        if usage_total is not None and self.exact:
+            n = usage_total - self.tokens
+            self.tokens = usage_total
+        elif text:
+            self.exact = False
+            n = 1
+            self.tokens += 1
+        else:
+            n = 0
+        if n > 0 or text:
+            if self.first is None:
+                self.first = now
+            if n > 0:
+                self.chunks.append((now, n))
+
+
+async def _read(resp: httpx.Response, stream: _Stream, clock: Callable[[], float]) -> None:
+    """The response into ``stream``: an HTTP error's text, or the SSE chunks up to ``[DONE]``."""
+    stream.status = resp.status_code
+    if resp.status_code >= 400:
+        text = (await resp.aread()).decode("utf-8", "replace")
+        stream.error = f"http {resp.status_code}: {' '.join(text.split())[:160]}"
+        return
+    async for line in resp.aiter_lines():
+        event = parse_sse_line(line)
+        if event is None:
+            continue
+        if event.done:
+            return
+        payload = event.payload or {}
+        stream.add(payload, clock())
+    stream.error = "incomplete: stream ended before [DONE]"
+
+
+def _failure(exc: Exception, cfg: ClientConfig) -> str:
+    """The record's ``error`` for an exception that ended the request."""
+    if isinstance(exc, TimeoutError):
+        return f"timeout: no completion within {cfg.request_timeout_s:g} s"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"timeout: {type(exc).__name__}"
+    if isinstance(exc, MalformedStream):
+        return f"malformed: {exc}"
+    return f"connection: {type(exc).__name__}: {str(exc)[:120]}"
+
+
 async def send_request(
     client: httpx.AsyncClient,
     cfg: ClientConfig,
@@ -83,61 +146,16 @@ async def send_request(
 ) -> RequestRecord:
     """Send one streaming request; every failure becomes a record with ``error`` set, never an exception."""
     start = clock()
-    chunks: list[tuple[float, int]] = []
-    first: float | None = None
-    cum_tokens = 0
-    exact = True
-    n_prompt: int | None = None
-    status: int | None = None
-    error: str | None = None
-    done = False
+    stream = _Stream()
     timeout = httpx.Timeout(connect=10.0, read=cfg.read_timeout_s, write=10.0, pool=None)
     try:
         async with asyncio.timeout(cfg.request_timeout_s):
             async with client.stream(
                 "POST", cfg.url, json=_body(cfg, req), headers=_headers(cfg), timeout=timeout
             ) as resp:
-                status = resp.status_code
-                if status >= 400:
-                    text = (await resp.aread()).decode("utf-8", "replace")
-                    error = f"http {status}: {' '.join(text.split())[:160]}"
-                else:
-                    async for line in resp.aiter_lines():
-                        event = parse_sse_line(line)
-                        if event is None:
-                            continue
-                        if event.done:
-                            done = True
-                            break
-                        payload = event.payload or {}
-                        now = clock()
-                        n_prompt = prompt_tokens(payload) or n_prompt
-                        text = chunk_text(payload)
-                        usage_total = completion_tokens(payload)
-                        if usage_total is not None and exact:
-                            n = usage_total - cum_tokens
-                            cum_tokens = usage_total
-                        elif text:
-                            exact = False
-                            n = 1
-                            cum_tokens += 1
-                        else:
-                            n = 0
-                        if n > 0 or text:
-                            if first is None:
-                                first = now
-                            if n > 0:
-                                chunks.append((now, n))
-                    if not done and error is None:
-                        error = "incomplete: stream ended before [DONE]"
-    except TimeoutError:
-        error = f"timeout: no completion within {cfg.request_timeout_s:g} s"
-    except httpx.TimeoutException as exc:
-        error = f"timeout: {type(exc).__name__}"
-    except MalformedStream as exc:
-        error = f"malformed: {exc}"
-    except httpx.HTTPError as exc:
-        error = f"connection: {type(exc).__name__}: {str(exc)[:120]}"
+                await _read(resp, stream, clock)
+    except (TimeoutError, httpx.TimeoutException, MalformedStream, httpx.HTTPError) as exc:
+        stream.error = _failure(exc, cfg)
     end = clock()
     return RequestRecord(
         run_id=run_id,
@@ -147,11 +165,11 @@ async def send_request(
         scheduled_s=scheduled_s,
         start_s=start,
         end_s=end,
-        first_token_s=first,
-        output_tokens=cum_tokens,
-        prompt_tokens=n_prompt,
-        chunks=tuple(chunks),
-        error=error,
-        status_code=status,
-        tokens_exact=exact,
+        first_token_s=stream.first,
+        output_tokens=stream.tokens,
+        prompt_tokens=stream.prompt_tokens,
+        chunks=tuple(stream.chunks),
+        error=stream.error,
+        status_code=stream.status,
+        tokens_exact=stream.exact,
     )

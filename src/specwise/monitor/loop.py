@@ -12,13 +12,13 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 
 from specwise.errors import SpecwiseError
 from specwise.metrics import parse_exposition
 from specwise.metrics.exposition import Scrape
+from specwise.monitor.events import AlertOpened, AlertResolved, MonitorEvent, TargetDown, TargetUp
 from specwise.monitor.predicted import SlowdownModel
 from specwise.monitor.rules import AlertState, Finding, Thresholds, check
 from specwise.monitor.store import MonitorStore
@@ -94,16 +94,45 @@ def _fetch_all(urls: list[str], fetch: Callable[[str], Scrape], workers: int) ->
         return list(pool.map(one, urls))
 
 
-def _out(emit: Callable[[dict[str, Any]], None] | None, event: dict[str, Any]) -> None:
+Emit = Callable[[MonitorEvent], None]
+
+
+def _out(emit: Emit | None, event: MonitorEvent) -> None:
     if emit is not None:
         emit(event)
+
+
+def _window(
+    t: Target,
+    now: float,
+    current: Scrape,
+    thresholds: Thresholds,
+    store: MonitorStore | None,
+    emit: Emit | None,
+    slowdown: SlowdownModel | None,
+) -> None:
+    """Window ``current`` against the oldest scrape kept, run the rules, report and record the transitions."""
+    base_t, base = t.history[0]
+    stats = window_stats(base, current, now - base_t)
+    t.last = stats
+    if store is not None:
+        store.add_window(t.url, now, stats.to_dict())
+    opened, cleared = t.alerts.update(findings(stats, thresholds, slowdown))
+    for f in opened:
+        _out(emit, AlertOpened(now, t.url, f.rule, f.severity, f.message))
+        if store is not None:
+            store.add_alert(t.url, now, "open", f.rule, f.message)
+    for rule in cleared:
+        _out(emit, AlertResolved(now, t.url, rule))
+        if store is not None:
+            store.add_alert(t.url, now, "resolved", rule, "")
 
 
 def evaluate_once(
     targets: list[Target],
     thresholds: Thresholds,
     store: MonitorStore | None,
-    emit: Callable[[dict[str, Any]], None] | None,
+    emit: Emit | None,
     *,
     clock: Callable[[], float] = time.time,
     fetch: Callable[[str], Scrape] = lambda url: scrape(url, 5.0),
@@ -115,42 +144,15 @@ def evaluate_once(
     fetched = _fetch_all([t.url for t in targets], fetch, workers)
     for t, result in zip(targets, fetched, strict=True):
         now = clock()
-        try:
-            if isinstance(result, SpecwiseError):
-                raise result
-            current = result
-        except SpecwiseError as exc:
+        if isinstance(result, SpecwiseError):
             if t.failing is None:
-                _out(emit, {"at": now, "url": t.url, "event": "target_down", "error": str(exc)})
-            t.failing = str(exc)
+                _out(emit, TargetDown(now, t.url, str(result)))
+            t.failing = str(result)
             continue
         if t.failing is not None:
-            _out(emit, {"at": now, "url": t.url, "event": "target_up"})
+            _out(emit, TargetUp(now, t.url))
             t.failing = None
             t.history.clear()  # do not window across the outage
         if t.history and now > t.history[0][0]:
-            base_t, base = t.history[0]
-            stats = window_stats(base, current, now - base_t)
-            t.last = stats
-            if store is not None:
-                store.add_window(t.url, now, stats.to_dict())
-            opened, cleared = t.alerts.update(findings(stats, thresholds, slowdown))
-            for f in opened:
-                _out(
-                    emit,
-                    {
-                        "at": now,
-                        "url": t.url,
-                        "event": "alert",
-                        "rule": f.rule,
-                        "severity": f.severity,
-                        "message": f.message,
-                    },
-                )
-                if store is not None:
-                    store.add_alert(t.url, now, "open", f.rule, f.message)
-            for rule in cleared:
-                _out(emit, {"at": now, "url": t.url, "event": "resolved", "rule": rule})
-                if store is not None:
-                    store.add_alert(t.url, now, "resolved", rule, "")
-        t.remember(now, current)
+            _window(t, now, result, thresholds, store, emit, slowdown)
+        t.remember(now, result)

@@ -9,20 +9,19 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TextIO
 
 import httpx
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
+from specwise.monitor.events import MonitorEvent, WebhookFailed
 from specwise.monitor.http_serve import GetServer
-from specwise.monitor.loop import Target
-
-Event = dict[str, Any]
+from specwise.monitor.loop import Emit, Target
 
 
-def json_lines(out: TextIO) -> Callable[[Event], None]:
-    def emit(event: Event) -> None:
-        out.write(json.dumps(event) + "\n")
+def json_lines(out: TextIO) -> Emit:
+    def emit(event: MonitorEvent) -> None:
+        out.write(json.dumps(event.to_json()) + "\n")
         out.flush()
 
     return emit
@@ -34,16 +33,16 @@ def webhook(
     retries: int = 3,
     timeout_s: float = 5.0,
     backoff_s: float = 0.5,
-    on_failure: Callable[[Event], None] | None = None,
+    on_failure: Emit | None = None,
     sleep: Callable[[float], None] = time.sleep,
-) -> Callable[[Event], None]:
+) -> Emit:
     """POST each event as JSON; retry on errors and 5xx/429; report a final failure through ``on_failure``."""
 
-    def emit(event: Event) -> None:
+    def emit(event: MonitorEvent) -> None:
         last = ""
         for attempt in range(retries):
             try:
-                resp = httpx.post(url, json=event, timeout=timeout_s)
+                resp = httpx.post(url, json=event.to_json(), timeout=timeout_s)
                 if resp.status_code < 400:
                     return
                 last = f"HTTP {resp.status_code}"
@@ -54,7 +53,7 @@ def webhook(
             if attempt + 1 < retries:
                 sleep(backoff_s * (2**attempt))
         if on_failure is not None:
-            on_failure({"at": event.get("at"), "event": "webhook_failed", "error": last, "for": event.get("event")})
+            on_failure(WebhookFailed(event.at, last, event.event))
 
     return emit
 

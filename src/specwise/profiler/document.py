@@ -1,12 +1,11 @@
-"""The profile JSON document, and writing it so a failure never leaves half a file."""
+"""The profile document (``specwise.profile/1``) of one run: what was profiled, the results, the loop check."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
 
+from specwise.contracts.profile import ProfileDoc, ProfileResult, VerificationRow
 from specwise.profiler.settings import ProfileSettings
-
-SCHEMA = "specwise.profile/1"
 
 
 def build_document(
@@ -15,17 +14,18 @@ def build_document(
     settings: ProfileSettings,
     prompts_source: str,
     n_prompts: int,
-    results: list[dict[str, Any]],
-    timings: dict[str, float],
-    verification: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA,
-        "target": target,
-        "draft": draft,
-        "method": settings.method,
-        "prompts": {"source": prompts_source, "count": n_prompts},
-        "settings": {
+    results: Sequence[ProfileResult],
+    timings: Mapping[str, float],
+    verification: Sequence[VerificationRow] | None = None,
+) -> ProfileDoc:
+    lookup = settings.method == "ngram"
+    return ProfileDoc(
+        target=target,
+        draft=draft,
+        method=settings.method,
+        results=tuple(results),
+        prompts={"source": prompts_source, "count": n_prompts},
+        settings={
             "temperatures": list(settings.temperatures),
             "k": list(settings.k_values),
             "max_new_tokens": settings.max_new_tokens,
@@ -33,11 +33,10 @@ def build_document(
             "top_p": settings.top_p,
             "contexts": settings.contexts,
             "seed": settings.seed,
-            "prompt_lookup_min": settings.prompt_lookup_min if settings.method == "ngram" else None,
-            "prompt_lookup_max": settings.prompt_lookup_max if settings.method == "ngram" else None,
+            "prompt_lookup_min": settings.prompt_lookup_min if lookup else None,
+            "prompt_lookup_max": settings.prompt_lookup_max if lookup else None,
             "quantizations": [dict(q) for q in settings.quantizations],
         },
-        "results": results,
-        "verification": verification or [],
-        "timing_s": timings,
-    }
+        verification=tuple(verification or ()),
+        timing_s=dict(timings),
+    )

@@ -1,4 +1,5 @@
-"""Aggregate per-prompt counters into the profile JSON contract (read by advise and the simulator)."""
+"""Aggregate per-prompt counters into the profile's typed results (:class:`ProfileResult`, serialised by
+:class:`~specwise.contracts.profile.ProfileDoc`; read by advise and the simulator)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from specwise.acceptance.counts import SpecDecodeCounts
+from specwise.contracts.profile import ProfileK, ProfileResult
 from specwise.profiler.bootstrap import ratio_ci
 
 
@@ -32,10 +34,43 @@ def _nan_to_none(x: float | None) -> float | None:
     return None if x is None or x != x else round(float(x), 6)
 
 
+def _by_k(
+    obs: Sequence[Observation], k_values: Sequence[int], rng: np.random.Generator, resamples: int
+) -> list[ProfileK]:
+    """vLLM's counters summed over the prompts at every k, with bootstrap CIs over prompts."""
+    stacked = np.stack([o.counts for o in obs])  # (prompts, n_k, 3 + k_max)
+    by_k = []
+    for row, k in enumerate(k_values):
+        per_prompt = stacked[:, row, :]
+        total = SpecDecodeCounts.from_row(k, per_prompt.sum(axis=0))
+        rate_ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 1], rng, resamples)
+        al_ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 0], rng, resamples)
+        by_k.append(
+            ProfileK(
+                k=k,
+                acceptance_rate=_nan_to_none(total.acceptance_rate),
+                mean_acceptance_length=_nan_to_none(total.mean_acceptance_length),
+                ci95=(_nan_to_none(rate_ci[0]), _nan_to_none(rate_ci[1])),
+                mean_acceptance_length_ci95=(_nan_to_none(1 + al_ci[0]), _nan_to_none(1 + al_ci[1])),
+                per_position_acceptance=tuple(_nan_to_none(x) for x in total.per_position_or_none()),
+                num_drafts=round(total.drafts, 3),
+                num_draft_tokens=round(total.draft_tokens, 3),
+                num_accepted_tokens=round(total.accepted_tokens, 3),
+            )
+        )
+    return by_k
+
+
+def _sort_key(r: ProfileResult) -> tuple[int, str, float, str, bool, str]:
+    """Unquantised first, then by quantisation, temperature, drafting; all prompts before each class."""
+    quant = dict(r.quantization)
+    return (len(quant), str(quant), r.temperature, r.drafting, r.workload_class is not None, str(r.workload_class))
+
+
 def summarise(
     observations: Sequence[Observation], k_values: Sequence[int], rng: np.random.Generator, resamples: int = 1000
-) -> list[dict[str, Any]]:
-    """One result per (quantisation, temperature, drafting, class); class null = all prompts."""
+) -> tuple[ProfileResult, ...]:
+    """One result per (quantisation, temperature, drafting, class); class None = all prompts."""
     groups: defaultdict[tuple[Any, ...], list[Observation]] = defaultdict(list)
     classes = {o.workload_class for o in observations}
     for o in observations:
@@ -45,48 +80,19 @@ def summarise(
             groups[(*key, o.workload_class)].append(o)
     results = []
     for (quant, temperature, drafting, cls), obs in groups.items():
-        stacked = np.stack([o.counts for o in obs])  # (prompts, n_k, 3 + k_max)
-        by_k = []
-        for row, k in enumerate(k_values):
-            per_prompt = stacked[:, row, :]
-            total = SpecDecodeCounts.from_row(k, per_prompt.sum(axis=0))
-            rate_ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 1], rng, resamples)
-            al_ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 0], rng, resamples)
-            by_k.append(
-                {
-                    "k": k,
-                    "acceptance_rate": _nan_to_none(total.acceptance_rate),
-                    "mean_acceptance_length": _nan_to_none(total.mean_acceptance_length),
-                    "ci95": [_nan_to_none(rate_ci[0]), _nan_to_none(rate_ci[1])],
-                    "mean_acceptance_length_ci95": [_nan_to_none(1 + al_ci[0]), _nan_to_none(1 + al_ci[1])],
-                    "per_position_acceptance": [_nan_to_none(x) for x in total.per_position_or_none()],
-                    "num_drafts": round(total.drafts, 3),
-                    "num_draft_tokens": round(total.draft_tokens, 3),
-                    "num_accepted_tokens": round(total.accepted_tokens, 3),
-                }
-            )
+        by_k = _by_k(obs, k_values, rng, resamples)
         alpha_n = sum(o.alpha_n for o in obs)
         results.append(
-            {
-                "temperature": temperature,
-                "drafting": drafting,
-                "quantization": dict(quant),
-                "class": cls,
-                "prompts": len(obs),
-                "estimator": "+".join(sorted({o.estimator for o in obs})),
-                "alpha_mean": _nan_to_none(sum(o.alpha_sum for o in obs) / alpha_n if alpha_n else float("nan")),
-                "per_position_acceptance": by_k[-1]["per_position_acceptance"],
-                "by_k": by_k,
-            }
+            ProfileResult(
+                temperature=temperature,
+                drafting=drafting,
+                quantization=quant,
+                workload_class=cls,
+                per_position_acceptance=by_k[-1].per_position_acceptance,
+                prompts=len(obs),
+                estimator="+".join(sorted({o.estimator for o in obs})),
+                alpha_mean=_nan_to_none(sum(o.alpha_sum for o in obs) / alpha_n if alpha_n else float("nan")),
+                by_k=tuple(by_k),
+            )
         )
-    results.sort(
-        key=lambda r: (
-            len(r["quantization"]),
-            str(r["quantization"]),
-            r["temperature"],
-            r["drafting"],
-            r["class"] is not None,
-            str(r["class"]),
-        )
-    )
-    return results
+    return tuple(sorted(results, key=_sort_key))

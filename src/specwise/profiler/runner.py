@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from specwise.contracts.profile import ProfileResult
 from specwise.errors import SpecwiseError
 from specwise.profiler import analysis, models, quantize, quantize_spec
 from specwise.profiler.counting import model_draft_proposals
@@ -111,8 +112,8 @@ def run_profile(
     settings: ProfileSettings,
     progress: Progress | None = None,
     timings: Timings | None = None,
-) -> tuple[list[dict[str, Any]], dict[float, list[list[int]]], list[list[int]]]:
-    """Returns (results per the JSON contract, continuations by sampling temperature, prompt token ids)."""
+) -> tuple[tuple[ProfileResult, ...], dict[float, list[list[int]]], list[list[int]]]:
+    """Returns (the results, continuations by sampling temperature, prompt token ids)."""
     timings = timings or Timings()
     torch.manual_seed(settings.seed)
     ids = tokenize(loaded.tokenizer, prompts, settings.max_prompt_tokens)

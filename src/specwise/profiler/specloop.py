@@ -62,6 +62,68 @@ class _Runner:
         self.seen = length
 
 
+@dataclass(frozen=True)
+class _Sampling:
+    """How every distribution in one loop run is formed and sampled."""
+
+    temperature: float
+    drafting: str
+    top_k: int
+    top_p: float
+    gen: torch.Generator
+
+
+def _draft_proposal(dft: _Runner, seq: list[int], k: int, s: _Sampling) -> tuple[list[int], list[torch.Tensor | None]]:
+    """k tokens from the draft model after ``seq``, each with the q it was drawn from (None: one-hot, its argmax)."""
+    proposal: list[int] = []
+    qs: list[torch.Tensor | None] = []
+    ctx = list(seq)
+    for _ in range(k):
+        logits = dft.feed(ctx)[-1]
+        if s.drafting == "greedy" or s.temperature == 0:
+            x = int(logits.argmax().item())
+            qs.append(None)  # one-hot
+        else:
+            q_draft = probs(logits[None], s.temperature, s.top_k, s.top_p)[0]
+            x = sample(q_draft, s.gen)
+            qs.append(q_draft)
+        proposal.append(x)
+        ctx.append(x)
+    return proposal, qs
+
+
+def _accepted(p: torch.Tensor, proposal: list[int], qs: list[torch.Tensor | None], s: _Sampling) -> int:
+    """How many proposed tokens the target accepts: token i with probability min(1, p(x)/q(x)), in order, up to the
+    first rejection; at T = 0 while they match the target's argmax."""
+    n_acc = 0
+    for i, x in enumerate(proposal):
+        qi = qs[i]
+        if s.temperature == 0:
+            ok = int(p[i].argmax().item()) == x
+        else:
+            ratio = float(p[i, x]) if qi is None else min(1.0, float(p[i, x]) / max(float(qi[x]), 1e-30))
+            ok = float(torch.rand(1, generator=s.gen)) < ratio
+        if not ok:
+            break
+        n_acc += 1
+    return n_acc
+
+
+def _next_token(p: torch.Tensor, proposal: list[int], qs: list[torch.Tensor | None], n_acc: int, s: _Sampling) -> int:
+    """The token after the accepted ones: from norm(max(p - q, 0)) at a rejection, else the target's bonus token."""
+    if n_acc == len(proposal):
+        return _pick(p[len(proposal)], s.temperature, s.gen)
+    if s.temperature == 0:
+        return int(p[n_acc].argmax().item())
+    q_rej = qs[n_acc]
+    residual = p[n_acc].clone()
+    if q_rej is None:
+        residual[proposal[n_acc]] = 0.0
+    else:
+        residual = (residual - q_rej).clamp(min=0.0)
+    return sample(residual / residual.sum(), s.gen) if residual.sum() > 0 else _pick(p[n_acc], s.temperature, s.gen)
+
+
 @torch.no_grad()
 def speculative_generate(
     target: Any,
@@ -77,7 +139,7 @@ def speculative_generate(
     top_p: float = 1.0,
 ) -> LoopResult:
     """Generate at least ``n_tokens`` after ``prompt``; ``draft=None`` drafts by n-gram lookup (vLLM semantics)."""
-    gen = torch.Generator().manual_seed(seed)
+    s = _Sampling(temperature, drafting, top_k, top_p, torch.Generator().manual_seed(seed))
     t0 = time.perf_counter()
     seq = list(prompt)
     tgt = _Runner(target)
@@ -90,52 +152,14 @@ def speculative_generate(
     generated = 0
     while generated < n_tokens:
         base = len(seq)
-        proposal: list[int] = []
-        qs: list[torch.Tensor | None] = []
         if dft is not None:
-            ctx = list(seq)
-            for _ in range(k):
-                logits = dft.feed(ctx)[-1]
-                if drafting == "greedy" or temperature == 0:
-                    x = int(logits.argmax().item())
-                    qs.append(None)  # one-hot
-                else:
-                    q_draft = probs(logits[None], temperature, top_k, top_p)[0]
-                    x = sample(q_draft, gen)
-                    qs.append(q_draft)
-                proposal.append(x)
-                ctx.append(x)
+            proposal, qs = _draft_proposal(dft, seq, k, s)
         else:
             proposal = ngram.propose(seq, k, lookup[0], lookup[1])
             qs = [None] * len(proposal)
-        logits = tgt.feed(seq + proposal)[-(len(proposal) + 1) :]
-        p = probs(logits, temperature, top_k, top_p)
-        n_acc = 0
-        for i, x in enumerate(proposal):
-            qi = qs[i]
-            if temperature == 0:
-                ok = int(p[i].argmax().item()) == x
-            else:
-                ratio = float(p[i, x]) if qi is None else min(1.0, float(p[i, x]) / max(float(qi[x]), 1e-30))
-                ok = float(torch.rand(1, generator=gen)) < ratio
-            if not ok:
-                break
-            n_acc += 1
-        if n_acc < len(proposal):
-            if temperature == 0:
-                nxt = int(p[n_acc].argmax().item())
-            else:
-                q_rej = qs[n_acc]
-                residual = p[n_acc].clone()
-                if q_rej is None:
-                    residual[proposal[n_acc]] = 0.0
-                else:
-                    residual = (residual - q_rej).clamp(min=0.0)
-                nxt = (
-                    sample(residual / residual.sum(), gen) if residual.sum() > 0 else _pick(p[n_acc], temperature, gen)
-                )
-        else:
-            nxt = _pick(p[len(proposal)], temperature, gen)
+        p = probs(tgt.feed(seq + proposal)[-(len(proposal) + 1) :], temperature, top_k, top_p)
+        n_acc = _accepted(p, proposal, qs, s)
+        nxt = _next_token(p, proposal, qs, n_acc, s)
         if proposal:
             drafts += 1
             draft_tokens += len(proposal)

@@ -14,11 +14,14 @@ paths per prompt (``paths_per_prompt``; bench/loop_paths.py measures this on Qwe
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
+from torch.nn import Module
 
 from specwise.acceptance.counts import SpecDecodeCounts
+from specwise.contracts.profile import ProfileResult, VerificationRow
 from specwise.profiler import analysis
 from specwise.profiler.bootstrap import ratio_ci
 from specwise.profiler.counting import model_draft_proposals, walk
@@ -30,24 +33,19 @@ from specwise.profiler.specloop import autoregressive_generate, speculative_gene
 TOLERANCE = 0.03
 
 
-def predicted_rate(results: Sequence[dict[str, Any]], temperature: float, drafting: str, k: int) -> float | None:
+def predicted_rate(results: Sequence[ProfileResult], temperature: float, drafting: str, k: int) -> float | None:
+    """The profile's acceptance rate at ``k`` over all prompts, unquantised; None if it has no such result."""
     for r in results:
-        if (
-            r["temperature"] == temperature
-            and r["drafting"] == drafting
-            and r["class"] is None
-            and not r["quantization"]
-        ):
-            for row in r["by_k"]:
-                if row["k"] == k:
-                    rate: float | None = row["acceptance_rate"]
-                    return rate
+        if r.temperature == temperature and r.drafting == drafting and r.workload_class is None and not r.quantization:
+            for row in r.by_k:
+                if row.k == k:
+                    return row.acceptance_rate
     return None
 
 
 def path_counts(
-    target: Any,
-    draft: Any | None,
+    target: Module,
+    draft: Module | None,
     prompt: Sequence[int],
     path: Sequence[int],
     n_start: int,
@@ -74,18 +72,107 @@ def path_counts(
     return walk(analysis.lookup_proposals(tokens, p, n_start, path), k)
 
 
+@dataclass
+class _Tally:
+    """One (temperature, drafting) job over every prompt: the loop's counters and the paired prediction's, per
+    prompt as [drafts, draft tokens, accepted]; loop and plain-decoding wall seconds; tokens generated."""
+
+    loop: NDArray[np.float64]
+    paired: NDArray[np.float64]
+    speculative_s: float = 0.0
+    autoregressive_s: float = 0.0
+    tokens: int = 0
+
+
+def _run_paths(
+    target: Module,
+    draft: Module | None,
+    ids: Sequence[int],
+    i: int,
+    n_paths: int,
+    job: tuple[float, str, int],
+    settings: ProfileSettings,
+    tally: _Tally,
+    measure_speedup: bool,
+) -> None:
+    """``n_paths`` loop runs on prompt ``i`` (distinct seeds), added to its row of the tally."""
+    temp, drafting, k = job
+    for path in range(n_paths):
+        seed = settings.seed * 7919 + i + 1_000_003 * path
+        res = speculative_generate(
+            target,
+            draft,
+            ids,
+            settings.max_new_tokens,
+            k,
+            temp,
+            drafting,
+            seed,
+            (settings.prompt_lookup_min, settings.prompt_lookup_max),
+            settings.top_k,
+            settings.top_p,
+        )
+        tally.loop[i] += (res.counts.drafts, res.counts.draft_tokens, res.counts.accepted_tokens)
+        pc = path_counts(target, draft, ids, res.output, settings.max_new_tokens, temp, drafting, k, settings)
+        tally.paired[i] += (pc.drafts, pc.draft_tokens, pc.accepted_tokens)
+        tally.speculative_s += res.wall_s
+        tally.tokens += res.tokens
+        if measure_speedup:
+            tally.autoregressive_s += autoregressive_generate(target, ids, res.tokens, temp, seed)
+
+
+def _row(
+    tally: _Tally,
+    job: tuple[float, str, int],
+    n_paths: int,
+    predicted: float | None,
+    settings: ProfileSettings,
+    measure_speedup: bool,
+) -> VerificationRow:
+    """Measured vs predicted (unpaired: the profile's number; paired: the estimator on the loop's own paths)."""
+    temp, drafting, k = job
+    totals = tally.loop.sum(axis=0)
+    measured = totals[2] / totals[1] if totals[1] else float("nan")
+    ci = ratio_ci(tally.loop[:, 2], tally.loop[:, 1], np.random.default_rng(settings.seed), 1000)
+    diff = None if predicted is None else measured - predicted
+    p_tot = tally.paired.sum(axis=0)
+    paired_rate = float(p_tot[2] / p_tot[1]) if p_tot[1] else float("nan")
+    paired_diff = float(measured - paired_rate)
+    agrees = abs(paired_diff) <= TOLERANCE or ci[0] <= paired_rate <= ci[1]
+    spec_s, base_s = tally.speculative_s, tally.autoregressive_s
+    return VerificationRow(
+        temperature=temp,
+        drafting=drafting,
+        k=k,
+        measured_acceptance_rate=round(float(measured), 6),
+        measured_ci95=(round(ci[0], 6), round(ci[1], 6)),
+        measured_mean_acceptance_length=round(1 + totals[2] / totals[0], 6) if totals[0] else None,
+        predicted_acceptance_rate=predicted,
+        difference=None if diff is None else round(float(diff), 6),
+        paired_predicted_acceptance_rate=round(paired_rate, 6),
+        paired_difference=round(paired_diff, 6),
+        agrees=bool(agrees),
+        unpaired_within_ci=None if predicted is None else bool(ci[0] <= predicted <= ci[1]),
+        paths_per_prompt=n_paths,
+        tokens=tally.tokens,
+        speculative_wall_s=round(spec_s, 3),
+        autoregressive_wall_s=round(base_s, 3) if measure_speedup else None,
+        measured_speedup=round(base_s / spec_s, 4) if measure_speedup and spec_s > 0 else None,
+    )
+
+
 def verify(
-    target: Any,
-    draft: Any | None,
+    target: Module,
+    draft: Module | None,
     prompt_ids: Sequence[Sequence[int]],
-    results: Sequence[dict[str, Any]],
+    results: Sequence[ProfileResult],
     settings: ProfileSettings,
     temperatures: Sequence[float],
     k: int,
     progress: Callable[[str, int, int], None] | None = None,
     measure_speedup: bool = True,
     paths_per_prompt: int = 1,
-) -> list[dict[str, Any]]:
+) -> list[VerificationRow]:
     """One row per (temperature, drafting mode): measured vs predicted acceptance rate at ``k``; with
     ``measure_speedup`` also plain decoding of the same number of tokens, for the loop's CPU speedup.
 
@@ -95,64 +182,12 @@ def verify(
     rows = []
     jobs = [(t, m) for t in temperatures for m in settings.drafting_modes]
     for j, (temp, drafting) in enumerate(jobs):
-        per_prompt = np.zeros((len(prompt_ids), 3))
-        paired = np.zeros((len(prompt_ids), 3))
-        spec_s = base_s = 0.0
-        tokens = 0
+        tally = _Tally(np.zeros((len(prompt_ids), 3)), np.zeros((len(prompt_ids), 3)))
         n_paths = 1 if temp == 0 else paths_per_prompt  # T = 0 is deterministic
         for i, ids in enumerate(prompt_ids):
-            for path in range(n_paths):
-                seed = settings.seed * 7919 + i + 1_000_003 * path
-                res = speculative_generate(
-                    target,
-                    draft,
-                    ids,
-                    settings.max_new_tokens,
-                    k,
-                    temp,
-                    drafting,
-                    seed,
-                    (settings.prompt_lookup_min, settings.prompt_lookup_max),
-                    settings.top_k,
-                    settings.top_p,
-                )
-                per_prompt[i] += (res.counts.drafts, res.counts.draft_tokens, res.counts.accepted_tokens)
-                pc = path_counts(target, draft, ids, res.output, settings.max_new_tokens, temp, drafting, k, settings)
-                paired[i] += (pc.drafts, pc.draft_tokens, pc.accepted_tokens)
-                spec_s += res.wall_s
-                tokens += res.tokens
-                if measure_speedup:
-                    base_s += autoregressive_generate(target, ids, res.tokens, temp, seed)
+            _run_paths(target, draft, ids, i, n_paths, (temp, drafting, k), settings, tally, measure_speedup)
             if progress:
                 progress(f"verify T={temp:g} {drafting} k={k} ({j + 1}/{len(jobs)})", i + 1, len(prompt_ids))
-        totals = per_prompt.sum(axis=0)
-        measured = totals[2] / totals[1] if totals[1] else float("nan")
-        ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 1], np.random.default_rng(settings.seed), 1000)
         predicted = predicted_rate(results, temp, drafting, k)
-        diff = None if predicted is None else measured - predicted
-        p_tot = paired.sum(axis=0)
-        paired_rate = float(p_tot[2] / p_tot[1]) if p_tot[1] else float("nan")
-        paired_diff = float(measured - paired_rate)
-        agrees = abs(paired_diff) <= TOLERANCE or ci[0] <= paired_rate <= ci[1]
-        rows.append(
-            {
-                "temperature": temp,
-                "drafting": drafting,
-                "k": k,
-                "measured_acceptance_rate": round(float(measured), 6),
-                "measured_ci95": [round(ci[0], 6), round(ci[1], 6)],
-                "measured_mean_acceptance_length": round(1 + totals[2] / totals[0], 6) if totals[0] else None,
-                "predicted_acceptance_rate": predicted,
-                "difference": None if diff is None else round(float(diff), 6),
-                "paired_predicted_acceptance_rate": round(paired_rate, 6),
-                "paired_difference": round(paired_diff, 6),
-                "agrees": bool(agrees),
-                "unpaired_within_ci": None if predicted is None else bool(ci[0] <= predicted <= ci[1]),
-                "paths_per_prompt": n_paths,
-                "tokens": tokens,
-                "speculative_wall_s": round(spec_s, 3),
-                "autoregressive_wall_s": round(base_s, 3) if measure_speedup else None,
-                "measured_speedup": round(base_s / spec_s, 4) if measure_speedup and spec_s > 0 else None,
-            }
-        )
+        rows.append(_row(tally, (temp, drafting, k), n_paths, predicted, settings, measure_speedup))
     return rows

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
@@ -11,82 +13,116 @@ from specwise.compat.pair import PairReport
 from specwise.memory.weights import weight_bytes
 from specwise.report.console import STATUS_STYLE, console
 from specwise.specs.gpu import GpuSpec
-from specwise.specs.model import ModelSpec
+from specwise.specs.model import ModelSpec, MoeSpec
 from specwise.units import DTYPE_BYTES, fmt_bytes, fmt_count
 
 
-def spec_to_dict(spec: ModelSpec, kv_dtype: str) -> dict[str, Any]:
-    kvb = DTYPE_BYTES[kv_dtype]
-    a = spec.attention
+@dataclass(frozen=True)
+class ModelSpecView:
+    """A model as ``specwise inspect`` shows it: its spec and what specwise derives from it, KV figures at one
+    KV-cache dtype. ``to_json()`` is ``specwise inspect --json``."""
+
+    spec: ModelSpec
+    kv_dtype: str
+
+    @property
+    def weight_bytes(self) -> int:
+        return weight_bytes(self.spec, DTYPE_BYTES[self.spec.dtype], None)
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        return self.spec.kv_bytes_per_token(DTYPE_BYTES[self.kv_dtype])
+
+    @property
+    def kv_bytes_per_sequence_at_max_len(self) -> int:
+        spec = self.spec
+        return spec.kv_bytes_for_sequence(spec.max_position_embeddings, DTYPE_BYTES[self.kv_dtype])
+
+    @property
+    def sliding_windows(self) -> list[int]:
+        return sorted({w for w in self.spec.attention.layer_windows if w is not None})
+
+    def to_json(self) -> dict[str, Any]:
+        spec, a = self.spec, self.spec.attention
+        return {
+            "id": spec.name,
+            "source": spec.source,
+            "architecture": spec.architecture,
+            "model_type": spec.model_type,
+            "params": spec.total_params,
+            "active_params": spec.active_params,
+            "param_breakdown": spec.params.counts(),
+            "layers": spec.num_layers,
+            "hidden_size": spec.hidden_size,
+            "intermediate_size": spec.intermediate_size,
+            "num_attention_heads": a.num_heads,
+            "num_kv_heads": a.num_kv_heads,
+            "head_dim": a.head_dim,
+            "attention": a.kind,
+            "kv_lora_rank": a.kv_lora_rank or None,
+            "sliding_window_layers": a.sliding_layers,
+            "sliding_windows": self.sliding_windows,
+            "vocab_size": spec.vocab_size,
+            "tie_word_embeddings": spec.tie_word_embeddings,
+            "max_position_embeddings": spec.max_position_embeddings,
+            "dtype": spec.dtype,
+            "native_quantization": spec.native_quantization.label(),
+            "weight_bytes": self.weight_bytes,
+            "kv_cache_dtype": self.kv_dtype,
+            "kv_bytes_per_token": self.kv_bytes_per_token,
+            "kv_bytes_per_sequence_at_max_len": self.kv_bytes_per_sequence_at_max_len,
+            "moe": _moe_json(spec.moe),
+            "mtp_layers": spec.mtp_layers,
+            "draft_head": spec.draft_head,
+            "draft_vocab_size": spec.draft_vocab_size,
+            "bos_token_id": spec.special_tokens.bos_token_id,
+            "eos_token_ids": list(spec.special_tokens.eos_token_ids),
+            "tokenizer_family": spec.tokenizer.family,
+            "notes": list(spec.notes),
+        }
+
+
+def _moe_json(moe: MoeSpec | None) -> dict[str, int] | None:
+    if moe is None:
+        return None
     return {
-        "id": spec.name,
-        "source": spec.source,
-        "architecture": spec.architecture,
-        "model_type": spec.model_type,
-        "params": spec.total_params,
-        "active_params": spec.active_params,
-        "param_breakdown": spec.params.counts(),
-        "layers": spec.num_layers,
-        "hidden_size": spec.hidden_size,
-        "intermediate_size": spec.intermediate_size,
-        "num_attention_heads": a.num_heads,
-        "num_kv_heads": a.num_kv_heads,
-        "head_dim": a.head_dim,
-        "attention": a.kind,
-        "kv_lora_rank": a.kv_lora_rank or None,
-        "sliding_window_layers": a.sliding_layers,
-        "sliding_windows": sorted({w for w in a.layer_windows if w is not None}),
-        "vocab_size": spec.vocab_size,
-        "tie_word_embeddings": spec.tie_word_embeddings,
-        "max_position_embeddings": spec.max_position_embeddings,
-        "dtype": spec.dtype,
-        "native_quantization": spec.native_quantization.label(),
-        "weight_bytes": weight_bytes(spec, DTYPE_BYTES[spec.dtype], None),
-        "kv_cache_dtype": kv_dtype,
-        "kv_bytes_per_token": spec.kv_bytes_per_token(kvb),
-        "kv_bytes_per_sequence_at_max_len": spec.kv_bytes_for_sequence(spec.max_position_embeddings, kvb),
-        "moe": None
-        if spec.moe is None
-        else {
-            "num_experts": spec.moe.num_experts,
-            "experts_per_token": spec.moe.experts_per_token,
-            "expert_intermediate_size": spec.moe.expert_intermediate_size,
-            "moe_layers": spec.moe.moe_layers,
-            "num_shared_experts": spec.moe.num_shared_experts,
-        },
-        "mtp_layers": spec.mtp_layers,
-        "draft_head": spec.draft_head,
-        "draft_vocab_size": spec.draft_vocab_size,
-        "bos_token_id": spec.special_tokens.bos_token_id,
-        "eos_token_ids": list(spec.special_tokens.eos_token_ids),
-        "tokenizer_family": spec.tokenizer.family,
-        "notes": list(spec.notes),
+        "num_experts": moe.num_experts,
+        "experts_per_token": moe.experts_per_token,
+        "expert_intermediate_size": moe.expert_intermediate_size,
+        "moe_layers": moe.moe_layers,
+        "num_shared_experts": moe.num_shared_experts,
     }
 
 
-def render_model_spec(spec: ModelSpec, kv_dtype: str) -> None:
-    d = spec_to_dict(spec, kv_dtype)
+def _attention_line(view: ModelSpecView) -> str:
+    a = view.spec.attention
+    line = f"{a.kind}: {a.num_heads} heads, {a.num_kv_heads} KV heads, head dim {a.head_dim}"
+    if a.kv_lora_rank:
+        line += f", latent {a.kv_lora_rank}+{a.qk_rope_head_dim}"
+    return line
+
+
+def render_model_spec(view: ModelSpecView) -> None:
+    spec, kv_dtype = view.spec, view.kv_dtype
     table = Table(title=f"{spec.name}  [dim]({spec.source})[/dim]", title_justify="left", show_header=False)
     table.add_column("field")
     table.add_column("value")
-    params = fmt_count(d["params"])
+    params = fmt_count(spec.total_params)
     if spec.is_moe:
-        params += f" total, {fmt_count(d['active_params'])} active"
+        params += f" total, {fmt_count(spec.active_params)} active"
     table.add_row("architecture", f"{spec.architecture} ({spec.model_type})")
     table.add_row("parameters", params)
-    table.add_row("weights (as stored)", f"{fmt_bytes(d['weight_bytes'])} ({spec.dtype}, {d['native_quantization']})")
+    quant = spec.native_quantization.label()
+    table.add_row("weights (as stored)", f"{fmt_bytes(view.weight_bytes)} ({spec.dtype}, {quant})")
     table.add_row(
         "layers / hidden / intermediate", f"{spec.num_layers} / {spec.hidden_size} / {spec.intermediate_size}"
     )
-    attn = f"{d['attention']}: {d['num_attention_heads']} heads, {d['num_kv_heads']} KV heads, head dim {d['head_dim']}"
-    if d["kv_lora_rank"]:
-        attn += f", latent {d['kv_lora_rank']}+{spec.attention.qk_rope_head_dim}"
-    table.add_row("attention", attn)
-    if d["sliding_window_layers"]:
+    table.add_row("attention", _attention_line(view))
+    if spec.attention.sliding_layers:
         table.add_row(
             "sliding window",
-            f"{d['sliding_window_layers']} of {spec.num_layers} layers, "
-            f"window {', '.join(map(str, d['sliding_windows']))}",
+            f"{spec.attention.sliding_layers} of {spec.num_layers} layers, "
+            f"window {', '.join(map(str, view.sliding_windows))}",
         )
     if spec.moe:
         m = spec.moe
@@ -97,8 +133,8 @@ def render_model_spec(spec: ModelSpec, kv_dtype: str) -> None:
         )
     table.add_row("vocab", f"{spec.vocab_size:,}" + (" (tied embeddings)" if spec.tie_word_embeddings else ""))
     table.add_row("max positions", f"{spec.max_position_embeddings:,}")
-    table.add_row(f"KV bytes/token ({kv_dtype})", f"{d['kv_bytes_per_token']:,} B")
-    table.add_row("KV bytes, one max-length sequence", fmt_bytes(d["kv_bytes_per_sequence_at_max_len"]))
+    table.add_row(f"KV bytes/token ({kv_dtype})", f"{view.kv_bytes_per_token:,} B")
+    table.add_row("KV bytes, one max-length sequence", fmt_bytes(view.kv_bytes_per_sequence_at_max_len))
     if spec.mtp_layers:
         table.add_row("MTP layers", str(spec.mtp_layers))
     if spec.draft_head:
@@ -108,7 +144,52 @@ def render_model_spec(spec: ModelSpec, kv_dtype: str) -> None:
     console().print(table)
 
 
-def render_catalog(rows: list[dict[str, Any]], filter_text: str) -> None:
+@dataclass(frozen=True)
+class CatalogRow:
+    """One model of ``specwise models``; ``to_json()`` is its entry in ``specwise models --json``."""
+
+    id: str
+    family: str
+    roles: tuple[str, ...]
+    params: int
+    active_params: int
+    layers: int
+    vocab_size: int
+    kv_bytes_per_token: int  # at 2 bytes (bf16)
+    max_position_embeddings: int
+    kind: str  # dense, moe, or the draft head's kind
+
+    @classmethod
+    def of(cls, model_id: str, family: str, roles: Sequence[str], spec: ModelSpec) -> CatalogRow:
+        return cls(
+            id=model_id,
+            family=family,
+            roles=tuple(roles),
+            params=spec.total_params,
+            active_params=spec.active_params,
+            layers=spec.num_layers,
+            vocab_size=spec.vocab_size,
+            kv_bytes_per_token=spec.kv_bytes_per_token(2.0),
+            max_position_embeddings=spec.max_position_embeddings,
+            kind=spec.draft_head or ("moe" if spec.is_moe else "dense"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "family": self.family,
+            "roles": list(self.roles),
+            "params": self.params,
+            "active_params": self.active_params,
+            "layers": self.layers,
+            "vocab_size": self.vocab_size,
+            "kv_bytes_per_token": self.kv_bytes_per_token,
+            "max_position_embeddings": self.max_position_embeddings,
+            "kind": self.kind,
+        }
+
+
+def render_catalog(rows: Sequence[CatalogRow], filter_text: str) -> None:
     table = Table(
         title=f"Model catalog ({len(rows)} models{', matching ' + repr(filter_text) if filter_text else ''})",
         title_justify="left",
@@ -117,14 +198,14 @@ def render_catalog(rows: list[dict[str, Any]], filter_text: str) -> None:
         table.add_column(col, justify="left" if col in ("id", "kind", "roles") else "right")
     for r in rows:
         table.add_row(
-            r["id"],
-            r["kind"],
-            fmt_count(r["params"]),
-            fmt_count(r["active_params"]) if r["active_params"] != r["params"] else "",
-            str(r["layers"]),
-            f"{r['vocab_size']:,}",
-            f"{r['kv_bytes_per_token']:,}",
-            ", ".join(r["roles"]),
+            r.id,
+            r.kind,
+            fmt_count(r.params),
+            fmt_count(r.active_params) if r.active_params != r.params else "",
+            str(r.layers),
+            f"{r.vocab_size:,}",
+            f"{r.kv_bytes_per_token:,}",
+            ", ".join(r.roles),
         )
     console().print(table)
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from rich.table import Table
 
+from specwise.monitor.loop import Target
+from specwise.monitor.report import MonitorReport, ServerWindow
+from specwise.monitor.window import WindowStats
 from specwise.report.console import console
 
 
@@ -13,44 +16,51 @@ def _f(x: float | None, fmt: str = "{:.2f}") -> str:
     return "-" if x is None else fmt.format(x)
 
 
-def render_monitor(doc: dict[str, Any]) -> None:
+def _tpot_p50(stats: WindowStats | None) -> float | None:
+    return (stats.latency.get("tpot_s") or {}).get("p50") if stats else None
+
+
+def _server_row(s: ServerWindow) -> list[str]:
+    st = s.stats
+    if s.error is not None or st is None:
+        return [s.url, f"[red]{s.error}[/red]", *[""] * 7]
+    tpot = _tpot_p50(st)
+    return [
+        s.url,
+        _f(st.acceptance_rate),
+        _f(st.mean_acceptance_length),
+        " ".join(f"{r:.2f}" for r in st.per_position_acceptance) or "-",
+        _f(st.generation_tokens_per_s, "{:.1f}"),
+        _f(st.requests_per_s),
+        _f(st.running, "{:.0f}"),
+        _f(st.waiting, "{:.0f}"),
+        "-" if tpot is None else f"{tpot * 1e3:.1f}",
+    ]
+
+
+def render_monitor(report: MonitorReport) -> None:
     out = console()
-    table = Table(title=f"speculative decoding over the last {doc['window_s']:.1f} s", title_justify="left")
+    table = Table(title=f"speculative decoding over the last {report.window_s:.1f} s", title_justify="left")
     for col in ("server", "accept", "AL", "per-position", "gen tok/s", "req/s", "running", "waiting", "TPOT p50 ms"):
         table.add_column(col, justify="left" if col in ("server", "per-position") else "right")
-    for s in doc["servers"]:
-        if "error" in s:
-            table.add_row(s["url"], f"[red]{s['error']}[/red]", *[""] * 7)
-            continue
-        st = s["stats"]
-        tpot = (st["latency"].get("tpot_s") or {}).get("p50")
-        table.add_row(
-            s["url"],
-            _f(st["acceptance_rate"]),
-            _f(st["mean_acceptance_length"]),
-            " ".join(f"{r:.2f}" for r in st["per_position_acceptance"]) or "-",
-            _f(st["generation_tokens_per_s"], "{:.1f}"),
-            _f(st["requests_per_s"]),
-            _f(st["running"], "{:.0f}"),
-            _f(st["waiting"], "{:.0f}"),
-            "-" if tpot is None else f"{tpot * 1e3:.1f}",
-        )
+    for s in report.servers:
+        table.add_row(*_server_row(s))
     out.print(table)
-    for s in doc["servers"]:
-        for a in s["alerts"]:
-            out.print(f"[red]{a['severity']}[/red] {s['url']}: {a['message']}")
-        for note in (s.get("stats") or {}).get("notes", []):
-            out.print(f"[yellow]note[/yellow] {s['url']}: {note}")
+    for s in report.servers:
+        for a in s.alerts:
+            out.print(f"[red]{a.severity}[/red] {s.url}: {a.message}")
+        for note in s.stats.notes if s.stats else ():
+            out.print(f"[yellow]note[/yellow] {s.url}: {note}")
 
 
-def live_table(targets: list[Any], window_s: float) -> Table:
+def live_table(targets: Sequence[Target], window_s: float) -> Table:
     """The loop's live terminal view: one row per target, its last window and its open alerts."""
     table = Table(title=f"specwise monitor: last {window_s:g} s per server", title_justify="left")
     for col in ("server", "state", "accept", "AL", "gen tok/s", "running", "waiting", "TPOT p50 ms", "alerts"):
         table.add_column(col, justify="left" if col in ("server", "state", "alerts") else "right")
     for t in targets:
         s = t.last
-        tpot = (s.latency.get("tpot_s") or {}).get("p50") if s else None
+        tpot = _tpot_p50(s)
         table.add_row(
             t.url,
             "[red]down[/]" if t.failing else "[green]up[/]",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -200,7 +201,6 @@ def _vision_params(v: ConfigFields, text: ConfigFields) -> int:
 def _moe_layout(f: ConfigFields, model_type: str, num_layers: int) -> tuple[list[bool], int, int, int, int]:
     """Which layers are MoE, and (num_experts, experts_per_token, expert_intermediate, shared)."""
     if model_type in _DEEPSEEK_STYLE_MOE_TYPES:
-        # Glm4MoeDecoderLayer: MoE from layer first_k_dense_replace on (no moe_layer_freq field).
         experts = f.positive_int("n_routed_experts")
         first_dense = f.non_negative_int("first_k_dense_replace")
         freq = f.positive_int("moe_layer_freq", 1)
@@ -232,24 +232,45 @@ def _is_moe_config(f: ConfigFields, model_type: str) -> bool:
     return f.has("num_local_experts") and f.positive_int("num_local_experts") > 1
 
 
-def _decoder(
-    f: ConfigFields,
-    top: ConfigFields,
-    name: str,
-    source: str,
-    architecture: str,
-    model_type: str,
-    vision_params: int,
-    tokenizer: TokenizerRef | None,
-) -> ModelSpec:
-    notes: list[str] = []
-    if model_type not in KNOWN_MODEL_TYPES:
-        if not f.has("hidden_size"):
-            raise SpecwiseError(
-                f"{f.where}: model_type {model_type or '(missing)'!r} is not supported and the config lacks "
-                f"'hidden_size'; supported types: {', '.join(KNOWN_MODEL_TYPES)}"
-            )
-        notes.append(f"model_type {model_type!r} is not specifically modelled; counted as a Llama-style decoder")
+@dataclass(frozen=True)
+class _Shape:
+    """A decoder's dimensions, as the config gives them."""
+
+    hidden: int
+    layers: int
+    vocab: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    max_pos: int
+    tied: bool
+
+
+@dataclass(frozen=True)
+class _Mlp:
+    """Parameters of the feed-forward blocks over all layers: dense MLPs, routed and shared experts, routers."""
+
+    mlp: int = 0
+    experts: int = 0
+    shared: int = 0
+    router: int = 0
+    router_other: int = 0  # router biases (gpt-oss) / e_score_correction_bias (DeepSeek-V3)
+    moe: MoeSpec | None = None
+
+
+def _model_type_notes(f: ConfigFields, model_type: str) -> list[str]:
+    """No note for a modelled type; an unknown one is read as a Llama-style decoder if it has the fields."""
+    if model_type in KNOWN_MODEL_TYPES:
+        return []
+    if not f.has("hidden_size"):
+        raise SpecwiseError(
+            f"{f.where}: model_type {model_type or '(missing)'!r} is not supported and the config lacks "
+            f"'hidden_size'; supported types: {', '.join(KNOWN_MODEL_TYPES)}"
+        )
+    return [f"model_type {model_type!r} is not specifically modelled; counted as a Llama-style decoder"]
+
+
+def _shape(f: ConfigFields, model_type: str) -> _Shape:
     hidden = f.positive_int("hidden_size")
     layers = f.positive_int("num_hidden_layers")
     vocab = f.positive_int("vocab_size")
@@ -262,113 +283,142 @@ def _decoder(
     head_dim = f.positive_int("head_dim") if f.has("head_dim") else _default_head_dim(f, hidden, heads)
     max_pos = f.positive_int("max_position_embeddings", 4096)
     tied = f.boolean("tie_word_embeddings", model_type in ("gemma2", "gemma3", "gemma3_text"))
-    mla = model_type in ("deepseek_v2", "deepseek_v3") and f.has("kv_lora_rank")
+    return _Shape(hidden, layers, vocab, heads, kv_heads, head_dim, max_pos, tied)
 
-    # Attention
-    if mla:
-        q_lora = f.optional_int("q_lora_rank")
-        attn = P.mla_attention(
-            hidden,
-            heads,
-            q_lora_rank=q_lora,
-            kv_lora_rank=f.positive_int("kv_lora_rank"),
-            qk_nope_head_dim=f.positive_int("qk_nope_head_dim"),
-            qk_rope_head_dim=f.positive_int("qk_rope_head_dim"),
-            v_head_dim=f.positive_int("v_head_dim"),
-        )
-        attention = AttentionSpec(
-            kind="mla",
-            num_heads=heads,
-            num_kv_heads=heads,
-            head_dim=f.positive_int("qk_nope_head_dim") + f.positive_int("qk_rope_head_dim"),
-            layer_windows=(None,) * layers,
-            kv_lora_rank=f.positive_int("kv_lora_rank"),
-            qk_rope_head_dim=f.positive_int("qk_rope_head_dim"),
-        )
-    else:
-        attention_bias = f.boolean("attention_bias", False)
-        # Glm4MoeAttention: attention_bias applies to q/k/v only (o_proj has no bias) and the
-        # q/k RMSNorms exist only with use_qk_norm (GLM-4.5: true, GLM-4.5-Air: false).
-        glm = model_type == "glm4_moe"
-        attn = P.gqa_attention(
-            hidden,
-            hidden,
-            heads,
-            kv_heads,
-            head_dim,
-            qkv_bias=attention_bias or model_type in _QKV_BIAS_TYPES,
-            o_bias=attention_bias and not glm,
-            qk_norm=model_type in _QK_NORM_TYPES or (glm and f.boolean("use_qk_norm", False)),
-            sinks=model_type == "gpt_oss",
-        )
-        attention = AttentionSpec(
-            kind="gqa",
-            num_heads=heads,
-            num_kv_heads=kv_heads,
-            head_dim=head_dim,
-            layer_windows=_layer_windows(f, model_type, layers, max_pos),
-        )
 
-    # MLP / MoE
-    intermediate = f.positive_int("intermediate_size")
-    moe: MoeSpec | None = None
-    mlp = experts = shared = router = 0
-    router_other = 0
-    if _is_moe_config(f, model_type):
-        is_moe, n_exp, per_tok, exp_inter, n_shared = _moe_layout(f, model_type, layers)
-        moe_layers = sum(is_moe)
-        dense_layers = layers - moe_layers
-        bias = model_type == "gpt_oss"
-        experts = moe_layers * n_exp * P.gated_mlp(hidden, exp_inter, bias=bias)
-        router = moe_layers * hidden * n_exp
-        if bias or model_type in ("deepseek_v3", "glm4_moe"):  # router bias / e_score_correction_bias
-            router_other = moe_layers * n_exp
-        if n_shared:
-            shared = moe_layers * P.gated_mlp(hidden, exp_inter * n_shared)
-        if model_type == "qwen2_moe" and f.has("shared_expert_intermediate_size"):
-            shared = moe_layers * (P.gated_mlp(hidden, f.positive_int("shared_expert_intermediate_size")) + hidden)
-            n_shared = 1
-        mlp = dense_layers * P.gated_mlp(hidden, intermediate)
-        if moe_layers:
-            moe = MoeSpec(
-                num_experts=n_exp,
-                experts_per_token=per_tok,
-                expert_intermediate_size=exp_inter,
-                moe_layers=moe_layers,
-                num_shared_experts=n_shared,
-            )
-    else:
-        mlp = layers * P.gated_mlp(hidden, intermediate, bias=f.boolean("mlp_bias", False))
-
-    norms_per_layer = 4 if model_type in _FOUR_NORM_TYPES else 2
-    embedding = vocab * hidden
-    params = ParamBreakdown(
-        embedding=embedding,
-        lm_head=0 if tied else embedding,
-        attention=layers * attn.linear,
-        mlp=mlp,
-        experts=experts,
-        shared_experts=shared,
-        router=router,
-        norms_and_other=layers * (attn.other + norms_per_layer * hidden) + hidden + router_other,
-        vision=vision_params,
-        expert_active_fraction=(moe.experts_per_token / moe.num_experts) if moe else 1.0,
+def _mla_attention(f: ConfigFields, d: _Shape) -> tuple[P.BlockParams, AttentionSpec]:
+    """DeepSeek's multi-head latent attention: the KV cache holds the compressed latent and the rope key."""
+    attn = P.mla_attention(
+        d.hidden,
+        d.heads,
+        q_lora_rank=f.optional_int("q_lora_rank"),
+        kv_lora_rank=f.positive_int("kv_lora_rank"),
+        qk_nope_head_dim=f.positive_int("qk_nope_head_dim"),
+        qk_rope_head_dim=f.positive_int("qk_rope_head_dim"),
+        v_head_dim=f.positive_int("v_head_dim"),
     )
+    attention = AttentionSpec(
+        kind="mla",
+        num_heads=d.heads,
+        num_kv_heads=d.heads,
+        head_dim=f.positive_int("qk_nope_head_dim") + f.positive_int("qk_rope_head_dim"),
+        layer_windows=(None,) * d.layers,
+        kv_lora_rank=f.positive_int("kv_lora_rank"),
+        qk_rope_head_dim=f.positive_int("qk_rope_head_dim"),
+    )
+    return attn, attention
+
+
+def _gqa_attention(f: ConfigFields, model_type: str, d: _Shape) -> tuple[P.BlockParams, AttentionSpec]:
+    """Multi-head / grouped-query attention, with the family's biases, q/k norms, sinks and sliding windows."""
+    attention_bias = f.boolean("attention_bias", False)
+    # Glm4MoeAttention: attention_bias applies to q/k/v only (o_proj has no bias) and the
+    # q/k RMSNorms exist only with use_qk_norm (GLM-4.5: true, GLM-4.5-Air: false).
+    glm = model_type == "glm4_moe"
+    attn = P.gqa_attention(
+        d.hidden,
+        d.hidden,
+        d.heads,
+        d.kv_heads,
+        d.head_dim,
+        qkv_bias=attention_bias or model_type in _QKV_BIAS_TYPES,
+        o_bias=attention_bias and not glm,
+        qk_norm=model_type in _QK_NORM_TYPES or (glm and f.boolean("use_qk_norm", False)),
+        sinks=model_type == "gpt_oss",
+    )
+    attention = AttentionSpec(
+        kind="gqa",
+        num_heads=d.heads,
+        num_kv_heads=d.kv_heads,
+        head_dim=d.head_dim,
+        layer_windows=_layer_windows(f, model_type, d.layers, d.max_pos),
+    )
+    return attn, attention
+
+
+def _moe_mlp(f: ConfigFields, model_type: str, d: _Shape, intermediate: int) -> _Mlp:
+    """Routed experts (and shared ones) in the MoE layers, dense MLPs in the rest."""
+    is_moe, n_exp, per_tok, exp_inter, n_shared = _moe_layout(f, model_type, d.layers)
+    moe_layers = sum(is_moe)
+    bias = model_type == "gpt_oss"
+    router_other = moe_layers * n_exp if bias or model_type in ("deepseek_v3", "glm4_moe") else 0
+    shared = moe_layers * P.gated_mlp(d.hidden, exp_inter * n_shared) if n_shared else 0
+    if model_type == "qwen2_moe" and f.has("shared_expert_intermediate_size"):
+        shared = moe_layers * (P.gated_mlp(d.hidden, f.positive_int("shared_expert_intermediate_size")) + d.hidden)
+        n_shared = 1
+    moe = None
+    if moe_layers:
+        moe = MoeSpec(
+            num_experts=n_exp,
+            experts_per_token=per_tok,
+            expert_intermediate_size=exp_inter,
+            moe_layers=moe_layers,
+            num_shared_experts=n_shared,
+        )
+    return _Mlp(
+        mlp=(d.layers - moe_layers) * P.gated_mlp(d.hidden, intermediate),
+        experts=moe_layers * n_exp * P.gated_mlp(d.hidden, exp_inter, bias=bias),
+        shared=shared,
+        router=moe_layers * d.hidden * n_exp,
+        router_other=router_other,
+        moe=moe,
+    )
+
+
+def _param_breakdown(model_type: str, d: _Shape, attn: P.BlockParams, m: _Mlp, vision_params: int) -> ParamBreakdown:
+    norms_per_layer = 4 if model_type in _FOUR_NORM_TYPES else 2
+    embedding = d.vocab * d.hidden
+    return ParamBreakdown(
+        embedding=embedding,
+        lm_head=0 if d.tied else embedding,
+        attention=d.layers * attn.linear,
+        mlp=m.mlp,
+        experts=m.experts,
+        shared_experts=m.shared,
+        router=m.router,
+        norms_and_other=d.layers * (attn.other + norms_per_layer * d.hidden) + d.hidden + m.router_other,
+        vision=vision_params,
+        expert_active_fraction=(m.moe.experts_per_token / m.moe.num_experts) if m.moe else 1.0,
+    )
+
+
+def _decoder(
+    f: ConfigFields,
+    top: ConfigFields,
+    name: str,
+    source: str,
+    architecture: str,
+    model_type: str,
+    vision_params: int,
+    tokenizer: TokenizerRef | None,
+) -> ModelSpec:
+    notes = _model_type_notes(f, model_type)
+    d = _shape(f, model_type)
+    if model_type in ("deepseek_v2", "deepseek_v3") and f.has("kv_lora_rank"):
+        attn, attention = _mla_attention(f, d)
+    else:
+        attn, attention = _gqa_attention(f, model_type, d)
+    intermediate = f.positive_int("intermediate_size")
+    if _is_moe_config(f, model_type):
+        mlp = _moe_mlp(f, model_type, d, intermediate)
+    else:
+        mlp = _Mlp(mlp=d.layers * P.gated_mlp(d.hidden, intermediate, bias=f.boolean("mlp_bias", False)))
+    params = _param_breakdown(model_type, d, attn, mlp, vision_params)
     mtp = f.non_negative_int("num_nextn_predict_layers") if model_type in _DEEPSEEK_STYLE_MOE_TYPES else 0
     return ModelSpec(
         name=name,
         source=source,
         architecture=architecture,
         model_type=model_type,
-        hidden_size=hidden,
+        hidden_size=d.hidden,
         intermediate_size=intermediate,
-        vocab_size=vocab,
-        tie_word_embeddings=tied,
-        max_position_embeddings=max_pos,
+        vocab_size=d.vocab,
+        tie_word_embeddings=d.tied,
+        max_position_embeddings=d.max_pos,
         attention=attention,
         params=params,
         dtype=_dtype(top, f),
-        moe=moe,
+        moe=mlp.moe,
         native_quantization=_native_quantization(top, f),
         mtp_layers=mtp,
         special_tokens=_special_tokens(f, top),

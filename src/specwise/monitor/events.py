@@ -1,0 +1,76 @@
+"""What the monitor loop reports, once per transition: a server going down or coming back, an alert opening or
+clearing, a webhook that could not be delivered. Each event's ``to_json()`` is the JSON line (and webhook body) the
+monitor prints: ``{"at", "url", "event", ...}``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class TargetDown:
+    at: float
+    url: str
+    error: str
+    event: ClassVar[str] = "target_down"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "url": self.url, "event": self.event, "error": self.error}
+
+
+@dataclass(frozen=True)
+class TargetUp:
+    at: float
+    url: str
+    event: ClassVar[str] = "target_up"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "url": self.url, "event": self.event}
+
+
+@dataclass(frozen=True)
+class AlertOpened:
+    at: float
+    url: str
+    rule: str
+    severity: str
+    message: str
+    event: ClassVar[str] = "alert"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "at": self.at,
+            "url": self.url,
+            "event": self.event,
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class AlertResolved:
+    at: float
+    url: str
+    rule: str
+    event: ClassVar[str] = "resolved"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "url": self.url, "event": self.event, "rule": self.rule}
+
+
+@dataclass(frozen=True)
+class WebhookFailed:
+    """A webhook gave up on an event (``failed_event``: that event's kind) after its retries."""
+
+    at: float
+    error: str
+    failed_event: str
+    event: ClassVar[str] = "webhook_failed"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "event": self.event, "error": self.error, "for": self.failed_event}
+
+
+MonitorEvent = TargetDown | TargetUp | AlertOpened | AlertResolved | WebhookFailed
