@@ -25,6 +25,7 @@ from scipy.optimize import least_squares
 
 from specwise.evidence.records import all_records
 from specwise.validate import fit
+from specwise.validate.predict import Models, Predictor, predict_all
 from specwise.validate.stats import summarize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,6 +75,9 @@ def main() -> int:
     c = fit.coefficients(x)
     train_stats = summarize(fit.predictions(train, x))
     valid_stats = summarize(fit.predictions(valid, x))
+    roofline = Predictor(c.profiles, Models("roofline"), c.first_given_match)
+    roof_train = summarize(predict_all(train, roofline))
+    roof_valid = summarize(predict_all(valid, roofline))
     cpu = time.process_time() - t0
     doc = {
         "schema": "specwise.stepfit/1",
@@ -89,7 +93,11 @@ def main() -> int:
         },
         "lookup": {"first_token_acceptance_given_match": c.first_given_match},
         "profiles": {name: profile_json(p) for name, p in c.profiles.items()},
-        "error": {"training": train_stats.to_json(), "validation": valid_stats.to_json()},
+        "error": {
+            "training": train_stats.to_json(),
+            "validation": valid_stats.to_json(),
+            "roofline": {"training": roof_train.to_json(), "validation": roof_valid.to_json()},
+        },
     }
     if not args.dry_run:
         OUT.write_text(json.dumps(doc, indent=2) + "\n")

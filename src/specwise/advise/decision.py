@@ -15,6 +15,7 @@ from specwise.contracts.advice import (
     Advice,
     CandidateAdvice,
     EvidenceUsed,
+    MeasurePlan,
     ScheduleCheck,
     ServeCommand,
     TemperaturePoint,
@@ -25,13 +26,13 @@ from specwise.contracts.profile import ProfileDoc
 from specwise.contracts.sweep import SweepResult
 from specwise.engines import Deployment, Engine, Speculation, get_engine
 from specwise.engines.base import shell
-from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
+from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE, launch_toml
 from specwise.scenario.build import build_scenario
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.study.decide import decide
 from specwise.study.sweep import run_cell, run_sweep
 
-VERDICT_ORDER = {"enable": 3, "enable_below": 2, "disable": 1, "does_not_fit": 0}
+VERDICT_ORDER = {"enable": 4, "enable_below": 3, "measure_first": 2, "disable": 1, "does_not_fit": 0}
 Progress = Callable[[str, int, int], None]
 
 
@@ -104,16 +105,21 @@ class _Verdict:
 
 
 def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult) -> _Verdict:
-    """enable (pays at every load), enable_below (pays at the operating load, with the schedule that turns it off
-    above), or disable."""
-    op, minimum, metric = inputs.operating_qps, inputs.min_speedup, sim.decision_metric
+    """enable (pays at every load, even at the pessimistic end of the predictor's band), enable_below (pays at the
+    operating load, with the schedule that turns it off above), measure_first (the predicted speedup clears
+    ``min_speedup`` but the pessimistic end of its band does not: measure on a real server), or disable."""
+    op, minimum, metric, band = inputs.operating_qps, inputs.min_speedup, sim.decision_metric, sc.models.band
     gains = sim.best_speedup_by_qps
     s_op, k_op = gains[op], sim.best_k_by_qps[op]
-    ev_sim = f"simulated {metric} p50 speedup {s_op:.2f}x at the operating {op:g} QPS (best k={k_op})"
-    if all(s >= minimum for s in gains.values()):
-        return _Verdict("enable", k_op, f"pays at every simulated load up to {max(gains):g} QPS; {ev_sim}", ev_sim)
-    if s_op >= minimum:
-        limit = sim.crossover_qps or min(q for q, s in gains.items() if s < minimum)
+    ev_sim = (
+        f"simulated {metric} p50 speedup {s_op:.2f}x with k={k_op} (band {s_op * (1 - band):.2f}-"
+        f"{s_op * (1 + band):.2f}x, {sim.predictor})"
+    )
+    sure = {q: s * (1.0 - band) >= minimum for q, s in gains.items()}
+    if all(sure.values()):
+        return _Verdict("enable", k_op, f"pays at every simulated load up to {max(gains):g} QPS: {ev_sim}", ev_sim)
+    if sure[op]:
+        limit = sim.crossover_qps or min(q for q, s in gains.items() if s * (1.0 - band) < minimum)
         schedule = tuple(_schedule_for(sim, sc, minimum))
         sched_sc = replace(sc, k_schedule=schedule)
         checks = []
@@ -121,13 +127,19 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult) -> _Verdict:
             e2e = run_cell(sched_sc, b.qps, None).summary.overall.e2e_s.p50
             checks.append(ScheduleCheck(b.qps, b.e2e_p50_s / e2e if e2e else None))
         reason = (
-            f"pays at {op:g} QPS but not above ~{limit:.1f} QPS; {ev_sim}; the k-by-batch-size schedule "
-            "switches k to 0 where it stops paying"
+            f"pays at the operating {op:g} QPS but not above ~{limit:.1f} QPS: {ev_sim}; the k-by-batch-size "
+            "schedule switches k to 0 where it stops paying"
         )
         return _Verdict("enable_below", k_op, reason, ev_sim, schedule, tuple(checks))
+    if s_op >= minimum:
+        reason = (
+            f"at the operating {op:g} QPS the {ev_sim} clears {minimum:g}x but its pessimistic end does not: "
+            "measure it on your server before enabling"
+        )
+        return _Verdict("measure_first", k_op, reason, ev_sim)
     paying = [q for q, s in gains.items() if s >= minimum]
-    reason = f"does not pay at the operating {op:g} QPS ({ev_sim})" + (
-        f"; it would pay at {', '.join(f'{q:g}' for q in paying)} QPS" if paying else "; it never pays"
+    reason = f"does not pay at the operating {op:g} QPS: {ev_sim}" + (
+        f"; it would pay at {', '.join(f'{q:g}' for q in paying)} QPS" if paying else "; it pays at no simulated load"
     )
     return _Verdict("disable", 0, reason, ev_sim, tuple(_schedule_for(sim, sc, minimum)) if paying else ())
 
@@ -210,7 +222,7 @@ def evaluate_candidate(
         reason = "; ".join(f"rule '{r.rule}' fails: {r.message}" for r in vetoes) + f" (despite {v.simulated})"
         v = _Verdict("disable", 0, reason)
     spec = None
-    if v.verdict in ("enable", "enable_below"):
+    if v.verdict in ("enable", "enable_below", "measure_first"):
         spec = engine.speculative_config(_speculation(c, sc, v.k, v.schedule))
     return replace(
         unfit,
@@ -248,6 +260,10 @@ def advise(
             else f"Enable {top.candidate} (k={top.k}) with the k schedule that switches it off under load"
         )
         reason, recommended, spec = top.reason, top.candidate, top.speculative_config
+    elif top.verdict == "measure_first":
+        decision, recommended, spec = "measure_first", None, None
+        headline = f"Measure {top.candidate} (k={top.k}) on your server before enabling it"
+        reason = top.reason
     else:
         decision, headline, recommended, spec = (
             "disable",
@@ -256,6 +272,7 @@ def advise(
             None,
         )
         reason = "; ".join(f"{r.candidate}: {r.reason}" for r in ranked)
+    first = next((r for r in results if r.sim is not None), None)
     return Advice(
         scenario=inputs.name,
         target=inputs.deployment.target,
@@ -276,7 +293,36 @@ def advise(
             "acceptance_rate_promql": PROMQL_ACCEPTANCE_RATE,
             "acceptance_length_promql": PROMQL_ACCEPTANCE_LENGTH,
         },
+        measure=_measure_plan(inputs, top) if decision == "measure_first" else None,
+        predictor=first.sim.predictor if first and first.sim else "",
+        band=first.sim.band if first and first.sim else 0.0,
+        band_source=first.sim.band_source if first and first.sim else "",
     )
+
+
+def _measure_plan(inputs: AdviseInputs, top: CandidateAdvice) -> MeasurePlan:
+    """The launch file and bench command that measure ``top`` against no speculation at the scenario's loads."""
+    dep, plan = inputs.deployment, top.memory
+    d = Deployment(
+        model=dep.target,
+        tp=int(plan["tp"]),
+        gpu_memory_utilization=float(plan["gpu_memory_utilization"]),
+        max_model_len=int(plan["max_model_len"]),
+        max_num_seqs=dep.max_num_seqs,
+    )
+    assert top.speculative_config is not None
+    name = f"{top.method}-k{top.k}"
+    rates = ",".join(
+        f"{q:g}" for q in sorted({inputs.operating_qps, *inputs.sweep.qps}) if q <= 2 * inputs.operating_qps
+    )
+    toml = launch_toml(d, name, top.speculative_config)
+    stem = Path(inputs.file).stem
+    command = (
+        f"specwise bench --launch {stem}.measure.toml --rates {rates} --requests-per-level 200 "
+        f"--prompts YOUR_PROMPTS.jsonl --calibrate --json > {stem}.bench.json && "
+        f"specwise advise --scenario {inputs.file} --bench {stem}.bench.json"
+    )
+    return MeasurePlan(top.candidate, toml, command)
 
 
 def _serve(inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None, engine: Engine) -> ServeCommand:

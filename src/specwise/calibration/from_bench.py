@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from specwise.calibration.check import prediction_rows
 from specwise.calibration.fit import ConfigRun, LevelRun, fit
-from specwise.contracts.calibration import CalibrationDoc, StepLaw
+from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc, StepLaw
 from specwise.errors import SpecwiseError
-from specwise.loadgen.plan import RunConfig
+from specwise.loadgen.plan import LaunchInfo, RunConfig
 from specwise.loadgen.records import RequestRecord, summarize_level
 from specwise.loadgen.runner import level_spec_decode
 from specwise.loadgen.store import ResultStore
@@ -39,15 +39,17 @@ def engine_config(server_args: tuple[str, ...]) -> EngineConfig:
     )
 
 
-def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tuple[str, ...]]:
+def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tuple[str, ...], list[LaunchInfo]]:
     launched = store.launch_runs(base_id)
     if not launched:
         raise SpecwiseError(f"{store.path}: no --launch run {base_id!r} (its runs are named {base_id}-CONFIG)")
     runs = []
+    infos = []
     server_args: tuple[str, ...] = ()
     for run_id, stored in launched:
         config = RunConfig.from_json(stored)
         assert config.launch is not None
+        infos.append(config.launch)
         spec = config.launch.speculative_config or {}
         server_args = config.launch.server_args
         by_level: dict[int, list[RequestRecord]] = {}
@@ -70,7 +72,7 @@ def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tupl
             )
         k = int(spec.get("num_speculative_tokens", 0)) if spec else 0
         runs.append(ConfigRun(config.launch.name, spec.get("method") if spec else None, k, tuple(levels)))
-    return runs, server_args
+    return runs, server_args, infos
 
 
 def _rate(config: RunConfig, level: int) -> float | None:
@@ -81,7 +83,7 @@ def _rate(config: RunConfig, level: int) -> float | None:
 
 def calibrate(store: ResultStore, base_id: str) -> CalibrationDoc:
     """The fitted step-time law, draft scales, and per-level prediction error of a launch run."""
-    runs, server_args = config_runs(store, base_id)
+    runs, server_args, infos = config_runs(store, base_id)
     cal = fit(runs)
     rows = prediction_rows(cal, runs, engine_config(server_args))
     t = cal.target
@@ -94,4 +96,17 @@ def calibrate(store: ResultStore, base_id: str) -> CalibrationDoc:
         points=cal.points,
         rows=tuple(rows),
         base_config=runs[0].name,
+        configs=tuple(
+            CalibratedConfig(
+                info.name,
+                (info.speculative_config or {}).get("method"),
+                (info.speculative_config or {}).get("model"),
+                run.k,
+            )
+            for info, run in zip(infos, runs, strict=True)
+        ),
+        engine=infos[0].engine,
+        engine_version=next((i.engine_version for i in infos if i.engine_version), None),
+        hardware=infos[0].hardware,
+        target=infos[0].model,
     )

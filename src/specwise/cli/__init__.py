@@ -19,11 +19,25 @@ from specwise.cli import (
     profile,
     simulate,
     speedup,
+    validate,
 )
 from specwise.cli.common import EXIT_USAGE, Parser, UsageError
 from specwise.errors import SpecwiseError
 
-_COMMANDS = (advise, plan_memory, simulate, speedup, profile, bench, monitor, check_pair, inspect_model, models, gpus)
+_COMMANDS = (
+    advise,
+    plan_memory,
+    simulate,
+    speedup,
+    validate,
+    profile,
+    bench,
+    monitor,
+    check_pair,
+    inspect_model,
+    models,
+    gpus,
+)
 
 
 def build_parser() -> Parser:

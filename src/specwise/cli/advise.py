@@ -51,6 +51,12 @@ def register(sub: Any) -> None:
         help="a specwise bench --launch result (repeatable); measured acceptance wins over all else",
     )
     p.add_argument("--report", type=Path, metavar="OUT.html", help="write the self-contained HTML report")
+    p.add_argument(
+        "--write-launch",
+        type=Path,
+        metavar="FILE.toml",
+        help="when the decision is 'measure first': write the bench launch file that measures it here",
+    )
     p.add_argument("--processes", type=positive_int, help="simulation worker processes (default: CPU count)")
     add_predictor_flags(p)
     add_json_flag(p)
@@ -65,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, transient=True, disable=args.json) as bar:
         doc = advise(inputs, args.profile, args.bench, args.processes, stage_progress(bar))
+    if args.write_launch and doc.measure is not None:
+        from specwise.fileio import write_text_atomic
+
+        write_text_atomic(args.write_launch, doc.measure.launch_toml)
     if args.report:
         from specwise.report.advise_html import write_report
 

@@ -11,9 +11,19 @@ from typing import Any
 from rich.progress import Progress
 
 from specwise.calibration.from_bench import calibrate
-from specwise.cli.common import EXIT_OK, add_json_flag, non_negative_float, positive_float, positive_int, print_json
+from specwise.cli.common import (
+    EXIT_OK,
+    add_json_flag,
+    json_safe,
+    non_negative_float,
+    positive_float,
+    positive_int,
+    print_json,
+)
 from specwise.contracts.bench import BenchDoc
+from specwise.contracts.calibration import CalibrationDoc
 from specwise.errors import SpecwiseError
+from specwise.fileio import write_json_atomic
 from specwise.loadgen.launcher import load_launch_file
 from specwise.loadgen.plan import RunConfig
 from specwise.loadgen.session import RunProgress, execute, launch_all, new_run
@@ -98,6 +108,13 @@ def register(sub: Any) -> None:
         "predicted-vs-measured TPOT speedup per rate",
     )
     p.add_argument(
+        "--calibration-out",
+        type=Path,
+        metavar="FILE",
+        help="where --calibrate / --calibrate-run write the calibration file (default: beside --db, named after "
+        "the run); simulate, advise and monitor take it with --calibration",
+    )
+    p.add_argument(
         "--calibrate-run",
         metavar="RUN_ID",
         help="calibrate from a finished --launch run kept in --db, without sending requests",
@@ -179,6 +196,12 @@ def _with_calibration(doc: BenchDoc, store: ResultStore) -> BenchDoc:
     return replace(doc, calibration=calibrate(store, doc.run_id))
 
 
+def _write_calibration(args: argparse.Namespace, cal: CalibrationDoc) -> Path:
+    path: Path = args.calibration_out or args.db.parent / f"{cal.run_id}.calibration.json"
+    write_json_atomic(path, json_safe(cal.to_json()))
+    return path
+
+
 def run(args: argparse.Namespace) -> int:
     if args.calibrate and not args.launch:
         raise SpecwiseError("--calibrate needs --launch (or use --calibrate-run RUN_ID on a finished launch run)")
@@ -190,7 +213,10 @@ def run(args: argparse.Namespace) -> int:
             cal = calibrate(store, args.calibrate_run)
         finally:
             store.close()
-        print_json({"calibration": cal.to_json()}) if args.json else render_calibration(cal)
+        path = _write_calibration(args, cal)
+        print_json({"calibration": cal.to_json(), "calibration_file": str(path)}) if args.json else render_calibration(
+            cal, path
+        )
         return EXIT_OK
     store = ResultStore(args.db)
     try:
@@ -201,12 +227,16 @@ def run(args: argparse.Namespace) -> int:
         raise
     finally:
         store.close()
+    cal_path = _write_calibration(args, doc.calibration) if doc.calibration is not None else None
     if args.json:
-        print_json(doc.to_json())
+        out = doc.to_json()
+        if cal_path is not None:
+            out["calibration_file"] = str(cal_path)
+        print_json(out)
     elif doc.configs:
         render_comparison(doc)
         if doc.calibration is not None:
-            render_calibration(doc.calibration)
+            render_calibration(doc.calibration, cal_path)
     else:
         render_bench(doc)
     return EXIT_OK

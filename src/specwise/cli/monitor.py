@@ -18,7 +18,16 @@ from typing import Any
 
 from rich.live import Live
 
-from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, positive_float, print_json, probability
+from specwise.cli.common import (
+    EXIT_NEGATIVE,
+    EXIT_OK,
+    add_json_flag,
+    add_predictor_flags,
+    positive_float,
+    predictor_override,
+    print_json,
+    probability,
+)
 from specwise.errors import SpecwiseError
 from specwise.metrics.exposition import Scrape
 from specwise.monitor.dashboard import Dashboard
@@ -91,6 +100,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate")
     p.add_argument("--min-drafts", type=positive_float, default=50.0, help="drafts needed before alerting")
+    add_predictor_flags(p)
     add_json_flag(p)
     p.set_defaults(handler=run)
 
@@ -105,7 +115,7 @@ def _slowdown(args: argparse.Namespace) -> SlowdownModel | None:
         return None
     from specwise.scenario import load_scenario
 
-    return slowdown_model(load_scenario(args.scenario), args.k)
+    return slowdown_model(load_scenario(args.scenario, predictor_override(args)), args.k)
 
 
 def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:

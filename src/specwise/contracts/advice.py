@@ -12,7 +12,7 @@ from specwise.contracts.document import Fields, JsonObject, Schema
 from specwise.contracts.sweep import SweepResult
 
 SCHEMA = Schema("specwise.advise", 1)
-VERDICTS = ("enable", "enable_below", "disable", "does_not_fit")
+VERDICTS = ("enable", "enable_below", "measure_first", "disable", "does_not_fit")
 
 
 @dataclass(frozen=True)
@@ -164,6 +164,18 @@ class ServeCommand:
 
 
 @dataclass(frozen=True)
+class MeasurePlan:
+    """How to measure a candidate the simulation cannot settle: a launch file and the bench command."""
+
+    candidate: str
+    launch_toml: str
+    command: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"candidate": self.candidate, "launch_toml": self.launch_toml, "command": self.command}
+
+
+@dataclass(frozen=True)
 class TemperaturePoint:
     series: str
     temperature: float
@@ -189,6 +201,10 @@ class Advice:
     acceptance_vs_temperature: tuple[TemperaturePoint, ...]
     monitoring: Mapping[str, str] = field(default_factory=dict)  # PromQL by name
     report: str | None = None
+    measure: MeasurePlan | None = None
+    predictor: str = ""  # the step-time model the decision rests on
+    band: float = 0.0  # its relative error (80th percentile over held-back measurements)
+    band_source: str = ""
 
     def candidate(self, label: str) -> CandidateAdvice:
         return next(c for c in self.candidates if c.candidate == label)
@@ -223,6 +239,8 @@ class Advice:
                 for p in self.acceptance_vs_temperature
             ],
             "monitoring": dict(self.monitoring),
+            "predictor": {"name": self.predictor, "relative_error_p80": self.band, "source": self.band_source},
+            "measure": self.measure.to_json() if self.measure else None,
         }
         if self.report is not None:
             out["report"] = self.report
@@ -234,6 +252,7 @@ class Advice:
         f = Fields(data, where)
         engine = next((e for e in ("vllm", "sglang", "llama.cpp") if e in data), "vllm")
         serve = f.object(engine)
+        pred = f.object("predictor")
         spec = serve.data.get("speculative_config") if serve else None
         return cls(
             scenario=f.text("scenario", "") or "",
@@ -263,4 +282,14 @@ class Advice:
             ),
             monitoring={str(k): str(v) for k, v in (data.get("monitoring") or {}).items()},
             report=f.text("report"),
+            measure=_measure(f.object("measure")),
+            predictor=(pred.text("name", "") if pred else "") or "",
+            band=(pred.number("relative_error_p80", 0.0) if pred else 0.0) or 0.0,
+            band_source=(pred.text("source", "") if pred else "") or "",
         )
+
+
+def _measure(f: Fields | None) -> MeasurePlan | None:
+    if f is None:
+        return None
+    return MeasurePlan(f.text("candidate", "") or "", f.text("launch_toml", "") or "", f.text("command", "") or "")

@@ -141,6 +141,8 @@ class SweepResult:
     crossover_qps: float | None
     warnings: tuple[str, ...] = ()
     predictor: str = "roofline"  # the step-time model the rows were simulated with
+    band: float = 0.0  # its relative error on a speedup (80th percentile over measurements it was checked on)
+    band_source: str = ""
 
     @property
     def qps(self) -> tuple[float, ...]:
@@ -179,6 +181,11 @@ class SweepResult:
             "crossover_qps": self.crossover_qps,
             "never_pays": self.never_pays,
             "warnings": list(self.warnings),
+            "schema": SCHEMA.id,
+            "predictor": {"name": self.predictor, "relative_error_p80": self.band, "source": self.band_source},
+            "best_speedup_band_by_qps": {
+                qps_key(q): [s * (1 - self.band), s * (1 + self.band)] for q, s in self.best_speedup_by_qps.items()
+            },
         }
 
     @classmethod
@@ -186,6 +193,7 @@ class SweepResult:
         SCHEMA.check(data, where, required=False)
         f = Fields(data, where)
         base = f.object("baseline")
+        pred = f.object("predictor")
         baseline = tuple(BaselinePoint.from_json(b) for b in base.objects("by_qps")) if base else ()
         by_key = {qps_key(b.qps): b.qps for b in baseline}
 
@@ -212,4 +220,7 @@ class SweepResult:
             best_speedup_by_qps=per_qps("best_speedup_by_qps"),
             crossover_qps=f.number("crossover_qps"),
             warnings=tuple(str(w) for w in data.get("warnings", [])),
+            predictor=(pred.text("name", "") if pred else "") or "roofline",
+            band=(pred.number("relative_error_p80", 0.0) if pred else 0.0) or 0.0,
+            band_source=(pred.text("source", "") if pred else "") or "",
         )

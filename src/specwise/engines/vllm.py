@@ -108,3 +108,29 @@ class VllmEngine:
         if speculative_config:
             argv += ["--speculative-config", json.dumps(speculative_config)]
         return argv
+
+
+def launch_toml(d: Deployment, name: str, speculative_config: Mapping[str, Any], python: str = "python") -> str:
+    """A ``specwise bench --launch`` file comparing no speculation with ``speculative_config`` on ``d``."""
+    extra = ["--tensor-parallel-size", str(d.tp), "--gpu-memory-utilization", f"{d.gpu_memory_utilization:g}"]
+    if d.max_model_len is not None:
+        extra += ["--max-model-len", str(d.max_model_len)]
+    extra += ["--max-num-seqs", str(d.max_num_seqs)]
+    inline = ", ".join(f"{k} = {json.dumps(v)}" for k, v in speculative_config.items())
+    return "\n".join(
+        [
+            "# specwise bench --launch: the same requests against vLLM without and with the advised speculation",
+            f"model = {json.dumps(d.model)}",
+            'served_model_name = "model"',
+            f"python = {json.dumps(python)}  # the Python that has vLLM installed",
+            f"extra_args = {json.dumps(extra)}",
+            "",
+            "[[config]]",
+            'name = "baseline"',
+            "",
+            "[[config]]",
+            f"name = {json.dumps(name)}",
+            f"speculative_config = {{ {inline} }}",
+            "",
+        ]
+    )

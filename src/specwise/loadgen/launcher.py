@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import platform
+import re
 import signal
 import socket
 import subprocess
@@ -103,6 +105,7 @@ class EngineServer:
         self.launch, self.config, self.log_path = launch, config, log_path
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
+        self.version: str | None = None  # as the server's log announces it
 
     @property
     def url(self) -> str:
@@ -135,6 +138,7 @@ class EngineServer:
                 )
             try:
                 if httpx.get(self.url + "/health", timeout=2.0).status_code == 200:
+                    self.version = engine_version_from_log(self.log_path)
                     return self.url
             except httpx.HTTPError:
                 pass
@@ -165,3 +169,45 @@ class EngineServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+_VERSION = re.compile(
+    r"vLLM API server version ([0-9][0-9A-Za-z.+_-]*)|version ([0-9]+\.[0-9]+\.[0-9][0-9A-Za-z.+_-]*)"
+)
+
+
+def engine_version_from_log(path: Path) -> str | None:
+    """The engine version the server printed at start-up (vLLM: ``vLLM API server version X``)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(256 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return None
+    m = _VERSION.search(head)
+    return (m.group(1) or m.group(2)) if m else None
+
+
+def hardware_description() -> str:
+    """What a locally launched server runs on: the GPUs nvidia-smi lists, else the CPU model and core count."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        gpus = [g.strip() for g in out.stdout.splitlines() if g.strip()] if out.returncode == 0 else []
+    except (OSError, subprocess.TimeoutExpired):
+        gpus = []
+    if gpus:
+        return f"{len(gpus)} x {gpus[0]}"
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"CPU: {model}, {os.cpu_count()} cores"

@@ -21,9 +21,21 @@ class LaunchInfo:
     name: str
     speculative_config: dict[str, Any] | None
     server_args: tuple[str, ...] = ()
+    model: str | None = None  # what the server loaded
+    engine: str = "vllm"
+    engine_version: str | None = None
+    hardware: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "speculative_config": self.speculative_config, "server_args": list(self.server_args)}
+        return {
+            "name": self.name,
+            "speculative_config": self.speculative_config,
+            "server_args": list(self.server_args),
+            "model": self.model,
+            "engine": self.engine,
+            "engine_version": self.engine_version,
+            "hardware": self.hardware,
+        }
 
 
 @dataclass(frozen=True)
@@ -76,7 +88,13 @@ class RunConfig:
             launch = d.pop("launch", None)
             if launch is not None:
                 d["launch"] = LaunchInfo(
-                    launch["name"], launch.get("speculative_config"), tuple(launch.get("server_args", ()))
+                    launch["name"],
+                    launch.get("speculative_config"),
+                    tuple(launch.get("server_args", ())),
+                    launch.get("model"),
+                    launch.get("engine", "vllm"),
+                    launch.get("engine_version"),
+                    launch.get("hardware"),
                 )
             return cls(**d)
         except (KeyError, TypeError) as exc:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from specwise.contracts.bench import BenchConfig, BenchDoc, BenchLevel
 from specwise.errors import SpecwiseError
-from specwise.loadgen.launcher import EngineServer, LaunchFile
+from specwise.loadgen.launcher import EngineServer, LaunchFile, hardware_description
 from specwise.loadgen.plan import LaunchInfo, RunConfig, plan_from_config, sweep_rates
 from specwise.loadgen.runner import run_plan
 from specwise.loadgen.store import ResultStore
@@ -68,15 +68,23 @@ def launch_all(
 ) -> BenchDoc:
     """Start each configuration of the launch file on loopback, bench it with the same requests, stop it."""
     base_id = base_id or uuid.uuid4().hex[:8]
+    hardware = hardware_description()
     configs = []
     for server_cfg in launch.configs:
         run_id = f"{base_id}-{server_cfg.name}"
         log = db.parent / f"{run_id}.vllm.log"
         if on_start is not None:
             on_start(server_cfg.name, log)
-        with EngineServer(launch, server_cfg, log) as url:
+        server = EngineServer(launch, server_cfg, log)
+        with server as url:
             info = LaunchInfo(
-                server_cfg.name, server_cfg.speculative_config, (*launch.extra_args, *server_cfg.extra_args)
+                server_cfg.name,
+                server_cfg.speculative_config,
+                (*launch.extra_args, *server_cfg.extra_args),
+                launch.model,
+                launch.engine,
+                server.version,
+                hardware,
             )
             config = template.with_launch(url, launch.served_model_name, info)
             new_run(store, run_id, config)

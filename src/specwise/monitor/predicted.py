@@ -15,6 +15,7 @@ from specwise.monitor.window import WindowStats
 from specwise.perfmodel.batch import BatchShape
 from specwise.perfmodel.drafting import DraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
+from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead
 from specwise.scenario.model import Scenario
 
 
@@ -26,13 +27,17 @@ class SlowdownModel:
     context_tokens: int
     max_num_seqs: int
     margin: float = 0.05  # alert above this predicted TPOT cost
+    overhead: EngineOverhead = LEGACY_OVERHEAD  # the engine's own per-step costs (the predictor's profile)
+    predictor: str = "roofline"
 
     def tpot_ratio(self, batch: int, al: float) -> float:
         """Time per token with speculation / without, at ``batch`` decoding sequences."""
-        base = self.target.step_time_s(BatchShape.uniform(batch, 1, self.context_tokens))
+        step = self.overhead.step_s(batch)
+        base = self.target.step_time_s(BatchShape.uniform(batch, 1, self.context_tokens)) + step
         verify = self.target.step_time_s(BatchShape.uniform(batch, self.k + 1, self.context_tokens))
         propose = self.draft.propose_time_s(BatchShape.uniform(batch, 1, self.context_tokens), self.k, verify)
-        return (verify + propose) / max(al, 1.0) / base
+        spec = verify + step + propose + self.overhead.speculation_s(batch * self.k, verify)
+        return spec / max(al, 1.0) / base
 
     def break_even_batch(self, al: float) -> int | None:
         """The largest batch at which speculation still pays with this AL (None: it pays up to max_num_seqs)."""
@@ -54,7 +59,7 @@ class SlowdownModel:
         return Finding(
             "predicted_net_slowdown",
             "critical" if ratio > 1.2 else "warning",
-            f"at batch {batch} with AL {al:.2f} speculation costs ~{ratio - 1:.0%} TPOT (perf model, k={self.k}) "
+            f"at batch {batch} with AL {al:.2f} speculation costs ~{ratio - 1:.0%} TPOT ({self.predictor}, k={self.k}) "
             f"-- {advice} (num_speculative_tokens_per_batch_size)",
         )
 
@@ -65,4 +70,12 @@ def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
     target, draft = sc.models.target, sc.models.draft_cost
     total = sum(c.share for c in sc.classes)
     ctx = sum(c.share * (c.prompt_tokens.mean + c.output_tokens.mean / 2) for c in sc.classes) / total
-    return SlowdownModel(target, draft, k or max(sc.sweep.k_values), int(ctx), sc.max_num_seqs)
+    return SlowdownModel(
+        target,
+        draft,
+        k or max(sc.sweep.k_values),
+        int(ctx),
+        sc.max_num_seqs,
+        overhead=sc.models.overhead,
+        predictor=sc.models.predictor,
+    )

@@ -77,6 +77,7 @@ class PublishedFit:
     validation_families: tuple[str, ...]
     error: dict[str, Any]  # e.g. {"validation": {"median_abs_log_ratio": ..., "within_25pct": ...}, "training": ...}
     command: str = ""
+    first_given_match: float = 0.6  # a lookup's per-match first-token acceptance (fitted)
 
     def band(self) -> float:
         """The relative error band of a speedup predicted by this fit: the 80th percentile of |predicted/published
@@ -98,6 +99,7 @@ def published_fit() -> PublishedFit:
         validation_families=tuple(data["fit"]["validation_families"]),
         error=dict(data.get("error", {})),
         command=str(data["fit"].get("command", "")),
+        first_given_match=float(data.get("lookup", {}).get("first_token_acceptance_given_match", 0.6)),
     )
 
 

@@ -49,4 +49,13 @@ def render_advise(doc: Advice) -> None:
     for r in top.rules:
         rt.add_row(r.rule, _STATUS[r.status], r.message)
     out.print(rt)
+    if doc.predictor:
+        out.print(
+            f"predictor: {doc.predictor}; speedups carry a +-{doc.band:.0%} band (80th percentile error of "
+            f"{doc.band_source})"
+        )
+    if doc.measure is not None:
+        out.print(f"[bold]measure first[/] ({doc.measure.candidate}): save this launch file as the command names it")
+        out.print(doc.measure.launch_toml, soft_wrap=True, markup=False)
+        out.print("[bold]then:[/] " + doc.measure.command, soft_wrap=True)
     out.print(f"[bold]{doc.serve.engine}:[/] " + doc.serve.command, soft_wrap=True)

@@ -18,7 +18,7 @@ line-height:1.45;padding:0 1em}
 h1{font-size:1.5em} h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid #ddd}
 .decision{padding:1em 1.2em;border-radius:8px;font-size:1.1em}
 .enable{background:#e6f4ea;border:1px solid #34a853}.enable_below{background:#fef7e0;border:1px solid #f9ab00}
-.disable{background:#fce8e6;border:1px solid #d93025}
+.disable{background:#fce8e6;border:1px solid #d93025}.measure_first{background:#e8f0fe;border:1px solid #1a73e8}
 .assumed{background:#fff3cd;border:1px solid #f0ad4e;padding:.6em 1em;border-radius:6px;margin-top:.8em}
 table{border-collapse:collapse;width:100%;font-size:.9em;margin:.6em 0}
 th,td{border:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-align:top} th{background:#f5f5f5}
@@ -50,6 +50,16 @@ def _head(doc: Advice) -> list[str]:
             + ". Measure it: <code>specwise profile</code> (offline) or <code>specwise bench</code> (server), "
             "then pass <code>--profile</code> / <code>--bench</code>.</div>"
         )
+    if doc.predictor:
+        parts.append(
+            f"<p>Step times: <b>{_e(doc.predictor)}</b>. Every simulated speedup carries a &plusmn;{doc.band:.0%} "
+            f"band: the 80th percentile error of {_e(doc.band_source)}.</p>"
+        )
+    if doc.measure is not None:
+        parts.append(
+            f"<h2>Measure first: {_e(doc.measure.candidate)}</h2><p>Save as the launch file the command names:</p>"
+            f"<pre>{_e(doc.measure.launch_toml)}</pre><pre>{_e(doc.measure.command)}</pre>"
+        )
     parts.append("<h2>Commands</h2><pre>" + _e(doc.serve.command) + "</pre>")
     if doc.serve.speculative_config:
         parts.append(
@@ -77,7 +87,7 @@ def _candidates_table(doc: Advice) -> list[str]:
     for i, c in enumerate(doc.ranked, start=1):
         s = c.speedup_at_operating_qps
         sched = f"{c.k}" + (f"<br>{_e([list(b) for b in c.schedule])}" if c.schedule else "")
-        css = "pass" if c.verdict.startswith("enable") else "fail"
+        css = "pass" if c.verdict.startswith("enable") else ("warn" if c.verdict == "measure_first" else "fail")
         parts.append(
             f"<tr><td>{i}</td><td>{_e(c.candidate)}</td><td class='{css}'>"
             f"{_e(c.verdict)}</td><td>{sched}</td><td>{'-' if s is None else f'{s:.2f}x'}</td>"

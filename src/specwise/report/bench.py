@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.table import Table
 
 from specwise.contracts.bench import BenchDoc
@@ -76,7 +78,7 @@ def render_comparison(doc: BenchDoc) -> None:
         out.print(f"{c.name}: run {c.run_id}, server log {c.server_log}")
 
 
-def render_calibration(cal: CalibrationDoc) -> None:
+def render_calibration(cal: CalibrationDoc, path: Path | None = None) -> None:
     out = console()
     law = cal.law
     rms = "-" if cal.fit_relative_rms_error is None else f"{cal.fit_relative_rms_error:.1%}"
@@ -106,3 +108,5 @@ def render_calibration(cal: CalibrationDoc) -> None:
             f"speedup error: mean |sim - measured| {cal.mean_abs_speedup_error:.3f}, "
             f"max {cal.max_abs_speedup_error:.3f}"
         )
+    if path is not None:
+        out.print(f"calibration file: {path} (use it: specwise simulate|advise|monitor --calibration {path})")

@@ -52,6 +52,7 @@ def render_sweep(doc: SweepResult) -> None:
         out.print(f"speculation pays at every simulated rate up to {max(doc.qps):g} QPS")
     else:
         out.print(f"speculation pays below [bold]{cross:.2f} QPS[/bold] (crossover); above it, set k=0")
+    out.print(f"predictor: {doc.predictor}; speedups +-{doc.band:.0%} (80th percentile error of {doc.band_source})")
     for w in doc.warnings:
         out.print(f"[yellow]warning[/yellow]: {w}")
 

@@ -39,16 +39,18 @@ class WeylUniforms:
     def __init__(self, seed: float = 0.5) -> None:
         self.n = 0
         self.seed = seed
+        self.alpha = np.array([math.sqrt(p) % 1.0 for p in self.PRIMES])
 
     def random(self, size: tuple[int, ...]) -> FloatArray:
         width = size[-1]
-        rows = int(np.prod(size[:-1])) if len(size) > 1 else 1
+        rows = 1
+        for d in size[:-1]:
+            rows *= d
         if width > len(self.PRIMES):
             raise ValueError(f"WeylUniforms: at most {len(self.PRIMES)} columns, got {width}")
-        alpha = np.array([math.sqrt(p) % 1.0 for p in self.PRIMES[:width]])
         n = np.arange(self.n, self.n + rows, dtype=np.float64)[:, None]
         self.n += rows
-        out: FloatArray = np.mod(self.seed + n * alpha[None, :], 1.0)
+        out: FloatArray = np.mod(self.seed + n * self.alpha[None, :width], 1.0)
         return out.reshape(size)
 
 
@@ -63,6 +65,7 @@ class Draw:
 
 class DraftShape(Protocol):
     always_proposes: bool
+    shared: bool
 
     def query_tokens(self, k: IntArray) -> IntArray:
         """Tokens each decoding sequence feeds the target in a verification with ``k[i]`` draft tokens."""
@@ -70,6 +73,10 @@ class DraftShape(Protocol):
 
     def proposes(self, rng: Uniforms, classes: IntArray) -> IntArray:
         """1 where a sequence drafts this step, 0 where it decodes plainly."""
+        ...
+
+    def proposes_steps(self, rng: Uniforms, cls: int, steps: int) -> IntArray:
+        """For shared draws: 1 for each of ``steps`` steps in which the (identical) sequences draft."""
         ...
 
     def draw(self, rng: Uniforms, classes: IntArray, k: int, owed: IntArray) -> Draw:
@@ -104,6 +111,13 @@ class ChainDrafting:
             return np.ones(classes.size, dtype=np.int64)
         u = rng.random((1, 1))[:, 0] if self.shared else rng.random((classes.size, 1))[:, 0]
         return (u < self.proposal_rate[classes]).astype(np.int64)
+
+    def proposes_steps(self, rng: Uniforms, cls: int, steps: int) -> IntArray:
+        """Shared proposals over ``steps`` steps of sequences of class ``cls``: 1 where the step drafts."""
+        if self.always_proposes:
+            return np.ones(steps, dtype=np.int64)
+        out: IntArray = (rng.random((steps, 1))[:, 0] < self.proposal_rate[cls]).astype(np.int64)
+        return out
 
     def query_tokens(self, k: IntArray) -> IntArray:
         return 1 + k

@@ -117,7 +117,7 @@ def simulate(
         k = spec.k_for_batch(decoding.size) if spec else 0
         if (
             not st.waiting
-            and shape.always_proposes
+            and (shape.always_proposes or shape.shared)
             and decoding.size == len(st.running)
             and st.now + st.last_step_s < st.next_arrival_s()
             and fast_forward(st, decoding, k, cost, shape, rng)

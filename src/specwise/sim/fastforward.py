@@ -33,31 +33,49 @@ def fast_forward(st: SimState, decoding: IntArray, k: int, cost: StepCost, shape
         return False
     horizon_s = st.next_arrival_s()
     ctx0 = st.computed[decoding]
-    q_arr = np.full(b, q, dtype=np.int64)
-    t_first = cost.decode_step_s(BatchShape(q_arr, ctx0, logit_rows=b * q), st.last_q[decoding], ctx0, k)
+    t_first = _step(cost, decoding.size, q, ctx0, st.last_q[decoding], k)
     if np.isfinite(horizon_s):  # steps only lengthen as context grows: no more start before the arrival
         max_steps = max(1, min(max_steps, int((horizon_s - st.now) / t_first) + 1))
+    proposes = np.ones(max_steps, dtype=np.int64)
     if k > 0:
         draw = shape.draw_steps(rng, st.cls[decoding], k, max_steps)
-        mask, emitted = draw.mask, draw.accepted + 1
+        if not shape.always_proposes:  # shared draws: the whole batch drafts, or none of it
+            proposes = shape.proposes_steps(rng, int(st.cls[decoding[0]]), max_steps)
+        mask = draw.mask * proposes[:, None, None]
+        emitted = mask.sum(axis=2) + 1
     else:
         mask = np.zeros((max_steps, b, 1), dtype=np.int64)
         emitted = np.ones((max_steps, b), dtype=np.int64)
     cum_before = np.cumsum(emitted, axis=0) - emitted
     allowed = (remaining[None, :] - cum_before >= q + 1).all(axis=1)
     max_steps = int(allowed.size if allowed.all() else np.argmin(allowed))  # >= 1: step 0 is always allowed
-    emitted, mask = emitted[:max_steps], mask[:max_steps]
-    if max_steps == 1:
-        durations = np.array([t_first])
-    else:
-        ctx_last = ctx0 + emitted[:-1].sum(axis=0)
-        t_last = cost.decode_step_s(BatchShape(q_arr, ctx_last, logit_rows=b * q), emitted[-2], ctx_last, k)
-        durations = np.linspace(t_first, t_last, max_steps)
+    emitted, mask, proposes = emitted[:max_steps], mask[:max_steps], proposes[:max_steps]
+    durations = _durations(cost, st, decoding, k, q, emitted, t_first)
+    if not proposes.all():  # steps without a draft verify nothing: priced as plain decode steps
+        durations = np.where(proposes > 0, durations, _durations(cost, st, decoding, 0, 1, emitted, None))
     ends = st.now + np.cumsum(durations)
     steps = max(1, int(np.count_nonzero(ends - durations < horizon_s)))  # a step starting after an arrival admits it
     emitted, mask, durations = emitted[:steps], mask[:steps], durations[:steps]
-    _apply(st, decoding, k, emitted, mask, durations, float(ends[0]), float(ends[steps - 1]))
+    drafted = int(proposes[:steps].sum()) if k > 0 else 0
+    _apply(st, decoding, k, emitted, mask, durations, float(ends[0]), float(ends[steps - 1]), drafted)
     return True
+
+
+def _step(cost: StepCost, b: int, q: int, ctx: IntArray, draft_q: IntArray, k: int) -> float:
+    return cost.decode_step_s(BatchShape(np.full(b, q, dtype=np.int64), ctx, logit_rows=b * q), draft_q, ctx, k)
+
+
+def _durations(
+    cost: StepCost, st: SimState, decoding: IntArray, k: int, q: int, emitted: IntArray, t_first: float | None
+) -> np.ndarray:
+    """Step times over the window, evaluated at its first and last step and interpolated linearly between."""
+    b, ctx0 = decoding.size, st.computed[decoding]
+    first = t_first if t_first is not None else _step(cost, b, q, ctx0, st.last_q[decoding], k)
+    if emitted.shape[0] == 1:
+        return np.array([first])
+    ctx_last = ctx0 + emitted[:-1].sum(axis=0)
+    last = _step(cost, b, q, ctx_last, emitted[-2], k)
+    return np.linspace(first, last, emitted.shape[0])
 
 
 def _apply(
@@ -69,6 +87,7 @@ def _apply(
     durations: np.ndarray,
     first_end_s: float,
     last_end_s: float,
+    drafted_steps: int,
 ) -> None:
     steps, b = emitted.shape
     gaps = np.repeat(durations[:, None], b, axis=1)
@@ -76,8 +95,8 @@ def _apply(
     t = st.tally
     t.steps += steps
     if k > 0:
-        t.drafts += steps * b
-        t.draft_tokens += steps * b * k
+        t.drafts += drafted_steps * b
+        t.draft_tokens += drafted_steps * b * k
         t.accepted += int(mask.sum())
         t.per_position[:k] += mask.sum(axis=(0, 1))
     t.inter_token(gaps.ravel(), emitted.ravel(), np.tile(st.cls[decoding], steps))

@@ -93,4 +93,6 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
         crossover_qps=crossover(sc.sweep.qps, [best_speedup[q] for q in sc.sweep.qps]),
         warnings=sc.warnings,
         predictor=sc.models.predictor,
+        band=sc.models.band,
+        band_source=sc.models.band_source,
     )

@@ -185,6 +185,30 @@ def _skip_reason(r: EvidenceRecord) -> str | None:
     return None
 
 
+def _solve(f: Callable[[float], float], lo: float, hi: float, what: str) -> tuple[float, str]:
+    """The root of increasing ``f`` in [lo, hi] (Illinois regula falsi, to 1e-3), or the bound it stays beyond."""
+    f_lo, f_hi = f(lo), f(hi)
+    if f_hi < 0:
+        return hi, f"; even {what} {hi:g} predicts less than published"
+    if f_lo > 0:
+        return lo, f"; even {what} {lo:g} predicts more than published"
+    side = 0
+    for _ in range(20):
+        x = hi - f_hi * (hi - lo) / (f_hi - f_lo) if f_hi != f_lo else (lo + hi) / 2
+        fx = f(x)
+        if abs(fx) < 1e-3 or hi - lo < 1e-4:
+            return x, ""
+        if fx < 0:
+            lo, f_lo = x, fx
+            f_hi = f_hi / 2 if side == -1 else f_hi
+            side = -1
+        else:
+            hi, f_hi = x, fx
+            f_lo = f_lo / 2 if side == 1 else f_lo
+            side = 1
+    return (lo + hi) / 2, ""
+
+
 def anchor_acceptance(p: Predictor, s: Setup) -> Acceptance:
     """The acceptance whose predicted speedup at the anchor equals the published one (bisection on one number: the
     i.i.d. rate, or for a lookup its match rate at the fitted per-match acceptance)."""
@@ -198,19 +222,7 @@ def anchor_acceptance(p: Predictor, s: Setup) -> Acceptance:
         return Acceptance(AcceptanceModel.iid(x), 1.0, "")
 
     what = "match rate" if lookup else "alpha"
-    lo, hi = 0.0, (1.0 if lookup else 0.995)
-    note = ""
-    if p.speculative(s, make(hi))[1] < target:
-        lo, note = hi, f"; even {what} {hi:g} predicts less than published"
-    elif p.speculative(s, make(lo))[1] > target:
-        hi, note = lo, f"; even {what} 0 predicts more than published"
-    for _ in range(0 if note else 14):
-        mid = (lo + hi) / 2
-        if p.speculative(s, make(mid))[1] < target:
-            lo = mid
-        else:
-            hi = mid
-    x = (lo + hi) / 2
+    x, note = _solve(lambda v: p.speculative(s, make(v))[1] - target, 0.0, 1.0 if lookup else 0.995, what)
     got = make(x)
     how = f"anchored at {s.record.id} ({what} {x:.3f}, reproducing its published speedup{note})"
     return Acceptance(got.model, got.proposal_rate, how)

@@ -1,0 +1,92 @@
+"""Terminal view of ``specwise validate``: per source family (fit and held-back apart), the crossover loads, the
+acceptance criteria, and the records that missed."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from specwise.report.console import console
+from specwise.validate.run import Validation
+from specwise.validate.stats import ErrorSummary
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%}"
+
+
+def _row(name: str, role: str, s: ErrorSummary, extra: str = "") -> list[str]:
+    return [
+        name,
+        role,
+        str(s.records),
+        _pct(s.median_abs_rel_error),
+        _pct(s.p80_abs_rel_error),
+        _pct(s.within_25pct),
+        f"{s.slowdowns_predicted}/{s.slowdowns}",
+        _pct(s.sign_agreement),
+        extra,
+    ]
+
+
+def render_validation(v: Validation, show_all: bool = False) -> None:
+    out = console()
+    t = Table(title=f"specwise validate: predictor {v.predictor} (ratios on speedups; plain decoding on values)")
+    for col in (
+        "family",
+        "role",
+        "n",
+        "median err",
+        "p80 err",
+        "within 25%",
+        "slowdowns <1",
+        "sign ok",
+        "anchors/unrepl",
+    ):
+        t.add_column(col, justify="left" if col in ("family", "role") else "right", overflow="fold")
+    for f in v.families:
+        t.add_row(*_row(f.family, f.role, f.summary, f"{f.anchors}/{f.unreplayable}"))
+    t.add_row(*_row("all fit families", "fit", v.fit))
+    t.add_row(*_row("all held-back families", "held-back", v.held_back))
+    out.print(t)
+    if v.crossovers:
+        c = Table(title="crossover: load where speculation stops paying")
+        for col in ("series", "load", "published", "predicted", "within 2x"):
+            c.add_column(col, overflow="fold")
+        for x in v.crossovers:
+            pred = "never" if x.predicted is None else f"{x.predicted:.3g}"
+            c.add_row(x.series, x.load_kind, f"{x.published:.3g}", pred, "yes" if x.within_2x else "[red]no[/]")
+        out.print(c)
+    base = "-" if v.baseline_within_20pct is None else f"{v.baseline_within_20pct:.0%}"
+    out.print(
+        f"plain-decoding records within +-20%: {base}; Leviathan Table 4 max |diff| {v.leviathan_max_abs_diff:.3f}"
+    )
+    for name, ok in v.criteria.items():
+        out.print(f"  {'[green]met[/]' if ok else '[red]not met[/]'}  {name}")
+    _records(v, show_all)
+
+
+def _records(v: Validation, show_all: bool) -> None:
+    rows = [
+        p
+        for p in v.predictions
+        if p.status == "predicted"
+        and (show_all or p.record.is_slowdown or (p.ratio is not None and abs(p.ratio - 1) > 0.25))
+    ]
+    if not rows:
+        return
+    t = Table(title="records" if show_all else "published slowdowns and misses beyond +-25% (--all: every record)")
+    for col in ("record", "load", "published", "predicted", "ratio"):
+        t.add_column(col, justify="left" if col == "record" else "right", overflow="fold")
+    for p in rows:
+        r = p.record
+        pub = r.speedup if r.speculative else r.value
+        pred = p.predicted_speedup if r.speculative else p.predicted_value
+        style = "red" if r.is_slowdown and (pred or 0) >= 1.0 else ""
+        t.add_row(
+            f"[{style}]{r.id}[/]" if style else r.id,
+            f"{r.load.kind} {r.load.value:g}",
+            f"{pub:.3g}" if pub is not None else "-",
+            f"{pred:.3g}" if pred is not None else "-",
+            f"{p.ratio:.2f}" if p.ratio is not None else "-",
+        )
+    console().print(t)

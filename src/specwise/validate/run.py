@@ -1,0 +1,217 @@
+"""``specwise validate`` as a library call: every evidence record replayed under one predictor, summarised per
+source family with the fit families and the held-back ones apart, crossover loads compared where a source shows
+one, and the issue's acceptance criteria evaluated."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from specwise.acceptance.model import expected_speedup_iid
+from specwise.evidence.records import EvidenceRecord, all_records
+from specwise.perfmodel.profiles import published_fit
+from specwise.validate.predict import Models, Prediction, Predictor, predict_all
+from specwise.validate.stats import ErrorSummary, summarize
+
+# Leviathan et al. 2023, Table 4: (alpha from Table 3, gamma, c) -> expected walltime improvement.
+LEVIATHAN_TABLE4 = (
+    (0.75, 7, 0.02, 3.2),
+    (0.80, 7, 0.04, 3.3),
+    (0.82, 7, 0.11, 2.5),
+    (0.62, 7, 0.02, 2.3),
+    (0.68, 5, 0.04, 2.4),
+    (0.71, 3, 0.11, 2.0),
+    (0.65, 5, 0.02, 2.4),
+    (0.73, 5, 0.04, 2.6),
+    (0.74, 3, 0.11, 2.0),
+    (0.53, 5, 0.02, 1.9),
+    (0.55, 3, 0.04, 1.8),
+    (0.56, 3, 0.11, 1.6),
+)
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """A series whose published speedup falls through 1 between two loads, and where the prediction does."""
+
+    series: str
+    load_kind: str
+    published: float  # interpolated load where the published speedup crosses 1
+    predicted: float | None  # the same for the prediction; None: it never crosses in the series' range
+
+    @property
+    def within_2x(self) -> bool:
+        return self.predicted is not None and 0.5 <= self.predicted / self.published <= 2.0
+
+
+@dataclass(frozen=True)
+class FamilyResult:
+    family: str
+    role: str  # fit | held-back
+    summary: ErrorSummary
+    anchors: int
+    unreplayable: int
+    skipped: int
+
+
+@dataclass(frozen=True)
+class Validation:
+    predictor: str
+    fit_families: tuple[str, ...]
+    predictions: tuple[Prediction, ...]
+    families: tuple[FamilyResult, ...]
+    fit: ErrorSummary
+    held_back: ErrorSummary
+    crossovers: tuple[Crossover, ...]
+    baseline_within_20pct: float | None  # plain-decoding records
+    leviathan_max_abs_diff: float
+    criteria: dict[str, bool] = field(default_factory=dict)
+
+
+def _crossing(points: Sequence[tuple[float, float]]) -> float | None:
+    for (l0, s0), (l1, s1) in itertools.pairwise(points):
+        if s0 >= 1.0 > s1:
+            return l0 + (l1 - l0) * (s0 - 1.0) / (s0 - s1)
+    return None
+
+
+def crossovers(preds: Sequence[Prediction]) -> list[Crossover]:
+    series: dict[Any, list[Prediction]] = defaultdict(list)
+    for p in preds:
+        if p.status in ("predicted", "anchor") and p.record.speedup is not None and p.predicted_speedup is not None:
+            series[p.record.series].append(p)
+    out = []
+    for members in series.values():
+        members.sort(key=lambda p: p.record.load.value)
+        published = _crossing([(p.record.load.value, p.record.speedup or 0.0) for p in members])
+        if published is None:
+            continue
+        predicted = _crossing([(p.record.load.value, p.predicted_speedup or 0.0) for p in members])
+        r = members[0].record
+        name = f"{r.family}: {r.target} {r.method} k={r.k} {r.dataset} on {r.gpu}"
+        out.append(Crossover(name, r.load.kind, published, predicted))
+    return out
+
+
+def leviathan_check() -> float:
+    """Max |analytic - published| over Leviathan et al.'s Table 4 (batch 1, i.i.d. acceptance)."""
+    return max(abs(expected_speedup_iid(a, g, c) - want) for a, g, c, want in LEVIATHAN_TABLE4)
+
+
+def validate(
+    predictor: str = "published-fit",
+    records: Sequence[EvidenceRecord] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Validation:
+    fit = published_fit()
+    recs = list(records if records is not None else all_records())
+    p = Predictor(fit.profiles, Models("roofline" if predictor == "roofline" else "v2"), fit.first_given_match)
+    preds = tuple(predict_all(recs, p, progress))
+    fam_names = sorted({r.family for r in recs}, key=lambda f: (f not in fit.training_families, f))
+    families = tuple(
+        FamilyResult(
+            name,
+            "fit" if name in fit.training_families else "held-back",
+            summarize([x for x in preds if x.record.family == name]),
+            sum(1 for x in preds if x.record.family == name and x.status == "anchor"),
+            sum(1 for x in preds if x.record.family == name and x.status == "unreplayable"),
+            sum(1 for x in preds if x.record.family == name and x.status == "skipped"),
+        )
+        for name in fam_names
+    )
+    plain = [x for x in preds if x.status == "predicted" and not x.record.speculative and x.ratio is not None]
+    cross = tuple(crossovers(preds))
+    v = Validation(
+        predictor=predictor,
+        fit_families=fit.training_families,
+        predictions=preds,
+        families=families,
+        fit=summarize([x for x in preds if x.record.family in fit.training_families]),
+        held_back=summarize([x for x in preds if x.record.family not in fit.training_families]),
+        crossovers=cross,
+        baseline_within_20pct=(
+            sum(1 for x in plain if x.ratio is not None and abs(x.ratio - 1) <= 0.2) / len(plain) if plain else None
+        ),
+        leviathan_max_abs_diff=leviathan_check(),
+    )
+    return _with_criteria(v)
+
+
+def _with_criteria(v: Validation) -> Validation:
+    both = summarize([x for x in v.predictions])
+    criteria = {
+        "every published slowdown predicted < 1.0": both.slowdowns_predicted == both.slowdowns,
+        ">= 85% of points within +-25%": (both.within_25pct or 0.0) >= 0.85,
+        "crossover within 2x wherever a source shows one": all(c.within_2x for c in v.crossovers),
+        "baseline TPOT within +-20%": v.baseline_within_20pct is not None and v.baseline_within_20pct >= 1.0,
+        "Leviathan Table 4 within +-0.1 at batch 1": v.leviathan_max_abs_diff <= 0.1 + 1e-9,
+    }
+    return Validation(
+        v.predictor,
+        v.fit_families,
+        v.predictions,
+        v.families,
+        v.fit,
+        v.held_back,
+        v.crossovers,
+        v.baseline_within_20pct,
+        v.leviathan_max_abs_diff,
+        criteria,
+    )
+
+
+def to_json(v: Validation, records: bool = True) -> dict[str, Any]:
+    """The ``specwise validate --json`` document (``specwise.validation/1``)."""
+
+    def rec(p: Prediction) -> dict[str, Any]:
+        r = p.record
+        return {
+            "id": r.id,
+            "family": r.family,
+            "status": p.status,
+            "reason": p.reason,
+            "load": {"kind": r.load.kind, "value": r.load.value},
+            "metric": r.metric,
+            "published_value": r.value,
+            "published_speedup": r.speedup,
+            "predicted_value": p.predicted_value,
+            "predicted_speedup": p.predicted_speedup,
+            "ratio": p.ratio,
+            "k": p.k,
+            "acceptance": p.acceptance,
+            "lengths": p.lengths,
+            "where": r.where,
+            "url": r.url,
+        }
+
+    out: dict[str, Any] = {
+        "schema": "specwise.validation/1",
+        "predictor": v.predictor,
+        "fit_families": list(v.fit_families),
+        "families": [
+            {"family": f.family, "role": f.role, **f.summary.to_json(), "anchors": f.anchors}
+            | {"unreplayable": f.unreplayable, "skipped": f.skipped}
+            for f in v.families
+        ],
+        "fit": v.fit.to_json(),
+        "held_back": v.held_back.to_json(),
+        "crossovers": [
+            {"series": c.series, "load_kind": c.load_kind, "published": c.published, "predicted": c.predicted}
+            | {"within_2x": c.within_2x}
+            for c in v.crossovers
+        ],
+        "baseline_within_20pct": v.baseline_within_20pct,
+        "leviathan_table4_max_abs_diff": v.leviathan_max_abs_diff,
+        "criteria": dict(v.criteria),
+    }
+    if records:
+        out["records"] = [rec(p) for p in v.predictions]
+    return out
+
+
+def finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)
