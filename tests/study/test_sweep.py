@@ -35,30 +35,43 @@ def _scenario(method: dict[str, object], qps: list[float]) -> dict[str, object]:
     }
 
 
-@pytest.mark.parametrize(
-    "method",
-    [
-        {"method": "draft_model", "draft": "Qwen/Qwen2.5-0.5B-Instruct", "draft_tp": 1, "acceptance": 0.75},
-        {"method": "ngram", "per_position": [0.75, 0.6, 0.5, 0.42]},
-    ],
-    ids=["qwen2.5-0.5b-class-draft", "ngram"],
-)
-def test_llama70b_speedup_falls_with_qps_and_crosses_below_one(method: dict[str, object]) -> None:
-    sc = parse_scenario(_scenario(method, [0.5, 2.0, 16.0, 32.0]))
+DRAFT = {"method": "draft_model", "draft": "Qwen/Qwen2.5-0.5B-Instruct", "draft_tp": 1, "acceptance": 0.75}
+NGRAM = {"method": "ngram", "per_position": [0.75, 0.6, 0.5, 0.42]}
+
+
+def _sweep(method: dict[str, object], version: str | None = None) -> tuple[list[float], dict[str, object]]:
+    data = _scenario(method, [0.5, 2.0, 16.0, 32.0])
+    if version:
+        data["deployment"]["engine_version"] = version  # type: ignore[index]
+    sc = parse_scenario(data)
     doc = decide(sc, run_sweep(sc, processes=2)).to_json()
-    best = [doc["best_speedup_by_qps"][f"{q:g}"] for q in sc.sweep.qps]
+    return [doc["best_speedup_by_qps"][f"{q:g}"] for q in sc.sweep.qps], doc
+
+
+@pytest.mark.parametrize("method", [DRAFT, NGRAM], ids=["qwen2.5-0.5b-class-draft", "ngram"])
+def test_llama70b_speedup_falls_with_qps(method: dict[str, object]) -> None:
+    """vLLM V1 on 4 x H100: the gain halves from light load to overload -- but a cheap draft keeps a little, as
+    SpecDecode-Bench measured (Llama-3-70B, TP 4, 1B draft: 2.15x at batch 1, 1.25x at batch 128)."""
+    best, doc = _sweep(method)
     assert best[0] > 1.5  # pays well at low load
-    assert best[-1] < 1.0  # loses at high load
+    assert best[-1] < 0.6 * best[0]  # much less under load
     # Non-increasing with QPS, up to 2% sampling noise where low-load points are flat.
     assert all(later <= earlier * 1.02 for earlier, later in itertools.pairwise(best))
-    assert doc["crossover_qps"] is not None and 2.0 <= doc["crossover_qps"] <= 16.0
-    assert doc["best_k_by_qps"]["32"] == 0
     if method["method"] == "draft_model":  # a Qwen draft cannot really serve Llama: said loudly
-        assert any("different vocabularies" in w for w in doc["warnings"])
-    for row in doc["results"]:
+        assert any("different vocabularies" in w for w in doc["warnings"])  # type: ignore[attr-defined]
+    for row in doc["results"]:  # type: ignore[attr-defined]
         for key in ("qps", "k", "tpot_p50_s", "ttft_p50_s", "e2e_p50_s", "output_tokens_per_s", "speedup_tpot"):
             assert key in row
-    assert {"baseline", "results", "best_k_by_qps", "crossover_qps"} <= set(doc)
+    assert {"baseline", "results", "best_k_by_qps", "crossover_qps", "predictor"} <= set(doc)
+
+
+def test_llama70b_draft_crosses_below_one_on_vllm_v0() -> None:
+    """vLLM V0 (no chunked prefill with speculation) on 4 x H100 with a 0.5B draft: the vLLM blog of Oct 2024
+    measured 1.54x at 1 QPS and 0.71x at 10 QPS; the simulated curve crosses 1 between 2 and 32 QPS too."""
+    best, doc = _sweep(DRAFT, "0.6.3")
+    assert best[0] > 1.5 and min(best) < 1.0
+    assert doc["crossover_qps"] is not None and 2.0 <= doc["crossover_qps"] <= 32.0  # type: ignore[operator]
+    assert doc["predictor"]["name"] == "published-fit (vllm-v0)"  # type: ignore[index]
 
 
 def test_parallel_sweep_equals_serial() -> None:

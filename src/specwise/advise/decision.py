@@ -112,7 +112,7 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult) -> _Verdict:
     gains = sim.best_speedup_by_qps
     s_op, k_op = gains[op], sim.best_k_by_qps[op]
     ev_sim = (
-        f"simulated {metric} p50 speedup {s_op:.2f}x with k={k_op} (band {s_op * (1 - band):.2f}-"
+        f"simulated {metric} p50 speedup {s_op:.2f}x with k={k_op or sim.top_k(op)} (band {s_op * (1 - band):.2f}-"
         f"{s_op * (1 + band):.2f}x, {sim.predictor})"
     )
     sure = {q: s * (1.0 - band) >= minimum for q, s in gains.items()}
@@ -310,12 +310,22 @@ def _measure_plan(inputs: AdviseInputs, top: CandidateAdvice) -> MeasurePlan:
         max_model_len=int(plan["max_model_len"]),
         max_num_seqs=dep.max_num_seqs,
     )
-    assert top.speculative_config is not None
+    cand = next(c for c in inputs.candidates if c.label == top.candidate)
+    spec = Speculation(
+        method=cand.method,
+        k=top.k,
+        draft=cand.speculation.draft,
+        draft_tp=cand.speculation.draft_tp,
+        target_tp=int(plan["tp"]),
+        prompt_lookup=cand.speculation.prompt_lookup,
+        drafting=cand.drafting,
+        draft_quantization=cand.speculation.draft_quantization,
+    )
     name = f"{top.method}-k{top.k}"
     rates = ",".join(
         f"{q:g}" for q in sorted({inputs.operating_qps, *inputs.sweep.qps}) if q <= 2 * inputs.operating_qps
     )
-    toml = launch_toml(d, name, top.speculative_config)
+    toml = launch_toml(d, name, spec)
     stem = Path(inputs.file).stem
     command = (
         f"specwise bench --launch {stem}.measure.toml --rates {rates} --requests-per-level 200 "

@@ -114,6 +114,15 @@ def saturation(x: RuleInput) -> RuleResult:
             "verification competes with other requests for a saturated GPU",
             ev,
         )
+    (q_lo, s_lo), (q_hi, s_hi) = gains[0], gains[-1]
+    if s_hi < 0.5 * s_lo:
+        return RuleResult(
+            name,
+            "warn",
+            f"the gain falls from {s_lo:.2f}x at {q_lo:g} QPS to {s_hi:.2f}x at {q_hi:g} QPS: verification competes "
+            "with other requests as the GPU fills",
+            ev,
+        )
     return RuleResult(name, "pass", "pays at every simulated load", ev)
 
 

@@ -159,6 +159,12 @@ class SweepResult:
     def baseline_at(self, qps: float) -> BaselinePoint | None:
         return next((b for b in self.baseline if b.qps == qps), None)
 
+    def top_k(self, qps: float) -> int:
+        """The speculative k with the highest speedup at ``qps`` whether or not it pays (0: none simulated)."""
+        rows = [r for r in self.results if r.qps == qps and r.k and r.speedup(self.decision_metric) is not None]
+        top = max(rows, key=lambda r: r.speedup(self.decision_metric) or 0.0, default=None)
+        return int(top.k) if top is not None and top.k else 0
+
     def row(self, qps: float, k: int) -> SweepRow | None:
         return next((r for r in self.results if r.qps == qps and r.k == k), None)
 

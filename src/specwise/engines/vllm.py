@@ -110,8 +110,9 @@ class VllmEngine:
         return argv
 
 
-def launch_toml(d: Deployment, name: str, speculative_config: Mapping[str, Any], python: str = "python") -> str:
-    """A ``specwise bench --launch`` file comparing no speculation with ``speculative_config`` on ``d``."""
+def launch_toml(d: Deployment, name: str, speculation: Speculation, python: str = "python") -> str:
+    """A ``specwise bench --launch`` file comparing no speculation with ``speculation`` on ``d``."""
+    speculative_config = VllmEngine().speculative_config(speculation)
     extra = ["--tensor-parallel-size", str(d.tp), "--gpu-memory-utilization", f"{d.gpu_memory_utilization:g}"]
     if d.max_model_len is not None:
         extra += ["--max-model-len", str(d.max_model_len)]

@@ -60,3 +60,39 @@ def mtp_draft_spec(target: ModelSpec) -> ModelSpec:
         file_weight_bytes=None,
         notes=("the target's own MTP layers (vLLM method 'mtp')",),
     )
+
+
+def derived_eagle_head(target: ModelSpec, kind: str = "eagle3") -> ModelSpec:
+    """An EAGLE / EAGLE-3 head *shaped like* one trained for ``target``, for when its checkpoint's config is not at
+    hand (``vllm/model_executor/models/llama_eagle3.py``): one Llama decoder layer at the target's hidden size and
+    attention layout, a 32,000-token draft vocabulary (EAGLE-3) and, as an ASSUMPTION, an MLP as wide as the target's
+    active MLP (for an MoE target: expert width x experts per token). Its cost is dominated by the per-pass floor,
+    not by these sizes; every use says the head was derived."""
+    from specwise.specs.hf_config import spec_from_hf_config
+
+    a = target.attention
+    if a.kind != "gqa":
+        raise SpecwiseError(f"{target.name}: no derived EAGLE head for {a.kind} attention")
+    moe = target.moe
+    width = (
+        moe.expert_intermediate_size * moe.experts_per_token
+        if moe
+        else target.params.mlp // (3 * target.num_layers * target.hidden_size)
+    )
+    config = {
+        "architectures": ["LlamaForCausalLMEagle3" if kind == "eagle3" else "EagleLlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": target.hidden_size,
+        "intermediate_size": max(1, width),
+        "num_hidden_layers": 1,
+        "num_attention_heads": a.num_heads,
+        "num_key_value_heads": a.num_kv_heads,
+        "head_dim": a.head_dim,
+        "vocab_size": target.vocab_size,
+        "max_position_embeddings": target.max_position_embeddings,
+        "torch_dtype": "bfloat16",
+    }
+    if kind == "eagle3":
+        config["draft_vocab_size"] = min(32000, target.vocab_size)
+    spec = spec_from_hf_config(config, name=f"{kind} head derived for {target.name}", source=f"derived:{target.name}")
+    return replace(spec, notes=(*spec.notes, "derived EAGLE head shape (its checkpoint's config was not available)"))

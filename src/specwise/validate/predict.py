@@ -55,18 +55,18 @@ class Models:
             raise ValueError(f"unknown step-time model {kind!r}")
         self.kind = kind
 
-    def _predictor(self, model: Any, s: Setup) -> StepTimePredictor:
+    def _predictor(self, model: Any, s: Setup, tp: int) -> StepTimePredictor:
         if self.kind == "roofline":
-            return RooflinePredictor(model, s.gpu, tp=s.record.tp)
-        return StepModelV2(model, s.gpu, s.profile.gpu, tp=s.record.tp)
+            return RooflinePredictor(model, s.gpu, tp=tp)
+        return StepModelV2(model, s.gpu, s.profile.gpu, tp=tp)
 
     def target(self, s: Setup) -> StepTimePredictor:
-        return self._predictor(s.target, s)
+        return self._predictor(s.target, s, s.record.tp)
 
     def draft_cost(self, s: Setup) -> DraftCost | None:
         if s.method is None:
             return None
-        return s.method.draft_cost(self._predictor(s.draft, s) if s.draft is not None else None)
+        return s.method.draft_cost(self._predictor(s.draft, s, s.draft_tp) if s.draft is not None else None)
 
 
 def iid_alpha_for(al: float, k: int) -> float:
@@ -278,4 +278,4 @@ def _predict(r: EvidenceRecord, p: Predictor, anchors: Mapping[Any, tuple[Accept
         given, anchor_id = anchors[r.series]
         status = "anchor" if anchor_id == r.id else "predicted"
     value, speedup, k = p.speculative(s, given)
-    return Prediction(r, status, "", value, speedup, k, given.how, s.lengths.how)
+    return Prediction(r, status, "; ".join(s.notes), value, speedup, k, given.how, s.lengths.how)

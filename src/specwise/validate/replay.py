@@ -35,7 +35,7 @@ from specwise.perfmodel.profiles import EngineProfile
 from specwise.sim.drafting import WeylUniforms
 from specwise.sim.engine import EngineConfig, SimResult, SpecConfig, simulate
 from specwise.sim.workload import RequestTable, WorkloadClass
-from specwise.specs.derived import mtp_draft_spec
+from specwise.specs.derived import derived_eagle_head, mtp_draft_spec
 from specwise.specs.draft import DraftChoice
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
@@ -64,6 +64,8 @@ class Setup:
     kv_capacity_tokens: int
     kv_capacity_without_draft: int
     profile: EngineProfile
+    draft_tp: int = 1
+    notes: tuple[str, ...] = ()
 
 
 def setup_for(record: EvidenceRecord, profile: EngineProfile) -> Setup:
@@ -76,26 +78,56 @@ def setup_for(record: EvidenceRecord, profile: EngineProfile) -> Setup:
     method = None if record.method == "none" else METHODS.get(record.method)
     if record.method != "none" and method is None:
         raise Unreplayable(f"method {record.method!r} is not simulated")
-    draft = None
-    if method is not None and method.proposer == "target_layers":
-        draft = mtp_draft_spec(target)
-    elif method is not None and method.needs_draft_checkpoint:
-        if record.draft is None:
-            raise Unreplayable("the draft model is not named")
-        try:
-            draft = resolve_model(record.draft)
-        except SpecwiseError as exc:
-            raise Unreplayable(f"draft: {exc}") from None
+    draft, notes = _draft(record, target, method)
+    draft_tp = record.tp
+    if draft is not None and method is not None and method.proposer == "draft_model" and not _divides(draft, record.tp):
+        draft_tp = 1  # vLLM takes 1 or the target's TP; a draft whose heads do not split runs on one GPU
+        notes += (f"draft on 1 GPU (its heads do not divide over {record.tp})",)
     lengths = lengths_for(record)
-    kv, kv_base = _kv_capacity(target, gpu, record.tp, method, draft, lengths)
+    kv, kv_base = _kv_capacity(target, gpu, record.tp, method, draft, draft_tp, lengths)
     k_values = (record.k,) if record.k is not None else (3, 5, 7)
     if record.verification == "tree":
         k_values = (record.tree_depth or 3,)
-    return Setup(record, target, gpu, draft, method, k_values, lengths, kv, kv_base, profile)
+    return Setup(record, target, gpu, draft, method, k_values, lengths, kv, kv_base, profile, draft_tp, notes)
+
+
+def _divides(spec: ModelSpec, tp: int) -> bool:
+    a = spec.attention
+    return a.num_heads % tp == 0 and (a.num_kv_heads % tp == 0 or tp % a.num_kv_heads == 0)
+
+
+def _draft(
+    record: EvidenceRecord, target: ModelSpec, method: Method | None
+) -> tuple[ModelSpec | None, tuple[str, ...]]:
+    """The draft network: MTP layers of the target, the named checkpoint, or -- for an EAGLE head whose
+    checkpoint is not catalogued -- a head derived from the target's shape (said so)."""
+    if method is None or method.is_lookup:
+        return None, ()
+    if method.proposer == "target_layers":
+        return mtp_draft_spec(target), ()
+    if record.draft is not None:
+        try:
+            return resolve_model(record.draft), ()
+        except SpecwiseError as exc:
+            if method.proposer != "head":
+                raise Unreplayable(f"draft: {exc}") from None
+    if method.proposer != "head":
+        raise Unreplayable("the draft model is not named")
+    try:
+        head = derived_eagle_head(target, method.name)
+    except SpecwiseError as exc:
+        raise Unreplayable(f"draft: {exc}") from None
+    return head, (f"{method.name} head derived from {target.name}'s shape (checkpoint not catalogued)",)
 
 
 def _kv_capacity(
-    target: ModelSpec, gpu: GpuSpec, tp: int, method: Method | None, draft: ModelSpec | None, lengths: Lengths
+    target: ModelSpec,
+    gpu: GpuSpec,
+    tp: int,
+    method: Method | None,
+    draft: ModelSpec | None,
+    draft_tp: int,
+    lengths: Lengths,
 ) -> tuple[int, int]:
     choice = None
     if method is not None:
@@ -108,7 +140,15 @@ def _kv_capacity(
     max_len = min(target.max_position_embeddings, max(4096, need))
     try:
         plan = plan_memory(
-            MemoryPlanRequest(target=target, gpu=gpu, tp=tp, draft=choice, max_model_len=max_len, max_num_seqs=256)
+            MemoryPlanRequest(
+                target=target,
+                gpu=gpu,
+                tp=tp,
+                draft=choice,
+                draft_tp=draft_tp if draft is not None else None,
+                max_model_len=max_len,
+                max_num_seqs=256,
+            )
         )
     except SpecwiseError as exc:
         raise Unreplayable(f"memory plan: {exc}") from None

@@ -1,0 +1,75 @@
+"""Golden test per evidence source: the published-fit predictor replayed on every record of each source family
+stays within that family's tolerance (set from the held-back evaluation of the frozen fit, with margin), and the
+published slowdowns it reproduces stay reproduced. A change to the model or the simulator that makes any of this
+worse fails here; ``specwise validate`` prints the same numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from specwise.validate.run import Validation, validate
+
+# family -> (role, min predicted records, max median |pred/pub - 1|, min share within +-25%)
+TOLERANCE = {
+    "specdecode-bench": ("fit", 250, 0.08, 0.92),
+    "plain-decoding-vllm": ("fit", 24, 0.08, 0.85),
+    "vllm-blog-2024": ("held-back", 7, 0.15, 0.80),
+    "vllm-blog-p-eagle-2026": ("held-back", 20, 0.25, 0.65),
+    "vllm-issues": ("held-back", 12, 0.18, 0.85),
+    "hf-model-cards-and-dataset-notes": ("held-back", 3, 0.30, 0.60),
+}
+
+
+@pytest.fixture(scope="module")
+def result() -> Validation:
+    return validate("published-fit")
+
+
+@pytest.mark.parametrize("family", sorted(TOLERANCE))
+def test_family_within_its_tolerance(result: Validation, family: str) -> None:
+    role, n, median, within = TOLERANCE[family]
+    got = next(f for f in result.families if f.family == family)
+    assert got.role == role
+    s = got.summary
+    assert s.records >= n
+    assert s.median_abs_rel_error is not None and s.median_abs_rel_error <= median
+    assert s.within_25pct is not None and s.within_25pct >= within
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "vllm-blog-2024-llama3-70b-qwama-k4-sharegpt-qps10",  # held back: 0.71x measured
+        "sdb-fig1-qwen3-8b-sharegpt-draftmodel-bs128",  # 0.91x
+        "sdb-fig1-qwen3-8b-cnndailymail-draftmodel-bs128",  # 0.97x
+        "sdb-fig1-qwen3-8b-gsm8k-ngram-bs128",  # 0.99x
+        "sdb-fig2-llama3-70b-sharegpt-eagle-tree-k21-bs128",  # 0.49x, SGLang tree
+    ],
+)
+def test_published_slowdowns_are_predicted(result: Validation, record: str) -> None:
+    p = next(x for x in result.predictions if x.record.id == record)
+    assert p.record.is_slowdown and p.status == "predicted"
+    assert p.predicted_speedup is not None and p.predicted_speedup < 1.0
+
+
+def test_fit_and_held_back_apart_and_the_roofline_is_worse(result: Validation) -> None:
+    assert set(result.fit_families) == {"specdecode-bench", "plain-decoding-vllm"}
+    assert all(f.role == "held-back" for f in result.families if f.family not in result.fit_families)
+    assert result.leviathan_max_abs_diff <= 0.1
+    held = result.held_back
+    assert held.within_25pct is not None and held.within_25pct >= 0.75
+    roof = validate("roofline", [p.record for p in result.predictions if p.record.family == "vllm-blog-p-eagle-2026"])
+    v2 = next(f for f in result.families if f.family == "vllm-blog-p-eagle-2026").summary
+    assert (roof.held_back.median_abs_rel_error or 0) > (v2.median_abs_rel_error or 0)
+
+
+def test_cli_json_and_check(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from specwise.cli import main
+
+    assert main(["validate", "--family", "vllm-issues", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"] == "specwise.validation/1" and doc["families"][0]["family"] == "vllm-issues"
+    assert all("where" in r and "url" in r for r in doc["records"])
+    assert main(["validate", "--family", "nope"]) == 2
