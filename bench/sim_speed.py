@@ -15,11 +15,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from specwise.sim.sweep import build_models, decide, run_sweep
 
 from specwise.scenario import load_scenario
 from specwise.sim.engine import EngineConfig, SpecConfig, simulate
 from specwise.sim.workload import generate_requests
+from specwise.study.decide import decide
+from specwise.study.sweep import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "examples" / "llama70b-4xh100.toml"
@@ -27,12 +28,13 @@ SCENARIO = ROOT / "examples" / "llama70b-4xh100.toml"
 
 def time_requests(n: int, qps: float, k: int) -> dict[str, float]:
     sc = load_scenario(SCENARIO)
-    target, draft = build_models(sc)
+    target, draft = sc.models.target, sc.models.draft_cost
     req = generate_requests(sc.classes, sc.sweep.arrivals.with_rate(qps), n, np.random.default_rng(0))
     engine = EngineConfig(
         kv_capacity_tokens=sc.kv_cache_tokens,
         max_num_seqs=sc.max_num_seqs,
         max_num_batched_tokens=sc.max_num_batched_tokens,
+        overhead=sc.models.overhead,
     )
     spec = SpecConfig(k, draft) if k else None
     t0 = time.perf_counter()
@@ -73,7 +75,7 @@ def main() -> None:
     sweep_wall = time.perf_counter() - t0
     print(
         f"sweep 10 QPS x 9 k x 1000 requests: {sweep_wall:.1f} s with {os.cpu_count()} processes; "
-        f"crossover {doc['crossover_qps']}"
+        f"crossover {doc.crossover_qps}"
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
@@ -91,8 +93,9 @@ def main() -> None:
                     "k": list(range(9)),
                     "requests_per_cell": 1000,
                     "wall_s": sweep_wall,
-                    "crossover_qps": doc["crossover_qps"],
-                    "best_k_by_qps": doc["best_k_by_qps"],
+                    "crossover_qps": doc.crossover_qps,
+                    "best_k_by_qps": {f"{q:g}": k for q, k in doc.best_k_by_qps.items()},
+                    "predictor": doc.predictor,
                 },
             },
             indent=2,

@@ -140,3 +140,27 @@ def test_launch_mode_compares_baseline_and_ngram(tmp_path: Path, capsys: pytest.
     assert rows[("baseline", 0)]["spec_decode_acceptance_rate"] is None
     assert rows[("ngram", 0)]["spec_decode_acceptance_rate"] is not None
     assert all(r["failed"] == 0 for r in rows.values())
+    # the calibration file: written beside the db, naming what was measured, and used by simulate and advise
+    cal_file = Path(doc["calibration_file"])
+    written = json.loads(cal_file.read_text())
+    assert written["schema"] == "specwise.calibration/1" and written["engine_version"]  # parsed from the server log
+    assert written["hardware"] and written["target"] == str(MODEL)
+    assert {c["name"]: c["method"] for c in written["configs"]} == {"baseline": None, "ngram": "ngram"}
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        f'[deployment]\ntarget = "{MODEL}"\ngpu = "L4"\nmax_model_len = 2048\nmax_num_seqs = 8\n'
+        '[speculation]\nmethod = "ngram"\nk = [0, 4]\nacceptance = 0.4\n'
+        "[sweep]\nqps = [0.2, 1]\nnum_requests = 30\n"
+        '[[workload]]\nname = "w"\nprompt_tokens = 60\noutput_tokens = 32\n'
+    )
+    runs = {}
+    for extra in ([], ["--calibration", str(cal_file)]):
+        assert main(["simulate", "--scenario", str(scenario), "--json", "--processes", "1", *extra]) == 0
+        runs[bool(extra)] = json.loads(capsys.readouterr().out)
+    assert runs[False]["predictor"]["name"].startswith("published-fit")
+    assert runs[True]["predictor"]["name"] == f"calibrated: {cal_file}"
+    cpu_tpot = runs[True]["baseline"]["by_qps"][0]["tpot_p50_s"]
+    gpu_tpot = runs[False]["baseline"]["by_qps"][0]["tpot_p50_s"]
+    assert cpu_tpot > 10 * gpu_tpot  # the CPU engine's measured steps, not an L4's
+    measured = [r for r in written["rows"] if r["measured_tpot_p50_s"] and r["config"] == "baseline"]
+    assert cpu_tpot == pytest.approx(measured[0]["measured_tpot_p50_s"], rel=1.0)  # the same order as measured

@@ -89,3 +89,20 @@ def test_bad_efficiency_is_refused() -> None:
 
     with pytest.raises(SpecError, match="gemm"):
         GpuEfficiency(gemm=0.0)
+
+
+@pytest.mark.parametrize(
+    ("model", "tp"),
+    [
+        ("meta-llama/Llama-3.1-8B-Instruct", 1),
+        ("meta-llama/Llama-3.1-70B-Instruct", 4),
+        ("Qwen/Qwen3-30B-A3B", 2),
+        ("google/gemma-2-9b-it", 1),
+    ],
+)
+def test_step_time_is_the_sum_of_its_terms(model: str, tp: int) -> None:
+    import numpy as np
+
+    m = StepModelV2(catalog_model_spec(model), H100, EFF, tp=tp)
+    batch = BatchShape(np.array([1, 5, 300]), np.array([100, 7000, 0]), logit_rows=7)
+    assert m.step_time_s(batch) == pytest.approx(sum(m.terms_s(batch).values()), rel=1e-12)

@@ -93,6 +93,7 @@ class PassGeometry:
         for w in a.layer_windows:
             windows[w] = windows.get(w, 0) + 1
         self._window_groups = tuple(windows.items())
+        self._all_global = tuple(windows) == (None,)
         heads_per_gpu = max(1, a.num_heads // tp)
         qk_dim = a.head_dim if a.kind == "gqa" else a.kv_lora_rank + a.qk_rope_head_dim
         self._attn_flops_per_pair_layer = 4.0 * heads_per_gpu * qk_dim
@@ -102,6 +103,10 @@ class PassGeometry:
     def attention_sums(self, batch: BatchShape) -> tuple[float, float]:
         """(KV tokens read summed over layers, query x context pairs summed over layers)."""
         q, ctx = batch.query_tokens, batch.context_tokens
+        if self._all_global:  # no sliding windows: sums only
+            layers = self._window_groups[0][1]
+            q_sum = int(q.sum())
+            return layers * float(int(ctx.sum()) + q_sum), layers * float(np.dot(q, ctx + (q + 1) // 2))
         seen = ctx + q
         mid = ctx + (q + 1) // 2  # causal: a query token of a chunk sees on average half the chunk
         read = pairs = 0.0
