@@ -38,3 +38,17 @@ class FieldNames:
 
 
 CLI_FLAGS = FieldNames()
+
+
+def redact_url(url: str) -> str:
+    """The URL with any ``user:password@`` replaced by ``***@`` (for messages, logs and stored results)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))

@@ -23,11 +23,15 @@ def test_shipped_launch_file_and_command(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ('served_model_name = "m"\n[[config]]\nname = "a"\n', "required field 'model'"),
+        ('served_model_name = "m"\n[[config]]\nname = "a"\n', "launch file.model: required field is missing"),
         ('model = "m"\nconfig = []\n', "at least one configuration"),
         ('model = "m"\n[[config]]\nname = "a"\n[[config]]\nname = "a"\n', "duplicate 'a'"),
         ('model = "m"\n[[config]]\nname = "a"\nspeculative_config = 3\n', "must be a table"),
-        ("model = [", "cannot read launch file"),
+        ("model = [", "invalid TOML"),
+        ('model = "m"\nextra_args = ["--host", "0.0.0.0"]\n[[config]]\nname = "a"\n', "set allow_remote = true"),
+        ('model = "m"\n[[config]]\nname = "a"\nextra_args = ["--trust-remote-code"]\n', "trust_remote_code = true"),
+        ('model = "m"\nstartup_timeout_s = inf\n[[config]]\nname = "a"\n', "finite"),
+        ('model = "m"\nport = 3\n[[config]]\nname = "a"\n', r"unknown key\(s\): port"),
     ],
 )
 def test_bad_launch_files(tmp_path: Path, text: str, fragment: str) -> None:
@@ -46,3 +50,12 @@ def test_missing_vllm_environment_is_a_clear_error(tmp_path: Path) -> None:
         EngineServer(launch, ServerConfig("a"), tmp_path / "log"),
     ):
         pass
+
+
+def test_opt_ins_allow_a_remote_bind_and_remote_code(tmp_path: Path) -> None:
+    f = tmp_path / "l.toml"
+    f.write_text(
+        'model = "m"\nallow_remote = true\ntrust_remote_code = true\n'
+        'extra_args = ["--host", "0.0.0.0", "--trust-remote-code"]\n[[config]]\nname = "a"\n'
+    )
+    assert "--trust-remote-code" in load_launch_file(f).extra_args

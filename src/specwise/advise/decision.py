@@ -186,7 +186,8 @@ def evaluate_candidate(
     processes: int | None = None,
     progress: Progress | None = None,
 ) -> CandidateAdvice:
-    evidence = resolve_evidence(inputs, c, profiles, benches)
+    notes: list[str] = []
+    evidence = resolve_evidence(inputs, c, profiles, benches, notes)
     sc = scenario_for(inputs, c, evidence)
     plan = sc.memory_plan
     unfit = CandidateAdvice(
@@ -196,7 +197,7 @@ def evaluate_candidate(
         drafting=c.drafting,
         memory=plan.to_dict(),
         evidence=tuple(EvidenceUsed(e.workload, e.kind, e.source, e.model.per_position(8)) for e in evidence),
-        warnings=sc.warnings,
+        warnings=tuple(notes) + sc.warnings,
         decision_metric=sc.decision_metric,
         verdict="does_not_fit",
         k=0,
@@ -284,7 +285,7 @@ def advise(
         headline=headline,
         recommended=recommended,
         reason=reason,
-        assumed_acceptance_for=tuple(sorted({e.workload for r in results for e in r.evidence if e.kind == "assumed"})),
+        assumed_acceptance_for=tuple(sorted({e.workload for e in top.evidence if e.kind == "assumed"})),
         ranking=tuple(r.candidate for r in ranked),
         candidates=tuple(results),
         serve=_serve(inputs, top, spec, eng),

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
 from specwise.advise.decision import advise
 from specwise.advise.inputs import load_inputs
@@ -19,6 +19,7 @@ from specwise.cli.common import (
     positive_int,
     predictor_override,
     print_json,
+    progress_bar,
     stage_progress,
 )
 from specwise.scenario.toml_loader import with_predictor
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     if choice is not None:
         inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, transient=True, disable=args.json) as bar:
+    with progress_bar(*columns, disable=args.json) as bar:
         doc = advise(inputs, args.profile, args.bench, args.processes, stage_progress(bar))
     if args.write_launch and doc.measure is not None:
         from specwise.fileio import write_text_atomic

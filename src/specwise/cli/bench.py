@@ -14,15 +14,18 @@ from specwise.calibration.from_bench import calibrate
 from specwise.cli.common import (
     EXIT_OK,
     add_json_flag,
+    http_url,
     json_safe,
     non_negative_float,
     positive_float,
     positive_int,
     print_json,
+    progress_bar,
+    seed_int,
 )
 from specwise.contracts.bench import BenchDoc
 from specwise.contracts.calibration import CalibrationDoc
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, redact_url
 from specwise.fileio import write_json_atomic
 from specwise.loadgen.launcher import load_launch_file
 from specwise.loadgen.plan import RunConfig
@@ -52,6 +55,10 @@ def _concurrency(text: str) -> list[int]:
     return values
 
 
+def _metrics_arg(text: str) -> str:
+    return text if text == "none" else http_url(text)
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "bench",
@@ -60,7 +67,7 @@ def register(sub: Any) -> None:
         "every request as it completes (SQLite, resumable), and read vLLM's spec-decode counters from /metrics "
         "before and after each level.",
     )
-    p.add_argument("--url", help="server base URL, e.g. http://127.0.0.1:8000")
+    p.add_argument("--url", type=http_url, help="server base URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--model", help="model name the server serves")
     p.add_argument("--endpoint", choices=("completions", "chat"), default="completions")
     p.add_argument("--rates", type=_rates, default=[1.0, 4.0], help="requests/s per level, e.g. 1,2,4 (default 1,4)")
@@ -86,9 +93,11 @@ def register(sub: Any) -> None:
     p.add_argument("--ignore-eos", action="store_true", help="ask the server to generate exactly --max-tokens")
     p.add_argument("--max-concurrency", type=positive_int, default=256)
     p.add_argument("--request-timeout", type=positive_float, default=120.0, help="seconds per request")
-    p.add_argument("--metrics-url", help="Prometheus endpoint (default: URL/metrics; 'none' to skip)")
+    p.add_argument(
+        "--metrics-url", type=_metrics_arg, help="Prometheus endpoint (default: URL/metrics; 'none' to skip)"
+    )
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key (never stored)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--slo-ttft", type=positive_float, help="goodput SLO on TTFT (s)")
     p.add_argument("--slo-tpot", type=positive_float, help="goodput SLO on TPOT (s)")
     p.add_argument("--db", type=Path, default=Path("specwise-bench.sqlite"), help="results database")
@@ -131,7 +140,7 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
         prompts = tuple(load_prompts(args.prompts))
     else:
         prompts = tuple(synthetic_prompts(args.requests_per_level, args.synthetic_words, args.seed))
-    metrics_url = None if args.metrics_url == "none" else (args.metrics_url or (url or "").rstrip("/") + "/metrics")
+    metrics_url = _metrics_url(args, url or "")
     return RunConfig(
         url=url or "",
         model=model or "",
@@ -156,6 +165,10 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
     )
 
 
+def _metrics_url(args: argparse.Namespace, url: str) -> str | None:
+    return None if args.metrics_url == "none" else (args.metrics_url or url.rstrip("/") + "/metrics")
+
+
 def _progress(bar: Progress) -> RunProgress:
     tasks: dict[str, Any] = {}
 
@@ -177,6 +190,12 @@ def _bench(args: argparse.Namespace, store: ResultStore, progress: RunProgress |
     run_id = args.resume or args.run_id or uuid.uuid4().hex[:12]
     if args.resume:
         config = RunConfig.from_json(store.run_config(run_id))
+        if args.url:
+            config = replace(config, url=args.url, metrics_url=_metrics_url(args, args.url))
+        elif config.credentials_dropped:
+            raise SpecwiseError(
+                f"run {run_id}: its URL had credentials, which are never stored; pass --url again with --resume"
+            )
     else:
         if not args.url or not args.model:
             raise SpecwiseError("--url and --model are required (or --resume RUN_ID)")
@@ -188,7 +207,12 @@ def _bench(args: argparse.Namespace, store: ResultStore, progress: RunProgress |
         args.export_jsonl.write_text("".join(line + "\n" for line in store.export_jsonl(run_id)))
         jsonl = str(args.export_jsonl)
     return BenchDoc(
-        run_id=run_id, db=str(args.db), model=config.model, url=config.url, levels=tuple(levels), jsonl=jsonl
+        run_id=run_id,
+        db=str(args.db),
+        model=config.model,
+        url=redact_url(config.url),
+        levels=tuple(levels),
+        jsonl=jsonl,
     )
 
 
@@ -220,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     store = ResultStore(args.db)
     try:
-        with Progress(transient=True, disable=args.json) as bar:
+        with progress_bar(disable=args.json) as bar:
             doc = _bench(args, store, None if args.json else _progress(bar))
     except KeyboardInterrupt:
         print(f"interrupted: finished requests are saved in {args.db}; continue with --resume RUN_ID")

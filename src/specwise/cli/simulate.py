@@ -7,8 +7,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rich.progress import Progress
-
 from specwise.cli.common import (
     EXIT_OK,
     add_json_flag,
@@ -16,6 +14,7 @@ from specwise.cli.common import (
     positive_int,
     predictor_override,
     print_json,
+    progress_bar,
 )
 from specwise.report.sim import render_sweep
 from specwise.scenario import load_scenario
@@ -55,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         cells = run_sweep(scenario, processes=args.processes)
     else:
-        with Progress(transient=True) as bar:
+        with progress_bar() as bar:
             task = bar.add_task("simulating", total=len(scenario.sweep.qps) * len(scenario.sweep.k_values))
 
             def tick(done: int, total: int) -> None:

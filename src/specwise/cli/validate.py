@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
-from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, print_json
+from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, print_json, progress_bar
 from specwise.errors import SpecwiseError
 from specwise.evidence.records import all_records
 
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
             raise SpecwiseError(f"--family {unknown[0]!r}: unknown (known: {', '.join(known)})")
         records = tuple(r for r in records if r.family in args.family)
     columns = (TextColumn("replaying"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, transient=True, disable=args.json) as bar:
+    with progress_bar(*columns, disable=args.json) as bar:
         task = bar.add_task("replay", total=len(records))
         v = validate(args.predictor, records, lambda done, total: bar.update(task, completed=done))
     if args.json:

@@ -23,8 +23,9 @@ RunProgress = Callable[[str, int, int, int, float | None], None]
 
 
 def new_run(store: ResultStore, run_id: str, config: RunConfig) -> None:
+    """Record the run's configuration -- with any credentials in its URLs replaced by ``***``."""
     try:
-        store.create_run(run_id, time.time(), config.to_json())
+        store.create_run(run_id, time.time(), config.redacted().to_json())
     except sqlite3.IntegrityError:
         raise SpecwiseError(f"{store.path}: run {run_id!r} exists; use --resume {run_id} or another --run-id") from None
 
@@ -51,7 +52,7 @@ def execute(
     if config.sweep and config.sweep_rates is None:
         probes = run_levels(store, run_id, config, f"{label} probes", progress)
         config = replace(config, sweep_rates=sweep_rates(probes[0].summary, probes[1].summary, config.sweep))
-        store.update_config(run_id, config.to_json())
+        store.update_config(run_id, config.redacted().to_json())
     results = run_levels(store, run_id, config, label, progress)
     store.set_status(run_id, "complete")
     return results

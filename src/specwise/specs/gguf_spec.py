@@ -36,11 +36,18 @@ _ATTN = re.compile(r"\.attn_(q|k|v|output|qkv|q_a|q_b|kv_a_mqa|kv_b|k_b|v_b)\.(w
 _SPLIT = re.compile(r"^(?P<base>.*)-(?P<idx>\d{5})-of-(?P<count>\d{5})\.gguf$")
 
 
+MAX_SPLITS = 10_000
+
+
 def load_gguf_model(path: Path) -> ModelSpec:
     gguf = read_gguf(path)
     tensors = list(gguf.tensors)
     weight_bytes = gguf.tensor_data_bytes
     split_count = gguf.metadata.get("split.count", 1)
+    if isinstance(split_count, int) and split_count > MAX_SPLITS:
+        raise SpecwiseError(
+            f"{path}: split.count = {split_count:,} shards is beyond any real GGUF (limit {MAX_SPLITS})"
+        )
     if isinstance(split_count, int) and split_count > 1:
         for shard in _sibling_shards(path, split_count):
             other = read_gguf(shard)
