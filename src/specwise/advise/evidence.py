@@ -6,7 +6,7 @@ candidate's ``profile``) > given in the scenario (``acceptance`` / ``per_positio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,13 +75,18 @@ def _mismatch(
     return None
 
 
-def _lookup_bounds(lo: object, hi: object) -> tuple[int, int] | None:
+def _lookup_bounds(spec: Mapping[str, object], where: str) -> tuple[int, int] | None:
     """The (min, max) n-gram lookup of a launched speculative config; one bound stands for both when alone."""
-    lo_i = int(lo) if isinstance(lo, int | float) else None
-    hi_i = int(hi) if isinstance(hi, int | float) else None
-    if lo_i is None and hi_i is None:
+    bounds = []
+    for key in ("prompt_lookup_min", "prompt_lookup_max"):
+        value = spec.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 1024):
+            raise SpecwiseError(f"{where}: speculative_config.{key} = {value!r} is not an n-gram size in 1..1024")
+        bounds.append(value)
+    lo, hi = bounds
+    if lo is None and hi is None:
         return None
-    return (lo_i if lo_i is not None else hi_i or 0, hi_i if hi_i is not None else lo_i or 0)
+    return (lo if lo is not None else hi or 0, hi if hi is not None else lo or 0)
 
 
 def bench_for(
@@ -95,7 +100,7 @@ def bench_for(
             continue
         cfg = next(c for c in doc.configs if c.name == measured.config)
         spec = cfg.speculative_config or {}
-        lookup = _lookup_bounds(spec.get("prompt_lookup_min"), spec.get("prompt_lookup_max"))
+        lookup = _lookup_bounds(spec, f"{doc.name}: config {cfg.name!r}")
         why = _mismatch(candidate, target, doc.model, lookup) if target is not None else None
         if why is None:
             return measured

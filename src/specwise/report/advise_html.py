@@ -127,9 +127,9 @@ def _plots(doc: Advice) -> list[str]:
     parts = ["<h2>Plots</h2><div class='grid'>"]
     simulated = [c for c in ranked if c.sim is not None]
     for c in simulated:
-        parts.append(_img(advise_plots.speedup_vs_qps(c), f"speedup vs QPS: {c.candidate}"))
+        parts.append(_img(advise_plots.speedup_vs_qps(c, doc.operating_qps), f"speedup vs QPS: {c.candidate}"))
     if simulated:
-        parts.append(_img(advise_plots.latency_percentiles(simulated[0]), "latency percentiles"))
+        parts.append(_img(advise_plots.latency_percentiles(simulated[0], doc.operating_qps), "latency percentiles"))
     if doc.acceptance_vs_temperature:
         parts.append(
             _img(advise_plots.acceptance_vs_temperature(doc.acceptance_vs_temperature), "acceptance vs temperature")

@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from rich.table import Table
 
 from specwise.contracts.profile import ProfileDoc, ProfileResult, VerificationRow
+from specwise.fileio import write_files_atomic
 from specwise.report.console import console
+from specwise.report.plotstyle import close, png_bytes, styled, svg_bytes
 
 
 def _f(x: float | None, digits: int = 3) -> str:
@@ -98,10 +97,10 @@ def render_profile(doc: ProfileDoc) -> None:
         out.print("time (s): " + ", ".join(f"{k} {v:.1f}" for k, v in doc.timing_s.items()))
 
 
+@styled
 def plot_acceptance_vs_temperature(doc: ProfileDoc, path: Path, k: int | None = None) -> Path:
     """Acceptance rate at ``k`` (default: the largest profiled) vs temperature, one line per drafting mode and
     quantisation; all prompts."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     rows = [r for r in doc.results if r.workload_class is None]
     k = k or max(row.k for r in rows for row in r.by_k)
     series: dict[str, list[tuple[float, float]]] = {}
@@ -121,7 +120,7 @@ def plot_acceptance_vs_temperature(doc: ProfileDoc, path: Path, k: int | None = 
     ax.set_title(f"{doc.draft or doc.method} -> {doc.target}", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    data = svg_bytes(fig) if path.suffix.lower() == ".svg" else png_bytes(fig)
+    close(fig)
+    write_files_atomic({path: data})
     return path

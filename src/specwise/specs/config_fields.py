@@ -10,7 +10,7 @@ from specwise.errors import SpecwiseError
 _MISSING = object()
 
 
-MAX_CONFIG_INT = 2**40  # no dimension, vocabulary or position count of a real model comes near this
+MAX_CONFIG_INT = 2**32  # no dimension, vocabulary or position count of a real model comes near this
 MAX_LAYERS = 10_000
 
 
