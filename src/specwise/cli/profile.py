@@ -68,6 +68,12 @@ def register(sub: Any) -> None:
     p.add_argument("--prompt-lookup-min", type=positive_int, help="ngram: shortest n-gram (vLLM default 5)")
     p.add_argument("--prompt-lookup-max", type=positive_int, help="ngram: longest n-gram (vLLM default 5)")
     p.add_argument("--batch-size", type=positive_int, default=8, help="prompts per continuation batch")
+    p.add_argument(
+        "--threads",
+        type=positive_int,
+        metavar="N",
+        help="torch threads for the forward passes (default: the cores this process may run on)",
+    )
     p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--verify", action="store_true", help="also run the real speculative sampling loop and compare")
     p.add_argument("--verify-temperatures", default="0,1", help="temperatures for --verify (default 0,1)")
@@ -122,10 +128,12 @@ def run(args: argparse.Namespace) -> int:
     verify_temps = parse_temperatures(args.verify_temperatures) if args.verify else ()
 
     from specwise.profiler.runner import Prompt, Timings, load_pair, run_profile
+    from specwise.profiler.threads import configure_threads
     from specwise.profiler.verify import verify
 
     prompts = [Prompt(i.prompt, i.workload_class) for i in items]
     timings = Timings()
+    timings.extra["threads"] = configure_threads(args.threads)
     loaded = load_pair(args.target, args.draft, settings, len(prompts), timings)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, transient=True, disable=args.json is not None and str(args.json) == "-") as bar:
