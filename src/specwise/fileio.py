@@ -118,3 +118,10 @@ def read_text_bounded(path: Path, max_bytes: int, what: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SpecwiseError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); not a {what} file") from None
+
+
+def check_output_file(path: Path) -> None:
+    """Fail early (before any work) when ``path`` cannot be written as a file."""
+    if path.is_dir():
+        raise SpecwiseError(f"{path}: is a directory; give a file name")
+    check_output_dir(path.parent)

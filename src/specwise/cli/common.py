@@ -86,12 +86,18 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def stage_progress(bar: Any) -> Callable[[str, int, int], None]:
-    """A ``(stage, done, total)`` callback that gives each stage its own bar on a rich ``Progress``."""
+    """A ``(stage, done, total)`` callback that gives each stage its own bar on a rich ``Progress``; when the bar
+    is not shown (stderr is not a terminal: a CI log, a pipe) each stage is one line on stderr as it starts."""
+    import time
+
     tasks: dict[str, Any] = {}
+    start = time.monotonic()
 
     def progress(stage: str, done: int, total: int) -> None:
         if stage not in tasks:
             tasks[stage] = bar.add_task(stage, total=total)
+            if bar.disable:
+                print(f"[{time.monotonic() - start:6.1f} s] {stage} ({total} items)", file=sys.stderr, flush=True)
         bar.update(tasks[stage], completed=done)
 
     return progress
