@@ -49,6 +49,8 @@ def redact_url(url: str) -> str:
     except ValueError:
         return "<unparseable URL>"
     if "@" not in parts.netloc:
+        if "@" in url and not parts.netloc:  # no "//"  ("user:pass@host/..."): urlsplit sees no netloc; hide up to the last "@"
+            return "***@" + url.rsplit("@", 1)[1]
         return url
     host = parts.netloc.rsplit("@", 1)[1]
     return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))

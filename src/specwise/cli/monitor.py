@@ -24,6 +24,7 @@ from specwise.cli.common import (
     EXIT_OK,
     add_json_flag,
     add_predictor_flags,
+    http_url,
     positive_float,
     positive_int,
     predictor_override,
@@ -59,12 +60,14 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--url",
         action="append",
+        type=http_url,
         default=[],
         metavar="URL",
         help="a server's metrics URL, e.g. http://127.0.0.1:8000/metrics (repeatable)",
     )
     p.add_argument(
         "--prometheus",
+        type=http_url,
         metavar="URL",
         help="read the vllm:* series from this Prometheus server's HTTP API instead, e.g. http://127.0.0.1:9090",
     )
@@ -87,7 +90,7 @@ def register(sub: Any) -> None:
     p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
     p.add_argument("--db", type=Path, default=_default_db(), help="loop mode: history database")
     p.add_argument("--retention", type=positive_float, default=7 * 86400.0, help="seconds of history to keep")
-    p.add_argument("--webhook", metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)")
+    p.add_argument("--webhook", type=http_url, metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)")
     p.add_argument("--serve-metrics", metavar="HOST:PORT", help="loop mode: expose specwise_* gauges at /metrics")
     p.add_argument(
         "--serve",
