@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +14,7 @@ from rich.progress import Progress
 from specwise.calibration.from_bench import calibrate
 from specwise.cli.common import (
     EXIT_OK,
+    EXIT_USAGE,
     add_json_flag,
     http_url,
     json_safe,
@@ -26,7 +28,7 @@ from specwise.cli.common import (
 from specwise.contracts.bench import BenchDoc
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.errors import SpecwiseError, redact_url
-from specwise.fileio import write_json_atomic
+from specwise.fileio import check_output_file, write_json_atomic, write_text_atomic
 from specwise.loadgen.launcher import load_launch_file
 from specwise.loadgen.plan import RunConfig
 from specwise.loadgen.session import RunProgress, execute, launch_all, new_run
@@ -204,7 +206,7 @@ def _bench(args: argparse.Namespace, store: ResultStore, progress: RunProgress |
     levels = execute(store, run_id, config, f"run {run_id}", progress)
     jsonl = None
     if args.export_jsonl:
-        args.export_jsonl.write_text("".join(line + "\n" for line in store.export_jsonl(run_id)))
+        write_text_atomic(args.export_jsonl, "".join(line + "\n" for line in store.export_jsonl(run_id)))
         jsonl = str(args.export_jsonl)
     return BenchDoc(
         run_id=run_id,
@@ -242,6 +244,9 @@ def run(args: argparse.Namespace) -> int:
             cal, path
         )
         return EXIT_OK
+    for path in (args.export_jsonl, args.calibration_out):
+        if path is not None:
+            check_output_file(path)  # before any request: a bad destination must not cost the run
     store = ResultStore(args.db)
     try:
         with progress_bar(disable=args.json) as bar:
@@ -263,4 +268,23 @@ def run(args: argparse.Namespace) -> int:
             render_calibration(doc.calibration, cal_path)
     else:
         render_bench(doc)
+    return _exit_status(doc)
+
+
+def _exit_status(doc: BenchDoc) -> int:
+    """2 when no request of the run succeeded (an unreachable server, a wrong model name or key): the results are
+    printed and kept first, so what failed is on screen and in --db."""
+    levels = [lv for c in doc.configs for lv in c.levels] if doc.configs else list(doc.levels)
+    sent = sum(lv.summary.requests for lv in levels)
+    if sent and all(lv.summary.requests == lv.summary.failed for lv in levels):
+        errors: dict[str, int] = {}
+        for lv in levels:
+            for kind, n in lv.summary.errors.items():
+                errors[kind] = errors.get(kind, 0) + n
+        detail = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items(), key=lambda kv: -kv[1]))
+        print(
+            f"specwise bench: error: all {sent} requests failed ({detail}); check --url, --model and the server",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     return EXIT_OK

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 from array import array
 from collections.abc import Callable
@@ -24,9 +25,19 @@ from typing import Any, Literal
 
 import aiohttp
 
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, redact_text
 from specwise.loadgen.records import RequestRecord
-from specwise.loadgen.sse import DONE, MalformedStream, chunk_text, completion_tokens, prompt_tokens, sse_payload
+from specwise.loadgen.sse import (
+    DONE,
+    MAX_LINE_BYTES,
+    MalformedStream,
+    chunk_text,
+    completion_tokens,
+    prompt_tokens,
+    sse_payload,
+)
+
+ERROR_BODY_BYTES = 16 * 1024  # of an HTTP error's body, enough for the message; the rest is not read
 
 
 @dataclass(frozen=True)
@@ -73,9 +84,23 @@ def _body(cfg: ClientConfig, req: RequestSpec) -> dict[str, Any]:
     return body
 
 
-def _headers(cfg: ClientConfig) -> dict[str, str]:
-    key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+def _api_key(cfg: ClientConfig) -> str | None:
+    return (os.environ.get(cfg.api_key_env) or None) if cfg.api_key_env else None
+
+
+def _headers(key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+_SECRETISH = re.compile(r"(?i)(bearer\s+|api[_-]?key[\"':=\s]+|sk-)[A-Za-z0-9._~+/=-]{6,}")
+
+
+def scrub(text: str, key: str | None) -> str:
+    """``text`` (a server's error body) with the API key, and anything shaped like a key or bearer token, masked:
+    servers echo the key they rejected ("Incorrect API key provided: sk-...") and records are kept."""
+    if key:
+        text = text.replace(key, "***")
+    return _SECRETISH.sub(lambda m: m.group(1) + "***", text)
 
 
 class HttpSession:
@@ -85,7 +110,8 @@ class HttpSession:
     def __init__(self, cfg: ClientConfig, max_connections: int) -> None:
         self.cfg = cfg
         self.max_connections = max_connections
-        self.headers = {"Content-Type": "application/json", **_headers(cfg)}
+        self.api_key = _api_key(cfg)
+        self.headers = {"Content-Type": "application/json", **_headers(self.api_key)}
         self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=cfg.read_timeout_s)
         self._session: aiohttp.ClientSession | None = None
 
@@ -153,13 +179,16 @@ class _Stream:
         return tuple(zip(self.times, self.counts, strict=True))
 
 
-async def _read(resp: aiohttp.ClientResponse, stream: _Stream, clock: Callable[[], float]) -> None:
-    """The response into ``stream``: an HTTP error's text, or the SSE chunks up to ``[DONE]`` (read on to the end
-    of the body, so a kept-alive connection can be reused)."""
+async def _read(
+    resp: aiohttp.ClientResponse, stream: _Stream, clock: Callable[[], float], key: str | None = None
+) -> None:
+    """The response into ``stream``: an HTTP error's text (its first 16 KiB, secrets masked), or the SSE chunks up
+    to ``[DONE]`` (read on to the end of the body, so a kept-alive connection can be reused). A line longer than
+    :data:`MAX_LINE_BYTES` without a newline ends the request as malformed instead of growing without bound."""
     stream.status = resp.status
     if resp.status >= 400:
-        text = (await resp.read()).decode("utf-8", "replace")
-        stream.error = f"http {resp.status}: {' '.join(text.split())[:160]}"
+        text = (await resp.content.read(ERROR_BODY_BYTES)).decode("utf-8", "replace")
+        stream.error = f"http {resp.status}: {scrub(' '.join(text.split()), key)[:160]}"
         return
     done = False
     rest = b""
@@ -178,6 +207,8 @@ async def _read(resp: aiohttp.ClientResponse, stream: _Stream, clock: Callable[[
                 break
             stream.add(payload, clock())  # type: ignore[arg-type]
         rest = buf[start:]
+        if len(rest) > MAX_LINE_BYTES:
+            raise MalformedStream(f"an event line longer than {MAX_LINE_BYTES:,} bytes without a newline")
     if not done and rest.strip():
         payload = sse_payload(rest)
         done = payload is DONE
@@ -195,7 +226,7 @@ def _failure(exc: BaseException, cfg: ClientConfig) -> str:
         return f"timeout: no completion within {cfg.request_timeout_s:g} s"
     if isinstance(exc, MalformedStream):
         return f"malformed: {exc}"
-    return f"connection: {type(exc).__name__}: {str(exc)[:120]}"
+    return f"connection: {type(exc).__name__}: {redact_text(str(exc))[:120]}"
 
 
 async def send_request(
@@ -215,7 +246,7 @@ async def send_request(
     try:
         async with asyncio.timeout(cfg.request_timeout_s):
             async with http.session.post(cfg.url, data=body, headers=http.headers, timeout=http.timeout) as resp:
-                await _read(resp, stream, clock)
+                await _read(resp, stream, clock, http.api_key)
     except (TimeoutError, MalformedStream, aiohttp.ClientError, OSError) as exc:
         stream.error = _failure(exc, cfg)
     end = clock()

@@ -217,6 +217,7 @@ async def _run_level(
     writer = RecordWriter(store.path, on_commit)
 
     async def send(spec: RequestSpec, scheduled: float) -> None:
+        writer.check()  # records that cannot be kept are not worth sending
         record = await send_request(
             client, plan.client, spec, run_id=run_id, level=lp.level, scheduled_s=scheduled, clock=clock
         )

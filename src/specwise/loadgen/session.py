@@ -48,13 +48,15 @@ def run_levels(
 def execute(
     store: ResultStore, run_id: str, config: RunConfig, label: str, progress: RunProgress | None = None
 ) -> list[BenchLevel]:
-    """Every level of a run (probes first for a sweep: their rates are kept so ``--resume`` reuses them)."""
-    if config.sweep and config.sweep_rates is None:
-        probes = run_levels(store, run_id, config, f"{label} probes", progress)
-        config = replace(config, sweep_rates=sweep_rates(probes[0].summary, probes[1].summary, config.sweep))
-        store.update_config(run_id, config.redacted().to_json())
-    results = run_levels(store, run_id, config, label, progress)
-    store.set_status(run_id, "complete")
+    """Every level of a run (probes first for a sweep: their rates are kept so ``--resume`` reuses them), with the
+    run held by this process."""
+    with store.hold_run(run_id):
+        if config.sweep and config.sweep_rates is None:
+            probes = run_levels(store, run_id, config, f"{label} probes", progress)
+            config = replace(config, sweep_rates=sweep_rates(probes[0].summary, probes[1].summary, config.sweep))
+            store.update_config(run_id, config.redacted().to_json())
+        results = run_levels(store, run_id, config, label, progress)
+        store.set_status(run_id, "complete")
     return results
 
 

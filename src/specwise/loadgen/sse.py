@@ -27,6 +27,7 @@ class _Done:
 
 
 DONE: Final = _Done()
+MAX_LINE_BYTES: Final = 4 * 1024 * 1024  # one SSE line; a chunk of a few tokens is well under 1 KiB
 _FIELDS = (b"event", b"id", b"retry")
 
 

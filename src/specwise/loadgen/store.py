@@ -8,12 +8,18 @@ lose is the records of requests that finished but were not yet committed (the ba
 of completions), and ``--resume`` sends those again.
 
 A run row keeps the run's configuration (never an API key) so ``--resume RUN_ID`` can finish it:
-requests already recorded are skipped, the rest are sent. Records export to JSONL.
+requests already recorded are skipped, the rest are sent. One process at a time runs a given run id
+(:meth:`ResultStore.hold_run`: an advisory lock the kernel drops when the process dies, even by ``kill -9``), so two
+``--resume`` of the same run cannot send its requests twice. Records export to JSONL.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import json
+import os
 import queue
 import sqlite3
 import threading
@@ -60,11 +66,42 @@ class ResultStore:
     def close(self) -> None:
         self.db.close()
 
+    @contextlib.contextmanager
+    def hold_run(self, run_id: str) -> Iterator[None]:
+        """Hold ``run_id`` for this process (a byte-range lock in ``<db>.lock`` keyed by the run id); another
+        process holding it is one clear error, not a second copy of the run."""
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        offset = int.from_bytes(hashlib.sha256(run_id.encode()).digest()[:7], "big")
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise SpecwiseError(f"{lock_path}: cannot open the run lock: {exc.strerror}") from None
+        try:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+            except OSError:
+                raise SpecwiseError(
+                    f"{self.path}: run {run_id!r} is being run by another specwise process right now; "
+                    "wait for it to finish (or stop it) before resuming"
+                ) from None
+            yield
+        finally:
+            os.close(fd)  # closing drops the lock
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        """One committed statement; a full disk or a read-only file is one :class:`SpecwiseError`."""
+        try:
+            with self.db:
+                self.db.execute(sql, params)
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.Error as exc:
+            raise SpecwiseError(f"{self.path}: cannot write results: {exc}") from None
+
     def create_run(self, run_id: str, created_s: float, config: dict[str, Any]) -> None:
-        with self.db:
-            self.db.execute(
-                "INSERT INTO runs (run_id, created_s, config) VALUES (?, ?, ?)", (run_id, created_s, json.dumps(config))
-            )
+        self._write(
+            "INSERT INTO runs (run_id, created_s, config) VALUES (?, ?, ?)", (run_id, created_s, json.dumps(config))
+        )
 
     def run_config(self, run_id: str) -> dict[str, Any]:
         row = self.db.execute("SELECT config FROM runs WHERE run_id = ?", (run_id,)).fetchone()
@@ -82,17 +119,14 @@ class ResultStore:
         return [(r, c) for r, c in out if "launch" in c]
 
     def update_config(self, run_id: str, config: dict[str, Any]) -> None:
-        with self.db:
-            self.db.execute("UPDATE runs SET config = ? WHERE run_id = ?", (json.dumps(config), run_id))
+        self._write("UPDATE runs SET config = ? WHERE run_id = ?", (json.dumps(config), run_id))
 
     def set_status(self, run_id: str, status: str) -> None:
-        with self.db:
-            self.db.execute("UPDATE runs SET status = ? WHERE run_id = ?", (status, run_id))
+        self._write("UPDATE runs SET status = ? WHERE run_id = ?", (status, run_id))
 
     def add(self, record: RequestRecord) -> None:
         """Commit one record (idempotent per request id: a resumed run never duplicates)."""
-        with self.db:
-            self.db.execute(_INSERT, (record.run_id, record.level, record.request_id, record.to_json()))
+        self._write(_INSERT, (record.run_id, record.level, record.request_id, record.to_json()))
 
     def done_ids(self, run_id: str) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT request_id FROM records WHERE run_id = ?", (run_id,))}
@@ -107,11 +141,10 @@ class ResultStore:
         return [RequestRecord.from_json(r[0]) for r in rows]
 
     def save_scrape(self, run_id: str, level: int, phase: str, text: str) -> None:
-        with self.db:
-            self.db.execute(
-                "INSERT OR REPLACE INTO scrapes (run_id, level, phase, text) VALUES (?, ?, ?, ?)",
-                (run_id, level, phase, text),
-            )
+        self._write(
+            "INSERT OR REPLACE INTO scrapes (run_id, level, phase, text) VALUES (?, ?, ?, ?)",
+            (run_id, level, phase, text),
+        )
 
     def scrape(self, run_id: str, level: int, phase: str) -> str | None:
         row = self.db.execute(
@@ -148,12 +181,17 @@ class RecordWriter:
     def add(self, record: RequestRecord) -> None:
         self._queue.put(record)
 
+    def check(self) -> None:
+        """Raise the writer's error now (a full disk, say), so the run stops instead of sending requests whose
+        records cannot be kept."""
+        if self._error is not None:
+            raise SpecwiseError(f"{self.path}: cannot write results: {self._error}")
+
     def flush(self) -> None:
         done = threading.Event()
         self._queue.put(done)
         done.wait()
-        if self._error is not None:
-            raise SpecwiseError(f"{self.path}: cannot write results: {self._error}")
+        self.check()
 
     def close(self) -> None:
         self.flush()
@@ -161,7 +199,10 @@ class RecordWriter:
         self._thread.join()
 
     def _run(self) -> None:
-        db = _connect(self.path)
+        try:
+            db: sqlite3.Connection | None = _connect(self.path)
+        except sqlite3.Error as exc:
+            db, self._error = None, exc
         try:
             while True:
                 items = [self._queue.get()]
@@ -171,7 +212,7 @@ class RecordWriter:
                     except queue.Empty:
                         break
                 records = [r for r in items if isinstance(r, RequestRecord)]
-                if records and self._error is None:
+                if records and db is not None and self._error is None:
                     self._commit(db, records)
                 for item in items:
                     if isinstance(item, threading.Event):
@@ -179,7 +220,8 @@ class RecordWriter:
                 if any(item is None for item in items):
                     return
         finally:
-            db.close()
+            if db is not None:
+                db.close()
 
     def _commit(self, db: sqlite3.Connection, records: list[RequestRecord]) -> None:
         try:
