@@ -4,6 +4,7 @@ body that echoes the API key, an error body of many megabytes (issue 13). Loopba
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,7 +22,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         mode = self.server.mode  # type: ignore[attr-defined]
         if mode == "echo-key":
@@ -35,20 +36,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
             chunk = b"data: " + b"a" * (1 << 20)
-            try:
+            with contextlib.suppress(OSError):
                 for _ in range(MAX_LINE_BYTES // len(chunk) + 4):
                     self.wfile.write(chunk)
-            except OSError:
-                pass
 
     def _send(self, status: int, body: bytes) -> None:
         self.send_response(status)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        try:
+        with contextlib.suppress(OSError):
             self.wfile.write(body)
-        except OSError:
-            pass
 
 
 @pytest.fixture

@@ -88,9 +88,8 @@ def test_one_process_at_a_time_runs_a_run_id(tmp_path: Path) -> None:
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
         store = ResultStore(path)
-        with pytest.raises(SpecwiseError, match="being run by another specwise process"):
-            with store.hold_run("run-a"):
-                pass
+        with pytest.raises(SpecwiseError, match="being run by another specwise process"), store.hold_run("run-a"):
+            pass
         with store.hold_run("run-b"):  # another run of the same file is free
             pass
     finally:
@@ -112,9 +111,7 @@ def test_every_request_failing_exits_2_after_the_results(tmp_path: Path, capsys:
     assert "all 4 requests failed (4 http 500)" in err
 
 
-def test_an_unwritable_export_path_fails_before_any_request(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_unwritable_export_path_fails_before_any_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with MockServer(MockBehaviour()) as server:
         code = main(
             ["bench", "--url", server.url, "--model", "m", "--rates", "20", "--requests-per-level", "4",

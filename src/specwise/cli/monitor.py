@@ -90,7 +90,9 @@ def register(sub: Any) -> None:
     p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
     p.add_argument("--db", type=Path, default=_default_db(), help="loop mode: history database")
     p.add_argument("--retention", type=positive_float, default=7 * 86400.0, help="seconds of history to keep")
-    p.add_argument("--webhook", type=http_url, metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)")
+    p.add_argument(
+        "--webhook", type=http_url, metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)"
+    )
     p.add_argument("--serve-metrics", metavar="HOST:PORT", help="loop mode: expose specwise_* gauges at /metrics")
     p.add_argument(
         "--serve",

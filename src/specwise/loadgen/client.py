@@ -22,6 +22,7 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -111,6 +112,12 @@ class HttpSession:
         self.cfg = cfg
         self.max_connections = max_connections
         self.api_key = _api_key(cfg)
+        if self.api_key and "@" in urlsplit(cfg.base_url).netloc:
+            raise SpecwiseError(
+                f"the URL carries user:password and ${cfg.api_key_env} holds an API key: both would be the "
+                "Authorization header; give one (unset the variable, name another with --api-key-env, or drop "
+                "the userinfo)"
+            )
         self.headers = {"Content-Type": "application/json", **_headers(self.api_key)}
         self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=cfg.read_timeout_s)
         self._session: aiohttp.ClientSession | None = None
