@@ -171,23 +171,45 @@ def _metrics_url(args: argparse.Namespace, url: str) -> str | None:
     return None if args.metrics_url == "none" else (args.metrics_url or url.rstrip("/") + "/metrics")
 
 
-def _progress(bar: Progress) -> RunProgress:
-    tasks: dict[str, Any] = {}
+class _Progress:
+    """What a run shows while it works: one bar per configuration and level, and while a ``--launch`` server
+    starts, its elapsed time and the last line of its log (on a terminal, a live line; elsewhere, a line on
+    stderr every 15 s)."""
 
-    def tick(label: str, level: int, done: int, total: int, acceptance: float | None) -> None:
-        if label not in tasks:
-            tasks[label] = bar.add_task(label, total=total)
+    def __init__(self, bar: Progress, show_bars: bool) -> None:
+        self.bar, self.show_bars = bar, show_bars
+        self.tasks: dict[str, Any] = {}
+        self.starting: dict[str, Any] = {}
+        self.printed_s: dict[str, float] = {}
+
+    def startup(self, name: str, elapsed_s: float, log_line: str) -> None:
+        text = f"starting vllm serve ({name}): {elapsed_s:.0f} s" + (f" | {log_line[-90:]}" if log_line else "")
+        if self.bar.disable:
+            if elapsed_s - self.printed_s.get(name, -1e9) >= 15.0:
+                print(text, file=sys.stderr, flush=True)
+                self.printed_s[name] = elapsed_s
+            return
+        if name not in self.starting:
+            self.starting[name] = self.bar.add_task(text, total=None)
+        self.bar.update(self.starting[name], description=text)
+
+    def tick(self, label: str, level: int, done: int, total: int, acceptance: float | None) -> None:
+        for name in [n for n in self.starting if label.startswith(n)]:
+            self.bar.remove_task(self.starting.pop(name))  # that server is up: its requests take over
+        if not self.show_bars:
+            return
+        if label not in self.tasks:
+            self.tasks[label] = self.bar.add_task(label, total=total)
         live = f", acceptance {acceptance:.2f}" if acceptance is not None else ""
-        bar.update(tasks[label], completed=done, total=total, description=f"{label} level {level}{live}")
-
-    return tick
+        self.bar.update(self.tasks[label], completed=done, total=total, description=f"{label} level {level}{live}")
 
 
-def _bench(args: argparse.Namespace, store: ResultStore, progress: RunProgress | None) -> BenchDoc:
+def _bench(args: argparse.Namespace, store: ResultStore, shown: _Progress) -> BenchDoc:
+    progress: RunProgress | None = shown.tick if shown.show_bars else None
     if args.launch:
-        doc = launch_all(
-            load_launch_file(args.launch), run_config(args, None, None), store, args.db, args.run_id, progress
-        )
+        launch = load_launch_file(args.launch)
+        template = run_config(args, None, None)
+        doc = launch_all(launch, template, store, args.db, args.run_id, progress, on_wait=shown.startup)
         return doc if not args.calibrate else _with_calibration(doc, store)
     run_id = args.resume or args.run_id or uuid.uuid4().hex[:12]
     if args.resume:
@@ -250,7 +272,7 @@ def run(args: argparse.Namespace) -> int:
     store = ResultStore(args.db)
     try:
         with progress_bar(disable=args.json) as bar:
-            doc = _bench(args, store, None if args.json else _progress(bar))
+            doc = _bench(args, store, _Progress(bar, show_bars=not args.json))
     except KeyboardInterrupt:
         print(f"interrupted: finished requests are saved in {args.db}; continue with --resume RUN_ID")
         raise

@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,8 +139,15 @@ def free_port() -> int:
 class EngineServer:
     """``with EngineServer(launch, config, log_path) as url: ...``"""
 
-    def __init__(self, launch: LaunchFile, config: ServerConfig, log_path: Path) -> None:
-        self.launch, self.config, self.log_path = launch, config, log_path
+    def __init__(
+        self,
+        launch: LaunchFile,
+        config: ServerConfig,
+        log_path: Path,
+        on_wait: Callable[[float, str], None] | None = None,
+    ) -> None:
+        """``on_wait(elapsed_s, last_log_line)`` is called about once a second while the server starts."""
+        self.launch, self.config, self.log_path, self.on_wait = launch, config, log_path, on_wait
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.version: str | None = None  # as the server's log announces it
@@ -167,7 +175,16 @@ class EngineServer:
             self.proc = subprocess.Popen(
                 self.command(), stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
             )
-        deadline = time.monotonic() + self.launch.startup_timeout_s
+        try:
+            return self._wait_healthy()
+        except BaseException:  # a timeout, an early exit, Ctrl-C: never leave a server behind
+            self.stop()
+            raise
+
+    def _wait_healthy(self) -> str:
+        assert self.proc is not None
+        start = time.monotonic()
+        deadline = start + self.launch.startup_timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise SpecwiseError(
@@ -179,8 +196,9 @@ class EngineServer:
                     return self.url
             except httpx.HTTPError:
                 pass
+            if self.on_wait is not None:
+                self.on_wait(time.monotonic() - start, last_log_line(self.log_path))
             time.sleep(1.0)
-        self.stop()
         raise SpecwiseError(
             f"vllm serve ({self.config.name}) not healthy after {self.launch.startup_timeout_s:g} s: {self._tail()}"
         )
@@ -206,6 +224,19 @@ class EngineServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def last_log_line(path: Path, max_bytes: int = 8192) -> str:
+    """The last non-blank line of a server's log (read from its end only), for start-up progress."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - max_bytes))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
 
 
 _VERSION = re.compile(

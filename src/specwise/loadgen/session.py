@@ -4,6 +4,7 @@ run that starts each server configuration, benches it and stops it. The CLI only
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
 import time
 import uuid
@@ -68,8 +69,10 @@ def launch_all(
     base_id: str | None,
     progress: RunProgress | None = None,
     on_start: Callable[[str, Path], None] | None = None,
+    on_wait: Callable[[str, float, str], None] | None = None,
 ) -> BenchDoc:
-    """Start each configuration of the launch file on loopback, bench it with the same requests, stop it."""
+    """Start each configuration of the launch file on loopback, bench it with the same requests, stop it.
+    ``on_wait(config name, elapsed_s, last log line)`` reports each server's start-up as it goes."""
     base_id = base_id or uuid.uuid4().hex[:8]
     hardware = hardware_description()
     configs = []
@@ -78,7 +81,10 @@ def launch_all(
         log = db.parent / f"{run_id}.vllm.log"
         if on_start is not None:
             on_start(server_cfg.name, log)
-        server = EngineServer(launch, server_cfg, log)
+        waiting = None
+        if on_wait is not None:
+            waiting = functools.partial(on_wait, server_cfg.name)
+        server = EngineServer(launch, server_cfg, log, waiting)
         with server as url:
             info = LaunchInfo(
                 server_cfg.name,
