@@ -12,7 +12,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "launch" / "smollm2
 
 def test_shipped_launch_file_and_command(tmp_path: Path) -> None:
     launch = load_launch_file(EXAMPLE)
-    assert [c.name for c in launch.configs] == ["baseline", "ngram-k4", "draft-k4"]
+    assert [c.name for c in launch.configs] == ["baseline", "ngram-k4", "truncated-draft-k4"]
     server = EngineServer(launch, launch.configs[1], tmp_path / "log")
     cmd = server.command()
     assert cmd[1:3] == ["-m", "vllm.entrypoints.openai.api_server"]
