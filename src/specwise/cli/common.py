@@ -85,19 +85,23 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON instead of tables")
 
 
-def stage_progress(bar: Any) -> Callable[[str, int, int], None]:
+def stage_progress(bar: Any, quiet_s: float = 2.0) -> Callable[[str, int, int], None]:
     """A ``(stage, done, total)`` callback that gives each stage its own bar on a rich ``Progress``; when the bar
-    is not shown (stderr is not a terminal: a CI log, a pipe) each stage is one line on stderr as it starts."""
+    is not shown (stderr is not a terminal: a CI log, a pipe) each stage still gets one line on stderr, once the
+    command has run ``quiet_s`` seconds (work that ends sooner, or fails at once, prints nothing but its result)."""
     import time
 
     tasks: dict[str, Any] = {}
+    printed: set[str] = set()
     start = time.monotonic()
 
     def progress(stage: str, done: int, total: int) -> None:
         if stage not in tasks:
             tasks[stage] = bar.add_task(stage, total=total)
-            if bar.disable:
-                print(f"[{time.monotonic() - start:6.1f} s] {stage} ({total} items)", file=sys.stderr, flush=True)
+        elapsed_s = time.monotonic() - start
+        if bar.disable and stage not in printed and elapsed_s >= quiet_s:
+            printed.add(stage)
+            print(f"[{elapsed_s:6.1f} s] {stage} ({done}/{total})", file=sys.stderr, flush=True)
         bar.update(tasks[stage], completed=done)
 
     return progress
