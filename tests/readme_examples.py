@@ -6,7 +6,8 @@ Conventions the README follows (and this parser enforces):
 - a trailing ``# exit N`` comment gives the exit status the example has (default 0); other comments are prose;
 - output lines under a command are checked as substrings of what it prints (whitespace collapsed); ``...`` and
   lines in parentheses are elisions;
-- ``$`` lines that are not ``specwise`` (``make``, ``source``, ``cd``) are set-up steps, not run here.
+- ``$`` lines that are not ``specwise`` (``make``, ``source``, ``git``) are set-up steps, not run here;
+- ``> FILE`` after a command redirects its output (the file lands in the scratch directory).
 
 What an example needs decides where it runs: ``fast`` (the default test tier), ``models`` (the SmolLM2 weights
 from ``make models``: slow tier), or ``parse`` (a server of the user's, or the 1.6 GB Qwen pair: only its
@@ -36,9 +37,9 @@ class Example:
     @property
     def needs(self) -> str:
         text = self.command
-        if "127.0.0.1:8000" in text or "RUN_ID" in text or "qwen" in text.lower() or "--url" in text:
-            return "parse"
-        if "smollm2" in text or "models/" in text:
+        if any(s in text for s in ("--url", "--prometheus", "RUN_ID")) or "qwen2.5-coder" in text.lower():
+            return "parse"  # the reader's own server, or the 1.6 GB Qwen pair
+        if "smollm2" in text:
             return "models"
         return "fast"
 
@@ -75,6 +76,8 @@ def examples(text: str | None = None) -> list[Example]:
         raw = " ".join(part.rstrip("\\").strip() for part in current)
         command, code = _strip_comment(raw)
         words = shlex.split(command)
+        if ">" in words:  # "> FILE": stdout goes to the file, nothing is shown
+            words = words[: words.index(">")]
         if words and words[0] == "specwise":
             kept = tuple(s for s in shown if s.strip() not in ("...", "") and not s.strip().startswith("("))
             out.append(Example(start, command, tuple(words[1:]), code or 0, kept))
