@@ -24,6 +24,7 @@ from specwise.cli.common import (
     EXIT_OK,
     add_json_flag,
     add_predictor_flags,
+    add_wide_flag,
     http_url,
     positive_float,
     positive_int,
@@ -90,7 +91,9 @@ def register(sub: Any) -> None:
     p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
     p.add_argument("--db", type=Path, default=_default_db(), help="loop mode: history database")
     p.add_argument("--retention", type=positive_float, default=7 * 86400.0, help="seconds of history to keep")
-    p.add_argument("--webhook", type=http_url, metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)")
+    p.add_argument(
+        "--webhook", type=http_url, metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)"
+    )
     p.add_argument("--serve-metrics", metavar="HOST:PORT", help="loop mode: expose specwise_* gauges at /metrics")
     p.add_argument(
         "--serve",
@@ -122,6 +125,7 @@ def register(sub: Any) -> None:
     p.add_argument("--min-drafts", type=positive_float, default=50.0, help="drafts needed before alerting")
     add_predictor_flags(p)
     add_json_flag(p)
+    add_wide_flag(p)
     p.set_defaults(handler=run)
 
 
@@ -369,5 +373,5 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_json())
     else:
-        render_monitor(report)
+        render_monitor(report, wide=args.wide)
     return EXIT_NEGATIVE if report.alerting else EXIT_OK
