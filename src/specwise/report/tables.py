@@ -42,9 +42,11 @@ def _header_word_width(column: Column) -> int:
     return max((len(w) for w in cell_text(column.header).split()), default=0)
 
 
-def _fixed_width(column: Column) -> int:
-    """The width an id/number column needs: its longest cell (the header may wrap at spaces)."""
-    return max([_cell_width(c) for c in column.cells] + [_header_word_width(column), 1])
+def _fixed_width(column: Column, full_header: bool = False) -> int:
+    """The width an id/number column needs: its longest cell, and its header on one line if ``full_header``
+    (else the header may wrap at spaces)."""
+    header = _cell_width(column.header) if full_header else _header_word_width(column)
+    return max([_cell_width(c) for c in column.cells] + [header, 1])
 
 
 def _prose_min(column: Column) -> int:
@@ -63,20 +65,22 @@ def _overhead(table: Table, columns: int) -> int:
     return pad + edges + separators
 
 
-def min_width(table: Table, columns: Sequence[Column] | None = None) -> int:
+def min_width(table: Table, columns: Sequence[Column] | None = None, full_headers: bool = False) -> int:
     """The narrowest width at which ``columns`` (default: all) show every id and number whole."""
     cols = list(table.columns if columns is None else columns)
-    inner = sum(_prose_min(c) if _is_prose(c) else _fixed_width(c) for c in cols)
+    inner = sum(_prose_min(c) if _is_prose(c) else _fixed_width(c, full_headers) for c in cols)
     return inner + _overhead(table, len(cols))
 
 
-def _pin(table: Table) -> None:
-    """Id/number columns: a fixed width (never collapsed, never cut); prose columns fold."""
+def _pin(table: Table, width: int) -> None:
+    """Id/number columns: a fixed width (never collapsed, never cut; headers on one line when they fit);
+    prose columns fold."""
+    full = min_width(table, full_headers=True) <= width
     for column in table.columns:
         if _is_prose(column):
             column.min_width = _prose_min(column)
         else:
-            column.width = _fixed_width(column)
+            column.width = _fixed_width(column, full)
             column.overflow = "fold"
 
 
@@ -89,7 +93,7 @@ def print_table(out: Console, table: Table, *, wide: bool = False, key: int = 0)
     if min_width(table) > out.width and table.box is not None:
         _lighten(table)
     if min_width(table) <= out.width:
-        _pin(table)
+        _pin(table, out.width)
         out.print(table)
         return
     rest = [c for i, c in enumerate(table.columns) if i != key]
