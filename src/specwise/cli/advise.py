@@ -16,6 +16,7 @@ from specwise.cli.common import (
     EXIT_OK,
     add_json_flag,
     add_predictor_flags,
+    add_wide_flag,
     positive_int,
     predictor_override,
     print_json,
@@ -61,6 +62,7 @@ def register(sub: Any) -> None:
     p.add_argument("--processes", type=positive_int, help="simulation worker processes (default: CPU count)")
     add_predictor_flags(p)
     add_json_flag(p)
+    add_wide_flag(p)
     p.set_defaults(handler=run)
 
 
@@ -86,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from specwise.report.advise import render_advise
 
-        render_advise(doc)
+        render_advise(doc, wide=args.wide)
         if args.report:
             print(f"report: {args.report}")
     return EXIT_OK

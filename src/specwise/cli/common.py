@@ -163,3 +163,12 @@ def progress_bar(*columns: Any, disable: bool = False) -> Any:
 
     console = Console(stderr=True)
     return Progress(*columns, console=console, transient=True, disable=disable or not console.is_terminal)
+
+
+def add_wide_flag(parser: argparse.ArgumentParser) -> None:
+    """``--wide``: tables at their full width, never folded to fit the terminal."""
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="print tables at full width (no folding to fit the terminal; for wide terminals and pipes)",
+    )

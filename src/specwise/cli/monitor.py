@@ -24,6 +24,7 @@ from specwise.cli.common import (
     EXIT_OK,
     add_json_flag,
     add_predictor_flags,
+    add_wide_flag,
     http_url,
     positive_float,
     positive_int,
@@ -124,6 +125,7 @@ def register(sub: Any) -> None:
     p.add_argument("--min-drafts", type=positive_float, default=50.0, help="drafts needed before alerting")
     add_predictor_flags(p)
     add_json_flag(p)
+    add_wide_flag(p)
     p.set_defaults(handler=run)
 
 
@@ -371,5 +373,5 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_json())
     else:
-        render_monitor(report)
+        render_monitor(report, wide=args.wide)
     return EXIT_NEGATIVE if report.alerting else EXIT_OK

@@ -11,6 +11,7 @@ from specwise.cli.common import (
     EXIT_OK,
     add_json_flag,
     add_predictor_flags,
+    add_wide_flag,
     bounded,
     positive_int,
     predictor_override,
@@ -50,6 +51,7 @@ def register(sub: Any) -> None:
     )
     add_predictor_flags(p)
     add_json_flag(p)
+    add_wide_flag(p)
     p.set_defaults(handler=run)
 
 
@@ -87,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             doc["plots"] = [str(p) for p in plots]
         print_json(doc)
     else:
-        render_sweep(result)
+        render_sweep(result, wide=args.wide)
         for path in plots:
             print(f"wrote {path}")
     if failed is not None:

@@ -310,12 +310,9 @@ def parse_scenario_spec(
     unknown = set(data) - {"name", "deployment", "speculation", "sweep", "workload"}
     if unknown:
         hint = (
-            " (candidate/advise tables belong in an advise scenario: use specwise advise)"
-            if unknown
-            & {
-                "candidate",
-                "advise",
-            }
+            ": this looks like a `specwise advise` scenario ([[candidate]]/[advise]); simulate takes one "
+            "[speculation] table -- see examples/*.toml (or run specwise advise on this file)"
+            if unknown & {"candidate", "advise"}
             else ""
         )
         raise SpecwiseError(f"{file}: unknown top-level key(s): {', '.join(sorted(unknown))}{hint}")
