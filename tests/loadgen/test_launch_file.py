@@ -121,3 +121,19 @@ def test_bench_launch_shows_startup_outside_a_terminal(tmp_path: Path, capsys: p
     err = capsys.readouterr().err
     assert code == 2  # the fake engine serves only /health: every request fails, said after the table
     assert err.splitlines()[0].startswith("starting vllm serve (a): 0 s")
+
+
+def test_a_losing_draft_is_explained() -> None:
+    from specwise.contracts.bench import BenchDoc
+    from specwise.report.bench import losing_draft_notes
+    from tests.hardening.cases import bench_doc
+
+    doc = bench_doc()
+    assert losing_draft_notes(BenchDoc.from_json(doc)) == []  # 30% acceptance and no slowdown: nothing to say
+    bad = doc["configs"][1]["levels"][0]
+    bad["spec_decode"]["spec_decode_accepted_tokens"] = 3.0
+    bad["spec_decode"]["spec_decode_per_position_acceptance_rates"] = [0.03, 0.0, 0.0]
+    bad["tpot_s"] = {"mean": 0.07, "p50": 0.07, "p90": 0.08, "p99": 0.09}
+    notes = losing_draft_notes(BenchDoc.from_json(doc))
+    assert len(notes) == 1 and notes[0].startswith("note: ngram accepts 1% of drafted tokens, AL 1.03")
+    assert "x0.29" in notes[0]

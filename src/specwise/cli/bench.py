@@ -16,6 +16,7 @@ from specwise.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     add_json_flag,
+    add_wide_flag,
     http_url,
     json_safe,
     non_negative_float,
@@ -130,6 +131,7 @@ def register(sub: Any) -> None:
         metavar="RUN_ID",
         help="calibrate from a finished --launch run kept in --db, without sending requests",
     )
+    add_wide_flag(p)
     add_json_flag(p)
     p.set_defaults(handler=run)
 
@@ -285,11 +287,11 @@ def run(args: argparse.Namespace) -> int:
             out["calibration_file"] = str(cal_path)
         print_json(out)
     elif doc.configs:
-        render_comparison(doc)
+        render_comparison(doc, wide=args.wide)
         if doc.calibration is not None:
             render_calibration(doc.calibration, cal_path)
     else:
-        render_bench(doc)
+        render_bench(doc, wide=args.wide)
     return _exit_status(doc)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from specwise.cli.common import EXIT_OK, non_negative_int, positive_int, progress_bar, stage_progress
+from specwise.cli.common import EXIT_OK, add_wide_flag, non_negative_int, positive_int, progress_bar, stage_progress
 from specwise.errors import SpecwiseError
 from specwise.fileio import check_output_file, write_json_atomic
 from specwise.loadgen.workload import load_prompts
@@ -86,6 +86,7 @@ def register(sub: Any) -> None:
         "comparison with the profile's own number needs several)",
     )
     p.add_argument("--json", type=Path, metavar="OUT", help="write the profile JSON here ('-' prints it)")
+    add_wide_flag(p)
     p.add_argument("--plot", type=Path, metavar="OUT.png", help="write acceptance vs temperature (PNG)")
     p.set_defaults(handler=run)
 
@@ -174,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from specwise.report.profile import render_profile
 
-        render_profile(doc)
+        render_profile(doc, wide=args.wide)
     if args.plot:
         from specwise.report.profile import plot_acceptance_vs_temperature
 

@@ -78,6 +78,27 @@ def render_comparison(doc: BenchDoc, out: Console | None = None, wide: bool = Fa
     print_table(out, table, wide=wide)
     for c in doc.configs:
         out.print(f"{c.name}: run {c.run_id}, server log {c.server_log}")
+    for line in losing_draft_notes(doc):
+        out.print(line)
+
+
+def losing_draft_notes(doc: BenchDoc, max_acceptance: float = 0.2) -> list[str]:
+    """Why a speculative configuration lost, when the reason is its acceptance: a draft that agrees with the target
+    this rarely pays for k proposals and a (1 + k)-token verification every step and gains almost nothing."""
+    notes: list[str] = []
+    seen: set[str] = set()
+    for r in doc.comparison:
+        acc, speedup = r.spec_decode_acceptance_rate, r.speedup_tpot
+        if r.config in seen or acc is None or speedup is None or acc > max_acceptance or speedup >= 1.0:
+            continue
+        seen.add(r.config)
+        al = "" if r.spec_decode_acceptance_length is None else f", AL {r.spec_decode_acceptance_length:.2f}"
+        notes.append(
+            f"note: {r.config} accepts {acc:.0%} of drafted tokens{al}: the draft almost never agrees with the "
+            f"target, so each step pays for drafting and a longer verification and gains ~nothing "
+            f"(TPOT x{speedup:.2f}); profile the pair (specwise profile) or pick a trained draft"
+        )
+    return notes
 
 
 def render_calibration(
