@@ -65,3 +65,20 @@ def test_html_command_wraps_between_arguments() -> None:
     assert "break-all" not in page
     assert "<pre class='cmd'>" in page and "--tensor-parallel-size 4 \\\n" in page
     assert "http" not in page.split("<body>")[0].replace("http-equiv", "")  # still self-contained: nothing fetched
+
+
+def test_text_quoting_a_files_tables_is_printed_not_read_as_markup() -> None:
+    from rich.console import Console
+
+    from specwise.report.advise import render_advise
+
+    doc = _advice("advise-summarize-low-qps.json")
+    quoted = "[deployment].tp = 4 would leave room; [[candidate]] 'x'"
+    doc = replace(doc, reason=quoted, headline="[bold]not markup[/]")
+    top = doc.ranked[0]
+    rule = replace(top.rules[0], message="set [deployment].max_model_len = 4096")
+    doc = replace(doc, candidates=tuple(replace(c, rules=(rule, *c.rules[1:])) for c in doc.candidates))
+    out = Console(width=200, record=True)
+    render_advise(doc, out)
+    text = out.export_text()
+    assert quoted in text and "[bold]not markup[/]" in text and "[deployment].max_model_len = 4096" in text

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 from specwise.advise.decision import advise
 from specwise.advise.inputs import load_inputs
 from specwise.cli.common import (
+    EXIT_NEGATIVE,
     EXIT_OK,
     add_json_flag,
     add_predictor_flags,
@@ -33,7 +34,8 @@ def register(sub: Any) -> None:
         description="Rank candidate speculation methods for a scenario (memory plan, simulated speedup vs QPS, "
         "practitioner rule checks) and print the decision with a valid --speculative-config. Works offline; "
         "acceptance comes from --bench (measured) or --profile (profiled) when given, else from documented priors "
-        "(flagged as ASSUMED). See examples/advise/.",
+        "(flagged as ASSUMED). See examples/advise/. Exit status: 0 enable / enable below a load / measure first, "
+        "1 do not enable, 2 bad input.",
     )
     p.add_argument("--scenario", required=True, type=Path, metavar="FILE", help="advise scenario TOML")
     p.add_argument(
@@ -91,4 +93,4 @@ def run(args: argparse.Namespace) -> int:
         render_advise(doc, wide=args.wide)
         if args.report:
             print(f"report: {args.report}")
-    return EXIT_OK
+    return EXIT_NEGATIVE if doc.decision == "disable" else EXIT_OK  # "do not enable" is the answer no

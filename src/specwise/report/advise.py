@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -29,17 +30,19 @@ def rule_counts(rules: Sequence[RuleCheck]) -> str:
 def rule_line(c: CandidateAdvice) -> str:
     """A candidate's rule checks on one line: the counts, then the rules that did not pass."""
     if not c.rules:
-        return f"rule checks, {c.candidate}: none (not evaluated)"
-    flagged = [f"[{_COUNT_STYLE[r.status]}]{r.status}[/] {r.rule}" for r in c.rules if r.status != "pass"]
-    return f"rule checks, {c.candidate}: {rule_counts(c.rules)}" + (f" ({'; '.join(flagged)})" if flagged else "")
+        return f"rule checks, {escape(c.candidate)}: none (not evaluated)"
+    flagged = [f"[{_COUNT_STYLE[r.status]}]{r.status}[/] {escape(r.rule)}" for r in c.rules if r.status != "pass"]
+    head = f"rule checks, {escape(c.candidate)}: {rule_counts(c.rules)}"
+    return head + (f" ({'; '.join(flagged)})" if flagged else "")
 
 
 def _decision_panel(doc: Advice) -> Panel:
-    body = f"[bold]{doc.headline}[/]\n{doc.reason}"
+    # Messages quote files' tables ("[deployment].tp = 4"): text from the document is never read as markup.
+    body = f"[bold]{escape(doc.headline)}[/]\n{escape(doc.reason)}"
     if doc.assumed_acceptance_for:
         body += (
             "\n[bold yellow]ASSUMED acceptance[/] (nothing measured) for: "
-            + ", ".join(doc.assumed_acceptance_for)
+            + escape(", ".join(doc.assumed_acceptance_for))
             + " -- run specwise profile / bench and pass --profile / --bench"
         )
     return Panel(body, title="specwise advise", title_align="left")
@@ -56,30 +59,30 @@ def _candidates_table(doc: Advice) -> Table:
     for i, c in enumerate(doc.ranked, start=1):
         table.add_row(
             str(i),
-            c.candidate,
+            escape(c.candidate),
             c.verdict,
             str(c.k) + (" (schedule)" if c.schedule else ""),
             _x(c.speedup_at_operating_qps),
             f"{c.memory['kv_cache_tokens']:,}",
             rule_counts(c.rules),
-            ", ".join(sorted({e.kind for e in c.evidence})),
+            escape(", ".join(sorted({e.kind for e in c.evidence}))),
         )
     return table
 
 
 def _rules_table(top: CandidateAdvice) -> Table:
-    rt = Table(title=f"rule checks: {top.candidate}", title_justify="left")
+    rt = Table(title=f"rule checks: {escape(top.candidate)}", title_justify="left")
     rt.add_column("rule", overflow="fold")
     rt.add_column("status")
     rt.add_column("message", overflow="fold")
     for r in top.rules:
-        rt.add_row(r.rule, _STATUS[r.status], r.message)
+        rt.add_row(escape(r.rule), _STATUS[r.status], escape(r.message))
     return rt
 
 
 def render_advise(doc: Advice, out: Console | None = None, wide: bool = False) -> None:
     out = console(out)
-    out.print(f"[bold]specwise advise[/]: {doc.scenario} ({doc.target} on {doc.tp} x {doc.gpu})")
+    out.print(f"[bold]specwise advise[/]: {escape(f'{doc.scenario} ({doc.target} on {doc.tp} x {doc.gpu})')}")
     out.print(_decision_panel(doc))
     print_table(out, _candidates_table(doc), wide=wide, key=1)
     top = doc.ranked[0]
@@ -89,12 +92,16 @@ def render_advise(doc: Advice, out: Console | None = None, wide: bool = False) -
         out.print(rule_line(other))
     if doc.predictor:
         out.print(
-            f"predictor: {doc.predictor}; speedups carry a +-{doc.band:.0%} band (80th percentile error of "
-            f"{doc.band_source})"
+            escape(
+                f"predictor: {doc.predictor}; speedups carry a +-{doc.band:.0%} band (80th percentile error of "
+                f"{doc.band_source})"
+            )
         )
     if doc.measure is not None:
-        out.print(f"[bold]measure first[/] ({doc.measure.candidate}): save this launch file as the command names it")
+        out.print(
+            f"[bold]measure first[/] ({escape(doc.measure.candidate)}): save this launch file as the command names it"
+        )
         out.print(doc.measure.launch_toml, soft_wrap=True, markup=False)
-        out.print("[bold]then:[/] " + doc.measure.command, soft_wrap=True)
+        out.print("[bold]then:[/] " + escape(doc.measure.command), soft_wrap=True)
     out.print(f"[bold]{doc.serve.engine}:[/]")
     out.print(shell_lines(doc.serve.argv), soft_wrap=True, markup=False)
