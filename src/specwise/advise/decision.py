@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from specwise.advise import rules
-from specwise.advise.evidence import Evidence, profile_for, resolve_evidence
+from specwise.advise.evidence import Evidence, attribute_methods, profile_for, resolve_evidence
 from specwise.advise.inputs import AdviseInputs, Candidate
 from specwise.advise.priors import prior
 from specwise.contracts.advice import (
@@ -21,6 +21,7 @@ from specwise.contracts.advice import (
     TemperaturePoint,
 )
 from specwise.contracts.bench import BenchDoc
+from specwise.contracts.bench_formats import read_bench
 from specwise.contracts.document import JsonObject
 from specwise.contracts.profile import ProfileDoc
 from specwise.contracts.sweep import SweepResult
@@ -248,7 +249,7 @@ def advise(
     engine: str = "vllm",
 ) -> Advice:
     profiles = [ProfileDoc.read(p) for p in profile_paths]
-    benches = [BenchDoc.read(p) for p in bench_paths]
+    benches = attribute_methods([read_bench(p) for p in bench_paths], inputs.candidates)
     eng = get_engine(engine)
     results = [evaluate_candidate(inputs, c, profiles, benches, eng, processes, progress) for c in inputs.candidates]
     ranked = sorted(results, key=lambda r: (VERDICT_ORDER[r.verdict], r.speedup_at_operating_qps or 0.0), reverse=True)

@@ -49,7 +49,10 @@ def register(sub: Any) -> None:
         default=[],
         type=Path,
         metavar="BENCH.json",
-        help="a specwise bench --launch result (repeatable); measured acceptance wins over all else",
+        help="measured acceptance, which wins over all else (repeatable): a specwise bench result, or a "
+        "'vllm bench serve --save-result' JSON (save it with --metadata speculative_config='<the JSON of vllm "
+        "serve --speculative-config>' to say which method it measured; without it the file stands for the "
+        "scenario's only candidate)",
     )
     p.add_argument("--report", type=Path, metavar="OUT.html", help="write the self-contained HTML report")
     p.add_argument(
