@@ -123,8 +123,9 @@ def level_from_result(data: JsonObject, where: str, level: int) -> BenchLevel:
     """One ``vllm bench serve`` run as one bench level (latencies in seconds, rates per second)."""
     f = Fields(data, where)
     completed = f.integer("completed", 0) or 0
+    failed = f.integer("failed", 0) or 0
     summary = LevelSummary(
-        requests=completed,
+        requests=completed + failed,
         ttft_s=_ms(f, "ttft"),
         tpot_s=_ms(f, "tpot"),
         itl_s=_ms(f, "itl"),
@@ -134,43 +135,67 @@ def level_from_result(data: JsonObject, where: str, level: int) -> BenchLevel:
         goodput_per_s=f.number("request_goodput"),
         level=level,
         target_rate_per_s=_rate(f),
-        failed=f.integer("failed", 0) or 0,
+        failed=failed,
         duration_s=f.number("duration", 0.0) or 0.0,
     )
     return BenchLevel(summary, _spec_decode(f), concurrency=f.integer("max_concurrency"))
 
 
-def _speculative_config(objects: Sequence[JsonObject], where: str) -> JsonObject | None:
+def _speculative_config(raw: object, where: str) -> JsonObject | None:
     """``--metadata speculative_config='{...}'`` (a JSON string; vLLM stores metadata values as strings)."""
-    found = {str(o["speculative_config"]) for o in objects if o.get("speculative_config") not in (None, "")}
-    if not found:
+    if raw is None or raw == "":
         return None
-    if len(found) > 1:
-        raise DocumentError(f"{where}: runs with different speculative_config metadata in one file; split them")
-    raw = found.pop()
     try:
-        spec = json.loads(raw)
+        spec = json.loads(str(raw))
     except json.JSONDecodeError as exc:
-        raise DocumentError(f"{where}: metadata speculative_config is not JSON ({exc}): {raw[:80]!r}") from None
+        raise DocumentError(f"{where}: metadata speculative_config is not JSON ({exc}): {str(raw)[:80]!r}") from None
     if not isinstance(spec, dict) or not isinstance(spec.get("method"), str):
         raise DocumentError(f"{where}: metadata speculative_config must be a JSON object with a 'method'")
     return spec
 
 
+def _groups(objects: Sequence[JsonObject]) -> dict[tuple[str, str], list[tuple[int, JsonObject]]]:
+    """Runs grouped by configuration: specwise's ``config`` name (``bench --output``) and the speculative config."""
+    groups: dict[tuple[str, str], list[tuple[int, JsonObject]]] = {}
+    for i, o in enumerate(objects):
+        key = (str(o.get("config") or ""), str(o.get("speculative_config") or ""))
+        groups.setdefault(key, []).append((i, o))
+    return groups
+
+
+def _config(name: str, spec: str, runs: Sequence[tuple[int, JsonObject]], where: str, many: bool) -> BenchConfig:
+    levels = []
+    for n, (i, o) in enumerate(runs):
+        at = f"{where}[{i}]" if many else where
+        level = o.get("level")
+        levels.append(level_from_result(o, at, level if isinstance(level, int) and level >= 0 else n))
+    return BenchConfig(name, "", _speculative_config(spec or None, where), "", tuple(levels))
+
+
 def from_vllm_results(objects: Sequence[JsonObject], where: str, path: Path | None = None) -> BenchDoc:
-    """A bench document with one config (``vllm bench serve``) and one level per run in the file."""
-    levels = tuple(
-        level_from_result(o, f"{where}[{i}]" if len(objects) > 1 else where, i) for i, o in enumerate(objects)
-    )
-    if not any(lv.spec_decode is not None for lv in levels):
+    """A bench document with one config per (config name, speculative config) and one level per run in it."""
+    groups = _groups(objects)
+    configs = tuple(
+        _config(name or (CONFIG_NAME if len(groups) == 1 else f"{CONFIG_NAME} #{n + 1}"), spec, runs, where,
+                len(objects) > 1)
+        for n, ((name, spec), runs) in enumerate(groups.items())
+    )  # fmt: skip
+    if not any(lv.spec_decode is not None for c in configs for lv in c.levels):
         raise DocumentError(
             f"{where}: a vllm bench serve result without spec_decode_* fields (the server ran without speculative "
             "decoding, or its /metrics was unreachable): it measured no acceptance"
         )
     models = {str(o.get("model_id") or "") for o in objects}
     model = models.pop() if len(models) == 1 else ""
-    cfg = BenchConfig(CONFIG_NAME, "", _speculative_config(objects, where), "", levels)
-    return BenchDoc(run_id="", db="", model=model, configs=(cfg,), path=path)
+    return BenchDoc(run_id="", db="", model=model, configs=configs, path=path)
+
+
+def _table_rows(data: JsonObject) -> list[JsonObject] | None:
+    """The rows of a ``specwise bench --output FILE.json`` (None: not one)."""
+    rows = data.get("rows")
+    if not str(data.get("format", "")).startswith("specwise bench --output") or not isinstance(rows, list):
+        return None
+    return [r for r in rows if isinstance(r, dict)]
 
 
 def read_bench(path: Path) -> BenchDoc:
@@ -185,6 +210,9 @@ def read_bench(path: Path) -> BenchDoc:
     except UnicodeDecodeError as exc:
         raise DocumentError(f"{where}: not a readable bench JSON ({exc})") from None
     objects = parse_objects(text, where)
+    rows = _table_rows(objects[0]) if len(objects) == 1 else None
+    if rows:
+        return from_vllm_results(rows, where, path)
     if all(is_vllm_result(o) for o in objects):
         return from_vllm_results(objects, where, path)
     if len(objects) == 1 and is_guidellm_report(objects[0]):
