@@ -4,6 +4,7 @@ and what do I paste into ``vllm serve``?"""
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from specwise.cli.common import (
     progress_bar,
     stage_progress,
 )
+from specwise.engines.base import LOOPBACK
 from specwise.scenario.toml_loader import with_predictor
 
 
@@ -61,10 +63,27 @@ def register(sub: Any) -> None:
         metavar="FILE.toml",
         help="when the decision is 'measure first': write the bench launch file that measures it here",
     )
+    p.add_argument(
+        "--host",
+        type=_host,
+        default=LOOPBACK,
+        help=f"the address the generated 'vllm serve' command binds (default {LOOPBACK}: this machine only; "
+        "0.0.0.0 to serve other machines, e.g. in a Kubernetes pod)",
+    )
     p.add_argument("--processes", type=positive_int, help="simulation worker processes (default: CPU count)")
     add_predictor_flags(p)
     add_json_flag(p)
     p.set_defaults(handler=run)
+
+
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*|\[?[0-9A-Fa-f:.]+\]?")
+
+
+def _host(text: str) -> str:
+    """A host name, an IPv4 or an IPv6 address (what ``vllm serve --host`` binds); nothing a shell would read."""
+    if len(text) > 253 or not _HOST.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"expected a host name or IP address, got {text!r}")
+    return text.strip("[]")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with progress_bar(*columns, disable=args.json) as bar:
-        doc = advise(inputs, args.profile, args.bench, args.processes, stage_progress(bar))
+        doc = advise(inputs, args.profile, args.bench, args.processes, stage_progress(bar), host=args.host)
     if args.write_launch and doc.measure is not None:
         from specwise.fileio import write_text_atomic
 
