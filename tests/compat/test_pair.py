@@ -168,3 +168,39 @@ def test_malformed_tokenizer_json_is_a_clear_error(tmp_path: Path) -> None:
     spec = resolve_model(str(d))
     with pytest.raises(SpecwiseError, match=r"no model\.vocab"):
         gather_tokenizer_evidence(spec.tokenizer, spec.tokenizer)
+
+
+@pytest.mark.parametrize(
+    ("head_id", "max_model_len", "warned"),
+    [
+        ("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", None, True),  # 2,048 positions vs the target's 131,072
+        ("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", 8192, True),
+        ("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", 2048, False),
+        ("yuhuili/EAGLE-LLaMA3.1-Instruct-8B", 8192, False),  # an EAGLE-1 head with 8,192 positions
+    ],
+)
+def test_eagle_head_context_window(head_id: str, max_model_len: int | None, warned: bool) -> None:
+    """Heads were skipped by the context check although both EAGLE-3 heads record 2,048 positions (SGLang issue
+    #6783 is that failure; vLLM #48894 raises the head's positions, which it never trained on)."""
+    target = resolve_model("meta-llama/Llama-3.1-8B-Instruct")
+    head, trained_for = resolve_draft(head_id, target)
+    assert head.spec is not None
+    report = check_pair(target, head.spec, head_trained_for=trained_for, max_model_len=max_model_len)
+    found = [f for f in report.findings if f.check == "max_length"]
+    assert bool(found) == warned and report.compatible
+    if warned:
+        (f,) = found
+        assert f.status == "warn" and "trained with 2,048 positions" in f.message and "#6783" in f.message
+        assert f.evidence["context"] == (max_model_len or 131072) and f.evidence["draft"] == 2048
+
+
+def test_check_pair_cli_max_model_len(capsys: pytest.CaptureFixture[str]) -> None:
+    from specwise.cli import main
+
+    argv = ["check-pair", "--target", "meta-llama/Llama-3.2-3B-Instruct", "--draft", "meta-llama/Llama-3.2-1B-Instruct"]
+    assert main([*argv, "--json"]) == 0
+    assert not [f for f in json.loads(capsys.readouterr().out)["findings"] if f["check"] == "max_length"]
+    assert main([*argv, "--json", "--max-model-len", "200000"]) == 0
+    (f,) = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["check"] == "max_length"]
+    assert f["status"] == "warn" and "--max-model-len 200,000" in f["message"]
+    assert main([*argv, "--max-model-len", "0"]) == 2

@@ -153,7 +153,7 @@ def evidence_cases(root: Path) -> Iterator[Case]:
         "a bench result as --profile": ("--profile", bench_doc(), "is a specwise.bench document, expected"),
         "a profile as --bench": ("--bench", profile_doc(), "is a specwise.profile document, expected"),
         "a JSON list": ("--profile", [1, 2], "must be an object, got list"),
-        "a scenario as --bench": ("--bench", {"name": "x", "deployment": {}}, "not a specwise bench result"),
+        "a scenario as --bench": ("--bench", {"name": "x", "deployment": {}}, "not a bench result specwise reads"),
         "a future schema": ("--profile", {**profile_doc(), "schema": "specwise.profile/9"}, "schema"),
     }
     for name, (flag, doc, fragment) in other.items():

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from specwise.advise import rules
-from specwise.advise.evidence import Evidence, profile_for, resolve_evidence
+from specwise.advise.evidence import Evidence, attribute_methods, profile_for, resolve_evidence
 from specwise.advise.inputs import AdviseInputs, Candidate
 from specwise.advise.priors import prior
 from specwise.contracts.advice import (
@@ -21,11 +21,12 @@ from specwise.contracts.advice import (
     TemperaturePoint,
 )
 from specwise.contracts.bench import BenchDoc
+from specwise.contracts.bench_formats import read_bench
 from specwise.contracts.document import JsonObject
 from specwise.contracts.profile import ProfileDoc
 from specwise.contracts.sweep import SweepResult
 from specwise.engines import Deployment, Engine, Speculation, get_engine
-from specwise.engines.base import shell
+from specwise.engines.base import LOOPBACK, shell
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE, launch_toml
 from specwise.scenario.build import build_scenario
 from specwise.scenario.model import Scenario, ScenarioSpec
@@ -249,9 +250,12 @@ def advise(
     processes: int | None = None,
     progress: Progress | None = None,
     engine: str = "vllm",
+    host: str = LOOPBACK,
 ) -> Advice:
+    """The decision for ``inputs``; ``host`` is the address the generated serve command binds (loopback unless
+    the operator asks otherwise: ``0.0.0.0`` in a pod)."""
     profiles = [ProfileDoc.read(p) for p in profile_paths]
-    benches = [BenchDoc.read(p) for p in bench_paths]
+    benches = attribute_methods([read_bench(p) for p in bench_paths], inputs.candidates)
     eng = get_engine(engine)
     results = [evaluate_candidate(inputs, c, profiles, benches, eng, processes, progress) for c in inputs.candidates]
     ranked = sorted(results, key=lambda r: (VERDICT_ORDER[r.verdict], r.speedup_at_operating_qps or 0.0), reverse=True)
@@ -291,7 +295,7 @@ def advise(
         assumed_acceptance_for=tuple(sorted({e.workload for e in top.evidence if e.kind == "assumed"})),
         ranking=tuple(r.candidate for r in ranked),
         candidates=tuple(results),
-        serve=_serve(inputs, top, spec, eng),
+        serve=_serve(inputs, top, spec, eng, host),
         acceptance_vs_temperature=tuple(temperature_curves(inputs, profiles)),
         monitoring={
             "acceptance_rate_promql": PROMQL_ACCEPTANCE_RATE,
@@ -339,7 +343,9 @@ def _measure_plan(inputs: AdviseInputs, top: CandidateAdvice) -> MeasurePlan:
     return MeasurePlan(top.candidate, toml, command)
 
 
-def _serve(inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None, engine: Engine) -> ServeCommand:
+def _serve(
+    inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None, engine: Engine, host: str = LOOPBACK
+) -> ServeCommand:
     """The serve command for the decision, sized by the top candidate's memory plan."""
     plan = top.memory
     dep = inputs.deployment
@@ -351,6 +357,7 @@ def _serve(inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None, 
             max_model_len=int(plan["max_model_len"]),
             max_num_seqs=dep.max_num_seqs,
             quantization=dep.quantization,
+            host=host,
         ),
         spec,
     )

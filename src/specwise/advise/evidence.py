@@ -7,7 +7,7 @@ candidate's ``profile``) > given in the scenario (``acceptance`` / ``per_positio
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from specwise.acceptance.model import AcceptanceModel
@@ -98,7 +98,7 @@ def bench_for(
         measured = doc.measured_acceptance(candidate.method.name, candidate.speculation.draft, names_match)
         if measured is None:
             continue
-        cfg = next(c for c in doc.configs if c.name == measured.config)
+        cfg = next(c for c in doc.acceptance_configs if c.name == measured.config)
         spec = cfg.speculative_config or {}
         lookup = _lookup_bounds(spec, f"{doc.name}: config {cfg.name!r}")
         why = _mismatch(candidate, target, doc.model, lookup) if target is not None else None
@@ -107,6 +107,39 @@ def bench_for(
         if notes is not None:
             notes.append(f"bench {doc.name} config {cfg.name!r} not used for {candidate.label}: {why}")
     return None
+
+
+def attribute_methods(benches: Sequence[BenchDoc], candidates: Sequence[Candidate]) -> list[BenchDoc]:
+    """Runs that measured acceptance without saying which speculation the server ran (``vllm bench serve`` saved
+    without ``--metadata speculative_config=...``; ``specwise bench URL``) stand for the scenario's only
+    candidate, and say so in their config's name; with several candidates that is ambiguous and refused."""
+    out = []
+    for doc in benches:
+        unknown = [c for c in doc.acceptance_configs if c.method is None and c.pooled_acceptance() is not None]
+        if not unknown:
+            out.append(doc)
+            continue
+        if len(candidates) != 1:
+            raise SpecwiseError(
+                f"{doc.name}: the run measured acceptance but does not say which speculation the server ran, and "
+                f"the scenario has {len(candidates)} candidates; save it with vllm bench serve --metadata "
+                "speculative_config='<the JSON given to vllm serve --speculative-config>'"
+            )
+        out.append(_attributed(doc, candidates[0]))
+    return out
+
+
+def _attributed(doc: BenchDoc, candidate: Candidate) -> BenchDoc:
+    spec: dict[str, object] = {"method": candidate.method.name}
+    if candidate.speculation.draft:
+        spec["model"] = candidate.speculation.draft
+    configs = tuple(
+        replace(c, name=f"{c.name} (speculation not recorded; taken as {candidate.label})", speculative_config=spec)
+        if c.method is None and c.pooled_acceptance() is not None
+        else c
+        for c in doc.acceptance_configs
+    )
+    return replace(doc, configs=configs)
 
 
 def resolve_evidence(

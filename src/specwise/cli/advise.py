@@ -4,6 +4,7 @@ and what do I paste into ``vllm serve``?"""
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from specwise.cli.common import (
     progress_bar,
     stage_progress,
 )
+from specwise.engines.base import LOOPBACK
 from specwise.scenario.toml_loader import with_predictor
 
 
@@ -52,7 +54,10 @@ def register(sub: Any) -> None:
         default=[],
         type=Path,
         metavar="BENCH.json",
-        help="a specwise bench --launch result (repeatable); measured acceptance wins over all else",
+        help="measured acceptance, which wins over all else (repeatable): a specwise bench result, or a "
+        "'vllm bench serve --save-result' JSON (save it with --metadata speculative_config='<the JSON of vllm "
+        "serve --speculative-config>' to say which method it measured; without it the file stands for the "
+        "scenario's only candidate)",
     )
     p.add_argument("--report", type=Path, metavar="OUT.html", help="write the self-contained HTML report")
     p.add_argument(
@@ -61,11 +66,28 @@ def register(sub: Any) -> None:
         metavar="FILE.toml",
         help="when the decision is 'measure first': write the bench launch file that measures it here",
     )
+    p.add_argument(
+        "--host",
+        type=_host,
+        default=LOOPBACK,
+        help=f"the address the generated 'vllm serve' command binds (default {LOOPBACK}: this machine only; "
+        "0.0.0.0 to serve other machines, e.g. in a Kubernetes pod)",
+    )
     p.add_argument("--processes", type=positive_int, help="simulation worker processes (default: CPU count)")
     add_predictor_flags(p)
     add_json_flag(p)
     add_wide_flag(p)
     p.set_defaults(handler=run)
+
+
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*|\[?[0-9A-Fa-f:.]+\]?")
+
+
+def _host(text: str) -> str:
+    """A host name, an IPv4 or an IPv6 address (what ``vllm serve --host`` binds); nothing a shell would read."""
+    if len(text) > 253 or not _HOST.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"expected a host name or IP address, got {text!r}")
+    return text.strip("[]")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with progress_bar(*columns, disable=args.json) as bar:
-        doc = advise(inputs, args.profile, args.bench, args.processes, stage_progress(bar))
+        doc = advise(inputs, args.profile, args.bench, args.processes, stage_progress(bar), host=args.host)
     if args.write_launch and doc.measure is not None:
         from specwise.fileio import write_text_atomic
 

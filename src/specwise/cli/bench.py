@@ -27,6 +27,8 @@ from specwise.cli.common import (
     seed_int,
 )
 from specwise.contracts.bench import BenchDoc
+from specwise.contracts.bench_table import bench_rows, check_extension
+from specwise.contracts.bench_table import render as render_table
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.errors import SpecwiseError, redact_url
 from specwise.fileio import check_output_file, write_json_atomic, write_text_atomic
@@ -107,6 +109,15 @@ def register(sub: Any) -> None:
     p.add_argument("--run-id", help="name for this run (default: random)")
     p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run from --db")
     p.add_argument("--export-jsonl", type=Path, metavar="FILE", help="also write every record as JSON lines")
+    p.add_argument(
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="also write one row per level (and per --launch config) with vllm bench serve's field names and units "
+        "(latencies in ms, spec_decode_acceptance_rate in percent); the extension says the format: .csv, .jsonl "
+        "(one object per line, as --append-result), .json (rows and a field/unit list); advise --bench reads "
+        "the .json and .jsonl back",
+    )
     p.add_argument(
         "--launch",
         type=Path,
@@ -268,7 +279,9 @@ def run(args: argparse.Namespace) -> int:
             cal, path
         )
         return EXIT_OK
-    for path in (args.export_jsonl, args.calibration_out):
+    if args.output is not None:
+        check_extension(args.output)
+    for path in (args.export_jsonl, args.calibration_out, args.output):
         if path is not None:
             check_output_file(path)  # before any request: a bad destination must not cost the run
     store = ResultStore(args.db)
@@ -281,10 +294,15 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     cal_path = _write_calibration(args, doc.calibration) if doc.calibration is not None else None
+    rows = bench_rows(doc)
+    if args.output is not None:
+        write_text_atomic(args.output, render_table(rows, args.output.suffix))
     if args.json:
         out = doc.to_json()
         if cal_path is not None:
             out["calibration_file"] = str(cal_path)
+        if args.output is not None:
+            out["output_file"] = str(args.output)
         print_json(out)
     elif doc.configs:
         render_comparison(doc, wide=args.wide)
@@ -292,6 +310,8 @@ def run(args: argparse.Namespace) -> int:
             render_calibration(doc.calibration, cal_path)
     else:
         render_bench(doc, wide=args.wide)
+    if args.output is not None and not args.json:
+        print(f"{len(rows)} rows (vllm bench serve fields) written to {args.output}")
     return _exit_status(doc)
 
 

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from specwise.catalog import resolve_draft, resolve_model
-from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, add_wide_flag, print_json
+from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, add_wide_flag, positive_int, print_json
 from specwise.compat.pair import check_pair
 from specwise.compat.tokenizer_files import gather_tokenizer_evidence
 from specwise.errors import SpecwiseError
@@ -23,6 +23,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--target", required=True, metavar="ID_OR_PATH")
     p.add_argument("--draft", required=True, metavar="ID_OR_PATH", help="draft model, EAGLE head, or 'mtp'")
+    p.add_argument(
+        "--max-model-len",
+        type=positive_int,
+        metavar="N",
+        help="the deployment's context length, checked against the draft's positions (default: the target's)",
+    )
     add_json_flag(p)
     add_wide_flag(p)
     p.set_defaults(handler=run)
@@ -36,7 +42,13 @@ def run(args: argparse.Namespace) -> int:
             f"--draft {args.draft}: a model-free method has no model to check; it works with any target"
         )
     evidence = gather_tokenizer_evidence(target.tokenizer, choice.spec.tokenizer)
-    report = check_pair(target, choice.spec, tokenizer_evidence=evidence, head_trained_for=trained_for)
+    report = check_pair(
+        target,
+        choice.spec,
+        tokenizer_evidence=evidence,
+        head_trained_for=trained_for,
+        max_model_len=args.max_model_len,
+    )
     if args.json:
         print_json(report.to_dict())
     else:

@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
         "profile",
         help="measure acceptance of a draft/target pair (or n-gram/suffix) on real weights and prompts",
         description="Measure alpha, acceptance rate and mean acceptance length AL(k) per temperature, drafting mode "
-        "(greedy = vLLM's default, probabilistic), k and quantisation, with bootstrap 95%% CIs over prompts. Models "
+        "(greedy = vLLM's default, probabilistic), k and quantisation, with bootstrap 95% CIs over prompts. Models "
         "are HF directories (safetensors) or GGUF files; offline; nothing is unpickled.",
     )
     p.add_argument("--target", required=True, metavar="PATH", help="target model: HF directory or .gguf file")

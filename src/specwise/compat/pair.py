@@ -15,7 +15,12 @@ Checks, each a :class:`Finding` with pass / warn / fail / info and its evidence:
   advice (shared/seed-guide.txt). Smaller drafts often win when acceptance holds: the draft's
   forward pass has fixed costs (Qwen3-0.6B costs ~37.5% of a Qwen3-8B step in vLLM,
   SpecDecode-Bench), so measure acceptance before settling on a size.
-* ``max_length``: a draft with fewer positions than max_model_len cannot follow long requests.
+* ``max_length``: a draft with fewer positions than max_model_len (``--max-model-len``, else the target's
+  ``max_position_embeddings``) cannot follow long requests. EAGLE heads too: both EAGLE-3 heads of the catalog
+  were trained with 2,048 positions. SGLang indexes such a head's rotary cache out of bounds past them (SGLang issue
+  #6783), as vLLM did until it raised the head's ``max_position_embeddings`` to the target's max_model_len
+  (``vllm/config/speculative.py`` ``_maybe_override_draft_max_position_embeddings``, vLLM #48894; in 0.32): then it
+  runs, but the head drafts at positions it never saw in training.
 """
 
 from __future__ import annotations
@@ -78,7 +83,10 @@ def check_pair(
     *,
     tokenizer_evidence: TokenizerEvidence | None = None,
     head_trained_for: tuple[str, ...] = (),
+    max_model_len: int | None = None,
 ) -> PairReport:
+    """The findings for ``draft`` on ``target``; ``max_model_len``: the deployment's context (default: all the
+    target's positions)."""
     findings = [
         _vocab(target, draft, tokenizer_evidence),
         _special_tokens(target, draft),
@@ -88,18 +96,29 @@ def check_pair(
         findings.append(_head(target, draft, head_trained_for))
     ratio, active_ratio, byte_ratio = _ratios(target, draft)
     findings.append(_size_ratio(target, draft, ratio, active_ratio, byte_ratio))
-    if draft.draft_head is None and draft.max_position_embeddings < target.max_position_embeddings:
-        findings.append(
-            Finding(
-                "max_length",
-                "warn",
-                f"the draft handles {draft.max_position_embeddings} positions, the target "
-                f"{target.max_position_embeddings}: cap --max-model-len at {draft.max_position_embeddings} "
-                "or long requests get no speculation",
-                {"draft": draft.max_position_embeddings, "target": target.max_position_embeddings},
-            )
-        )
+    context = max_model_len or target.max_position_embeddings
+    if draft.max_position_embeddings < context:
+        findings.append(_max_length(draft, context, max_model_len is not None))
     return PairReport(target.name, draft.name, tuple(findings), ratio, active_ratio, byte_ratio)
+
+
+def _max_length(draft: ModelSpec, context: int, given: bool) -> Finding:
+    """A draft or head with fewer positions than the deployment's context (a warning: vLLM runs it)."""
+    positions = draft.max_position_embeddings
+    what = f"--max-model-len {context:,}" if given else f"the target's {context:,}"
+    evidence = {"draft": positions, "context": context, "head": draft.draft_head}
+    if draft.draft_head is None:
+        message = (
+            f"the draft handles {positions:,} positions, fewer than {what}: cap --max-model-len at {positions} "
+            "or long requests get no speculation"
+        )
+    else:
+        message = (
+            f"this {draft.draft_head} head was trained with {positions:,} positions, fewer than {what}: SGLang (issue "
+            f"#6783) and vLLM before #48894 fail past them; vLLM 0.32 runs, but the head drafts at positions it "
+            f"never trained on, so measure acceptance on long requests or cap --max-model-len at {positions}"
+        )
+    return Finding("max_length", "warn", message, evidence)
 
 
 def _ratios(target: ModelSpec, draft: ModelSpec) -> tuple[float, float, float]:

@@ -264,12 +264,20 @@ class BenchDoc:
     def comparison(self) -> tuple[CompareRow, ...]:
         return compare_configs(self.configs)
 
+    @property
+    def acceptance_configs(self) -> tuple[BenchConfig, ...]:
+        """The configs whose acceptance a run measured: the launched ones, or, for a run against a server, one
+        config of its levels whose speculation is unknown (``speculative_config`` None)."""
+        if self.configs or not self.levels:
+            return self.configs
+        return (BenchConfig(f"server {self.url or ''}".strip(), self.run_id, None, "", self.levels),)
+
     def measured_acceptance(
         self, method: str, draft: str | None, matches: Callable[[str | None, str | None], bool]
     ) -> MeasuredAcceptance | None:
-        """Per-position acceptance of the first launched config with this method (and, for a draft model, a draft
-        whose name ``matches`` the candidate's), pooled over its levels."""
-        for cfg in self.configs:
+        """Per-position acceptance of the first config with this method (and, for a draft model, a draft whose
+        name ``matches`` the candidate's), pooled over its levels."""
+        for cfg in self.acceptance_configs:
             if cfg.method != method or (method == "draft_model" and not matches(draft, cfg.draft)):
                 continue
             pooled = cfg.pooled_acceptance()
@@ -306,7 +314,8 @@ class BenchDoc:
             raise DocumentError(f"{where}: is a specwise profile, expected a specwise bench result (--bench)")
         if "configs" not in data and "levels" not in data:
             raise DocumentError(
-                f"{where}: not a specwise bench result (no 'configs' or 'levels'); make one with specwise bench"
+                f"{where}: not a bench result specwise reads (no 'configs' or 'levels' of a specwise bench JSON, "
+                "no spec_decode_* fields of a vllm bench serve --save-result JSON)"
             )
         f = Fields(data, where)
         cal = f.object("calibration")

@@ -1,0 +1,156 @@
+"""``advise --bench`` takes measured acceptance from a ``vllm bench serve --save-result`` file (previously it fell
+back to the ASSUMED prior without a word) and from a ``specwise bench URL`` run; a run that does not say which
+speculation it measured stands for the scenario's only candidate, and is refused when there are several."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specwise.cli import main
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_bench_serve" / "eagle3-on-mock.json"
+
+SCENARIO = """
+name = "llama8b-eagle3"
+
+[deployment]
+target = "meta-llama/Llama-3.1-8B-Instruct"
+gpu = "H100-SXM-80GB"
+tp = 1
+max_model_len = 2048
+max_num_seqs = 64
+
+[advise]
+operating_qps = 1
+min_speedup = 1.05
+
+[sweep]
+qps = [1, 4]
+num_requests = 40
+
+[[workload]]
+name = "chat"
+task = "chat"
+temperature = 0.0
+prompt_tokens = { dist = "lognormal", mean = 500, cv = 0.4, min = 50, max = 1500 }
+output_tokens = { dist = "lognormal", mean = 200, cv = 0.4, min = 16, max = 500 }
+
+[[candidate]]
+method = "eagle3"
+draft = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
+k = [0, 3]
+"""
+
+NGRAM = """
+[[candidate]]
+method = "ngram"
+k = [0, 3]
+"""
+
+
+def _advise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], *bench: Path, extra: str = ""
+) -> tuple[int, dict[str, Any], str]:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SCENARIO + extra)
+    argv = ["advise", "--scenario", str(scenario), "--json", "--processes", "1"]
+    for b in bench:
+        argv += ["--bench", str(b)]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if code in (0, 1) else {}, err
+
+
+def _evidence(doc: dict[str, Any], label_prefix: str = "eagle3") -> dict[str, Any]:
+    cand = next(c for c in doc["candidates"] if c["candidate"].startswith(label_prefix))
+    (ev,) = cand["evidence"]
+    return dict(ev)
+
+
+def test_vllm_result_turns_assumed_into_measured(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, before, _ = _advise(tmp_path, capsys)
+    assert code in (0, 1) and _evidence(before)["kind"] == "assumed" and before["assumed_acceptance_for"] == ["chat"]
+    code, after, _ = _advise(tmp_path, capsys, FIXTURE)
+    ev = _evidence(after)
+    assert code in (0, 1) and ev["kind"] == "measured" and after["assumed_acceptance_for"] == []
+    assert ev["source"] == "measured: eagle3-on-mock.json config 'vllm bench serve', 800 drafts, AL 2.95"
+    assert ev["per_position"][:4] == pytest.approx([1.0, 0.95, 0.0, 0.0])
+
+
+def test_result_without_metadata_stands_for_the_only_candidate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(FIXTURE.read_text())
+    del data["speculative_config"]
+    bench = tmp_path / "plain.json"
+    bench.write_text(json.dumps(data))
+    code, doc, _ = _advise(tmp_path, capsys, bench)
+    ev = _evidence(doc)
+    assert code in (0, 1) and ev["kind"] == "measured"
+    assert "speculation not recorded; taken as eagle3" in ev["source"]
+
+
+def test_result_without_metadata_is_ambiguous_with_two_candidates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(FIXTURE.read_text())
+    del data["speculative_config"]
+    bench = tmp_path / "plain.json"
+    bench.write_text(json.dumps(data))
+    code, _, err = _advise(tmp_path, capsys, bench, extra=NGRAM)
+    assert code == 2
+    assert "does not say which speculation the server ran" in err and "--metadata speculative_config=" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_other_method_in_metadata_is_not_used_for_this_candidate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(FIXTURE.read_text())
+    data["speculative_config"] = json.dumps({"method": "ngram", "num_speculative_tokens": 4})
+    bench = tmp_path / "ngram.json"
+    bench.write_text(json.dumps(data))
+    code, doc, _ = _advise(tmp_path, capsys, bench, extra=NGRAM)
+    assert code in (0, 1)
+    assert _evidence(doc, "eagle3")["kind"] == "assumed" and _evidence(doc, "ngram")["kind"] == "measured"
+
+
+def test_specwise_run_against_a_server_is_used(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``specwise bench URL`` (levels, no launched configs) was ignored by advise too."""
+    pct = {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.04}
+    counts = {
+        "engine": "vllm",
+        "spec_decode_num_drafts": 100,
+        "spec_decode_draft_tokens": 300,
+        "spec_decode_accepted_tokens": 150,
+        "spec_decode_per_position_acceptance_rates": [0.7, 0.5, 0.3],
+    }
+    level = {"level": 0, "requests": 20, "ttft_s": pct, "tpot_s": pct, "itl_s": pct, "e2e_s": pct}
+    bench = tmp_path / "url.json"
+    bench.write_text(
+        json.dumps(
+            {
+                "schema": "specwise.bench/1",
+                "run_id": "r1",
+                "db": "x.sqlite",
+                "url": "http://gpu-box:8000",
+                "model": "meta-llama/Llama-3.1-8B-Instruct",
+                "levels": [dict(level, spec_decode=counts)],
+            }
+        )
+    )
+    code, doc, _ = _advise(tmp_path, capsys, bench)
+    ev = _evidence(doc)
+    assert code in (0, 1) and ev["kind"] == "measured" and "server http://gpu-box:8000" in ev["source"]
+    assert ev["per_position"][:3] == pytest.approx([0.7, 0.5, 0.3])
+
+
+def test_unrecognised_json_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bench = tmp_path / "other.json"
+    bench.write_text(json.dumps({"results": {"ttft": 1}, "note": "some other tool"}))
+    code, _, err = _advise(tmp_path, capsys, bench)
+    assert code == 2 and len(err.strip().splitlines()) == 1
