@@ -87,21 +87,38 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 
 def stage_progress(bar: Any, quiet_s: float = 2.0) -> Callable[[str, int, int], None]:
     """A ``(stage, done, total)`` callback that gives each stage its own bar on a rich ``Progress``; when the bar
-    is not shown (stderr is not a terminal: a CI log, a pipe) each stage still gets one line on stderr, once the
-    command has run ``quiet_s`` seconds (work that ends sooner, or fails at once, prints nothing but its result)."""
+    is not shown (stderr is not a terminal: a CI log, a pipe) each stage still gets one line on stderr once the
+    command has run ``quiet_s`` seconds -- from a timer, so a stage that reports only when it ends is announced
+    while it runs. Work that ends (or fails) sooner prints nothing but its result; the timers end with the bar."""
+    import threading
     import time
 
     tasks: dict[str, Any] = {}
+    state: dict[str, tuple[int, int]] = {}
     printed: set[str] = set()
+    lock = threading.Lock()
     start = time.monotonic()
 
+    def announce(stage: str) -> None:
+        with lock:
+            if stage in printed or getattr(bar, "closed", False):
+                return
+            printed.add(stage)
+            done, total = state[stage]
+            print(f"[{time.monotonic() - start:6.1f} s] {stage} ({done}/{total})", file=sys.stderr, flush=True)
+
     def progress(stage: str, done: int, total: int) -> None:
+        state[stage] = (done, total)
         if stage not in tasks:
             tasks[stage] = bar.add_task(stage, total=total)
-        elapsed_s = time.monotonic() - start
-        if bar.disable and stage not in printed and elapsed_s >= quiet_s:
-            printed.add(stage)
-            print(f"[{elapsed_s:6.1f} s] {stage} ({done}/{total})", file=sys.stderr, flush=True)
+            wait_s = quiet_s - (time.monotonic() - start)
+            if bar.disable and wait_s > 0 and done < total:
+                timer = threading.Timer(wait_s, announce, (stage,))
+                timer.daemon = True
+                getattr(bar, "timers", []).append(timer)
+                timer.start()
+        if bar.disable and time.monotonic() - start >= quiet_s:
+            announce(stage)
         bar.update(tasks[stage], completed=done)
 
     return progress
@@ -157,12 +174,26 @@ def http_url(text: str) -> str:
 
 def progress_bar(*columns: Any, disable: bool = False) -> Any:
     """A transient rich progress bar on stderr: stdout carries only results (tables, JSON), and nothing of the bar
-    is left behind when it is not a terminal."""
+    is left behind when it is not a terminal (where :func:`stage_progress` prints a line per stage instead)."""
     from rich.console import Console
     from rich.progress import Progress
 
+    class _Bar(Progress):
+        """A ``Progress`` that, on exit, stops the stage-announcing timers started for it."""
+
+        timers: list[Any]
+        closed = False
+
+        def __exit__(self, *exc: Any) -> None:
+            self.closed = True
+            for timer in self.timers:
+                timer.cancel()
+            super().__exit__(*exc)
+
     console = Console(stderr=True)
-    return Progress(*columns, console=console, transient=True, disable=disable or not console.is_terminal)
+    bar = _Bar(*columns, console=console, transient=True, disable=disable or not console.is_terminal)
+    bar.timers = []
+    return bar
 
 
 def add_wide_flag(parser: argparse.ArgumentParser) -> None:

@@ -146,9 +146,10 @@ def run(args: argparse.Namespace) -> int:
     )
     with progress_bar(*columns) as bar:
         progress = stage_progress(bar)
-        loading = bar.add_task(f"loading weights ({args.target}{' + ' + args.draft if args.draft else ''})", total=1)
+        loading = f"loading weights ({args.target}{' + ' + args.draft if args.draft else ''})"
+        progress(loading, 0, 1)
         loaded = load_pair(args.target, args.draft, settings, len(prompts), timings)
-        bar.update(loading, completed=1)
+        progress(loading, 1, 1)
         results, _conts, ids = run_profile(loaded, prompts, settings, progress, timings)
         checks = None
         if verify_temps:
