@@ -40,10 +40,12 @@ def test_every_example_parses(example: Example) -> None:
 
 
 def _workdir(tmp_path: Path) -> Path:
-    """A scratch copy of what the examples read (examples/, and models/ when built), so outputs land there."""
+    """A scratch copy of what the examples read (examples/; models/ and .venv-vllm/ when built), so outputs land
+    there and not in the checkout."""
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
-    if (ROOT / "models").is_dir():
-        (tmp_path / "models").symlink_to(ROOT / "models")
+    for built in ("models", ".venv-vllm"):  # what make models builds; launch files name them relative to examples/
+        if (ROOT / built).is_dir():
+            (tmp_path / built).symlink_to(ROOT / built)
     return tmp_path
 
 

@@ -105,6 +105,15 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--slo-ttft", type=positive_float, help="goodput SLO on TTFT (s)")
     p.add_argument("--slo-tpot", type=positive_float, help="goodput SLO on TPOT (s)")
+    _add_storage_flags(p)
+    _add_launch_flags(p)
+    add_wide_flag(p)
+    add_json_flag(p)
+    p.set_defaults(handler=run)
+
+
+def _add_storage_flags(p: argparse.ArgumentParser) -> None:
+    """Where results go: the database, resuming, exports."""
     p.add_argument("--db", type=Path, default=Path("specwise-bench.sqlite"), help="results database")
     p.add_argument("--run-id", help="name for this run (default: random)")
     p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run from --db")
@@ -118,6 +127,10 @@ def register(sub: Any) -> None:
         "(one object per line, as --append-result), .json (rows and a field/unit list); advise --bench reads "
         "the .json and .jsonl back",
     )
+
+
+def _add_launch_flags(p: argparse.ArgumentParser) -> None:
+    """Starting servers per configuration, and calibrating the simulator to them."""
     p.add_argument(
         "--launch",
         type=Path,
@@ -142,9 +155,6 @@ def register(sub: Any) -> None:
         metavar="RUN_ID",
         help="calibrate from a finished --launch run kept in --db, without sending requests",
     )
-    add_wide_flag(p)
-    add_json_flag(p)
-    p.set_defaults(handler=run)
 
 
 def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> RunConfig:
