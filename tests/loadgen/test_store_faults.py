@@ -120,3 +120,31 @@ def test_an_unwritable_export_path_fails_before_any_request(tmp_path: Path, caps
         sent = server.state.requests
     assert code == 2 and sent == 0
     assert "is a directory" in capsys.readouterr().err
+
+
+def test_two_concurrent_resumes_one_refuses_and_nothing_is_sent_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import time
+
+    db = tmp_path / "r.sqlite"
+    with MockServer(MockBehaviour(ttft_s=0.05, chunk_interval_s=0.05)) as server:
+        argv = [sys.executable, "-m", "specwise.cli", "bench", "--url", server.url, "--model", "m", "--rates", "4",
+                "--requests-per-level", "16", "--max-tokens", "16", "--db", str(db), "--run-id", "twice"]  # fmt: skip
+        first = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ))
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and server.state.requests < 2:
+                time.sleep(0.05)
+            assert server.state.requests >= 2 and first.poll() is None
+            second = main(["bench", "--resume", "twice", "--db", str(db)])
+            sent_while_running = server.state.requests
+            assert first.wait(timeout=60) == 0
+        finally:
+            first.kill()
+        total = server.state.requests
+    assert second == 2
+    assert "being run by another specwise process" in capsys.readouterr().err
+    assert total == 16 and sent_while_running <= 16  # every request once: the second process sent none
+    assert len(ResultStore(db).done_ids("twice")) == 16
