@@ -135,7 +135,10 @@ def _plots(doc: Advice) -> list[str]:
         parts.append(_img(advise_plots.latency_percentiles(simulated[0], doc.operating_qps), "latency percentiles"))
     if doc.acceptance_vs_temperature:
         parts.append(
-            _img(advise_plots.acceptance_vs_temperature(doc.acceptance_vs_temperature), "acceptance vs temperature")
+            _img(
+                advise_plots.acceptance_vs_temperature(doc.acceptance_vs_temperature, [c.candidate for c in ranked]),
+                "acceptance vs temperature",
+            )
         )
     parts.append(_img(advise_plots.per_position(ranked), "per-position acceptance"))
     parts.append(_img(advise_plots.memory_bars(ranked), "memory per GPU"))

@@ -96,6 +96,7 @@ def per_position(candidates: Sequence[CandidateAdvice]) -> bytes:
                 color=series_colour(i),
                 label=f"{c.candidate} / {e.workload} ({e.kind})",
             )
+    ax.set_title("acceptance per draft position (vLLM's per-position rate)", fontsize=10)
     ax.set_xlabel("draft position")
     ax.set_ylabel("acceptance (vLLM per-position rate)")
     ax.set_ylim(0, 1.02)
@@ -105,15 +106,22 @@ def per_position(candidates: Sequence[CandidateAdvice]) -> bytes:
 
 
 @styled
-def acceptance_vs_temperature(points: Sequence[TemperaturePoint]) -> bytes:
-    """First-position acceptance vs temperature: from profiles when given, else from the priors used."""
+def acceptance_vs_temperature(points: Sequence[TemperaturePoint], candidates: Sequence[str] = ()) -> bytes:
+    """First-position acceptance vs temperature: from profiles when given, else from the priors used. A series
+    of a candidate (named ``"<candidate> / ..."``) takes that candidate's colour (its rank in ``candidates``), as
+    in every other plot of the report; profiled series take the colours after them."""
     fig, ax = plt.subplots(figsize=(8.4, 3.6))
     series: dict[str, list[tuple[float, float]]] = {}
     for p in points:
         series.setdefault(p.series, []).append((p.temperature, p.acceptance))
+    extra = len(candidates)
     for name, pts in sorted(series.items()):
         pts.sort()
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+        rank = next((i for i, c in enumerate(candidates) if name.startswith(c + " / ")), None)
+        if rank is None:
+            rank, extra = extra, extra + 1
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=series_colour(rank), label=name)
+    ax.set_title("first-position acceptance vs temperature", fontsize=10)
     ax.set_xlabel("temperature")
     ax.set_ylabel("first-position acceptance")
     ax.set_ylim(0, 1.02)
