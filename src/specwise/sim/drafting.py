@@ -88,6 +88,21 @@ class DraftShape(Protocol):
         """``steps`` consecutive steps of the same sequences, none capped: arrays get a leading steps axis."""
         ...
 
+    # The same, for a handful of sequences as plain Python values (the simulator's scalar step path); the draws
+    # come from ``rng`` in the same calls and order, so either path gives the same trace.
+
+    def query_table(self, max_k: int) -> list[int]:
+        """Entry k: what :meth:`query_tokens` gives a sequence with k draft tokens (k = 0..max_k)."""
+        ...
+
+    def proposes_list(self, rng: Uniforms, classes: list[int]) -> list[int]:
+        """:meth:`proposes` for classes given as a list."""
+        ...
+
+    def draw_list(self, rng: Uniforms, classes: list[int], k: int, owed: list[int]) -> list[int]:
+        """:meth:`draw`'s accepted counts (the mask is the first ``accepted[i]`` positions of each row)."""
+        ...
+
 
 class ChainDrafting:
     """k draft tokens on one path; position i accepted with probability c_i given 1..i-1 were.
@@ -104,6 +119,8 @@ class ChainDrafting:
         self.shared = shared
         self.proposal_rate: FloatArray = np.array([c.proposal_rate for c in classes], dtype=np.float64)
         self.always_proposes = bool((self.proposal_rate >= 1.0).all())
+        self._conditional_rows: list[list[float]] = self.conditional.tolist()
+        self._rates: list[float] = self.proposal_rate.tolist()
 
     def proposes(self, rng: Uniforms, classes: IntArray) -> IntArray:
         """Which sequences draft this step (1) and which decode plainly (0): a lookup drafts where it matches."""
@@ -119,8 +136,33 @@ class ChainDrafting:
         out: IntArray = (rng.random((steps, 1))[:, 0] < self.proposal_rate[cls]).astype(np.int64)
         return out
 
+    def proposes_list(self, rng: Uniforms, classes: list[int]) -> list[int]:
+        if self.always_proposes:
+            return [1] * len(classes)
+        rates = self._rates
+        if self.shared:
+            u = float(rng.random((1, 1))[0, 0])
+            return [int(u < rates[c]) for c in classes]
+        draws: list[float] = rng.random((len(classes), 1))[:, 0].tolist()
+        return [int(x < rates[c]) for x, c in zip(draws, classes, strict=True)]
+
     def query_tokens(self, k: IntArray) -> IntArray:
         return 1 + k
+
+    def query_table(self, max_k: int) -> list[int]:
+        return [1 + k for k in range(max_k + 1)]
+
+    def draw_list(self, rng: Uniforms, classes: list[int], k: int, owed: list[int]) -> list[int]:
+        rows: list[list[float]] = rng.random((1, k) if self.shared else (len(classes), k)).tolist()
+        cond = self._conditional_rows
+        out = []
+        for i, c in enumerate(classes):
+            row, rate, cap = rows[0 if self.shared else i], cond[c], owed[i]
+            a = 0
+            while a < cap and row[a] < rate[a]:
+                a += 1
+            out.append(a)
+        return out
 
     def draw(self, rng: Uniforms, classes: IntArray, k: int, owed: IntArray) -> Draw:
         u = rng.random((1, k)) if self.shared else rng.random((classes.size, k))
@@ -147,3 +189,6 @@ class TreeDrafting(ChainDrafting):
 
     def query_tokens(self, k: IntArray) -> IntArray:
         return np.where(k > 0, 1 + self.size, 1)
+
+    def query_table(self, max_k: int) -> list[int]:
+        return [1 + self.size if k > 0 else 1 for k in range(max_k + 1)]
