@@ -78,7 +78,8 @@ class CalibratedPredictor:
     def step_time_totals(
         self, num_seqs: int, batched_tokens: int, kv_tokens: int, pairs: int, logit_rows: int
     ) -> float:
-        return self.time_s(kv_tokens, batched_tokens)
+        compute = max(batched_tokens - self.free_batched_tokens, 0.0)  # time_s, inlined
+        return self.per_kv_token_s * kv_tokens + self.per_batched_token_s * compute + self.constant_s
 
     def scaled(self, factor: float) -> CalibratedPredictor:
         """Every coefficient times ``factor`` (a draft model modelled as a fraction of the target's cost)."""

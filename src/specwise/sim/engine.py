@@ -21,7 +21,7 @@ from specwise.errors import SpecError
 from specwise.perfmodel.batch import BatchShape
 from specwise.perfmodel.drafting import DraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
-from specwise.sim.drafting import ChainDrafting, DraftShape, TreeDrafting, Uniforms
+from specwise.sim.drafting import AcceptanceStream, ChainDrafting, DraftShape, TreeDrafting, Uniforms
 from specwise.sim.fastforward import fast_forward
 from specwise.sim.scalar import ScalarLoop
 from specwise.sim.scheduler import EngineConfig, Scheduler, StepPlan
@@ -93,8 +93,8 @@ class SimResult:
     busy_s: float = field(default=0.0)
 
 
-SCALAR_MAX_BATCH = 32  # the scalar path steps while at most this many requests run ...
-SCALAR_RESUME_BATCH = 24  # ... and takes over again from the vector path at this many (hysteresis)
+SCALAR_MAX_BATCH = 128  # the scalar path steps while at most this many requests run ...
+SCALAR_RESUME_BATCH = 96  # ... and takes over again from the vector path at this many (hysteresis)
 
 
 def simulate(
@@ -116,8 +116,18 @@ def simulate(
     shape = spec.drafting(classes) if spec else ChainDrafting(classes, 0)
     cost = StepCost(target, spec.draft_cost if spec else None, engine.overhead)
     k_of_batch = [spec.k_for_batch(b) if spec else 0 for b in range(engine.max_num_seqs + 1)]
-    scalar = ScalarLoop(st, engine, cost, shape, k_of_batch, max_k, rng, SCALAR_MAX_BATCH)
-    vector = _VectorLoop(st, engine, cost, shape, k_of_batch, max_k, rng)
+    draws = rng
+    if (
+        isinstance(rng, np.random.Generator)
+        and spec is not None
+        and spec.k > 0
+        and not spec.schedule
+        and shape.always_proposes
+        and not shape.shared
+    ):  # every draw k wide: acceptance computed ahead in blocks, the same numbers
+        draws = AcceptanceStream(rng, shape.conditional, spec.k)
+    scalar = ScalarLoop(st, engine, cost, shape, k_of_batch, max_k, draws, SCALAR_MAX_BATCH)
+    vector = _VectorLoop(st, engine, cost, shape, k_of_batch, max_k, draws)
     while st.done < st.size:
         if st.scalar:
             scalar.run()
@@ -127,6 +137,8 @@ def simulate(
             vector.run(SCALAR_RESUME_BATCH)
             if st.done < st.size:
                 st.to_scalar()
+    if isinstance(draws, AcceptanceStream):
+        draws.close()
     return _result(st, max_k)
 
 

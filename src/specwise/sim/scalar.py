@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from specwise.perfmodel.batch import BatchShape
-from specwise.sim.drafting import DraftShape, Uniforms
+from specwise.sim.drafting import AcceptanceStream, DraftShape, Uniforms
 from specwise.sim.fastforward import linspace
 from specwise.sim.scheduler import EngineConfig
 from specwise.sim.state import FLUSH_SAMPLES, Seq, SimState
@@ -27,14 +27,14 @@ MAX_FAST_STEPS = 256  # as the vector fast-forward (specwise.sim.fastforward)
 
 @dataclass
 class ScalarPlan:
-    """One step: decoding sequences with their query tokens and draft caps, prefill chunks, and which chunks
-    complete their prefill."""
+    """One step: decoding sequences with their query tokens and draft caps, and prefill chunks."""
 
     decoding: list[Seq]
     query: list[int]
     k_each: list[int]
     chunks: list[Seq]
     chunk_len: list[int]
+    uniform_query: int  # the query tokens of every decoding sequence when they are all the same, else -1
 
 
 class ScalarLoop:
@@ -55,8 +55,7 @@ class ScalarLoop:
         self.capacity_blocks = engine.kv_capacity_tokens // engine.block_size
         self.qtab = shape.query_table(max_k)
         self.may_fast_forward = shape.always_proposes or shape.shared
-        self.conditional: np.ndarray = getattr(shape, "conditional", np.zeros((1, 1)))
-        self.rate: np.ndarray = getattr(shape, "proposal_rate", np.ones(1))
+        self.stream = rng if isinstance(rng, AcceptanceStream) else None
 
     def run(self) -> None:
         """Step until every request finished or the batch outgrew ``limit``."""
@@ -97,41 +96,58 @@ class ScalarLoop:
             only = self._prefill_only(dec)
             if only is not None:
                 return only
-        qtab = self.qtab
-        k_each = []
-        for s in dec:
-            owed = s.out_len - s.generated - 1
-            k_each.append(k if k < owed else (owed if owed > 0 else 0))
-        if proposes is not None:
-            k_each = [e * p for e, p in zip(k_each, proposes, strict=True)]
-        query = [qtab[e] for e in k_each]
-        budget = engine.max_num_batched_tokens - sum(query)
-        plan = ScalarPlan(list(dec), query, k_each, [], [])
-        kv_used = 0
-        for s, q in zip(dec, query, strict=True):
-            kv_used += -(-(s.computed + q) // block)
-        for s in st.seqs:
-            if s.computed < s.prefill_len:
-                if budget > 0 and engine.chunked_prefill:
-                    c = min(s.prefill_len - s.computed, budget)
-                    plan.chunks.append(s)
-                    plan.chunk_len.append(c)
-                    budget -= c
-                    kv_used += -(-(s.computed + c) // block)
-                else:
-                    kv_used += -(-s.computed // block)
+        k_each, query, q_sum, kv_used = self._decode_queries(dec, k, proposes)
+        budget = engine.max_num_batched_tokens - q_sum
+        plan = ScalarPlan(
+            list(dec), query, k_each, [], [], query[0] if query and query.count(query[0]) == len(query) else -1
+        )
+        if len(dec) < len(st.seqs):  # some still prefill
+            for s in st.seqs:
+                if s.computed < s.prefill_len:
+                    if budget > 0 and engine.chunked_prefill:
+                        c = min(s.prefill_len - s.computed, budget)
+                        plan.chunks.append(s)
+                        plan.chunk_len.append(c)
+                        budget -= c
+                        kv_used += -(-(s.computed + c) // block)
+                    else:
+                        kv_used += -(-s.computed // block)
         if kv_used > self.capacity_blocks:
             kv_used, budget = self._preempt(plan, kv_used, budget)
-        if engine.chunked_prefill:
+        if engine.chunked_prefill and st.waiting:
             self._admit(plan, kv_used, budget)
         return plan if plan.decoding or plan.chunks else None
+
+    def _decode_queries(
+        self, dec: list[Seq], k: int, proposes: list[int] | None
+    ) -> tuple[list[int], list[int], int, int]:
+        """Each decoding sequence's draft tokens (``k``, capped by what it still owes, zero where the proposer
+        found nothing) and query tokens; their sum and the KV blocks they fill."""
+        block, qtab, b = self.block, self.qtab, len(dec)
+        if k == 0 or not dec or (proposes is None and min([s.out_len - s.generated for s in dec]) - 1 > k):
+            q = qtab[k]
+            kv_used = sum([-(-(s.computed + q) // block) for s in dec])
+            return [k] * b, [q] * b, q * b, kv_used
+        k_each, query = [], []
+        q_sum = kv_used = 0
+        for i, s in enumerate(dec):
+            owed = s.out_len - s.generated - 1
+            e = k if k < owed else (owed if owed > 0 else 0)
+            if proposes is not None:
+                e *= proposes[i]
+            q = qtab[e]
+            k_each.append(e)
+            query.append(q)
+            q_sum += q
+            kv_used += -(-(s.computed + q) // block)
+        return k_each, query, q_sum, kv_used
 
     def _prefill_only(self, dec: list[Seq]) -> ScalarPlan | None:
         """Whole prompts of waiting requests, no decoding (vLLM V0 with speculation)."""
         st, block, cap = self.st, self.block, self.capacity_blocks
         kv_used = sum(-(-s.computed // block) for s in dec)
         budget = max(self.engine.max_num_batched_tokens, st.prefill_len.item(st.waiting[0]))
-        plan = ScalarPlan([], [], [], [], [])
+        plan = ScalarPlan([], [], [], [], [], -1)
         while st.waiting and len(st.seqs) < self.engine.max_num_seqs:
             r = st.waiting[0]
             length = st.prefill_len.item(r)
@@ -194,31 +210,42 @@ class ScalarLoop:
     def step(self, plan: ScalarPlan, k: int) -> None:
         st = self.st
         dec, chunks = plan.decoding, plan.chunks
-        completes = [s for s, c in zip(chunks, plan.chunk_len, strict=True) if s.computed + c >= s.prefill_len]
-        st.elapse(self._price(plan, len(completes), k))
+        completes = []
+        if chunks:
+            completes = [s for s, c in zip(chunks, plan.chunk_len, strict=True) if s.computed + c >= s.prefill_len]
+        step = self._price(plan, len(completes), k)
+        st.now += step  # st.elapse(step)
+        st.tally.busy_s += step
+        st.last_step_s = step
         st.tally.steps += 1
-        if dec:
-            self._emit(dec, self._draw(plan, k) if k > 0 else None)
+        ended = self._emit(dec, self._draw(plan, k) if k > 0 else None) if dec else []
         if chunks:
             for s, c in zip(chunks, plan.chunk_len, strict=True):
                 s.computed += c
             self._finish_prefill(completes)
-            self._retire(dec + completes)
-        else:
-            self._retire(dec)
+            ended += [s for s in completes if s.generated >= s.out_len]
+        if ended:
+            self._retire(ended)
 
     def _price(self, plan: ScalarPlan, completing: int, k: int) -> float:
         cost = self.cost
         if not cost.totals:
             return self._price_arrays(plan, completing, k)
-        q_sum = ctx_sum = pairs = draft_q = draft_pairs = 0
-        for s, q in zip(plan.decoding, plan.query, strict=True):
-            c, lq = s.computed, s.last_q
-            q_sum += q
-            ctx_sum += c
-            pairs += q * (c + (q + 1) // 2)
-            draft_q += lq
-            draft_pairs += lq * (c + (lq + 1) // 2)
+        dec, uq = plan.decoding, plan.uniform_query
+        if uq >= 0:  # the same query everywhere: sum_i q (c_i + (q + 1) // 2), factored (the same integers)
+            ctx_sum = sum([s.computed for s in dec])
+            q_sum, pairs = uq * len(dec), uq * ctx_sum + len(dec) * (uq * ((uq + 1) // 2))
+        else:
+            q_sum = ctx_sum = pairs = 0
+            for s, q in zip(dec, plan.query, strict=True):
+                c = s.computed
+                q_sum += q
+                ctx_sum += c
+                pairs += q * (c + (q + 1) // 2)
+        draft_q = draft_pairs = 0
+        if k > 0:  # the draft's catch-up
+            draft_q = sum([s.last_q for s in dec])
+            draft_pairs = sum([s.last_q * (s.computed + (s.last_q + 1) // 2) for s in dec])
         chunk_q = chunk_ctx = chunk_pairs = 0
         for s, q in zip(plan.chunks, plan.chunk_len, strict=True):
             c = s.computed
@@ -261,32 +288,49 @@ class ScalarLoop:
     def _draw(self, plan: ScalarPlan, k: int) -> list[int]:
         """What each decoding sequence accepted; the spec-decode counters as vLLM counts them."""
         k_each = plan.k_each
-        accepted = self.shape.draw_list(self.rng, [s.cls for s in plan.decoding], k, k_each)
+        stream = self.stream
+        if stream is not None:
+            drawn = stream.accepted([s.cls for s in plan.decoding] if stream.classes else len(k_each))
+            if k_each.count(k) == len(k_each):  # none capped (the draws are k wide)
+                accepted = drawn
+            else:
+                accepted = [a if a < e else e for a, e in zip(drawn, k_each, strict=True)]
+        else:
+            accepted = self.shape.draw_list(self.rng, [s.cls for s in plan.decoding], k, k_each)
         t = self.st.tally
-        t.drafts += sum(1 for e in k_each if e > 0)
+        t.drafts += len(k_each) - k_each.count(0)
         t.draft_tokens += sum(k_each)
         hist = t.accepted_hist
         for a in accepted:
             hist[a] += 1
         return accepted
 
-    def _emit(self, dec: list[Seq], accepted: list[int] | None) -> None:
-        """Each decoding sequence emits its accepted tokens + 1 at ``now``."""
+    def _emit(self, dec: list[Seq], accepted: list[int] | None) -> list[Seq]:
+        """Each decoding sequence emits its accepted tokens + 1 at ``now``; those that are done."""
         st = self.st
         now, itl = st.now, st.tally.itl
-        values, weights, classes, with_classes = itl.values, itl.weights, itl.classes, itl.with_classes
-        for i, s in enumerate(dec):
-            e = 1 if accepted is None else accepted[i] + 1
-            values.append((now - s.last_emit) / e)
-            weights.append(e)
-            if with_classes:
-                classes.append(s.cls)
-            s.generated += e
-            s.computed += e
-            s.last_q = e
-            s.last_emit = now
-        if len(values) > FLUSH_SAMPLES:
+        if accepted is None:  # one token each (x / 1 is x)
+            itl.values.extend([now - s.last_emit for s in dec])
+            itl.weights.extend([1] * len(dec))
+            for s in dec:
+                s.generated += 1
+                s.computed += 1
+                s.last_q = 1
+                s.last_emit = now
+        else:
+            emitted = [a + 1 for a in accepted]
+            itl.values.extend([(now - s.last_emit) / e for s, e in zip(dec, emitted, strict=True)])
+            itl.weights.extend(emitted)
+            for s, e in zip(dec, emitted, strict=True):
+                s.generated += e
+                s.computed += e
+                s.last_q = e
+                s.last_emit = now
+        if itl.with_classes:
+            itl.classes.extend([s.cls for s in dec])
+        if len(itl.values) > FLUSH_SAMPLES:
             itl.flush()
+        return [s for s in dec if s.generated >= s.out_len]
 
     def _finish_prefill(self, completes: list[Seq]) -> None:
         st = self.st
@@ -304,10 +348,8 @@ class ScalarLoop:
             s.last_emit = now
             s.last_q = 1
 
-    def _retire(self, touched: list[Seq]) -> None:
-        ended = [s for s in touched if s.generated >= s.out_len]
-        if not ended:
-            return
+    def _retire(self, ended: list[Seq]) -> None:
+        """Requests that produced all their tokens leave the engine."""
         st = self.st
         for s in ended:
             st.finish[s.rid] = st.now
@@ -321,7 +363,7 @@ class ScalarLoop:
         """Advance by as many decode steps as may run unchanged; False when none qualifies."""
         st = self.st
         q = self.qtab[k]
-        max_steps = min(MAX_FAST_STEPS, min(s.out_len - s.generated for s in dec) - q)
+        max_steps = min(MAX_FAST_STEPS, min([s.out_len - s.generated for s in dec]) - q)
         if max_steps < 1:
             return False
         ctx = [s.computed for s in dec]
@@ -330,12 +372,17 @@ class ScalarLoop:
         if horizon_s != np.inf:  # steps only lengthen as context grows: no more start before the arrival
             max_steps = max(1, min(max_steps, int((horizon_s - st.now) / t_first) + 1))
         window = _Window(self, dec, k, q, max_steps)
+        if window.steps == 1:  # one step, starting now (before the horizon): no arrays
+            d = window.single_duration(t_first, ctx)
+            window.apply_one(d, st.now + d)
+            return True
         durations = window.durations(t_first, ctx)
-        ends = st.now + np.cumsum(durations)
+        ends = durations.cumsum()
+        ends += st.now
         steps = window.steps
         if horizon_s != np.inf:  # a step starting after an arrival admits it
             steps = max(1, int(np.count_nonzero(ends - durations < horizon_s)))
-        window.apply(steps, durations, float(ends[0]), float(ends[steps - 1]))
+        window.apply(steps, durations, ends.item(0), ends.item(steps - 1))
         return True
 
     def _uniform_step(self, q: int, ctx: list[int], draft_q: list[int], k: int) -> float:
@@ -347,10 +394,7 @@ class ScalarLoop:
             context = np.array(ctx, dtype=np.int64)
             batch = BatchShape(np.full(b, q, dtype=np.int64), context, logit_rows=b * q)
             return cost.decode_step_s(batch, np.array(draft_q, dtype=np.int64), context, k)
-        draft_pairs = 0
-        if k > 0:
-            for c, d in zip(ctx, draft_q, strict=True):
-                draft_pairs += d * (c + (d + 1) // 2)
+        draft_pairs = sum([d * (c + (d + 1) // 2) for c, d in zip(ctx, draft_q, strict=True)]) if k > 0 else 0
         return cost.uniform_step_totals(len(ctx), q, sum(ctx), k, sum(draft_q), draft_pairs)
 
 
@@ -360,8 +404,8 @@ class _Window:
     def __init__(self, loop: ScalarLoop, dec: list[Seq], k: int, q: int, max_steps: int) -> None:
         self.loop, self.dec, self.k, self.q = loop, dec, k, q
         self.steps = max_steps
-        self.accepted: np.ndarray | None = None  # steps x sequences
-        self.cum: np.ndarray | None = None  # tokens emitted through each step, per sequence
+        self.accepted: np.ndarray | None = None  # steps x sequences: draft tokens accepted
+        self._cum: np.ndarray | None = None  # the same, summed over the steps so far
         self.proposes: np.ndarray | None = None  # per step, shared draws of a lookup
         if k > 0:
             self._draw(max_steps)
@@ -369,45 +413,53 @@ class _Window:
     def _draw(self, max_steps: int) -> None:
         loop, dec, k, b = self.loop, self.dec, self.k, len(self.dec)
         shape, rng = loop.shape, loop.rng
-        u = rng.random((max_steps, 1, k)) if shape.shared else rng.random((max_steps, b, k))
         cls = [s.cls for s in dec]
-        accepted = np.cumprod(u < loop.conditional[cls, :k][None, :, :], axis=2).sum(axis=2)
-        if not shape.always_proposes:  # shared draws: the whole batch drafts, or none of it
-            self.proposes = (rng.random((max_steps, 1))[:, 0] < loop.rate[cls[0]]).astype(np.int64)
-            accepted *= self.proposes[:, None]
+        if loop.stream is not None:
+            accepted = loop.stream.accepted_window(max_steps, cls)
+        else:
+            u = rng.random((max_steps, 1, k)) if shape.shared else rng.random((max_steps, b, k))
+            accepted = np.cumprod(u < shape.conditional[cls, :k][None, :, :], axis=2).sum(axis=2)
+            if not shape.always_proposes:  # shared draws: the whole batch drafts, or none of it
+                self.proposes = (rng.random((max_steps, 1))[:, 0] < shape.proposal_rate[cls[0]]).astype(np.int64)
+                accepted *= self.proposes[:, None]
         self.accepted = accepted
-        # Only as many steps as keep every request q + 1 tokens short of its end before each step.
-        owed_min = min(s.out_len - s.generated for s in dec) - self.q - 1
-        if (max_steps - 1) * (k + 1) > owed_min:
-            cum = np.cumsum(accepted + 1, axis=0)
-            self.cum = cum
-            owed = np.array([s.out_len - s.generated for s in dec], dtype=np.int64) - self.q - 1
-            over = (cum[:-1] > owed).any(axis=1)
-            if over.any():
-                self.steps = int(np.argmax(over)) + 1
+        # Only as many steps as keep every request q + 1 tokens short of its end before each step: step t + 1
+        # may run while each request emitted at most what it owes less q + 1 through step t.
+        owed = [s.out_len - s.generated - self.q - 1 for s in dec]
+        if max_steps > 1 and (max_steps - 1) * (k + 1) > min(owed):
+            cum = self.cum()
+            through = cum[max_steps - 2].tolist()
+            for i, (a, limit) in enumerate(zip(through, owed, strict=True)):
+                if a + max_steps - 1 > limit:  # this request would run short before the window ends
+                    column = cum[: self.steps - 1, i].tolist()
+                    short = next((t for t, c in enumerate(column) if c + t + 1 > limit), None)
+                    if short is not None:
+                        self.steps = short + 1
 
-    def _cum(self) -> np.ndarray:
-        if self.cum is None:
+    def cum(self) -> np.ndarray:
+        if self._cum is None:
             assert self.accepted is not None
-            self.cum = np.cumsum(self.accepted + 1, axis=0)
-        return self.cum
+            self._cum = self.accepted.cumsum(axis=0)
+        return self._cum
+
+    def single_duration(self, t_first: float, ctx: list[int]) -> float:
+        """The one step's time (a plain decode step where a lookup found nothing to draft)."""
+        if self.proposes is not None and not self.proposes[0]:
+            return self.loop._uniform_step(1, ctx, [s.last_q for s in self.dec], 0)
+        return t_first
 
     def durations(self, t_first: float, ctx: list[int]) -> np.ndarray:
-        """Step times over the window, evaluated at its first and last step and interpolated linearly between."""
+        """Step times over the window (2+ steps), evaluated at its first and last step and interpolated linearly
+        between."""
         loop, dec, k, q, n = self.loop, self.dec, self.k, self.q, self.steps
-        plain_too = self.proposes is not None and not self.proposes[:n].all()  # no draft: a plain decode step
-        if n == 1:
-            return np.array([loop._uniform_step(1, ctx, [s.last_q for s in dec], 0) if plain_too else t_first])
         if self.accepted is None:
-            before = [n - 1] * len(dec)
+            ctx_last = [c + n - 1 for c in ctx]
             prev = [1] * len(dec)
         else:
-            before = self._cum()[n - 2].tolist()
-            prev = (self.accepted[n - 2] + 1).tolist()
-        ctx_last = [c + e for c, e in zip(ctx, before, strict=True)]
+            ctx_last = [c + a + n - 1 for c, a in zip(ctx, self.cum()[n - 2].tolist(), strict=True)]
+            prev = [a + 1 for a in self.accepted[n - 2].tolist()]
         durations = linspace(t_first, loop._uniform_step(q, ctx_last, prev, k), n)
-        if plain_too:
-            assert self.proposes is not None
+        if self.proposes is not None and not self.proposes[:n].all():  # no draft: a plain decode step
             first = loop._uniform_step(1, ctx, [s.last_q for s in dec], 0)
             plain = linspace(first, loop._uniform_step(1, ctx_last, prev, 0), n)
             durations = np.where(self.proposes[:n] > 0, durations, plain)
@@ -418,26 +470,60 @@ class _Window:
         st, b = loop.st, len(dec)
         t = st.tally
         t.steps += steps
-        gaps = np.repeat(durations[:steps], b)
-        gaps[:b] = [first_end_s - s.last_emit for s in dec]
-        classes = np.tile(np.array([s.cls for s in dec], dtype=np.int64), steps) if t.itl.with_classes else None
+        gaps = durations[:steps].repeat(b)
+        for i, s in enumerate(dec):
+            gaps[i] = first_end_s - s.last_emit
+        classes = np.array([s.cls for s in dec] * steps, dtype=np.int64) if t.itl.with_classes else None
         if self.accepted is None:
             t.itl.add_arrays(gaps, None, classes)
-            totals, last_q = [steps] * b, [1] * b
+            for s in dec:
+                s.generated += steps
+                s.computed += steps
+                s.last_q = 1
+                s.last_emit = last_end_s
         else:
             accepted = self.accepted[:steps]
             emitted = (accepted + 1).ravel()
-            t.itl.add_arrays(gaps / emitted, emitted, classes)
+            gaps /= emitted
+            t.itl.add_arrays(gaps, emitted, classes)
             drafted = steps if self.proposes is None else int(self.proposes[:steps].sum())
             t.drafts += drafted * b
             t.draft_tokens += drafted * b * k
             t.add_accepted(accepted)
-            totals = self._cum()[steps - 1].tolist()
-            last_q = (accepted[steps - 1] + 1).tolist()
-        for s, total, lq in zip(dec, totals, last_q, strict=True):
-            s.generated += total
-            s.computed += total
-            s.last_q = lq
-            s.last_emit = last_end_s
+            last = accepted[steps - 1].tolist()
+            for s, total, a in zip(dec, self.cum()[steps - 1].tolist(), last, strict=True):
+                s.generated += total + steps
+                s.computed += total + steps
+                s.last_q = a + 1
+                s.last_emit = last_end_s
         st.elapse(last_end_s - st.now)
-        st.last_step_s = float(durations[steps - 1])
+        st.last_step_s = durations.item(steps - 1)
+
+    def apply_one(self, duration: float, end_s: float) -> None:
+        """:meth:`apply` for a window of one step, on plain Python values."""
+        loop, dec, k = self.loop, self.dec, self.k
+        st = loop.st
+        t = st.tally
+        t.steps += 1
+        itl = t.itl
+        values, weights, classes, with_classes = itl.values, itl.weights, itl.classes, itl.with_classes
+        accepted = [0] * len(dec) if self.accepted is None else self.accepted[0].tolist()
+        if k > 0:
+            drafted = 1 if self.proposes is None else int(self.proposes[0])
+            t.drafts += drafted * len(dec)
+            t.draft_tokens += drafted * len(dec) * k
+            hist = t.accepted_hist
+            for a in accepted:
+                hist[a] += 1
+        for s, a in zip(dec, accepted, strict=True):
+            e = a + 1
+            values.append((end_s - s.last_emit) / e)
+            weights.append(e)
+            if with_classes:
+                classes.append(s.cls)
+            s.generated += e
+            s.computed += e
+            s.last_q = e
+            s.last_emit = end_s
+        st.elapse(end_s - st.now)
+        st.last_step_s = duration

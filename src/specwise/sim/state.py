@@ -105,7 +105,7 @@ class ItlLog:
 class Tally:
     """Counters over the run (vLLM's spec-decode counters, as the simulated server would report them).
     ``accepted_hist[a]``: sequence-steps that accepted a draft tokens (the per-position counters and the accepted
-    total follow from it)."""
+    total follow from it); arrays of counts given to :meth:`add_accepted` are counted into it lazily."""
 
     itl: ItlLog
     accepted_hist: list[int]
@@ -113,20 +113,35 @@ class Tally:
     drafts: int = 0
     draft_tokens: int = 0
     busy_s: float = field(default=0.0)
+    _pending: list[IntArray] = field(default_factory=list)
+    _pending_size: int = 0
 
     @property
     def accepted(self) -> int:
+        self._count_pending()
         return sum(a * n for a, n in enumerate(self.accepted_hist))
 
     def per_position(self, width: int) -> IntArray:
         """Sequence-steps that accepted position i (1-based i = 1..width): those that accepted at least i."""
+        self._count_pending()
         hist = self.accepted_hist
         return np.array([sum(hist[i + 1 :]) for i in range(width)], dtype=np.int64)
 
     def add_accepted(self, counts: IntArray) -> None:
         """Accepted counts of many sequence-steps at once."""
-        for a, n in enumerate(np.bincount(counts.ravel(), minlength=len(self.accepted_hist)).tolist()):
+        self._pending.append(counts)
+        self._pending_size += counts.size
+        if self._pending_size > FLUSH_SAMPLES * 16:
+            self._count_pending()
+
+    def _count_pending(self) -> None:
+        if not self._pending:
+            return
+        flat = np.concatenate([c.ravel() for c in self._pending])
+        for a, n in enumerate(np.bincount(flat, minlength=len(self.accepted_hist)).tolist()):
             self.accepted_hist[a] += n
+        self._pending.clear()
+        self._pending_size = 0
 
 
 class SimState:
@@ -137,6 +152,7 @@ class SimState:
     def __init__(self, requests: RequestTable, max_k: int, with_classes: bool) -> None:
         n = requests.size
         self.requests = requests
+        self.size = n  # requests in the run
         self.arrival: FloatArray = requests.arrival_s.astype(np.float64, copy=True)
         self.prompt = requests.prompt_tokens
         self.next_to_assign = n  # closed loop: the next request whose arrival is a finish
@@ -166,16 +182,13 @@ class SimState:
         self.last_step_s = 0.0
         self.tally = Tally(ItlLog(with_classes), [0] * (max(0, max_k) + 1))
 
-    @property
-    def size(self) -> int:
-        return self.requests.size
-
     def admit_arrivals(self) -> None:
         """Requests whose arrival time has come join the waiting queue, in arrival order."""
-        n, arrival = self.size, self.arrival_list
-        while self.next_arrival < n and arrival[self.next_arrival] <= self.now:
-            self.waiting.append(self.next_arrival)
-            self.next_arrival += 1
+        nxt, n, arrival, now = self.next_arrival, self.size, self.arrival_list, self.now
+        while nxt < n and arrival[nxt] <= now:
+            self.waiting.append(nxt)
+            nxt += 1
+        self.next_arrival = nxt
 
     def next_arrival_s(self) -> float:
         return self.arrival_list[self.next_arrival] if self.next_arrival < self.size else math.inf

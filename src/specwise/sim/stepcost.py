@@ -36,6 +36,7 @@ class StepCost:
         t, d = self.target, self.draft
         exact = isinstance(t, TotalsPredictor) and t.totals_exact
         exact = exact and (d is None or (isinstance(d, TotalsDraftCost) and d.totals_exact))
+        exact = exact and type(self.overhead) is EngineOverhead  # its step_s and speculation_s are inlined below
         object.__setattr__(self, "totals", exact)
         if exact:
             object.__setattr__(self, "_target_totals", t)
@@ -74,11 +75,12 @@ class StepCost:
         :mod:`specwise.perfmodel.predictor` defines them) and the ``decoding`` sequences' draft catch-up
         (``draft_q`` tokens over ``draft_ctx``, ``draft_pairs``)."""
         verify = self._target_totals.step_time_totals(num_seqs, batched_tokens, kv_tokens, pairs, logit_rows)
-        step = verify + self.overhead.step_s(num_seqs)
+        o = self.overhead
+        step = verify + (o.base_s + o.per_seq_s * num_seqs)  # o.step_s, inlined
         draft = self._draft_totals
         if draft is not None and k > 0 and decoding:
             step += draft.propose_time_totals(decoding, draft_q, draft_ctx, draft_pairs, k, verify)
-            step += self.overhead.speculation_s(k * decoding, verify)
+            step += o.per_draft_token_s * (k * decoding) + o.rejection_fraction * verify  # o.speculation_s
         return step
 
     def draft_prefill_totals(self, chunks: int, query_tokens: int, context_tokens: int, pairs: int) -> float:
