@@ -73,7 +73,7 @@ def main() -> None:
                 )
     linearity = _linearity(rows)
     for cell, ratio in linearity.items():
-        print(f"{cell}: CPU s per request at {max(args.sizes)} / at {min(args.sizes)}: {ratio:.2f}")
+        print(f"{cell}: CPU s per request at {max(args.sizes)} requests / at 10,000 (1.0: linear): {ratio:.2f}")
     sc = load_scenario(SCENARIO)
     qps = tuple(float(q) for q in np.geomspace(0.5, 16, 10).round(2))
     sc = replace(sc, sweep=replace(sc.sweep, qps=qps, k_values=tuple(range(9)), num_requests=1000))
