@@ -6,6 +6,8 @@ what to do instead. The CLI prints that line and exits non-zero; it never shows 
 for a ``SpecwiseError``.
 """
 
+import re
+
 
 class SpecwiseError(Exception):
     """An error caused by the user's input, reported as one clear line."""
@@ -38,3 +40,27 @@ class FieldNames:
 
 
 CLI_FLAGS = FieldNames()
+
+
+def redact_url(url: str) -> str:
+    """The URL with any ``user:password@`` replaced by ``***@`` (for messages, logs and stored results)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    if "@" not in parts.netloc:
+        if "@" in url and not parts.netloc:  # "user:pass@host/..." (no "//"): hide up to the last "@"
+            return "***@" + url.rsplit("@", 1)[1]
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+
+
+_USERINFO_IN_TEXT = re.compile(r"(?<=://)[^/\s@]+@")
+
+
+def redact_text(text: str) -> str:
+    """Every URL userinfo (``user:password@``) in free ``text`` (an exception message) replaced by ``***@``."""
+    return _USERINFO_IN_TEXT.sub("***@", text)

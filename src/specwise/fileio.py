@@ -3,6 +3,7 @@ then rename), with errors that say what went wrong with the destination."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -14,23 +15,113 @@ from specwise.errors import SpecwiseError
 def write_text_atomic(path: Path, text: str) -> None:
     """``path`` holds ``text`` entirely, or is left as it was; a missing, read-only or full destination is one
     line naming it."""
-    if path.is_dir():
-        raise SpecwiseError(f"{path}: is a directory; give a file name")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = _tmp(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _check_destination(path)
         with tmp.open("w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         tmp.replace(path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        _discard(tmp)
         raise SpecwiseError(f"{path}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _discard(tmp)
         raise
+
+
+def _discard(tmp: Path) -> None:
+    with contextlib.suppress(OSError):
+        tmp.unlink()
 
 
 def write_json_atomic(path: Path, doc: Any) -> None:
     write_text_atomic(path, json.dumps(doc, indent=2, allow_nan=False) + "\n")
+
+
+def write_files_atomic(files: dict[Path, bytes]) -> None:
+    """Write a set of files all-or-nothing: every one goes to a temp file first; only when all are written are
+    they renamed into place. On failure none of the set is left (a previous set in place stays as it was)."""
+    done: list[Path] = []
+    try:
+        for path in files:
+            _check_destination(path)
+        for path, data in files.items():
+            tmp = _tmp(path)
+            done.append(tmp)
+            with tmp.open("wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        for path in files:
+            _tmp(path).replace(path)
+    except OSError as exc:
+        for tmp in done:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        raise SpecwiseError(
+            f"{exc.filename or next(iter(files)).parent}: cannot write ({exc.strerror or exc})"
+        ) from None
+
+
+def _tmp(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def _check_destination(path: Path) -> None:
+    """A clear line for a destination that cannot be a file: a directory, or a parent that is a file."""
+    if path.is_dir():
+        raise SpecwiseError(f"{path}: is a directory; give a file name")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise SpecwiseError(f"{parent}: is a file, not a directory")
+            break
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def check_output_dir(path: Path) -> None:
+    """Fail early (before any work) when ``path`` cannot become a directory of outputs."""
+    if path.exists() and not path.is_dir():
+        raise SpecwiseError(f"{path}: is a file, not a directory (give a directory for the outputs)")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise SpecwiseError(f"{parent}: is a file, not a directory")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise SpecwiseError(f"{parent}: not writable")
+            return
+
+
+def read_bytes_bounded(path: Path, max_bytes: int, what: str) -> bytes:
+    """The bytes of ``path`` if it is a readable file of at most ``max_bytes``; one line naming the file otherwise.
+    Never reads more than ``max_bytes + 1`` (``/dev/zero`` or a stray multi-GB file is refused, not loaded)."""
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise SpecwiseError(f"{path}: no such {what} file") from None
+    except IsADirectoryError:
+        raise SpecwiseError(f"{path}: is a directory, expected a {what} file") from None
+    except OSError as exc:
+        raise SpecwiseError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(raw) > max_bytes:
+        limit = f"{max_bytes // 2**20} MiB" if max_bytes >= 2**20 else f"{max_bytes:,} bytes"
+        raise SpecwiseError(f"{path}: larger than {limit}; not a {what} file")
+    return raw
+
+
+def read_text_bounded(path: Path, max_bytes: int, what: str) -> str:
+    raw = read_bytes_bounded(path, max_bytes, what)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecwiseError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); not a {what} file") from None
+
+
+def check_output_file(path: Path) -> None:
+    """Fail early (before any work) when ``path`` cannot be written as a file."""
+    if path.is_dir():
+        raise SpecwiseError(f"{path}: is a directory; give a file name")
+    check_output_dir(path.parent)

@@ -89,7 +89,7 @@ def test_int4_target_warns_about_acceptance() -> None:
 def test_profile_evidence_replaces_the_prior(tmp_path: Path) -> None:
     profile = {
         "method": "ngram",
-        "target": "t",
+        "target": "meta-llama/Llama-3.1-70B-Instruct",
         "draft": None,
         "results": [
             {

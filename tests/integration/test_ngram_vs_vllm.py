@@ -8,6 +8,7 @@ import os
 import random
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ def test_ngram_proposals_equal_vllms() -> None:
             pytest.fail("no .venv-vllm: run 'make vllm'")
         pytest.skip("no .venv-vllm")
     rng = random.Random(7)
-    cases = []
+    cases: list[dict[str, Any]] = []
     for _ in range(400):
         n = rng.randint(1, 60)
         lo = rng.randint(1, 4)

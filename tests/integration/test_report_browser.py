@@ -63,5 +63,5 @@ def test_report_renders_in_chromium(example: str, tmp_path: Path) -> None:
         browser.close()
     assert errors == []
     assert len(images) >= 4 and all(ok and width > 200 for _, ok, width in images), images
-    assert doc["headline"] in headline
+    assert doc.headline in headline
     assert shot.stat().st_size > 50_000

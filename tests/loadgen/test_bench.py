@@ -308,6 +308,7 @@ def test_sweep_probes_then_spreads_rates(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_progress_reports_live_acceptance(tmp_path: Path) -> None:
     seen: list[float | None] = []
+    counts: list[int] = []
     with MockServer(MockBehaviour(ttft_s=0.01, chunk_interval_s=0.05, tokens_per_chunk=3)) as server:
         plan = _plan(server.url, [20.0], 12, max_tokens=22)  # 1 + 7 full verification chunks of 3
         asyncio.run(
@@ -316,9 +317,10 @@ def test_progress_reports_live_acceptance(tmp_path: Path) -> None:
                 ResultStore(tmp_path / "p.sqlite"),
                 "p",
                 live_interval_s=0.2,
-                progress=lambda lv, done, total, acc: seen.append(acc),
+                progress=lambda lv, done, total, acc: (seen.append(acc), counts.append(done)),
             )
         )
-    assert len(seen) == 12
+    # one call per commit (a batch can hold several records): counts rise to every request
+    assert counts == sorted(counts) and counts[-1] == 12 and len(set(counts)) == len(counts)
     live = [a for a in seen if a is not None]
     assert live and all(a == pytest.approx(0.5) for a in live)  # 2 of 4 drafts accepted per step

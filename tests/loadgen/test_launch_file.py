@@ -12,7 +12,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "launch" / "smollm2
 
 def test_shipped_launch_file_and_command(tmp_path: Path) -> None:
     launch = load_launch_file(EXAMPLE)
-    assert [c.name for c in launch.configs] == ["baseline", "ngram-k4", "draft-k4"]
+    assert [c.name for c in launch.configs] == ["baseline", "ngram-k4", "truncated-draft-k4"]
     server = EngineServer(launch, launch.configs[1], tmp_path / "log")
     cmd = server.command()
     assert cmd[1:3] == ["-m", "vllm.entrypoints.openai.api_server"]
@@ -23,11 +23,15 @@ def test_shipped_launch_file_and_command(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ('served_model_name = "m"\n[[config]]\nname = "a"\n', "required field 'model'"),
+        ('served_model_name = "m"\n[[config]]\nname = "a"\n', "launch file.model: required field is missing"),
         ('model = "m"\nconfig = []\n', "at least one configuration"),
         ('model = "m"\n[[config]]\nname = "a"\n[[config]]\nname = "a"\n', "duplicate 'a'"),
         ('model = "m"\n[[config]]\nname = "a"\nspeculative_config = 3\n', "must be a table"),
-        ("model = [", "cannot read launch file"),
+        ("model = [", "invalid TOML"),
+        ('model = "m"\nextra_args = ["--host", "0.0.0.0"]\n[[config]]\nname = "a"\n', "set allow_remote = true"),
+        ('model = "m"\n[[config]]\nname = "a"\nextra_args = ["--trust-remote-code"]\n', "trust_remote_code = true"),
+        ('model = "m"\nstartup_timeout_s = inf\n[[config]]\nname = "a"\n', "finite"),
+        ('model = "m"\nport = 3\n[[config]]\nname = "a"\n', r"unknown key\(s\): port"),
     ],
 )
 def test_bad_launch_files(tmp_path: Path, text: str, fragment: str) -> None:
@@ -46,3 +50,74 @@ def test_missing_vllm_environment_is_a_clear_error(tmp_path: Path) -> None:
         EngineServer(launch, ServerConfig("a"), tmp_path / "log"),
     ):
         pass
+
+
+def test_opt_ins_allow_a_remote_bind_and_remote_code(tmp_path: Path) -> None:
+    f = tmp_path / "l.toml"
+    f.write_text(
+        'model = "m"\nallow_remote = true\ntrust_remote_code = true\n'
+        'extra_args = ["--host", "0.0.0.0", "--trust-remote-code"]\n[[config]]\nname = "a"\n'
+    )
+    assert "--trust-remote-code" in load_launch_file(f).extra_args
+
+
+_FAKE_ENGINE = """#!{python}
+import sys, time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+port = int(sys.argv[sys.argv.index("--port") + 1])
+print("INFO loading weights", flush=True)
+time.sleep({delay})
+print("INFO weights loaded; warming up", flush=True)
+time.sleep(0.5)
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.end_headers()
+    def log_message(self, *a):
+        pass
+HTTPServer(("127.0.0.1", port), H).serve_forever()
+"""
+
+
+def _fake_launch(tmp_path: Path, delay_s: float) -> Path:
+    import os
+    import sys
+
+    exe = tmp_path / "python"
+    exe.write_text(_FAKE_ENGINE.format(python=sys.executable, delay=delay_s))
+    os.chmod(exe, 0o755)
+    f = tmp_path / "l.toml"
+    f.write_text(f'model = "m"\npython = "{exe}"\n[[config]]\nname = "a"\n')
+    return f
+
+
+def test_startup_reports_elapsed_time_and_the_log_tail(tmp_path: Path) -> None:
+    launch = load_launch_file(_fake_launch(tmp_path, 1.5))
+    seen: list[tuple[float, str]] = []
+    with EngineServer(launch, ServerConfig("a"), tmp_path / "log", lambda t, line: seen.append((t, line))) as url:
+        assert url.startswith("http://127.0.0.1:")
+    assert seen and seen[0][0] < 2.0  # the first report comes within a second or two
+    assert [t for t, _ in seen] == sorted(t for t, _ in seen)
+    assert {"INFO loading weights", "INFO weights loaded; warming up"} & {line for _, line in seen}
+
+
+def test_interrupted_startup_leaves_no_server_behind(tmp_path: Path) -> None:
+    launch = load_launch_file(_fake_launch(tmp_path, 60))
+
+    def interrupt(elapsed_s: float, line: str) -> None:
+        if elapsed_s > 1.0:
+            raise KeyboardInterrupt
+
+    server = EngineServer(launch, ServerConfig("a"), tmp_path / "log", interrupt)
+    with pytest.raises(KeyboardInterrupt), server:
+        pass
+    assert server.proc is not None and server.proc.poll() is not None  # stopped, not orphaned
+
+
+def test_bench_launch_shows_startup_outside_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from specwise.cli import main
+
+    argv = ["bench", "--launch", str(_fake_launch(tmp_path, 0.5)), "--rates", "5", "--requests-per-level", "1"]
+    code = main([*argv, "--db", str(tmp_path / "r.sqlite"), "--metrics-url", "none"])
+    err = capsys.readouterr().err
+    assert code == 2  # the fake engine serves only /health: every request fails, said after the table
+    assert err.splitlines()[0].startswith("starting vllm serve (a): 0 s")

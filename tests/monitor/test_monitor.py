@@ -80,7 +80,7 @@ def test_monitor_once_against_the_mock(capsys: pytest.CaptureFixture[str]) -> No
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["monitor", "--url", "localhost:8000", "--once"], "expected http://HOST:PORT/metrics"),
+        (["monitor", "--url", "localhost:8000", "--once"], "expected http://HOST:PORT"),
         (["monitor", "--url", "http://127.0.0.1:9/metrics", "--once", "--interval", "0.1"], "scrape failed"),
         (["monitor", "--url", "http://127.0.0.1:9/metrics", "--interval", "-1"], "expected a number > 0"),
     ],

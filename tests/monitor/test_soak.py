@@ -114,3 +114,23 @@ def test_fault_episodes_are_reported_once_each() -> None:
         evaluate_once([target], Thresholds(), None, json_lines(log), clock=lambda: next(clock), fetch=fetch)
     events = [json.loads(line)["event"] for line in log.getvalue().splitlines()]
     assert events == ["target_down", "target_up", "target_down", "target_up"]
+
+
+def test_short_soak_against_misbehaving_servers(tmp_path: Path) -> None:
+    """bench/monitor_soak.py for 20 s (the committed result is its 10-minute run): the real CLI against slowloris,
+    a 50 MB page, NaN/negative/inf values and a healthy real page -- healthy windows on time, RSS bounded, each
+    fault reported once, /api/state strict JSON, the run ending by itself."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "bench" / "monitor_soak.py"
+    out = tmp_path / "soak.json"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--duration", "20", "--interval", "1", "--slack", "1.5", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    doc = json.loads(out.read_text())
+    assert doc["passed"], (doc["checks"], proc.stderr[-2000:])
+    assert proc.returncode == 0

@@ -10,7 +10,7 @@ from specwise.profiler.settings import ProfileSettings, parse_k_values, parse_te
 def test_parse_k_values() -> None:
     assert parse_k_values("1-4") == (1, 2, 3, 4)
     assert parse_k_values("4,1,2,2") == (1, 2, 4)
-    for bad in ("0", "0-3", "a", "5-2", "17"):
+    for bad in ("0", "0-3", "a", "5-2", "17", "1-3000000000", "1-99999999999999999999"):
         with pytest.raises(SpecwiseError, match="--k"):
             parse_k_values(bad)
 

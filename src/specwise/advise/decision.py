@@ -117,7 +117,11 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult) -> _Verdict:
     )
     sure = {q: s * (1.0 - band) >= minimum for q, s in gains.items()}
     if all(sure.values()):
-        return _Verdict("enable", k_op, f"pays at every simulated load up to {max(gains):g} QPS: {ev_sim}", ev_sim)
+        reason = (
+            f"clears {minimum:g}x at every simulated load up to {max(gains):g} QPS, even at the low end of the band; "
+            f"at the operating {op:g} QPS: {ev_sim}"
+        )
+        return _Verdict("enable", k_op, reason, ev_sim)
     if sure[op]:
         limit = sim.crossover_qps or min(q for q, s in gains.items() if s * (1.0 - band) < minimum)
         schedule = tuple(_schedule_for(sim, sc, minimum))
@@ -132,14 +136,13 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult) -> _Verdict:
         )
         return _Verdict("enable_below", k_op, reason, ev_sim, schedule, tuple(checks))
     if s_op >= minimum:
-        reason = (
-            f"at the operating {op:g} QPS the {ev_sim} clears {minimum:g}x but its pessimistic end does not: "
-            "measure it on your server before enabling"
-        )
+        reason = f"at the operating {op:g} QPS: {ev_sim}; it clears {minimum:g}x, the low end of its band does not"
         return _Verdict("measure_first", k_op, reason, ev_sim)
     paying = [q for q, s in gains.items() if s >= minimum]
-    reason = f"does not pay at the operating {op:g} QPS: {ev_sim}" + (
-        f"; it would pay at {', '.join(f'{q:g}' for q in paying)} QPS" if paying else "; it pays at no simulated load"
+    reason = f"below {minimum:g}x at the operating {op:g} QPS: {ev_sim}" + (
+        f"; it would clear {minimum:g}x at {', '.join(f'{q:g}' for q in paying)} QPS"
+        if paying
+        else f"; it clears {minimum:g}x at no simulated load"
     )
     return _Verdict("disable", 0, reason, ev_sim, tuple(_schedule_for(sim, sc, minimum)) if paying else ())
 
@@ -186,7 +189,8 @@ def evaluate_candidate(
     processes: int | None = None,
     progress: Progress | None = None,
 ) -> CandidateAdvice:
-    evidence = resolve_evidence(inputs, c, profiles, benches)
+    notes: list[str] = []
+    evidence = resolve_evidence(inputs, c, profiles, benches, notes)
     sc = scenario_for(inputs, c, evidence)
     plan = sc.memory_plan
     unfit = CandidateAdvice(
@@ -196,7 +200,7 @@ def evaluate_candidate(
         drafting=c.drafting,
         memory=plan.to_dict(),
         evidence=tuple(EvidenceUsed(e.workload, e.kind, e.source, e.model.per_position(8)) for e in evidence),
-        warnings=sc.warnings,
+        warnings=tuple(notes) + sc.warnings,
         decision_metric=sc.decision_metric,
         verdict="does_not_fit",
         k=0,
@@ -284,7 +288,7 @@ def advise(
         headline=headline,
         recommended=recommended,
         reason=reason,
-        assumed_acceptance_for=tuple(sorted({e.workload for r in results for e in r.evidence if e.kind == "assumed"})),
+        assumed_acceptance_for=tuple(sorted({e.workload for e in top.evidence if e.kind == "assumed"})),
         ranking=tuple(r.candidate for r in ranked),
         candidates=tuple(results),
         serve=_serve(inputs, top, spec, eng),

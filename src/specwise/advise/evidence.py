@@ -6,7 +6,7 @@ candidate's ``profile``) > given in the scenario (``acceptance`` / ``per_positio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,41 +30,96 @@ class Evidence:
 
 
 def names_match(candidate_draft: str | None, doc_draft: str | None) -> bool:
-    """The same draft checkpoint, by the last part of its name or path (case, '_' vs '-' ignored)."""
+    """The same checkpoint, by the last part of its name or path (case, '_' vs '-' ignored); a variant whose name
+    extends the other's at a '-' (``Llama-3.1-8B-Instruct`` / ``Llama-3.1-8B-Instruct-FP8``) counts as the same."""
     if not candidate_draft or not doc_draft:
         return False
     a = Path(candidate_draft.rstrip("/")).name.lower().replace("_", "-")
     b = Path(doc_draft.rstrip("/")).name.lower().replace("_", "-")
-    return a == b or a in b or b in a
+    short, long = sorted((a, b), key=len)
+    return a == b or (len(short) >= 3 and (long.startswith(short + "-") or long.endswith("-" + short)))
 
 
-def profile_for(candidate: Candidate, profiles: Sequence[ProfileDoc]) -> ProfileDoc | None:
+def profile_for(
+    candidate: Candidate, profiles: Sequence[ProfileDoc], target: str | None = None, notes: list[str] | None = None
+) -> ProfileDoc | None:
     """The profile measuring this candidate: same (profile) method; for model drafts the same draft (by name), or
-    the only profile given when it is the only one."""
+    the only profile given when it is the only one; the same target and, for n-gram, the same lookup bounds when
+    ``target`` is given. Profiles refused for a mismatch are said in ``notes``."""
     method = candidate.method.profile_as
     same = [p for p in profiles if p.method == method]
     if method == "draft_model":
         same = [p for p in same if names_match(candidate.speculation.draft, p.draft)] or (
             same if len(same) == 1 and len(profiles) == 1 else []
         )
-    return same[0] if same else None
+    if target is None:
+        return same[0] if same else None
+    for p in same:
+        why = _mismatch(candidate, target, p.target, p.prompt_lookup)
+        if why is None:
+            return p
+        if notes is not None:
+            notes.append(f"profile {p.name} not used for {candidate.label}: {why}")
+    return None
 
 
-def bench_for(candidate: Candidate, benches: Sequence[BenchDoc]) -> MeasuredAcceptance | None:
-    """Measured per-position acceptance of a launched config with the candidate's method (pooled over levels)."""
+def _mismatch(
+    candidate: Candidate, target: str, measured_target: str | None, lookup: tuple[int, int] | None
+) -> str | None:
+    """Why measured acceptance does not describe this candidate (None: it does)."""
+    if measured_target and not names_match(target, measured_target):
+        return f"it measured target {measured_target}, the deployment serves {target}"
+    wanted = candidate.speculation.prompt_lookup
+    if wanted is not None and lookup is not None and tuple(lookup) != tuple(wanted):
+        return f"its n-gram lookup was {lookup[0]}-{lookup[1]}, the candidate's is {wanted[0]}-{wanted[1]}"
+    return None
+
+
+def _lookup_bounds(spec: Mapping[str, object], where: str) -> tuple[int, int] | None:
+    """The (min, max) n-gram lookup of a launched speculative config; one bound stands for both when alone."""
+    bounds = []
+    for key in ("prompt_lookup_min", "prompt_lookup_max"):
+        value = spec.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 1024):
+            raise SpecwiseError(f"{where}: speculative_config.{key} = {value!r} is not an n-gram size in 1..1024")
+        bounds.append(value)
+    lo, hi = bounds
+    if lo is None and hi is None:
+        return None
+    return (lo if lo is not None else hi or 0, hi if hi is not None else lo or 0)
+
+
+def bench_for(
+    candidate: Candidate, benches: Sequence[BenchDoc], target: str | None = None, notes: list[str] | None = None
+) -> MeasuredAcceptance | None:
+    """Measured per-position acceptance of a launched config with the candidate's method (pooled over levels), from
+    a run of the same target (and n-gram lookup bounds); refused runs are said in ``notes``."""
     for doc in benches:
         measured = doc.measured_acceptance(candidate.method.name, candidate.speculation.draft, names_match)
-        if measured is not None:
+        if measured is None:
+            continue
+        cfg = next(c for c in doc.configs if c.name == measured.config)
+        spec = cfg.speculative_config or {}
+        lookup = _lookup_bounds(spec, f"{doc.name}: config {cfg.name!r}")
+        why = _mismatch(candidate, target, doc.model, lookup) if target is not None else None
+        if why is None:
             return measured
+        if notes is not None:
+            notes.append(f"bench {doc.name} config {cfg.name!r} not used for {candidate.label}: {why}")
     return None
 
 
 def resolve_evidence(
-    inputs: AdviseInputs, candidate: Candidate, profiles: Sequence[ProfileDoc], benches: Sequence[BenchDoc]
+    inputs: AdviseInputs,
+    candidate: Candidate,
+    profiles: Sequence[ProfileDoc],
+    benches: Sequence[BenchDoc],
+    notes: list[str] | None = None,
 ) -> list[Evidence]:
     out = []
-    measured = bench_for(candidate, benches)
-    prof = profile_for(candidate, profiles)
+    target = inputs.deployment.target
+    measured = bench_for(candidate, benches, target, notes)
+    prof = profile_for(candidate, profiles, target, notes)
     given = candidate.given
     if prof is None and given is not None and given.profile is not None:
         prof = given.profile
@@ -76,7 +131,10 @@ def resolve_evidence(
                 picked = prof.pick(w.name, w.task, w.temperature, candidate.drafting)
             except DocumentError as exc:
                 raise SpecwiseError(f"[[candidate]] {candidate.label!r}: {exc}") from None
-            out.append(Evidence(w.name, "profiled", picked.source, picked.model))
+            source = picked.source
+            if abs(picked.result.temperature - w.temperature) > 0.25:
+                source += f" -- profiled at T={picked.result.temperature:g}, the workload runs at T={w.temperature:g}"
+            out.append(Evidence(w.name, "profiled", source, picked.model))
         elif given is not None and given.model is not None:
             out.append(Evidence(w.name, "given", "given in the scenario", given.model))
         else:

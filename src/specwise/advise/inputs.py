@@ -77,7 +77,8 @@ def parse_inputs(data: Mapping[str, Any], file: str, base_dir: Path) -> AdviseIn
     unknown = set(data) - {"name", "deployment", "advise", "sweep", "workload", "candidate"}
     if unknown:
         hint = (
-            " ([speculation] belongs in a simulate scenario; an advise scenario lists [[candidate]] tables)"
+            ": this looks like a `specwise simulate` scenario ([speculation]); advise takes [[candidate]] tables, "
+            "one per method to compare -- see examples/advise/ (or run specwise simulate on this file)"
             if "speculation" in unknown
             else ""
         )

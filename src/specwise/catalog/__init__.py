@@ -131,12 +131,24 @@ def _lookup_model(model_id: str) -> CatalogModel:
     raise SpecwiseError(f"unknown model {model_id!r}: not a local path and not in the catalog{hint}")
 
 
+MAX_NAME_CHARS = 4096  # PATH_MAX; no catalog id or path is longer
+
+
 def resolve_model(name_or_path: str) -> ModelSpec:
     """A local HF directory / config.json / GGUF file, else a catalog id."""
     if not name_or_path or not name_or_path.strip():
         raise SpecwiseError("model: empty name; give a catalog id (see 'specwise models') or a local path")
+    if len(name_or_path) > MAX_NAME_CHARS or "\x00" in name_or_path:
+        shown = name_or_path[:60].replace("\x00", "\\0")
+        raise SpecwiseError(f"model {shown!r}...: not a model name or path (too long or a NUL byte)")
     path = Path(name_or_path).expanduser()
-    if path.exists():
+    try:
+        local = path.exists()
+    except OSError as exc:  # a name no file system holds (a component over NAME_MAX, ...): not a path
+        if name_or_path.startswith((".", "/", "~")):
+            raise SpecwiseError(f"{name_or_path[:60]}...: not a usable path ({exc.strerror})") from None
+        local = False
+    if local:
         return load_local_model(path)
     if name_or_path.endswith((".gguf", ".json")) or name_or_path.startswith((".", "/", "~")):
         raise SpecwiseError(f"{name_or_path}: no such file or directory")

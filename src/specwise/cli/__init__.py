@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from specwise import __version__
 from specwise.cli import (
@@ -21,7 +22,7 @@ from specwise.cli import (
     speedup,
     validate,
 )
-from specwise.cli.common import EXIT_USAGE, Parser, UsageError
+from specwise.cli.common import EXIT_INTERNAL, EXIT_USAGE, Parser, UsageError
 from specwise.errors import SpecwiseError
 
 _COMMANDS = (
@@ -78,6 +79,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError:
+        print(
+            f"specwise {args.command}: error: out of memory (the input asks for more than this machine has)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+    except Exception as exc:  # a bug, never the user's "no": one line, the traceback in a file, exit 3
+        where = crash_report(args.command, argv)
+        print(
+            f"specwise {args.command}: internal error: {type(exc).__name__}: {exc} (a bug; traceback in {where})",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+def crash_report(command: str, argv: Sequence[str] | None) -> str:
+    """Write the current exception's traceback under the cache directory; the path, or a note if it failed."""
+    import os
+    import tempfile
+    import time
+    import traceback
+
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "specwise" / "crashes"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        path = root / f"{time.strftime('%Y%m%d-%H%M%S')}-{command}-{os.getpid()}.txt"
+        path.write_text(f"specwise {command} {list(argv or sys.argv[1:])!r}\n\n{traceback.format_exc()}")
+        return str(path)
+    except OSError:
+        fd, name = tempfile.mkstemp(prefix="specwise-crash-", suffix=".txt")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(traceback.format_exc())
+        return name
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
 from specwise.advise.decision import advise
 from specwise.advise.inputs import load_inputs
@@ -16,9 +16,11 @@ from specwise.cli.common import (
     EXIT_OK,
     add_json_flag,
     add_predictor_flags,
+    add_wide_flag,
     positive_int,
     predictor_override,
     print_json,
+    progress_bar,
     stage_progress,
 )
 from specwise.scenario.toml_loader import with_predictor
@@ -60,6 +62,7 @@ def register(sub: Any) -> None:
     p.add_argument("--processes", type=positive_int, help="simulation worker processes (default: CPU count)")
     add_predictor_flags(p)
     add_json_flag(p)
+    add_wide_flag(p)
     p.set_defaults(handler=run)
 
 
@@ -69,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     if choice is not None:
         inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, transient=True, disable=args.json) as bar:
+    with progress_bar(*columns, disable=args.json) as bar:
         doc = advise(inputs, args.profile, args.bench, args.processes, stage_progress(bar))
     if args.write_launch and doc.measure is not None:
         from specwise.fileio import write_text_atomic
@@ -85,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from specwise.report.advise import render_advise
 
-        render_advise(doc)
+        render_advise(doc, wide=args.wide)
         if args.report:
             print(f"report: {args.report}")
     return EXIT_OK

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -13,17 +14,21 @@ from rich.progress import Progress
 from specwise.calibration.from_bench import calibrate
 from specwise.cli.common import (
     EXIT_OK,
+    EXIT_USAGE,
     add_json_flag,
+    http_url,
     json_safe,
     non_negative_float,
     positive_float,
     positive_int,
     print_json,
+    progress_bar,
+    seed_int,
 )
 from specwise.contracts.bench import BenchDoc
 from specwise.contracts.calibration import CalibrationDoc
-from specwise.errors import SpecwiseError
-from specwise.fileio import write_json_atomic
+from specwise.errors import SpecwiseError, redact_url
+from specwise.fileio import check_output_file, write_json_atomic, write_text_atomic
 from specwise.loadgen.launcher import load_launch_file
 from specwise.loadgen.plan import RunConfig
 from specwise.loadgen.session import RunProgress, execute, launch_all, new_run
@@ -52,6 +57,10 @@ def _concurrency(text: str) -> list[int]:
     return values
 
 
+def _metrics_arg(text: str) -> str:
+    return text if text == "none" else http_url(text)
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "bench",
@@ -60,7 +69,7 @@ def register(sub: Any) -> None:
         "every request as it completes (SQLite, resumable), and read vLLM's spec-decode counters from /metrics "
         "before and after each level.",
     )
-    p.add_argument("--url", help="server base URL, e.g. http://127.0.0.1:8000")
+    p.add_argument("--url", type=http_url, help="server base URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--model", help="model name the server serves")
     p.add_argument("--endpoint", choices=("completions", "chat"), default="completions")
     p.add_argument("--rates", type=_rates, default=[1.0, 4.0], help="requests/s per level, e.g. 1,2,4 (default 1,4)")
@@ -86,9 +95,11 @@ def register(sub: Any) -> None:
     p.add_argument("--ignore-eos", action="store_true", help="ask the server to generate exactly --max-tokens")
     p.add_argument("--max-concurrency", type=positive_int, default=256)
     p.add_argument("--request-timeout", type=positive_float, default=120.0, help="seconds per request")
-    p.add_argument("--metrics-url", help="Prometheus endpoint (default: URL/metrics; 'none' to skip)")
+    p.add_argument(
+        "--metrics-url", type=_metrics_arg, help="Prometheus endpoint (default: URL/metrics; 'none' to skip)"
+    )
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key (never stored)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--slo-ttft", type=positive_float, help="goodput SLO on TTFT (s)")
     p.add_argument("--slo-tpot", type=positive_float, help="goodput SLO on TPOT (s)")
     p.add_argument("--db", type=Path, default=Path("specwise-bench.sqlite"), help="results database")
@@ -131,7 +142,7 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
         prompts = tuple(load_prompts(args.prompts))
     else:
         prompts = tuple(synthetic_prompts(args.requests_per_level, args.synthetic_words, args.seed))
-    metrics_url = None if args.metrics_url == "none" else (args.metrics_url or (url or "").rstrip("/") + "/metrics")
+    metrics_url = _metrics_url(args, url or "")
     return RunConfig(
         url=url or "",
         model=model or "",
@@ -156,27 +167,59 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
     )
 
 
-def _progress(bar: Progress) -> RunProgress:
-    tasks: dict[str, Any] = {}
+def _metrics_url(args: argparse.Namespace, url: str) -> str | None:
+    return None if args.metrics_url == "none" else (args.metrics_url or url.rstrip("/") + "/metrics")
 
-    def tick(label: str, level: int, done: int, total: int, acceptance: float | None) -> None:
-        if label not in tasks:
-            tasks[label] = bar.add_task(label, total=total)
+
+class _Progress:
+    """What a run shows while it works: one bar per configuration and level, and while a ``--launch`` server
+    starts, its elapsed time and the last line of its log (on a terminal, a live line; elsewhere, a line on
+    stderr every 15 s)."""
+
+    def __init__(self, bar: Progress, show_bars: bool) -> None:
+        self.bar, self.show_bars = bar, show_bars
+        self.tasks: dict[str, Any] = {}
+        self.starting: dict[str, Any] = {}
+        self.printed_s: dict[str, float] = {}
+
+    def startup(self, name: str, elapsed_s: float, log_line: str) -> None:
+        text = f"starting vllm serve ({name}): {elapsed_s:.0f} s" + (f" | {log_line[-90:]}" if log_line else "")
+        if self.bar.disable:
+            if elapsed_s - self.printed_s.get(name, -1e9) >= 15.0:
+                print(text, file=sys.stderr, flush=True)
+                self.printed_s[name] = elapsed_s
+            return
+        if name not in self.starting:
+            self.starting[name] = self.bar.add_task(text, total=None)
+        self.bar.update(self.starting[name], description=text)
+
+    def tick(self, label: str, level: int, done: int, total: int, acceptance: float | None) -> None:
+        for name in [n for n in self.starting if label.startswith(n)]:
+            self.bar.remove_task(self.starting.pop(name))  # that server is up: its requests take over
+        if not self.show_bars:
+            return
+        if label not in self.tasks:
+            self.tasks[label] = self.bar.add_task(label, total=total)
         live = f", acceptance {acceptance:.2f}" if acceptance is not None else ""
-        bar.update(tasks[label], completed=done, total=total, description=f"{label} level {level}{live}")
-
-    return tick
+        self.bar.update(self.tasks[label], completed=done, total=total, description=f"{label} level {level}{live}")
 
 
-def _bench(args: argparse.Namespace, store: ResultStore, progress: RunProgress | None) -> BenchDoc:
+def _bench(args: argparse.Namespace, store: ResultStore, shown: _Progress) -> BenchDoc:
+    progress: RunProgress | None = shown.tick if shown.show_bars else None
     if args.launch:
-        doc = launch_all(
-            load_launch_file(args.launch), run_config(args, None, None), store, args.db, args.run_id, progress
-        )
+        launch = load_launch_file(args.launch)
+        template = run_config(args, None, None)
+        doc = launch_all(launch, template, store, args.db, args.run_id, progress, on_wait=shown.startup)
         return doc if not args.calibrate else _with_calibration(doc, store)
     run_id = args.resume or args.run_id or uuid.uuid4().hex[:12]
     if args.resume:
         config = RunConfig.from_json(store.run_config(run_id))
+        if args.url:
+            config = replace(config, url=args.url, metrics_url=_metrics_url(args, args.url))
+        elif config.credentials_dropped:
+            raise SpecwiseError(
+                f"run {run_id}: its URL had credentials, which are never stored; pass --url again with --resume"
+            )
     else:
         if not args.url or not args.model:
             raise SpecwiseError("--url and --model are required (or --resume RUN_ID)")
@@ -185,10 +228,15 @@ def _bench(args: argparse.Namespace, store: ResultStore, progress: RunProgress |
     levels = execute(store, run_id, config, f"run {run_id}", progress)
     jsonl = None
     if args.export_jsonl:
-        args.export_jsonl.write_text("".join(line + "\n" for line in store.export_jsonl(run_id)))
+        write_text_atomic(args.export_jsonl, "".join(line + "\n" for line in store.export_jsonl(run_id)))
         jsonl = str(args.export_jsonl)
     return BenchDoc(
-        run_id=run_id, db=str(args.db), model=config.model, url=config.url, levels=tuple(levels), jsonl=jsonl
+        run_id=run_id,
+        db=str(args.db),
+        model=config.model,
+        url=redact_url(config.url),
+        levels=tuple(levels),
+        jsonl=jsonl,
     )
 
 
@@ -218,10 +266,13 @@ def run(args: argparse.Namespace) -> int:
             cal, path
         )
         return EXIT_OK
+    for path in (args.export_jsonl, args.calibration_out):
+        if path is not None:
+            check_output_file(path)  # before any request: a bad destination must not cost the run
     store = ResultStore(args.db)
     try:
-        with Progress(transient=True, disable=args.json) as bar:
-            doc = _bench(args, store, None if args.json else _progress(bar))
+        with progress_bar(disable=args.json) as bar:
+            doc = _bench(args, store, _Progress(bar, show_bars=not args.json))
     except KeyboardInterrupt:
         print(f"interrupted: finished requests are saved in {args.db}; continue with --resume RUN_ID")
         raise
@@ -239,4 +290,23 @@ def run(args: argparse.Namespace) -> int:
             render_calibration(doc.calibration, cal_path)
     else:
         render_bench(doc)
+    return _exit_status(doc)
+
+
+def _exit_status(doc: BenchDoc) -> int:
+    """2 when no request of the run succeeded (an unreachable server, a wrong model name or key): the results are
+    printed and kept first, so what failed is on screen and in --db."""
+    levels = [lv for c in doc.configs for lv in c.levels] if doc.configs else list(doc.levels)
+    sent = sum(lv.summary.requests for lv in levels)
+    if sent and all(lv.summary.requests == lv.summary.failed for lv in levels):
+        errors: dict[str, int] = {}
+        for lv in levels:
+            for kind, n in lv.summary.errors.items():
+                errors[kind] = errors.get(kind, 0) + n
+        detail = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items(), key=lambda kv: -kv[1]))
+        print(
+            f"specwise bench: error: all {sent} requests failed ({detail}); check --url, --model and the server",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     return EXIT_OK

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from specwise.catalog import resolve_draft, resolve_model
-from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, print_json
+from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, add_wide_flag, print_json
 from specwise.compat.pair import check_pair
 from specwise.compat.tokenizer_files import gather_tokenizer_evidence
 from specwise.errors import SpecwiseError
@@ -24,6 +24,7 @@ def register(sub: Any) -> None:
     p.add_argument("--target", required=True, metavar="ID_OR_PATH")
     p.add_argument("--draft", required=True, metavar="ID_OR_PATH", help="draft model, EAGLE head, or 'mtp'")
     add_json_flag(p)
+    add_wide_flag(p)
     p.set_defaults(handler=run)
 
 
@@ -39,5 +40,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_dict())
     else:
-        render_pair(report)
+        render_pair(report, wide=args.wide)
     return EXIT_OK if report.compatible else EXIT_NEGATIVE

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, redact_url
 
 if TYPE_CHECKING:
     from specwise.perfmodel.factory import PredictorChoice
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_NEGATIVE = 1  # the command worked and its answer is "no" (does not fit, incompatible pair)
 EXIT_USAGE = 2  # the user's input is wrong
+EXIT_INTERNAL = 3  # a bug: one line on stderr, the traceback in a file
 
 
 class UsageError(Exception):
@@ -44,6 +45,8 @@ def bounded(
             value = cast(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r} (not a finite number)")
         if value != value or (low is not None and (value < low or (low_open and value == low))):
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
         if high is not None and value > high:
@@ -55,6 +58,7 @@ def bounded(
 
 positive_int = bounded(int, "a positive integer", low=1)
 non_negative_int = bounded(int, "an integer >= 0", low=0)
+seed_int = bounded(int, "an integer in 0..2**63-1", low=0, high=2**63 - 1)
 fraction = bounded(float, "a number in (0, 1]", low=0.0, high=1.0, low_open=True)
 probability = bounded(float, "a number in [0, 1]", low=0.0, high=1.0)
 non_negative_float = bounded(float, "a number >= 0", low=0.0)
@@ -81,13 +85,23 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON instead of tables")
 
 
-def stage_progress(bar: Any) -> Callable[[str, int, int], None]:
-    """A ``(stage, done, total)`` callback that gives each stage its own bar on a rich ``Progress``."""
+def stage_progress(bar: Any, quiet_s: float = 2.0) -> Callable[[str, int, int], None]:
+    """A ``(stage, done, total)`` callback that gives each stage its own bar on a rich ``Progress``; when the bar
+    is not shown (stderr is not a terminal: a CI log, a pipe) each stage still gets one line on stderr, once the
+    command has run ``quiet_s`` seconds (work that ends sooner, or fails at once, prints nothing but its result)."""
+    import time
+
     tasks: dict[str, Any] = {}
+    printed: set[str] = set()
+    start = time.monotonic()
 
     def progress(stage: str, done: int, total: int) -> None:
         if stage not in tasks:
             tasks[stage] = bar.add_task(stage, total=total)
+        elapsed_s = time.monotonic() - start
+        if bar.disable and stage not in printed and elapsed_s >= quiet_s:
+            printed.add(stage)
+            print(f"[{elapsed_s:6.1f} s] {stage} ({done}/{total})", file=sys.stderr, flush=True)
         bar.update(tasks[stage], completed=done)
 
     return progress
@@ -123,3 +137,38 @@ def predictor_override(args: argparse.Namespace) -> PredictorChoice | None:
     if args.predictor == "calibrated":
         raise SpecwiseError("--predictor calibrated needs --calibration FILE (from specwise bench --calibrate)")
     return PredictorChoice(args.predictor) if args.predictor else None
+
+
+def http_url(text: str) -> str:
+    """An argparse type: an http(s) URL with a host and a valid port (userinfo allowed; never echoed)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a valid URL ({exc}); expected http://HOST:PORT") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"expected http://HOST:PORT (or https://...), got {redact_url(text)!r}")
+    if port is not None and not 0 < port < 65536:
+        raise argparse.ArgumentTypeError(f"port {port} is not in 1..65535")
+    return text
+
+
+def progress_bar(*columns: Any, disable: bool = False) -> Any:
+    """A transient rich progress bar on stderr: stdout carries only results (tables, JSON), and nothing of the bar
+    is left behind when it is not a terminal."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    console = Console(stderr=True)
+    return Progress(*columns, console=console, transient=True, disable=disable or not console.is_terminal)
+
+
+def add_wide_flag(parser: argparse.ArgumentParser) -> None:
+    """``--wide``: tables at their full width, never folded to fit the terminal."""
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="print tables at full width (no folding to fit the terminal; for wide terminals and pipes)",
+    )

@@ -7,13 +7,14 @@ from dataclasses import asdict
 from typing import Any
 
 from specwise.catalog import catalog_gpus
-from specwise.cli.common import EXIT_OK, add_json_flag, print_json
+from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, print_json
 from specwise.report.models import render_gpus
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("gpus", help="list the catalog of GPUs", description="List catalog GPUs with their sources.")
     add_json_flag(p)
+    add_wide_flag(p)
     p.set_defaults(handler=run)
 
 
@@ -22,5 +23,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json([asdict(g) for g in gpus])
     else:
-        render_gpus(gpus)
+        render_gpus(gpus, wide=args.wide)
     return EXIT_OK

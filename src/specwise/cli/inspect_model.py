@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from specwise.catalog import resolve_model
-from specwise.cli.common import EXIT_OK, add_json_flag, print_json
+from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, print_json
 from specwise.report.models import ModelSpecView, render_model_spec
 
 
@@ -25,6 +25,7 @@ def register(sub: Any) -> None:
         help="KV dtype for the per-token figures (auto: the model dtype)",
     )
     add_json_flag(p)
+    add_wide_flag(p)
     p.set_defaults(handler=run)
 
 
@@ -35,5 +36,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(view.to_json())
     else:
-        render_model_spec(view)
+        render_model_spec(view, wide=args.wide)
     return EXIT_OK

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from specwise.catalog import catalog_model_spec, catalog_models
-from specwise.cli.common import EXIT_OK, add_json_flag, print_json
+from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, print_json
 from specwise.report.models import CatalogRow, render_catalog
 
 
@@ -15,6 +15,7 @@ def register(sub: Any) -> None:
     p.add_argument("filter", nargs="?", default="", help="show ids containing this text (case-insensitive)")
     p.add_argument("--role", choices=("target", "draft"), help="only models usable in this role")
     add_json_flag(p)
+    add_wide_flag(p)
     p.set_defaults(handler=run)
 
 
@@ -29,5 +30,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json([r.to_json() for r in rows])
     else:
-        render_catalog(rows, args.filter)
+        render_catalog(rows, args.filter, wide=args.wide)
     return EXIT_OK

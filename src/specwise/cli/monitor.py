@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,10 @@ from specwise.cli.common import (
     EXIT_OK,
     add_json_flag,
     add_predictor_flags,
+    add_wide_flag,
+    http_url,
     positive_float,
+    positive_int,
     predictor_override,
     print_json,
     probability,
@@ -32,13 +36,15 @@ from specwise.errors import SpecwiseError
 from specwise.metrics.exposition import Scrape
 from specwise.monitor.dashboard import Dashboard
 from specwise.monitor.events import MonitorEvent
-from specwise.monitor.loop import Target, evaluate_once, findings, scrape
+from specwise.monitor.fetch import DEFAULT_MAX_BYTES, Scraper, endpoint, redact, redact_url
+from specwise.monitor.loop import Target, evaluate_once, findings, window_parser
 from specwise.monitor.predicted import SlowdownModel, slowdown_model
 from specwise.monitor.prometheus_source import discover_instances, prometheus_scrape, split_target, target_url
 from specwise.monitor.report import MonitorReport, ServerWindow
 from specwise.monitor.rules import Thresholds
-from specwise.monitor.sinks import MetricsExporter, json_lines, webhook
+from specwise.monitor.sinks import Background, MetricsExporter, event_line, json_lines, webhook
 from specwise.monitor.store import MonitorStore
+from specwise.monitor.vet import vet
 from specwise.monitor.window import window_stats
 from specwise.report.console import console
 from specwise.report.monitor import live_table, render_monitor
@@ -55,12 +61,14 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--url",
         action="append",
+        type=http_url,
         default=[],
         metavar="URL",
         help="a server's metrics URL, e.g. http://127.0.0.1:8000/metrics (repeatable)",
     )
     p.add_argument(
         "--prometheus",
+        type=http_url,
         metavar="URL",
         help="read the vllm:* series from this Prometheus server's HTTP API instead, e.g. http://127.0.0.1:9090",
     )
@@ -83,7 +91,9 @@ def register(sub: Any) -> None:
     p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
     p.add_argument("--db", type=Path, default=_default_db(), help="loop mode: history database")
     p.add_argument("--retention", type=positive_float, default=7 * 86400.0, help="seconds of history to keep")
-    p.add_argument("--webhook", metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)")
+    p.add_argument(
+        "--webhook", type=http_url, metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)"
+    )
     p.add_argument("--serve-metrics", metavar="HOST:PORT", help="loop mode: expose specwise_* gauges at /metrics")
     p.add_argument(
         "--serve",
@@ -92,6 +102,19 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--allow-remote", action="store_true", help="allow --serve / --serve-metrics beyond loopback")
     p.add_argument("--interval", type=positive_float, default=5.0, help="seconds between scrapes")
+    p.add_argument(
+        "--scrape-timeout",
+        type=positive_float,
+        metavar="S",
+        help="total deadline of one scrape: connect, headers and body (default: 80%% of --interval, at most 10 s)",
+    )
+    p.add_argument(
+        "--max-page-bytes",
+        type=positive_int,
+        default=DEFAULT_MAX_BYTES,
+        metavar="N",
+        help="refuse a /metrics page larger than this (default 16 MiB)",
+    )
     p.add_argument(
         "--window",
         type=positive_float,
@@ -102,6 +125,7 @@ def register(sub: Any) -> None:
     p.add_argument("--min-drafts", type=positive_float, default=50.0, help="drafts needed before alerting")
     add_predictor_flags(p)
     add_json_flag(p)
+    add_wide_flag(p)
     p.set_defaults(handler=run)
 
 
@@ -118,56 +142,92 @@ def _slowdown(args: argparse.Namespace) -> SlowdownModel | None:
     return slowdown_model(load_scenario(args.scenario, predictor_override(args)), args.k)
 
 
+def _scrape_timeout(args: argparse.Namespace) -> float:
+    """Each scrape's total deadline: --scrape-timeout, else 80% of the interval (at most 10 s), so a hung server
+    never pushes a round past the next tick."""
+    return float(args.scrape_timeout) if args.scrape_timeout else min(10.0, 0.8 * args.interval)
+
+
+def _emitter(args: argparse.Namespace, live: Live | None) -> tuple[Callable[[MonitorEvent], None], Background | None]:
+    """Events go to stdout as JSON lines (above the live table with --live) and to the --webhook on its own
+    thread (a slow webhook never stalls scraping)."""
+    log = (
+        json_lines(sys.stdout)
+        if live is None
+        else (lambda event: live.console.print(event_line(event), soft_wrap=True, markup=False))
+    )
+    hook = Background(webhook(args.webhook, on_failure=log), on_drop=log) if args.webhook else None
+
+    def emit(event: MonitorEvent) -> None:
+        log(event)
+        if hook is not None:
+            hook(event)
+
+    return emit, hook
+
+
 def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
     exporter = _exporter(args)  # validate the bind addresses before creating anything
     board = _dashboard(args)
     slowdown = _slowdown(args)
-    fetch = _fetch(args)
-    store = MonitorStore(args.db, args.retention)
+    fetch = _prometheus_fetch(args) if args.prometheus else None
     window = args.window or args.interval
     if window < args.interval:
         raise SpecwiseError(f"--window {window:g}: must be at least --interval ({args.interval:g} s)")
+    store = MonitorStore(args.db, args.retention)
     scrapes = max(1, round(window / args.interval))
     targets = [Target(url, window_scrapes=scrapes) for url in args.url]
+    scraper = None if fetch is not None else Scraper(window_parser(), _scrape_timeout(args), args.max_page_bytes)
     live = Live(live_table(targets, window), console=console(), auto_refresh=False) if args.live else None
-    log = (
-        json_lines(sys.stdout)
-        if live is None
-        else (lambda event: live.console.print(json.dumps(event.to_json()), soft_wrap=True, markup=False))
-    )
-    emitters = [log]
-    if args.webhook:
-        emitters.append(webhook(args.webhook, on_failure=log))
-
-    def emit(event: MonitorEvent) -> None:
-        for e in emitters:
-            e(event)
-
-    deadline = time.monotonic() + args.duration if args.duration else None
+    emit, hook = _emitter(args, live)
+    start = time.monotonic()
+    end = start + args.duration if args.duration else None
     if live is not None:
         live.start()
     try:
+        tick = start
         while True:
-            evaluate_once(targets, thresholds, store, emit, fetch=fetch, slowdown=slowdown, workers=16)
+            left = _scrape_timeout(args) if end is None else min(_scrape_timeout(args), end - time.monotonic())
+            evaluate_once(
+                targets,
+                thresholds,
+                store,
+                emit,
+                fetch=fetch,
+                slowdown=slowdown,
+                workers=16,
+                scraper=scraper,
+                deadline_s=max(0.05, left),
+            )
             if exporter is not None:
                 exporter.update(targets)
             if board is not None:
                 board.update(targets, time.time())
             if live is not None:
                 live.update(live_table(targets, window), refresh=True)
-            if deadline is not None and time.monotonic() + args.interval > deadline:
+            tick, now = tick + args.interval, time.monotonic()
+            while tick < now:  # a round that overran skips the ticks it missed instead of bunching them
+                tick += args.interval
+            if end is not None and tick > end:
                 break
-            time.sleep(args.interval)
+            time.sleep(tick - now)
     except KeyboardInterrupt:
         pass
     finally:
         if live is not None:
             live.stop()
+        if hook is not None:
+            hook.close()
         store.close()
+        if scraper is not None:
+            scraper.close()
         if exporter is not None:
             exporter.close()
         if board is not None:
             board.close()
+    if not any(t.answered for t in targets):
+        errors = sorted({t.failing for t in targets if t.failing})
+        raise SpecwiseError("no server answered: " + ("; ".join(errors)[:400] or "no scrape completed"))
     return EXIT_NEGATIVE if any(t.alerts.active for t in targets) else EXIT_OK
 
 
@@ -204,16 +264,28 @@ def _dashboard(args: argparse.Namespace) -> Dashboard | None:
     return board
 
 
-def _fetch(args: argparse.Namespace) -> Callable[[str], Scrape]:
-    """Targets are /metrics URLs, or PROMETHEUS#instance=INSTANCE names read through the Prometheus API."""
+def _prometheus_fetch(args: argparse.Namespace) -> Callable[[str], Scrape]:
+    """Targets named PROMETHEUS#instance=INSTANCE, read through the Prometheus API."""
 
     def fetch(url: str) -> Scrape:
-        if args.prometheus:
-            prom, instance = split_target(url)
-            return prometheus_scrape(prom, instance, 10.0)
-        return scrape(url, 10.0)
+        prom, instance = split_target(url)
+        return prometheus_scrape(prom, instance, _scrape_timeout(args))
 
     return fetch
+
+
+def _fetch_round(args: argparse.Namespace, scraper: Scraper | None) -> list[Scrape | SpecwiseError]:
+    """One scrape of every --url (at once), results in --url order."""
+    if scraper is not None:
+        return scraper.fetch_all(args.url, _scrape_timeout(args))
+    fetch = _prometheus_fetch(args)
+    out: list[Scrape | SpecwiseError] = []
+    for url in args.url:
+        try:
+            out.append(fetch(url))
+        except SpecwiseError as exc:
+            out.append(exc)
+    return out
 
 
 def _resolve_targets(args: argparse.Namespace) -> None:
@@ -221,7 +293,7 @@ def _resolve_targets(args: argparse.Namespace) -> None:
         if args.url:
             raise SpecwiseError("give --url (scrape servers) or --prometheus (read a Prometheus server), not both")
         if not args.prometheus.startswith(("http://", "https://")):
-            raise SpecwiseError(f"--prometheus {args.prometheus!r}: expected http://HOST:9090")
+            raise SpecwiseError(f"--prometheus {redact_url(args.prometheus)!r}: expected http://HOST:9090")
         instances = args.instance or discover_instances(args.prometheus)
         if not instances:
             raise SpecwiseError(f"{args.prometheus}: no instance exports vllm:* series")
@@ -231,57 +303,75 @@ def _resolve_targets(args: argparse.Namespace) -> None:
         raise SpecwiseError("give at least one --url http://HOST:PORT/metrics, or --prometheus http://HOST:9090")
     for url in args.url:
         if not url.startswith(("http://", "https://")):
-            raise SpecwiseError(f"--url {url!r}: expected http://HOST:PORT/metrics")
+            raise SpecwiseError(f"--url {redact_url(url)!r}: expected http://HOST:PORT/metrics")
+        endpoint(url)  # a malformed URL is bad input now, not a failing target later
+
+
+def _vetted(result: Scrape | SpecwiseError, url: str) -> tuple[Scrape, tuple[str, ...]]:
+    """A scrape a window may use, and notes on the samples dropped; impossible counters are the server's error."""
+    if isinstance(result, SpecwiseError):
+        raise result
+    v = vet(result)
+    if v.scrape is None:
+        raise SpecwiseError(f"{url}: " + "; ".join(detail for _, detail in v.faults))
+    return v.scrape, tuple(detail for _, detail in v.faults)
 
 
 def _server_window(
     url: str,
-    before: Scrape | SpecwiseError,
-    fetch: Callable[[str], Scrape],
+    pair: tuple[Scrape | SpecwiseError, Scrape | SpecwiseError],
     window: float,
     thresholds: Thresholds,
     slowdown: SlowdownModel | None,
 ) -> ServerWindow:
     stats = None
     try:
-        if isinstance(before, SpecwiseError):
-            raise before
-        stats = window_stats(before, fetch(url), window)
+        (before, notes), (after, notes_after) = _vetted(pair[0], url), _vetted(pair[1], url)
+        stats = window_stats(before, after, window)
+        stats = replace(stats, notes=(*stats.notes, *dict.fromkeys(notes + notes_after)))
         return ServerWindow(url, stats, tuple(findings(stats, thresholds, slowdown)))
     except SpecwiseError as exc:
-        return ServerWindow(url, stats, error=str(exc))
+        return ServerWindow(url, stats, error=redact(str(exc)))
 
 
-def _once(
-    args: argparse.Namespace, fetch: Callable[[str], Scrape], thresholds: Thresholds, slowdown: SlowdownModel | None
-) -> MonitorReport:
-    """Two scrapes per server, --interval seconds apart: one window each."""
-    first: dict[str, Scrape | SpecwiseError] = {}
-    for url in args.url:
-        try:
-            first[url] = fetch(url)
-        except SpecwiseError as exc:
-            first[url] = exc
-    t0 = time.monotonic()
-    time.sleep(args.interval)
-    window = time.monotonic() - t0
-    servers = tuple(_server_window(url, first[url], fetch, window, thresholds, slowdown) for url in args.url)
+def _once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownModel | None) -> MonitorReport:
+    """Two scrapes per server (every server at once), --interval seconds apart: one window each."""
+    scraper = None if args.prometheus else Scraper(window_parser(), _scrape_timeout(args), args.max_page_bytes)
+    try:
+        first = _fetch_round(args, scraper)
+        t0 = time.monotonic()
+        time.sleep(args.interval)
+        second = _fetch_round(args, scraper)
+        window = time.monotonic() - t0
+    finally:
+        if scraper is not None:
+            scraper.close()
+    servers = tuple(
+        _server_window(redact_url(url), pair, window, thresholds, slowdown)
+        for url, pair in zip(args.url, zip(first, second, strict=True), strict=True)
+    )
     return MonitorReport(window, servers)
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except SpecwiseError as exc:
+        raise SpecwiseError(redact(str(exc))) from None  # a URL's credentials never reach stderr
+
+
+def _run(args: argparse.Namespace) -> int:
     _resolve_targets(args)
-    fetch = _fetch(args)
     slowdown = _slowdown(args)
     thresholds = Thresholds(min_acceptance_rate=args.min_acceptance, min_drafts=args.min_drafts)
     if not args.once:
         return _loop(args, thresholds)
-    report = _once(args, fetch, thresholds, slowdown)
+    report = _once(args, thresholds, slowdown)
     errors = [s.error for s in report.servers if s.error is not None]
     if len(errors) == len(report.servers):
         raise SpecwiseError("; ".join(errors))
     if args.json:
         print_json(report.to_json())
     else:
-        render_monitor(report)
+        render_monitor(report, wide=args.wide)
     return EXIT_NEGATIVE if report.alerting else EXIT_OK

@@ -10,6 +10,7 @@ from specwise.cli.common import (
     EXIT_NEGATIVE,
     EXIT_OK,
     add_json_flag,
+    add_wide_flag,
     fraction,
     non_negative_float,
     positive_int,
@@ -83,6 +84,7 @@ def register(sub: Any) -> None:
         help="replace the estimated activation/CUDA-graph/non-torch reserve (GiB per GPU)",
     )
     add_json_flag(p)
+    add_wide_flag(p)
     p.set_defaults(handler=run)
 
 
@@ -126,5 +128,5 @@ def run(args: argparse.Namespace) -> int:
         data["compatibility"] = pair.to_dict() if pair else None
         print_json(data)
     else:
-        render_memory_plan(plan, pair)
+        render_memory_plan(plan, pair, wide=args.wide)
     return EXIT_OK if plan.fits else EXIT_NEGATIVE

@@ -8,11 +8,11 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from specwise.cli.common import EXIT_OK, non_negative_int, positive_int, stage_progress
+from specwise.cli.common import EXIT_OK, non_negative_int, positive_int, progress_bar, stage_progress
 from specwise.errors import SpecwiseError
-from specwise.fileio import write_json_atomic
+from specwise.fileio import check_output_file, write_json_atomic
 from specwise.loadgen.workload import load_prompts
 from specwise.profiler.document import build_document
 from specwise.profiler.quantize_spec import parse_quantize
@@ -68,6 +68,12 @@ def register(sub: Any) -> None:
     p.add_argument("--prompt-lookup-min", type=positive_int, help="ngram: shortest n-gram (vLLM default 5)")
     p.add_argument("--prompt-lookup-max", type=positive_int, help="ngram: longest n-gram (vLLM default 5)")
     p.add_argument("--batch-size", type=positive_int, default=8, help="prompts per continuation batch")
+    p.add_argument(
+        "--threads",
+        type=positive_int,
+        metavar="N",
+        help="torch threads for the forward passes (default: the cores this process may run on)",
+    )
     p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--verify", action="store_true", help="also run the real speculative sampling loop and compare")
     p.add_argument("--verify-temperatures", default="0,1", help="temperatures for --verify (default 0,1)")
@@ -122,15 +128,26 @@ def run(args: argparse.Namespace) -> int:
     verify_temps = parse_temperatures(args.verify_temperatures) if args.verify else ()
 
     from specwise.profiler.runner import Prompt, Timings, load_pair, run_profile
+    from specwise.profiler.threads import configure_threads
     from specwise.profiler.verify import verify
 
+    _check_outputs(args)  # before minutes of work: a bad destination must not cost the run
     prompts = [Prompt(i.prompt, i.workload_class) for i in items]
     timings = Timings()
-    loaded = load_pair(args.target, args.draft, settings, len(prompts), timings)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, transient=True, disable=args.json is not None and str(args.json) == "-") as bar:
+    timings.extra["threads"] = configure_threads(args.threads)
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+    )
+    with progress_bar(*columns) as bar:
         progress = stage_progress(bar)
-
+        loading = bar.add_task(f"loading weights ({args.target}{' + ' + args.draft if args.draft else ''})", total=1)
+        loaded = load_pair(args.target, args.draft, settings, len(prompts), timings)
+        bar.update(loading, completed=1)
         results, _conts, ids = run_profile(loaded, prompts, settings, progress, timings)
         checks = None
         if verify_temps:
@@ -148,18 +165,24 @@ def run(args: argparse.Namespace) -> int:
     doc = build_document(
         args.target, args.draft, settings, args.prompts, len(prompts), results, timings.as_dict(), checks
     )
-    if args.plot:
-        from specwise.report.profile import plot_acceptance_vs_temperature
-
-        plot_acceptance_vs_temperature(doc, args.plot)
+    if args.json is not None and str(args.json) != "-":
+        write_json_atomic(args.json, doc.to_json())  # the result first, the plot after
     if args.json is not None and str(args.json) == "-":
         from specwise.cli.common import print_json
 
         print_json(doc.to_json())
-        return EXIT_OK
-    if args.json is not None:
-        write_json_atomic(args.json, doc.to_json())
-    from specwise.report.profile import render_profile
+    else:
+        from specwise.report.profile import render_profile
 
-    render_profile(doc)
+        render_profile(doc)
+    if args.plot:
+        from specwise.report.profile import plot_acceptance_vs_temperature
+
+        plot_acceptance_vs_temperature(doc, args.plot)
     return EXIT_OK
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    for path in (args.plot, None if args.json is None or str(args.json) == "-" else args.json):
+        if path is not None:
+            check_output_file(Path(path))

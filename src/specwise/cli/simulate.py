@@ -7,19 +7,23 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rich.progress import Progress
-
 from specwise.cli.common import (
     EXIT_OK,
     add_json_flag,
     add_predictor_flags,
+    add_wide_flag,
+    bounded,
     positive_int,
     predictor_override,
     print_json,
+    progress_bar,
 )
+from specwise.errors import SpecwiseError
+from specwise.fileio import check_output_dir
 from specwise.report.sim import render_sweep
 from specwise.scenario import load_scenario
 from specwise.scenario.model import DECISION_METRICS
+from specwise.scenario.parse import MAX_NUM_REQUESTS
 from specwise.study.decide import decide
 from specwise.study.sweep import run_sweep
 
@@ -35,7 +39,11 @@ def register(sub: Any) -> None:
     p.add_argument("--scenario", required=True, type=Path, metavar="FILE", help="scenario TOML file")
     p.add_argument("--plot", type=Path, metavar="DIR", help="write speedup and latency plots (PNG + SVG) here")
     p.add_argument("--processes", type=positive_int, help="worker processes (default: CPU count)")
-    p.add_argument("--num-requests", type=positive_int, help="override [sweep].num_requests")
+    p.add_argument(
+        "--num-requests",
+        type=bounded(int, f"an integer in 1..{MAX_NUM_REQUESTS:,}", low=1, high=MAX_NUM_REQUESTS),
+        help="override [sweep].num_requests",
+    )
     p.add_argument(
         "--metric",
         choices=DECISION_METRICS,
@@ -43,10 +51,13 @@ def register(sub: Any) -> None:
     )
     add_predictor_flags(p)
     add_json_flag(p)
+    add_wide_flag(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.plot:
+        check_output_dir(args.plot)  # before the sweep: a bad destination must not cost the run
     scenario = load_scenario(args.scenario, predictor_override(args))
     if args.num_requests:
         scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=args.num_requests))
@@ -55,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         cells = run_sweep(scenario, processes=args.processes)
     else:
-        with Progress(transient=True) as bar:
+        with progress_bar() as bar:
             task = bar.add_task("simulating", total=len(scenario.sweep.qps) * len(scenario.sweep.k_values))
 
             def tick(done: int, total: int) -> None:
@@ -64,17 +75,23 @@ def run(args: argparse.Namespace) -> int:
             cells = run_sweep(scenario, processes=args.processes, progress=tick)
     result = decide(scenario, cells)
     plots: list[Path] = []
+    failed: str | None = None
     if args.plot:
         from specwise.report.plots import plot_sweep
 
-        plots = plot_sweep(result, args.plot)
+        try:
+            plots = plot_sweep(result, args.plot)
+        except SpecwiseError as exc:  # the results are still printed; the exit code says the plots failed
+            failed = str(exc)
     if args.json:
         doc = result.to_json()
         if plots:
             doc["plots"] = [str(p) for p in plots]
         print_json(doc)
     else:
-        render_sweep(result)
+        render_sweep(result, wide=args.wide)
         for path in plots:
             print(f"wrote {path}")
+    if failed is not None:
+        raise SpecwiseError(f"--plot: {failed} (the results above are complete)")
     return EXIT_OK

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
-from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, print_json
+from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, add_wide_flag, print_json, progress_bar
 from specwise.errors import SpecwiseError
 from specwise.evidence.records import all_records
 
@@ -26,6 +26,7 @@ def register(sub: Any) -> None:
     p.add_argument("--all", action="store_true", help="list every record, not only slowdowns and misses")
     p.add_argument("--check", action="store_true", help="exit 1 when an acceptance criterion is not met")
     add_json_flag(p)
+    add_wide_flag(p)
     p.set_defaults(handler=run)
 
 
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             raise SpecwiseError(f"--family {unknown[0]!r}: unknown (known: {', '.join(known)})")
         records = tuple(r for r in records if r.family in args.family)
     columns = (TextColumn("replaying"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, transient=True, disable=args.json) as bar:
+    with progress_bar(*columns, disable=args.json) as bar:
         task = bar.add_task("replay", total=len(records))
         v = validate(args.predictor, records, lambda done, total: bar.update(task, completed=done))
     if args.json:
@@ -48,5 +49,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         from specwise.report.validate import render_validation
 
-        render_validation(v, args.all)
+        render_validation(v, args.all, wide=args.wide)
     return EXIT_NEGATIVE if args.check and not all(v.criteria.values()) else EXIT_OK

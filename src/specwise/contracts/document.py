@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from specwise.errors import SpecwiseError
+from specwise.fileio import read_bytes_bounded
 
 JsonObject = Mapping[str, Any]
 MAX_DOCUMENT_BYTES = 64 * 2**20  # a document larger than this is not one specwise wrote
@@ -57,16 +58,9 @@ class Schema:
 def read_json_file(path: Path, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> JsonObject:
     """A JSON object from ``path``, bounded in size; every failure one line naming the file."""
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise DocumentError(f"{path}: no such {what} file") from None
-    except IsADirectoryError:
-        raise DocumentError(f"{path}: is a directory, expected a {what} JSON file") from None
-    except OSError as exc:
-        raise DocumentError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if len(raw) > max_bytes:
-        raise DocumentError(f"{path}: larger than {max_bytes // 2**20} MiB; not a {what} file")
+        raw = read_bytes_bounded(path, max_bytes, what)
+    except SpecwiseError as exc:
+        raise DocumentError(str(exc)) from None
     try:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:

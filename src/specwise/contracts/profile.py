@@ -284,7 +284,9 @@ class ProfileDoc:
         results = tuple(ProfileResult.from_json(r) for r in f.objects("results"))
         if not results:
             raise DocumentError(f"{where}: has no results")
-        method = f.text("method", "draft_model") or "draft_model"
+        method = f.text("method", required=True) or ""
+        if method == "draft_model" and not f.text("draft"):
+            raise f.fail("draft", "a draft_model profile names its draft")
 
         def obj(key: str) -> JsonObject:
             value = data.get(key) or {}

@@ -97,3 +97,14 @@ def cli_flags(cfg: Mapping[str, Any]) -> list[str]:
 def shell(argv: Sequence[str]) -> str:
     """The argv as one line a shell runs as given."""
     return " ".join(shlex.quote(a) for a in argv)
+
+
+def shell_lines(argv: Sequence[str]) -> str:
+    """The argv as a shell command with one flag (and its value) per line, joined by backslash continuations:
+    it wraps between arguments, never inside one, and still pastes into a shell as one command."""
+    lines: list[list[str]] = [[]]
+    for arg in argv:
+        if arg.startswith("-") and lines[-1]:
+            lines.append([])
+        lines[-1].append(shlex.quote(arg))
+    return " \\\n  ".join(" ".join(line) for line in lines)

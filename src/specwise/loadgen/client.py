@@ -5,21 +5,40 @@ Token counts per chunk come from the server's usage stats when it sends them (vL
 several speculated tokens is counted as several; without them each text chunk counts as one token
 and the record says ``tokens_exact=False``. The API key is read from an environment variable and only
 ever placed in the request header: records and logs never see it.
+
+Transport: aiohttp (as ``vllm bench serve``'s client). Measured against httpx on the zero-latency mock
+(bench/client_overhead.py): httpx's connection pool and per-request machinery cost several times aiohttp's CPU per
+request, which capped the harness near 340 req/s on two cores.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import time
+from array import array
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-import httpx
+import aiohttp
 
+from specwise.errors import SpecwiseError, redact_text
 from specwise.loadgen.records import RequestRecord
-from specwise.loadgen.sse import MalformedStream, chunk_text, completion_tokens, parse_sse_line, prompt_tokens
+from specwise.loadgen.sse import (
+    DONE,
+    MAX_LINE_BYTES,
+    MalformedStream,
+    chunk_text,
+    completion_tokens,
+    prompt_tokens,
+    sse_payload,
+)
+
+ERROR_BODY_BYTES = 16 * 1024  # of an HTTP error's body, enough for the message; the rest is not read
 
 
 @dataclass(frozen=True)
@@ -66,23 +85,81 @@ def _body(cfg: ClientConfig, req: RequestSpec) -> dict[str, Any]:
     return body
 
 
-def _headers(cfg: ClientConfig) -> dict[str, str]:
-    key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+def _api_key(cfg: ClientConfig) -> str | None:
+    return (os.environ.get(cfg.api_key_env) or None) if cfg.api_key_env else None
+
+
+def _headers(key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 
-@dataclass
-class _Stream:
-    """What one response has delivered so far: token chunks (time, tokens), the first token's time, the running
-    token count (exact while the server sends usage with every chunk), and how it ended."""
+_SECRETISH = re.compile(r"(?i)(bearer\s+|api[_-]?key[\"':=\s]+|sk-)[A-Za-z0-9._~+/=-]{6,}")
 
-    chunks: list[tuple[float, int]] = field(default_factory=list)
-    first: float | None = None
-    tokens: int = 0
-    exact: bool = True
-    prompt_tokens: int | None = None
-    status: int | None = None
-    error: str | None = None
+
+def scrub(text: str, key: str | None) -> str:
+    """``text`` (a server's error body) with the API key, and anything shaped like a key or bearer token, masked:
+    servers echo the key they rejected ("Incorrect API key provided: sk-...") and records are kept."""
+    if key:
+        text = text.replace(key, "***")
+    return _SECRETISH.sub(lambda m: m.group(1) + "***", text)
+
+
+class HttpSession:
+    """The bench's HTTP client for one run: an aiohttp session whose connection pool holds up to
+    ``max_connections``, the request headers (API key read once) and timeouts built once, not per request."""
+
+    def __init__(self, cfg: ClientConfig, max_connections: int) -> None:
+        self.cfg = cfg
+        self.max_connections = max_connections
+        self.api_key = _api_key(cfg)
+        if self.api_key and "@" in urlsplit(cfg.base_url).netloc:
+            raise SpecwiseError(
+                f"the URL carries user:password and ${cfg.api_key_env} holds an API key: both would be the "
+                "Authorization header; give one (unset the variable, name another with --api-key-env, or drop "
+                "the userinfo)"
+            )
+        self.headers = {"Content-Type": "application/json", **_headers(self.api_key)}
+        self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=cfg.read_timeout_s)
+        self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        assert self._session is not None, "use HttpSession as an async context manager"
+        return self._session
+
+    async def __aenter__(self) -> HttpSession:
+        connector = aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=0, ttl_dns_cache=300)
+        self._session = aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.session.close()
+
+    async def get_text(self, url: str, timeout_s: float = 10.0) -> str:
+        """GET ``url`` as text (a /metrics page); HTTP errors are one :class:`SpecwiseError`, transport errors
+        raise ``aiohttp.ClientError`` / ``TimeoutError``."""
+        async with self.session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
+            if resp.status >= 400:
+                raise SpecwiseError(f"{url}: HTTP {resp.status}")
+            return await resp.text()
+
+
+class _Stream:
+    """What one response has delivered so far: token chunks (arrival times and token counts, in two typed arrays:
+    no object per chunk), the first token's time, the running token count (exact while the server sends usage
+    with every chunk), and how it ended."""
+
+    __slots__ = ("counts", "error", "exact", "first", "prompt_tokens", "status", "times", "tokens")
+
+    def __init__(self) -> None:
+        self.times = array("d")
+        self.counts = array("q")
+        self.first: float | None = None
+        self.tokens = 0
+        self.exact = True
+        self.prompt_tokens: int | None = None
+        self.status: int | None = None
+        self.error: str | None = None
 
     def add(self, payload: dict[str, Any], now: float) -> None:
         """One SSE chunk received at ``now``."""
@@ -102,40 +179,65 @@ class _Stream:
             if self.first is None:
                 self.first = now
             if n > 0:
-                self.chunks.append((now, n))
+                self.times.append(now)
+                self.counts.append(n)
+
+    def chunks(self) -> tuple[tuple[float, int], ...]:
+        return tuple(zip(self.times, self.counts, strict=True))
 
 
-async def _read(resp: httpx.Response, stream: _Stream, clock: Callable[[], float]) -> None:
-    """The response into ``stream``: an HTTP error's text, or the SSE chunks up to ``[DONE]``."""
-    stream.status = resp.status_code
-    if resp.status_code >= 400:
-        text = (await resp.aread()).decode("utf-8", "replace")
-        stream.error = f"http {resp.status_code}: {' '.join(text.split())[:160]}"
+async def _read(
+    resp: aiohttp.ClientResponse, stream: _Stream, clock: Callable[[], float], key: str | None = None
+) -> None:
+    """The response into ``stream``: an HTTP error's text (its first 16 KiB, secrets masked), or the SSE chunks up
+    to ``[DONE]`` (read on to the end of the body, so a kept-alive connection can be reused). A line longer than
+    :data:`MAX_LINE_BYTES` without a newline ends the request as malformed instead of growing without bound."""
+    stream.status = resp.status
+    if resp.status >= 400:
+        text = (await resp.content.read(ERROR_BODY_BYTES)).decode("utf-8", "replace")
+        stream.error = f"http {resp.status}: {scrub(' '.join(text.split()), key)[:160]}"
         return
-    async for line in resp.aiter_lines():
-        event = parse_sse_line(line)
-        if event is None:
+    done = False
+    rest = b""
+    async for data in resp.content.iter_any():
+        if done:
             continue
-        if event.done:
-            return
-        payload = event.payload or {}
-        stream.add(payload, clock())
-    stream.error = "incomplete: stream ended before [DONE]"
+        buf = rest + data if rest else data
+        start = 0
+        while (end := buf.find(b"\n", start)) >= 0:
+            payload = sse_payload(buf[start:end])
+            start = end + 1
+            if payload is None:
+                continue
+            if payload is DONE:
+                done = True
+                break
+            stream.add(payload, clock())  # type: ignore[arg-type]
+        rest = buf[start:]
+        if len(rest) > MAX_LINE_BYTES:
+            raise MalformedStream(f"an event line longer than {MAX_LINE_BYTES:,} bytes without a newline")
+    if not done and rest.strip():
+        payload = sse_payload(rest)
+        done = payload is DONE
+        if isinstance(payload, dict):
+            stream.add(payload, clock())
+    if not done:
+        stream.error = "incomplete: stream ended before [DONE]"
 
 
-def _failure(exc: Exception, cfg: ClientConfig) -> str:
+def _failure(exc: BaseException, cfg: ClientConfig) -> str:
     """The record's ``error`` for an exception that ended the request."""
+    if isinstance(exc, aiohttp.ServerTimeoutError):
+        return f"timeout: {type(exc).__name__}: no bytes for {cfg.read_timeout_s:g} s"
     if isinstance(exc, TimeoutError):
         return f"timeout: no completion within {cfg.request_timeout_s:g} s"
-    if isinstance(exc, httpx.TimeoutException):
-        return f"timeout: {type(exc).__name__}"
     if isinstance(exc, MalformedStream):
         return f"malformed: {exc}"
-    return f"connection: {type(exc).__name__}: {str(exc)[:120]}"
+    return f"connection: {type(exc).__name__}: {redact_text(str(exc))[:120]}"
 
 
 async def send_request(
-    client: httpx.AsyncClient,
+    http: HttpSession,
     cfg: ClientConfig,
     req: RequestSpec,
     *,
@@ -147,14 +249,12 @@ async def send_request(
     """Send one streaming request; every failure becomes a record with ``error`` set, never an exception."""
     start = clock()
     stream = _Stream()
-    timeout = httpx.Timeout(connect=10.0, read=cfg.read_timeout_s, write=10.0, pool=None)
+    body = json.dumps(_body(cfg, req)).encode()
     try:
         async with asyncio.timeout(cfg.request_timeout_s):
-            async with client.stream(
-                "POST", cfg.url, json=_body(cfg, req), headers=_headers(cfg), timeout=timeout
-            ) as resp:
-                await _read(resp, stream, clock)
-    except (TimeoutError, httpx.TimeoutException, MalformedStream, httpx.HTTPError) as exc:
+            async with http.session.post(cfg.url, data=body, headers=http.headers, timeout=http.timeout) as resp:
+                await _read(resp, stream, clock, http.api_key)
+    except (TimeoutError, MalformedStream, aiohttp.ClientError, OSError) as exc:
         stream.error = _failure(exc, cfg)
     end = clock()
     return RequestRecord(
@@ -168,7 +268,7 @@ async def send_request(
         first_token_s=stream.first,
         output_tokens=stream.tokens,
         prompt_tokens=stream.prompt_tokens,
-        chunks=tuple(stream.chunks),
+        chunks=stream.chunks(),
         error=stream.error,
         status_code=stream.status,
         tokens_exact=stream.exact,

@@ -16,7 +16,7 @@ import signal
 import socket
 import subprocess
 import time
-import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,8 @@ import httpx
 
 from specwise.engines import get_engine
 from specwise.errors import SpecwiseError
+from specwise.scenario.fields import Section
+from specwise.scenario.toml_loader import read_toml
 
 
 @dataclass(frozen=True)
@@ -52,44 +54,80 @@ def _resolve(base: Path, value: str) -> str:
 
 
 def load_launch_file(path: Path) -> LaunchFile:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SpecwiseError(f"{path}: no such launch file") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise SpecwiseError(f"{path}: cannot read launch file: {exc}") from None
-    where = str(path)
-    for key in ("model", "config"):
-        if key not in data:
-            raise SpecwiseError(f"{where}: required field {key!r} is missing")
-    configs = data["config"]
-    if not isinstance(configs, list) or not configs:
-        raise SpecwiseError(f"{where}: [[config]] must list at least one configuration")
+    """A launch file, validated: every mistake is one line naming the file and the field. A server that would
+    listen beyond loopback (``--host``) or run a checkpoint's own code (``--trust-remote-code``) needs the file to
+    say so (``allow_remote = true`` / ``trust_remote_code = true``)."""
+    root = Section(read_toml(path, "launch"), "launch file", str(path))
+    root.check_keys(_LAUNCH_KEYS)
+    raw = root.get("config")
+    if not isinstance(raw, list) or not raw:
+        raise root.fail("config", "[[config]] must list at least one configuration")
     out = []
-    names = set()
-    for i, c in enumerate(configs, start=1):
-        if not isinstance(c, dict) or not isinstance(c.get("name"), str):
-            raise SpecwiseError(f"{where}: [[config]] #{i}.name: required string")
-        if c["name"] in names:
-            raise SpecwiseError(f"{where}: [[config]] #{i}.name: duplicate {c['name']!r}")
-        names.add(c["name"])
-        spec = c.get("speculative_config")
+    names: set[str] = set()
+    for i, table in enumerate(raw, start=1):
+        c = Section(table, f"[[config]] #{i}", str(path))
+        c.check_keys({"name", "speculative_config", "extra_args"})
+        name = c.string("name")
+        if name in names:
+            raise c.fail("name", f"duplicate {name!r}")
+        names.add(name)
+        spec = c.get("speculative_config", None)
         if spec is not None and not isinstance(spec, dict):
-            raise SpecwiseError(f"{where}: [[config]] {c['name']!r}.speculative_config: must be a table")
+            raise c.fail("speculative_config", "must be a table")
         if spec and isinstance(spec.get("model"), str):
             spec = {**spec, "model": _resolve(path.parent, spec["model"])}
-        out.append(ServerConfig(c["name"], spec, tuple(str(a) for a in c.get("extra_args", []))))
-    python = _resolve(path.parent, str(data.get("python", ".venv-vllm/bin/python")))
+        out.append(ServerConfig(name, spec, _strings(c, "extra_args")))
+    extra = _strings(root, "extra_args")
+    _check_opt_ins(root, [*extra, *(a for cfg in out for a in cfg.extra_args)])
     return LaunchFile(
-        model=_resolve(path.parent, str(data["model"])),
-        served_model_name=str(data.get("served_model_name", "model")),
-        python=python,
+        model=_resolve(path.parent, root.string("model")),
+        served_model_name=root.string("served_model_name", "model"),
+        python=_resolve(path.parent, root.string("python", ".venv-vllm/bin/python")),
         configs=tuple(out),
-        extra_args=tuple(str(a) for a in data.get("extra_args", [])),
-        env={str(k): str(v) for k, v in data.get("env", {}).items()},
-        startup_timeout_s=float(data.get("startup_timeout_s", 600.0)),
-        engine=get_engine(str(data.get("engine", "vllm"))).name,
+        extra_args=extra,
+        env=_env(root),
+        startup_timeout_s=root.number("startup_timeout_s", 600.0, low=1.0, high=86400.0),
+        engine=get_engine(root.string("engine", "vllm")).name,
     )
+
+
+_LAUNCH_KEYS = frozenset(
+    {"model", "served_model_name", "python", "config", "extra_args", "env", "startup_timeout_s", "engine"}
+    | {"allow_remote", "trust_remote_code"}
+)
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _strings(s: Section, key: str) -> tuple[str, ...]:
+    value = s.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(a, str | int | float) for a in value):
+        raise s.fail(key, f"must be a list of strings, got {value!r}")
+    return tuple(str(a) for a in value)
+
+
+def _env(s: Section) -> dict[str, str]:
+    value = s.get("env", {})
+    if not isinstance(value, dict) or not all(isinstance(v, str | int | float) for v in value.values()):
+        raise s.fail("env", "must be a table of strings")
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _check_opt_ins(root: Section, args: list[str]) -> None:
+    for i, a in enumerate(args):
+        host = (
+            args[i + 1]
+            if a == "--host" and i + 1 < len(args)
+            else (a.split("=", 1)[1] if a.startswith("--host=") else None)
+        )
+        if host is not None and host not in _LOOPBACK_HOSTS and root.get("allow_remote", False) is not True:
+            raise root.fail(
+                "extra_args", f"--host {host} would serve beyond loopback; set allow_remote = true to mean it"
+            )
+        if a == "--trust-remote-code" and root.get("trust_remote_code", False) is not True:
+            raise root.fail(
+                "extra_args",
+                "--trust-remote-code runs the checkpoint's own code; set trust_remote_code = true to mean it",
+            )
 
 
 def free_port() -> int:
@@ -101,8 +139,15 @@ def free_port() -> int:
 class EngineServer:
     """``with EngineServer(launch, config, log_path) as url: ...``"""
 
-    def __init__(self, launch: LaunchFile, config: ServerConfig, log_path: Path) -> None:
-        self.launch, self.config, self.log_path = launch, config, log_path
+    def __init__(
+        self,
+        launch: LaunchFile,
+        config: ServerConfig,
+        log_path: Path,
+        on_wait: Callable[[float, str], None] | None = None,
+    ) -> None:
+        """``on_wait(elapsed_s, last_log_line)`` is called about once a second while the server starts."""
+        self.launch, self.config, self.log_path, self.on_wait = launch, config, log_path, on_wait
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.version: str | None = None  # as the server's log announces it
@@ -130,7 +175,16 @@ class EngineServer:
             self.proc = subprocess.Popen(
                 self.command(), stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
             )
-        deadline = time.monotonic() + self.launch.startup_timeout_s
+        try:
+            return self._wait_healthy()
+        except BaseException:  # a timeout, an early exit, Ctrl-C: never leave a server behind
+            self.stop()
+            raise
+
+    def _wait_healthy(self) -> str:
+        assert self.proc is not None
+        start = time.monotonic()
+        deadline = start + self.launch.startup_timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise SpecwiseError(
@@ -142,8 +196,9 @@ class EngineServer:
                     return self.url
             except httpx.HTTPError:
                 pass
+            if self.on_wait is not None:
+                self.on_wait(time.monotonic() - start, last_log_line(self.log_path))
             time.sleep(1.0)
-        self.stop()
         raise SpecwiseError(
             f"vllm serve ({self.config.name}) not healthy after {self.launch.startup_timeout_s:g} s: {self._tail()}"
         )
@@ -169,6 +224,19 @@ class EngineServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def last_log_line(path: Path, max_bytes: int = 8192) -> str:
+    """The last non-blank line of a server's log (read from its end only), for start-up progress."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - max_bytes))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
 
 
 _VERSION = re.compile(

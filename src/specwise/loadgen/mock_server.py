@@ -86,11 +86,19 @@ class _Handler(BaseHTTPRequestHandler):
             n = st.requests
             st.in_flight += 1
             st.max_in_flight = max(st.max_in_flight, st.in_flight)
+        self._finished = False
         try:
             self._complete(body, n)
         finally:
-            with st.lock:
-                st.in_flight -= 1
+            self._finish()
+
+    def _finish(self) -> None:
+        """The request leaves ``in_flight`` once (before its last bytes go out: a client that has read them may
+        send its next request at once, and a closed loop of N must never count N + 1)."""
+        if not self._finished:
+            self._finished = True
+            with self.server.state.lock:
+                self.server.state.in_flight -= 1
 
     def _complete(self, body: dict[str, Any], n: int) -> None:
         b = self.server.behaviour
@@ -132,6 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
                     time.sleep(b.hang_s)
                     return
                 time.sleep(b.chunk_interval_s)
+            self._finish()
             self._chunk(b"data: [DONE]\n\n")
             self._chunk(b"")
         except (BrokenPipeError, ConnectionResetError, OSError):

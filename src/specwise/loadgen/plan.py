@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, redact_url
 from specwise.latency import LevelSummary
 from specwise.loadgen.client import ClientConfig
 from specwise.loadgen.runner import BenchPlan, LevelPlan
@@ -62,6 +62,15 @@ class RunConfig:
     slo_ttft: float | None = None
     slo_tpot: float | None = None
     launch: LaunchInfo | None = field(default=None)
+
+    def redacted(self) -> RunConfig:
+        """What may be stored or printed: URLs without their ``user:password@``."""
+        metrics = redact_url(self.metrics_url) if self.metrics_url else None
+        return replace(self, url=redact_url(self.url), metrics_url=metrics)
+
+    @property
+    def credentials_dropped(self) -> bool:
+        return "***@" in self.url or "***@" in (self.metrics_url or "")
 
     def with_launch(self, url: str, model: str, launch: LaunchInfo) -> RunConfig:
         metrics = self.metrics_url if self.metrics_url is None else url.rstrip("/") + "/metrics"

@@ -1,21 +1,27 @@
 """A bench run: levels of request rates, each scheduled by an arrival process, /metrics scraped before
-and after each level, every record committed as it completes, resumable after a crash."""
+and after each level, every record committed (in batches, off the event loop: :class:`RecordWriter`) as it
+completes, resumable after a crash.
+
+Scheduling: every pending request of a level gets its due time from the arrival process up front and sleeps until
+then on the event loop; ``scheduled_s`` is that due time, ``start_s`` when the request was really sent (their
+difference is the harness's scheduling lag, which bench/client_overhead.py measures)."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-import httpx
+import aiohttp
 import numpy as np
 
 from specwise.contracts.bench import BenchLevel, SpecDecodeReading
 from specwise.errors import SpecwiseError
-from specwise.loadgen.client import ClientConfig, RequestSpec, send_request
+from specwise.loadgen.client import ClientConfig, HttpSession, RequestSpec, send_request
 from specwise.loadgen.records import summarize_level
-from specwise.loadgen.store import ResultStore
+from specwise.loadgen.store import RecordWriter, ResultStore
 from specwise.metrics import parse_exposition, spec_decode_counters
 from specwise.metrics.engines import llamacpp_acceptance, sglang_acceptance
 from specwise.metrics.spec_decode import total_delta
@@ -47,15 +53,15 @@ class BenchPlan:
     slo_tpot_s: float | None = None
 
 
-async def scrape_metrics(client: httpx.AsyncClient, url: str) -> str:
-    resp = await client.get(url, timeout=httpx.Timeout(10.0))
-    if resp.status_code >= 400:
-        raise SpecwiseError(f"{url}: HTTP {resp.status_code}")
-    return resp.text
+_SCRAPE_ERRORS = (aiohttp.ClientError, TimeoutError, OSError, SpecwiseError)
+
+
+async def scrape_metrics(client: HttpSession, url: str) -> str:
+    return await client.get_text(url, 10.0)
 
 
 async def _scrape_into(
-    client: httpx.AsyncClient,
+    client: HttpSession,
     plan: BenchPlan,
     store: ResultStore,
     run_id: str,
@@ -67,8 +73,8 @@ async def _scrape_into(
         return
     try:
         store.save_scrape(run_id, level, phase, await scrape_metrics(client, plan.metrics_url))
-    except (httpx.HTTPError, SpecwiseError) as exc:
-        errors.append(f"{phase} scrape failed: {exc}")
+    except _SCRAPE_ERRORS as exc:
+        errors.append(f"{phase} scrape failed: {exc or type(exc).__name__}")
 
 
 def level_spec_decode(
@@ -101,14 +107,33 @@ async def run_plan(
     progress: Progress | None = None,
     clock: Callable[[], float] = time.perf_counter,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    transport: httpx.AsyncBaseTransport | None = None,
     live_interval_s: float = 2.0,
 ) -> list[BenchLevel]:
     """Run (or finish) every level; requests already in the store for ``run_id`` are not sent again."""
     done = store.done_ids(run_id)
-    limits = httpx.Limits(max_connections=plan.max_concurrency, max_keepalive_connections=plan.max_concurrency)
-    results = []
-    async with httpx.AsyncClient(limits=limits, transport=transport) as client:
+    results: list[BenchLevel] = []
+    # As vllm bench serve does: what exists now (the plan, its requests) moves out of the collector's way, so a
+    # full collection in the middle of a level does not walk it and stall the scheduler.
+    gc.collect()
+    gc.freeze()
+    try:
+        return await _run_levels(plan, store, run_id, done, results, progress, clock, sleep, live_interval_s)
+    finally:
+        gc.unfreeze()
+
+
+async def _run_levels(
+    plan: BenchPlan,
+    store: ResultStore,
+    run_id: str,
+    done: set[str],
+    results: list[BenchLevel],
+    progress: Progress | None,
+    clock: Callable[[], float],
+    sleep: Callable[[float], Awaitable[None]],
+    live_interval_s: float,
+) -> list[BenchLevel]:
+    async with HttpSession(plan.client, plan.max_concurrency) as client:
         for lp in plan.levels:
             errors: list[str] = []
             pending = [r for r in lp.requests if r.request_id not in done]
@@ -141,9 +166,7 @@ class _LiveAcceptance:
     """Acceptance rate since the level started, from a /metrics scrape every ``interval_s`` (for the progress
     bar only; the reported figures come from the before/after scrapes)."""
 
-    def __init__(
-        self, client: httpx.AsyncClient, url: str | None, before_text: str | None, interval_s: float = 2.0
-    ) -> None:
+    def __init__(self, client: HttpSession, url: str | None, before_text: str | None, interval_s: float = 2.0) -> None:
         self.client, self.url, self.interval_s = client, url, interval_s
         self.rate: float | None = None
         self.before = None
@@ -160,7 +183,7 @@ class _LiveAcceptance:
             await asyncio.sleep(self.interval_s)
             try:
                 now = spec_decode_counters(parse_exposition(await scrape_metrics(self.client, self.url)))
-            except (httpx.HTTPError, SpecwiseError):
+            except _SCRAPE_ERRORS:
                 continue
             delta = total_delta(self.before, now)
             if delta is not None and not delta.reset:
@@ -168,7 +191,7 @@ class _LiveAcceptance:
 
 
 async def _run_level(
-    client: httpx.AsyncClient,
+    client: HttpSession,
     plan: BenchPlan,
     lp: LevelPlan,
     pending: list[RequestSpec],
@@ -181,16 +204,39 @@ async def _run_level(
 ) -> None:
     total = len(lp.requests)
     completed = [total - len(pending)]
+    loop = asyncio.get_running_loop()
 
-    async def send(spec: RequestSpec, scheduled: float) -> None:
-        record = await send_request(
-            client, plan.client, spec, run_id=run_id, level=lp.level, scheduled_s=scheduled, clock=clock
-        )
-        store.add(record)  # committed now: a crash later loses nothing
-        completed[0] += 1
+    def committed(n: int) -> None:  # on the event loop: these records are on disk now
+        completed[0] += n
         if progress is not None:
             progress(lp.level, completed[0], total, live.rate if live else None)
 
+    def on_commit(n: int) -> None:  # on the writer's thread
+        loop.call_soon_threadsafe(committed, n)
+
+    writer = RecordWriter(store.path, on_commit)
+
+    async def send(spec: RequestSpec, scheduled: float) -> None:
+        writer.check()  # records that cannot be kept are not worth sending
+        record = await send_request(
+            client, plan.client, spec, run_id=run_id, level=lp.level, scheduled_s=scheduled, clock=clock
+        )
+        writer.add(record)  # committed by the writer's thread; counted as done once it is
+
+    try:
+        await _schedule(plan, lp, pending, send, clock, sleep)
+    finally:
+        await asyncio.to_thread(writer.close)
+
+
+async def _schedule(
+    plan: BenchPlan,
+    lp: LevelPlan,
+    pending: list[RequestSpec],
+    send: Callable[[RequestSpec, float], Awaitable[None]],
+    clock: Callable[[], float],
+    sleep: Callable[[float], Awaitable[None]],
+) -> None:
     if lp.concurrency is not None:  # closed loop: keep exactly this many in flight
         queue = list(reversed(pending))
 

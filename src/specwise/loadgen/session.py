@@ -4,6 +4,7 @@ run that starts each server configuration, benches it and stops it. The CLI only
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
 import time
 import uuid
@@ -23,8 +24,9 @@ RunProgress = Callable[[str, int, int, int, float | None], None]
 
 
 def new_run(store: ResultStore, run_id: str, config: RunConfig) -> None:
+    """Record the run's configuration -- with any credentials in its URLs replaced by ``***``."""
     try:
-        store.create_run(run_id, time.time(), config.to_json())
+        store.create_run(run_id, time.time(), config.redacted().to_json())
     except sqlite3.IntegrityError:
         raise SpecwiseError(f"{store.path}: run {run_id!r} exists; use --resume {run_id} or another --run-id") from None
 
@@ -47,13 +49,15 @@ def run_levels(
 def execute(
     store: ResultStore, run_id: str, config: RunConfig, label: str, progress: RunProgress | None = None
 ) -> list[BenchLevel]:
-    """Every level of a run (probes first for a sweep: their rates are kept so ``--resume`` reuses them)."""
-    if config.sweep and config.sweep_rates is None:
-        probes = run_levels(store, run_id, config, f"{label} probes", progress)
-        config = replace(config, sweep_rates=sweep_rates(probes[0].summary, probes[1].summary, config.sweep))
-        store.update_config(run_id, config.to_json())
-    results = run_levels(store, run_id, config, label, progress)
-    store.set_status(run_id, "complete")
+    """Every level of a run (probes first for a sweep: their rates are kept so ``--resume`` reuses them), with the
+    run held by this process."""
+    with store.hold_run(run_id):
+        if config.sweep and config.sweep_rates is None:
+            probes = run_levels(store, run_id, config, f"{label} probes", progress)
+            config = replace(config, sweep_rates=sweep_rates(probes[0].summary, probes[1].summary, config.sweep))
+            store.update_config(run_id, config.redacted().to_json())
+        results = run_levels(store, run_id, config, label, progress)
+        store.set_status(run_id, "complete")
     return results
 
 
@@ -65,8 +69,10 @@ def launch_all(
     base_id: str | None,
     progress: RunProgress | None = None,
     on_start: Callable[[str, Path], None] | None = None,
+    on_wait: Callable[[str, float, str], None] | None = None,
 ) -> BenchDoc:
-    """Start each configuration of the launch file on loopback, bench it with the same requests, stop it."""
+    """Start each configuration of the launch file on loopback, bench it with the same requests, stop it.
+    ``on_wait(config name, elapsed_s, last log line)`` reports each server's start-up as it goes."""
     base_id = base_id or uuid.uuid4().hex[:8]
     hardware = hardware_description()
     configs = []
@@ -75,7 +81,10 @@ def launch_all(
         log = db.parent / f"{run_id}.vllm.log"
         if on_start is not None:
             on_start(server_cfg.name, log)
-        server = EngineServer(launch, server_cfg, log)
+        waiting = None
+        if on_wait is not None:
+            waiting = functools.partial(on_wait, server_cfg.name)
+        server = EngineServer(launch, server_cfg, log, waiting)
         with server as url:
             info = LaunchInfo(
                 server_cfg.name,

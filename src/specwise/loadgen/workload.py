@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from specwise.errors import SpecwiseError
+from specwise.fileio import read_text_bounded
 from specwise.loadgen.client import RequestSpec
 
 _WORDS = (
@@ -71,17 +72,15 @@ def builtin_prompts(name: str) -> list[PromptItem]:
     return load_prompts(Path(__file__).resolve().parent.parent / "prompts" / "data" / f"{name}.jsonl")
 
 
+MAX_PROMPT_FILE_BYTES = 512 * 2**20  # far more prompts than a load test sends; /dev/zero is refused, not read
+
+
 def load_prompts(path: Path) -> list[PromptItem]:
     """JSONL: one object per line with ``prompt`` and optional ``class``, ``max_tokens``, ``temperature``;
     or ``builtin:NAME`` (:data:`BUILTIN_SETS`)."""
     if str(path).startswith("builtin:"):
         return builtin_prompts(str(path).split(":", 1)[1])
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise SpecwiseError(f"{path}: no such prompt file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecwiseError(f"{path}: cannot read: {exc}") from None
+    lines = read_text_bounded(path, MAX_PROMPT_FILE_BYTES, "prompt").splitlines()
     items = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -23,7 +24,10 @@ class Sample:
     value: float
 
     def label(self, key: str) -> str | None:
-        return dict(self.labels).get(key)
+        for k, v in self.labels:
+            if k == key:
+                return v
+        return None
 
 
 @dataclass(frozen=True)
@@ -33,12 +37,25 @@ class Scrape:
     samples: tuple[Sample, ...]
     types: Mapping[str, str] = field(default_factory=dict)
 
+    @cached_property
+    def _by_name(self) -> dict[str, list[Sample]]:
+        index: dict[str, list[Sample]] = {}
+        for s in self.samples:
+            index.setdefault(s.name, []).append(s)
+        return index
+
+    @cached_property
+    def derived(self) -> dict[str, object]:
+        """Values readers derive from this scrape, kept with it (a scrape is windowed as the end of one window and
+        the start of the next: each is derived once)."""
+        return {}
+
     def named(self, name: str) -> list[Sample]:
         """Samples with exactly this name (never a prefix match)."""
-        return [s for s in self.samples if s.name == name]
+        return list(self._by_name.get(name, ()))
 
     def has(self, name: str) -> bool:
-        return any(s.name == name for s in self.samples)
+        return name in self._by_name
 
 
 def parse_exposition(text: str, source: str = "metrics") -> Scrape:

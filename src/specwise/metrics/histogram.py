@@ -29,6 +29,8 @@ class HistogramSnapshot:
         want = dict(match)
 
         def ok(labels: Labels) -> bool:
+            if not want:
+                return True
             d = dict(labels)
             return all(d.get(k) == v for k, v in want.items())
 

@@ -1,5 +1,6 @@
 """What the monitor loop reports, once per transition: a server going down or coming back, an alert opening or
-clearing, a webhook that could not be delivered. Each event's ``to_json()`` is the JSON line (and webhook body) the
+clearing, a fault in what a server reports starting or ending (non-finite samples, impossible counters), a webhook
+that could not be delivered. Each event's ``to_json()`` is the JSON line (and webhook body) the
 monitor prints: ``{"at", "url", "event", ...}``."""
 
 from __future__ import annotations
@@ -61,6 +62,31 @@ class AlertResolved:
 
 
 @dataclass(frozen=True)
+class TargetFault:
+    """A server reports something a window must not use (``fault``: its kind; ``detail``: the first example)."""
+
+    at: float
+    url: str
+    fault: str
+    detail: str
+    event: ClassVar[str] = "fault"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "url": self.url, "event": self.event, "fault": self.fault, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class FaultCleared:
+    at: float
+    url: str
+    fault: str
+    event: ClassVar[str] = "fault_cleared"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "url": self.url, "event": self.event, "fault": self.fault}
+
+
+@dataclass(frozen=True)
 class WebhookFailed:
     """A webhook gave up on an event (``failed_event``: that event's kind) after its retries."""
 
@@ -73,4 +99,4 @@ class WebhookFailed:
         return {"at": self.at, "event": self.event, "error": self.error, "for": self.failed_event}
 
 
-MonitorEvent = TargetDown | TargetUp | AlertOpened | AlertResolved | WebhookFailed
+MonitorEvent = TargetDown | TargetUp | AlertOpened | AlertResolved | TargetFault | FaultCleared | WebhookFailed

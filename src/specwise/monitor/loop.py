@@ -1,8 +1,12 @@
 """The monitor loop: scrape every server each interval, evaluate the last window, open/close alerts once.
 
-Clock and sleep are passed in. A server that fails to answer (down, hanging, 500, garbage text) is reported
-once when it starts failing and once when it recovers, and the loop keeps going; memory stays bounded (the
-scrapes of one window per server, vLLM samples only; history in SQLite with retention).
+Clock and sleep are passed in. Servers are scraped concurrently by a lean fetcher (:mod:`specwise.monitor.fetch`:
+a total deadline and a body cap per fetch) and each answer is windowed as soon as it arrives, so a slow or hung
+server never holds back the others' windows. A server that fails to answer (down, hanging, 500, garbage text, a
+page over the cap) is reported once when it starts failing and once when it recovers; a server whose samples a
+window must not use (non-finite values, impossible counters: :mod:`specwise.monitor.vet`) is reported once per
+fault kind; the loop keeps going. Memory stays bounded (the scrapes of one window per server, the window's samples
+only; history in SQLite with retention). URLs are reported with credentials redacted.
 """
 
 from __future__ import annotations
@@ -10,25 +14,34 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-import httpx
-
 from specwise.errors import SpecwiseError
-from specwise.metrics import parse_exposition
 from specwise.metrics.exposition import Scrape
-from specwise.monitor.events import AlertOpened, AlertResolved, MonitorEvent, TargetDown, TargetUp
+from specwise.metrics.families import FamilyParser
+from specwise.monitor.events import (
+    AlertOpened,
+    AlertResolved,
+    FaultCleared,
+    MonitorEvent,
+    TargetDown,
+    TargetFault,
+    TargetUp,
+)
+from specwise.monitor.fetch import Endpoint, Scraper, Slot, endpoint, redact, redact_url
 from specwise.monitor.predicted import SlowdownModel
 from specwise.monitor.rules import AlertState, Finding, Thresholds, check
 from specwise.monitor.store import MonitorStore
-from specwise.monitor.window import WindowStats, window_stats
+from specwise.monitor.vet import vet
+from specwise.monitor.window import WINDOW_SAMPLES, WindowStats, window_stats
 
 
 @dataclass
 class Target:
     """One watched server. Windows span the last ``window_scrapes`` scrapes (``--window / --interval``); only
-    those are kept, reduced to the ``vllm:*`` samples, so memory is bounded per target."""
+    those are kept, reduced to the samples windows read, so memory is bounded per target. ``url`` is how the
+    target is reported (credentials redacted); ``source`` is what is fetched (default: ``url``)."""
 
     url: str
     window_scrapes: int = 1
@@ -38,40 +51,53 @@ class Target:
     alerts: AlertState = field(default_factory=AlertState)
     last: WindowStats | None = None
     history: deque[tuple[float, Scrape]] = field(default_factory=deque)
+    source: str = field(default="", repr=False)
+    faults: AlertState = field(default_factory=AlertState)
+    answered: bool = False  # a scrape has succeeded at least once
+    slot: Slot = field(default_factory=Slot, repr=False, compare=False)
+    _endpoint: Endpoint | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.source:
+            self.source = self.url
+        self.url = redact_url(self.url)
+
+    @property
+    def endpoint(self) -> Endpoint:
+        if self._endpoint is None:
+            self._endpoint = endpoint(self.source)
+        return self._endpoint
 
     def remember(self, now: float, scrape: Scrape) -> None:
-        self.history.append((now, _vllm_only(scrape)))
+        self.history.append((now, scrape))
         while len(self.history) > self.window_scrapes:
             self.history.popleft()
         self.previous, self.previous_t = scrape, now
 
 
-def _vllm_only(scrape: Scrape) -> Scrape:
-    """The samples the window reads (vLLM's families), so a long window does not hold whole pages."""
-    return Scrape(tuple(x for x in scrape.samples if x.name.startswith("vllm:")), scrape.types)
+_SCRAPER: Scraper | None = None
 
 
-_CLIENT: httpx.Client | None = None
+def window_parser() -> FamilyParser:
+    """A parser that keeps exactly the samples windows read."""
+    return FamilyParser(WINDOW_SAMPLES)
 
 
-def _client() -> httpx.Client:
-    """One pooled client for every scrape: ``httpx.get`` builds a new client (and TLS context) per call, which
-    cost ~40 ms of CPU per scrape -- most of a 100-target round."""
-    global _CLIENT
-    if _CLIENT is None:
-        _CLIENT = httpx.Client(limits=httpx.Limits(max_keepalive_connections=200))
-    return _CLIENT
+def default_scraper() -> Scraper:
+    """One shared fetcher (event loop, kept-alive connections) for callers that do not bring their own."""
+    global _SCRAPER
+    if _SCRAPER is None:
+        _SCRAPER = Scraper(window_parser())
+    return _SCRAPER
 
 
 def scrape(url: str, timeout_s: float) -> Scrape:
-    """Fetch and parse one /metrics page; every failure is one :class:`SpecwiseError` naming the URL."""
-    try:
-        resp = _client().get(url, timeout=timeout_s)
-    except httpx.HTTPError as exc:
-        raise SpecwiseError(f"{url}: scrape failed: {type(exc).__name__}") from None
-    if resp.status_code >= 400:
-        raise SpecwiseError(f"{url}: scrape failed: HTTP {resp.status_code}")
-    return parse_exposition(resp.text, url)
+    """Fetch and parse one /metrics page (the samples windows read); every failure is one :class:`SpecwiseError`
+    naming the URL (credentials redacted)."""
+    [result] = default_scraper().fetch_all([url], timeout_s)
+    if isinstance(result, SpecwiseError):
+        raise result
+    return result
 
 
 def findings(stats: WindowStats, thresholds: Thresholds, slowdown: SlowdownModel | None = None) -> list[Finding]:
@@ -81,7 +107,15 @@ def findings(stats: WindowStats, thresholds: Thresholds, slowdown: SlowdownModel
     return [*out, predicted] if predicted else out
 
 
-def _fetch_all(urls: list[str], fetch: Callable[[str], Scrape], workers: int) -> list[Scrape | SpecwiseError]:
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _fetch_all(
+    urls: list[str], fetch: Callable[[str], Scrape], workers: int, deadline_s: float | None
+) -> list[Scrape | SpecwiseError]:
+    """A caller's own (blocking) fetch function over every URL; with ``workers`` > 1 on threads, each result
+    waited for at most ``deadline_s`` (a fetch still running then is reported as failed and left to finish)."""
+
     def one(url: str) -> Scrape | SpecwiseError:
         try:
             return fetch(url)
@@ -90,8 +124,15 @@ def _fetch_all(urls: list[str], fetch: Callable[[str], Scrape], workers: int) ->
 
     if workers <= 1 or len(urls) <= 1:
         return [one(u) for u in urls]
-    with ThreadPoolExecutor(max_workers=min(workers, len(urls))) as pool:
-        return list(pool.map(one, urls))
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="specwise-scrape")
+    futures = [_POOL.submit(one, u) for u in urls]
+    wait(futures, timeout=deadline_s)
+    return [
+        f.result() if f.done() else SpecwiseError(f"{redact_url(u)}: scrape failed: no answer within {deadline_s:g} s")
+        for u, f in zip(urls, futures, strict=True)
+    ]
 
 
 Emit = Callable[[MonitorEvent], None]
@@ -102,30 +143,60 @@ def _out(emit: Emit | None, event: MonitorEvent) -> None:
         emit(event)
 
 
-def _window(
-    t: Target,
-    now: float,
-    current: Scrape,
-    thresholds: Thresholds,
-    store: MonitorStore | None,
-    emit: Emit | None,
-    slowdown: SlowdownModel | None,
-) -> None:
+@dataclass(frozen=True)
+class _Round:
+    thresholds: Thresholds
+    store: MonitorStore | None
+    emit: Emit | None
+    slowdown: SlowdownModel | None
+
+    def record(self, url: str, now: float, event: str, rule: str, message: str) -> None:
+        if self.store is not None:
+            self.store.add_alert(url, now, event, rule, message)
+
+
+def _window(t: Target, now: float, current: Scrape, r: _Round) -> None:
     """Window ``current`` against the oldest scrape kept, run the rules, report and record the transitions."""
     base_t, base = t.history[0]
     stats = window_stats(base, current, now - base_t)
     t.last = stats
-    if store is not None:
-        store.add_window(t.url, now, stats.to_dict())
-    opened, cleared = t.alerts.update(findings(stats, thresholds, slowdown))
+    if r.store is not None:
+        r.store.add_window(t.url, now, stats.to_dict())
+    opened, cleared = t.alerts.update(findings(stats, r.thresholds, r.slowdown))
     for f in opened:
-        _out(emit, AlertOpened(now, t.url, f.rule, f.severity, f.message))
-        if store is not None:
-            store.add_alert(t.url, now, "open", f.rule, f.message)
+        _out(r.emit, AlertOpened(now, t.url, f.rule, f.severity, f.message))
+        r.record(t.url, now, "open", f.rule, f.message)
     for rule in cleared:
-        _out(emit, AlertResolved(now, t.url, rule))
-        if store is not None:
-            store.add_alert(t.url, now, "resolved", rule, "")
+        _out(r.emit, AlertResolved(now, t.url, rule))
+        r.record(t.url, now, "resolved", rule, "")
+
+
+def _observe(t: Target, now: float, result: Scrape | SpecwiseError, r: _Round) -> None:
+    """One scrape result of ``t`` at ``now``: failure/recovery, faults, the window, the scrape kept."""
+    if isinstance(result, SpecwiseError):
+        error = redact(str(result).replace(t.source, t.url))
+        if t.failing is None:
+            _out(r.emit, TargetDown(now, t.url, error))
+        t.failing = error
+        return
+    if t.failing is not None:
+        _out(r.emit, TargetUp(now, t.url))
+        t.failing = None
+        t.history.clear()  # do not window across the outage
+    t.answered = True
+    vetted = vet(result)
+    opened, cleared = t.faults.update([Finding(kind, "warning", detail) for kind, detail in vetted.faults])
+    for f in opened:
+        _out(r.emit, TargetFault(now, t.url, f.rule, f.message))
+        r.record(t.url, now, "fault", f.rule, f.message)
+    for kind in cleared:
+        _out(r.emit, FaultCleared(now, t.url, kind))
+        r.record(t.url, now, "fault_cleared", kind, "")
+    if vetted.scrape is None:
+        return
+    if t.history and now > t.history[0][0]:
+        _window(t, now, vetted.scrape, r)
+    t.remember(now, vetted.scrape)
 
 
 def evaluate_once(
@@ -135,24 +206,28 @@ def evaluate_once(
     emit: Emit | None,
     *,
     clock: Callable[[], float] = time.time,
-    fetch: Callable[[str], Scrape] = lambda url: scrape(url, 5.0),
+    fetch: Callable[[str], Scrape] | None = None,
     slowdown: SlowdownModel | None = None,
     workers: int = 1,
+    scraper: Scraper | None = None,
+    deadline_s: float | None = None,
 ) -> None:
-    """One pass over every target: scrape (``workers`` at a time), window against the previous scrape, rules,
-    transitions (in target order)."""
-    fetched = _fetch_all([t.url for t in targets], fetch, workers)
-    for t, result in zip(targets, fetched, strict=True):
-        now = clock()
-        if isinstance(result, SpecwiseError):
-            if t.failing is None:
-                _out(emit, TargetDown(now, t.url, str(result)))
-            t.failing = str(result)
-            continue
-        if t.failing is not None:
-            _out(emit, TargetUp(now, t.url))
-            t.failing = None
-            t.history.clear()  # do not window across the outage
-        if t.history and now > t.history[0][0]:
-            _window(t, now, result, thresholds, store, emit, slowdown)
-        t.remember(now, result)
+    """One pass over every target: scrape, window against the kept scrapes, rules, transitions.
+
+    By default every target is fetched at once by ``scraper`` (each within ``deadline_s``) and handled as its
+    answer arrives. With ``fetch`` (a blocking function of the target's URL; ``workers`` at a time) the results are
+    handled in target order. The history database is committed once per pass."""
+    r = _Round(thresholds, store, emit, slowdown)
+    if fetch is not None:
+        fetched = _fetch_all([t.source for t in targets], fetch, workers, deadline_s)
+        for t, result in zip(targets, fetched, strict=True):
+            _observe(t, clock(), result, r)
+    else:
+        sc = scraper or default_scraper()
+        sc.round(
+            [(t.endpoint, t.slot) for t in targets],
+            lambda i, result: _observe(targets[i], clock(), result, r),
+            deadline_s,
+        )
+    if store is not None:
+        store.commit()

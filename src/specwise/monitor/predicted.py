@@ -8,6 +8,7 @@ of a constant cost ratio). Above the batch where that ratio passes 1, k should b
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from specwise.monitor.rules import Finding
@@ -48,7 +49,9 @@ class SlowdownModel:
 
     def check(self, stats: WindowStats, min_drafts: float) -> Finding | None:
         al, running = stats.mean_acceptance_length, stats.running
-        if al is None or running is None or running < 1 or (stats.drafts or 0) < min_drafts:
+        if al is None or running is None or not (math.isfinite(al) and math.isfinite(running)):
+            return None  # a non-finite gauge never reaches here (vet drops it); this guard keeps round() safe
+        if running < 1 or (stats.drafts or 0) < min_drafts:
             return None
         batch = min(round(running), self.max_num_seqs)
         ratio = self.tpot_ratio(batch, al)

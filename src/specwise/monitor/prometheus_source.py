@@ -16,12 +16,14 @@ import httpx
 
 from specwise.errors import SpecwiseError
 from specwise.metrics.exposition import Sample, Scrape, labels_key
+from specwise.monitor.fetch import redact_url
 
 _DROP = ("__name__", "instance", "job")
 
 
 def _query(prom_url: str, promql: str, timeout_s: float) -> list[dict[str, Any]]:
     url = prom_url.rstrip("/") + "/api/v1/query"
+    prom_url = redact_url(prom_url)  # as reported: never with credentials
     try:
         resp = httpx.get(url, params={"query": promql}, timeout=timeout_s)
     except httpx.HTTPError as exc:
@@ -51,6 +53,7 @@ def _escape(value: str) -> str:
 
 def prometheus_scrape(prom_url: str, instance: str, timeout_s: float = 10.0) -> Scrape:
     rows = _query(prom_url, f'{{__name__=~"vllm:.+",instance="{_escape(instance)}"}}', timeout_s)
+    prom_url = redact_url(prom_url)
     if not rows:
         raise SpecwiseError(f"{prom_url}: no vllm:* series for instance {instance!r}")
     samples = []

@@ -7,6 +7,8 @@ unless told otherwise and serves ``specwise_*`` gauges that Prometheus/Grafana c
 from __future__ import annotations
 
 import json
+import queue
+import threading
 import time
 from collections.abc import Callable
 from typing import TextIO
@@ -15,16 +17,62 @@ import httpx
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
 from specwise.monitor.events import MonitorEvent, WebhookFailed
+from specwise.monitor.fetch import redact
 from specwise.monitor.http_serve import GetServer
 from specwise.monitor.loop import Emit, Target
+from specwise.monitor.window import json_finite
+
+
+def event_line(event: MonitorEvent) -> str:
+    """An event as one JSON line: strict JSON (no NaN), URL credentials redacted."""
+    return redact(json.dumps(json_finite(event.to_json()), allow_nan=False))
 
 
 def json_lines(out: TextIO) -> Emit:
+    lock = threading.Lock()  # events may come from the webhook's delivery thread too
+
     def emit(event: MonitorEvent) -> None:
-        out.write(json.dumps(event.to_json()) + "\n")
-        out.flush()
+        with lock:
+            out.write(event_line(event) + "\n")
+            out.flush()
 
     return emit
+
+
+class Background:
+    """Runs a (blocking) sink on its own thread so a slow webhook never stalls the scrape loop. Events are
+    delivered in order; past ``max_queued`` waiting events the newest is dropped and reported through
+    ``on_drop`` once per overflow episode. :meth:`close` delivers what is queued, waiting at most ``drain_s``."""
+
+    def __init__(self, sink: Emit, on_drop: Emit | None = None, max_queued: int = 1000) -> None:
+        self.sink, self.on_drop = sink, on_drop
+        self.queue: queue.Queue[MonitorEvent | None] = queue.Queue(maxsize=max_queued)
+        self.dropping = False
+        self.thread = threading.Thread(target=self._run, name="specwise-webhook", daemon=True)
+        self.thread.start()
+
+    def __call__(self, event: MonitorEvent) -> None:
+        try:
+            self.queue.put_nowait(event)
+            self.dropping = False
+        except queue.Full:
+            if not self.dropping and self.on_drop is not None:
+                self.on_drop(WebhookFailed(event.at, "delivery queue full: event dropped", event.event))
+            self.dropping = True
+
+    def _run(self) -> None:
+        while (event := self.queue.get()) is not None:
+            self.sink(event)
+
+    def close(self, drain_s: float = 5.0) -> None:
+        try:
+            self.queue.put(None, timeout=drain_s)
+        except queue.Full:
+            return
+        self.thread.join(drain_s)
+
+
+_JSON = {"Content-Type": "application/json"}
 
 
 def webhook(
@@ -42,7 +90,7 @@ def webhook(
         last = ""
         for attempt in range(retries):
             try:
-                resp = httpx.post(url, json=event.to_json(), timeout=timeout_s)
+                resp = httpx.post(url, content=event_line(event), headers=_JSON, timeout=timeout_s)
                 if resp.status_code < 400:
                     return
                 last = f"HTTP {resp.status_code}"

@@ -1,4 +1,9 @@
-"""Monitor history in SQLite: one row per (server, window), pruned to a retention period."""
+"""Monitor history in SQLite: one row per (server, window), pruned to a retention period.
+
+Rows are written in one transaction per monitor pass (:meth:`MonitorStore.commit`, which also prunes), not one per
+row: a pass over 1,000 servers is one commit. WAL with ``synchronous=NORMAL``: a crash of the monitor loses at most
+the pass in progress; an OS crash can also lose the last commits.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from specwise.errors import SpecwiseError
+from specwise.monitor.window import json_finite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS windows (url TEXT NOT NULL, end_s REAL NOT NULL, stats TEXT NOT NULL);
@@ -23,23 +29,42 @@ class MonitorStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(str(path))
             self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise SpecwiseError(f"{path}: cannot open monitor database: {exc}") from None
         self.retention_s = retention_s
+        self._latest = float("-inf")
+        self._pending = False
 
     def close(self) -> None:
+        self.commit()
         self.db.close()
 
     def add_window(self, url: str, end_s: float, stats: dict[str, Any]) -> None:
-        with self.db:
-            self.db.execute("INSERT INTO windows (url, end_s, stats) VALUES (?, ?, ?)", (url, end_s, json.dumps(stats)))
-            self.db.execute("DELETE FROM windows WHERE end_s < ?", (end_s - self.retention_s,))
+        """Queued in the pass's transaction (:meth:`commit`). Non-finite numbers are stored as null."""
+        self.db.execute(
+            "INSERT INTO windows (url, end_s, stats) VALUES (?, ?, ?)",
+            (url, end_s, json.dumps(json_finite(stats), allow_nan=False)),
+        )
+        self._latest, self._pending = max(self._latest, end_s), True
 
     def add_alert(self, url: str, at_s: float, event: str, rule: str, message: str) -> None:
-        with self.db:
-            self.db.execute("INSERT INTO alerts VALUES (?, ?, ?, ?, ?)", (url, at_s, event, rule, message))
-            self.db.execute("DELETE FROM alerts WHERE at_s < ?", (at_s - self.retention_s,))
+        self.db.execute("INSERT INTO alerts VALUES (?, ?, ?, ?, ?)", (url, at_s, event, rule, message))
+        self._latest, self._pending = max(self._latest, at_s), True
+
+    def commit(self) -> None:
+        """Prune rows older than the retention period and commit the pass."""
+        if not self._pending:
+            return
+        cutoff = self._latest - self.retention_s
+        try:
+            with self.db:
+                self.db.execute("DELETE FROM windows WHERE end_s < ?", (cutoff,))
+                self.db.execute("DELETE FROM alerts WHERE at_s < ?", (cutoff,))
+        except sqlite3.Error as exc:
+            raise SpecwiseError(f"monitor database: cannot write: {exc}") from None
+        self._pending = False
 
     def windows(self, url: str) -> list[tuple[float, dict[str, Any]]]:
         rows = self.db.execute("SELECT end_s, stats FROM windows WHERE url = ? ORDER BY end_s", (url,))

@@ -7,13 +7,14 @@ bucket deltas (``histogram_quantile`` semantics), gauges from the latest scrape.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, cast
 
 from specwise.engines.vllm import METRICS as VLLM
 from specwise.metrics.exposition import Scrape
 from specwise.metrics.histogram import HistogramSnapshot, histogram_quantile
-from specwise.metrics.spec_decode import spec_decode_counters, total_delta
+from specwise.metrics.spec_decode import SeriesKey, SpecDecodeCounters, spec_decode_counters, total_delta
 
 LATENCY_HISTOGRAMS = {
     "ttft_s": VLLM.ttft,
@@ -21,6 +22,21 @@ LATENCY_HISTOGRAMS = {
     "tpot_s": VLLM.tpot,
     "e2e_s": VLLM.e2e,
 }
+# Every sample name window_stats reads: counters (only ever grow while a server lives) and gauges.
+COUNTER_SAMPLES = frozenset(
+    {
+        VLLM.spec_drafts,
+        VLLM.spec_draft_tokens,
+        VLLM.spec_accepted,
+        VLLM.spec_accepted_per_pos,
+        VLLM.preemptions,
+        VLLM.generation_tokens,
+        VLLM.request_success,
+        *(name + suffix for name in LATENCY_HISTOGRAMS.values() for suffix in ("_bucket", "_count", "_sum")),
+    }
+)
+GAUGE_SAMPLES = frozenset({VLLM.running, VLLM.waiting, VLLM.kv_usage, VLLM.spec_drafts_created})
+WINDOW_SAMPLES = COUNTER_SAMPLES | GAUGE_SAMPLES
 
 
 @dataclass(frozen=True)
@@ -45,7 +61,35 @@ class WindowStats:
     by_model: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The stats as JSON-ready data (a non-finite number, which JSON cannot carry, becomes None)."""
+        out: dict[str, Any] = json_finite({f.name: getattr(self, f.name) for f in fields(self)})
+        return out
+
+
+def json_finite(data: Any) -> Any:
+    """``data`` with every NaN or infinity replaced by None (JSON has neither; a browser's JSON.parse fails)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: json_finite(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [json_finite(v) for v in data]
+    return data
+
+
+def _spec_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
+    """The scrape's spec-decode counters, derived once per scrape."""
+    key = "window:spec_decode"
+    if key not in scrape.derived:
+        scrape.derived[key] = spec_decode_counters(scrape)
+    return cast("dict[SeriesKey, SpecDecodeCounters]", scrape.derived[key])
+
+
+def _histogram(scrape: Scrape, name: str) -> HistogramSnapshot | None:
+    key = "window:histogram:" + name
+    if key not in scrape.derived:
+        scrape.derived[key] = HistogramSnapshot.from_scrape(scrape, name)
+    return cast("HistogramSnapshot | None", scrape.derived[key])
 
 
 def _counter_sum(scrape: Scrape, name: str) -> float | None:
@@ -68,7 +112,7 @@ def _rate(before: float | None, after: float | None, window_s: float) -> tuple[f
 def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
     """Stats over the ``window_s`` seconds between two scrapes of the same server."""
     notes: list[str] = []
-    before_c, after_c = spec_decode_counters(before), spec_decode_counters(after)
+    before_c, after_c = _spec_counters(before), _spec_counters(after)
     delta = total_delta(before_c, after_c)
     by_model: dict[str, dict[str, float | None]] = {}
     models = sorted({key[0] for key in after_c})
@@ -93,7 +137,7 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
         reset = reset or was_reset
     latency: dict[str, dict[str, float | None]] = {}
     for key, name in LATENCY_HISTOGRAMS.items():
-        h1, h0 = HistogramSnapshot.from_scrape(after, name), HistogramSnapshot.from_scrape(before, name)
+        h1, h0 = _histogram(after, name), _histogram(before, name)
         if h1 is None:
             continue
         h, restarted = h1.minus(h0) if h0 is not None else (h1, False)

@@ -8,7 +8,7 @@ penalties or default top-k/top-p that would silently change the distribution bei
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -20,7 +20,6 @@ from specwise.profiler.sampling import probs
 warnings.filterwarnings("ignore", message=".*past_key_values.*deprecated", category=FutureWarning)
 
 
-@torch.no_grad()
 def sample_continuations(
     model: Any,
     prompts: Sequence[Sequence[int]],
@@ -36,6 +35,31 @@ def sample_continuations(
     """``n_tokens`` target tokens after each prompt; left-padded batches with explicit positions (so padding
     does not shift RoPE positions). Seeded per batch: results do not depend on what ran before."""
     out: list[list[int]] = []
+    for _, tokens, _ in sample_batches(model, prompts, n_tokens, temperature, seed, batch_size, top_k, top_p, pad_id):
+        out.extend(tokens)
+        if on_batch:
+            on_batch(len(tokens))
+    return out
+
+
+@torch.no_grad()
+def sample_batches(
+    model: Any,
+    prompts: Sequence[Sequence[int]],
+    n_tokens: int,
+    temperature: float,
+    seed: int,
+    batch_size: int = 8,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    pad_id: int = 0,
+    keep_logits: bool = False,
+) -> Iterator[tuple[int, list[list[int]], torch.Tensor | None]]:
+    """Per batch of prompts: (index of its first prompt, the sampled continuations, and with ``keep_logits`` the
+    logits every token was sampled from, ``[batch, n_tokens, vocab]`` float32 -- row ``[b, t]`` is the model's
+    prediction of ``continuations[b][t]`` given the prompt and ``continuations[b][:t]``, what
+    :func:`continuation_logits` computes again in a teacher-forced pass, up to float rounding (the KV-cached steps
+    sum in another order; tests/profiler/test_kept_logits.py)."""
     for b0 in range(0, len(prompts), batch_size):
         batch = [list(p) for p in prompts[b0 : b0 + batch_size]]
         gen = torch.Generator().manual_seed(seed * 1_000_003 + b0)
@@ -47,7 +71,10 @@ def sample_continuations(
         cache, logits = res.past_key_values, res.logits[:, -1, :]
         next_pos = pos[:, -1:] + 1
         tokens: list[list[int]] = [[] for _ in batch]
+        kept = torch.empty((len(batch), n_tokens, logits.shape[-1]), dtype=torch.float32) if keep_logits else None
         for step in range(n_tokens):
+            if kept is not None:
+                kept[:, step].copy_(logits)
             p = probs(logits, temperature, top_k, top_p)
             nxt = p.argmax(dim=-1) if temperature == 0 else torch.multinomial(p, 1, generator=gen).squeeze(-1)
             for row, t in enumerate(nxt.tolist()):
@@ -65,10 +92,7 @@ def sample_continuations(
             )
             cache, logits = res.past_key_values, res.logits[:, -1, :]
             next_pos = next_pos + 1
-        out.extend(tokens)
-        if on_batch:
-            on_batch(len(batch))
-    return out
+        yield b0, tokens, kept
 
 
 @torch.no_grad()

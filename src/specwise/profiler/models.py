@@ -93,11 +93,12 @@ def available_memory_bytes() -> int:
 def estimate_bytes(models: list[ModelFiles], max_seq_tokens: int, scored_tokens: int, batch: int) -> int:
     """Peak host memory: float32 weights of every loaded model (x2 when a quantised copy is loaded beside them),
     logits of the scored continuation (float32; target and draft logits plus p, q and temporaries: x6), the
-    last-position logits of a generation batch, a KV cache for generation (2 x layers x hidden x 4 B per token,
-    an upper bound for GQA models), plus 1 GiB of runtime."""
+    last-position logits of a generation batch, the target's logits kept from the sampling pass for the whole
+    batch (float32, batch x scored tokens), a KV cache for generation (2 x layers x hidden x 4 B per token, an
+    upper bound for GQA models), plus 1 GiB of runtime."""
     weights = sum(m.num_params * _BYTES_PER_PARAM for m in models)
     vocab = max(m.vocab_size for m in models)
-    logits = (scored_tokens + 1) * vocab * 4 * 6 + batch * vocab * 4 * 4
+    logits = (scored_tokens + 1) * vocab * 4 * 6 + batch * vocab * 4 * 4 + batch * scored_tokens * vocab * 4
     kv = sum(2 * m.num_layers * m.hidden_size * 4 * max_seq_tokens * batch for m in models)
     return weights + logits + kv + (1 << 30)
 

@@ -28,7 +28,7 @@ from specwise.contracts.profile import ProfileResult
 from specwise.errors import SpecwiseError
 from specwise.profiler import analysis, models, quantize, quantize_spec
 from specwise.profiler.counting import model_draft_proposals
-from specwise.profiler.forward import continuation_logits, sample_continuations, shared_vocab
+from specwise.profiler.forward import continuation_logits, sample_batches, shared_vocab
 from specwise.profiler.result import Observation, summarise
 from specwise.profiler.sampling import probs
 from specwise.profiler.settings import ProfileSettings
@@ -118,55 +118,23 @@ def run_profile(
     torch.manual_seed(settings.seed)
     ids = tokenize(loaded.tokenizer, prompts, settings.max_prompt_tokens)
     pad = loaded.tokenizer.pad_token_id if loaded.tokenizer.pad_token_id is not None else 0
-    groups = settings.continuation_temperature_groups()
-    t0 = time.perf_counter()
-    conts = _continuations(loaded.target, ids, settings, groups, pad, progress, "")
-    by_target_quant = {"": conts}
-    timings.continuation_s += time.perf_counter() - t0
-
+    by_target_quant: dict[str, dict[float, list[list[int]]]] = {}
     observations: list[Observation] = []
-    variants: list[dict[str, str]] = [{}, *settings.quantizations]
-    total_steps = len(variants) * len(groups) * len(ids)
-    step = 0
-    for quant in variants:
+    classes = [p.workload_class for p in prompts]
+    for quant in [{}, *settings.quantizations]:
         t_load = time.perf_counter()
         target = _variant_model(loaded, "target", quant)
         draft = _variant_model(loaded, "draft", quant) if loaded.draft is not None else None
         timings.extra["quantize_load_s"] = timings.extra.get("quantize_load_s", 0.0) + (
             time.perf_counter() - t_load if quant else 0.0
         )
-        qkey = tuple(sorted(quant.items()))
+        run = _VariantRun(target, draft, tuple(sorted(quant.items())), settings, classes, timings, progress)
         target_quant = quant.get("target", "")
-        if target_quant not in by_target_quant:
-            t0 = time.perf_counter()
-            label = f" (target={target_quant})"
-            by_target_quant[target_quant] = _continuations(target, ids, settings, groups, pad, progress, label)
-            timings.continuation_s += time.perf_counter() - t0
-        conts = by_target_quant[target_quant]
-        for temp, eval_temps in groups:
-            history = SuffixIndex(settings.suffix_max_depth) if settings.method == "suffix" else None
-            for i, prompt_ids in enumerate(ids):
-                cont = conts[temp][i]
-                observations.extend(
-                    _observe_prompt(
-                        target,
-                        draft,
-                        prompt_ids,
-                        cont,
-                        eval_temps,
-                        temp,
-                        settings,
-                        qkey,
-                        prompts[i].workload_class,
-                        history,
-                        timings,
-                    )
-                )
-                if history is not None:
-                    history.add(cont)
-                step += 1
-                if progress:
-                    progress(f"teacher-forced passes ({quantize_spec.label(quant)})", step, total_steps)
+        if target_quant in by_target_quant:  # a draft-only variant: the target's continuations exist already
+            observations += run.teacher_forced(ids, by_target_quant[target_quant])
+        else:  # this target samples its continuations now; the logits it sampled from are its profile logits
+            by_target_quant[target_quant] = {}
+            observations += run.sampled(ids, pad, by_target_quant[target_quant])
         if quant:
             del target, draft
     t_an = time.perf_counter()
@@ -177,39 +145,77 @@ def run_profile(
     return results, by_target_quant[""], ids
 
 
-def _continuations(
-    target: Any,
-    ids: list[list[int]],
-    settings: ProfileSettings,
-    groups: list[tuple[float, tuple[float, ...]]],
-    pad: int,
-    progress: Progress | None,
-    label: str,
-) -> dict[float, list[list[int]]]:
-    """One batched, seeded continuation per prompt at each group's sampling temperature."""
-    conts: dict[float, list[list[int]]] = {}
-    for g, (temp, _) in enumerate(groups):
-        done = 0
+@dataclass
+class _VariantRun:
+    """One quantisation variant's passes: the observations of every (temperature group, prompt)."""
 
-        def bump(n: int, stage: str = f"continuations T={temp:g}{label} ({g + 1}/{len(groups)})") -> None:
-            nonlocal done
-            done += n
-            if progress:
-                progress(stage, done, len(ids))
+    target: Any
+    draft: Any | None
+    qkey: tuple[tuple[str, str], ...]
+    settings: ProfileSettings
+    classes: list[str | None]
+    timings: Timings
+    progress: Progress | None
 
-        conts[temp] = sample_continuations(
-            target,
-            ids,
-            settings.max_new_tokens + settings.k_max,
-            temp,
-            settings.seed + g,
-            settings.batch_size,
-            settings.top_k,
-            settings.top_p,
-            pad,
-            bump,
-        )
-    return conts
+    def _label(self) -> str:
+        return quantize_spec.label(dict(self.qkey))
+
+    def sampled(self, ids: list[list[int]], pad: int, conts: dict[float, list[list[int]]]) -> list[Observation]:
+        """Sample each group's continuations (batched, KV cache) keeping the logits every token was drawn from, and
+        observe each batch's prompts from those: the target needs no teacher-forced pass of its own."""
+        s, out = self.settings, []
+        groups = s.continuation_temperature_groups()
+        for g, (temp, eval_temps) in enumerate(groups):
+            history = SuffixIndex(s.suffix_max_depth) if s.method == "suffix" else None
+            conts[temp] = []
+            t0 = time.perf_counter()
+            batches = sample_batches(
+                self.target, ids, s.max_new_tokens + s.k_max, temp, s.seed + g, s.batch_size, s.top_k, s.top_p, pad,
+                keep_logits=True,
+            )  # fmt: skip
+            for b0, tokens, logits in batches:
+                self.timings.continuation_s += time.perf_counter() - t0
+                assert logits is not None
+                for j, cont in enumerate(tokens):
+                    conts[temp].append(cont)
+                    out += self._observe(ids[b0 + j], cont, eval_temps, temp, b0 + j, history, logits[j])
+                del logits
+                if self.progress:
+                    stage = f"continuations and passes T={temp:g} ({self._label()}, {g + 1}/{len(groups)})"
+                    self.progress(stage, b0 + len(tokens), len(ids))
+                t0 = time.perf_counter()
+        return out
+
+    def teacher_forced(self, ids: list[list[int]], conts: dict[float, list[list[int]]]) -> list[Observation]:
+        """Observe on existing continuations: one teacher-forced pass of each model per prompt."""
+        out, groups = [], self.settings.continuation_temperature_groups()
+        step = 0
+        for temp, eval_temps in groups:
+            history = SuffixIndex(self.settings.suffix_max_depth) if self.settings.method == "suffix" else None
+            for i, prompt_ids in enumerate(ids):
+                out += self._observe(prompt_ids, conts[temp][i], eval_temps, temp, i, history, None)
+                step += 1
+                if self.progress:
+                    self.progress(f"teacher-forced passes ({self._label()})", step, len(groups) * len(ids))
+        return out
+
+    def _observe(
+        self,
+        prompt_ids: list[int],
+        cont: list[int],
+        eval_temps: Sequence[float],
+        temp: float,
+        i: int,
+        history: SuffixIndex | None,
+        target_logits: torch.Tensor | None,
+    ) -> list[Observation]:
+        obs = _observe_prompt(
+            self.target, self.draft, prompt_ids, cont, eval_temps, temp, self.settings, self.qkey, self.classes[i],
+            history, self.timings, target_logits,
+        )  # fmt: skip
+        if history is not None:
+            history.add(cont)
+        return obs
 
 
 def _observe_prompt(
@@ -224,11 +230,16 @@ def _observe_prompt(
     cls: str | None,
     history: SuffixIndex | None,
     timings: Timings,
+    target_logits: torch.Tensor | None = None,
 ) -> list[Observation]:
+    """``target_logits``: the logits ``cont`` was sampled from (then no teacher-forced pass of the target)."""
     n_start = s.max_new_tokens
-    t0 = time.perf_counter()
-    lt = continuation_logits(target, prompt_ids, cont)
-    timings.target_forward_s += time.perf_counter() - t0
+    if target_logits is not None:
+        lt = target_logits
+    else:
+        t0 = time.perf_counter()
+        lt = continuation_logits(target, prompt_ids, cont)
+        timings.target_forward_s += time.perf_counter() - t0
     ld = None
     if draft is not None:
         t0 = time.perf_counter()

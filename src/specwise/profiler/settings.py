@@ -85,6 +85,8 @@ def parse_k_values(text: str) -> tuple[int, ...]:
                 lo, hi = (int(x) for x in part.split("-", 1))
                 if lo > hi:
                     raise ValueError
+                if hi > MAX_K:  # checked before the range is built: 1-3000000000 must not fill memory
+                    raise SpecwiseError(f"--k {text!r}: k above {MAX_K} is not profiled")
                 values.update(range(lo, hi + 1))
             else:
                 values.add(int(part))

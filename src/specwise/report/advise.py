@@ -2,21 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from specwise.contracts.advice import Advice
+from specwise.contracts.advice import Advice, CandidateAdvice, RuleCheck
+from specwise.engines.base import shell_lines
 from specwise.report.console import console
+from specwise.report.tables import print_table
 
 _STATUS = {"pass": "[green]pass[/]", "warn": "[yellow]warn[/]", "fail": "[red]fail[/]"}
+_COUNT_STYLE = {"pass": "green", "warn": "yellow", "fail": "red"}
 
 
 def _x(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
 
 
-def render_advise(doc: Advice) -> None:
-    out = console()
+def rule_counts(rules: Sequence[RuleCheck]) -> str:
+    """``7 pass, 1 warn, 0 fail``: how many of a candidate's rule checks passed, warned and failed."""
+    return ", ".join(f"{sum(r.status == s for r in rules)} {s}" for s in ("pass", "warn", "fail"))
+
+
+def rule_line(c: CandidateAdvice) -> str:
+    """A candidate's rule checks on one line: the counts, then the rules that did not pass."""
+    if not c.rules:
+        return f"rule checks, {c.candidate}: none (not evaluated)"
+    flagged = [f"[{_COUNT_STYLE[r.status]}]{r.status}[/] {r.rule}" for r in c.rules if r.status != "pass"]
+    return f"rule checks, {c.candidate}: {rule_counts(c.rules)}" + (f" ({'; '.join(flagged)})" if flagged else "")
+
+
+def _decision_panel(doc: Advice) -> Panel:
     body = f"[bold]{doc.headline}[/]\n{doc.reason}"
     if doc.assumed_acceptance_for:
         body += (
@@ -24,13 +42,18 @@ def render_advise(doc: Advice) -> None:
             + ", ".join(doc.assumed_acceptance_for)
             + " -- run specwise profile / bench and pass --profile / --bench"
         )
-    out.print(Panel(body, title=f"specwise advise: {doc.scenario} ({doc.target} on {doc.tp} x {doc.gpu})"))
-    table = Table(title=f"candidates at {doc.operating_qps:g} QPS (ranked)", title_justify="left")
+    return Panel(body, title="specwise advise", title_align="left")
+
+
+def _candidates_table(doc: Advice) -> Table:
+    table = Table(
+        title=f"candidates at {doc.operating_qps:g} QPS (ranked); rules: how many rule checks pass, warn, fail",
+        title_justify="left",
+    )
     for col in ("rank", "candidate", "verdict", "k", "speedup", "KV tokens", "rules", "acceptance from"):
-        table.add_column(col)
+        table.add_column(col, justify="right" if col in ("rank", "k", "speedup", "KV tokens") else "left")
+    table.columns[7].overflow = "fold"
     for i, c in enumerate(doc.ranked, start=1):
-        counts = " ".join(f"{sum(r.status == s for r in c.rules)}{s[0]}" for s in ("pass", "warn", "fail"))
-        kinds = sorted({e.kind for e in c.evidence})
         table.add_row(
             str(i),
             c.candidate,
@@ -38,17 +61,32 @@ def render_advise(doc: Advice) -> None:
             str(c.k) + (" (schedule)" if c.schedule else ""),
             _x(c.speedup_at_operating_qps),
             f"{c.memory['kv_cache_tokens']:,}",
-            counts,
-            ", ".join(kinds),
+            rule_counts(c.rules),
+            ", ".join(sorted({e.kind for e in c.evidence})),
         )
-    out.print(table)
-    top = doc.ranked[0]
+    return table
+
+
+def _rules_table(top: CandidateAdvice) -> Table:
     rt = Table(title=f"rule checks: {top.candidate}", title_justify="left")
-    for col in ("rule", "status", "message"):
-        rt.add_column(col, overflow="fold")
+    rt.add_column("rule", overflow="fold")
+    rt.add_column("status")
+    rt.add_column("message", overflow="fold")
     for r in top.rules:
         rt.add_row(r.rule, _STATUS[r.status], r.message)
-    out.print(rt)
+    return rt
+
+
+def render_advise(doc: Advice, out: Console | None = None, wide: bool = False) -> None:
+    out = console(out)
+    out.print(f"[bold]specwise advise[/]: {doc.scenario} ({doc.target} on {doc.tp} x {doc.gpu})")
+    out.print(_decision_panel(doc))
+    print_table(out, _candidates_table(doc), wide=wide, key=1)
+    top = doc.ranked[0]
+    if top.rules:
+        print_table(out, _rules_table(top), wide=wide)
+    for other in doc.ranked[1:]:
+        out.print(rule_line(other))
     if doc.predictor:
         out.print(
             f"predictor: {doc.predictor}; speedups carry a +-{doc.band:.0%} band (80th percentile error of "
@@ -58,4 +96,5 @@ def render_advise(doc: Advice) -> None:
         out.print(f"[bold]measure first[/] ({doc.measure.candidate}): save this launch file as the command names it")
         out.print(doc.measure.launch_toml, soft_wrap=True, markup=False)
         out.print("[bold]then:[/] " + doc.measure.command, soft_wrap=True)
-    out.print(f"[bold]{doc.serve.engine}:[/] " + doc.serve.command, soft_wrap=True)
+    out.print(f"[bold]{doc.serve.engine}:[/]")
+    out.print(shell_lines(doc.serve.argv), soft_wrap=True, markup=False)

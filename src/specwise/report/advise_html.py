@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from specwise.contracts.advice import Advice, CandidateAdvice
+from specwise.engines.base import shell_lines
 from specwise.fileio import write_text_atomic
 from specwise.report import advise_plots
 
@@ -23,7 +24,8 @@ h1{font-size:1.5em} h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid
 table{border-collapse:collapse;width:100%;font-size:.9em;margin:.6em 0}
 th,td{border:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-align:top} th{background:#f5f5f5}
 .pass{color:#137333;font-weight:600}.warn{color:#b06000;font-weight:600}.fail{color:#c5221f;font-weight:600}
-pre{background:#f6f8fa;padding:.8em;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
+pre{background:#f6f8fa;padding:.8em;overflow-x:auto;white-space:pre-wrap;overflow-wrap:normal;word-break:normal}
+pre.cmd{white-space:pre;overflow-wrap:normal} pre.json{overflow-wrap:anywhere}
 img{max-width:100%;border:1px solid #eee;margin:.4em 0} .grid{display:flex;flex-wrap:wrap;gap:1em}
 """
 
@@ -60,10 +62,11 @@ def _head(doc: Advice) -> list[str]:
             f"<h2>Measure first: {_e(doc.measure.candidate)}</h2><p>Save as the launch file the command names:</p>"
             f"<pre>{_e(doc.measure.launch_toml)}</pre><pre>{_e(doc.measure.command)}</pre>"
         )
-    parts.append("<h2>Commands</h2><pre>" + _e(doc.serve.command) + "</pre>")
+    # one flag per line (backslash continuations: it still pastes as one command); scrolls rather than breaking a flag
+    parts.append("<h2>Commands</h2><pre class='cmd'>" + _e(shell_lines(doc.serve.argv)) + "</pre>")
     if doc.serve.speculative_config:
         parts.append(
-            "<p>--speculative-config:</p><pre>"
+            "<p>--speculative-config:</p><pre class='json'>"
             + _e(json.dumps(dict(doc.serve.speculative_config), indent=2))
             + "</pre>"
         )
@@ -127,9 +130,9 @@ def _plots(doc: Advice) -> list[str]:
     parts = ["<h2>Plots</h2><div class='grid'>"]
     simulated = [c for c in ranked if c.sim is not None]
     for c in simulated:
-        parts.append(_img(advise_plots.speedup_vs_qps(c), f"speedup vs QPS: {c.candidate}"))
+        parts.append(_img(advise_plots.speedup_vs_qps(c, doc.operating_qps), f"speedup vs QPS: {c.candidate}"))
     if simulated:
-        parts.append(_img(advise_plots.latency_percentiles(simulated[0]), "latency percentiles"))
+        parts.append(_img(advise_plots.latency_percentiles(simulated[0], doc.operating_qps), "latency percentiles"))
     if doc.acceptance_vs_temperature:
         parts.append(
             _img(advise_plots.acceptance_vs_temperature(doc.acceptance_vs_temperature), "acceptance vs temperature")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.console import Console
 from rich.table import Table
 
 from specwise.contracts.bench import BenchDoc
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.report.console import console
+from specwise.report.tables import print_table
 
 
 def _level(rate: float | None, concurrency: int | None) -> str:
@@ -25,8 +27,8 @@ def _x(v: float | None, fmt: str = "{:.2f}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
-def render_bench(doc: BenchDoc) -> None:
-    out = console()
+def render_bench(doc: BenchDoc, out: Console | None = None, wide: bool = False) -> None:
+    out = console(out)
     table = Table(title=f"bench run {doc.run_id} against {doc.url} ({doc.model}); latencies p50", title_justify="left")
     for col in ("rps", "ok", "fail", "TTFT ms", "TPOT ms", "ITL ms", "E2E ms", "tok/s", "acc", "AL"):
         table.add_column(col, justify="right")
@@ -46,7 +48,7 @@ def render_bench(doc: BenchDoc) -> None:
             _x(rate, "{:.3f}"),
             _x(al),
         )
-    out.print(table)
+    print_table(out, table, wide=wide)
     for lv in doc.levels:
         for e in lv.scrape_errors:
             out.print(f"[yellow]level {lv.summary.level}[/yellow]: {e}")
@@ -55,8 +57,8 @@ def render_bench(doc: BenchDoc) -> None:
     out.print(f"records in {doc.db} (run {doc.run_id})")
 
 
-def render_comparison(doc: BenchDoc) -> None:
-    out = console()
+def render_comparison(doc: BenchDoc, out: Console | None = None, wide: bool = False) -> None:
+    out = console(out)
     table = Table(title=f"A/B comparison (speedups vs {doc.configs[0].name}, same requests)", title_justify="left")
     for col in ("config", "rps", "TPOT ms", "xTPOT", "xE2E", "tok/s", "xtok/s", "acc", "AL", "fail"):
         table.add_column(col, justify="left" if col == "config" else "right")
@@ -73,13 +75,15 @@ def render_comparison(doc: BenchDoc) -> None:
             _x(r.spec_decode_acceptance_length),
             str(r.failed),
         )
-    out.print(table)
+    print_table(out, table, wide=wide)
     for c in doc.configs:
         out.print(f"{c.name}: run {c.run_id}, server log {c.server_log}")
 
 
-def render_calibration(cal: CalibrationDoc, path: Path | None = None) -> None:
-    out = console()
+def render_calibration(
+    cal: CalibrationDoc, path: Path | None = None, out: Console | None = None, wide: bool = False
+) -> None:
+    out = console(out)
     law = cal.law
     rms = "-" if cal.fit_relative_rms_error is None else f"{cal.fit_relative_rms_error:.1%}"
     out.print(
@@ -102,7 +106,7 @@ def render_calibration(cal: CalibrationDoc, path: Path | None = None) -> None:
             _x(r.predicted_speedup_tpot),
             _x(r.speedup_error, "{:+.2f}"),
         )
-    out.print(table)
+    print_table(out, table, wide=wide)
     if cal.mean_abs_speedup_error is not None:
         out.print(
             f"speedup error: mean |sim - measured| {cal.mean_abs_speedup_error:.3f}, "

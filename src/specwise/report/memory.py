@@ -4,21 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.console import Console
 from rich.table import Table
 
 from specwise.compat.pair import PairReport
 from specwise.memory import MemoryPlan, ModelMemory
 from specwise.report.console import console
 from specwise.report.models import render_pair_findings
+from specwise.report.tables import print_table
 from specwise.units import fmt_bytes, fmt_count
 
 
-def render_memory_plan(plan: MemoryPlan, pair: PairReport | None = None) -> None:
-    out = console()
+def render_memory_plan(
+    plan: MemoryPlan, pair: PairReport | None = None, out: Console | None = None, wide: bool = False
+) -> None:
+    out = console(out)
     title = f"{plan.target.name} on {plan.num_gpus} x {plan.gpu.name} (TP {plan.tp}"
     title += f", {plan.replicas} replicas)" if plan.replicas > 1 else ")"
     models = Table(title=title, title_justify="left")
-    models.add_column("")
+    models.add_column("", overflow="fold")
     models.add_column("target", overflow="fold")
     if plan.draft_method:
         models.add_column("draft", overflow="fold")
@@ -38,10 +42,10 @@ def render_memory_plan(plan: MemoryPlan, pair: PairReport | None = None) -> None
         if plan.draft_method and plan.draft is None:
             cells.append(plan.draft_method if label == "model" else "-")
         models.add_row(label, *cells)
-    out.print(models)
+    print_table(out, models, wide=wide)
 
     budget = Table(title="Per GPU (most loaded rank)", title_justify="left")
-    budget.add_column("")
+    budget.add_column("", overflow="fold")
     budget.add_column("with draft" if plan.draft_method else "plan", justify="right")
     if plan.draft_method:
         budget.add_column("without draft", justify="right")
@@ -74,7 +78,7 @@ def render_memory_plan(plan: MemoryPlan, pair: PairReport | None = None) -> None
         f"{plan.max_concurrent_seqs:,}",
         f"{plan.max_concurrent_seqs_without_draft:,}",
     )
-    out.print(budget)
+    print_table(out, budget, wide=wide)
 
     if plan.fits:
         verdict = (
@@ -90,4 +94,4 @@ def render_memory_plan(plan: MemoryPlan, pair: PairReport | None = None) -> None
     for w in plan.warnings:
         out.print(f"[yellow]warning[/yellow]: {w}")
     if pair is not None:
-        render_pair_findings(pair, out)
+        render_pair_findings(pair, out, wide)

@@ -12,6 +12,7 @@ from rich.table import Table
 from specwise.compat.pair import PairReport
 from specwise.memory.weights import weight_bytes
 from specwise.report.console import STATUS_STYLE, console
+from specwise.report.tables import print_table
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec, MoeSpec
 from specwise.units import DTYPE_BYTES, fmt_bytes, fmt_count
@@ -37,6 +38,12 @@ class ModelSpecView:
     def kv_bytes_per_sequence_at_max_len(self) -> int:
         spec = self.spec
         return spec.kv_bytes_for_sequence(spec.max_position_embeddings, DTYPE_BYTES[self.kv_dtype])
+
+    @property
+    def stored_as(self) -> str:
+        """How the weights are stored: the GGUF format of a GGUF file, else the dtype and native quantization."""
+        spec = self.spec
+        return spec.stored_format or f"{spec.dtype}, {spec.native_quantization.label()}"
 
     @property
     def sliding_windows(self) -> list[int]:
@@ -66,7 +73,8 @@ class ModelSpecView:
             "tie_word_embeddings": spec.tie_word_embeddings,
             "max_position_embeddings": spec.max_position_embeddings,
             "dtype": spec.dtype,
-            "native_quantization": spec.native_quantization.label(),
+            "native_quantization": spec.stored_format or spec.native_quantization.label(),
+            "stored_as": self.stored_as,
             "weight_bytes": self.weight_bytes,
             "kv_cache_dtype": self.kv_dtype,
             "kv_bytes_per_token": self.kv_bytes_per_token,
@@ -102,18 +110,17 @@ def _attention_line(view: ModelSpecView) -> str:
     return line
 
 
-def render_model_spec(view: ModelSpecView) -> None:
+def render_model_spec(view: ModelSpecView, out: Console | None = None, wide: bool = False) -> None:
     spec, kv_dtype = view.spec, view.kv_dtype
     table = Table(title=f"{spec.name}  [dim]({spec.source})[/dim]", title_justify="left", show_header=False)
-    table.add_column("field")
-    table.add_column("value")
+    table.add_column("field", overflow="fold")
+    table.add_column("value", overflow="fold")
     params = fmt_count(spec.total_params)
     if spec.is_moe:
         params += f" total, {fmt_count(spec.active_params)} active"
     table.add_row("architecture", f"{spec.architecture} ({spec.model_type})")
     table.add_row("parameters", params)
-    quant = spec.native_quantization.label()
-    table.add_row("weights (as stored)", f"{fmt_bytes(view.weight_bytes)} ({spec.dtype}, {quant})")
+    table.add_row("weights (as stored)", f"{fmt_bytes(view.weight_bytes)} ({view.stored_as})")
     table.add_row(
         "layers / hidden / intermediate", f"{spec.num_layers} / {spec.hidden_size} / {spec.intermediate_size}"
     )
@@ -141,7 +148,7 @@ def render_model_spec(view: ModelSpecView) -> None:
         table.add_row("draft head", f"{spec.draft_head} (draft vocab {spec.draft_vocab_size:,})")
     for note in spec.notes:
         table.add_row("note", note)
-    console().print(table)
+    print_table(console(out), table, wide=wide)
 
 
 @dataclass(frozen=True)
@@ -189,13 +196,16 @@ class CatalogRow:
         }
 
 
-def render_catalog(rows: Sequence[CatalogRow], filter_text: str) -> None:
+def render_catalog(
+    rows: Sequence[CatalogRow], filter_text: str, out: Console | None = None, wide: bool = False
+) -> None:
     table = Table(
         title=f"Model catalog ({len(rows)} models{', matching ' + repr(filter_text) if filter_text else ''})",
         title_justify="left",
     )
     for col in ("id", "kind", "params", "active", "layers", "vocab", "KV B/token (bf16)", "roles"):
         table.add_column(col, justify="left" if col in ("id", "kind", "roles") else "right")
+    table.columns[-1].overflow = "fold"  # roles wrap at the comma
     for r in rows:
         table.add_row(
             r.id,
@@ -207,12 +217,12 @@ def render_catalog(rows: Sequence[CatalogRow], filter_text: str) -> None:
             f"{r.kv_bytes_per_token:,}",
             ", ".join(r.roles),
         )
-    console().print(table)
+    print_table(console(out), table, wide=wide)
 
 
-def render_gpus(gpus: list[GpuSpec]) -> None:
-    table = Table(title="GPU catalog (dense tensor-core rates)", title_justify="left")
-    for col in ("name", "memory", "bandwidth", "BF16", "FP8", "INT8", "interconnect/dir"):
+def render_gpus(gpus: list[GpuSpec], out: Console | None = None, wide: bool = False) -> None:
+    table = Table(title="GPU catalog (dense tensor-core rates; interconnect per direction)", title_justify="left")
+    for col in ("name", "memory", "bandwidth", "BF16", "FP8", "INT8", "interconnect"):
         table.add_column(col, justify="left" if col == "name" else "right")
 
     def tf(x: float | None) -> str:
@@ -228,22 +238,22 @@ def render_gpus(gpus: list[GpuSpec]) -> None:
             tf(g.dense_int8_ops_per_s),
             f"{g.interconnect_bytes_per_s / 1e9:,.0f} GB/s",
         )
-    console().print(table)
+    print_table(console(out), table, wide=wide)
 
 
-def render_pair_findings(report: PairReport, out: Console) -> None:
+def render_pair_findings(report: PairReport, out: Console, wide: bool = False) -> None:
     table = Table(title=f"Draft {report.draft} for target {report.target}", title_justify="left")
-    table.add_column("check")
+    table.add_column("check", overflow="fold")
     table.add_column("status")
-    table.add_column("finding")
+    table.add_column("finding", overflow="fold")
     for f in report.findings:
         style = STATUS_STYLE[f.status]
         table.add_row(f.check, f"[{style}]{f.status}[/{style}]", f.message)
-    out.print(table)
+    print_table(out, table, wide=wide)
 
 
-def render_pair(report: PairReport) -> None:
-    out = console()
-    render_pair_findings(report, out)
+def render_pair(report: PairReport, out: Console | None = None, wide: bool = False) -> None:
+    out = console(out)
+    render_pair_findings(report, out, wide)
     verdict = "[green]compatible[/green]" if report.compatible else "[bold red]not compatible[/bold red]"
     out.print(f"{verdict}; size ratio 1:{report.param_ratio:.1f} (params), 1:{report.byte_ratio:.1f} (bytes)")

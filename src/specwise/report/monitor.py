@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.console import Console
 from rich.table import Table
 
 from specwise.monitor.loop import Target
 from specwise.monitor.report import MonitorReport, ServerWindow
 from specwise.monitor.window import WindowStats
 from specwise.report.console import console
+from specwise.report.tables import print_table
 
 
 def _f(x: float | None, fmt: str = "{:.2f}") -> str:
@@ -23,7 +25,7 @@ def _tpot_p50(stats: WindowStats | None) -> float | None:
 def _server_row(s: ServerWindow) -> list[str]:
     st = s.stats
     if s.error is not None or st is None:
-        return [s.url, f"[red]{s.error}[/red]", *[""] * 7]
+        return [s.url, "[red]error[/red]", *[""] * 7]  # the message follows the table
     tpot = _tpot_p50(st)
     return [
         s.url,
@@ -38,15 +40,21 @@ def _server_row(s: ServerWindow) -> list[str]:
     ]
 
 
-def render_monitor(report: MonitorReport) -> None:
-    out = console()
+def render_monitor(report: MonitorReport, out: Console | None = None, wide: bool = False) -> None:
+    out = console(out)
     table = Table(title=f"speculative decoding over the last {report.window_s:.1f} s", title_justify="left")
     for col in ("server", "accept", "AL", "per-position", "gen tok/s", "req/s", "running", "waiting", "TPOT p50 ms"):
-        table.add_column(col, justify="left" if col in ("server", "per-position") else "right")
+        table.add_column(
+            col,
+            justify="left" if col in ("server", "per-position") else "right",
+            overflow="fold" if col == "per-position" else "ellipsis",
+        )
     for s in report.servers:
         table.add_row(*_server_row(s))
-    out.print(table)
+    print_table(out, table, wide=wide)
     for s in report.servers:
+        if s.error is not None:
+            out.print(f"[red]error[/red] {s.url}: {s.error}")
         for a in s.alerts:
             out.print(f"[red]{a.severity}[/red] {s.url}: {a.message}")
         for note in s.stats.notes if s.stats else ():

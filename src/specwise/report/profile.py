@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from rich.console import Console
 from rich.table import Table
 
 from specwise.contracts.profile import ProfileDoc, ProfileResult, VerificationRow
+from specwise.fileio import write_files_atomic
 from specwise.report.console import console
+from specwise.report.plotstyle import close, png_bytes, styled, svg_bytes
+from specwise.report.tables import print_table
 
 
 def _f(x: float | None, digits: int = 3) -> str:
@@ -30,7 +31,8 @@ def _result_table(who: str, target: str | None, r: ProfileResult) -> Table:
         title_justify="left",
     )
     for col in ("k", "acceptance rate", "95% CI", "AL", "per-position acceptance"):
-        table.add_column(col, justify="right" if col != "per-position acceptance" else "left")
+        prose = col == "per-position acceptance"
+        table.add_column(col, justify="left" if prose else "right", overflow="fold" if prose else "ellipsis")
     for row in r.by_k:
         lo, hi = row.ci95
         table.add_row(
@@ -82,13 +84,13 @@ def _verification_table(rows: Sequence[VerificationRow]) -> Table:
     return table
 
 
-def render_profile(doc: ProfileDoc) -> None:
-    out = console()
+def render_profile(doc: ProfileDoc, out: Console | None = None, wide: bool = False) -> None:
+    out = console(out)
     who = doc.draft or doc.method
     for r in doc.results:
-        out.print(_result_table(who, doc.target, r))
+        print_table(out, _result_table(who, doc.target, r), wide=wide)
     if doc.verification:
-        out.print(_verification_table(doc.verification))
+        print_table(out, _verification_table(doc.verification), wide=wide)
         out.print(
             "paired pred: the profiler's estimator on the loop's own output paths (the method check); "
             "profile pred: the profile's number from its own sampled continuations (at T > 0 it also carries "
@@ -98,10 +100,10 @@ def render_profile(doc: ProfileDoc) -> None:
         out.print("time (s): " + ", ".join(f"{k} {v:.1f}" for k, v in doc.timing_s.items()))
 
 
+@styled
 def plot_acceptance_vs_temperature(doc: ProfileDoc, path: Path, k: int | None = None) -> Path:
     """Acceptance rate at ``k`` (default: the largest profiled) vs temperature, one line per drafting mode and
     quantisation; all prompts."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     rows = [r for r in doc.results if r.workload_class is None]
     k = k or max(row.k for r in rows for row in r.by_k)
     series: dict[str, list[tuple[float, float]]] = {}
@@ -121,7 +123,7 @@ def plot_acceptance_vs_temperature(doc: ProfileDoc, path: Path, k: int | None = 
     ax.set_title(f"{doc.draft or doc.method} -> {doc.target}", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    data = svg_bytes(fig) if path.suffix.lower() == ".svg" else png_bytes(fig)
+    close(fig)
+    write_files_atomic({path: data})
     return path

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.table import Table
 
 from specwise.contracts.sweep import SweepResult
 from specwise.report.console import console
+from specwise.report.tables import print_table
 
 METRIC_LABELS = {
     "e2e": "E2E latency (p50)",
@@ -15,8 +17,8 @@ METRIC_LABELS = {
 }
 
 
-def render_sweep(doc: SweepResult) -> None:
-    out = console()
+def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = False) -> None:
+    out = console(out)
     ks = [k for k in doc.k_values if k != 0]
     title = f"{doc.target} on {doc.tp} x {doc.gpu}, speculation: {doc.draft or doc.method}"
     metric = doc.decision_metric
@@ -44,21 +46,36 @@ def render_sweep(doc: SweepResult) -> None:
                 cells.append(f"{s:.2f}" if s else "-")
         cells.append(str(best))
         table.add_row(*cells)
-    out.print(table)
-    cross = doc.crossover_qps
-    if doc.never_pays:
-        out.print("[red]speculation does not pay at any simulated rate[/red]")
-    elif cross is None:
-        out.print(f"speculation pays at every simulated rate up to {max(doc.qps):g} QPS")
-    else:
-        out.print(f"speculation pays below [bold]{cross:.2f} QPS[/bold] (crossover); above it, set k=0")
+    print_table(out, table, wide=wide)
+    out.print(pays_sentence(doc))
     out.print(f"predictor: {doc.predictor}; speedups +-{doc.band:.0%} (80th percentile error of {doc.band_source})")
     for w in doc.warnings:
         out.print(f"[yellow]warning[/yellow]: {w}")
 
 
-def render_speedup(alpha: float, k: int, cost_ratio: float, tokens_per_step: float, speedup: float) -> None:
-    console().print(
+def pays_sentence(doc: SweepResult) -> str:
+    """Where speculation pays, in words. A best speedup that prints as 1.00x breaks even: it does not pay."""
+    cross = doc.crossover_qps
+    if doc.never_pays:
+        return "[red]speculation does not pay at any simulated rate[/red]"
+    if cross is not None:
+        return f"speculation pays below [bold]{cross:.2f} QPS[/bold] (crossover); above it, set k=0"
+    even = [q for q, s in sorted(doc.best_speedup_by_qps.items()) if round(s, 2) <= 1.0]
+    if not even:
+        return f"speculation pays at every simulated rate up to {max(doc.qps):g} QPS"
+    paying = [q for q, s in sorted(doc.best_speedup_by_qps.items()) if round(s, 2) > 1.0]
+    where = ", ".join(f"{q:g}" for q in even)
+    if not paying:
+        return (
+            f"[red]speculation does not pay at any simulated rate[/red] (at best it breaks even: 1.00x at {where} QPS)"
+        )
+    return f"speculation pays at {', '.join(f'{q:g}' for q in paying)} QPS and only breaks even (1.00x) at {where} QPS"
+
+
+def render_speedup(
+    alpha: float, k: int, cost_ratio: float, tokens_per_step: float, speedup: float, out: Console | None = None
+) -> None:
+    console(out).print(
         f"alpha={alpha}, k={k}, c={cost_ratio}: expected tokens/step "
         f"{tokens_per_step:.3f}, speedup {speedup:.3f}x at batch 1 (Leviathan et al. 2023)"
     )

@@ -3,9 +3,11 @@ acceptance criteria, and the records that missed."""
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.table import Table
 
 from specwise.report.console import console
+from specwise.report.tables import print_table
 from specwise.validate.run import Validation
 from specwise.validate.stats import ErrorSummary
 
@@ -28,8 +30,8 @@ def _row(name: str, role: str, s: ErrorSummary, extra: str = "") -> list[str]:
     ]
 
 
-def render_validation(v: Validation, show_all: bool = False) -> None:
-    out = console()
+def render_validation(v: Validation, show_all: bool = False, out: Console | None = None, wide: bool = False) -> None:
+    out = console(out)
     t = Table(title=f"specwise validate: predictor {v.predictor} (ratios on speedups; plain decoding on values)")
     for col in (
         "family",
@@ -47,25 +49,25 @@ def render_validation(v: Validation, show_all: bool = False) -> None:
         t.add_row(*_row(f.family, f.role, f.summary, f"{f.anchors}/{f.unreplayable}"))
     t.add_row(*_row("all fit families", "fit", v.fit))
     t.add_row(*_row("all held-back families", "held-back", v.held_back))
-    out.print(t)
+    print_table(out, t, wide=wide)
     if v.crossovers:
         c = Table(title="crossover: load where speculation stops paying")
         for col in ("series", "load", "published", "predicted", "within 2x"):
-            c.add_column(col, overflow="fold")
+            c.add_column(col, justify="left" if col in ("series", "load") else "right")
         for x in v.crossovers:
             pred = "never" if x.predicted is None else f"{x.predicted:.3g}"
             c.add_row(x.series, x.load_kind, f"{x.published:.3g}", pred, "yes" if x.within_2x else "[red]no[/]")
-        out.print(c)
+        print_table(out, c, wide=wide)
     base = "-" if v.baseline_within_20pct is None else f"{v.baseline_within_20pct:.0%}"
     out.print(
         f"plain-decoding records within +-20%: {base}; Leviathan Table 4 max |diff| {v.leviathan_max_abs_diff:.3f}"
     )
     for name, ok in v.criteria.items():
         out.print(f"  {'[green]met[/]' if ok else '[red]not met[/]'}  {name}")
-    _records(v, show_all)
+    _records(v, show_all, out, wide)
 
 
-def _records(v: Validation, show_all: bool) -> None:
+def _records(v: Validation, show_all: bool, out: Console, wide: bool) -> None:
     rows = [
         p
         for p in v.predictions
@@ -76,7 +78,7 @@ def _records(v: Validation, show_all: bool) -> None:
         return
     t = Table(title="records" if show_all else "published slowdowns and misses beyond +-25% (--all: every record)")
     for col in ("record", "load", "published", "predicted", "ratio"):
-        t.add_column(col, justify="left" if col == "record" else "right", overflow="fold")
+        t.add_column(col, justify="left" if col == "record" else "right")
     for p in rows:
         r = p.record
         pub = r.speedup if r.speculative else r.value
@@ -89,4 +91,4 @@ def _records(v: Validation, show_all: bool) -> None:
             f"{pred:.3g}" if pred is not None else "-",
             f"{p.ratio:.2f}" if p.ratio is not None else "-",
         )
-    console().print(t)
+    print_table(out, t, wide=wide)

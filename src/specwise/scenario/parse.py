@@ -16,6 +16,7 @@ from specwise.contracts.calibration import CalibrationDoc
 from specwise.contracts.document import DocumentError
 from specwise.contracts.profile import ProfileDoc
 from specwise.errors import SpecError, SpecwiseError
+from specwise.fileio import read_text_bounded
 from specwise.methods import MAX_K, METHOD_NAMES, get_method
 from specwise.perfmodel.factory import PREDICTORS, PredictorChoice
 from specwise.scenario.fields import MISSING, Section
@@ -279,15 +280,9 @@ def _read_trace(s: Section, base_dir: Path | None) -> tuple[float, ...]:
     """Arrival times in seconds, one per line (a CSV's first column; '#' comments and a header skipped)."""
     path = resolve_path(s.string("trace_file"), base_dir)
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_TRACE_BYTES + 1)
-        if len(raw) > MAX_TRACE_BYTES:
-            raise s.fail("trace_file", f"{path}: larger than {MAX_TRACE_BYTES // 2**20} MiB")
-        lines = raw.decode("utf-8").splitlines()
-    except FileNotFoundError:
-        raise s.fail("trace_file", f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise s.fail("trace_file", f"{path}: cannot read ({exc})") from None
+        lines = read_text_bounded(path, MAX_TRACE_BYTES, "trace").splitlines()
+    except SpecwiseError as exc:
+        raise s.fail("trace_file", str(exc)) from None
     times: list[float] = []
     for number, line in enumerate(lines, start=1):
         field = line.split("#", 1)[0].split(",", 1)[0].strip()
@@ -315,12 +310,9 @@ def parse_scenario_spec(
     unknown = set(data) - {"name", "deployment", "speculation", "sweep", "workload"}
     if unknown:
         hint = (
-            " (candidate/advise tables belong in an advise scenario: use specwise advise)"
-            if unknown
-            & {
-                "candidate",
-                "advise",
-            }
+            ": this looks like a `specwise advise` scenario ([[candidate]]/[advise]); simulate takes one "
+            "[speculation] table -- see examples/*.toml (or run specwise advise on this file)"
+            if unknown & {"candidate", "advise"}
             else ""
         )
         raise SpecwiseError(f"{file}: unknown top-level key(s): {', '.join(sorted(unknown))}{hint}")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from specwise.errors import SpecwiseError
+from specwise.fileio import read_text_bounded
 from specwise.perfmodel.factory import PredictorChoice
 from specwise.scenario.build import build_scenario
 from specwise.scenario.model import DeploymentSpec, Scenario
@@ -23,21 +24,9 @@ MAX_TOML_BYTES = 4 * 2**20  # a scenario is a page of settings, not megabytes
 
 def read_toml(path: Path, what: str = "scenario") -> dict[str, Any]:
     """A TOML file as a table; missing, unreadable, oversized or malformed files are one line naming the file."""
+    text = read_text_bounded(path, MAX_TOML_BYTES, what)
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_TOML_BYTES + 1)
-    except FileNotFoundError:
-        raise SpecwiseError(f"{path}: no such {what} file") from None
-    except IsADirectoryError:
-        raise SpecwiseError(f"{path}: is a directory, expected a {what} TOML file") from None
-    except OSError as exc:
-        raise SpecwiseError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_TOML_BYTES:
-        raise SpecwiseError(f"{path}: larger than {MAX_TOML_BYTES // 2**20} MiB; not a {what} file")
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise SpecwiseError(f"{path}: cannot read: {exc}") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecwiseError(f"{path}: invalid TOML: {exc}") from None
     except RecursionError:

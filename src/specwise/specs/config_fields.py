@@ -10,6 +10,10 @@ from specwise.errors import SpecwiseError
 _MISSING = object()
 
 
+MAX_CONFIG_INT = 2**32  # no dimension, vocabulary or position count of a real model comes near this
+MAX_LAYERS = 10_000
+
+
 class ConfigFields:
     """Read fields of a config mapping; every failure names ``where`` and the field."""
 
@@ -32,6 +36,16 @@ class ConfigFields:
             return int(default)
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise SpecwiseError(f"{self.where}: field {key!r} must be a positive integer, got {value!r}")
+        return self._sane(key, value)
+
+    def _sane(self, key: str, value: int) -> int:
+        """Sizes no real model has are refused before anything is allocated from them."""
+        if value > MAX_CONFIG_INT:
+            raise SpecwiseError(
+                f"{self.where}: field {key!r} = {value:,} is beyond any real model (limit {MAX_CONFIG_INT:,})"
+            )
+        if key in ("num_hidden_layers", "n_layer", "num_layers") and value > MAX_LAYERS:
+            raise SpecwiseError(f"{self.where}: field {key!r} = {value:,} layers is beyond any real model")
         return value
 
     def non_negative_int(self, key: str, default: int = 0) -> int:
@@ -40,7 +54,7 @@ class ConfigFields:
             return default
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise SpecwiseError(f"{self.where}: field {key!r} must be an integer >= 0, got {value!r}")
-        return value
+        return self._sane(key, value)
 
     def boolean(self, key: str, default: bool) -> bool:
         value = self.data.get(key)

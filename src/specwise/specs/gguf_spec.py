@@ -36,11 +36,18 @@ _ATTN = re.compile(r"\.attn_(q|k|v|output|qkv|q_a|q_b|kv_a_mqa|kv_b|k_b|v_b)\.(w
 _SPLIT = re.compile(r"^(?P<base>.*)-(?P<idx>\d{5})-of-(?P<count>\d{5})\.gguf$")
 
 
+MAX_SPLITS = 10_000
+
+
 def load_gguf_model(path: Path) -> ModelSpec:
     gguf = read_gguf(path)
     tensors = list(gguf.tensors)
     weight_bytes = gguf.tensor_data_bytes
     split_count = gguf.metadata.get("split.count", 1)
+    if isinstance(split_count, int) and split_count > MAX_SPLITS:
+        raise SpecwiseError(
+            f"{path}: split.count = {split_count:,} shards is beyond any real GGUF (limit {MAX_SPLITS})"
+        )
     if isinstance(split_count, int) and split_count > 1:
         for shard in _sibling_shards(path, split_count):
             other = read_gguf(shard)
@@ -80,8 +87,68 @@ def spec_from_gguf(gguf: GgufFile, tensors: list[GgufTensorInfo], weight_bytes: 
         spec,
         params=params,
         file_weight_bytes=weight_bytes,
+        stored_format=gguf_stored_format(md.get("general.file_type"), tensors),
         notes=(*spec.notes, f"GGUF weight types: {', '.join(types)}"),
     )
+
+
+# llama.cpp's llama_ftype (general.file_type) -> its name; gguf-py's LlamaFileType without the MOSTLY_ prefix.
+GGUF_FILE_TYPES: dict[int, str] = {
+    0: "F32",
+    1: "F16",
+    2: "Q4_0",
+    3: "Q4_1",
+    7: "Q8_0",
+    8: "Q5_0",
+    9: "Q5_1",
+    10: "Q2_K",
+    11: "Q3_K_S",
+    12: "Q3_K_M",
+    13: "Q3_K_L",
+    14: "Q4_K_S",
+    15: "Q4_K_M",
+    16: "Q5_K_S",
+    17: "Q5_K_M",
+    18: "Q6_K",
+    19: "IQ2_XXS",
+    20: "IQ2_XS",
+    21: "Q2_K_S",
+    22: "IQ3_XS",
+    23: "IQ3_XXS",
+    24: "IQ1_S",
+    25: "IQ4_NL",
+    26: "IQ3_S",
+    27: "IQ3_M",
+    28: "IQ2_S",
+    29: "IQ2_M",
+    30: "IQ4_XS",
+    31: "IQ1_M",
+    32: "BF16",
+    36: "TQ1_0",
+    37: "TQ2_0",
+    38: "MXFP4_MOE",
+    39: "NVFP4",
+    40: "Q1_0",
+}
+
+
+def main_tensor_type(tensors: list[GgufTensorInfo]) -> str | None:
+    """The ggml type holding the most elements among the weight matrices (tensors of two or more dimensions)."""
+    elements: dict[str, int] = {}
+    for t in tensors:
+        if len(t.shape) >= 2:
+            elements[t.type_name] = elements.get(t.type_name, 0) + t.n_elements
+    return max(elements, key=lambda name: elements[name]) if elements else None
+
+
+def gguf_stored_format(file_type: object, tensors: list[GgufTensorInfo]) -> str:
+    """``GGUF <file type>`` from ``general.file_type`` (with the main tensor type when it names another), else
+    ``GGUF <main tensor type>``: what the file holds, not the dtype it would be served in."""
+    main = main_tensor_type(tensors)
+    named = GGUF_FILE_TYPES.get(file_type) if isinstance(file_type, int) and not isinstance(file_type, bool) else None
+    if named is None:
+        return f"GGUF {main}" if main else "GGUF"
+    return f"GGUF {named}" if main in (None, named) else f"GGUF {named} (mostly {main})"
 
 
 def _get(md: dict[str, Any], gguf: GgufFile, key: str, required: bool = True) -> Any:

@@ -202,6 +202,9 @@ class ModelSpec:
     special_tokens: SpecialTokens = field(default_factory=SpecialTokens)
     tokenizer: TokenizerRef = field(default_factory=TokenizerRef)
     file_weight_bytes: int | None = None
+    # How a GGUF file stores its weights, e.g. "GGUF Q4_1" or "GGUF Q4_K_M (mostly Q4_K)"; None for other sources,
+    # whose storage is ``dtype`` and ``native_quantization``.
+    stored_format: str | None = None
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:

@@ -1,0 +1,66 @@
+"""Samples a window must never see: non-finite values, and counters that no live server can report.
+
+* A non-finite gauge (NaN, +/-Inf) is dropped: the window reads that gauge as missing.
+* A non-finite or negative counter (counters only grow from 0) makes the whole scrape unusable for windows: it is
+  not windowed and not kept as a base, so the next good scrape is windowed against the last good one (a counter
+  going to -1e6 and back is one longer window, never a negative or absurd rate).
+
+Each problem is a fault kind with a one-line detail; the loop reports each kind once per episode.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from specwise.metrics.exposition import Sample, Scrape
+from specwise.monitor.window import COUNTER_SAMPLES, WINDOW_SAMPLES
+
+NON_FINITE = "non_finite_sample"
+IMPOSSIBLE_COUNTER = "impossible_counter"
+
+
+@dataclass(frozen=True)
+class Vetted:
+    scrape: Scrape | None  # None: a counter is impossible; do not window this scrape
+    faults: tuple[tuple[str, str], ...] = ()  # (kind, detail)
+
+
+def _where(s: Sample) -> str:
+    labels = ",".join(f'{k}="{v}"' for k, v in s.labels)
+    return f"{s.name}{{{labels}}}" if labels else s.name
+
+
+def vet(scrape: Scrape) -> Vetted:
+    """The window's samples of ``scrape`` with bad gauges dropped; None for the scrape when a counter is bad."""
+    kept: list[Sample] = []
+    bad_gauge = bad_counter = negative = None
+    for s in scrape.samples:
+        if s.name not in WINDOW_SAMPLES:
+            continue
+        value = s.value
+        if math.isfinite(value):
+            if value < 0 and s.name in COUNTER_SAMPLES:
+                negative = negative or s
+                continue
+        elif s.name in COUNTER_SAMPLES:
+            bad_counter = bad_counter or s
+            continue
+        else:
+            bad_gauge = bad_gauge or s
+            continue
+        kept.append(s)
+    faults = []
+    unusable = "scrape not windowed; the next good scrape is windowed against the last good one"
+    if bad_gauge is not None or bad_counter is not None:
+        where = bad_gauge or bad_counter
+        assert where is not None
+        consequence = "dropped" if where is bad_gauge else unusable
+        faults.append((NON_FINITE, f"{_where(where)} = {where.value}: {consequence}"))
+    if negative is not None:
+        faults.append((IMPOSSIBLE_COUNTER, f"counter {_where(negative)} = {negative.value} < 0: {unusable}"))
+    if bad_counter is not None or negative is not None:
+        return Vetted(None, tuple(faults))
+    if len(kept) == len(scrape.samples):
+        return Vetted(scrape, tuple(faults))
+    return Vetted(Scrape(tuple(kept), scrape.types), tuple(faults))

@@ -1,0 +1,115 @@
+"""One look for every plot specwise draws: names shown as typed (no mathtext, so a ``$`` in a model or candidate
+name is text, not a formula), request rates as plain numbers on a log axis, milliseconds for per-token latency,
+one colour per k across all plots, and the operating load marked where there is one."""
+
+from __future__ import annotations
+
+import functools
+import io
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, ParamSpec, TypeVar
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+RC: dict[str, Any] = {"text.parse_math": False, "svg.hashsalt": "specwise", "svg.fonttype": "none"}
+BASELINE_COLOUR = "#4d4d4d"
+_K_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+
+
+@contextmanager
+def style() -> Iterator[None]:
+    """Every figure is drawn inside this (mathtext off; SVG output reproducible)."""
+    with plt.rc_context(RC):  # type: ignore[arg-type]
+        yield
+
+
+def styled(fn: Callable[P, R]) -> Callable[P, R]:
+    """Decorator: draw the whole figure inside :func:`style` (text objects read the settings when created)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with style():
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def k_colour(k: int) -> str:
+    """The same k has the same colour in every plot (k=0, no speculation, is grey)."""
+    return BASELINE_COLOUR if k == 0 else _K_COLOURS[(k - 1) % len(_K_COLOURS)]
+
+
+_SERIES_COLOURS = ("#1b9e77", "#7570b3", "#d95f02", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#1f78b4")
+
+
+def series_colour(index: int) -> str:
+    """Colour of the i-th candidate (by rank) -- the same candidate keeps it in every plot of a report."""
+    return _SERIES_COLOURS[index % len(_SERIES_COLOURS)]
+
+
+def legend_outside(ax: Any, **kw: Any) -> None:
+    """A legend outside the axes, legible (8 pt) and never over the data: to the right, or below when its labels
+    are long (candidate names) so the plot keeps its width."""
+    _, labels = ax.get_legend_handles_labels()
+    if max((len(label) for label in labels), default=0) > 28:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0.0, -0.2), borderaxespad=0.0, **kw)
+    else:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kw)
+
+
+def _plain(x: float, _pos: int | None = None) -> str:
+    return f"{x:g}"
+
+
+def qps_axis(ax: Any, values: Iterable[float] = (), label: str = "request rate (QPS)") -> None:
+    """Log-scaled request-rate axis with ticks written 0.5, 1, 2, 4 -- never 10^0: at the simulated rates when
+    there are few of them, else at 1-2-5 steps."""
+    ax.set_xscale("log")
+    ticks = sorted({float(v) for v in values if v > 0})
+    if 0 < len(ticks) <= 12:
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+    else:
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(_plain))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(label)
+
+
+def log_y_axis(ax: Any) -> None:
+    """Log-scaled y axis with plain tick labels (mathtext is off, so the default 10^n labels would not render)."""
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(_plain))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def mark_load(ax: Any, qps: float | None, label: str = "operating load") -> None:
+    if qps is not None and qps > 0:
+        ax.axvline(qps, color="black", linestyle="-.", linewidth=1, alpha=0.7, label=f"{label} {qps:g} QPS")
+
+
+def png_bytes(fig: Any, dpi: int = 120) -> bytes:
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def svg_bytes(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def close(fig: Any) -> None:
+    plt.close(fig)

@@ -1,0 +1,85 @@
+"""Measured acceptance is used only for the pair it measured: another target or another n-gram lookup is refused
+with its reason shown to the user, never silently applied."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specwise.advise.decision import advise
+from specwise.advise.evidence import names_match
+from specwise.advise.inputs import load_inputs
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"
+
+
+def _ngram_profile(tmp_path: Path, target: str, lookup: tuple[int, int]) -> Path:
+    doc = {
+        "method": "ngram",
+        "target": target,
+        "draft": None,
+        "settings": {"prompt_lookup_min": lookup[0], "prompt_lookup_max": lookup[1]},
+        "results": [
+            {
+                "temperature": 0.0,
+                "drafting": "greedy",
+                "quantization": {},
+                "class": None,
+                "alpha_mean": 0.1,
+                "per_position_acceptance": [0.08, 0.03, 0.01, 0.0, 0.0, 0.0],
+                "by_k": [],
+            }
+        ],
+    }
+    path = tmp_path / "ngram-profile.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _ngram(path: Path) -> dict[str, Any]:
+    doc = advise(load_inputs(EXAMPLES / "summarize-low-qps.toml"), processes=1, profile_paths=[path]).to_json()
+    return next(c for c in doc["candidates"] if c["candidate"] == "ngram")
+
+
+def test_profile_of_the_same_target_and_lookup_is_used(tmp_path: Path) -> None:
+    cand = _ngram(_ngram_profile(tmp_path, "meta-llama/Llama-3.1-70B-Instruct", (2, 4)))
+    assert cand["evidence"][0]["kind"] == "profiled"
+    assert not any("not used" in w for w in cand["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("target", "lookup", "reason"),
+    [
+        ("Qwen/Qwen3-8B", (2, 4), "it measured target Qwen/Qwen3-8B, the deployment serves"),
+        ("meta-llama/Llama-3.1-8B-Instruct", (2, 4), "it measured target meta-llama/Llama-3.1-8B-Instruct"),
+        ("meta-llama/Llama-3.1-70B-Instruct", (1, 3), "its n-gram lookup was 1-3, the candidate's is 2-4"),
+    ],
+)
+def test_profile_of_another_pair_is_refused_with_its_reason(
+    tmp_path: Path, target: str, lookup: tuple[int, int], reason: str
+) -> None:
+    cand = _ngram(_ngram_profile(tmp_path, target, lookup))
+    assert cand["evidence"][0]["kind"] != "profiled"
+    refused = [w for w in cand["warnings"] if "ngram-profile.json not used for ngram" in w]
+    assert len(refused) == 1 and reason in refused[0], cand["warnings"]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("meta-llama/Llama-3.2-1B-Instruct", "./models/llama-3.2-1b-instruct", True),
+        ("HuggingFaceTB/SmolLM2-135M", "models/smollm2_135m", True),
+        ("meta-llama/Llama-3.1-8B-Instruct", "RedHatAI/Llama-3.1-8B-Instruct-FP8", True),
+        ("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct", False),
+        ("Qwen/Qwen3-8B", "Qwen/Qwen3-0.6B", False),
+        ("t", "meta-llama/Llama-3.1-70B-Instruct", False),
+        ("HuggingFaceTB/SmolLM2-135M", "HuggingFaceTB/SmolLM2-1.35B", False),
+        (None, "x", False),
+    ],
+)
+def test_names_match_is_not_a_substring_test(a: str | None, b: str, same: bool) -> None:
+    assert names_match(a, b) is same
+    assert names_match(b, a) is same

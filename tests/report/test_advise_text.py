@@ -1,0 +1,67 @@
+"""Advise and simulate sentences: said once, and a speedup that prints as 1.00x is not called paying; the serve
+command wraps between arguments (terminal and HTML), never inside one."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+from specwise.contracts.advice import Advice
+from specwise.contracts.sweep import SweepResult
+from specwise.engines.base import shell_lines
+from specwise.report.advise_html import render_html
+from specwise.report.sim import pays_sentence
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "examples"
+
+
+def _advice(name: str) -> Advice:
+    return Advice.from_json(json.loads((GOLDEN / name).read_text()))
+
+
+def test_reasons_name_the_operating_load_once() -> None:
+    for path in GOLDEN.glob("advise-*.json"):
+        doc = _advice(path.name)
+        for c in doc.candidates:
+            assert c.reason.count("at the operating") <= 1, c.reason
+            assert "pays" not in c.reason or "1.00x" not in c.reason
+        assert doc.headline not in doc.reason
+
+
+def test_measure_first_is_said_once() -> None:
+    doc = _advice("advise-summarize-high-qps.json")
+    text = doc.headline + " " + doc.reason
+    assert text.count("measure") + text.count("Measure") <= 1
+
+
+def _sweep(speedups: dict[float, float]) -> SweepResult:
+    doc = SweepResult.from_json(json.loads((GOLDEN / "simulate-llama70b-4xh100.json").read_text()))
+    return replace(doc, best_speedup_by_qps=speedups, crossover_qps=None)
+
+
+def test_break_even_is_not_paying() -> None:
+    base = _sweep({q: 1.2 for q in (0.5, 1, 2, 4, 8, 12, 16)})
+    assert "pays at every simulated rate up to 16 QPS" in pays_sentence(base)
+    even = _sweep({**{q: 1.2 for q in (0.5, 1, 2, 4, 8, 12)}, 16: 1.001})
+    sentence = pays_sentence(even)
+    assert "every simulated rate" not in sentence and "breaks even (1.00x) at 16 QPS" in sentence
+    flat = _sweep({q: 1.002 for q in (0.5, 1, 2, 4, 8, 12, 16)})
+    assert "does not pay at any simulated rate" in pays_sentence(flat)
+
+
+def test_shell_lines_one_flag_per_line_and_same_command() -> None:
+    argv = ["vllm", "serve", "m/x", "--tp", "4", "--speculative-config", '{"method": "ngram"}', "--enforce-eager"]
+    text = shell_lines(argv)
+    lines = text.split(" \\\n  ")
+    assert lines[0] == "vllm serve m/x" and lines[1] == "--tp 4" and lines[-1] == "--enforce-eager"
+    assert shlex.split(text.replace("\\\n", " ")) == argv
+
+
+def test_html_command_wraps_between_arguments() -> None:
+    doc = _advice("advise-summarize-low-qps.json")
+    page = render_html(doc)
+    assert "break-all" not in page
+    assert "<pre class='cmd'>" in page and "--tensor-parallel-size 4 \\\n" in page
+    assert "http" not in page.split("<body>")[0].replace("http-equiv", "")  # still self-contained: nothing fetched
