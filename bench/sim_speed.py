@@ -1,7 +1,8 @@
-"""Simulator speed: wall time vs request count, events/s, and a 10-QPS x 9-k sweep.
+"""Simulator speed: CPU and wall seconds vs request count (1, 4 and 12 QPS, k = 0 and 4; 1k, 10k and 100k
+requests, so 100k / (10 x 10k) shows how linearly it scales), events/s, and a 10-QPS x 9-k sweep.
 
-Run:  .venv/bin/python bench/sim_speed.py [--out bench/results/sim_speed.json]
-Prints a table and writes JSON. Numbers are from the machine it runs on.
+Run:  .venv/bin/python bench/sim_speed.py [--out bench/results/sim_speed.json] [--sizes 1000 10000 100000]
+Prints a table and writes JSON. Numbers are from the machine it runs on (CPU seconds: this process only).
 """
 
 from __future__ import annotations
@@ -37,15 +38,16 @@ def time_requests(n: int, qps: float, k: int) -> dict[str, float]:
         overhead=sc.models.overhead,
     )
     spec = SpecConfig(k, draft) if k else None
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = simulate(req, sc.classes, engine, target, spec, np.random.default_rng(1))
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     tokens = int(req.output_tokens.sum())
     return {
         "requests": n,
         "qps": qps,
         "k": k,
         "wall_s": wall,
+        "cpu_s": cpu,
         "engine_steps": res.steps,
         "events_per_s": (res.steps + n) / wall,
         "output_tokens_per_wall_s": tokens / wall,
@@ -56,17 +58,22 @@ def time_requests(n: int, qps: float, k: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "sim_speed.json")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     args = parser.parse_args()
     rows = []
-    print(f"{'requests':>9} {'qps':>5} {'k':>2} {'wall s':>8} {'steps':>8} {'events/s':>10} {'us/req':>8}")
-    for qps, k in ((4.0, 4), (4.0, 0), (1.0, 4), (12.0, 4)):
-        for n in (1000, 2500, 5000, 10000, 20000):
-            r = time_requests(n, qps, k)
-            rows.append(r)
-            print(
-                f"{n:>9} {qps:>5g} {k:>2} {r['wall_s']:>8.2f} {r['engine_steps']:>8} {r['events_per_s']:>10.0f} "
-                f"{r['us_per_request']:>8.0f}"
-            )
+    print(f"{'requests':>9} {'qps':>5} {'k':>2} {'cpu s':>7} {'wall s':>8} {'steps':>8} {'events/s':>10} {'us/req':>7}")
+    for qps in (1.0, 4.0, 12.0):
+        for k in (0, 4):
+            for n in args.sizes:
+                r = time_requests(n, qps, k)
+                rows.append(r)
+                print(
+                    f"{n:>9} {qps:>5g} {k:>2} {r['cpu_s']:>7.2f} {r['wall_s']:>8.2f} {r['engine_steps']:>8} "
+                    f"{r['events_per_s']:>10.0f} {r['us_per_request']:>7.0f}"
+                )
+    linearity = _linearity(rows)
+    for cell, ratio in linearity.items():
+        print(f"{cell}: CPU s per request at {max(args.sizes)} requests / at 10,000 (1.0: linear): {ratio:.2f}")
     sc = load_scenario(SCENARIO)
     qps = tuple(float(q) for q in np.geomspace(0.5, 16, 10).round(2))
     sc = replace(sc, sweep=replace(sc.sweep, qps=qps, k_values=tuple(range(9)), num_requests=1000))
@@ -88,6 +95,7 @@ def main() -> None:
                 },
                 "command": "python bench/sim_speed.py",
                 "scaling": rows,
+                "linearity": linearity,
                 "sweep": {
                     "qps": qps,
                     "k": list(range(9)),
@@ -102,6 +110,17 @@ def main() -> None:
         )
     )
     print(f"wrote {args.out}")
+
+
+def _linearity(rows: list[dict[str, float]]) -> dict[str, float]:
+    """Per (QPS, k): CPU seconds per request at the largest size over those at the smallest size >= 10,000 (or
+    the smallest, if none is); 1.0 is linear."""
+    out = {}
+    for qps, k in sorted({(r["qps"], r["k"]) for r in rows}):
+        cell = sorted((r for r in rows if r["qps"] == qps and r["k"] == k), key=lambda r: r["requests"])
+        base = next((r for r in cell if r["requests"] >= 10_000), cell[0])
+        out[f"qps={qps:g} k={k:g}"] = (cell[-1]["cpu_s"] / cell[-1]["requests"]) / (base["cpu_s"] / base["requests"])
+    return out
 
 
 if __name__ == "__main__":

@@ -68,8 +68,18 @@ class CalibratedPredictor:
         compute = max(batched_tokens - self.free_batched_tokens, 0.0)
         return self.per_kv_token_s * kv_tokens + self.per_batched_token_s * compute + self.constant_s
 
+    @property
+    def totals_exact(self) -> bool:
+        return True  # a function of KV and batched tokens only
+
     def step_time_s(self, batch: BatchShape) -> float:
         return self.time_s(batch.kv_tokens, batch.batched_tokens)
+
+    def step_time_totals(
+        self, num_seqs: int, batched_tokens: int, kv_tokens: int, pairs: int, logit_rows: int
+    ) -> float:
+        compute = max(batched_tokens - self.free_batched_tokens, 0.0)  # time_s, inlined
+        return self.per_kv_token_s * kv_tokens + self.per_batched_token_s * compute + self.constant_s
 
     def scaled(self, factor: float) -> CalibratedPredictor:
         """Every coefficient times ``factor`` (a draft model modelled as a fraction of the target's cost)."""

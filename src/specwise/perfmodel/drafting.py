@@ -11,12 +11,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
 
 from specwise.perfmodel.batch import BatchShape
-from specwise.perfmodel.predictor import StepTimePredictor
+from specwise.perfmodel.predictor import StepTimePredictor, TotalsPredictor
 
 NGRAM_PROPOSAL_FRACTION = 0.0059
 
@@ -30,6 +30,22 @@ class DraftCost(Protocol):
     def prefill_time_s(self, prefill: BatchShape) -> float:
         """The draft's share of prefilling new prompt chunks."""
         ...
+
+
+@runtime_checkable
+class TotalsDraftCost(Protocol):
+    """A draft cost with the scalar fast path (:mod:`specwise.perfmodel.predictor`): the same seconds from the
+    decode sequences' totals -- ``query_tokens`` and ``context_tokens`` summed, ``pairs`` as the predictors take
+    it -- where ``totals_exact``."""
+
+    @property
+    def totals_exact(self) -> bool: ...
+
+    def propose_time_totals(
+        self, num_seqs: int, query_tokens: int, context_tokens: int, pairs: int, k: int, verify_time_s: float
+    ) -> float: ...
+
+    def prefill_time_totals(self, num_seqs: int, query_tokens: int, context_tokens: int, pairs: int) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -49,6 +65,31 @@ class ModelDraftCost:
     def prefill_time_s(self, prefill: BatchShape) -> float:
         return self.predictor.step_time_s(prefill) if prefill.num_seqs else 0.0
 
+    @property
+    def totals_exact(self) -> bool:
+        p = self.predictor
+        return isinstance(p, TotalsPredictor) and p.totals_exact
+
+    def propose_time_totals(
+        self, num_seqs: int, query_tokens: int, context_tokens: int, pairs: int, k: int, verify_time_s: float
+    ) -> float:
+        """:meth:`propose_time_s` from totals: the catch-up pass, then ``k - 1`` one-token passes over the context
+        it left (each sequence's ``pairs`` term is then its context + 1)."""
+        if k <= 0 or num_seqs == 0:
+            return 0.0
+        p = cast(TotalsPredictor, self.predictor)
+        after = context_tokens + query_tokens
+        first = p.step_time_totals(num_seqs, query_tokens, after, pairs, num_seqs)
+        if k == 1:
+            return first
+        return first + (k - 1) * p.step_time_totals(num_seqs, num_seqs, after + num_seqs, after + num_seqs, num_seqs)
+
+    def prefill_time_totals(self, num_seqs: int, query_tokens: int, context_tokens: int, pairs: int) -> float:
+        if not num_seqs:
+            return 0.0
+        p = cast(TotalsPredictor, self.predictor)
+        return p.step_time_totals(num_seqs, query_tokens, context_tokens + query_tokens, pairs, num_seqs)
+
 
 @dataclass(frozen=True)
 class NgramDraftCost:
@@ -58,4 +99,16 @@ class NgramDraftCost:
         return self.fraction_of_verify * verify_time_s if k > 0 else 0.0
 
     def prefill_time_s(self, prefill: BatchShape) -> float:
+        return 0.0
+
+    @property
+    def totals_exact(self) -> bool:
+        return True
+
+    def propose_time_totals(
+        self, num_seqs: int, query_tokens: int, context_tokens: int, pairs: int, k: int, verify_time_s: float
+    ) -> float:
+        return self.fraction_of_verify * verify_time_s if k > 0 else 0.0
+
+    def prefill_time_totals(self, num_seqs: int, query_tokens: int, context_tokens: int, pairs: int) -> float:
         return 0.0

@@ -94,6 +94,9 @@ class PassGeometry:
             windows[w] = windows.get(w, 0) + 1
         self._window_groups = tuple(windows.items())
         self._all_global = tuple(windows) == (None,)
+        # Without sliding windows a pass depends on the batch only through its totals (perfmodel/predictor.py).
+        self.totals_exact = self._all_global
+        self._layers = self._window_groups[0][1] if self._all_global else 0
         heads_per_gpu = max(1, a.num_heads // tp)
         qk_dim = a.head_dim if a.kind == "gqa" else a.kv_lora_rank + a.qk_rope_head_dim
         self._attn_flops_per_pair_layer = 4.0 * heads_per_gpu * qk_dim
@@ -161,6 +164,12 @@ class RooflinePredictor(PassGeometry):
     ) -> None:
         super().__init__(model, gpu, tp=tp, dtype=dtype, quantization=quantization, kv_dtype=kv_dtype)
         self.eff = efficiency or Efficiency()
+        # The products _time and _allreduce_for form, for step_time_totals (the same floats, formed once).
+        self._memory_rate = self.gpu.memory_bandwidth_bytes_per_s * self.eff.memory
+        self._compute_rate = self.peak_flops * self.eff.compute
+        self._link_rate = self.gpu.interconnect_bytes_per_s * self.eff.interconnect
+        self._ring_factor = 2.0 * (self.tp - 1) / self.tp
+        self._ar_ops = 2 * self.model.num_layers
 
     def memory_bytes(self, batch: BatchShape) -> float:
         read, _ = self.attention_sums(batch)
@@ -184,9 +193,30 @@ class RooflinePredictor(PassGeometry):
         if batch.num_seqs == 0:
             return 0.0
         read, pairs = self.attention_sums(batch)
-        tokens = batch.batched_tokens
+        return self._time(batch.batched_tokens, batch.logit_rows, read, pairs)
+
+    def step_time_totals(
+        self, num_seqs: int, batched_tokens: int, kv_tokens: int, pairs: int, logit_rows: int
+    ) -> float:
+        """:meth:`step_time_s` from the batch's totals (``totals_exact`` models only), bit for bit."""
+        if num_seqs == 0:
+            return 0.0
+        layers = self._layers  # _time, inlined with its constants (this runs ~10^5 times per simulated run)
+        tokens = batched_tokens
+        weights = self._dense_bytes if self._moe is None else self.weight_bytes(tokens)
+        mem = weights + layers * float(kv_tokens) * self._kv_bytes_per_token_layer
+        flops = self._flops_per_token * tokens + self._flops_per_logit_row * logit_rows
+        flops = flops + self._attn_flops_per_pair_layer * (layers * float(pairs))
+        t_mem, t_compute = mem / self._memory_rate, flops / self._compute_rate
+        allreduce = 0.0
+        if self.tp != 1:
+            per = self._ring_factor * tokens * self.model.hidden_size * self.act_bytes
+            allreduce = self._ar_ops * (per / self._link_rate + self.eff.allreduce_latency_s)
+        return max(t_mem, t_compute) + allreduce + self.eff.pass_overhead_s
+
+    def _time(self, tokens: int, logit_rows: int, read: float, pairs: float) -> float:
         mem = self.weight_bytes(tokens) + self.kv_read_bytes(read)
-        flops = self.linear_flops(tokens, batch.logit_rows) + self.attention_flops(pairs)
+        flops = self.linear_flops(tokens, logit_rows) + self.attention_flops(pairs)
         t_mem = mem / (self.gpu.memory_bandwidth_bytes_per_s * self.eff.memory)
         t_compute = flops / (self.peak_flops * self.eff.compute)
         return max(t_mem, t_compute) + self._allreduce_for(tokens) + self.eff.pass_overhead_s

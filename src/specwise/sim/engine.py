@@ -21,11 +21,12 @@ from specwise.errors import SpecError
 from specwise.perfmodel.batch import BatchShape
 from specwise.perfmodel.drafting import DraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
-from specwise.sim.drafting import ChainDrafting, DraftShape, TreeDrafting, Uniforms
+from specwise.sim.drafting import AcceptanceStream, ChainDrafting, DraftShape, TreeDrafting, Uniforms
 from specwise.sim.fastforward import fast_forward
+from specwise.sim.scalar import ScalarLoop
 from specwise.sim.scheduler import EngineConfig, Scheduler, StepPlan
 from specwise.sim.state import SimState
-from specwise.sim.stepcost import StepCost
+from specwise.sim.stepcost import StepCost, batch_totals
 from specwise.sim.workload import RequestTable, WorkloadClass
 from specwise.traffic import FloatArray, IntArray
 
@@ -92,6 +93,10 @@ class SimResult:
     busy_s: float = field(default=0.0)
 
 
+SCALAR_MAX_BATCH = 128  # the scalar path steps while at most this many requests run ...
+SCALAR_RESUME_BATCH = 96  # ... and takes over again from the vector path at this many (hysteresis)
+
+
 def simulate(
     requests: RequestTable,
     classes: Sequence[WorkloadClass],
@@ -101,37 +106,82 @@ def simulate(
     rng: Uniforms,
 ) -> SimResult:
     """Run ``requests`` through the engine; ``rng`` draws acceptance (a ``numpy.random.Generator``, or
-    :class:`~specwise.sim.drafting.WeylUniforms` for low-variance replays)."""
+    :class:`~specwise.sim.drafting.WeylUniforms` for low-variance replays).
+
+    Small batches step on the scalar path (:mod:`specwise.sim.scalar`), large ones on the vector path below;
+    both take the same steps with the same draws, so the choice changes the speed, never the result."""
     _check_fits(requests, engine)
     max_k = spec.max_k if spec else 0
-    st = SimState(requests, max_k)
+    st = SimState(requests, max_k, with_classes=len(classes) > 1 or bool(requests.class_index.any()))
     shape = spec.drafting(classes) if spec else ChainDrafting(classes, 0)
     cost = StepCost(target, spec.draft_cost if spec else None, engine.overhead)
-    scheduler = Scheduler(engine, shape)
+    k_of_batch = [spec.k_for_batch(b) if spec else 0 for b in range(engine.max_num_seqs + 1)]
+    draws = rng
+    if (
+        isinstance(rng, np.random.Generator)
+        and spec is not None
+        and spec.k > 0
+        and not spec.schedule
+        and shape.always_proposes
+        and not shape.shared
+    ):  # every draw k wide: acceptance computed ahead in blocks, the same numbers
+        draws = AcceptanceStream(rng, shape.conditional, spec.k)
+    scalar = ScalarLoop(st, engine, cost, shape, k_of_batch, max_k, draws, SCALAR_MAX_BATCH)
+    vector = _VectorLoop(st, engine, cost, shape, k_of_batch, max_k, draws)
     while st.done < st.size:
-        st.admit_arrivals()
-        if not st.running and not st.waiting:
-            st.now = st.next_arrival_s()
-            continue
-        decoding = st.decoding()
-        k = spec.k_for_batch(decoding.size) if spec else 0
-        if (
-            not st.waiting
-            and (shape.always_proposes or shape.shared)
-            and decoding.size == len(st.running)
-            and st.now + st.last_step_s < st.next_arrival_s()
-            and fast_forward(st, decoding, k, cost, shape, rng)
-        ):
-            continue
-        proposes = None if shape.always_proposes or k == 0 else shape.proposes(rng, st.cls[decoding])
-        plan = scheduler.plan(st, decoding, k, proposes)
-        if plan.empty:  # nothing schedulable (KV full of prefills waiting on memory): advance to the next arrival
-            st.now = (
-                float(st.arrival[st.next_arrival]) if st.next_arrival < st.size else st.now + engine.step_overhead_s
-            )
-            continue
-        _run_step(st, plan, k, max_k, cost, shape, rng)
-    return _result(st)
+        if st.scalar:
+            scalar.run()
+            if st.done < st.size:
+                st.to_vector()
+        else:
+            vector.run(SCALAR_RESUME_BATCH)
+            if st.done < st.size:
+                st.to_scalar()
+    if isinstance(draws, AcceptanceStream):
+        draws.close()
+    return _result(st, max_k)
+
+
+@dataclass
+class _VectorLoop:
+    """The engine loop on whole arrays (large batches)."""
+
+    st: SimState
+    engine: EngineConfig
+    cost: StepCost
+    shape: DraftShape
+    k_of_batch: list[int]
+    max_k: int
+    rng: Uniforms
+
+    def run(self, resume_scalar_at: int) -> None:
+        """Step until every request finished or at most ``resume_scalar_at`` requests run."""
+        st, shape, rng = self.st, self.shape, self.rng
+        scheduler = Scheduler(self.engine, shape)
+        while st.done < st.size:
+            st.admit_arrivals()
+            if len(st.running) <= resume_scalar_at:
+                return
+            if not st.running and not st.waiting:
+                st.now = st.next_arrival_s()
+                continue
+            decoding, prefilling = st.decoding()
+            k = self.k_of_batch[decoding.size]
+            if (
+                not st.waiting
+                and (shape.always_proposes or shape.shared)
+                and not prefilling
+                and st.now + st.last_step_s < st.next_arrival_s()
+                and fast_forward(st, decoding, k, self.cost, shape, rng)
+            ):
+                continue
+            proposes = None if shape.always_proposes or k == 0 else shape.proposes(rng, st.cls[decoding])
+            plan = scheduler.plan(st, decoding, prefilling, k, proposes)
+            if plan.empty:  # nothing schedulable (KV full of prefills waiting on memory): to the next arrival
+                nxt = st.next_arrival
+                st.now = st.arrival_list[nxt] if nxt < st.size else st.now + self.engine.step_overhead_s
+                continue
+            _run_step(st, plan, k, self.max_k, self.cost, shape, rng)
 
 
 def _check_fits(requests: RequestTable, engine: EngineConfig) -> None:
@@ -152,15 +202,7 @@ def _run_step(
     chunk_arr = np.array(plan.chunk_ids, dtype=np.int64)
     chunk_q = np.array(plan.chunk_len, dtype=np.int64)
     completes = st.computed[chunk_arr] + chunk_q >= st.prefill_len[chunk_arr]
-    batch = BatchShape(
-        np.concatenate([plan.q_decode, chunk_q]),
-        np.concatenate([st.computed[decoding], st.computed[chunk_arr]]),
-        logit_rows=int(plan.q_decode.sum() + completes.sum()),
-    )
-    step = cost.decode_step_s(batch, st.last_q[decoding], st.computed[decoding], k)
-    if plan.chunk_ids and max_k > 0:
-        step += cost.draft_prefill_s(BatchShape(chunk_q, st.computed[chunk_arr]))
-    st.elapse(step)
+    st.elapse(_price(st, plan, chunk_arr, chunk_q, int(completes.sum()), k, max_k, cost))
     st.tally.steps += 1
     if decoding.size:
         accepted = _draw(st, plan, k, shape, rng)
@@ -173,6 +215,39 @@ def _run_step(
         st.retire(decoding)
 
 
+def _price(
+    st: SimState,
+    plan: StepPlan,
+    chunk_arr: IntArray,
+    chunk_q: IntArray,
+    completing: int,
+    k: int,
+    max_k: int,
+    cost: StepCost,
+) -> float:
+    """The step's seconds: from totals where the predictors have the exact totals path, else from arrays."""
+    decoding = plan.decoding
+    dec_ctx, chunk_ctx = st.computed[decoding], st.computed[chunk_arr]
+    draft_q = st.last_q[decoding]
+    logit_rows = int(plan.q_decode.sum()) + completing
+    if not cost.totals:
+        batch = BatchShape(np.concatenate([plan.q_decode, chunk_q]), np.concatenate([dec_ctx, chunk_ctx]), logit_rows)
+        step = cost.decode_step_s(batch, draft_q, dec_ctx, k)
+        if plan.chunk_ids and max_k > 0:
+            step += cost.draft_prefill_s(BatchShape(chunk_q, chunk_ctx))
+        return step
+    dq, dkv, dpairs = batch_totals(draft_q, dec_ctx)
+    batched, kv, pairs = batch_totals(plan.q_decode, dec_ctx)
+    cq, ckv, cpairs = batch_totals(chunk_q, chunk_ctx) if plan.chunk_ids else (0, 0, 0)
+    num_seqs = decoding.size + len(plan.chunk_ids)
+    step = cost.decode_step_totals(
+        num_seqs, batched + cq, kv + ckv, pairs + cpairs, logit_rows, k, decoding.size, dq, dkv - dq, dpairs
+    )
+    if plan.chunk_ids and max_k > 0:
+        step += cost.draft_prefill_totals(len(plan.chunk_ids), cq, ckv - cq, cpairs)
+    return step
+
+
 def _draw(st: SimState, plan: StepPlan, k: int, shape: DraftShape, rng: Uniforms) -> IntArray:
     """What each decoding sequence accepted this step; the spec-decode counters as vLLM counts them."""
     if k <= 0:
@@ -181,29 +256,29 @@ def _draw(st: SimState, plan: StepPlan, k: int, shape: DraftShape, rng: Uniforms
     t = st.tally
     t.drafts += int((plan.k_each > 0).sum())
     t.draft_tokens += int(plan.k_each.sum())
-    t.accepted += int(draw.accepted.sum())
-    t.per_position[:k] += draw.mask.sum(axis=0)
+    t.add_accepted(draw.accepted)
     return draw.accepted
 
 
-def _result(st: SimState) -> SimResult:
+def _result(st: SimState, max_k: int) -> SimResult:
     t = st.tally
     req = st.requests
     if req.users is not None:  # the arrival times the closed loop realised
         req = RequestTable(st.arrival, req.prompt_tokens, req.output_tokens, req.class_index, req.users)
+    itl_s, itl_w, itl_c = t.itl.arrays()
     return SimResult(
         requests=req,
         first_token_s=st.first_token,
         finish_s=st.finish,
         preemptions=st.preempt,
-        itl_s=np.concatenate(t.itl_s) if t.itl_s else np.zeros(0),
-        itl_weight=np.concatenate(t.itl_w) if t.itl_w else np.zeros(0, dtype=np.int64),
-        itl_class=np.concatenate(t.itl_c) if t.itl_c else np.zeros(0, dtype=np.int64),
+        itl_s=itl_s,
+        itl_weight=itl_w,
+        itl_class=itl_c,
         steps=t.steps,
         drafts=t.drafts,
         draft_tokens=t.draft_tokens,
         accepted_tokens=t.accepted,
-        accepted_per_position=t.per_position,
+        accepted_per_position=t.per_position(max(1, max_k)),
         end_s=st.now,
         busy_s=t.busy_s,
     )

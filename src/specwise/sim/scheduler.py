@@ -68,9 +68,12 @@ class Scheduler:
         self.block = engine.block_size
         self.capacity_blocks = engine.kv_capacity_tokens // engine.block_size
 
-    def plan(self, st: SimState, decoding: IntArray, k: int, proposes: IntArray | None = None) -> StepPlan:
+    def plan(
+        self, st: SimState, decoding: IntArray, prefilling: list[int], k: int, proposes: IntArray | None = None
+    ) -> StepPlan:
+        """``decoding``: the running requests past their prefill; ``prefilling``: the others, in running order."""
         if not self.engine.chunked_prefill and st.waiting:
-            plan = self._prefill_only(st)
+            plan = self._prefill_only(st, decoding)
             if not plan.empty:
                 return plan
         budget = self.engine.max_num_batched_tokens
@@ -82,25 +85,27 @@ class Scheduler:
         budget -= int(q_decode.sum())
         chunk_ids: list[int] = []
         chunk_len: list[int] = []
-        for r in st.running:
-            if st.computed[r] < st.prefill_len[r] and budget > 0 and self.engine.chunked_prefill:
-                c = int(min(st.prefill_len[r] - st.computed[r], budget))
+        if self.engine.chunked_prefill:
+            for r in prefilling:
+                if budget <= 0:
+                    break
+                c = min(st.prefill_len.item(r) - st.computed.item(r), budget)
                 chunk_ids.append(r)
                 chunk_len.append(c)
                 budget -= c
         plan = StepPlan(decoding, q_decode, k_each, chunk_ids, chunk_len)
-        kv_used = self._kv_blocks(st, plan)
-        kv_used, budget = self._preempt(st, plan, kv_used, budget)
+        kv_used = self._kv_blocks(st, plan, prefilling)
+        if kv_used > self.capacity_blocks:
+            kv_used, budget = self._preempt(st, plan, kv_used, budget)
         if self.engine.chunked_prefill:
             self._admit(st, plan, kv_used, budget)
         return plan
 
-    def _prefill_only(self, st: SimState) -> StepPlan:
+    def _prefill_only(self, st: SimState, decoding: IntArray) -> StepPlan:
         """Without chunked prefill (vLLM V0 with speculation): whole prompts of waiting requests, no decoding, as
         many as the token budget (at least one), ``max_num_seqs`` and the KV cache allow."""
         empty = np.zeros(0, dtype=np.int64)
         plan = StepPlan(empty, empty, empty, [], [])
-        decoding = st.decoding()
         kv_used = _blocks(st.computed[decoding], self.block)
         budget = max(self.engine.max_num_batched_tokens, int(st.prefill_len[st.waiting[0]]))
         while st.waiting and len(st.running) < self.engine.max_num_seqs:
@@ -116,14 +121,14 @@ class Scheduler:
             kv_used += need
         return plan
 
-    def _kv_blocks(self, st: SimState, plan: StepPlan) -> int:
+    def _kv_blocks(self, st: SimState, plan: StepPlan, prefilling: list[int]) -> int:
         block = self.block
         used = _blocks(st.computed[plan.decoding] + plan.q_decode, block)
         used += sum(
-            ceil_blocks(int(st.computed[r]) + c, block) for r, c in zip(plan.chunk_ids, plan.chunk_len, strict=True)
+            ceil_blocks(st.computed.item(r) + c, block) for r, c in zip(plan.chunk_ids, plan.chunk_len, strict=True)
         )
-        others = [r for r in st.running if st.computed[r] < st.prefill_len[r] and r not in plan.chunk_ids]
-        return used + sum(ceil_blocks(int(st.computed[r]), block) for r in others)
+        others = prefilling[len(plan.chunk_ids) :]  # chunks go to the prefilling requests in order
+        return used + sum(ceil_blocks(st.computed.item(r), block) for r in others)
 
     def _preempt(self, st: SimState, plan: StepPlan, kv_used: int, budget: int) -> tuple[int, int]:
         """Preempt the newest requests while the step does not fit the KV cache (vLLM's recompute)."""

@@ -3,15 +3,22 @@
 ``t = verify(batch) + engine step [+ propose(decode sequences, k) + speculation bookkeeping] [+ the draft's prefill
 of the step's prompt chunks]`` -- each term from the predictors the caller built (:mod:`specwise.perfmodel`), so the
 simulator knows no model, GPU or method, only these seconds.
+
+Two entry points price the same step: :meth:`StepCost.decode_step_s` from :class:`BatchShape` arrays, and
+:meth:`StepCost.decode_step_totals` from the batch's totals (plain ints, no numpy: the scalar step path). The
+second exists only where every predictor involved has the exact totals path (``StepCost.totals``); it gives the
+same seconds bit for bit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from specwise.perfmodel.batch import BatchShape
-from specwise.perfmodel.drafting import DraftCost
-from specwise.perfmodel.predictor import StepTimePredictor
+from specwise.perfmodel.drafting import DraftCost, TotalsDraftCost
+from specwise.perfmodel.predictor import StepTimePredictor, TotalsPredictor
 from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead
 from specwise.traffic import IntArray
 
@@ -21,6 +28,19 @@ class StepCost:
     target: StepTimePredictor
     draft: DraftCost | None
     overhead: EngineOverhead = LEGACY_OVERHEAD
+    totals: bool = field(init=False)  # the scalar path is exact for this target and draft
+    _target_totals: TotalsPredictor = field(init=False, repr=False)
+    _draft_totals: TotalsDraftCost | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        t, d = self.target, self.draft
+        exact = isinstance(t, TotalsPredictor) and t.totals_exact
+        exact = exact and (d is None or (isinstance(d, TotalsDraftCost) and d.totals_exact))
+        exact = exact and type(self.overhead) is EngineOverhead  # its step_s and speculation_s are inlined below
+        object.__setattr__(self, "totals", exact)
+        if exact:
+            object.__setattr__(self, "_target_totals", t)
+            object.__setattr__(self, "_draft_totals", d)
 
     def decode_step_s(self, batch: BatchShape, draft_q: IntArray, draft_ctx: IntArray, k: int) -> float:
         """Target pass + proposal for the decoding sequences (``draft_q`` tokens to catch up on, over
@@ -35,3 +55,60 @@ class StepCost:
     def draft_prefill_s(self, chunks: BatchShape) -> float:
         """The draft's share of prefilling this step's prompt chunks (its KV must cover the prompt too)."""
         return self.draft.prefill_time_s(chunks) if self.draft is not None else 0.0
+
+    # -- the scalar path (``totals`` only) ---------------------------------------------------------------------
+
+    def decode_step_totals(
+        self,
+        num_seqs: int,
+        batched_tokens: int,
+        kv_tokens: int,
+        pairs: int,
+        logit_rows: int,
+        k: int,
+        decoding: int,
+        draft_q: int,
+        draft_ctx: int,
+        draft_pairs: int,
+    ) -> float:
+        """:meth:`decode_step_s` from totals: the whole batch's (``num_seqs`` .. ``logit_rows``, as
+        :mod:`specwise.perfmodel.predictor` defines them) and the ``decoding`` sequences' draft catch-up
+        (``draft_q`` tokens over ``draft_ctx``, ``draft_pairs``)."""
+        verify = self._target_totals.step_time_totals(num_seqs, batched_tokens, kv_tokens, pairs, logit_rows)
+        o = self.overhead
+        step = verify + (o.base_s + o.per_seq_s * num_seqs)  # o.step_s, inlined
+        draft = self._draft_totals
+        if draft is not None and k > 0 and decoding:
+            step += draft.propose_time_totals(decoding, draft_q, draft_ctx, draft_pairs, k, verify)
+            step += o.per_draft_token_s * (k * decoding) + o.rejection_fraction * verify  # o.speculation_s
+        return step
+
+    def draft_prefill_totals(self, chunks: int, query_tokens: int, context_tokens: int, pairs: int) -> float:
+        draft = self._draft_totals
+        return draft.prefill_time_totals(chunks, query_tokens, context_tokens, pairs) if draft is not None else 0.0
+
+    def uniform_step_totals(
+        self, num_seqs: int, query: int, context: int, k: int, draft_q: int, draft_pairs: int
+    ) -> float:
+        """A decode step of ``num_seqs`` sequences feeding ``query`` tokens each over ``context`` tokens in all
+        (the fast-forward's steps), the draft catching up ``draft_q`` tokens in all."""
+        per_seq_pairs = query * ((query + 1) // 2)
+        batched = num_seqs * query
+        return self.decode_step_totals(
+            num_seqs,
+            batched,
+            context + batched,
+            query * context + num_seqs * per_seq_pairs,
+            batched,
+            k,
+            num_seqs,
+            draft_q,
+            context,
+            draft_pairs,
+        )
+
+
+def batch_totals(query: IntArray, context: IntArray) -> tuple[int, int, int]:
+    """(batched tokens, KV tokens, pairs) of a batch given as arrays (no sliding windows)."""
+    q_sum = int(query.sum())
+    return q_sum, int(context.sum()) + q_sum, int(np.dot(query, context + (query + 1) // 2))
