@@ -1,0 +1,91 @@
+"""``specwise export``: rules and dashboards as code for a fleet of vLLM servers.
+
+* ``prometheus-rules``: recording rules (acceptance rate, mean acceptance length, per-position acceptance, draft
+  tokens/s, by model_name and by instance) and alerts (low acceptance, AL collapse; with ``--scenario``, the perf
+  model's predicted net slowdown above a batch size), for Prometheus' ``rule_files``.
+* ``grafana``: a dashboard JSON with ``$model_name`` / ``$instance`` variables.
+
+``--out -`` (or no ``--out``) prints to stdout; a file is written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from specwise.cli.common import EXIT_OK, add_predictor_flags, positive_int, predictor_override, probability
+from specwise.export.grafana import build_dashboard, render_dashboard
+from specwise.export.rules import build_rule_groups, render_rules
+from specwise.fileio import check_output_file, write_text_atomic
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "export",
+        help="write Prometheus rules or a Grafana dashboard for speculative decoding across a fleet",
+        description="Rules and dashboards as code: the monitor's checks as Prometheus recording/alerting rules, "
+        "and a Grafana dashboard, over vLLM's spec-decode metrics.",
+    )
+    kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True, parser_class=type(p))
+    rules = kinds.add_parser(
+        "prometheus-rules",
+        help="a Prometheus rules YAML (check it with: promtool check rules FILE)",
+        description="Recording rules by model_name and by instance, and alerts: low acceptance, acceptance-length "
+        "collapse, and with --scenario the perf model's predicted net slowdown above a batch size.",
+    )
+    rules.add_argument(
+        "--scenario",
+        type=Path,
+        metavar="FILE",
+        help="a simulate scenario of this deployment: alert when the running batch passes the size above which "
+        "its perf model predicts speculation costs TPOT",
+    )
+    rules.add_argument("--k", type=positive_int, help="with --scenario: the deployed k (default: its largest)")
+    rules.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate (0.5)")
+    add_predictor_flags(rules)
+    _out_flag(rules)
+    rules.set_defaults(handler=run_rules)
+    grafana = kinds.add_parser(
+        "grafana",
+        help="a Grafana dashboard JSON",
+        description="Panels: acceptance rate, mean acceptance length, per-position acceptance, draft tokens/s, "
+        "running requests, TPOT/ITL p50/p99; variables $model_name and $instance.",
+    )
+    _out_flag(grafana)
+    grafana.set_defaults(handler=run_grafana)
+
+
+def _out_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default="-", metavar="FILE", help="write here (default: - for stdout)")
+
+
+def _emit(out: str, text: str) -> int:
+    if out == "-":
+        sys.stdout.write(text)
+    else:
+        write_text_atomic(Path(out), text)
+    return EXIT_OK
+
+
+def run_rules(args: argparse.Namespace) -> int:
+    if args.out != "-":
+        check_output_file(Path(args.out))
+    if args.k is not None and args.scenario is None:
+        from specwise.errors import SpecwiseError
+
+        raise SpecwiseError("--k needs --scenario")
+    slowdown = None
+    if args.scenario is not None:
+        from specwise.monitor.predicted import slowdown_model
+        from specwise.scenario import load_scenario
+
+        slowdown = slowdown_model(load_scenario(args.scenario, predictor_override(args)), args.k)
+    return _emit(args.out, render_rules(build_rule_groups(args.min_acceptance, slowdown)))
+
+
+def run_grafana(args: argparse.Namespace) -> int:
+    if args.out != "-":
+        check_output_file(Path(args.out))
+    return _emit(args.out, render_dashboard(build_dashboard()))

@@ -1,0 +1,185 @@
+"""Prometheus recording and alerting rules for speculative decoding across a fleet (``specwise export
+prometheus-rules``): the monitor's rules (:mod:`specwise.monitor.rules`) as PromQL that Prometheus evaluates for
+every replica, grouped ``by (model_name)`` and ``by (instance, model_name)``.
+
+With a scenario, the monitor's predicted-net-slowdown rule (:mod:`specwise.monitor.predicted`) becomes alerts too.
+Its break-even batch depends on the live acceptance length, which a static rule cannot evaluate through the perf
+model, so the AL axis is cut into bands: for each band ``[lo, hi)`` the alert fires when the running batch exceeds
+:meth:`~specwise.monitor.predicted.SlowdownModel.break_even_batch` at ``lo`` -- the band's lowest AL, so the alert
+errs towards firing early (the break-even batch grows with AL). Bands with the same batch are merged; above the AL
+where speculation pays at every batch up to ``max_num_seqs`` there is no alert.
+
+The YAML is written as text (PyYAML is not a dependency): every scalar is a JSON string, which is a valid YAML
+double-quoted scalar, so no expression or template can break the structure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from specwise.export import promql
+from specwise.export.promql import BY_INSTANCE, BY_MODEL, record_name
+from specwise.monitor.predicted import SlowdownModel
+
+FOR = "10m"
+MIN_AL = 1.2  # the AL-collapse alert: drafts are almost all rejected
+AL_STEP = 0.25  # width of the slowdown alert's AL bands
+
+
+@dataclass(frozen=True)
+class RecordingRule:
+    record: str
+    expr: str
+
+
+@dataclass(frozen=True)
+class AlertRule:
+    alert: str
+    expr: str
+    severity: str
+    summary: str
+    description: str
+    for_: str = FOR
+    extra_labels: tuple[tuple[str, str], ...] = ()  # beside severity (promtool refuses two rules with one name+labels)
+
+
+@dataclass(frozen=True)
+class RuleGroup:
+    name: str
+    rules: tuple[RecordingRule | AlertRule, ...]
+
+
+@dataclass(frozen=True)
+class SlowdownBand:
+    """Acceptance lengths in ``[al_low, al_high)`` (no upper bound when None): speculation costs TPOT above
+    ``batch`` running requests (0: at every batch)."""
+
+    al_low: float
+    al_high: float | None
+    batch: int
+
+
+def slowdown_bands(model: SlowdownModel, step: float = AL_STEP) -> tuple[SlowdownBand, ...]:
+    """The perf model's break-even batch per AL band, from AL 1 up to k + 1 (or the AL where it pays at every
+    batch up to ``max_num_seqs``)."""
+    levels = [1.0 + i * step for i in range(round(model.k / step) + 1)]
+    points: list[tuple[float, int]] = []  # (AL, break-even batch), up to the first AL that pays at every batch
+    end: float | None = None
+    for al in levels:
+        batch = model.break_even_batch(al)
+        if batch is None:
+            end = al
+            break
+        if not points or points[-1][1] != batch:
+            points.append((al, batch))
+    highs = [p[0] for p in points[1:]] + [end]
+    return tuple(SlowdownBand(al, high, batch) for (al, batch), high in zip(points, highs, strict=True))
+
+
+def recording_rules() -> tuple[RecordingRule, ...]:
+    out: list[RecordingRule] = []
+    for labels in (BY_MODEL, BY_INSTANCE):
+        out += [
+            RecordingRule(record_name(labels, "acceptance_rate"), promql.acceptance_rate(labels)),
+            RecordingRule(record_name(labels, "mean_acceptance_length"), promql.mean_acceptance_length(labels)),
+            RecordingRule(record_name(labels, "per_position_acceptance"), promql.per_position_acceptance(labels)),
+            RecordingRule(record_name(labels, "draft_tokens"), promql.draft_tokens_rate(labels)),
+            RecordingRule(record_name(labels, "drafts"), promql.drafts_rate(labels)),
+        ]
+    return tuple(out)
+
+
+_WHERE = "{{ $labels.instance }} ({{ $labels.model_name }})"
+
+
+def acceptance_alerts(min_acceptance: float) -> tuple[AlertRule, ...]:
+    rate = record_name(BY_INSTANCE, "acceptance_rate")
+    al = record_name(BY_INSTANCE, "mean_acceptance_length")
+    drafts = record_name(BY_INSTANCE, "drafts")
+    return (
+        AlertRule(
+            "SpecDecodeLowAcceptance",
+            f"{rate} < {min_acceptance:g}",
+            "warning",
+            f"Speculative decoding acceptance below {min_acceptance:g} on {_WHERE}",
+            "Draft tokens are mostly rejected: speculation may be adding latency. Lower k, or check the traffic "
+            "mix and temperature (specwise monitor shows which model_name drags it down).",
+        ),
+        AlertRule(
+            "SpecDecodeAcceptanceLengthCollapse",
+            f"{al} < {MIN_AL:g} and on ({promql.by(BY_INSTANCE)}) {drafts} > 0",
+            "critical",
+            f"Mean acceptance length below {MIN_AL:g} on {_WHERE}",
+            "Almost every draft is rejected while drafts are still proposed: the drafting is wasted work; "
+            "consider k=0 for this deployment.",
+        ),
+    )
+
+
+def slowdown_alerts(model: SlowdownModel, bands: Sequence[SlowdownBand]) -> tuple[AlertRule, ...]:
+    al = record_name(BY_INSTANCE, "mean_acceptance_length")
+    drafts = record_name(BY_INSTANCE, "drafts")
+    on = f"on ({promql.by(BY_INSTANCE)})"
+    out = []
+    for band in bands:
+        expr = f"{promql.running(BY_INSTANCE)} > {band.batch} and {on} {al} >= {band.al_low:g}"
+        if band.al_high is not None:
+            expr += f" and {on} {al} < {band.al_high:g}"
+        expr += f" and {on} {drafts} > 0"
+        span = f"[{band.al_low:g}, {band.al_high:g})" if band.al_high is not None else f">= {band.al_low:g}"
+        advice = "set k=0" if band.batch == 0 else f"set k=0 above batch {band.batch}"
+        out.append(
+            AlertRule(
+                "SpecDecodePredictedNetSlowdown",
+                expr,
+                "warning",
+                f"Speculation predicted to cost TPOT on {_WHERE} at this batch size",
+                f"With mean acceptance length in {span}, the perf model ({model.predictor}, k={model.k}, context "
+                f"{model.context_tokens} tokens) predicts speculative decoding is slower than plain decoding above "
+                f"{band.batch} running requests: {advice} (num_speculative_tokens_per_batch_size).",
+                extra_labels=(("acceptance_length_band", span),),
+            )
+        )
+    return tuple(out)
+
+
+def build_rule_groups(min_acceptance: float = 0.5, slowdown: SlowdownModel | None = None) -> tuple[RuleGroup, ...]:
+    alerts = acceptance_alerts(min_acceptance)
+    if slowdown is not None:
+        alerts += slowdown_alerts(slowdown, slowdown_bands(slowdown))
+    return (
+        RuleGroup("specwise-spec-decode-recording", recording_rules()),
+        RuleGroup("specwise-spec-decode-alerts", alerts),
+    )
+
+
+def _q(text: str) -> str:
+    return json.dumps(text)
+
+
+def _rule_lines(rule: RecordingRule | AlertRule) -> list[str]:
+    if isinstance(rule, RecordingRule):
+        return [f"      - record: {_q(rule.record)}", f"        expr: {_q(rule.expr)}"]
+    return [
+        f"      - alert: {_q(rule.alert)}",
+        f"        expr: {_q(rule.expr)}",
+        f"        for: {_q(rule.for_)}",
+        "        labels:",
+        f"          severity: {_q(rule.severity)}",
+        *(f"          {name}: {_q(value)}" for name, value in rule.extra_labels),
+        "        annotations:",
+        f"          summary: {_q(rule.summary)}",
+        f"          description: {_q(rule.description)}",
+    ]
+
+
+def render_rules(groups: Sequence[RuleGroup]) -> str:
+    """The rules file Prometheus loads (``rule_files``) and ``promtool check rules`` validates."""
+    lines = ["# Generated by specwise export prometheus-rules; regenerate rather than edit.", "groups:"]
+    for group in groups:
+        lines += [f"  - name: {_q(group.name)}", "    rules:"]
+        for rule in group.rules:
+            lines += _rule_lines(rule)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,149 @@
+"""``specwise export prometheus-rules``: the generated file passes the real ``promtool check rules``, and
+``promtool test rules`` shows each alert firing for an unhealthy replica and not for a healthy one."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from specwise.engines.vllm import METRICS
+from specwise.export.rules import AlertRule, RecordingRule, build_rule_groups, render_rules, slowdown_bands
+from specwise.monitor.predicted import SlowdownModel, slowdown_model
+from specwise.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "examples" / "llama70b-4xh100.toml"
+
+
+def _promtool() -> str:
+    path = shutil.which("promtool")
+    if path is None:
+        if os.environ.get("SPECWISE_REQUIRE_SYSTEM_DEPS") == "1":
+            pytest.fail("promtool not found and SPECWISE_REQUIRE_SYSTEM_DEPS=1 (apt-get install prometheus)")
+        pytest.skip("promtool not found (Debian/Ubuntu: apt-get install prometheus); the rules are not checked")
+    return path
+
+
+@pytest.fixture(scope="module")
+def model() -> SlowdownModel:
+    return slowdown_model(load_scenario(SCENARIO))
+
+
+def _check(path: Path) -> str:
+    done = subprocess.run([_promtool(), "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_promtool_checks_the_rules_and_counts_them(tmp_path: Path, model: SlowdownModel) -> None:
+    plain = build_rule_groups(0.5)
+    (tmp_path / "plain.yml").write_text(render_rules(plain))
+    n_plain = sum(len(g.rules) for g in plain)
+    assert f"SUCCESS: {n_plain} rules found" in _check(tmp_path / "plain.yml")
+    assert n_plain == 12  # 5 records x 2 groupings + 2 alerts
+
+    full = build_rule_groups(0.4, model)
+    (tmp_path / "full.yml").write_text(render_rules(full))
+    n_full = sum(len(g.rules) for g in full)
+    assert n_full == n_plain + len(slowdown_bands(model)) > n_plain
+    assert f"SUCCESS: {n_full} rules found" in _check(tmp_path / "full.yml")
+
+
+def test_expressions_use_only_vllm_metric_names_and_recorded_series() -> None:
+    groups = build_rule_groups(0.5)
+    records = {r.record for g in groups for r in g.rules if isinstance(r, RecordingRule)}
+    known = {v for v in vars(METRICS).values() if isinstance(v, str)} | records
+    for rule in (r for g in groups for r in g.rules):
+        for name in re.findall(r"(?:vllm:|[a-z_]+:vllm_)[a-z_:0-9]+", rule.expr):
+            assert name in known, (rule, name)
+        assert "by (" not in rule.expr or "model_name" in rule.expr
+
+
+def test_slowdown_bands_reuse_the_perf_model(model: SlowdownModel) -> None:
+    bands = slowdown_bands(model)
+    assert bands and bands[0].al_low == 1.0
+    for band in bands:
+        assert model.break_even_batch(band.al_low) == band.batch
+    for a, b in itertools.pairwise(bands):
+        assert a.al_high == b.al_low and a.batch < b.batch  # break-even grows with AL
+
+
+def _series(name: str, instance: str, per_minute: float, extra: str = "") -> dict[str, str]:
+    labels = f'instance="{instance}", model_name="llama", engine="0", job="vllm"{extra}'
+    return {"series": f"{name}{{{labels}}}", "values": f"0+{per_minute:g}x40"}
+
+
+def _replica(instance: str, accepted_per_min: float, running: int) -> list[dict[str, str]]:
+    return [
+        _series(METRICS.spec_drafts, instance, 10),
+        _series(METRICS.spec_draft_tokens, instance, 30),
+        _series(METRICS.spec_accepted, instance, accepted_per_min),
+        _series(METRICS.spec_accepted_per_pos, instance, accepted_per_min, ', position="0"'),
+        {
+            "series": f'{METRICS.running}{{instance="{instance}", model_name="llama", engine="0"}}',
+            "values": f"{running}x40",
+        },
+    ]
+
+
+def _expected(rule: AlertRule, instance: str) -> dict[str, object]:
+    where = f"{instance} (llama)"
+    return {
+        "exp_labels": {
+            "severity": rule.severity,
+            "instance": instance,
+            "model_name": "llama",
+            **dict(rule.extra_labels),
+        },
+        "exp_annotations": {
+            "summary": rule.summary.replace("{{ $labels.instance }} ({{ $labels.model_name }})", where),
+            "description": rule.description,
+        },
+    }
+
+
+def test_promtool_unit_tests_fire_for_unhealthy_replicas_only(tmp_path: Path, model: SlowdownModel) -> None:
+    """low: acceptance 6/30 = 0.2 (AL 1.6); healthy: 24/30 = 0.8 (AL 3.4); collapsed: 1/30 (AL 1.1). All run 20
+    requests: with the example scenario's perf model only an AL under 2 is predicted to lose at that batch."""
+    groups = build_rule_groups(0.5, model)
+    (tmp_path / "rules.yml").write_text(render_rules(groups))
+    alerts = {r.alert: r for g in groups for r in g.rules if isinstance(r, AlertRule)}
+    slow = [
+        r for g in groups for r in g.rules if isinstance(r, AlertRule) and r.alert == "SpecDecodePredictedNetSlowdown"
+    ]
+    first = slow[0]
+    assert dict(first.extra_labels)["acceptance_length_band"] == "[1, 2)" and "> 0 and" in first.expr
+    low, collapsed = alerts["SpecDecodeLowAcceptance"], alerts["SpecDecodeAcceptanceLengthCollapse"]
+    series = _replica("low:8000", 6, 20) + _replica("healthy:8000", 24, 20) + _replica("collapsed:8000", 1, 20)
+    checks = [
+        {
+            "eval_time": "30m",
+            "alertname": low.alert,
+            "exp_alerts": [_expected(low, "collapsed:8000"), _expected(low, "low:8000")],
+        },
+        {"eval_time": "30m", "alertname": collapsed.alert, "exp_alerts": [_expected(collapsed, "collapsed:8000")]},
+        {
+            "eval_time": "30m",
+            "alertname": first.alert,
+            "exp_alerts": [_expected(first, "collapsed:8000"), _expected(first, "low:8000")],
+        },
+        {"eval_time": "8m", "alertname": low.alert, "exp_alerts": []},  # not yet for 10m
+    ]
+    doc = {
+        "rule_files": ["rules.yml"],
+        "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": series, "alert_rule_test": checks}],
+    }
+    (tmp_path / "test.yml").write_text(json.dumps(doc, indent=1))
+    done = subprocess.run(
+        [_promtool(), "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS" in done.stdout
