@@ -99,7 +99,11 @@ def register(sub: Any) -> None:
     p.add_argument("--max-concurrency", type=positive_int, default=256)
     p.add_argument("--request-timeout", type=positive_float, default=120.0, help="seconds per request")
     p.add_argument(
-        "--metrics-url", type=_metrics_arg, help="Prometheus endpoint (default: URL/metrics; 'none' to skip)"
+        "--metrics-url",
+        type=_metrics_arg,
+        action="append",
+        help="Prometheus endpoint (default: URL/metrics; 'none' to skip); behind a router, give it once per "
+        "replica: each replica's counters are read on its own and summed",
     )
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key (never stored)")
     p.add_argument("--seed", type=seed_int, default=0)
@@ -165,7 +169,7 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
         prompts = tuple(load_prompts(args.prompts))
     else:
         prompts = tuple(synthetic_prompts(args.requests_per_level, args.synthetic_words, args.seed))
-    metrics_url = _metrics_url(args, url or "")
+    metrics_urls = _metrics_urls(args, url or "")
     return RunConfig(
         url=url or "",
         model=model or "",
@@ -182,7 +186,7 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
         ignore_eos=args.ignore_eos,
         max_concurrency=args.max_concurrency,
         timeout=args.request_timeout,
-        metrics_url=metrics_url,
+        metrics_urls=metrics_urls,
         api_key_env=args.api_key_env,
         seed=args.seed,
         slo_ttft=args.slo_ttft,
@@ -190,8 +194,13 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
     )
 
 
-def _metrics_url(args: argparse.Namespace, url: str) -> str | None:
-    return None if args.metrics_url == "none" else (args.metrics_url or url.rstrip("/") + "/metrics")
+def _metrics_urls(args: argparse.Namespace, url: str) -> tuple[str, ...]:
+    given: list[str] = args.metrics_url or []
+    if "none" in given:
+        if len(given) > 1:
+            raise SpecwiseError("--metrics-url none: not with other --metrics-url")
+        return ()
+    return tuple(given) or (url.rstrip("/") + "/metrics",)
 
 
 class _Progress:
@@ -236,13 +245,7 @@ def _bench(args: argparse.Namespace, store: ResultStore, shown: _Progress) -> Be
         return doc if not args.calibrate else _with_calibration(doc, store)
     run_id = args.resume or args.run_id or uuid.uuid4().hex[:12]
     if args.resume:
-        config = RunConfig.from_json(store.run_config(run_id))
-        if args.url:
-            config = replace(config, url=args.url, metrics_url=_metrics_url(args, args.url))
-        elif config.credentials_dropped:
-            raise SpecwiseError(
-                f"run {run_id}: its URL had credentials, which are never stored; pass --url again with --resume"
-            )
+        config = _resumed_config(args, RunConfig.from_json(store.run_config(run_id)), run_id)
     else:
         if not args.url or not args.model:
             raise SpecwiseError("--url and --model are required (or --resume RUN_ID)")
@@ -261,6 +264,23 @@ def _bench(args: argparse.Namespace, store: ResultStore, shown: _Progress) -> Be
         levels=tuple(levels),
         jsonl=jsonl,
     )
+
+
+def _resumed_config(args: argparse.Namespace, config: RunConfig, run_id: str) -> RunConfig:
+    """The stored configuration, with the URLs given again (a fleet's stored --metrics-url are kept unless
+    --metrics-url is given again)."""
+    if args.url:
+        keep = len(config.metrics_urls) > 1 and not args.metrics_url
+        metrics = config.metrics_urls if keep else _metrics_urls(args, args.url)
+        config = replace(config, url=args.url, metrics_urls=metrics)
+    elif args.metrics_url:
+        config = replace(config, metrics_urls=_metrics_urls(args, config.url))
+    if config.credentials_dropped:
+        raise SpecwiseError(
+            f"run {run_id}: its URL had credentials, which are never stored; pass --url again with --resume "
+            "(and each --metrics-url that had them)"
+        )
+    return config
 
 
 def _with_calibration(doc: BenchDoc, store: ResultStore) -> BenchDoc:

@@ -64,12 +64,42 @@ class SpecDecodeReading:
 
 
 @dataclass(frozen=True)
+class ReplicaReading:
+    """One replica's share of a level (a fleet run: one ``--metrics-url`` per replica): its URL (credentials
+    redacted), its own counter deltas, and whether *its* counters went back (its restart, no one else's)."""
+
+    url: str
+    spec_decode: SpecDecodeReading | None
+    counter_reset: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "spec_decode": self.spec_decode.to_json() if self.spec_decode else None,
+            "counter_reset": self.counter_reset,
+        }
+
+    @classmethod
+    def from_json(cls, f: Fields) -> ReplicaReading:
+        sd = f.object("spec_decode")
+        return cls(
+            url=f.text("url", "") or "",
+            spec_decode=SpecDecodeReading.from_json(sd) if sd else None,
+            counter_reset=bool(f.data.get("counter_reset", False)),
+        )
+
+
+@dataclass(frozen=True)
 class BenchLevel:
+    """A level's reading. With several replicas, ``spec_decode`` is pooled (their counter deltas summed) and
+    ``replicas`` holds each one's own; with one, ``replicas`` is empty."""
+
     summary: LevelSummary
     spec_decode: SpecDecodeReading | None = None
     counter_reset: bool = False
     scrape_errors: tuple[str, ...] = ()
     concurrency: int | None = None
+    replicas: tuple[ReplicaReading, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         d = self.summary.to_dict()
@@ -77,6 +107,8 @@ class BenchLevel:
         d["counter_reset"] = self.counter_reset
         d["scrape_errors"] = list(self.scrape_errors)
         d["concurrency"] = self.concurrency
+        if self.replicas:
+            d["replicas"] = [r.to_json() for r in self.replicas]
         return d
 
     @classmethod
@@ -88,6 +120,7 @@ class BenchLevel:
             counter_reset=bool(f.data.get("counter_reset", False)),
             scrape_errors=tuple(str(e) for e in f.data.get("scrape_errors") or ()),
             concurrency=f.integer("concurrency"),
+            replicas=tuple(ReplicaReading.from_json(r) for r in f.objects("replicas")),
         )
 
 

@@ -56,7 +56,7 @@ class RunConfig:
     ignore_eos: bool = False
     max_concurrency: int = 256
     timeout: float = 120.0
-    metrics_url: str | None = None
+    metrics_urls: tuple[str, ...] = ()  # one per replica (a fleet); () when not scraping
     api_key_env: str = "OPENAI_API_KEY"
     seed: int = 0
     slo_ttft: float | None = None
@@ -65,20 +65,21 @@ class RunConfig:
 
     def redacted(self) -> RunConfig:
         """What may be stored or printed: URLs without their ``user:password@``."""
-        metrics = redact_url(self.metrics_url) if self.metrics_url else None
-        return replace(self, url=redact_url(self.url), metrics_url=metrics)
+        metrics = tuple(redact_url(u) for u in self.metrics_urls)
+        return replace(self, url=redact_url(self.url), metrics_urls=metrics)
 
     @property
     def credentials_dropped(self) -> bool:
-        return "***@" in self.url or "***@" in (self.metrics_url or "")
+        return any("***@" in u for u in (self.url, *self.metrics_urls))
 
     def with_launch(self, url: str, model: str, launch: LaunchInfo) -> RunConfig:
-        metrics = self.metrics_url if self.metrics_url is None else url.rstrip("/") + "/metrics"
-        return replace(self, url=url, model=model, launch=launch, metrics_url=metrics)
+        metrics = (url.rstrip("/") + "/metrics",) if self.metrics_urls else ()
+        return replace(self, url=url, model=model, launch=launch, metrics_urls=metrics)
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["prompts"] = [asdict(p) for p in self.prompts]
+        out["metrics_urls"] = list(self.metrics_urls)
         out["launch"] = self.launch.to_json() if self.launch else None
         if out["launch"] is None:
             del out["launch"]
@@ -91,7 +92,9 @@ class RunConfig:
         try:
             d = {"url": "", "model": "", **data}
             d["prompts"] = tuple(PromptItem(**p) for p in d.get("prompts", ()))
-            for key in ("rates", "concurrency", "sweep_rates"):
+            old = d.pop("metrics_url", None)  # stored before fleets: one URL or null
+            d.setdefault("metrics_urls", () if old is None else (old,))
+            for key in ("rates", "concurrency", "sweep_rates", "metrics_urls"):
                 if d.get(key) is not None:
                     d[key] = tuple(d[key])
             launch = d.pop("launch", None)
@@ -144,7 +147,7 @@ def plan_from_config(c: RunConfig) -> BenchPlan:
         arrivals=Arrivals(c.arrivals, 1.0, c.cv),  # type: ignore[arg-type]
         seed=c.seed,
         max_concurrency=c.max_concurrency,
-        metrics_url=c.metrics_url,
+        metrics_urls=c.metrics_urls,
         slo_ttft_s=c.slo_ttft,
         slo_tpot_s=c.slo_tpot,
     )

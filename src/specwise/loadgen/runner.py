@@ -18,13 +18,21 @@ import aiohttp
 import numpy as np
 
 from specwise.contracts.bench import BenchLevel, SpecDecodeReading
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, redact_url
 from specwise.loadgen.client import ClientConfig, HttpSession, RequestSpec, send_request
+from specwise.loadgen.fleet import (
+    MANY_SERVERS,
+    LevelReading,
+    born_elsewhere,
+    pooled_level,
+    reaches_many_servers,
+    restart_note,
+)
 from specwise.loadgen.records import summarize_level
 from specwise.loadgen.store import RecordWriter, ResultStore
 from specwise.metrics import parse_exposition, spec_decode_counters
 from specwise.metrics.engines import llamacpp_acceptance, sglang_acceptance
-from specwise.metrics.spec_decode import total_delta
+from specwise.metrics.spec_decode import SeriesKey, SpecDecodeCounters, total_delta
 from specwise.traffic import Arrivals
 
 Progress = Callable[[int, int, int, float | None], None]  # level, done, total, live acceptance rate
@@ -51,6 +59,14 @@ class BenchPlan:
     metrics_url: str | None = None
     slo_ttft_s: float | None = None
     slo_tpot_s: float | None = None
+    metrics_urls: tuple[str, ...] = ()  # a fleet: one /metrics per replica (``metrics_url`` is then ignored)
+
+    @property
+    def scrape_urls(self) -> tuple[str, ...]:
+        """Every /metrics to scrape: one per replica, or the one server's."""
+        if self.metrics_urls:
+            return self.metrics_urls
+        return () if self.metrics_url is None else (self.metrics_url,)
 
 
 _SCRAPE_ERRORS = (aiohttp.ClientError, TimeoutError, OSError, SpecwiseError)
@@ -58,6 +74,23 @@ _SCRAPE_ERRORS = (aiohttp.ClientError, TimeoutError, OSError, SpecwiseError)
 
 async def scrape_metrics(client: HttpSession, url: str) -> str:
     return await client.get_text(url, 10.0)
+
+
+async def _scrape_one(
+    client: HttpSession, url: str, store: ResultStore, key: tuple[str, int, str, int], errors: list[str]
+) -> None:
+    run_id, level, phase, replica = key
+    where = f"{phase} scrape" if replica == 0 else f"replica {replica} ({redact_url(url)}) {phase} scrape"
+    try:
+        scraped_at = time.time()
+        text = await scrape_metrics(client, url)
+        store.save_scrape(run_id, level, phase, text, replica)
+        if phase == "before":  # a second look a moment later: one URL reaching several servers shows here
+            probe = await scrape_metrics(client, url)
+            if born_elsewhere(text, probe, scraped_at):
+                store.save_scrape(run_id, level, "probe", probe, replica)
+    except _SCRAPE_ERRORS as exc:
+        errors.append(f"{where} failed: {exc or type(exc).__name__}")
 
 
 async def _scrape_into(
@@ -69,19 +102,22 @@ async def _scrape_into(
     phase: str,
     errors: list[str],
 ) -> None:
-    if plan.metrics_url is None:
-        return
-    try:
-        store.save_scrape(run_id, level, phase, await scrape_metrics(client, plan.metrics_url))
-    except _SCRAPE_ERRORS as exc:
-        errors.append(f"{phase} scrape failed: {exc or type(exc).__name__}")
+    """Scrape every replica's /metrics at once (a ``before`` already stored, by a run being resumed, is kept)."""
+    jobs = [
+        _scrape_one(client, url, store, (run_id, level, phase, i), errors)
+        for i, url in enumerate(plan.scrape_urls)
+        if phase != "before" or store.scrape(run_id, level, phase, i) is None
+    ]
+    await asyncio.gather(*jobs)
 
 
 def level_spec_decode(
-    store: ResultStore, run_id: str, level: int, errors: list[str]
+    store: ResultStore, run_id: str, level: int, errors: list[str], replica: int = 0
 ) -> tuple[SpecDecodeReading | None, bool]:
-    """Spec-decode counter deltas over the level (summed over engines); reset flagged, never negative."""
-    before_text, after_text = store.scrape(run_id, level, "before"), store.scrape(run_id, level, "after")
+    """One server's spec-decode counter deltas over the level (summed over engines); reset flagged, never
+    negative."""
+    before_text = store.scrape(run_id, level, "before", replica)
+    after_text = store.scrape(run_id, level, "after", replica)
     if before_text is None or after_text is None:
         return None, False
     try:
@@ -97,6 +133,26 @@ def level_spec_decode(
     if llama is not None:
         return llama
     return sglang_acceptance(after_scrape), False
+
+
+def _replica_spec_decode(
+    store: ResultStore, run_id: str, level: int, url: str, replica: int, errors: list[str]
+) -> tuple[SpecDecodeReading | None, bool]:
+    scrapes = (store.scrape(run_id, level, phase, replica) for phase in ("before", "probe", "after"))
+    if reaches_many_servers(*scrapes):
+        errors.append(MANY_SERVERS.format(url=redact_url(url)))
+        return None, False  # two servers' counters subtracted from each other measure nothing
+    return level_spec_decode(store, run_id, level, errors, replica)
+
+
+def level_reading(
+    store: ResultStore, run_id: str, level: int, urls: tuple[str, ...], errors: list[str]
+) -> LevelReading:
+    """The level's speculation over every replica: each one's deltas, pooled (see :mod:`specwise.loadgen.fleet`)."""
+    per_replica = [_replica_spec_decode(store, run_id, level, url, i, errors) for i, url in enumerate(urls)]
+    reading = pooled_level(urls, per_replica)
+    errors.extend(restart_note(reading, urls))
+    return reading
 
 
 async def run_plan(
@@ -138,11 +194,9 @@ async def _run_levels(
             errors: list[str] = []
             pending = [r for r in lp.requests if r.request_id not in done]
             if pending:
-                if store.scrape(run_id, lp.level, "before") is None:
-                    await _scrape_into(client, plan, store, run_id, lp.level, "before", errors)
-                live = _LiveAcceptance(
-                    client, plan.metrics_url, store.scrape(run_id, lp.level, "before"), live_interval_s
-                )
+                await _scrape_into(client, plan, store, run_id, lp.level, "before", errors)
+                befores = [store.scrape(run_id, lp.level, "before", i) for i in range(len(plan.scrape_urls))]
+                live = _LiveAcceptance(client, plan.scrape_urls, befores, live_interval_s)
                 poller = asyncio.create_task(live.poll()) if progress is not None else None
                 try:
                     await _run_level(client, plan, lp, pending, store, run_id, progress, clock, sleep, live)
@@ -152,42 +206,56 @@ async def _run_levels(
                 await _scrape_into(client, plan, store, run_id, lp.level, "after", errors)
             records = store.records(run_id, lp.level)
             summary = summarize_level(records, lp.level, lp.rate_per_s, plan.slo_ttft_s, plan.slo_tpot_s)
-            spec, reset = level_spec_decode(store, run_id, lp.level, errors)
-            if reset:
-                errors.append(
-                    "spec-decode counters went back: the server restarted during this level; "
-                    "acceptance counts only since the restart"
-                )
-            results.append(BenchLevel(summary, spec, reset, tuple(errors), lp.concurrency))
+            r = level_reading(store, run_id, lp.level, plan.scrape_urls, errors)
+            results.append(
+                BenchLevel(summary, r.spec_decode, r.counter_reset, tuple(errors), lp.concurrency, r.replicas)
+            )
     return results
 
 
 class _LiveAcceptance:
-    """Acceptance rate since the level started, from a /metrics scrape every ``interval_s`` (for the progress
-    bar only; the reported figures come from the before/after scrapes)."""
+    """Acceptance rate since the level started, summed over the replicas, from a /metrics scrape of each every
+    ``interval_s`` (for the progress bar only; the reported figures come from the before/after scrapes)."""
 
-    def __init__(self, client: HttpSession, url: str | None, before_text: str | None, interval_s: float = 2.0) -> None:
-        self.client, self.url, self.interval_s = client, url, interval_s
+    def __init__(
+        self, client: HttpSession, urls: tuple[str, ...], befores: list[str | None], interval_s: float = 2.0
+    ) -> None:
+        self.client, self.urls, self.interval_s = client, urls, interval_s
         self.rate: float | None = None
-        self.before = None
-        if before_text is not None:
-            try:
-                self.before = spec_decode_counters(parse_exposition(before_text))
-            except SpecwiseError:
-                self.before = None
+        self.before = [_counters(text) for text in befores]
 
     async def poll(self) -> None:
-        if self.url is None or self.before is None:
+        if not self.urls or any(b is None for b in self.before):
             return
         while True:
             await asyncio.sleep(self.interval_s)
-            try:
-                now = spec_decode_counters(parse_exposition(await scrape_metrics(self.client, self.url)))
-            except _SCRAPE_ERRORS:
-                continue
-            delta = total_delta(self.before, now)
-            if delta is not None and not delta.reset:
-                self.rate = delta.stats.acceptance_rate
+            texts = await asyncio.gather(*(_scrape_or_none(self.client, url) for url in self.urls))
+            self.rate = self._rate([_counters(t) for t in texts])
+
+    def _rate(self, now: list[dict[SeriesKey, SpecDecodeCounters] | None]) -> float | None:
+        accepted = draft_tokens = 0.0
+        for before, after in zip(self.before, now, strict=True):
+            delta = total_delta(before, after) if before is not None and after is not None else None
+            if delta is None or delta.reset:
+                return self.rate  # a replica unreadable or restarted: keep the last rate
+            accepted, draft_tokens = accepted + delta.stats.accepted_tokens, draft_tokens + delta.stats.draft_tokens
+        return accepted / draft_tokens if draft_tokens > 0 else self.rate
+
+
+def _counters(text: str | None) -> dict[SeriesKey, SpecDecodeCounters] | None:
+    if text is None:
+        return None
+    try:
+        return spec_decode_counters(parse_exposition(text))
+    except SpecwiseError:
+        return None
+
+
+async def _scrape_or_none(client: HttpSession, url: str) -> str | None:
+    try:
+        return await scrape_metrics(client, url)
+    except _SCRAPE_ERRORS:
+        return None
 
 
 async def _run_level(

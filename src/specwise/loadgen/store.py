@@ -140,21 +140,29 @@ class ResultStore:
             )
         return [RequestRecord.from_json(r[0]) for r in rows]
 
-    def save_scrape(self, run_id: str, level: int, phase: str, text: str) -> None:
+    def save_scrape(self, run_id: str, level: int, phase: str, text: str, replica: int = 0) -> None:
+        """Keep one /metrics scrape; ``replica`` is the index of its ``--metrics-url`` (a fleet run)."""
         self._write(
             "INSERT OR REPLACE INTO scrapes (run_id, level, phase, text) VALUES (?, ?, ?, ?)",
-            (run_id, level, phase, text),
+            (run_id, level, scrape_phase(phase, replica), text),
         )
 
-    def scrape(self, run_id: str, level: int, phase: str) -> str | None:
+    def scrape(self, run_id: str, level: int, phase: str, replica: int = 0) -> str | None:
         row = self.db.execute(
-            "SELECT text FROM scrapes WHERE run_id = ? AND level = ? AND phase = ?", (run_id, level, phase)
+            "SELECT text FROM scrapes WHERE run_id = ? AND level = ? AND phase = ?",
+            (run_id, level, scrape_phase(phase, replica)),
         ).fetchone()
         return None if row is None else str(row[0])
 
     def export_jsonl(self, run_id: str) -> Iterator[str]:
         for r in self.records(run_id):
             yield r.to_json()
+
+
+def scrape_phase(phase: str, replica: int) -> str:
+    """The stored phase of a replica's scrape: replica 0 keeps the plain phase (so databases written before fleets
+    read the same, and a one-server run stores what it always did); replica ``i > 0`` is ``phase@i``."""
+    return phase if replica == 0 else f"{phase}@{replica}"
 
 
 _RECORD_FIELDS = tuple(f.name for f in fields(RequestRecord))

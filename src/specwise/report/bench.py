@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from specwise.contracts.bench import BenchDoc
+from specwise.contracts.bench import BenchDoc, BenchLevel
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.report.console import console
 from specwise.report.tables import print_table
@@ -50,11 +51,31 @@ def render_bench(doc: BenchDoc, out: Console | None = None, wide: bool = False) 
         )
     print_table(out, table, wide=wide)
     for lv in doc.levels:
+        _replica_lines(out, lv)
+    for lv in doc.levels:
         for e in lv.scrape_errors:
             out.print(f"[yellow]level {lv.summary.level}[/yellow]: {e}")
         if lv.summary.errors:
             out.print(f"[yellow]level {lv.summary.level} failures[/yellow]: {lv.summary.errors}")
     out.print(f"records in {doc.db} (run {doc.run_id})")
+
+
+def _replica_lines(out: Console, lv: BenchLevel) -> None:
+    """Under the pooled table: each replica's own reading (a fleet of two or more)."""
+    if len(lv.replicas) < 2:
+        return
+    for i, r in enumerate(lv.replicas):
+        sd = r.spec_decode
+        counts = sd.counts if sd else None
+        rate = counts.acceptance_rate if counts else (sd.acceptance_rate if sd else None)
+        al = counts.mean_acceptance_length if counts else (sd.acceptance_length if sd else None)
+        drafts = f"{int(counts.drafts):,}" if counts else "-"
+        reset = " [yellow](restarted)[/yellow]" if r.counter_reset else ""
+        out.print(
+            f"  level {lv.summary.level} replica {i} {escape(r.url)}: acc {_x(rate, '{:.3f}')}, AL {_x(al)}, "
+            f"drafts {drafts}{reset}",
+            highlight=False,
+        )
 
 
 def render_comparison(doc: BenchDoc, out: Console | None = None, wide: bool = False) -> None:

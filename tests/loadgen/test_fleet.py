@@ -1,0 +1,188 @@
+"""A fleet behind a router: two mock replicas that accept differently behind a round-robin proxy.
+
+With one ``--metrics-url`` per replica, the level's pooled counts are the sum of each mock's own counters and each
+replica's reading is that mock's; with the proxy's /metrics alone, bench says the URL reaches more than one server
+(never "restarted"). Loopback only; each run is a few hundred milliseconds."""
+
+from __future__ import annotations
+
+import http.client
+import itertools
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from specwise.cli import main
+from specwise.loadgen.fleet import pool_readings, reaches_many_servers
+from specwise.loadgen.mock_server import MockBehaviour, MockServer, MockState
+from specwise.loadgen.plan import RunConfig
+
+_HOP = {"connection", "transfer-encoding", "content-length", "keep-alive"}
+
+
+class _RoundRobin(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+    def __init__(self, backends: list[str]) -> None:
+        super().__init__(("127.0.0.1", 0), _Forward)
+        self.next_backend = itertools.cycle(backends).__next__
+        self.lock = threading.Lock()
+
+    def pick(self) -> str:
+        with self.lock:
+            return self.next_backend()
+
+
+class _Forward(BaseHTTPRequestHandler):
+    """Each request (``/metrics`` included) to the next backend in turn; the body streamed through as it comes."""
+
+    server: _RoundRobin
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_GET(self) -> None:
+        self._forward(None)
+
+    def do_POST(self) -> None:
+        self._forward(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+
+    def _forward(self, body: bytes | None) -> None:
+        backend = urlsplit(self.server.pick())
+        conn = http.client.HTTPConnection(backend.hostname or "", backend.port, timeout=10)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
+        conn.request(self.command, self.path, body=body, headers=headers)
+        resp = conn.getresponse()
+        self.send_response(resp.status)
+        for k, v in resp.getheaders():
+            if k.lower() not in _HOP:
+                self.send_header(k, v)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        while piece := resp.read1(65536):
+            self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        conn.close()
+
+
+@contextmanager
+def _fleet(*behaviours: MockBehaviour) -> Iterator[tuple[str, list[MockServer]]]:
+    mocks = [MockServer(b) for b in behaviours]
+    for m in mocks:
+        m.__enter__()
+    proxy = _RoundRobin([m.url for m in mocks])
+    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = proxy.server_address[:2]
+        yield f"http://{host!s}:{port}", mocks
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+        for m in mocks:
+            m.__exit__()
+
+
+# k = 4 on both; 16 tokens per request. Replica 0: 2-token chunks (1 accepted of 4 per step);
+# replica 1: 5-token chunks (all 4 accepted).
+_LOW, _HIGH = MockBehaviour(tokens_per_chunk=2), MockBehaviour(tokens_per_chunk=5)
+
+
+def _bench(tmp_path: Path, proxy: str, metrics: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    argv = ["bench", "--url", proxy, "--model", "mock", "--rates", "200", "--requests-per-level", "12"]
+    argv += ["--max-tokens", "16", "--db", str(tmp_path / "f.sqlite"), "--run-id", "fleet", "--json"]
+    for url in metrics:
+        argv += ["--metrics-url", url]
+    assert main(argv) == 0
+    doc: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return doc
+
+
+def _own(st: MockState) -> tuple[int, int, int]:
+    return st.drafts, st.draft_tokens, st.accepted
+
+
+def _read(sd: dict[str, Any]) -> tuple[float, float, float]:
+    return sd["spec_decode_num_drafts"], sd["spec_decode_draft_tokens"], sd["spec_decode_accepted_tokens"]
+
+
+def test_per_replica_metrics_pool_to_the_sum_of_each_replicas_counters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with _fleet(_LOW, _HIGH) as (proxy, mocks):
+        doc = _bench(tmp_path, proxy, [m.url + "/metrics" for m in mocks], capsys)
+        own = [_own(m.state) for m in mocks]
+    (level,) = doc["levels"]
+    assert level["requests"] == 12 and level["failed"] == 0
+    assert not level["counter_reset"] and level["scrape_errors"] == []
+    replicas = level["replicas"]
+    assert [_read(r["spec_decode"]) for r in replicas] == [tuple(map(float, o)) for o in own]
+    assert [r["counter_reset"] for r in replicas] == [False, False]
+    pooled = level["spec_decode"]
+    assert _read(pooled) == tuple(float(a + b) for a, b in zip(*own, strict=True))
+    assert own[0][0] > 0 and own[1][0] > 0  # the proxy spread the requests over both
+    assert replicas[0]["spec_decode"]["spec_decode_acceptance_rate"] < 0.3  # 1 of 4, and 0 on a 1-token tail
+    assert replicas[1]["spec_decode"]["spec_decode_acceptance_rate"] == pytest.approx(1.0)
+    drafts, draft_tokens, accepted = _read(pooled)
+    assert pooled["spec_decode_acceptance_rate"] == pytest.approx(accepted / draft_tokens)
+    assert pooled["spec_decode_acceptance_length"] == pytest.approx(1 + accepted / drafts)
+
+
+def test_one_metrics_url_through_the_router_is_named_not_called_a_restart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with _fleet(_LOW, _HIGH) as (proxy, _):
+        doc = _bench(tmp_path, proxy, [proxy + "/metrics"], capsys)
+    (level,) = doc["levels"]
+    assert level["spec_decode"] is None and not level["counter_reset"]
+    assert any("reaches more than one server" in e for e in level["scrape_errors"])
+    assert not any("restart" in e for e in level["scrape_errors"])
+
+
+def test_a_replica_restart_is_that_replicas_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # replica 1's third /metrics (before, probe, after) first resets its counters: a restart during the level
+    with _fleet(_LOW, MockBehaviour(tokens_per_chunk=5, reset_at_scrape=3)) as (proxy, mocks):
+        doc = _bench(tmp_path, proxy, [m.url + "/metrics" for m in mocks], capsys)
+    (level,) = doc["levels"]
+    assert level["counter_reset"]
+    assert [r["counter_reset"] for r in level["replicas"]] == [False, True]
+    notes = [e for e in level["scrape_errors"] if "restarted" in e]
+    assert len(notes) == 1 and notes[0].startswith("replica 1 ")
+    assert not any("more than one server" in e for e in level["scrape_errors"])
+
+
+def test_fleet_text_view_lists_each_replica(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with _fleet(_LOW, _HIGH) as (proxy, mocks):
+        argv = ["bench", "--url", proxy, "--model", "mock", "--rates", "200", "--requests-per-level", "6"]
+        argv += ["--db", str(tmp_path / "t.sqlite"), "--max-tokens", "16"]
+        for m in mocks:
+            argv += ["--metrics-url", m.url.replace("http://", "http://u:pw@") + "/metrics"]
+        assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "replica 0 http://***@127.0.0.1" in out and "replica 1 " in out and "pw" not in out
+
+
+def test_stored_single_metrics_url_config_still_reads() -> None:
+    old = {"url": "http://h:1", "model": "m", "prompts": [], "metrics_url": "http://h:1/metrics"}
+    assert RunConfig.from_json(old).metrics_urls == ("http://h:1/metrics",)
+    assert RunConfig.from_json({**old, "metrics_url": None}).metrics_urls == ()
+    fleet = RunConfig("http://u:p@h:1", "m", (), metrics_urls=("http://u:p@a:1/metrics", "http://b:1/metrics"))
+    stored = fleet.redacted().to_json()
+    assert stored["metrics_urls"] == ["http://***@a:1/metrics", "http://b:1/metrics"] and "metrics_url" not in stored
+    assert RunConfig.from_json(stored).metrics_urls == ("http://***@a:1/metrics", "http://b:1/metrics")
+
+
+def test_pooling_helpers() -> None:
+    assert pool_readings([]) is None
+    assert not reaches_many_servers(None, None, None)
