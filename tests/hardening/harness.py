@@ -10,6 +10,7 @@ import contextlib
 import io
 import resource
 import signal
+import tempfile
 from dataclasses import dataclass
 from types import FrameType
 
@@ -60,7 +61,13 @@ def run_case(case: str, argv: list[str], limit_memory: bool = True) -> Outcome:
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(TIME_LIMIT_S)
     try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        # in a scratch directory: outputs with default names (bench's specwise-bench.sqlite) stay out of the checkout
+        with (
+            tempfile.TemporaryDirectory() as scratch,
+            contextlib.chdir(scratch),
+            contextlib.redirect_stderr(err),
+            contextlib.redirect_stdout(out),
+        ):
             code: int | None = main(argv)
     except _Hung:
         code = None
