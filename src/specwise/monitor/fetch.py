@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, redact_text
 from specwise.metrics.exposition import Scrape
 from specwise.metrics.families import FamilyParser
 
@@ -41,9 +41,7 @@ def redact_url(url: str) -> str:
     return _USERINFO.sub("***@", url, count=1)
 
 
-def redact(text: str) -> str:
-    """Every URL userinfo in ``text`` replaced by ``***``."""
-    return _USERINFO.sub("***@", text)
+redact = redact_text  # every URL userinfo in free text, as the bench client masks it too
 
 
 @dataclass(frozen=True)
