@@ -103,6 +103,16 @@ class PassGeometry:
         uses_fp8 = (quantization or model.native_quantization).method == "fp8" and gpu.dense_fp8_flops_per_s
         self.peak_flops = float(gpu.dense_fp8_flops_per_s if uses_fp8 else gpu.dense_bf16_flops_per_s)  # type: ignore[arg-type]
 
+    def step_time_s(self, batch: BatchShape) -> float:
+        """One pass's time: the subclass's ``_time`` law on this batch's tokens, logit rows and attention sums."""
+        if batch.num_seqs == 0:
+            return 0.0
+        read, pairs = self.attention_sums(batch)
+        return self._time(batch.batched_tokens, batch.logit_rows, read, pairs)
+
+    def _time(self, tokens: int, logit_rows: int, read: float, pairs: float) -> float:
+        raise NotImplementedError  # each predictor prices a pass its own way
+
     def attention_sums(self, batch: BatchShape) -> tuple[float, float]:
         """(KV tokens read summed over layers, query x context pairs summed over layers)."""
         q, ctx = batch.query_tokens, batch.context_tokens
@@ -188,12 +198,6 @@ class RooflinePredictor(PassGeometry):
             return 0.0
         bw = self.gpu.interconnect_bytes_per_s * self.eff.interconnect
         return ops * (per / bw + self.eff.allreduce_latency_s)
-
-    def step_time_s(self, batch: BatchShape) -> float:
-        if batch.num_seqs == 0:
-            return 0.0
-        read, pairs = self.attention_sums(batch)
-        return self._time(batch.batched_tokens, batch.logit_rows, read, pairs)
 
     def step_time_totals(
         self, num_seqs: int, batched_tokens: int, kv_tokens: int, pairs: int, logit_rows: int

@@ -103,13 +103,6 @@ class StepModelV2(PassGeometry):
             "floor": self._floor_s,
         }
 
-    def step_time_s(self, batch: BatchShape) -> float:
-        """The sum of :meth:`terms_s`, computed without building the dict."""
-        if batch.num_seqs == 0:
-            return 0.0
-        read, pairs = self.attention_sums(batch)
-        return self._time(batch.batched_tokens, batch.logit_rows, read, pairs)
-
     def step_time_totals(
         self, num_seqs: int, batched_tokens: int, kv_tokens: int, pairs: int, logit_rows: int
     ) -> float:
