@@ -26,6 +26,7 @@ from specwise.cli.common import (
     stage_progress,
 )
 from specwise.engines.base import LOOPBACK
+from specwise.fileio import check_output_file
 from specwise.scenario.toml_loader import with_predictor
 
 
@@ -95,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
     choice = predictor_override(args)
     if choice is not None:
         inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice))
+    for path in (args.report, args.write_launch):
+        if path is not None:
+            check_output_file(path)  # before the simulations, as bench and profile check theirs
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with progress_bar(*columns, disable=args.json) as bar:
         doc = advise(inputs, args.profile, args.bench, args.processes, stage_progress(bar), host=args.host)
