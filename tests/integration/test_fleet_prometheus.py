@@ -20,6 +20,7 @@ import pytest
 
 from specwise.cli import main
 from specwise.loadgen.mock_server import MockBehaviour, MockServer
+from specwise.monitor.store import MonitorStore
 from tests.integration.prometheus import running_prometheus
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -27,8 +28,8 @@ LOW, HEALTHY = 2, 5  # tokens per verification step of each mock (k=4): 1 and 4 
 
 
 class Fleet:
-    def __init__(self, prom: str, low: MockServer, healthy: MockServer) -> None:
-        self.prom, self.low, self.healthy = prom, low, healthy
+    def __init__(self, prom: str, low: MockServer, healthy: MockServer, workdir: Path) -> None:
+        self.prom, self.low, self.healthy, self.workdir = prom, low, healthy, workdir
         self.started = time.monotonic()
 
     @staticmethod
@@ -62,7 +63,7 @@ def fleet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Fleet]
         running_prometheus(tmp_path, [Fleet.instance(low), Fleet.instance(healthy)], [rules]) as prom,
     ):
         capsys.readouterr()
-        yield Fleet(prom, low, healthy)
+        yield Fleet(prom, low, healthy, tmp_path)
 
 
 def _alerts(prom: str) -> list[dict[str, object]]:
@@ -153,3 +154,20 @@ def test_monitor_fleet_rollup_equals_the_mocks_counters(fleet: Fleet, capsys: py
     assert main(["monitor", "--prometheus", fleet.prom, "--once", "--window", "120"]) == 1
     out = capsys.readouterr().out
     assert "fleet via" in out and fleet.instance(fleet.low) in out and "#instance=" not in out
+
+    # loop mode: --lookback back-fills windows from before the monitor started into the history database, and the
+    # low replica's alert opens at a back-filled time
+    db = fleet.workdir / "monitor.sqlite"
+    started = time.time()
+    argv = ["monitor", "--prometheus", fleet.prom, "--lookback", "1m", "--interval", "1", "--window", "10"]
+    assert main([*argv, "--duration", "1.5", "--db", str(db)]) == 1
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    opened = [e for e in events if e["event"] == "alert" and e["rule"] == "low_acceptance_rate"]
+    assert [e["url"] for e in opened] == [fleet.instance(fleet.low)]
+    assert opened[0]["at"] < started
+    store = MonitorStore(db, 86400.0)
+    try:
+        ends = [t for t, _ in store.windows(fleet.instance(fleet.low))]
+    finally:
+        store.close()
+    assert min(ends) < started - 20 and max(ends) >= started
