@@ -43,3 +43,9 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], capsys: pytest.Captur
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_for_option_sets_every_alerts_hold_time(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["export", "prometheus-rules", "--for", "30s"]) == 0
+    text = capsys.readouterr().out
+    assert text.count('for: "30s"') == 2 and 'for: "10m"' not in text

@@ -96,9 +96,32 @@ def test_exporter_serves_gauges() -> None:
     finally:
         exporter.close()
     values = {(s.name, s.labels): s.value for s in scrape.samples}
-    assert values[("specwise_acceptance_rate", (("target", "http://a/metrics"),))] == pytest.approx(0.42)
-    assert values[("specwise_target_up", (("target", "http://b/metrics"),))] == 0
-    assert values[("specwise_alert_active", (("rule", "low_acceptance_rate"), ("target", "http://a/metrics")))] == 1
+    a = (("instance", "a:80"), ("model_name", ""), ("target", "http://a/metrics"))
+    b = (("instance", "b:80"), ("model_name", ""), ("target", "http://b/metrics"))
+    assert values[("specwise_acceptance_rate", a)] == pytest.approx(0.42)
+    assert values[("specwise_target_up", b)] == 0
+    assert values[("specwise_alert_active", (*a[:2], ("rule", "low_acceptance_rate"), a[2]))] == 1
+
+
+def test_exporter_labels_join_vllm_series_and_never_carry_userinfo() -> None:
+    """model_name and instance, as Prometheus labels the vLLM series of the same server (issue 15); the URL's
+    credentials appear in no label, and a model_name that changes leaves no stale series behind."""
+    exporter = MetricsExporter()
+    try:
+        t = Target("https://alice:s3cret@10.0.0.5:8443/metrics")
+        t.model_name = "llama"
+        t.last = WindowStats(5.0, 100.0, 0.42, 2.3, (0.7, 0.4), None, None, None, None, None, None, None, None)
+        exporter.update([t])
+        t.model_name = "llama-v2"
+        exporter.update([t])
+        text = httpx.get(exporter.url, timeout=5).text
+    finally:
+        exporter.close()
+    assert "alice" not in text and "s3cret" not in text
+    labels = {s.labels for s in parse_exposition(text).samples if s.name == "specwise_acceptance_rate"}
+    assert labels == {
+        (("instance", "10.0.0.5:8443"), ("model_name", "llama-v2"), ("target", "https://***@10.0.0.5:8443/metrics"))
+    }
 
 
 def test_exporter_binds_loopback_unless_allowed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -172,6 +172,29 @@ def http_url(text: str) -> str:
     return text
 
 
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def prometheus_duration(text: str) -> str:
+    """An argparse type: a Prometheus duration (``90s``, ``10m``, ``1h30m``; units ms s m h d w), returned as
+    written; a whole number is seconds (``90`` -> ``90s``)."""
+    import re
+
+    if re.fullmatch(r"\d+", text) and int(text) > 0:
+        return f"{int(text)}s"
+    parts = re.findall(r"(\d+)(ms|s|m|h|d|w)", text)
+    if not parts or "".join(n + u for n, u in parts) != text or duration_s(text) <= 0:
+        raise argparse.ArgumentTypeError(f"expected a duration such as 90s, 10m or 1h30m, got {text!r}")
+    return text
+
+
+def duration_s(text: str) -> float:
+    """Seconds in a duration :func:`prometheus_duration` accepted."""
+    import re
+
+    return sum(int(n) * _DURATION_UNITS[u] for n, u in re.findall(r"(\d+)(ms|s|m|h|d|w)", text))
+
+
 def progress_bar(*columns: Any, disable: bool = False) -> Any:
     """A transient rich progress bar on stderr: stdout carries only results (tables, JSON), and nothing of the bar
     is left behind when it is not a terminal (where :func:`stage_progress` prints a line per stage instead)."""

@@ -15,9 +15,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from specwise.cli.common import EXIT_OK, add_predictor_flags, positive_int, predictor_override, probability
+from specwise.cli.common import (
+    EXIT_OK,
+    add_predictor_flags,
+    positive_int,
+    predictor_override,
+    probability,
+    prometheus_duration,
+)
 from specwise.export.grafana import build_dashboard, render_dashboard
-from specwise.export.rules import build_rule_groups, render_rules
+from specwise.export.rules import FOR, build_rule_groups, render_rules
 from specwise.fileio import check_output_file, write_text_atomic
 
 
@@ -44,6 +51,14 @@ def register(sub: Any) -> None:
     )
     rules.add_argument("--k", type=positive_int, help="with --scenario: the deployed k (default: its largest)")
     rules.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate (0.5)")
+    rules.add_argument(
+        "--for",
+        dest="for_",
+        type=prometheus_duration,
+        default=FOR,
+        metavar="DURATION",
+        help=f"how long a condition must hold before its alert fires (default {FOR}; e.g. 30s in a test setup)",
+    )
     add_predictor_flags(rules)
     _out_flag(rules)
     rules.set_defaults(handler=run_rules)
@@ -82,7 +97,7 @@ def run_rules(args: argparse.Namespace) -> int:
         from specwise.scenario import load_scenario
 
         slowdown = slowdown_model(load_scenario(args.scenario, predictor_override(args)), args.k)
-    return _emit(args.out, render_rules(build_rule_groups(args.min_acceptance, slowdown)))
+    return _emit(args.out, render_rules(build_rule_groups(args.min_acceptance, slowdown, for_=args.for_)))
 
 
 def run_grafana(args: argparse.Namespace) -> int:

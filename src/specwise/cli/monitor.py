@@ -25,29 +25,32 @@ from specwise.cli.common import (
     add_json_flag,
     add_predictor_flags,
     add_wide_flag,
+    duration_s,
     http_url,
     positive_float,
     positive_int,
     predictor_override,
     print_json,
     probability,
+    prometheus_duration,
 )
 from specwise.errors import SpecwiseError
 from specwise.metrics.exposition import Scrape
 from specwise.monitor.dashboard import Dashboard
 from specwise.monitor.events import MonitorEvent
 from specwise.monitor.fetch import DEFAULT_MAX_BYTES, Scraper, endpoint, redact, redact_url
-from specwise.monitor.loop import Target, evaluate_once, findings, window_parser
+from specwise.monitor.fleet import FAMILIES, FleetWindow
+from specwise.monitor.loop import Target, evaluate_once, findings, fleet_findings, window_parser
 from specwise.monitor.predicted import SlowdownModel, slowdown_model
-from specwise.monitor.prometheus_source import discover_instances, prometheus_scrape, split_target, target_url
-from specwise.monitor.report import MonitorReport, ServerWindow
+from specwise.monitor.prometheus_source import FleetSource, Judge, fleet_history, fleet_window
+from specwise.monitor.report import FleetReport, MonitorReport, ServerWindow
 from specwise.monitor.rules import Thresholds
 from specwise.monitor.sinks import Background, MetricsExporter, event_line, json_lines, webhook
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.vet import vet
 from specwise.monitor.window import window_stats
 from specwise.report.console import console
-from specwise.report.monitor import live_table, render_monitor
+from specwise.report.monitor import live_table, render_fleet, render_monitor
 
 
 def register(sub: Any) -> None:
@@ -66,18 +69,7 @@ def register(sub: Any) -> None:
         metavar="URL",
         help="a server's metrics URL, e.g. http://127.0.0.1:8000/metrics (repeatable)",
     )
-    p.add_argument(
-        "--prometheus",
-        type=http_url,
-        metavar="URL",
-        help="read the vllm:* series from this Prometheus server's HTTP API instead, e.g. http://127.0.0.1:9090",
-    )
-    p.add_argument(
-        "--instance",
-        action="append",
-        default=[],
-        help="with --prometheus: only this instance label (repeatable; default: every instance with vllm:* series)",
-    )
+    _prometheus_flags(p)
     p.add_argument("--once", action="store_true", help="evaluate one window and exit")
     p.add_argument("--live", action="store_true", help="loop mode: a live terminal table (events print above it)")
     p.add_argument(
@@ -119,7 +111,7 @@ def register(sub: Any) -> None:
         "--window",
         type=positive_float,
         help="loop mode: seconds each evaluation covers (rates and quantiles over the last WINDOW; default: one "
-        "interval)",
+        "interval; with --prometheus: 60 s or one interval, whichever is longer, for any --once too)",
     )
     p.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate")
     p.add_argument("--min-drafts", type=positive_float, default=50.0, help="drafts needed before alerting")
@@ -127,6 +119,30 @@ def register(sub: Any) -> None:
     add_json_flag(p)
     add_wide_flag(p)
     p.set_defaults(handler=run)
+
+
+def _prometheus_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--prometheus",
+        type=http_url,
+        metavar="URL",
+        help="read the fleet from this Prometheus server's HTTP API instead, e.g. http://127.0.0.1:9090: "
+        "increase() over the window by (model_name, instance), one query per metric family; a per-model roll-up "
+        "and the worst replicas",
+    )
+    p.add_argument(
+        "--instance",
+        action="append",
+        default=[],
+        help="with --prometheus: only this instance label (repeatable; default: every instance with vllm:* series)",
+    )
+    p.add_argument(
+        "--lookback",
+        type=prometheus_duration,
+        metavar="DURATION",
+        help="with --prometheus: back-fill this much history (e.g. 1h) from Prometheus on start, so the first "
+        "report, the history database and the alerts start with it",
+    )
 
 
 def _default_db() -> Path:
@@ -170,35 +186,34 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
     exporter = _exporter(args)  # validate the bind addresses before creating anything
     board = _dashboard(args)
     slowdown = _slowdown(args)
-    fetch = _prometheus_fetch(args) if args.prometheus else None
-    window = args.window or args.interval
+    window = _window_s(args)
     if window < args.interval:
         raise SpecwiseError(f"--window {window:g}: must be at least --interval ({args.interval:g} s)")
     store = MonitorStore(args.db, args.retention)
+    fleet = FleetSource(args.prometheus, window, args.instance, _scrape_timeout(args)) if args.prometheus else None
     scrapes = max(1, round(window / args.interval))
-    targets = [Target(url, window_scrapes=scrapes) for url in args.url]
-    scraper = None if fetch is not None else Scraper(window_parser(), _scrape_timeout(args), args.max_page_bytes)
+    targets = [Target(url, window_scrapes=scrapes) for url in args.url] if fleet is None else fleet.targets
+    scraper = None if fleet is not None else Scraper(window_parser(), _scrape_timeout(args), args.max_page_bytes)
     live = Live(live_table(targets, window), console=console(), auto_refresh=False) if args.live else None
     emit, hook = _emitter(args, live)
+    judge = Judge(thresholds, store, emit, slowdown)
     start = time.monotonic()
     end = start + args.duration if args.duration else None
     if live is not None:
         live.start()
     try:
+        if fleet is not None and args.lookback:
+            lookback = duration_s(args.lookback)
+            fleet.backfill(lookback, time.time(), max(args.interval, lookback / 1000), judge)
         tick = start
         while True:
             left = _scrape_timeout(args) if end is None else min(_scrape_timeout(args), end - time.monotonic())
-            evaluate_once(
-                targets,
-                thresholds,
-                store,
-                emit,
-                fetch=fetch,
-                slowdown=slowdown,
-                workers=16,
-                scraper=scraper,
-                deadline_s=max(0.05, left),
-            )
+            if fleet is not None:
+                fleet.round(time.time(), judge)
+            else:
+                evaluate_once(
+                    targets, thresholds, store, emit, slowdown=slowdown, scraper=scraper, deadline_s=max(0.05, left)
+                )
             if exporter is not None:
                 exporter.update(targets)
             if board is not None:
@@ -214,21 +229,41 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        if live is not None:
-            live.stop()
-        if hook is not None:
-            hook.close()
-        store.close()
-        if scraper is not None:
-            scraper.close()
-        if exporter is not None:
-            exporter.close()
-        if board is not None:
-            board.close()
-    if not any(t.answered for t in targets):
-        errors = sorted({t.failing for t in targets if t.failing})
+        _close(live, hook, store, scraper, exporter, board)
+    watched = targets if fleet is None else [fleet.server]
+    if not any(t.answered for t in watched):
+        errors = sorted({t.failing for t in watched if t.failing})
         raise SpecwiseError("no server answered: " + ("; ".join(errors)[:400] or "no scrape completed"))
     return EXIT_NEGATIVE if any(t.alerts.active for t in targets) else EXIT_OK
+
+
+def _close(
+    live: Live | None,
+    hook: Background | None,
+    store: MonitorStore,
+    scraper: Scraper | None,
+    exporter: MetricsExporter | None,
+    board: Dashboard | None,
+) -> None:
+    if live is not None:
+        live.stop()
+    if hook is not None:
+        hook.close()
+    store.close()
+    if scraper is not None:
+        scraper.close()
+    if exporter is not None:
+        exporter.close()
+    if board is not None:
+        board.close()
+
+
+def _window_s(args: argparse.Namespace) -> float:
+    """Seconds each evaluation covers: --window; else one interval (with --prometheus at least 60 s, so the
+    range holds several of Prometheus' scrapes of each replica)."""
+    if args.window:
+        return float(args.window)
+    return max(args.interval, 60.0) if args.prometheus else float(args.interval)
 
 
 def _bind(flag: str, value: str, allow_remote: bool) -> tuple[str, int]:
@@ -264,28 +299,9 @@ def _dashboard(args: argparse.Namespace) -> Dashboard | None:
     return board
 
 
-def _prometheus_fetch(args: argparse.Namespace) -> Callable[[str], Scrape]:
-    """Targets named PROMETHEUS#instance=INSTANCE, read through the Prometheus API."""
-
-    def fetch(url: str) -> Scrape:
-        prom, instance = split_target(url)
-        return prometheus_scrape(prom, instance, _scrape_timeout(args))
-
-    return fetch
-
-
-def _fetch_round(args: argparse.Namespace, scraper: Scraper | None) -> list[Scrape | SpecwiseError]:
+def _fetch_round(args: argparse.Namespace, scraper: Scraper) -> list[Scrape | SpecwiseError]:
     """One scrape of every --url (at once), results in --url order."""
-    if scraper is not None:
-        return scraper.fetch_all(args.url, _scrape_timeout(args))
-    fetch = _prometheus_fetch(args)
-    out: list[Scrape | SpecwiseError] = []
-    for url in args.url:
-        try:
-            out.append(fetch(url))
-        except SpecwiseError as exc:
-            out.append(exc)
-    return out
+    return scraper.fetch_all(args.url, _scrape_timeout(args))
 
 
 def _resolve_targets(args: argparse.Namespace) -> None:
@@ -294,11 +310,9 @@ def _resolve_targets(args: argparse.Namespace) -> None:
             raise SpecwiseError("give --url (scrape servers) or --prometheus (read a Prometheus server), not both")
         if not args.prometheus.startswith(("http://", "https://")):
             raise SpecwiseError(f"--prometheus {redact_url(args.prometheus)!r}: expected http://HOST:9090")
-        instances = args.instance or discover_instances(args.prometheus)
-        if not instances:
-            raise SpecwiseError(f"{args.prometheus}: no instance exports vllm:* series")
-        args.url = [target_url(args.prometheus, i) for i in instances]
         return
+    if args.lookback or args.instance:
+        raise SpecwiseError("--lookback and --instance need --prometheus")
     if not args.url:
         raise SpecwiseError("give at least one --url http://HOST:PORT/metrics, or --prometheus http://HOST:9090")
     for url in args.url:
@@ -336,7 +350,7 @@ def _server_window(
 
 def _once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownModel | None) -> MonitorReport:
     """Two scrapes per server (every server at once), --interval seconds apart: one window each."""
-    scraper = None if args.prometheus else Scraper(window_parser(), _scrape_timeout(args), args.max_page_bytes)
+    scraper = Scraper(window_parser(), _scrape_timeout(args), args.max_page_bytes)
     try:
         first = _fetch_round(args, scraper)
         t0 = time.monotonic()
@@ -344,13 +358,31 @@ def _once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
         second = _fetch_round(args, scraper)
         window = time.monotonic() - t0
     finally:
-        if scraper is not None:
-            scraper.close()
+        scraper.close()
     servers = tuple(
         _server_window(redact_url(url), pair, window, thresholds, slowdown)
         for url, pair in zip(args.url, zip(first, second, strict=True), strict=True)
     )
     return MonitorReport(window, servers)
+
+
+def _fleet_once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownModel | None) -> FleetReport:
+    """The fleet's last window from Prometheus (no waiting: Prometheus already holds it), and with --lookback
+    the windows before it."""
+    window, now, timeout = _window_s(args), time.time(), _scrape_timeout(args)
+    fleet = fleet_window(args.prometheus, window, now, args.instance, timeout)
+    if not fleet.replicas:
+        raise SpecwiseError(
+            f"{redact_url(args.prometheus)}: no instance has vLLM spec-decode counters over the last {window:g} s"
+        )
+    history: tuple[FleetWindow, ...] = ()
+    if args.lookback:
+        lookback = duration_s(args.lookback)
+        history = fleet_history(
+            args.prometheus, window, now - lookback, now, max(window, lookback / 1000), args.instance, timeout
+        )
+        fleet = replace(fleet, queries=fleet.queries + len(FAMILIES))
+    return FleetReport(redact_url(args.prometheus), fleet, fleet_findings(fleet, thresholds, slowdown), history)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -366,6 +398,13 @@ def _run(args: argparse.Namespace) -> int:
     thresholds = Thresholds(min_acceptance_rate=args.min_acceptance, min_drafts=args.min_drafts)
     if not args.once:
         return _loop(args, thresholds)
+    if args.prometheus:
+        fleet = _fleet_once(args, thresholds, slowdown)
+        if args.json:
+            print_json(fleet.to_json())
+        else:
+            render_fleet(fleet, wide=args.wide)
+        return EXIT_NEGATIVE if fleet.alerting else EXIT_OK
     report = _once(args, thresholds, slowdown)
     errors = [s.error for s in report.servers if s.error is not None]
     if len(errors) == len(report.servers):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from specwise.export import promql
 from specwise.export.promql import BY_INSTANCE, BY_MODEL, record_name
@@ -145,10 +145,14 @@ def slowdown_alerts(model: SlowdownModel, bands: Sequence[SlowdownBand]) -> tupl
     return tuple(out)
 
 
-def build_rule_groups(min_acceptance: float = 0.5, slowdown: SlowdownModel | None = None) -> tuple[RuleGroup, ...]:
+def build_rule_groups(
+    min_acceptance: float = 0.5, slowdown: SlowdownModel | None = None, for_: str = FOR
+) -> tuple[RuleGroup, ...]:
+    """The recording rules and the alerts; ``for_``: how long an alert's condition must hold before it fires."""
     alerts = acceptance_alerts(min_acceptance)
     if slowdown is not None:
         alerts += slowdown_alerts(slowdown, slowdown_bands(slowdown))
+    alerts = tuple(replace(a, for_=for_) for a in alerts)
     return (
         RuleGroup("specwise-spec-decode-recording", recording_rules()),
         RuleGroup("specwise-spec-decode-alerts", alerts),

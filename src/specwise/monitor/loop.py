@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from specwise.errors import SpecwiseError
 from specwise.metrics.exposition import Scrape
@@ -30,11 +31,12 @@ from specwise.monitor.events import (
     TargetUp,
 )
 from specwise.monitor.fetch import Endpoint, Scraper, Slot, endpoint, redact, redact_url
+from specwise.monitor.fleet import FleetWindow, instance_stats
 from specwise.monitor.predicted import SlowdownModel
 from specwise.monitor.rules import AlertState, Finding, Thresholds, check
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.vet import vet
-from specwise.monitor.window import WINDOW_SAMPLES, WindowStats, window_stats
+from specwise.monitor.window import WINDOW_SAMPLES, WindowStats, spec_counters, window_stats
 
 
 @dataclass
@@ -56,11 +58,15 @@ class Target:
     answered: bool = False  # a scrape has succeeded at least once
     slot: Slot = field(default_factory=Slot, repr=False, compare=False)
     _endpoint: Endpoint | None = field(default=None, repr=False, compare=False)
+    instance: str = ""  # Prometheus' name for it: HOST:PORT of its URL unless given (never with userinfo)
+    model_name: str = ""  # the model_name label(s) of its spec-decode series, comma-joined
 
     def __post_init__(self) -> None:
         if not self.source:
             self.source = self.url
         self.url = redact_url(self.url)
+        if not self.instance:
+            self.instance = instance_of(self.source)
 
     @property
     def endpoint(self) -> Endpoint:
@@ -73,6 +79,20 @@ class Target:
         while len(self.history) > self.window_scrapes:
             self.history.popleft()
         self.previous, self.previous_t = scrape, now
+
+
+def instance_of(url: str) -> str:
+    """``http://user:pw@host:8000/metrics`` -> ``host:8000``, as Prometheus names a scraped target's
+    ``instance`` (the default port of the scheme when none is given); credentials never part of it."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return ""
+    host = parts.hostname or ""
+    if not host:
+        return ""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 _SCRAPER: Scraper | None = None
@@ -156,9 +176,14 @@ class _Round:
 
 
 def _window(t: Target, now: float, current: Scrape, r: _Round) -> None:
-    """Window ``current`` against the oldest scrape kept, run the rules, report and record the transitions."""
+    """Window ``current`` against the oldest scrape kept, then judge it."""
     base_t, base = t.history[0]
-    stats = window_stats(base, current, now - base_t)
+    _judge(t, now, window_stats(base, current, now - base_t), r)
+    t.model_name = ",".join(sorted({model for model, _ in spec_counters(current)}))
+
+
+def _judge(t: Target, now: float, stats: WindowStats, r: _Round) -> None:
+    """Record a window of ``t``, run the rules, report and record the alert transitions."""
     t.last = stats
     if r.store is not None:
         r.store.add_window(t.url, now, stats.to_dict())
@@ -199,6 +224,29 @@ def _observe(t: Target, now: float, result: Scrape | SpecwiseError, r: _Round) -
     t.remember(now, vetted.scrape)
 
 
+def observe_fleet(
+    targets: dict[str, Target],
+    fleet: FleetWindow,
+    thresholds: Thresholds,
+    store: MonitorStore | None,
+    emit: Emit | None,
+    slowdown: SlowdownModel | None = None,
+) -> None:
+    """One fleet window read from Prometheus (:mod:`specwise.monitor.prometheus_source`): each instance in it
+    becomes (or updates) the target of that name and is judged by the same rules, with the same hysteresis, as a
+    scraped server; the window's end time stamps the transitions (so back-filled history keeps its own times)."""
+    r = _Round(thresholds, store, emit, slowdown)
+    for instance, rows in fleet.instances().items():
+        t = targets.get(instance)
+        if t is None:
+            t = targets[instance] = Target(instance, instance=instance)
+        t.answered = True
+        t.model_name = ",".join(sorted({row.model_name for row in rows}))
+        _judge(t, fleet.end_s, instance_stats(rows, fleet.window_s), r)
+    if store is not None:
+        store.commit()
+
+
 def evaluate_once(
     targets: list[Target],
     thresholds: Thresholds,
@@ -231,3 +279,14 @@ def evaluate_once(
         )
     if store is not None:
         store.commit()
+
+
+def fleet_findings(
+    fleet: FleetWindow, thresholds: Thresholds, slowdown: SlowdownModel | None = None
+) -> tuple[tuple[str, Finding], ...]:
+    """What each instance of a fleet window raises, by the same rules as a scraped server's window."""
+    return tuple(
+        (instance, f)
+        for instance, rows in fleet.instances().items()
+        for f in findings(instance_stats(rows, fleet.window_s), thresholds, slowdown)
+    )

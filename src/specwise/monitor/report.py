@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from specwise.monitor.fleet import FleetWindow
 from specwise.monitor.rules import Finding
 from specwise.monitor.window import WindowStats
 
@@ -39,3 +40,30 @@ class MonitorReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"window_s": self.window_s, "servers": [s.to_json() for s in self.servers]}
+
+
+@dataclass(frozen=True)
+class FleetReport:
+    """``monitor --prometheus --once``: the fleet's window as Prometheus saw it (per-model roll-up, worst replicas,
+    per-instance rows), the alerts each instance raises, and the windows back-filled from before the monitor
+    started (``--lookback``)."""
+
+    prometheus: str  # the server's URL, credentials redacted
+    window: FleetWindow
+    alerts: tuple[tuple[str, Finding], ...] = ()  # (instance, finding)
+    history: tuple[FleetWindow, ...] = ()
+
+    @property
+    def alerting(self) -> bool:
+        return bool(self.alerts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prometheus": self.prometheus,
+            **self.window.to_json(),
+            "alerts": [{"instance": i, **f.__dict__} for i, f in self.alerts],
+            "history": [
+                {"end_s": w.end_s, "models": [m.to_json() for m in w.models], "replicas": len(w.replicas)}
+                for w in self.history
+            ],
+        }

@@ -6,21 +6,24 @@ unless told otherwise and serves ``specwise_*`` gauges that Prometheus/Grafana c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TextIO
 
 import httpx
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
 from specwise.monitor.events import MonitorEvent, WebhookFailed
-from specwise.monitor.fetch import redact
+from specwise.monitor.fetch import redact, redact_url
 from specwise.monitor.http_serve import GetServer
 from specwise.monitor.loop import Emit, Target
 from specwise.monitor.window import json_finite
+
+_RULES = ("low_acceptance_rate", "low_acceptance_length", "position_collapse")
 
 
 def event_line(event: MonitorEvent) -> str:
@@ -107,11 +110,17 @@ def webhook(
 
 
 class MetricsExporter:
-    """``specwise_*`` gauges about the watched servers, served at http://HOST:PORT/metrics."""
+    """``specwise_*`` gauges about the watched servers, served at http://HOST:PORT/metrics.
+
+    Each series carries ``target`` (the URL, credentials redacted), ``instance`` (HOST:PORT, as Prometheus names
+    the server) and ``model_name`` (of the server's vLLM series), so they join with the ``vllm:*`` series
+    Prometheus scrapes from the same servers (issue 15); no label ever holds URL userinfo."""
+
+    LABELS = ("target", "instance", "model_name")
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.registry = CollectorRegistry()
-        labels = ["target"]
+        labels = list(self.LABELS)
         self.up = Gauge(
             "specwise_target_up", "1 when the last scrape of the target succeeded", labels, registry=self.registry
         )
@@ -125,8 +134,9 @@ class MetricsExporter:
             registry=self.registry,
         )
         self.alert = Gauge(
-            "specwise_alert_active", "1 while the rule's alert is open", ["target", "rule"], registry=self.registry
+            "specwise_alert_active", "1 while the rule's alert is open", [*labels, "rule"], registry=self.registry
         )
+        self._shown: dict[str, tuple[str, str, str]] = {}
         self.server = GetServer(host, port, self._route)
 
     def _route(self, path: str) -> tuple[int, str, bytes]:
@@ -138,16 +148,31 @@ class MetricsExporter:
     def url(self) -> str:
         return self.server.base_url() + "/metrics"
 
-    def update(self, targets: list[Target]) -> None:
+    def _labels(self, t: Target) -> tuple[str, str, str]:
+        """The target's label values (redacted); a target whose model_name changed loses its old series."""
+        values = (redact(t.url), redact_url(t.instance), t.model_name)
+        old = self._shown.get(t.url)
+        if old is not None and old != values:
+            for gauge in (self.up, self.acceptance, self.length):
+                with contextlib.suppress(KeyError):
+                    gauge.remove(*old)
+            for rule in _RULES:
+                with contextlib.suppress(KeyError):
+                    self.alert.remove(*old, rule)
+        self._shown[t.url] = values
+        return values
+
+    def update(self, targets: Iterable[Target]) -> None:
         for t in targets:
-            self.up.labels(t.url).set(0 if t.failing else 1)
+            labels = self._labels(t)
+            self.up.labels(*labels).set(0 if t.failing else 1)
             if t.last is not None:
                 if t.last.acceptance_rate is not None:
-                    self.acceptance.labels(t.url).set(t.last.acceptance_rate)
+                    self.acceptance.labels(*labels).set(t.last.acceptance_rate)
                 if t.last.mean_acceptance_length is not None:
-                    self.length.labels(t.url).set(t.last.mean_acceptance_length)
-            for rule in ("low_acceptance_rate", "low_acceptance_length", "position_collapse"):
-                self.alert.labels(t.url, rule).set(1 if rule in t.alerts.active else 0)
+                    self.length.labels(*labels).set(t.last.mean_acceptance_length)
+            for rule in _RULES:
+                self.alert.labels(*labels, rule).set(1 if rule in t.alerts.active else 0)
 
     def close(self) -> None:
         self.server.close()

@@ -77,7 +77,7 @@ def json_finite(data: Any) -> Any:
     return data
 
 
-def _spec_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
+def spec_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
     """The scrape's spec-decode counters, derived once per scrape."""
     key = "window:spec_decode"
     if key not in scrape.derived:
@@ -112,7 +112,7 @@ def _rate(before: float | None, after: float | None, window_s: float) -> tuple[f
 def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
     """Stats over the ``window_s`` seconds between two scrapes of the same server."""
     notes: list[str] = []
-    before_c, after_c = _spec_counters(before), _spec_counters(after)
+    before_c, after_c = spec_counters(before), spec_counters(after)
     delta = total_delta(before_c, after_c)
     by_model: dict[str, dict[str, float | None]] = {}
     models = sorted({key[0] for key in after_c})

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from specwise.monitor.loop import Target
-from specwise.monitor.report import MonitorReport, ServerWindow
+from specwise.monitor.report import FleetReport, MonitorReport, ServerWindow
 from specwise.monitor.window import WindowStats
 from specwise.report.console import console
 from specwise.report.tables import print_table
@@ -81,3 +81,53 @@ def live_table(targets: Sequence[Target], window_s: float) -> Table:
             ", ".join(sorted(t.alerts.active)) or "-",
         )
     return table
+
+
+def render_fleet(report: FleetReport, out: Console | None = None, wide: bool = False) -> None:
+    """Per model: the pooled acceptance and AL and the worst replicas; then one row per replica; then alerts."""
+    out = console(out)
+    w = report.window
+    models = Table(
+        title=f"fleet via {report.prometheus}: the last {w.window_s:g} s per model ({w.queries} queries)",
+        title_justify="left",
+    )
+    for col in ("model", "replicas", "drafts", "accept", "AL", "per-position", "worst replicas (accept)"):
+        models.add_column(
+            col, justify="left" if col in ("model", "per-position", "worst replicas (accept)") else "right"
+        )
+    for m in w.models:
+        c = m.counts
+        models.add_row(
+            m.model_name,
+            str(m.replicas),
+            f"{c.drafts:.0f}",
+            _f(c.acceptance_rate),
+            _f(c.mean_acceptance_length),
+            " ".join(f"{r:.2f}" for r in c.per_position_rates) or "-",
+            ", ".join(f"{r.instance} ({_f(r.acceptance_rate)})" for r in m.worst) or "-",
+        )
+    print_table(out, models, wide=wide)
+    replicas = Table(title="per replica", title_justify="left")
+    for col in ("instance", "model", "drafts", "accept", "AL", "per-position", "running"):
+        replicas.add_column(col, justify="left" if col in ("instance", "model", "per-position") else "right")
+    for r in w.replicas:
+        c = r.counts
+        replicas.add_row(
+            r.instance,
+            r.model_name,
+            f"{c.drafts:.0f}",
+            _f(r.acceptance_rate),
+            _f(r.mean_acceptance_length),
+            " ".join(f"{x:.2f}" for x in c.per_position_rates) or "-",
+            _f(r.running, "{:.0f}"),
+        )
+    print_table(out, replicas, wide=wide)
+    if report.history:
+        out.print(f"history: {len(report.history)} windows back-filled from Prometheus")
+        for name in sorted({m.model_name for h in report.history for m in h.models}):
+            rates = [m.counts.acceptance_rate for h in report.history for m in h.models if m.model_name == name]
+            seen = [r for r in rates if r is not None]
+            if seen:
+                out.print(f"  {name}: acceptance {min(seen):.2f}..{max(seen):.2f} over {len(seen)} windows")
+    for instance, a in report.alerts:
+        out.print(f"[red]{a.severity}[/red] {instance}: {a.message}")
