@@ -82,8 +82,14 @@ class Watcher:
                     with urllib.request.urlopen(self.dashboard + "api/state", timeout=5) as resp:
                         _strict(resp.read().decode())
                     self.state_polls += 1
-                except (OSError, ValueError) as exc:
+                except ValueError as exc:
                     self.state_errors.append(f"{type(exc).__name__}: {exc}"[:200])
+                except OSError as exc:
+                    # A poll racing the monitor's own shutdown at the end of --duration is not a dashboard fault.
+                    try:
+                        self.proc.wait(timeout=2.0)
+                    except subprocess.TimeoutExpired:
+                        self.state_errors.append(f"{type(exc).__name__}: {exc}"[:200])
             time.sleep(1.0)
 
 
