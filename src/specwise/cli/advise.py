@@ -26,6 +26,7 @@ from specwise.cli.common import (
     stage_progress,
 )
 from specwise.engines.base import LOOPBACK
+from specwise.extras import require
 from specwise.fileio import check_output_file
 from specwise.scenario.toml_loader import with_predictor
 
@@ -96,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
     choice = predictor_override(args)
     if choice is not None:
         inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice))
+    if args.report:
+        require("matplotlib", "--report")
     for path in (args.report, args.write_launch):
         if path is not None:
             check_output_file(path)  # before the simulations, as bench and profile check theirs

@@ -19,6 +19,7 @@ from specwise.cli.common import (
     progress_bar,
 )
 from specwise.errors import SpecwiseError
+from specwise.extras import require
 from specwise.fileio import check_output_dir
 from specwise.report.sim import render_sweep
 from specwise.scenario import load_scenario
@@ -57,6 +58,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.plot:
+        require("matplotlib", "--plot")  # before the sweep, as the destination check
         check_output_dir(args.plot)  # before the sweep: a bad destination must not cost the run
     scenario = load_scenario(args.scenario, predictor_override(args))
     if args.num_requests:
