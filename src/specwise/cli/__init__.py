@@ -12,6 +12,7 @@ from specwise.cli import (
     advise,
     bench,
     check_pair,
+    examples,
     export,
     gpus,
     inspect_model,
@@ -40,6 +41,7 @@ _COMMANDS = (
     inspect_model,
     models,
     gpus,
+    examples,
 )
 
 

@@ -23,6 +23,7 @@ from specwise.cli.common import (
     predictor_override,
     print_json,
     progress_bar,
+    scenario_file,
     stage_progress,
 )
 from specwise.engines.base import LOOPBACK
@@ -41,7 +42,9 @@ def register(sub: Any) -> None:
         "(flagged as ASSUMED). See examples/advise/. Exit status: 0 enable / enable below a load / measure first, "
         "1 do not enable, 2 bad input.",
     )
-    p.add_argument("--scenario", required=True, type=Path, metavar="FILE", help="advise scenario TOML")
+    p.add_argument(
+        "--scenario", required=True, type=scenario_file, metavar="FILE", help="advise scenario TOML (or example:NAME)"
+    )
     p.add_argument(
         "--profile",
         action="append",

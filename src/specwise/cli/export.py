@@ -15,7 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from specwise.cli.common import EXIT_OK, add_predictor_flags, positive_int, predictor_override, probability
+from specwise.cli.common import (
+    EXIT_OK,
+    add_predictor_flags,
+    positive_int,
+    predictor_override,
+    probability,
+    scenario_file,
+)
 from specwise.export.grafana import build_dashboard, render_dashboard
 from specwise.export.rules import build_rule_groups, render_rules
 from specwise.fileio import check_output_file, write_text_atomic
@@ -37,7 +44,7 @@ def register(sub: Any) -> None:
     )
     rules.add_argument(
         "--scenario",
-        type=Path,
+        type=scenario_file,
         metavar="FILE",
         help="a simulate scenario of this deployment: alert when the running batch passes the size above which "
         "its perf model predicts speculation costs TPOT",

@@ -17,6 +17,7 @@ from specwise.cli.common import (
     predictor_override,
     print_json,
     progress_bar,
+    scenario_file,
 )
 from specwise.errors import SpecwiseError
 from specwise.extras import require
@@ -37,7 +38,9 @@ def register(sub: Any) -> None:
         "scenario TOML (see examples/). Reports latency percentiles, throughput, best k per QPS and the crossover "
         "QPS beyond which speculation loses.",
     )
-    p.add_argument("--scenario", required=True, type=Path, metavar="FILE", help="scenario TOML file")
+    p.add_argument(
+        "--scenario", required=True, type=scenario_file, metavar="FILE", help="scenario TOML file (or example:NAME)"
+    )
     p.add_argument("--plot", type=Path, metavar="DIR", help="write speedup and latency plots (PNG + SVG) here")
     p.add_argument("--processes", type=positive_int, help="worker processes (default: CPU count)")
     p.add_argument(
