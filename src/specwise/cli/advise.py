@@ -11,8 +11,8 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
-from specwise.advise.decision import advise
-from specwise.advise.inputs import load_inputs
+from specwise.advisor.decision import advise
+from specwise.advisor.inputs import load_inputs
 from specwise.cli.common import (
     EXIT_NEGATIVE,
     EXIT_OK,

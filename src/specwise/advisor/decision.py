@@ -7,10 +7,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from specwise.advise import rules
-from specwise.advise.evidence import Evidence, attribute_methods, profile_for, resolve_evidence
-from specwise.advise.inputs import AdviseInputs, Candidate
-from specwise.advise.priors import prior
+from specwise.advisor import rules
+from specwise.advisor.evidence import Evidence, attribute_methods, profile_for, resolve_evidence
+from specwise.advisor.inputs import AdviseInputs, Candidate
+from specwise.advisor.priors import prior
 from specwise.contracts.advice import (
     Advice,
     CandidateAdvice,
