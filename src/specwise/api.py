@@ -84,12 +84,14 @@ def advise(
     benches: Sequence[str | Path] = (),
     processes: int | None = None,
     host: str = LOOPBACK,
+    vllm_version: str | None = None,
 ) -> Advice:
     """The decision for an advise scenario (``specwise advise``): enable, enable below a load, measure first or
     disable, with the ranked candidates, their rule checks and the ``vllm serve`` command.
 
     ``profiles`` / ``benches`` are ``specwise profile`` / ``specwise bench`` (or ``vllm bench serve``) result
-    files whose measured acceptance replaces the assumed one; ``host`` is what the serve command binds.
+    files whose measured acceptance replaces the assumed one; ``host`` is what the serve command binds;
+    ``vllm_version`` (e.g. ``"0.20"``) writes the config in the form that vLLM version takes.
 
     >>> import specwise
     >>> advice = specwise.advise("example:advise/draft-does-not-fit")
@@ -106,6 +108,7 @@ def advise(
         [Path(p) for p in benches],
         processes,
         host=host,
+        engine_version=vllm_version,
     )
 
 

@@ -27,6 +27,8 @@ from specwise.cli.common import (
     stage_progress,
 )
 from specwise.engines.base import LOOPBACK
+from specwise.engines.vllm_versions import VllmVersion, schedule_form
+from specwise.errors import SpecwiseError
 from specwise.extras import require
 from specwise.fileio import check_output_file
 from specwise.scenario.toml_loader import with_predictor
@@ -78,6 +80,14 @@ def register(sub: Any) -> None:
         help=f"the address the generated 'vllm serve' command binds (default {LOOPBACK}: this machine only; "
         "0.0.0.0 to serve other machines, e.g. in a Kubernetes pod)",
     )
+    p.add_argument(
+        "--vllm-version",
+        type=_vllm_version,
+        metavar="X.Y",
+        help="the vLLM version the config is for (default: the current one): 0.24+ takes the k-by-batch-size "
+        "schedule as num_speculative_tokens_per_batch_size; 0.10-0.23 have none (static k, the schedule as a "
+        "note); 0.8-0.9 only disable_by_batch_size (V0 engine); before 0.8 is refused",
+    )
     p.add_argument("--processes", type=positive_int, help="simulation worker processes (default: CPU count)")
     add_predictor_flags(p)
     add_json_flag(p)
@@ -95,6 +105,14 @@ def _host(text: str) -> str:
     return text.strip("[]")
 
 
+def _vllm_version(text: str) -> str:
+    try:
+        schedule_form(VllmVersion.parse(text))  # a malformed or too-old version: one line, before any work
+    except SpecwiseError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def run(args: argparse.Namespace) -> int:
     inputs = load_inputs(args.scenario)
     choice = predictor_override(args)
@@ -107,7 +125,15 @@ def run(args: argparse.Namespace) -> int:
             check_output_file(path)  # before the simulations, as bench and profile check theirs
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with progress_bar(*columns, disable=args.json) as bar:
-        doc = advise(inputs, args.profile, args.bench, args.processes, stage_progress(bar), host=args.host)
+        doc = advise(
+            inputs,
+            args.profile,
+            args.bench,
+            args.processes,
+            stage_progress(bar),
+            host=args.host,
+            engine_version=args.vllm_version,
+        )
     if args.write_launch and doc.measure is not None:
         from specwise.fileio import write_text_atomic
 
