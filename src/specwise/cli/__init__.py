@@ -12,6 +12,7 @@ from specwise.cli import (
     advise,
     bench,
     check_pair,
+    completion,
     drafts,
     examples,
     export,
@@ -44,6 +45,7 @@ _COMMANDS = (
     models,
     gpus,
     examples,
+    completion,
 )
 
 
