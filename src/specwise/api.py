@@ -9,9 +9,8 @@ results -- and returns the document the command's ``--json`` prints (``doc.to_js
 * :func:`profile` -> :class:`~specwise.contracts.profile.ProfileDoc` (needs ``specwise[profile]``)
 * :func:`bench` -> :class:`~specwise.contracts.bench.BenchDoc`
 
-A scenario is a TOML path, ``example:NAME`` (a scenario shipped in the package: ``specwise examples``) or the
-TOML's table as a ``dict``. A mistake in the input raises :class:`~specwise.errors.SpecwiseError` with the one
-line the command would print.
+A scenario is a TOML file or ``example:NAME`` (a scenario shipped in the package: ``specwise examples``). A mistake
+in the input raises :class:`~specwise.errors.SpecwiseError` with the one line the command would print.
 
 >>> import specwise
 >>> advice = specwise.advise("example:advise/summarize-low-qps")
@@ -25,7 +24,7 @@ line the command would print.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,36 +39,30 @@ if TYPE_CHECKING:  # the documents; imported where used, so ``import specwise`` 
     from specwise.memory import MemoryPlan
     from specwise.scenario.model import Scenario
 
-ScenarioSource = str | Path | Mapping[str, Any]
+ScenarioSource = str | Path  # a TOML file, or example:NAME (a scenario shipped in the package)
 
 __all__ = ["advise", "bench", "plan_memory", "profile", "simulate"]
 
 
-def _toml(source: ScenarioSource) -> tuple[Mapping[str, Any], str, Path]:
-    """The scenario table, the name errors give it, and the directory its relative paths start from."""
+def _path(source: ScenarioSource) -> Path:
+    """A scenario file, or the packaged file of ``example:NAME``."""
     from specwise.examples import EXAMPLE_PREFIX, example_path
-    from specwise.scenario.toml_loader import read_toml
 
-    if isinstance(source, Mapping):
-        return source, "scenario", Path.cwd()
-    path = example_path(str(source)) if str(source).startswith(EXAMPLE_PREFIX) else Path(source)
-    return read_toml(path), str(source), path.parent
+    return example_path(str(source)) if str(source).startswith(EXAMPLE_PREFIX) else Path(source)
 
 
 def _advise_inputs(source: ScenarioSource) -> AdviseInputs:
-    from specwise.advisor.inputs import parse_inputs
+    from specwise.advisor.inputs import load_inputs
 
-    data, file, base = _toml(source)
-    return parse_inputs(data, file, base)
+    return load_inputs(_path(source))
 
 
 def _scenario(source: ScenarioSource, num_requests: int | None, metric: str | None) -> Scenario:
     from dataclasses import replace
 
-    from specwise.scenario.toml_loader import parse_scenario
+    from specwise.scenario.toml_loader import load_scenario
 
-    data, file, base = _toml(source)
-    scenario = parse_scenario(data, file=file, base_dir=base)
+    scenario = load_scenario(_path(source))
     if num_requests:
         scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=num_requests))
     if metric:
