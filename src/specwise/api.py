@@ -116,7 +116,7 @@ def simulate(
     the best k per load and the crossover load where speculation stops paying.
 
     >>> import specwise
-    >>> sweep = specwise.simulate("example:llama70b-ngram", num_requests=300, processes=1)
+    >>> sweep = specwise.simulate("example:llama70b-ngram", num_requests=100, processes=1)
     >>> sweep.method, sweep.qps
     ('ngram', (0.5, 1.0, 2.0, 4.0, 8.0, 16.0))
     >>> all(sweep.best_speedup_by_qps[q] > 1.0 for q in sweep.qps)
