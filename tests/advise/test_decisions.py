@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from specwise.advise.decision import advise, k_schedule
-from specwise.advise.inputs import load_inputs
+from specwise.advisor.decision import advise, k_schedule
+from specwise.advisor.inputs import load_inputs
 from specwise.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from specwise.advise.decision import advise
-from specwise.advise.evidence import names_match
-from specwise.advise.inputs import load_inputs
+from specwise.advisor.decision import advise
+from specwise.advisor.evidence import names_match
+from specwise.advisor.inputs import load_inputs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"
 

@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 
 from specwise.acceptance.model import AcceptanceModel
-from specwise.advise import rules
-from specwise.advise.evidence import Evidence
-from specwise.advise.priors import prior
+from specwise.advisor import rules
+from specwise.advisor.evidence import Evidence
+from specwise.advisor.priors import prior
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.memory import MemoryPlanRequest, plan_memory
 from specwise.methods import get_method

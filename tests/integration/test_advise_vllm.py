@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from specwise.advise.decision import advise
-from specwise.advise.inputs import load_inputs, parse_inputs
+from specwise.advisor.decision import advise
+from specwise.advisor.inputs import load_inputs, parse_inputs
 from specwise.engines import Speculation, get_engine
 from specwise.loadgen.launcher import EngineServer, LaunchFile, ServerConfig
 from specwise.methods import get_method

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from specwise.advise.decision import advise
-from specwise.advise.inputs import load_inputs
+from specwise.advisor.decision import advise
+from specwise.advisor.inputs import load_inputs
 from specwise.report.advise_html import write_report
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]

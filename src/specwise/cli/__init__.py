@@ -12,6 +12,9 @@ from specwise.cli import (
     advise,
     bench,
     check_pair,
+    completion,
+    drafts,
+    examples,
     export,
     gpus,
     inspect_model,
@@ -37,9 +40,12 @@ _COMMANDS = (
     monitor,
     export,
     check_pair,
+    drafts,
     inspect_model,
     models,
     gpus,
+    examples,
+    completion,
 )
 
 

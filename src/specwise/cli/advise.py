@@ -11,8 +11,8 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
-from specwise.advise.decision import advise
-from specwise.advise.inputs import load_inputs
+from specwise.advisor.decision import advise
+from specwise.advisor.inputs import load_inputs
 from specwise.cli.common import (
     EXIT_NEGATIVE,
     EXIT_OK,
@@ -23,9 +23,13 @@ from specwise.cli.common import (
     predictor_override,
     print_json,
     progress_bar,
+    scenario_file,
     stage_progress,
 )
 from specwise.engines.base import LOOPBACK
+from specwise.engines.vllm_versions import VllmVersion, schedule_form
+from specwise.errors import SpecwiseError
+from specwise.extras import require
 from specwise.fileio import check_output_file
 from specwise.scenario.toml_loader import with_predictor
 
@@ -40,7 +44,9 @@ def register(sub: Any) -> None:
         "(flagged as ASSUMED). See examples/advise/. Exit status: 0 enable / enable below a load / measure first, "
         "1 do not enable, 2 bad input.",
     )
-    p.add_argument("--scenario", required=True, type=Path, metavar="FILE", help="advise scenario TOML")
+    p.add_argument(
+        "--scenario", required=True, type=scenario_file, metavar="FILE", help="advise scenario TOML (or example:NAME)"
+    )
     p.add_argument(
         "--profile",
         action="append",
@@ -74,6 +80,14 @@ def register(sub: Any) -> None:
         help=f"the address the generated 'vllm serve' command binds (default {LOOPBACK}: this machine only; "
         "0.0.0.0 to serve other machines, e.g. in a Kubernetes pod)",
     )
+    p.add_argument(
+        "--vllm-version",
+        type=_vllm_version,
+        metavar="X.Y",
+        help="the vLLM version the config is for (default: the current one): 0.24+ takes the k-by-batch-size "
+        "schedule as num_speculative_tokens_per_batch_size; 0.10-0.23 have none (static k, the schedule as a "
+        "note); 0.8-0.9 only disable_by_batch_size (V0 engine); before 0.8 is refused",
+    )
     p.add_argument("--processes", type=positive_int, help="simulation worker processes (default: CPU count)")
     add_predictor_flags(p)
     add_json_flag(p)
@@ -91,17 +105,35 @@ def _host(text: str) -> str:
     return text.strip("[]")
 
 
+def _vllm_version(text: str) -> str:
+    try:
+        schedule_form(VllmVersion.parse(text))  # a malformed or too-old version: one line, before any work
+    except SpecwiseError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def run(args: argparse.Namespace) -> int:
     inputs = load_inputs(args.scenario)
     choice = predictor_override(args)
     if choice is not None:
         inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice))
+    if args.report:
+        require("matplotlib", "--report")
     for path in (args.report, args.write_launch):
         if path is not None:
             check_output_file(path)  # before the simulations, as bench and profile check theirs
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with progress_bar(*columns, disable=args.json) as bar:
-        doc = advise(inputs, args.profile, args.bench, args.processes, stage_progress(bar), host=args.host)
+        doc = advise(
+            inputs,
+            args.profile,
+            args.bench,
+            args.processes,
+            stage_progress(bar),
+            host=args.host,
+            engine_version=args.vllm_version,
+        )
     if args.write_launch and doc.measure is not None:
         from specwise.fileio import write_text_atomic
 

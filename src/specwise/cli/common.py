@@ -226,3 +226,15 @@ def add_wide_flag(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print tables at full width (no folding to fit the terminal; for wide terminals and pipes)",
     )
+
+
+def scenario_file(text: str) -> Path:
+    """A ``--scenario`` value: a path, or ``example:NAME`` for a scenario shipped in the package."""
+    from specwise.examples import EXAMPLE_PREFIX, example_path
+
+    if not text.startswith(EXAMPLE_PREFIX):
+        return Path(text)
+    try:
+        return example_path(text)
+    except SpecwiseError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -22,6 +22,7 @@ from specwise.cli.common import (
     predictor_override,
     probability,
     prometheus_duration,
+    scenario_file,
 )
 from specwise.export.grafana import build_dashboard, render_dashboard
 from specwise.export.rules import FOR, build_rule_groups, render_rules
@@ -44,7 +45,7 @@ def register(sub: Any) -> None:
     )
     rules.add_argument(
         "--scenario",
-        type=Path,
+        type=scenario_file,
         metavar="FILE",
         help="a simulate scenario of this deployment: alert when the running batch passes the size above which "
         "its perf model predicts speculation costs TPOT",

@@ -33,6 +33,7 @@ from specwise.cli.common import (
     print_json,
     probability,
     prometheus_duration,
+    scenario_file,
 )
 from specwise.errors import SpecwiseError
 from specwise.metrics.exposition import Scrape
@@ -74,7 +75,7 @@ def register(sub: Any) -> None:
     p.add_argument("--live", action="store_true", help="loop mode: a live terminal table (events print above it)")
     p.add_argument(
         "--scenario",
-        type=Path,
+        type=scenario_file,
         metavar="FILE",
         help="a simulate scenario of this deployment: alert when its perf model predicts speculation costs TPOT "
         "at the live batch size and AL",

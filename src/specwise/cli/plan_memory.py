@@ -19,6 +19,7 @@ from specwise.cli.common import (
 from specwise.compat.pair import check_pair
 from specwise.compat.tokenizer_files import gather_tokenizer_evidence
 from specwise.errors import SpecwiseError
+from specwise.extras import available
 from specwise.memory import MemoryPlanRequest, plan_memory
 from specwise.report.memory import render_memory_plan
 from specwise.specs.quant import QUANTIZATION_CHOICES
@@ -97,7 +98,10 @@ def run(args: argparse.Namespace) -> int:
     if args.draft:
         draft_choice, trained_for = resolve_draft(args.draft, target)
         if draft_choice.kind == "model" and draft_choice.spec is not None:
-            evidence = gather_tokenizer_evidence(target.tokenizer, draft_choice.spec.tokenizer)
+            # the token tables always; sample encodings only where the tokenizers extra is installed
+            evidence = gather_tokenizer_evidence(
+                target.tokenizer, draft_choice.spec.tokenizer, encode=available("tokenizers")
+            )
             pair = check_pair(target, draft_choice.spec, tokenizer_evidence=evidence, head_trained_for=trained_for)
             if not pair.compatible:
                 raise SpecwiseError(

@@ -4,7 +4,6 @@ real weights and prompts, for every temperature, drafting mode and k from one se
 from __future__ import annotations
 
 import argparse
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 
 from specwise.cli.common import EXIT_OK, add_wide_flag, non_negative_int, positive_int, progress_bar, stage_progress
 from specwise.errors import SpecwiseError
+from specwise.extras import require
 from specwise.fileio import check_output_file, write_json_atomic
 from specwise.loadgen.workload import load_prompts
 from specwise.profiler.document import build_document
@@ -120,8 +120,10 @@ def build_settings(args: argparse.Namespace) -> ProfileSettings:
 
 
 def run(args: argparse.Namespace) -> int:
-    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None:
-        raise SpecwiseError("profile needs torch and transformers: pip install 'specwise[profile]'")
+    for module in ("torch", "transformers"):
+        require(module, "profile")
+    if args.plot:
+        require("matplotlib", "--plot")
     settings = build_settings(args)
     items = load_prompts(Path(args.prompts))
     if args.max_prompts:
@@ -178,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
 
         render_profile(doc, wide=args.wide)
     if args.plot:
-        from specwise.report.profile import plot_acceptance_vs_temperature
+        from specwise.report.profile_plots import plot_acceptance_vs_temperature
 
         plot_acceptance_vs_temperature(doc, args.plot)
     return EXIT_OK

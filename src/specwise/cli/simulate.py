@@ -17,8 +17,10 @@ from specwise.cli.common import (
     predictor_override,
     print_json,
     progress_bar,
+    scenario_file,
 )
 from specwise.errors import SpecwiseError
+from specwise.extras import require
 from specwise.fileio import check_output_dir
 from specwise.report.sim import render_sweep
 from specwise.scenario import load_scenario
@@ -36,7 +38,9 @@ def register(sub: Any) -> None:
         "scenario TOML (see examples/). Reports latency percentiles, throughput, best k per QPS and the crossover "
         "QPS beyond which speculation loses.",
     )
-    p.add_argument("--scenario", required=True, type=Path, metavar="FILE", help="scenario TOML file")
+    p.add_argument(
+        "--scenario", required=True, type=scenario_file, metavar="FILE", help="scenario TOML file (or example:NAME)"
+    )
     p.add_argument("--plot", type=Path, metavar="DIR", help="write speedup and latency plots (PNG + SVG) here")
     p.add_argument("--processes", type=positive_int, help="worker processes (default: CPU count)")
     p.add_argument(
@@ -57,6 +61,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.plot:
+        require("matplotlib", "--plot")  # before the sweep, as the destination check
         check_output_dir(args.plot)  # before the sweep: a bad destination must not cost the run
     scenario = load_scenario(args.scenario, predictor_override(args))
     if args.num_requests:

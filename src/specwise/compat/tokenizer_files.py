@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specwise.errors import SpecwiseError
+from specwise.extras import missing_extra
 from specwise.specs.gguf import read_gguf
 from specwise.specs.model import TokenizerRef
 
@@ -77,8 +78,8 @@ def encode_samples(tokenizer_json: str, samples: tuple[str, ...] = SAMPLE_STRING
     """Token ids of each sample string (no special tokens added)."""
     try:
         from tokenizers import Tokenizer
-    except ImportError as exc:  # pragma: no cover - tokenizers is a core dependency
-        raise SpecwiseError("the 'tokenizers' package is needed to compare tokenizers") from exc
+    except ImportError:  # an optional extra (issue 14)
+        raise missing_extra("tokenizers", "encoding the tokenizers' sample strings") from None
     try:
         tok = Tokenizer.from_file(tokenizer_json)
     except Exception as exc:  # the Rust side raises plain Exception on a bad file
@@ -102,8 +103,11 @@ class TokenizerEvidence:
     samples_agreeing: int
 
 
-def gather_tokenizer_evidence(target: TokenizerRef, draft: TokenizerRef) -> TokenizerEvidence | None:
-    """Compare token tables (and sample encodings when both have tokenizer.json); None without files."""
+def gather_tokenizer_evidence(
+    target: TokenizerRef, draft: TokenizerRef, *, encode: bool = True
+) -> TokenizerEvidence | None:
+    """Compare token tables (and, with ``encode``, sample encodings when both have tokenizer.json: this needs
+    the ``tokenizers`` extra); None without files."""
     t_table, d_table = load_token_table(target), load_token_table(draft)
     if t_table is None or d_table is None:
         return None
@@ -120,7 +124,7 @@ def gather_tokenizer_evidence(target: TokenizerRef, draft: TokenizerRef) -> Toke
     if t_table.merges is not None and d_table.merges is not None:
         merges_equal = t_table.merges == d_table.merges
     compared = agreeing = 0
-    if target.tokenizer_json and draft.tokenizer_json:
+    if encode and target.tokenizer_json and draft.tokenizer_json:
         t_ids = encode_samples(target.tokenizer_json)
         d_ids = encode_samples(draft.tokenizer_json)
         compared = len(t_ids)

@@ -161,6 +161,7 @@ class ServeCommand:
     argv: tuple[str, ...]
     command: str
     speculative_config: JsonObject | None
+    notes: tuple[str, ...] = ()  # what the engine version's config cannot say (a schedule it does not take)
 
 
 @dataclass(frozen=True)
@@ -233,6 +234,8 @@ class Advice:
                 "serve_argv": list(self.serve.argv),
                 "serve_command": self.serve.command,
                 "speculative_config": dict(self.serve.speculative_config) if self.serve.speculative_config else None,
+                # only when the engine version cannot take the schedule (older outputs stay as they were)
+                **({"notes": list(self.serve.notes)} if self.serve.notes else {}),
             },
             "acceptance_vs_temperature": [
                 {"series": p.series, "temperature": p.temperature, "acceptance": p.acceptance}
@@ -273,6 +276,7 @@ class Advice:
                 tuple(str(a) for a in serve.data.get("serve_argv") or ()) if serve else (),
                 (serve.text("serve_command", "") if serve else "") or "",
                 spec if isinstance(spec, Mapping) else None,
+                tuple(str(n) for n in serve.data.get("notes") or ()) if serve else (),
             ),
             acceptance_vs_temperature=tuple(
                 TemperaturePoint(

@@ -17,7 +17,7 @@ appends one more object per run, each on its own line):
 
 vLLM does not record the speculative method the server ran; ``--metadata speculative_config='{...}'`` (the JSON
 given to ``vllm serve --speculative-config``) records it, and is read here. Without it the method is unknown
-(None) and :func:`specwise.advise.evidence.attribute_methods` decides what the run can stand for.
+(None) and :func:`specwise.advisor.evidence.attribute_methods` decides what the run can stand for.
 """
 
 from __future__ import annotations

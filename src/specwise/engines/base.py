@@ -67,6 +67,10 @@ class Engine(Protocol):
         """The speculation setting in the engine's own terms (vLLM: ``--speculative-config`` JSON)."""
         ...
 
+    def schedule_notes(self, schedule: Sequence[tuple[int, int, int]], k: int) -> tuple[str, ...]:
+        """What the engine's config cannot say of a k-by-batch-size schedule, for the operator (may be empty)."""
+        ...
+
     def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:
         """The command an operator runs to serve ``d`` with a config :meth:`speculative_config` made."""
         ...

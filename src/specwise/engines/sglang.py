@@ -31,6 +31,9 @@ class SglangEngine:
         cfg.update(speculative_num_steps=s.k, speculative_eagle_topk=1, speculative_num_draft_tokens=s.k + 1)
         return cfg
 
+    def schedule_notes(self, schedule: Sequence[tuple[int, int, int]], k: int) -> tuple[str, ...]:
+        return (f"{self.name} takes one k; the advised k-by-batch-size schedule is not applied",) if schedule else ()
+
     def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:
         argv = ["python", "-m", "sglang.launch_server", "--model-path", d.model, "--host", d.host]
         argv += ["--tp-size", str(d.tp), "--mem-fraction-static", f"{d.gpu_memory_utilization:g}"]

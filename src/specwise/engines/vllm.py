@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specwise.engines.base import LOOPBACK, Deployment, SpecMetricNames, Speculation
+from specwise.engines.vllm_versions import VllmVersion, first_off_batch, schedule_form, schedule_notes
 
 # Quantisation vLLM applies to an unquantised checkpoint at load time. INT8/INT4 need a quantised checkpoint
 # (AWQ, GPTQ, compressed-tensors W8A8...), which vLLM detects from its config: no flag to emit for those.
@@ -51,6 +52,9 @@ PROMQL_ACCEPTANCE_LENGTH = (
 
 
 class VllmEngine:
+    """``version`` (None: the current vLLM, 0.32 when written) decides the form of a k-by-batch-size schedule:
+    :mod:`specwise.engines.vllm_versions`."""
+
     name = "vllm"
     metrics = METRICS
     spec_metrics = SpecMetricNames(
@@ -61,24 +65,38 @@ class VllmEngine:
         created=METRICS.spec_drafts_created,
     )
 
+    def __init__(self, version: VllmVersion | None = None) -> None:
+        self.version = version
+        schedule_form(version)  # a version too old for --speculative-config is refused here, in one line
+
     def speculative_config(self, s: Speculation) -> dict[str, Any]:
-        """k is ``num_speculative_tokens``; with a schedule it is the largest k the schedule uses
-        (``num_speculative_tokens_per_batch_size`` takes ``[[first_batch, last_batch, k], ...]``)."""
+        """k is ``num_speculative_tokens``; with a schedule the version takes, it is the largest k the schedule
+        uses (``num_speculative_tokens_per_batch_size`` takes ``[[first_batch, last_batch, k], ...]``); for a
+        version without one, the k at the operating load (and, on 0.8-0.9, ``disable_by_batch_size``)."""
+        form = schedule_form(self.version)
         cfg: dict[str, Any] = {"method": s.method.name}
         if s.method.needs_draft_checkpoint and s.draft:
             cfg["model"] = s.draft
-        cfg["num_speculative_tokens"] = max([s.k, *(band[2] for band in s.schedule)])
+        native = form == "per_batch_size"
+        cfg["num_speculative_tokens"] = max([s.k, *(band[2] for band in s.schedule)]) if native else s.k
         if s.prompt_lookup and "prompt_lookup_min" in s.method.settings:
             cfg["prompt_lookup_min"], cfg["prompt_lookup_max"] = s.prompt_lookup
         if s.method.has_weights and s.target_tp > 1:
             cfg["draft_tensor_parallel_size"] = s.draft_tp or s.target_tp
-        if s.schedule:
+        if s.schedule and native:
             cfg["num_speculative_tokens_per_batch_size"] = [list(b) for b in s.schedule]
+        off = first_off_batch(s.schedule)
+        if form == "disable_by_batch_size" and off is not None:
+            cfg["disable_by_batch_size"] = off
         if s.drafting == "probabilistic" and s.method.samples_from_a_distribution:
             cfg["draft_sample_method"] = "probabilistic"
         if s.draft_quantization in ONLINE_QUANTIZATION:
             cfg["quantization"] = s.draft_quantization
         return cfg
+
+    def schedule_notes(self, schedule: Sequence[tuple[int, int, int]], k: int) -> tuple[str, ...]:
+        """What this version's config cannot say of the schedule (empty when it takes it as given)."""
+        return schedule_notes(self.version, schedule, k)
 
     def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:
         """``vllm serve`` with the memory plan's TP, memory utilisation and max model length."""

@@ -105,3 +105,5 @@ def render_advise(doc: Advice, out: Console | None = None, wide: bool = False) -
         out.print("[bold]then:[/] " + escape(doc.measure.command), soft_wrap=True)
     out.print(f"[bold]{doc.serve.engine}:[/]")
     out.print(shell_lines(doc.serve.argv), soft_wrap=True, markup=False)
+    for note in doc.serve.notes:
+        out.print("[bold]note:[/] " + escape(note))

@@ -70,6 +70,7 @@ def _head(doc: Advice) -> list[str]:
             + _e(json.dumps(dict(doc.serve.speculative_config), indent=2))
             + "</pre>"
         )
+    parts.extend(f"<p><b>Note:</b> {_e(note)}</p>" for note in doc.serve.notes)
     promql = doc.monitoring
     parts.append(
         "<p>Monitor it (PromQL):</p><pre>acceptance rate = "

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import matplotlib.pyplot as plt
-
 from specwise.contracts.advice import CandidateAdvice, TemperaturePoint
 from specwise.report.plotstyle import (
     BASELINE_COLOUR,
@@ -14,6 +12,7 @@ from specwise.report.plotstyle import (
     k_colour,
     legend_outside,
     mark_load,
+    plt,
     png_bytes,
     qps_axis,
     series_colour,

@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
-
 from specwise.contracts.sweep import SweepResult
 from specwise.fileio import write_files_atomic
 from specwise.report.plotstyle import (
@@ -17,6 +15,7 @@ from specwise.report.plotstyle import (
     k_colour,
     log_y_axis,
     mark_load,
+    plt,
     png_bytes,
     qps_axis,
     style,

@@ -10,12 +10,19 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
 
-import matplotlib
+from specwise.extras import missing_extra
+
+try:
+    import matplotlib
+except ImportError:  # an optional extra: one line naming it, never a traceback
+    raise missing_extra("matplotlib", "plotting") from None
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+import matplotlib.pyplot as _pyplot
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
 
+# The plot modules reach matplotlib only through here, after the check above.
+plt: Any = _pyplot
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -27,7 +34,7 @@ _K_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", 
 @contextmanager
 def style() -> Iterator[None]:
     """Every figure is drawn inside this (mathtext off; SVG output reproducible)."""
-    with plt.rc_context(RC):  # type: ignore[arg-type]
+    with plt.rc_context(RC):
         yield
 
 

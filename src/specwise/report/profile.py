@@ -1,18 +1,14 @@
-"""Terminal tables and the acceptance-vs-temperature plot of a profile."""
+"""Terminal tables of a profile (its plot: :mod:`specwise.report.profile_plots`, which needs matplotlib)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
-import matplotlib.pyplot as plt
 from rich.console import Console
 from rich.table import Table
 
 from specwise.contracts.profile import ProfileDoc, ProfileResult, VerificationRow
-from specwise.fileio import write_files_atomic
 from specwise.report.console import console
-from specwise.report.plotstyle import close, png_bytes, styled, svg_bytes
 from specwise.report.tables import print_table
 
 
@@ -20,13 +16,13 @@ def _f(x: float | None, digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def _quantization(r: ProfileResult) -> str:
+def quant_label(r: ProfileResult) -> str:
     return ",".join(f"{k}={v}" for k, v in dict(r.quantization).items())
 
 
 def _result_table(who: str, target: str | None, r: ProfileResult) -> Table:
     table = Table(
-        title=f"{who} -> {target}: T={r.temperature:g}, {r.drafting} drafting, quant {_quantization(r) or 'none'}, "
+        title=f"{who} -> {target}: T={r.temperature:g}, {r.drafting} drafting, quant {quant_label(r) or 'none'}, "
         f"class {r.workload_class or 'all'} ({r.prompts} prompts); alpha {_f(r.alpha_mean)}",
         title_justify="left",
     )
@@ -98,32 +94,3 @@ def render_profile(doc: ProfileDoc, out: Console | None = None, wide: bool = Fal
         )
     if doc.timing_s:
         out.print("time (s): " + ", ".join(f"{k} {v:.1f}" for k, v in doc.timing_s.items()))
-
-
-@styled
-def plot_acceptance_vs_temperature(doc: ProfileDoc, path: Path, k: int | None = None) -> Path:
-    """Acceptance rate at ``k`` (default: the largest profiled) vs temperature, one line per drafting mode and
-    quantisation; all prompts."""
-    rows = [r for r in doc.results if r.workload_class is None]
-    k = k or max(row.k for r in rows for row in r.by_k)
-    series: dict[str, list[tuple[float, float]]] = {}
-    for r in rows:
-        quant = _quantization(r)
-        name = r.drafting + (f" ({quant})" if quant else "")
-        for row in r.by_k:
-            if row.k == k and row.acceptance_rate is not None:
-                series.setdefault(name, []).append((r.temperature, row.acceptance_rate))
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    for name, pts in sorted(series.items()):
-        pts.sort()
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
-    ax.set_xlabel("temperature")
-    ax.set_ylabel(f"acceptance rate (k={k})")
-    ax.set_ylim(0, 1.02)
-    ax.set_title(f"{doc.draft or doc.method} -> {doc.target}", fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    data = svg_bytes(fig) if path.suffix.lower() == ".svg" else png_bytes(fig)
-    close(fig)
-    write_files_atomic({path: data})
-    return path

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from specwise.advise.evidence import Evidence
+from specwise.advisor.evidence import Evidence
 from specwise.contracts.advice import RuleCheck
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
 from specwise.memory.planner import MemoryPlan

@@ -7,10 +7,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from specwise.advise import rules
-from specwise.advise.evidence import Evidence, attribute_methods, profile_for, resolve_evidence
-from specwise.advise.inputs import AdviseInputs, Candidate
-from specwise.advise.priors import prior
+from specwise.advisor import rules
+from specwise.advisor.evidence import Evidence, attribute_methods, profile_for, resolve_evidence
+from specwise.advisor.inputs import AdviseInputs, Candidate
+from specwise.advisor.priors import prior
 from specwise.contracts.advice import (
     Advice,
     CandidateAdvice,
@@ -251,12 +251,14 @@ def advise(
     progress: Progress | None = None,
     engine: str = "vllm",
     host: str = LOOPBACK,
+    engine_version: str | None = None,
 ) -> Advice:
     """The decision for ``inputs``; ``host`` is the address the generated serve command binds (loopback unless
-    the operator asks otherwise: ``0.0.0.0`` in a pod)."""
+    the operator asks otherwise: ``0.0.0.0`` in a pod); ``engine_version`` the vLLM version the config is for
+    (None: the current one), which decides how a k-by-batch-size schedule is written."""
     profiles = [ProfileDoc.read(p) for p in profile_paths]
     benches = attribute_methods([read_bench(p) for p in bench_paths], inputs.candidates)
-    eng = get_engine(engine)
+    eng = get_engine(engine, engine_version)
     results = [evaluate_candidate(inputs, c, profiles, benches, eng, processes, progress) for c in inputs.candidates]
     ranked = sorted(results, key=lambda r: (VERDICT_ORDER[r.verdict], r.speedup_at_operating_qps or 0.0), reverse=True)
     top = ranked[0]
@@ -361,7 +363,8 @@ def _serve(
         ),
         spec,
     )
-    return ServeCommand(engine.name, tuple(argv), shell(argv), spec)
+    notes = engine.schedule_notes(top.schedule, top.k) if spec is not None else ()
+    return ServeCommand(engine.name, tuple(argv), shell(argv), spec, notes)
 
 
 def temperature_curves(inputs: AdviseInputs, profiles: Sequence[ProfileDoc]) -> list[TemperaturePoint]:

@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from specwise.acceptance.model import AcceptanceModel
-from specwise.advise.inputs import AdviseInputs, Candidate
-from specwise.advise.priors import prior
+from specwise.advisor.inputs import AdviseInputs, Candidate
+from specwise.advisor.priors import prior
 from specwise.contracts.bench import BenchDoc, MeasuredAcceptance
 from specwise.contracts.document import DocumentError
 from specwise.contracts.profile import ProfileDoc

@@ -1,0 +1,48 @@
+"""``specwise drafts``: which catalog drafts (and methods) could serve this target, ranked, with the reasons."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from specwise.catalog import resolve_gpu, resolve_model
+from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, add_wide_flag, positive_int, print_json
+from specwise.compat.drafts import MemoryCheck, memory_check, suggest_drafts
+from specwise.memory import MemoryPlanRequest
+from specwise.report.drafts import render_drafts
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "drafts",
+        help="rank the catalog drafts (and n-gram, suffix, MTP) that could serve a target",
+        description="Every catalog draft model and EAGLE head, the target's MTP layers and the model-free methods, "
+        "checked as check-pair checks one (vocabulary, special tokens, tokenizer, head fit, size ratio, context) "
+        "and, with --gpu, planned as plan-memory plans one; the ones that fit first, ranked (a heuristic: heads "
+        "trained for the target, MTP, draft models near 1:10, others, then lookup methods), with the reasons. "
+        "Exit status: 0 a draft model or head fits, 1 none does (only lookup methods), 2 bad input.",
+    )
+    p.add_argument("--target", required=True, metavar="ID_OR_PATH", help="catalog id, HF directory or GGUF file")
+    p.add_argument("--gpu", help="check memory on this GPU (see 'specwise gpus')")
+    p.add_argument("--tp", type=positive_int, default=1, help="tensor-parallel size of the target (default 1)")
+    p.add_argument("--max-model-len", type=positive_int, metavar="N", help="context to plan for (default: the model's)")
+    p.add_argument("--all", action="store_true", help="also list the drafts that do not fit")
+    add_json_flag(p)
+    add_wide_flag(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    target = resolve_model(args.target)
+    plan_for: MemoryCheck | None = None
+    if args.gpu:
+        gpu = resolve_gpu(args.gpu)
+        plan_for = memory_check(MemoryPlanRequest(target=target, gpu=gpu, tp=args.tp, max_model_len=args.max_model_len))
+
+    suggestions = suggest_drafts(target, max_model_len=args.max_model_len, plan_for=plan_for)
+    shown = suggestions if args.all else [s for s in suggestions if s.fits]
+    if args.json:
+        print_json({"target": target.name, "gpu": args.gpu, "tp": args.tp, "drafts": [s.to_json() for s in shown]})
+    else:
+        render_drafts(target.name, shown, memory_checked=plan_for is not None, wide=args.wide)
+    return EXIT_OK if any(s.fits and s.model_based for s in suggestions) else EXIT_NEGATIVE

@@ -1,0 +1,152 @@
+"""Which drafts could serve a target (``specwise drafts``): every catalog draft model and EAGLE head, the target's
+own MTP layers and the model-free methods, each checked as ``check-pair`` checks one (vocabulary, special tokens,
+tokenizer, head fit, size ratio, context) and, given a GPU, planned as ``plan-memory`` plans one; ranked, with the
+reasons.
+
+The order among drafts that fit (a heuristic, said so in the output): an EAGLE head trained for this very target,
+then the target's MTP layers (both reuse its hidden states), then draft models inside the practitioners' 1:8-1:12
+size advice (closest to 1:10 first), then other draft models and heads trained for another target, then n-gram
+and suffix lookup (no weights; they pay only where outputs copy the prompt). Acceptance is what decides; this
+order only says what to profile first (``specwise profile``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from specwise.catalog import catalog_model_spec, catalog_models
+from specwise.compat.pair import ADVICE_HIGH, ADVICE_LOW, Finding, PairReport, check_pair
+from specwise.errors import SpecwiseError
+from specwise.memory import MemoryPlan, MemoryPlanRequest, plan_memory
+from specwise.specs.derived import mtp_draft_spec
+from specwise.specs.draft import DraftChoice
+from specwise.specs.model import ModelSpec
+
+# Order of the kinds among drafts that fit (lower first).
+_HEAD_FOR_TARGET, _MTP, _IN_ADVICE, _OTHER_MODEL, _MODEL_FREE = range(5)
+MemoryCheck = Callable[[DraftChoice], MemoryPlan]
+
+
+@dataclass(frozen=True)
+class DraftSuggestion:
+    draft: str  # catalog id, or "mtp", "ngram", "suffix"
+    method: str  # vLLM's method name: draft_model, eagle, eagle3, mtp, ngram, suffix
+    fits: bool
+    reasons: tuple[str, ...]  # the failures first, then warnings, then what passed
+    summary: str = ""  # the warnings and failures in a few words each (the table's column)
+    param_ratio: float | None = None  # target : draft parameters
+    kv_cost: float | None = None  # share of the target's KV cache the draft takes (with a GPU)
+    order: tuple[int, float] = (_MODEL_FREE, 0.0)
+
+    @property
+    def model_based(self) -> bool:
+        return self.method not in ("ngram", "suffix")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "draft": self.draft,
+            "method": self.method,
+            "fits": self.fits,
+            "param_ratio": self.param_ratio,
+            "kv_cache_cost": self.kv_cost,
+            "summary": self.summary,
+            "reasons": list(self.reasons),
+        }
+
+
+def _reasons(report: PairReport) -> list[str]:
+    rank = {"fail": 0, "warn": 1, "pass": 2, "info": 3}
+    return [f"{f.status}: {f.message}" for f in sorted(report.findings, key=lambda f: rank[f.status])]
+
+
+def _short(f: Finding) -> str:
+    """A finding in a few words: the size-ratio verdict, else the message's first clause."""
+    if f.check == "size_ratio":
+        return f.message.rsplit(": ", 1)[-1].split("; ", 1)[0]
+    if f.check == "tokenizer" and f.status == "warn":  # "same family; <what differs>": the difference
+        return f.message.split("; ", 1)[-1]
+    return f.message.split(": ", 1)[0].split("; ", 1)[0]
+
+
+def _summary(report: PairReport, memory: str, fits: bool) -> str:
+    parts = [_short(f) for f in report.findings if f.status in ("fail", "warn")]
+    if memory and not fits:
+        parts.append(memory)
+    return "; ".join(parts) or "no warnings"
+
+
+def memory_check(request: MemoryPlanRequest) -> MemoryCheck:
+    """Plan each draft as ``request`` (its ``draft`` replaced): the draft at the target's TP, else -- when its heads
+    do not split that way -- at TP 1, the two placements vLLM allows (``draft_tensor_parallel_size``)."""
+
+    def plan_for(choice: DraftChoice) -> MemoryPlan:
+        try:
+            return plan_memory(replace(request, draft=choice))
+        except SpecwiseError:
+            if request.tp == 1:
+                raise
+            return plan_memory(replace(request, draft=choice, draft_tp=1))
+
+    return plan_for
+
+
+def _memory(choice: DraftChoice, plan_for: MemoryCheck | None) -> tuple[bool, float | None, str]:
+    if plan_for is None:
+        return True, None, "memory not checked (give --gpu)"
+    try:
+        plan = plan_for(choice)
+    except SpecwiseError as exc:
+        return False, None, f"cannot be placed: {exc}"
+    if not plan.fits:
+        return False, None, "does not fit: " + "; ".join(plan.problems or ("no room for one sequence",))
+    base = plan.kv_cache_tokens_without_draft
+    cost = 1.0 - plan.kv_cache_tokens / base if base else 0.0
+    return True, cost, f"fits: the draft takes {cost:.0%} of the KV cache"
+
+
+def _model_order(report: PairReport, spec: ModelSpec, trained_for: tuple[str, ...], target: str) -> tuple[int, float]:
+    if spec.draft_head is not None:
+        return (_HEAD_FOR_TARGET if target in trained_for else _OTHER_MODEL, 0.0)
+    basis = report.active_param_ratio if math.isfinite(report.active_param_ratio) else report.param_ratio
+    distance = abs(math.log(basis / 10.0))
+    return (_IN_ADVICE if ADVICE_LOW <= basis <= ADVICE_HIGH else _OTHER_MODEL, distance)
+
+
+def _catalog_candidates(target: ModelSpec) -> list[tuple[ModelSpec, tuple[str, ...]]]:
+    out = []
+    for model in catalog_models().values():
+        if model.id == target.name:
+            continue
+        spec = catalog_model_spec(model.id)
+        if spec.draft_head is not None or spec.total_params < target.total_params:
+            out.append((spec, model.draft_for))
+    return out
+
+
+def suggest_drafts(
+    target: ModelSpec, *, max_model_len: int | None = None, plan_for: MemoryCheck | None = None
+) -> list[DraftSuggestion]:
+    """Every candidate draft for ``target``, the ones that fit first, in the order the module docstring gives."""
+    out: list[DraftSuggestion] = []
+    for spec, trained_for in _catalog_candidates(target):
+        report = check_pair(target, spec, head_trained_for=trained_for, max_model_len=max_model_len)
+        reasons = _reasons(report)
+        fits, cost, memory = _memory(DraftChoice("model", spec), plan_for) if report.compatible else (False, None, "")
+        method: str = spec.draft_head or "draft_model"
+        order = _model_order(report, spec, trained_for, target.name)
+        extra = (memory,) if memory else ()
+        summary = _summary(report, memory, fits)
+        row = DraftSuggestion(spec.name, method, fits, (*reasons, *extra), summary, report.param_ratio, cost, order)
+        out.append(row)
+    if target.mtp_layers > 0:
+        fits, cost, memory = _memory(DraftChoice("mtp", mtp_draft_spec(target)), plan_for)
+        layers = f"the target's own {target.mtp_layers} multi-token-prediction layer(s)"
+        summary = layers if fits else memory
+        out.append(DraftSuggestion("mtp", "mtp", fits, (f"pass: {layers}", memory), summary, None, cost, (_MTP, 0.0)))
+    for method in ("ngram", "suffix"):
+        why = "no weights, no KV cache; pays only where outputs copy the prompt (code edits, summaries)"
+        out.append(DraftSuggestion(method, method, True, (f"pass: {why}",), why, None, 0.0 if plan_for else None))
+    return sorted(out, key=lambda s: (not s.fits, s.order, s.draft))

@@ -1,0 +1,110 @@
+"""Which vLLM versions take a k-by-batch-size schedule, and in which form (``advise --vllm-version``).
+
+The versions, with where each boundary comes from:
+
+* **0.24 and later** -- ``num_speculative_tokens_per_batch_size``: ``[[first_batch, last_batch, k], ...]``
+  (inclusive ranges; ``num_speculative_tokens`` stays the largest k, for buffer sizing). Added by vLLM PR #32374
+  ("[V1][Spec Decode] Add Dynamic SD", merged 2026-05); 0.24.0 is the first release we can confirm has it
+  (vllm-metal PR #463, "Bump vLLM to 0.24.0", adapts to it). Checked against vLLM 0.32's
+  ``vllm/config/speculative.py``, where the field is ``list[tuple[int, int, int]] | None``;
+  ``vllm/config/vllm.py`` turns it off (static k) when data parallelism is above 1.
+* **0.10 to 0.23** -- no per-batch-size k. The V0 engine, the only one that read ``disable_by_batch_size``, was
+  removed in 0.10.0 (vLLM PR #35060, which then removed the unused field: vLLM 0.32 rejects it as an unexpected
+  keyword). The static k at the operating load is emitted, and the schedule as a note.
+* **0.8 and 0.9** -- ``disable_by_batch_size`` in ``--speculative-config``: speculation off once that many
+  requests are running -- honoured by the V0 engine only (``VLLM_USE_V1=0``); only the schedule's "k = 0 above
+  batch B" band can be said this way.
+* **before 0.8** -- separate ``--speculative-model`` / ``--num-speculative-tokens`` /
+  ``--speculative-disable-by-batch-size`` flags (removed by vLLM PR #15466, 2025-03); not emitted: refused in one
+  line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from specwise.errors import SpecwiseError
+
+ScheduleForm = Literal["per_batch_size", "disable_by_batch_size", "none"]
+_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.+\-]?[0-9A-Za-z.+\-]*)?")
+
+
+@dataclass(frozen=True, order=True)
+class VllmVersion:
+    major: int
+    minor: int
+    patch: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> VllmVersion:
+        """``0.20``, ``0.20.1``, ``v0.24.0rc1``, ``0.32.0+cpu`` (pre-release and local parts are ignored)."""
+        m = _VERSION.fullmatch(text.strip())
+        if not m:
+            raise SpecwiseError(f"--vllm-version {text!r}: expected a version like 0.20 or 0.24.1")
+        return cls(int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}.{self.patch}"
+
+
+SCHEDULE_KEY_SINCE = VllmVersion(0, 24)  # num_speculative_tokens_per_batch_size (PR #32374)
+V0_REMOVED_IN = VllmVersion(0, 10)  # disable_by_batch_size stopped acting (PR #35060's description)
+CONFIG_JSON_SINCE = VllmVersion(0, 8)  # --speculative-config JSON; the separate flags were removed (PR #15466)
+
+
+def schedule_form(version: VllmVersion | None) -> ScheduleForm:
+    """How ``version`` (None: the current one) takes a k-by-batch-size schedule."""
+    if version is not None and version < CONFIG_JSON_SINCE:
+        raise SpecwiseError(
+            f"--vllm-version {version}: vLLM before {CONFIG_JSON_SINCE.major}.{CONFIG_JSON_SINCE.minor} takes "
+            "separate --speculative-model / --num-speculative-tokens flags, which specwise does not write; "
+            "upgrade vLLM, or give 0.8 and translate the --speculative-config keys"
+        )
+    if version is None or version >= SCHEDULE_KEY_SINCE:
+        return "per_batch_size"
+    return "none" if version >= V0_REMOVED_IN else "disable_by_batch_size"
+
+
+def first_off_batch(schedule: Sequence[tuple[int, int, int]]) -> int | None:
+    """The smallest batch from which the schedule keeps k at 0 for every larger batch (None: it never does)."""
+    off: int | None = None
+    for first, _last, k in sorted(schedule):
+        if k == 0 and off is None:
+            off = first
+        elif k != 0:
+            off = None
+    return off
+
+
+def schedule_text(schedule: Sequence[tuple[int, int, int]]) -> str:
+    return ", ".join(f"k={k} for batch {a}-{b}" for a, b, k in schedule)
+
+
+def schedule_notes(version: VllmVersion | None, schedule: Sequence[tuple[int, int, int]], k: int) -> tuple[str, ...]:
+    """What the config for ``version`` cannot say of ``schedule``, in words the operator can act on."""
+    form = schedule_form(version)
+    if not schedule or form == "per_batch_size":
+        return ()
+    upgrade = (
+        f"vLLM {SCHEDULE_KEY_SINCE.major}.{SCHEDULE_KEY_SINCE.minor}+ takes it as num_speculative_tokens_per_batch_size"
+    )
+    off = first_off_batch(schedule)
+    if form == "disable_by_batch_size":
+        said = (
+            f"disable_by_batch_size={off} turns speculation off from batch {off}, on the V0 engine only "
+            "(VLLM_USE_V1=0; V1 ignores it)"
+            if off is not None
+            else "no band switches speculation off, so nothing of it can be said here"
+        )
+        return (
+            f"vLLM {version} has no per-batch-size k; the advised schedule is {schedule_text(schedule)}: {said}; "
+            f"k={k} elsewhere. {upgrade}.",
+        )
+    return (
+        f"vLLM {version} has no per-batch-size k: this config runs k={k} at every batch size; the advised schedule "
+        f"is {schedule_text(schedule)}. {upgrade}"
+        + (f"; meanwhile, speculation costs latency above batch {off - 1}." if off is not None else "."),
+    )

@@ -1,0 +1,28 @@
+"""The shipped examples as a table (``specwise examples``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from specwise.examples import CopyResult, Example
+from specwise.report.console import console
+from specwise.report.tables import print_table
+
+
+def render_examples(examples: Sequence[Example], *, wide: bool = False, out: Console | None = None) -> None:
+    table = Table(title="shipped examples (specwise examples NAME prints one; --copy DIR copies them)")
+    table.add_column("name", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("what it is", overflow="fold")
+    for e in examples:
+        table.add_row(e.name, e.kind, escape(e.description))
+    print_table(console(out), table, wide=wide)
+
+
+def render_copy(result: CopyResult, dest: str, out: Console | None = None) -> None:
+    same = f", {len(result.unchanged)} already there unchanged" if result.unchanged else ""
+    console(out).print(f"copied {len(result.written)} files to {escape(dest)}{same}", highlight=False)

@@ -1,0 +1,80 @@
+"""``advise --vllm-version``: the k-by-batch-size schedule in the form each vLLM version takes
+(``specwise.engines.vllm_versions`` has the versions and their sources; the slow tier checks the current form
+against vLLM 0.32's own SpeculativeConfig: tests/integration/test_vllm_versions.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specwise.cli import main
+from specwise.engines import Speculation, get_engine
+from specwise.engines.vllm_versions import VllmVersion, first_off_batch, schedule_form
+from specwise.errors import SpecwiseError
+from specwise.methods import get_method
+from tests.readme_examples import ROOT
+
+SCHEDULE = ((1, 34, 4), (35, 64, 2), (65, 256, 0))
+SPEC = Speculation(get_method("ngram"), 2, prompt_lookup=(2, 4), schedule=SCHEDULE)
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed", "form"),
+    [
+        ("0.32.0+cpu", VllmVersion(0, 32, 0), "per_batch_size"),
+        ("v0.24.0rc1", VllmVersion(0, 24, 0), "per_batch_size"),
+        ("0.23.1", VllmVersion(0, 23, 1), "none"),
+        ("0.10", VllmVersion(0, 10, 0), "none"),
+        ("0.9.2", VllmVersion(0, 9, 2), "disable_by_batch_size"),
+        ("0.8", VllmVersion(0, 8, 0), "disable_by_batch_size"),
+    ],
+)
+def test_versions_parse_and_pick_a_form(text: str, parsed: VllmVersion, form: str) -> None:
+    assert VllmVersion.parse(text) == parsed and schedule_form(parsed) == form
+
+
+def test_too_old_or_malformed_versions_are_one_line() -> None:
+    with pytest.raises(SpecwiseError, match="separate --speculative-model"):
+        schedule_form(VllmVersion.parse("0.6.3"))
+    with pytest.raises(SpecwiseError, match="expected a version like"):
+        VllmVersion.parse("latest")
+
+
+def test_each_form_of_the_schedule() -> None:
+    current = get_engine("vllm").speculative_config(SPEC)
+    assert current == get_engine("vllm", "0.24").speculative_config(SPEC)
+    assert current["num_speculative_tokens"] == 4  # the largest k: vLLM sizes its buffers by it
+    assert current["num_speculative_tokens_per_batch_size"] == [list(b) for b in SCHEDULE]
+    mid = get_engine("vllm", "0.20")
+    cfg = mid.speculative_config(SPEC)
+    assert cfg == {"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_min": 2, "prompt_lookup_max": 4}
+    (note,) = mid.schedule_notes(SCHEDULE, 2)
+    assert "k=2 at every batch size" in note and "k=0 for batch 65-256" in note and "above batch 64" in note
+    old = get_engine("vllm", "0.9").speculative_config(SPEC)
+    assert old["disable_by_batch_size"] == 65 and "num_speculative_tokens_per_batch_size" not in old
+    assert get_engine("vllm").schedule_notes(SCHEDULE, 2) == ()
+    with pytest.raises(SpecwiseError, match="applies to the vllm engine"):
+        get_engine("sglang", "0.20")
+
+
+def test_first_off_batch_is_the_start_of_the_last_zero_run() -> None:
+    assert first_off_batch(SCHEDULE) == 65
+    assert first_off_batch(((1, 8, 0), (9, 32, 3))) is None  # k comes back: no "off from batch B"
+    assert first_off_batch(((1, 8, 3), (9, 16, 0), (17, 32, 0))) == 9
+
+
+def test_advise_vllm_version_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the blog's Llama-3-70B / Qwama pair at 1 QPS: enable below a load, with a schedule that turns k off
+    text = (ROOT / "examples/advise/evidence-llama3-70b-qwama-v0.toml").read_text()
+    scenario = tmp_path / "qwama-1qps.toml"
+    scenario.write_text(text.replace("operating_qps = 10", "operating_qps = 1").replace("= 400", "= 200"))
+    assert main(["advise", "--scenario", str(scenario), "--json", "--processes", "1", "--vllm-version", "0.20"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["decision"] == "enable_below"
+    cfg = doc["vllm"]["speculative_config"]
+    assert "num_speculative_tokens_per_batch_size" not in cfg and cfg["num_speculative_tokens"] == 4
+    assert "no per-batch-size k" in doc["vllm"]["notes"][0]
+    assert main(["advise", "--scenario", str(scenario), "--vllm-version", "0.6"]) == 2
+    assert "separate --speculative-model" in capsys.readouterr().err
