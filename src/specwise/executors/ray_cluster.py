@@ -75,13 +75,18 @@ def _import_ray(address: str | None) -> Any:
     return ray
 
 
+def _apply(fn: Callable[[J], R], job: J) -> R:
+    """What each Ray task runs (Ray passes ``fn`` in from the object store)."""
+    return fn(job)
+
+
 class RayExecutor:
     """Ray tasks, one per job; the cluster reached on the first :meth:`map`, left by :meth:`close`."""
 
     def __init__(self, address: str | None = None, max_workers: int | None = None) -> None:
         self.address, self.max_workers = address, max_workers
         self._ray: Any = None
-        self._started = False  # this executor called ray.init (so it calls ray.shutdown)
+        self._initialised = False  # this executor called ray.init: it calls ray.shutdown (a cluster it joined stays up)
 
     def _connect(self) -> Any:
         if self._ray is not None:
@@ -98,15 +103,21 @@ class RayExecutor:
             try:
                 ray.init(**options)
             except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
-                where = f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
-                first = str(exc).strip().split(". ")[0].splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise SpecwiseError(f"--executor {self._flag()}: cannot reach {where}: {first}") from exc
-            self._started = True
+                raise SpecwiseError(self._failed(exc)) from exc
+            self._initialised = True
         self._ray = ray
         return ray
 
-    def _flag(self) -> str:
-        return "ray" if self.address is None else f"ray:{self.address}"
+    def _failed(self, exc: Exception) -> str:
+        where = f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
+        first = str(exc).strip().split(". ")[0].splitlines()[0] if str(exc).strip() else type(exc).__name__
+        flag = "ray" if self.address is None else f"ray:{self.address}"
+        hint = ""
+        if self.address not in (None, "auto") and "RAY_AUTH_MODE" not in os.environ:
+            # Ray >= 2.5x: clusters have token authentication by default, and a driver given an explicit address
+            # uses it only when told (ray/_private/worker.py, "an explicit address ... never does").
+            hint = " (a cluster with token authentication, Ray's default: set RAY_AUTH_MODE=token and its token)"
+        return f"--executor {flag}: cannot reach {where}: {first}{hint}"
 
     @property
     def workers(self) -> int:
@@ -118,8 +129,9 @@ class RayExecutor:
         if not jobs:
             return []
         ray = self._connect()
-        task = ray.remote(fn)
-        refs = [task.remote(job) for job in jobs]
+        task = ray.remote(_apply)  # not ray.remote(fn): that takes only Python functions (no builtins, partials)
+        fn_ref = ray.put(fn)
+        refs = [task.remote(fn_ref, job) for job in jobs]
         results: list[R] = []
         for i, ref in enumerate(refs, start=1):
             results.append(ray.get(ref))
@@ -128,6 +140,6 @@ class RayExecutor:
         return results
 
     def close(self) -> None:
-        if self._started and self._ray is not None:
+        if self._initialised and self._ray is not None:
             self._ray.shutdown()
-        self._ray, self._started = None, False
+        self._ray, self._initialised = None, False
