@@ -5,8 +5,9 @@ address (``ray/_private/services.py``, ``resolve_ip_for_localhost``) and then bi
 every interface; with ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (``ray/_private/ray_constants.py``,
 ``ENABLE_RAY_CLUSTER``: "local Ray" only) the node's address is the loopback one and every server binds 127.0.0.1
 (``src/ray/rpc/grpc_server.cc`` listens on localhost only for a 127.0.0.1 node). The dashboard is not started and
-usage statistics are off (``RAY_USAGE_STATS_ENABLED=0``) unless the environment says otherwise. Nothing is shut down
-that this executor did not start."""
+usage statistics are off (``RAY_USAGE_STATS_ENABLED=0``) unless the environment says otherwise; both are read when
+``ray`` is imported, so a program that imported it before keeps Ray's defaults. Nothing is shut down that this
+executor did not start."""
 
 from __future__ import annotations
 
@@ -26,19 +27,6 @@ from specwise.executors.local import pool_size
 J = TypeVar("J")
 R = TypeVar("R")
 LOCAL_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
-
-
-def _loopback(address: str | None) -> bool:
-    """No address (a cluster started here) or one whose host is this machine's loopback."""
-    if address is None:
-        return True
-    host = address.removeprefix("ray://").rpartition(":")[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _host_port(address: str) -> tuple[str, int] | None:
@@ -64,9 +52,24 @@ def check_reachable(address: str, timeout_s: float = 5.0) -> None:
         ) from None
 
 
+def _loopback(address: str | None) -> bool:
+    """No address (a cluster started here) or one whose host is this machine's loopback."""
+    if address is None:
+        return True
+    host = address.removeprefix("ray://").rpartition(":")[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _import_ray(address: str | None) -> Any:
     """``ray``, imported with the environment set first (Ray reads it at import): usage statistics off, and for a
-    cluster on this machine the loopback address as the node's."""
+    cluster on this machine's loopback (started here, or joined at 127.0.0.1:PORT) the loopback address as this
+    node's -- a driver finds its raylet by its own node address (``ray/_private/services.py``,
+    ``get_node_to_connect_for_driver``), which Ray would otherwise take to be the routable one."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if _loopback(address) and "ray" not in sys.modules:
         os.environ.setdefault(LOCAL_ONLY_ENV, "0")
