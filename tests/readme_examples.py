@@ -10,8 +10,9 @@ Conventions the README follows (and this parser enforces):
 - ``> FILE`` after a command redirects its output (the file lands in the scratch directory).
 
 What an example needs decides where it runs: ``fast`` (the default test tier), ``models`` (the SmolLM2 weights
-from ``make models``: slow tier), or ``parse`` (a server of the user's, or the 1.6 GB Qwen pair: only its
-arguments are checked, with the real parser).
+from ``make models``: slow tier), ``ray`` (the optional Ray extra, a cluster started for the run: slow tier), or
+``parse`` (a server or Ray cluster of the user's, or the 1.6 GB Qwen pair: only its arguments are checked, with
+the real parser).
 """
 
 from __future__ import annotations
@@ -37,10 +38,15 @@ class Example:
     @property
     def needs(self) -> str:
         text = self.command
-        if any(s in text for s in ("--url", "--prometheus", "RUN_ID")) or "qwen2.5-coder" in text.lower():
-            return "parse"  # the reader's own server, or the 1.6 GB Qwen pair
+        if (
+            any(s in text for s in ("--url", "--prometheus", "RUN_ID", "--executor ray:"))
+            or "qwen2.5-coder" in text.lower()
+        ):
+            return "parse"  # the reader's own server or Ray cluster, or the 1.6 GB Qwen pair
         if "smollm2" in text:
             return "models"
+        if "--executor ray" in text:
+            return "ray"  # the optional extra, pip install 'specwise[ray]': a Ray cluster started for the run
         return "fast"
 
     @property

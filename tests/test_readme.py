@@ -3,11 +3,13 @@
 Fast tier: every ``$ specwise`` line parses with the real argument parser (no stale flag survives), and the
 examples that need nothing beyond the package run in a scratch directory holding the repository's examples,
 with the exit status and the output lines the README shows. Slow tier: the examples that need the SmolLM2
-weights (``make models``). Examples that need the reader's own server or the 1.6 GB Qwen pair are parse-only.
+weights (``make models``) or Ray (``pip install 'specwise[ray]'``). Examples that need the reader's own server
+or Ray cluster, or the 1.6 GB Qwen pair, are parse-only.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -24,7 +26,7 @@ ALL = examples()
 
 def test_the_readme_has_examples_of_every_kind() -> None:
     assert len(ALL) >= 20
-    assert {e.needs for e in ALL} == {"fast", "models", "parse"}
+    assert {e.needs for e in ALL} == {"fast", "models", "parse", "ray"}
     commands = {e.argv[0] for e in ALL}
     assert {"advise", "simulate", "plan-memory", "profile", "bench", "monitor", "validate", "inspect"} <= commands
 
@@ -72,6 +74,7 @@ def _check(example: Example, proc: subprocess.CompletedProcess[str]) -> None:
 
 FAST = [e for e in ALL if e.needs == "fast"]
 MODELS = [e for e in ALL if e.needs == "models"]
+RAY = [e for e in ALL if e.needs == "ray"]
 
 
 @pytest.mark.parametrize("example", FAST, ids=[e.id for e in FAST])
@@ -87,6 +90,17 @@ def test_example_with_models_runs_as_written(example: Example, tmp_path: Path) -
         if os.environ.get("SPECWISE_REQUIRE_VLLM") == "1":
             pytest.fail("models/ is missing: run 'make models'")
         pytest.skip("models/ is missing: run 'make models'")
+    _check(example, _run(example, _workdir(tmp_path)))
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+@pytest.mark.parametrize("example", RAY, ids=[e.id for e in RAY])
+def test_example_on_ray_runs_as_written(example: Example, tmp_path: Path) -> None:
+    if importlib.util.find_spec("ray") is None:
+        if os.environ.get("SPECWISE_REQUIRE_SYSTEM_DEPS") == "1":
+            pytest.fail("ray is not installed: make install installs .[ray]")
+        pytest.skip("ray is not installed: pip install 'specwise[ray]'")
     _check(example, _run(example, _workdir(tmp_path)))
 
 

@@ -78,13 +78,15 @@ def advise(
     processes: int | None = None,
     host: str = LOOPBACK,
     vllm_version: str | None = None,
+    executor: str = "local",
 ) -> Advice:
     """The decision for an advise scenario (``specwise advise``): enable, enable below a load, measure first or
     disable, with the ranked candidates, their rule checks and the ``vllm serve`` command.
 
     ``profiles`` / ``benches`` are ``specwise profile`` / ``specwise bench`` (or ``vllm bench serve``) result
     files whose measured acceptance replaces the assumed one; ``host`` is what the serve command binds;
-    ``vllm_version`` (e.g. ``"0.20"``) writes the config in the form that vLLM version takes.
+    ``vllm_version`` (e.g. ``"0.20"``) writes the config in the form that vLLM version takes; ``executor`` is
+    ``--executor``'s ``local``, ``ray`` or ``ray:ADDRESS`` (``processes``: the local pool's size).
 
     >>> import specwise
     >>> advice = specwise.advise("example:advise/draft-does-not-fit")
@@ -94,15 +96,18 @@ def advise(
     [('draft_model:meta-llama/Llama-3.1-8B-Instruct', 'does_not_fit'), ('ngram', 'disable')]
     """
     from specwise.advisor.decision import advise as _advise
+    from specwise.executors import open_executor, parse_executor
 
-    return _advise(
-        _advise_inputs(scenario),
-        [Path(p) for p in profiles],
-        [Path(p) for p in benches],
-        processes,
-        host=host,
-        engine_version=vllm_version,
-    )
+    inputs = _advise_inputs(scenario)
+    with open_executor(parse_executor(executor), processes) as on:
+        return _advise(
+            inputs,
+            [Path(p) for p in profiles],
+            [Path(p) for p in benches],
+            host=host,
+            engine_version=vllm_version,
+            executor=on,
+        )
 
 
 def simulate(
@@ -111,9 +116,11 @@ def simulate(
     num_requests: int | None = None,
     metric: str | None = None,
     processes: int | None = None,
+    executor: str = "local",
 ) -> SweepResult:
     """The QPS x k sweep of a simulate scenario (``specwise simulate``): latencies with and without speculation,
-    the best k per load and the crossover load where speculation stops paying.
+    the best k per load and the crossover load where speculation stops paying; the cells on ``executor``
+    (``local``, ``ray`` or ``ray:ADDRESS``, as ``--executor``; ``processes``: the local pool's size).
 
     >>> import specwise
     >>> sweep = specwise.simulate("example:llama70b-ngram", num_requests=100, processes=1)
@@ -122,11 +129,13 @@ def simulate(
     >>> all(sweep.best_speedup_by_qps[q] > 1.0 for q in sweep.qps)
     True
     """
+    from specwise.executors import open_executor, parse_executor
     from specwise.study.decide import decide
     from specwise.study.sweep import run_sweep
 
     sc = _scenario(scenario, num_requests, metric)
-    return decide(sc, run_sweep(sc, processes=processes))
+    with open_executor(parse_executor(executor), processes) as on:
+        return decide(sc, run_sweep(sc, on))
 
 
 def plan_memory(

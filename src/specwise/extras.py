@@ -17,6 +17,7 @@ EXTRA_FOR: dict[str, str] = {
     "tokenizers": "tokenizers",
     "torch": "profile",
     "transformers": "profile",
+    "ray": "ray",
 }
 
 

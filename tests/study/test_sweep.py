@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from specwise.executors.local import LocalExecutor
 from specwise.scenario import parse_scenario
 from specwise.study.decide import crossover, decide
 from specwise.study.sweep import run_sweep
@@ -44,7 +45,7 @@ def _sweep(method: dict[str, object], version: str | None = None) -> tuple[list[
     if version:
         data["deployment"]["engine_version"] = version  # type: ignore[index]
     sc = parse_scenario(data)
-    doc = decide(sc, run_sweep(sc, processes=2)).to_json()
+    doc = decide(sc, run_sweep(sc, LocalExecutor(2))).to_json()
     return [doc["best_speedup_by_qps"][f"{q:g}"] for q in sc.sweep.qps], doc
 
 
@@ -77,8 +78,8 @@ def test_llama70b_draft_crosses_below_one_on_vllm_v0() -> None:
 def test_parallel_sweep_equals_serial() -> None:
     sc = parse_scenario(_scenario({"method": "ngram", "acceptance": 0.6}, [1.0, 8.0]))
     sc = replace(sc, sweep=replace(sc.sweep, num_requests=80))
-    serial = decide(sc, run_sweep(sc, processes=1)).to_json()
-    parallel = decide(sc, run_sweep(sc, processes=2)).to_json()
+    serial = decide(sc, run_sweep(sc, LocalExecutor(1))).to_json()
+    parallel = decide(sc, run_sweep(sc, LocalExecutor(2))).to_json()
     assert serial["results"] == parallel["results"]
 
 
@@ -94,6 +95,6 @@ def test_example_schedule_rows(tmp_path: Path) -> None:
 
     sc = load_scenario(examples / "llama70b-ngram.toml")
     sc = replace(sc, sweep=replace(sc.sweep, num_requests=60, qps=(1.0, 16.0), k_values=(0, 4)))
-    doc = decide(sc, run_sweep(sc, processes=1)).to_json()
+    doc = decide(sc, run_sweep(sc, LocalExecutor(1))).to_json()
     assert len(doc["schedule_results"]) == 2 and doc["schedule_results"][0]["k"] == "schedule"
     assert set(doc["results"][0]["by_class"]) == {"summarize", "chat"}

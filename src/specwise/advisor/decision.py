@@ -28,6 +28,8 @@ from specwise.contracts.sweep import SweepResult
 from specwise.engines import Deployment, Engine, Speculation, get_engine
 from specwise.engines.base import LOOPBACK, shell
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE, launch_toml
+from specwise.executors import Executor
+from specwise.executors.local import LocalExecutor
 from specwise.scenario.build import build_scenario
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.study.decide import decide
@@ -187,7 +189,7 @@ def evaluate_candidate(
     profiles: Sequence[ProfileDoc],
     benches: Sequence[BenchDoc],
     engine: Engine,
-    processes: int | None = None,
+    executor: Executor | None = None,
     progress: Progress | None = None,
 ) -> CandidateAdvice:
     notes: list[str] = []
@@ -215,7 +217,7 @@ def evaluate_candidate(
         if progress:
             progress(f"simulate {c.label}", done, total)
 
-    sim = decide(sc, run_sweep(sc, processes=processes, progress=tick))
+    sim = decide(sc, run_sweep(sc, executor, progress=tick))
     v = _verdict(inputs, sc, sim)
     checks = rules.check_all(
         _rule_input(
@@ -252,14 +254,17 @@ def advise(
     engine: str = "vllm",
     host: str = LOOPBACK,
     engine_version: str | None = None,
+    executor: Executor | None = None,
 ) -> Advice:
     """The decision for ``inputs``; ``host`` is the address the generated serve command binds (loopback unless
     the operator asks otherwise: ``0.0.0.0`` in a pod); ``engine_version`` the vLLM version the config is for
-    (None: the current one), which decides how a k-by-batch-size schedule is written."""
+    (None: the current one), which decides how a k-by-batch-size schedule is written. The sweeps run on
+    ``executor`` (default: a local pool of ``processes``)."""
     profiles = [ProfileDoc.read(p) for p in profile_paths]
     benches = attribute_methods([read_bench(p) for p in bench_paths], inputs.candidates)
     eng = get_engine(engine, engine_version)
-    results = [evaluate_candidate(inputs, c, profiles, benches, eng, processes, progress) for c in inputs.candidates]
+    executor = executor or LocalExecutor(processes)
+    results = [evaluate_candidate(inputs, c, profiles, benches, eng, executor, progress) for c in inputs.candidates]
     ranked = sorted(results, key=lambda r: (VERDICT_ORDER[r.verdict], r.speedup_at_operating_qps or 0.0), reverse=True)
     top = ranked[0]
     if top.verdict in ("enable", "enable_below"):

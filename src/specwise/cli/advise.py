@@ -16,10 +16,10 @@ from specwise.advisor.inputs import load_inputs
 from specwise.cli.common import (
     EXIT_NEGATIVE,
     EXIT_OK,
+    add_executor_flags,
     add_json_flag,
     add_predictor_flags,
     add_wide_flag,
-    positive_int,
     predictor_override,
     print_json,
     progress_bar,
@@ -29,6 +29,7 @@ from specwise.cli.common import (
 from specwise.engines.base import LOOPBACK
 from specwise.engines.vllm_versions import VllmVersion, schedule_form
 from specwise.errors import SpecwiseError
+from specwise.executors import open_executor
 from specwise.extras import require
 from specwise.fileio import check_output_file
 from specwise.scenario.toml_loader import with_predictor
@@ -88,7 +89,7 @@ def register(sub: Any) -> None:
         "schedule as num_speculative_tokens_per_batch_size; 0.10-0.23 have none (static k, the schedule as a "
         "note); 0.8-0.9 only disable_by_batch_size (V0 engine); before 0.8 is refused",
     )
-    p.add_argument("--processes", type=positive_int, help="simulation worker processes (default: CPU count)")
+    add_executor_flags(p)
     add_predictor_flags(p)
     add_json_flag(p)
     add_wide_flag(p)
@@ -124,15 +125,15 @@ def run(args: argparse.Namespace) -> int:
         if path is not None:
             check_output_file(path)  # before the simulations, as bench and profile check theirs
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    with progress_bar(*columns, disable=args.json) as bar:
+    with open_executor(args.executor, args.processes) as executor, progress_bar(*columns, disable=args.json) as bar:
         doc = advise(
             inputs,
             args.profile,
             args.bench,
-            args.processes,
-            stage_progress(bar),
+            progress=stage_progress(bar),
             host=args.host,
             engine_version=args.vllm_version,
+            executor=executor,
         )
     if args.write_launch and doc.measure is not None:
         from specwise.fileio import write_text_atomic

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from specwise.errors import SpecwiseError, redact_url
+from specwise.executors import EXECUTOR_HELP, LOCAL, ExecutorSpec, parse_executor
 
 if TYPE_CHECKING:
     from specwise.perfmodel.factory import PredictorChoice
@@ -238,3 +239,23 @@ def scenario_file(text: str) -> Path:
         return example_path(text)
     except SpecwiseError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def executor_spec(text: str) -> ExecutorSpec:
+    """An argparse type for ``--executor``: the one parser (:func:`specwise.executors.parse_executor`)."""
+    try:
+        return parse_executor(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_executor_flags(parser: argparse.ArgumentParser, what: str = "simulation") -> None:
+    """``--executor local|ray[:ADDRESS]`` and ``--processes N`` (the local pool's size, or a Ray cluster's CPUs)."""
+    parser.add_argument(
+        "--executor", type=executor_spec, default=LOCAL, metavar="local|ray[:ADDRESS]", help=EXECUTOR_HELP
+    )
+    parser.add_argument(
+        "--processes",
+        type=positive_int,
+        help=f"{what} worker processes (default: CPU count; with --executor ray, the CPUs of the cluster it starts)",
+    )

@@ -9,17 +9,18 @@ from typing import Any
 
 from specwise.cli.common import (
     EXIT_OK,
+    add_executor_flags,
     add_json_flag,
     add_predictor_flags,
     add_wide_flag,
     bounded,
-    positive_int,
     predictor_override,
     print_json,
     progress_bar,
     scenario_file,
 )
 from specwise.errors import SpecwiseError
+from specwise.executors import open_executor
 from specwise.extras import require
 from specwise.fileio import check_output_dir
 from specwise.report.sim import render_sweep
@@ -42,7 +43,6 @@ def register(sub: Any) -> None:
         "--scenario", required=True, type=scenario_file, metavar="FILE", help="scenario TOML file (or example:NAME)"
     )
     p.add_argument("--plot", type=Path, metavar="DIR", help="write speedup and latency plots (PNG + SVG) here")
-    p.add_argument("--processes", type=positive_int, help="worker processes (default: CPU count)")
     p.add_argument(
         "--num-requests",
         type=bounded(int, f"an integer in 1..{MAX_NUM_REQUESTS:,}", low=1, high=MAX_NUM_REQUESTS),
@@ -53,6 +53,7 @@ def register(sub: Any) -> None:
         choices=DECISION_METRICS,
         help="judge best k and the crossover on this speedup (default: [sweep].decision_metric or e2e)",
     )
+    add_executor_flags(p)
     add_predictor_flags(p)
     add_json_flag(p)
     add_wide_flag(p)
@@ -68,16 +69,13 @@ def run(args: argparse.Namespace) -> int:
         scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=args.num_requests))
     if args.metric:
         scenario = replace(scenario, decision_metric=args.metric)
-    if args.json:
-        cells = run_sweep(scenario, processes=args.processes)
-    else:
-        with progress_bar() as bar:
-            task = bar.add_task("simulating", total=len(scenario.sweep.qps) * len(scenario.sweep.k_values))
+    with open_executor(args.executor, args.processes) as executor, progress_bar(disable=args.json) as bar:
+        task = bar.add_task("simulating", total=len(scenario.sweep.qps) * len(scenario.sweep.k_values))
 
-            def tick(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
+        def tick(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
 
-            cells = run_sweep(scenario, processes=args.processes, progress=tick)
+        cells = run_sweep(scenario, executor, progress=tick)
     result = decide(scenario, cells)
     plots: list[Path] = []
     failed: str | None = None

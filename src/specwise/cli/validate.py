@@ -8,9 +8,18 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
-from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, add_wide_flag, print_json, progress_bar
+from specwise.cli.common import (
+    EXIT_NEGATIVE,
+    EXIT_OK,
+    add_executor_flags,
+    add_json_flag,
+    add_wide_flag,
+    print_json,
+    progress_bar,
+)
 from specwise.errors import SpecwiseError
 from specwise.evidence.records import all_records
+from specwise.executors import open_executor
 
 
 def register(sub: Any) -> None:
@@ -25,6 +34,7 @@ def register(sub: Any) -> None:
     p.add_argument("--family", action="append", default=[], metavar="NAME", help="only these source families")
     p.add_argument("--all", action="store_true", help="list every record, not only slowdowns and misses")
     p.add_argument("--check", action="store_true", help="exit 1 when an acceptance criterion is not met")
+    add_executor_flags(p, "replay")
     add_json_flag(p)
     add_wide_flag(p)
     p.set_defaults(handler=run)
@@ -41,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
             raise SpecwiseError(f"--family {unknown[0]!r}: unknown (known: {', '.join(known)})")
         records = tuple(r for r in records if r.family in args.family)
     columns = (TextColumn("replaying"), BarColumn(), MofNCompleteColumn())
-    with progress_bar(*columns, disable=args.json) as bar:
+    with open_executor(args.executor, args.processes) as executor, progress_bar(*columns, disable=args.json) as bar:
         task = bar.add_task("replay", total=len(records))
-        v = validate(args.predictor, records, lambda done, total: bar.update(task, completed=done))
+        v = validate(args.predictor, records, lambda done, total: bar.update(task, completed=done), executor)
     if args.json:
         print_json(to_json(v))
     else:

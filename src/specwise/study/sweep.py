@@ -1,14 +1,14 @@
-"""QPS x k sweeps of a scenario: one simulation per cell, common random numbers across k."""
+"""QPS x k sweeps of a scenario: one simulation per cell, common random numbers across k; the cells on an
+:class:`~specwise.executors.Executor` (a local process pool, or Ray)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
+from specwise.executors import Executor, Progress
+from specwise.executors.local import LocalExecutor
 from specwise.scenario.model import Scenario
 from specwise.sim.engine import EngineConfig, SpecConfig, simulate
 from specwise.sim.metrics import SimSummary, summarize
@@ -49,25 +49,10 @@ def _run_cell_args(args: tuple[Scenario, float, int | None]) -> Cell:
     return run_cell(*args)
 
 
-def run_sweep(
-    sc: Scenario, *, processes: int | None = None, progress: Callable[[int, int], None] | None = None
-) -> list[Cell]:
-    """Every (qps, k) cell, plus the schedule per QPS when the scenario has one; in processes (at most one per
-    cell and per core)."""
+def run_sweep(sc: Scenario, executor: Executor | None = None, *, progress: Progress | None = None) -> list[Cell]:
+    """Every (qps, k) cell, plus the schedule per QPS when the scenario has one, in (qps, k) order; on ``executor``
+    (default: a local process pool, at most one process per cell and per core). Each cell seeds its own random
+    numbers, so where it runs does not change it."""
     ks: list[int | None] = list(sc.sweep.k_values) + ([None] if sc.k_schedule else [])
     jobs = [(sc, q, k) for q in sc.sweep.qps for k in ks]
-    cores = os.cpu_count() or 1
-    workers = min(len(jobs), cores, processes if processes is not None else cores)
-    cells: list[Cell] = []
-    if workers <= 1:
-        for i, job in enumerate(jobs, start=1):
-            cells.append(_run_cell_args(job))
-            if progress:
-                progress(i, len(jobs))
-        return cells
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for i, cell in enumerate(pool.map(_run_cell_args, jobs, chunksize=1), start=1):
-            cells.append(cell)
-            if progress:
-                progress(i, len(jobs))
-    return cells
+    return (executor or LocalExecutor()).map(_run_cell_args, jobs, progress)

@@ -9,6 +9,7 @@ nothing.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 
 from specwise.acceptance.model import AcceptanceModel
 from specwise.evidence.records import SPEEDUP_METRICS, THROUGHPUT_METRICS, EvidenceRecord
+from specwise.executors import Executor
 from specwise.methods import METHODS
 from specwise.perfmodel.drafting import DraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
@@ -132,6 +134,10 @@ class Predictor:
         self._setups: dict[str, Setup | Unreplayable] = {}
         self._baselines: dict[tuple[Any, ...], float] = {}
 
+    def fresh(self) -> Predictor:
+        """The same predictor with empty caches (what a batch sent to another process carries)."""
+        return Predictor(self.profiles, self.models, self.first_given_match)
+
     def profile_of(self, record: EvidenceRecord) -> EngineProfile:
         if record.engine == "sglang":
             return self.profiles["sglang"]
@@ -229,9 +235,16 @@ def anchor_acceptance(p: Predictor, s: Setup) -> Acceptance:
 
 
 def predict_all(
-    records: Sequence[EvidenceRecord], p: Predictor, progress: Callable[[int, int], None] | None = None
+    records: Sequence[EvidenceRecord],
+    p: Predictor,
+    progress: Callable[[int, int], None] | None = None,
+    executor: Executor | None = None,
 ) -> list[Prediction]:
-    """A prediction (or the reason there is none) for every record, in order."""
+    """A prediction (or the reason there is none) for every record, in order. With ``executor``, whole series in
+    batches on it, each batch with a :meth:`Predictor.fresh` copy of ``p``: the same predictions, since a record's
+    depends on its own series alone (its anchor) and the caches only remember."""
+    if executor is not None:
+        return _predict_batched(records, p, progress, executor)
     anchors = _anchors(records, p)
     out = []
     for i, r in enumerate(records, start=1):
@@ -279,3 +292,43 @@ def _predict(r: EvidenceRecord, p: Predictor, anchors: Mapping[Any, tuple[Accept
         status = "anchor" if anchor_id == r.id else "predicted"
     value, speedup, k = p.speculative(s, given)
     return Prediction(r, status, "; ".join(s.notes), value, speedup, k, given.how, s.lengths.how)
+
+
+@dataclass(frozen=True)
+class _Batch:
+    records: tuple[EvidenceRecord, ...]
+    predictor: Predictor
+
+
+def _predict_batch(batch: _Batch) -> list[Prediction]:
+    return predict_all(batch.records, batch.predictor)
+
+
+def series_batches(records: Sequence[EvidenceRecord], n: int) -> list[list[int]]:
+    """The records' indices in at most ``n`` batches of whole series, each in record order; the largest series go
+    first, each into the batch with the fewest records so far (deterministic)."""
+    by_series: dict[Any, list[int]] = defaultdict(list)
+    for i, r in enumerate(records):
+        by_series[r.series].append(i)
+    batches: list[list[int]] = [[] for _ in range(max(1, min(n, len(by_series))))]
+    for group in sorted(by_series.values(), key=lambda g: (-len(g), g[0])):
+        min(batches, key=len).extend(group)
+    return sorted((sorted(b) for b in batches if b), key=lambda b: -len(b))
+
+
+def _predict_batched(
+    records: Sequence[EvidenceRecord], p: Predictor, progress: Callable[[int, int], None] | None, executor: Executor
+) -> list[Prediction]:
+    batches = series_batches(records, 4 * executor.workers)  # a few per worker: the last ones finish together
+    done = [0, *itertools.accumulate(len(b) for b in batches)]
+
+    def tick(finished: int, total: int) -> None:
+        if progress:
+            progress(done[finished], len(records))
+
+    jobs = [_Batch(tuple(records[i] for i in b), p.fresh()) for b in batches]
+    out: list[Prediction | None] = [None] * len(records)
+    for batch, preds in zip(batches, executor.map(_predict_batch, jobs, tick), strict=True):
+        for i, pred in zip(batch, preds, strict=True):
+            out[i] = pred
+    return [pred for pred in out if pred is not None]

@@ -13,6 +13,7 @@ from typing import Any
 
 from specwise.acceptance.model import expected_speedup_iid
 from specwise.evidence.records import EvidenceRecord, all_records
+from specwise.executors import Executor
 from specwise.perfmodel.profiles import published_fit
 from specwise.validate.predict import Models, Prediction, Predictor, predict_all
 from specwise.validate.stats import ErrorSummary, summarize
@@ -106,11 +107,14 @@ def validate(
     predictor: str = "published-fit",
     records: Sequence[EvidenceRecord] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    executor: Executor | None = None,
 ) -> Validation:
+    """Every record of ``records`` (default: the whole evidence set) replayed, in this process or on
+    ``executor``."""
     fit = published_fit()
     recs = list(records if records is not None else all_records())
     p = Predictor(fit.profiles, Models("roofline" if predictor == "roofline" else "v2"), fit.first_given_match)
-    preds = tuple(predict_all(recs, p, progress))
+    preds = tuple(predict_all(recs, p, progress, executor))
     fam_names = sorted({r.family for r in recs}, key=lambda f: (f not in fit.training_families, f))
     families = tuple(
         FamilyResult(

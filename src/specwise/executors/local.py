@@ -1,0 +1,46 @@
+"""The local executor: a process pool on this machine, or this process when one worker is all there is to use."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import TypeVar
+
+from specwise.executors import Progress
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+
+def pool_size(jobs: int, max_workers: int | None = None, cores: int | None = None) -> int:
+    """Worker processes for ``jobs`` jobs: at most one per job, per core and ``max_workers``; 1 runs in-process."""
+    cores = cores if cores is not None else (os.cpu_count() or 1)
+    return max(1, min(jobs, cores, max_workers if max_workers is not None else cores))
+
+
+class LocalExecutor:
+    """A fresh process pool per :meth:`map` (nothing to shut down between maps), sized by :func:`pool_size`."""
+
+    def __init__(self, max_workers: int | None = None) -> None:
+        self.max_workers = max_workers
+
+    @property
+    def workers(self) -> int:
+        return pool_size(os.cpu_count() or 1, self.max_workers)
+
+    def map(self, fn: Callable[[J], R], jobs: Sequence[J], progress: Progress | None = None) -> list[R]:
+        workers = pool_size(len(jobs), self.max_workers)
+        results: list[R] = []
+        if workers <= 1:
+            for i, job in enumerate(jobs, start=1):
+                results.append(fn(job))
+                if progress:
+                    progress(i, len(jobs))
+            return results
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for i, result in enumerate(pool.map(fn, jobs, chunksize=1), start=1):
+                results.append(result)
+                if progress:
+                    progress(i, len(jobs))
+        return results

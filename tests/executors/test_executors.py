@@ -1,0 +1,151 @@
+"""The executor seam (issue 15, sweeps on Ray): ``--executor`` parsed in one place, the local pool's order and
+cap, validate's batched replay equal to the serial one, and the one-line errors for a missing Ray or a wrong
+address. Ray itself runs in the slow tier (tests/integration/test_ray_executor.py)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from specwise.cli import main
+from specwise.errors import SpecwiseError
+from specwise.evidence.records import all_records
+from specwise.executors import LOCAL, ExecutorSpec, open_executor, parse_executor
+from specwise.executors.local import LocalExecutor, pool_size
+from specwise.executors.ray_cluster import check_reachable
+from specwise.perfmodel.profiles import published_fit
+from specwise.validate.predict import Models, Predictor, predict_all, series_batches
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "examples" / "llama70b-ngram.toml"
+
+
+@pytest.mark.parametrize(
+    ("text", "spec"),
+    [
+        ("local", LOCAL),
+        ("ray", ExecutorSpec("ray")),
+        ("ray:auto", ExecutorSpec("ray", "auto")),
+        ("ray:127.0.0.1:6379", ExecutorSpec("ray", "127.0.0.1:6379")),
+        ("ray:head.cluster.internal:6379", ExecutorSpec("ray", "head.cluster.internal:6379")),
+        ("ray:ray://10.0.0.5:10001", ExecutorSpec("ray", "ray://10.0.0.5:10001")),
+        ("ray:[::1]:6379", ExecutorSpec("ray", "[::1]:6379")),
+    ],
+)
+def test_executor_spec_parses(text: str, spec: ExecutorSpec) -> None:
+    assert parse_executor(text) == spec
+    assert parse_executor(str(spec)) == spec
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "dask", "RAY", "local:2", "ray:", "ray:host", "ray:host:0", "ray:host:65536", "ray:host:abc", "ray:http://h:1",
+     "ray:h:1/path", "ray:user@h:1", "ray:ray://h"],
+)  # fmt: skip
+def test_executor_spec_rejects(text: str) -> None:
+    with pytest.raises(ValueError, match="expected"):
+        parse_executor(text)
+
+
+def test_bad_executor_is_one_usage_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--scenario", str(SCENARIO), "--executor", "dask"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--executor" in err and "'local', 'ray' or 'ray:ADDRESS'" in err and "\n" not in err
+
+
+@pytest.mark.parametrize(
+    ("jobs", "max_workers", "cores", "want"),
+    [(10, None, 2, 2), (1, None, 16, 1), (3, 5000, 16, 3), (50, 5000, 2, 2), (10, 3, 16, 3), (0, None, 4, 1)],
+)
+def test_pool_is_capped_at_jobs_cores_and_max(jobs: int, max_workers: int | None, cores: int, want: int) -> None:
+    assert pool_size(jobs, max_workers, cores) == want
+
+
+def _late_first(x: int) -> tuple[int, int]:
+    """Earlier jobs finish later (so a pool that returned in finishing order would be caught)."""
+    time.sleep(0.05 * (4 - x))
+    return x * x, os.getpid()
+
+
+def test_local_executor_keeps_job_order_and_reports_progress() -> None:
+    ticks: list[tuple[int, int]] = []
+    got = LocalExecutor(2).map(_late_first, [0, 1, 2, 3], lambda done, total: ticks.append((done, total)))
+    assert [square for square, _ in got] == [0, 1, 4, 9]
+    assert ticks == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    pids = {pid for _, pid in got}
+    if (os.cpu_count() or 1) >= 2:
+        assert os.getpid() not in pids and 1 <= len(pids) <= 2  # worker processes, at most max_workers
+    # One job never starts a pool, however many workers were allowed.
+    assert LocalExecutor(5000).map(_late_first, [3]) == [(9, os.getpid())]
+
+
+def test_validate_batched_on_a_pool_equals_serial() -> None:
+    """A record's prediction depends on its own series only: whole series per batch on two processes give the
+    serial predictions exactly (anchored series included)."""
+    recs = all_records()
+    series = list(dict.fromkeys(r.series for r in recs if r.family == "specdecode-bench"))[:10]
+    sub = [r for r in recs if r.series in set(series) or r.family in ("plain-decoding-vllm", "vllm-issues")]
+    fit = published_fit()
+    p = Predictor(fit.profiles, Models("v2"), fit.first_given_match)
+    serial = predict_all(sub, p)
+    assert sum(x.status == "anchor" for x in serial) >= 2
+    ticks: list[int] = []
+    batched = predict_all(sub, p.fresh(), lambda done, total: ticks.append(done), LocalExecutor(2))
+    assert batched == serial
+    assert ticks == sorted(ticks) and ticks[-1] == len(sub)
+
+
+def test_series_batches_keep_series_whole_and_cover_every_record() -> None:
+    recs = all_records()[:200]
+    batches = series_batches(recs, 4)
+    assert 1 <= len(batches) <= 4
+    assert sorted(i for b in batches for i in b) == list(range(len(recs)))
+    owner = {recs[i].series: n for n, b in enumerate(batches) for i in b}
+    assert all(recs[i].series in owner and owner[recs[i].series] == n for n, b in enumerate(batches) for i in b)
+    assert series_batches(recs, 4) == batches  # deterministic
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "--scenario", str(SCENARIO), "--json"],
+        ["advise", "--scenario", str(ROOT / "examples" / "advise" / "summarize-low-qps.toml"), "--json"],
+        ["validate", "--json", "--family", "vllm-issues"],
+    ],
+    ids=["simulate", "advise", "validate"],
+)
+def test_missing_ray_is_one_line_with_the_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails, as where the extra is not installed
+    assert main([*argv, "--executor", "ray"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.strip().endswith("pip install 'specwise[ray]'") and "\n" not in err.strip()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_unreachable_ray_address_fails_at_once() -> None:
+    port = _closed_port()
+    t0 = time.monotonic()
+    with pytest.raises(SpecwiseError, match=f"nothing answers at 127.0.0.1:{port}"):
+        check_reachable(f"127.0.0.1:{port}")
+    with pytest.raises(SpecwiseError, match="nothing answers"):
+        check_reachable(f"ray://127.0.0.1:{port}")
+    assert time.monotonic() - t0 < 5.0
+    check_reachable("auto")  # Ray finds the cluster itself
+
+
+def test_local_spec_opens_a_local_pool() -> None:
+    with open_executor(LOCAL, 3) as executor:
+        assert isinstance(executor, LocalExecutor) and executor.max_workers == 3
