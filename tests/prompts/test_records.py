@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from specwise.errors import SpecwiseError
@@ -93,7 +93,7 @@ def test_a_json_list_of_prompt_records_and_a_single_object(tmp_path: Path) -> No
          "f.json: record 2.conversations[0].value: expected a string, got a number"),
         ('[{"conversations": "hi"}]', "f.json: record 1.conversations: expected a list, got a string"),
         ('[{"conversations": [1]}]', "f.json: record 1.conversations[0]: expected an object with 'from' and 'value'"),
-        ('[{"id": 1}]', "f.json: record 1: no 'prompt', 'messages', 'conversations' or 'turns' field (keys: id)"),
+        ('[{"id": 1}]', "f.json: record 1: no 'prompt', 'messages', 'conversations' or 'turns' field (keys: 'id')"),
         ("[1, 2]", "f.json: record 1: expected an object with one of prompt, messages, conversations, turns, got a"),
         ('[{"conversations": [}]', "f.json: not JSON (Expecting value at line 1 column 21)"),
         ('{"prompt": "a"}\n{"prompt": ""}\n', "f.json: line 2.prompt: expected a non-empty string, got an empty"),
@@ -133,6 +133,7 @@ SHAPED = st.recursive(
 
 @settings(max_examples=150, deadline=None)
 @given(SHAPED)
+@example({"\n": None})  # a key with a newline once made a two-line message
 def test_any_json_record_parses_or_is_one_clear_error(data: object) -> None:
     try:
         conv = parse_record(data, "line 1", "f.jsonl")

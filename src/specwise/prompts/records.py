@@ -81,7 +81,7 @@ def parse_record(data: object, where: str, file: str) -> Conversation | None:
     rec = Record(data, where, file)
     kind = next((k for k in KINDS if k in rec.data), None)
     if kind is None:
-        keys = ", ".join(sorted(str(k) for k in rec.data)[:6]) or "none"
+        keys = ", ".join(repr(str(k))[:40] for k in sorted(map(str, rec.data))[:6]) or "none"
         raise rec.error(f"no 'prompt', 'messages', 'conversations' or 'turns' field (keys: {keys})")
     if kind == "prompt":
         turns: tuple[ChatMessage, ...] = (ChatMessage("user", rec.text(rec.data["prompt"], "prompt")),)
