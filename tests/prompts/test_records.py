@@ -1,4 +1,8 @@
-"""Dataset records in every format specwise reads, the errors a malformed one gives, and no traceback on any JSON."""
+"""Dataset records in every format specwise reads, the errors a malformed one gives, and no traceback on any JSON.
+
+The ShareGPT fixture (examples/datasets/sharegpt_sample.json) was written for this test in the ShareGPT schema of
+anon8231489123/ShareGPT_Vicuna_unfiltered; the Spec-Bench one in the format of Spec-Bench's question.jsonl (Xia et
+al. 2024). Nothing is downloaded."""
 
 from __future__ import annotations
 

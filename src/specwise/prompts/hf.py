@@ -14,18 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from specwise.errors import SpecwiseError
+from specwise.extras import require
 
-INSTALL_HINT = "pip install 'specwise[datasets]'"
 BUILDERS = {".parquet": "parquet", ".arrow": "arrow", ".json": "json", ".jsonl": "json", ".csv": "csv"}
 
 
 def _datasets() -> Any:
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     os.environ["HF_HUB_OFFLINE"] = "1"
-    try:
-        import datasets
-    except ImportError:
-        raise SpecwiseError(f"hf: datasets need the 'datasets' package: {INSTALL_HINT}") from None
+    require("datasets", "--prompts hf:PATH")
+    import datasets
+
     datasets.disable_progress_bars()
     return datasets
 

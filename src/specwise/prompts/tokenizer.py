@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from specwise.errors import SpecwiseError
-
-INSTALL_HINT = "pip install 'specwise[profile]'"
+from specwise.extras import require
 
 
 def hub_cache() -> Path:
@@ -64,10 +63,9 @@ class TokenizerFile:
 
 def load_tokenizer(name: str, cache: Path | None = None) -> TokenizerFile:
     path = find_tokenizer_json(name, cache)
-    try:
-        from tokenizers import Tokenizer
-    except ImportError:
-        raise SpecwiseError(f"sizing prompts in tokens needs the 'tokenizers' package: {INSTALL_HINT}") from None
+    require("tokenizers", "counting tokens (--synthetic-tokens, --tokenizer)")
+    from tokenizers import Tokenizer
+
     try:
         return TokenizerFile(path, Tokenizer.from_file(str(path)))
     except Exception as exc:  # tokenizers raises a bare Exception on a malformed file
