@@ -2,7 +2,8 @@
 
 Their only copy is ``examples/`` at the repository root; the package reaches it as ``specwise/examples_data``
 (a link in the checkout, real files in the wheel). Names are paths without the suffix: ``advise/summarize-low-qps``,
-``llama70b-4xh100``, ``launch/smollm2``, ``models/my-finetune`` (a model directory). A scenario flag takes
+``llama70b-4xh100``, ``launch/smollm2``, ``models/my-finetune`` (a model directory), ``datasets/sharegpt_sample``
+(a prompt dataset). A scenario flag takes
 ``example:NAME`` for the packaged file.
 """
 
@@ -19,7 +20,13 @@ from specwise.errors import SpecwiseError
 from specwise.fileio import write_files_atomic
 
 EXAMPLE_PREFIX = "example:"
-_KINDS = {"advise": "advise scenario", "launch": "bench --launch file", "models": "model directory"}
+_KINDS = {
+    "advise": "advise scenario",
+    "launch": "bench --launch file",
+    "models": "model directory",
+    "datasets": "prompt dataset",
+}
+_DATASET_SUFFIXES = (".jsonl", ".json")
 
 
 @dataclass(frozen=True)
@@ -56,7 +63,7 @@ def _walk(node: Traversable, prefix: str = "") -> list[tuple[str, Traversable]]:
         rel = f"{prefix}{child.name}"
         if child.is_dir():
             out.extend(_walk(child, rel + "/"))
-        elif child.name.endswith((".toml", ".json")):
+        elif child.name.endswith((".toml", ".json", ".jsonl")):
             out.append((rel, child))
     return out
 
@@ -72,18 +79,29 @@ def list_examples() -> list[Example]:
             files = (*prev.files, rel) if prev else (rel,)
             found[name] = Example(name, _KINDS["models"], files, "a local Hugging Face model directory (config.json)")
             continue
+        if top == "datasets":  # JSON has no comment to describe it: the README's Prompts section does
+            name = next(rel.removesuffix(s) for s in (*_DATASET_SUFFIXES, "") if rel.endswith(s))
+            found[name] = Example(name, _KINDS[top], (rel,), "a prompt dataset for bench/profile --prompts")
+            continue
         name = rel.removesuffix(".toml")
         found[name] = Example(name, _KINDS.get(top, "simulate scenario"), (rel,), _describe(item.read_text("utf-8")))
-    order = {"simulate scenario": 0, "advise scenario": 1, "bench --launch file": 2, "model directory": 3}
+    order = {
+        "simulate scenario": 0,
+        "advise scenario": 1,
+        "bench --launch file": 2,
+        "model directory": 3,
+        "prompt dataset": 4,
+    }
     return sorted(found.values(), key=lambda e: (order[e.kind], e.name))
 
 
 def find_example(name: str) -> Example:
     """An example by name, by its file path, or by its last part when that is unambiguous."""
-    key = name.removeprefix(EXAMPLE_PREFIX).removeprefix("examples/").removesuffix(".toml").strip("/")
+    path = name.removeprefix(EXAMPLE_PREFIX).removeprefix("examples/").strip("/")
+    key = next(path.removesuffix(s) for s in (".toml", *_DATASET_SUFFIXES, "") if path.endswith(s))
     examples = list_examples()
     for e in examples:
-        if key == e.name or key in e.files:
+        if key == e.name or path in e.files:
             return e
     matches = [e for e in examples if e.name.rsplit("/", 1)[-1] == key]
     if len(matches) == 1:

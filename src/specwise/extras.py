@@ -18,6 +18,7 @@ EXTRA_FOR: dict[str, str] = {
     "torch": "profile",
     "transformers": "profile",
     "ray": "ray",
+    "datasets": "datasets",
 }
 
 

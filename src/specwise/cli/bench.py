@@ -26,6 +26,7 @@ from specwise.cli.common import (
     progress_bar,
     seed_int,
 )
+from specwise.cli.datasets import add_dataset_flags, dataset_selection
 from specwise.contracts.bench import BenchDoc
 from specwise.contracts.bench_table import bench_rows, check_extension
 from specwise.contracts.bench_table import render as render_table
@@ -37,6 +38,9 @@ from specwise.loadgen.plan import RunConfig
 from specwise.loadgen.session import RunProgress, execute, launch_all, new_run
 from specwise.loadgen.store import ResultStore
 from specwise.loadgen.workload import load_prompts, synthetic_prompts
+from specwise.prompts.items import PromptItem
+from specwise.prompts.synthetic import token_prompts
+from specwise.prompts.tokenizer import load_tokenizer
 from specwise.report.bench import render_bench, render_calibration, render_comparison
 
 
@@ -91,8 +95,28 @@ def register(sub: Any) -> None:
     p.add_argument("--requests-per-level", type=positive_int, default=20)
     p.add_argument("--arrivals", choices=("poisson", "gamma", "constant"), default="poisson")
     p.add_argument("--burstiness-cv", type=positive_float, default=1.0, help="gamma arrivals: gap CV")
-    p.add_argument("--prompts", type=Path, help="JSONL with 'prompt' (+ optional 'class', 'max_tokens', 'temperature')")
-    p.add_argument("--synthetic-words", type=positive_int, default=60, help="length of synthetic prompts (words)")
+    p.add_argument(
+        "--prompts",
+        metavar="FILE|hf:PATH|builtin:NAME",
+        help="JSON/JSONL prompts (specwise's 'prompt' + optional 'class', 'max_tokens', 'temperature'; chat "
+        "'messages'; ShareGPT; Spec-Bench question.jsonl), a local Hugging Face dataset, or a built-in set",
+    )
+    add_dataset_flags(p)
+    p.add_argument(
+        "--synthetic-words", type=positive_int, default=60, help="without --prompts: synthetic prompts of N words"
+    )
+    p.add_argument(
+        "--synthetic-tokens",
+        type=positive_int,
+        metavar="N",
+        help="without --prompts: synthetic prompts of N tokens of the model's tokenizer (see --tokenizer)",
+    )
+    p.add_argument(
+        "--tokenizer",
+        metavar="DIR|FILE|ORG/NAME",
+        help="tokenizer for --synthetic-tokens: a model directory, a tokenizer.json, or a model id in the local "
+        "Hugging Face cache (default: --model; nothing is downloaded)",
+    )
     p.add_argument("--max-tokens", type=positive_int, default=64)
     p.add_argument("--temperature", type=non_negative_float, default=0.0)
     p.add_argument("--ignore-eos", action="store_true", help="ask the server to generate exactly --max-tokens")
@@ -165,10 +189,7 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
     """The run's configuration from the flags (``url``/``model`` None: filled in per launched server)."""
     if url is not None and not url.startswith(("http://", "https://")):
         raise SpecwiseError(f"--url {url!r}: expected http://HOST:PORT")
-    if args.prompts:
-        prompts = tuple(load_prompts(args.prompts))
-    else:
-        prompts = tuple(synthetic_prompts(args.requests_per_level, args.synthetic_words, args.seed))
+    prompts = _prompts(args, model)
     metrics_urls = _metrics_urls(args, url or "")
     return RunConfig(
         url=url or "",
@@ -192,6 +213,21 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
         slo_ttft=args.slo_ttft,
         slo_tpot=args.slo_tpot,
     )
+
+
+def _prompts(args: argparse.Namespace, model: str | None) -> tuple[PromptItem, ...]:
+    """The dataset, or synthetic prompts sized in tokens (with the model's tokenizer) or words."""
+    if args.prompts:
+        return tuple(load_prompts(args.prompts, dataset_selection(args)))
+    if args.category or args.turns != "first":
+        raise SpecwiseError("--category and --turns select from a dataset: give --prompts")
+    if args.synthetic_tokens:
+        name = args.tokenizer or model
+        if not name:
+            raise SpecwiseError("--synthetic-tokens needs --tokenizer (a model directory, tokenizer.json or ORG/NAME)")
+        encoder = load_tokenizer(name)
+        return tuple(token_prompts(args.requests_per_level, args.synthetic_tokens, args.seed, encoder))
+    return tuple(synthetic_prompts(args.requests_per_level, args.synthetic_words, args.seed))
 
 
 def _metrics_urls(args: argparse.Namespace, url: str) -> tuple[str, ...]:

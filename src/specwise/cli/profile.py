@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from specwise.cli.common import EXIT_OK, add_wide_flag, non_negative_int, positive_int, progress_bar, stage_progress
+from specwise.cli.datasets import add_dataset_flags, dataset_selection
 from specwise.errors import SpecwiseError
 from specwise.extras import require
 from specwise.fileio import check_output_file, write_json_atomic
-from specwise.loadgen.workload import load_prompts
-from specwise.profiler.document import build_document
+from specwise.profiler.document import PromptDetails, build_document
 from specwise.profiler.quantize_spec import parse_quantize
 from specwise.profiler.settings import (
     CONTEXTS,
@@ -22,6 +22,13 @@ from specwise.profiler.settings import (
     parse_k_values,
     parse_temperatures,
 )
+from specwise.profiler.templates import AppliedTemplate, TemplateChoice, render
+from specwise.profiler.templates import resolve as resolve_template
+from specwise.prompts.items import PromptItem
+from specwise.prompts.sources import load_prompts
+
+if TYPE_CHECKING:
+    from specwise.profiler.runner import Prompt
 
 
 def register(sub: Any) -> None:
@@ -36,8 +43,22 @@ def register(sub: Any) -> None:
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--draft", metavar="PATH", help="draft model: HF directory or .gguf file")
     who.add_argument("--method", choices=("ngram", "suffix"), help="model-free drafting instead of a draft model")
-    p.add_argument("--prompts", required=True, metavar="FILE|builtin:NAME", help="JSONL (prompt, class) or builtin set")
+    p.add_argument(
+        "--prompts",
+        required=True,
+        metavar="FILE|hf:PATH|builtin:NAME",
+        help="JSON/JSONL prompts (specwise, chat messages, ShareGPT, Spec-Bench question.jsonl), a local Hugging Face "
+        "dataset, or a built-in set",
+    )
+    add_dataset_flags(p)
     p.add_argument("--max-prompts", type=positive_int, metavar="N", help="use the first N prompts")
+    p.add_argument(
+        "--chat-template",
+        default="none",
+        metavar="auto|none|FILE",
+        help="render each conversation with the target's chat template (auto: when it has one, as a chat server "
+        "does), a Jinja template FILE, or send the raw text (none, default: a completions request)",
+    )
     p.add_argument("--temperatures", default="0,0.5,1.0", help="comma list (default 0,0.5,1.0)")
     p.add_argument("--k", default="1-8", help="draft lengths: range or list (default 1-8)")
     p.add_argument("--top-k", type=non_negative_int, default=0, help="top-k applied to both models (0 = off)")
@@ -119,23 +140,31 @@ def build_settings(args: argparse.Namespace) -> ProfileSettings:
     )
 
 
+def _rendered(items: list[PromptItem], template: AppliedTemplate, tokenizer: Any) -> list[Prompt]:
+    from specwise.profiler.runner import Prompt
+
+    texts = render(items, template, tokenizer)
+    return [Prompt(t.text, i.workload_class, t.add_special_tokens) for t, i in zip(texts, items, strict=True)]
+
+
 def run(args: argparse.Namespace) -> int:
     for module in ("torch", "transformers"):
         require(module, "profile")
     if args.plot:
         require("matplotlib", "--plot")
     settings = build_settings(args)
-    items = load_prompts(Path(args.prompts))
+    selection = dataset_selection(args)
+    items = load_prompts(args.prompts, selection)
     if args.max_prompts:
         items = items[: args.max_prompts]
+    choice = TemplateChoice.parse(args.chat_template)
     verify_temps = parse_temperatures(args.verify_temperatures) if args.verify else ()
 
-    from specwise.profiler.runner import Prompt, Timings, load_pair, run_profile
+    from specwise.profiler.runner import Timings, load_pair, run_profile
     from specwise.profiler.threads import configure_threads
     from specwise.profiler.verify import verify
 
     _check_outputs(args)  # before minutes of work: a bad destination must not cost the run
-    prompts = [Prompt(i.prompt, i.workload_class) for i in items]
     timings = Timings()
     timings.extra["threads"] = configure_threads(args.threads)
     columns = (
@@ -150,8 +179,10 @@ def run(args: argparse.Namespace) -> int:
         progress = stage_progress(bar)
         loading = f"loading weights ({args.target}{' + ' + args.draft if args.draft else ''})"
         progress(loading, 0, 1)
-        loaded = load_pair(args.target, args.draft, settings, len(prompts), timings)
+        loaded = load_pair(args.target, args.draft, settings, len(items), timings)
         progress(loading, 1, 1)
+        template = resolve_template(choice, loaded.tokenizer, loaded.target_files.path)
+        prompts = _rendered(items, template, loaded.tokenizer)
         results, _conts, ids = run_profile(loaded, prompts, settings, progress, timings)
         checks = None
         if verify_temps:
@@ -166,8 +197,9 @@ def run(args: argparse.Namespace) -> int:
                 progress,
                 paths_per_prompt=args.verify_paths,
             )
+    details = PromptDetails(selection.categories, selection.turns, template)
     doc = build_document(
-        args.target, args.draft, settings, args.prompts, len(prompts), results, timings.as_dict(), checks
+        args.target, args.draft, settings, args.prompts, len(prompts), results, timings.as_dict(), checks, details
     )
     if args.json is not None and str(args.json) != "-":
         write_json_atomic(args.json, doc.to_json())  # the result first, the plot after

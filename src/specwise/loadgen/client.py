@@ -37,6 +37,7 @@ from specwise.loadgen.sse import (
     prompt_tokens,
     sse_payload,
 )
+from specwise.prompts.items import ChatMessage, PromptItem
 
 ERROR_BODY_BYTES = 16 * 1024  # of an HTTP error's body, enough for the message; the rest is not read
 
@@ -49,6 +50,15 @@ class RequestSpec:
     temperature: float = 0.0
     workload_class: str | None = None
     ignore_eos: bool = False
+    history: tuple[ChatMessage, ...] = ()  # earlier turns of a conversation, sent before ``prompt``
+
+    def completion_prompt(self) -> str:
+        """The text of a ``/v1/completions`` request: the turns' contents, blank-line separated."""
+        return PromptItem(self.prompt, history=self.history).raw_text()
+
+    def chat_messages(self) -> list[dict[str, str]]:
+        """The ``messages`` of a ``/v1/chat/completions`` request: the history, then the user turn."""
+        return [{"role": m.role, "content": m.content} for m in (*self.history, ChatMessage("user", self.prompt))]
 
 
 @dataclass(frozen=True)
@@ -75,9 +85,9 @@ def _body(cfg: ClientConfig, req: RequestSpec) -> dict[str, Any]:
         "stream": True,
     }
     if cfg.endpoint == "completions":
-        body["prompt"] = req.prompt
+        body["prompt"] = req.completion_prompt()
     else:
-        body["messages"] = [{"role": "user", "content": req.prompt}]
+        body["messages"] = req.chat_messages()
     if cfg.continuous_usage:
         body["stream_options"] = {"include_usage": True, "continuous_usage_stats": True}
     if req.ignore_eos:

@@ -32,6 +32,9 @@ class MockBehaviour:
     hang_s: float = 30.0
 
 
+MAX_KEPT_BODIES = 1000  # what tests inspect; a client benchmark's millions of requests are not kept
+
+
 @dataclass
 class MockState:
     requests: int = 0
@@ -42,6 +45,7 @@ class MockState:
     draft_tokens: int = 0
     accepted: int = 0
     accepted_per_pos: list[int] = field(default_factory=lambda: [0] * 8)
+    bodies: list[dict[str, Any]] = field(default_factory=list)  # the first MAX_KEPT_BODIES request bodies
     created: float = field(default_factory=time.time)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -86,6 +90,8 @@ class _Handler(BaseHTTPRequestHandler):
             n = st.requests
             st.in_flight += 1
             st.max_in_flight = max(st.max_in_flight, st.in_flight)
+            if len(st.bodies) < MAX_KEPT_BODIES:
+                st.bodies.append(body)
         self._finished = False
         try:
             self._complete(body, n)

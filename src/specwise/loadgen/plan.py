@@ -78,7 +78,7 @@ class RunConfig:
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
-        out["prompts"] = [asdict(p) for p in self.prompts]
+        out["prompts"] = [p.to_json() for p in self.prompts]
         out["metrics_urls"] = list(self.metrics_urls)
         out["launch"] = self.launch.to_json() if self.launch else None
         if out["launch"] is None:
@@ -91,7 +91,7 @@ class RunConfig:
     def from_json(cls, data: dict[str, Any]) -> RunConfig:
         try:
             d = {"url": "", "model": "", **data}
-            d["prompts"] = tuple(PromptItem(**p) for p in d.get("prompts", ()))
+            d["prompts"] = tuple(PromptItem.from_json(p) for p in d.get("prompts", ()))
             old = d.pop("metrics_url", None)  # stored before fleets: one URL or null
             d.setdefault("metrics_urls", () if old is None else (old,))
             for key in ("rates", "concurrency", "sweep_rates", "metrics_urls"):

@@ -3,9 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from specwise.contracts.profile import ProfileDoc, ProfileResult, VerificationRow
 from specwise.profiler.settings import ProfileSettings
+from specwise.profiler.templates import AppliedTemplate
+
+
+@dataclass(frozen=True)
+class PromptDetails:
+    """Which requests of the source were profiled (categories, turns) and the chat template they were rendered
+    with (:mod:`specwise.profiler.templates`)."""
+
+    categories: tuple[str, ...] = ()
+    turns: str = "first"
+    chat_template: AppliedTemplate = field(default_factory=lambda: AppliedTemplate("none"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "categories": list(self.categories),
+            "turns": self.turns,
+            "chat_template": self.chat_template.to_json(),
+        }
 
 
 def build_document(
@@ -17,14 +37,16 @@ def build_document(
     results: Sequence[ProfileResult],
     timings: Mapping[str, float],
     verification: Sequence[VerificationRow] | None = None,
+    details: PromptDetails | None = None,
 ) -> ProfileDoc:
+    """``details``: how the prompts were selected and rendered, kept beside their source and count."""
     lookup = settings.method == "ngram"
     return ProfileDoc(
         target=target,
         draft=draft,
         method=settings.method,
         results=tuple(results),
-        prompts={"source": prompts_source, "count": n_prompts},
+        prompts={"source": prompts_source, "count": n_prompts, **(details.to_json() if details else {})},
         settings={
             "temperatures": list(settings.temperatures),
             "k": list(settings.k_values),

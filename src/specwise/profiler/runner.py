@@ -41,6 +41,7 @@ Progress = Callable[[str, int, int], None]  # (stage, done, total)
 class Prompt:
     text: str
     workload_class: str | None = None
+    add_special_tokens: bool = True  # False for chat-templated text (the template placed them)
 
 
 @dataclass
@@ -88,7 +89,7 @@ def load_pair(
 def tokenize(tokenizer: Any, prompts: Sequence[Prompt], max_prompt_tokens: int) -> list[list[int]]:
     out = []
     for i, p in enumerate(prompts):
-        ids = list(tokenizer(p.text, add_special_tokens=True)["input_ids"])
+        ids = list(tokenizer(p.text, add_special_tokens=p.add_special_tokens)["input_ids"])
         if not ids:
             raise SpecwiseError(f"prompt {i + 1}: tokenizes to nothing")
         out.append(ids[-max_prompt_tokens:])

@@ -80,9 +80,28 @@ def _verification_table(rows: Sequence[VerificationRow]) -> Table:
     return table
 
 
+def _prompts_line(doc: ProfileDoc) -> str | None:
+    """What was profiled: the prompt source, how many, categories and the chat template (absent before they were
+    recorded)."""
+    p = doc.prompts
+    if not p.get("source"):
+        return None
+    parts = [f"{p.get('count', '?')} prompts", f"turns {p['turns']}" if p.get("turns") else None]
+    cats = p.get("categories")
+    parts.append(f"categories {', '.join(map(str, cats))}" if isinstance(cats, list) and cats else None)
+    template = p.get("chat_template")
+    if isinstance(template, dict):
+        src = template.get("source")
+        parts.append(f"chat template: {template.get('used')}" + (f" ({src})" if src else ""))
+    return f"prompts: {p['source']} (" + "; ".join(x for x in parts if x) + ")"
+
+
 def render_profile(doc: ProfileDoc, out: Console | None = None, wide: bool = False) -> None:
     out = console(out)
     who = doc.draft or doc.method
+    line = _prompts_line(doc)
+    if line:
+        out.print(line)
     for r in doc.results:
         print_table(out, _result_table(who, doc.target, r), wide=wide)
     if doc.verification:

@@ -1,0 +1,56 @@
+"""What a prompt source yields, per category: requests, how many carry earlier turns, their length."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from specwise.prompts.items import PromptItem
+
+Counter = Callable[[str], int]  # text -> its length (words, or tokens of a tokenizer)
+
+
+@dataclass(frozen=True)
+class CategorySummary:
+    category: str  # "(none)" for records without one; "all" for the total row
+    requests: int
+    multi_turn: int  # requests carrying earlier turns
+    mean_length: float
+    max_length: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "category": self.category,
+            "requests": self.requests,
+            "multi_turn": self.multi_turn,
+            "mean_length": round(self.mean_length, 1),
+            "max_length": self.max_length,
+        }
+
+
+@dataclass(frozen=True)
+class PromptSummary:
+    source: str
+    unit: str  # "words" or "tokens"
+    rows: tuple[CategorySummary, ...]  # per category, then the total
+
+    def to_json(self) -> dict[str, object]:
+        return {"source": self.source, "unit": self.unit, "categories": [r.to_json() for r in self.rows]}
+
+
+def _row(name: str, items: Sequence[PromptItem], count: Counter) -> CategorySummary:
+    lengths = [count(i.raw_text()) for i in items]
+    multi = sum(1 for i in items if i.history)
+    return CategorySummary(name, len(items), multi, sum(lengths) / len(lengths), max(lengths))
+
+
+def summarize(
+    source: str, items: Sequence[PromptItem], count: Counter | None = None, unit: str = "words"
+) -> PromptSummary:
+    """Lengths are of the raw text (all turns of a request); ``count`` defaults to whitespace-separated words."""
+    counter: Counter = count or (lambda text: len(text.split()))
+    names = sorted({i.workload_class or "(none)" for i in items})
+    rows = [_row(n, [i for i in items if (i.workload_class or "(none)") == n], counter) for n in names]
+    if len(rows) > 1:
+        rows.append(_row("all", items, counter))
+    return PromptSummary(source, unit, tuple(rows))
