@@ -103,7 +103,7 @@ def test_unusable_vllm_results_are_refused(tmp_path: Path, change: dict[str, Any
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ('{"benchmarks": [{"type_": "generative_benchmark"}]}', "a guidellm report; it records no"),
+        ('{"benchmarks": [{"type_": "generative_benchmark"}]}', r"benchmarks\[0\]\.config\.strategy: missing"),
         ('{"hello": 1}', "not a bench result specwise reads"),
         ("[1, 2]", "must be an object, got list"),
         ("", "no JSON object in the file"),

@@ -1,5 +1,7 @@
 """Every bench result ``advise --bench`` reads: specwise's own (``specwise.bench/1``) and what
-``vllm bench serve --save-result`` writes, the latter as a :class:`~specwise.contracts.bench.BenchDoc`.
+``vllm bench serve --save-result`` writes, the latter as a :class:`~specwise.contracts.bench.BenchDoc`; and
+guidellm's report (:mod:`specwise.contracts.guidellm_report`), read in full but refused as evidence: it has no
+acceptance.
 
 The format (vLLM 0.32, ``vllm/benchmarks/serve.py``: ``benchmark()`` builds ``result``, ``main()`` adds the run's
 setup and ``--metadata KEY=VALUE`` pairs at the top level and ``json.dump``s one object; ``--append-result``
@@ -31,6 +33,7 @@ from typing import Any
 from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.contracts.bench import BenchConfig, BenchDoc, BenchLevel, SpecDecodeReading
 from specwise.contracts.document import MAX_DOCUMENT_BYTES, DocumentError, Fields, JsonObject
+from specwise.contracts.guidellm_report import GuidellmReport, from_guidellm_report, is_guidellm_report
 from specwise.errors import SpecwiseError
 from specwise.fileio import read_bytes_bounded
 from specwise.latency import LevelSummary
@@ -44,12 +47,6 @@ def is_vllm_result(data: Mapping[str, Any]) -> bool:
     """A ``vllm bench serve`` result: its setup keys (``model_id``, ``completed``) or a ``spec_decode_*`` field at
     the top level (specwise nests its own under ``levels``)."""
     return ("model_id" in data and "completed" in data) or any(k.startswith("spec_decode_") for k in data)
-
-
-def is_guidellm_report(data: Mapping[str, Any]) -> bool:
-    """guidellm's report (``benchmarks.json``): a top-level ``benchmarks`` list. It has no spec-decode counters
-    (guidellm measures the client side only), so it cannot give acceptance."""
-    return isinstance(data.get("benchmarks"), list)
 
 
 def parse_objects(text: str, where: str) -> list[JsonObject]:
@@ -198,8 +195,7 @@ def _table_rows(data: JsonObject) -> list[JsonObject] | None:
     return [r for r in rows if isinstance(r, dict)]
 
 
-def read_bench(path: Path) -> BenchDoc:
-    """A specwise bench result or a ``vllm bench serve`` result; anything else is refused in one line."""
+def _read_objects(path: Path) -> list[JsonObject]:
     where = str(path)
     try:
         raw = read_bytes_bounded(path, MAX_DOCUMENT_BYTES, "bench")
@@ -209,20 +205,41 @@ def read_bench(path: Path) -> BenchDoc:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DocumentError(f"{where}: not a readable bench JSON ({exc})") from None
-    objects = parse_objects(text, where)
+    return parse_objects(text, where)
+
+
+def read_guidellm(path: Path) -> GuidellmReport:
+    """A guidellm report's loads as a bench document (latency and throughput per load; no acceptance)."""
+    objects = _read_objects(path)
+    if len(objects) != 1 or not is_guidellm_report(objects[0]):
+        raise DocumentError(f"{path}: not a guidellm report (no top-level 'benchmarks' list)")
+    return from_guidellm_report(objects[0], str(path), path)
+
+
+def read_bench(path: Path) -> BenchDoc:
+    """A specwise bench result or a ``vllm bench serve`` result; a guidellm report is read and refused for what
+    it lacks (acceptance), anything else refused as unrecognised -- each in one line."""
+    where = str(path)
+    objects = _read_objects(path)
     rows = _table_rows(objects[0]) if len(objects) == 1 else None
     if rows:
         return from_vllm_results(rows, where, path)
     if all(is_vllm_result(o) for o in objects):
         return from_vllm_results(objects, where, path)
     if len(objects) == 1 and is_guidellm_report(objects[0]):
-        raise DocumentError(
-            f"{where}: a guidellm report; it records no speculative-decoding counters, so it measures no "
-            "acceptance (use vllm bench serve --save-result or specwise bench)"
-        )
+        raise DocumentError(guidellm_refusal(from_guidellm_report(objects[0], where, path), where))
     if len(objects) == 1:
         return BenchDoc.from_json(objects[0], where, path)
     raise DocumentError(f"{where}: {UNRECOGNISED}")
+
+
+def guidellm_refusal(report: GuidellmReport, where: str) -> str:
+    """Why a guidellm report, read in full, cannot be acceptance evidence: guidellm reads no server counters."""
+    return (
+        f"{where}: a guidellm {report.guidellm_version} report ({report.loads()}): guidellm measures latency at the "
+        "client and records no speculative-decoding counters, so it gives no acceptance; measure with "
+        "'specwise bench URL' (it reads the server's /metrics) or 'vllm bench serve --save-result'"
+    )
 
 
 UNRECOGNISED = (
