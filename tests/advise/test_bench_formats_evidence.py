@@ -154,3 +154,28 @@ def test_unrecognised_json_is_refused(tmp_path: Path, capsys: pytest.CaptureFixt
     bench.write_text(json.dumps({"results": {"ttft": 1}, "note": "some other tool"}))
     code, _, err = _advise(tmp_path, capsys, bench)
     assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_run_in_which_nothing_drafted_is_refused_not_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A specwise bench run against a server without speculation (or whose /metrics was not read) has no
+    spec-decode counts: it used to leave the evidence ASSUMED with exit 0 and no word."""
+    pct = {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.04}
+    level = {"level": 0, "requests": 20, "ttft_s": pct, "tpot_s": pct, "itl_s": pct, "e2e_s": pct}
+    bench = tmp_path / "plain.json"
+    bench.write_text(
+        json.dumps(
+            {
+                "schema": "specwise.bench/1",
+                "run_id": "r2",
+                "db": "x.sqlite",
+                "url": "http://gpu-box:8000",
+                "model": "meta-llama/Llama-3.1-8B-Instruct",
+                "levels": [level],
+            }
+        )
+    )
+    code, doc, err = _advise(tmp_path, capsys, bench)
+    assert code == 2 and doc == {}
+    assert len(err.strip().splitlines()) == 1 and "no level of this run drafted" in err

@@ -112,9 +112,16 @@ def bench_for(
 def attribute_methods(benches: Sequence[BenchDoc], candidates: Sequence[Candidate]) -> list[BenchDoc]:
     """Runs that measured acceptance without saying which speculation the server ran (``vllm bench serve`` saved
     without ``--metadata speculative_config=...``; ``specwise bench URL``) stand for the scenario's only
-    candidate, and say so in their config's name; with several candidates that is ambiguous and refused."""
+    candidate, and say so in their config's name; with several candidates that is ambiguous and refused. A run in
+    which nothing drafted gives no acceptance and is refused, never silently ignored."""
     out = []
     for doc in benches:
+        if not any(c.pooled_acceptance() is not None for c in doc.acceptance_configs):
+            raise SpecwiseError(
+                f"{doc.name}: no level of this run drafted any token (a server without speculation, or its /metrics "
+                "not read), so it gives no acceptance; bench a server running the candidate's speculation with "
+                "its /metrics reachable (specwise bench URL --metrics-url URL/metrics)"
+            )
         unknown = [c for c in doc.acceptance_configs if c.method is None and c.pooled_acceptance() is not None]
         if not unknown:
             out.append(doc)
