@@ -28,14 +28,26 @@ def _flag(args: tuple[str, ...], name: str, default: int) -> int:
     return default
 
 
-def engine_config(server_args: tuple[str, ...]) -> EngineConfig:
-    """The simulated engine's batch limits from the ``vllm serve`` flags (the fitted constant holds the per-step
-    overhead, so none is added)."""
+DEFAULT_MAX_NUM_SEQS = 256
+DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
+
+
+def engine_limits(max_num_seqs: int, max_num_batched_tokens: int) -> EngineConfig:
+    """The simulated engine with these batch limits (the fitted constant holds the per-step overhead, so none is
+    added)."""
     return EngineConfig(
         kv_capacity_tokens=KV_CAPACITY_TOKENS,
-        max_num_seqs=_flag(server_args, "--max-num-seqs", 256),
-        max_num_batched_tokens=_flag(server_args, "--max-num-batched-tokens", 8192),
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
         overhead=EngineOverhead(base_s=0.0, rejection_fraction=LEGACY_OVERHEAD.rejection_fraction),
+    )
+
+
+def engine_config(server_args: tuple[str, ...]) -> EngineConfig:
+    """The simulated engine's batch limits from the ``vllm serve`` flags."""
+    return engine_limits(
+        _flag(server_args, "--max-num-seqs", DEFAULT_MAX_NUM_SEQS),
+        _flag(server_args, "--max-num-batched-tokens", DEFAULT_MAX_NUM_BATCHED_TOKENS),
     )
 
 

@@ -11,6 +11,7 @@ from specwise import __version__
 from specwise.cli import (
     advise,
     bench,
+    calibrate,
     check_pair,
     completion,
     drafts,
@@ -39,6 +40,7 @@ _COMMANDS = (
     profile,
     prompts,
     bench,
+    calibrate,
     monitor,
     export,
     check_pair,

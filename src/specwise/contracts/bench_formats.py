@@ -138,7 +138,7 @@ def level_from_result(data: JsonObject, where: str, level: int) -> BenchLevel:
     return BenchLevel(summary, _spec_decode(f), concurrency=f.integer("max_concurrency"))
 
 
-def _speculative_config(raw: object, where: str) -> JsonObject | None:
+def parse_speculative_config(raw: object, where: str) -> JsonObject | None:
     """``--metadata speculative_config='{...}'`` (a JSON string; vLLM stores metadata values as strings)."""
     if raw is None or raw == "":
         return None
@@ -166,7 +166,7 @@ def _config(name: str, spec: str, runs: Sequence[tuple[int, JsonObject]], where:
         at = f"{where}[{i}]" if many else where
         level = o.get("level")
         levels.append(level_from_result(o, at, level if isinstance(level, int) and level >= 0 else n))
-    return BenchConfig(name, "", _speculative_config(spec or None, where), "", tuple(levels))
+    return BenchConfig(name, "", parse_speculative_config(spec or None, where), "", tuple(levels))
 
 
 def from_vllm_results(objects: Sequence[JsonObject], where: str, path: Path | None = None) -> BenchDoc:
@@ -195,7 +195,8 @@ def _table_rows(data: JsonObject) -> list[JsonObject] | None:
     return [r for r in rows if isinstance(r, dict)]
 
 
-def _read_objects(path: Path) -> list[JsonObject]:
+def read_objects(path: Path) -> list[JsonObject]:
+    """The JSON objects of a bench file (one, or one per line), size-bounded; each refusal in one line."""
     where = str(path)
     try:
         raw = read_bytes_bounded(path, MAX_DOCUMENT_BYTES, "bench")
@@ -210,7 +211,7 @@ def _read_objects(path: Path) -> list[JsonObject]:
 
 def read_guidellm(path: Path) -> GuidellmReport:
     """A guidellm report's loads as a bench document (latency and throughput per load; no acceptance)."""
-    objects = _read_objects(path)
+    objects = read_objects(path)
     if len(objects) != 1 or not is_guidellm_report(objects[0]):
         raise DocumentError(f"{path}: not a guidellm report (no top-level 'benchmarks' list)")
     return from_guidellm_report(objects[0], str(path), path)
@@ -220,7 +221,7 @@ def read_bench(path: Path) -> BenchDoc:
     """A specwise bench result or a ``vllm bench serve`` result; a guidellm report is read and refused for what
     it lacks (acceptance), anything else refused as unrecognised -- each in one line."""
     where = str(path)
-    objects = _read_objects(path)
+    objects = read_objects(path)
     rows = _table_rows(objects[0]) if len(objects) == 1 else None
     if rows:
         return from_vllm_results(rows, where, path)

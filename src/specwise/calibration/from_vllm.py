@@ -1,0 +1,151 @@
+"""Calibrate from ``vllm bench serve --save-result --save-detailed`` files (I/O edge: reads the files).
+
+The files keep per request the send time, TTFT and one inter-chunk gap per streamed chunk
+(:mod:`specwise.contracts.vllm_detailed`), so a request's chunks arrived at ``start + ttft + cumsum(itls)`` and
+the gaps between them are the engine steps :mod:`specwise.calibration.steps` reads (vLLM streams one chunk per
+engine step per running request). One run is one level of one configuration: its configuration is the
+``--metadata speculative_config='{...}'`` it carries (none: the baseline), its level the rank of its
+``request_rate`` among all the runs given (so the baseline and the speculative run at one rate are compared);
+spec-decode counts are the run's ``spec_decode_*`` fields.
+
+Assumption: vLLM does not keep how many tokens each chunk carried. The first chunk is taken to carry one token
+(the prefill's) and the other ``output_len - 1`` are spread evenly over the later chunks (with speculation a chunk
+carries a step's accepted tokens plus one; the file gives only their sum per request), so the context a step ran
+over is exact at each request's end and off by less than one step's tokens in between. Server settings the files
+do not record (``--max-num-seqs``, ``--max-num-batched-tokens``, the vLLM version) come from the caller, vLLM's
+defaults otherwise, and are recorded in the calibration as assumed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from pathlib import Path
+
+from specwise.calibration.check import prediction_rows
+from specwise.calibration.fit import ConfigRun, LevelRun, fit
+from specwise.calibration.from_bench import DEFAULT_MAX_NUM_BATCHED_TOKENS, DEFAULT_MAX_NUM_SEQS, engine_limits
+from specwise.contracts.bench_formats import CONFIG_NAME
+from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc, StepLaw
+from specwise.contracts.vllm_detailed import DetailedRun, RequestTiming, read_detailed_runs
+from specwise.errors import SpecwiseError
+from specwise.loadgen.records import RequestRecord, summarize_level
+
+TOKENS_PER_CHUNK = "1 in the first chunk, output_len - 1 spread evenly over the later chunks"
+
+
+@dataclass(frozen=True)
+class VllmCalibrationInput:
+    paths: tuple[Path, ...]
+    max_num_seqs: int = DEFAULT_MAX_NUM_SEQS
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS
+    engine_version: str | None = None
+    assumed: tuple[str, ...] = ("max_num_seqs", "max_num_batched_tokens")  # settings the user did not give
+
+
+def spread_tokens(output_tokens: int, chunks: int) -> tuple[int, ...]:
+    """Tokens per chunk: 1 in the first, the other ``output_tokens - 1`` spread evenly over the rest."""
+    if chunks <= 0:
+        return ()
+    rest, later = max(0, output_tokens - 1), chunks - 1
+    return (1, *(rest // later + (1 if i < rest % later else 0) for i in range(later))) if later else (1,)
+
+
+def request_record(t: RequestTiming, level: int, request_id: str) -> RequestRecord:
+    """One request with chunk arrival times ``start + ttft + cumsum(itls)`` (seconds on vLLM's ``perf_counter``
+    clock) and tokens per chunk by :func:`spread_tokens`; a request without a first token is kept as failed."""
+    if t.error or t.ttft_s is None:
+        s = t.start_s
+        return RequestRecord("vllm", level, request_id, None, s, s, s, error=t.error or "no first token")
+    times = list(accumulate(t.itls_s, initial=t.start_s + t.ttft_s))
+    tokens = spread_tokens(t.output_tokens, len(times))
+    return RequestRecord(
+        run_id="vllm",
+        level=level,
+        request_id=request_id,
+        workload_class=None,
+        scheduled_s=t.start_s,
+        start_s=t.start_s,
+        end_s=times[-1],
+        first_token_s=times[0],
+        output_tokens=sum(tokens),
+        prompt_tokens=t.prompt_tokens,
+        chunks=tuple(zip(times, tokens, strict=True)),
+        tokens_exact=False,
+    )
+
+
+def _rate_key(rate: float | None) -> float:
+    return math.inf if rate is None else rate
+
+
+def _level(run: DetailedRun, level: int) -> LevelRun:
+    records = tuple(request_record(t, level, str(i)) for i, t in enumerate(run.requests))
+    counts = run.summary.spec_decode.counts if run.summary.spec_decode else None
+    return LevelRun(
+        level=level,
+        rate_per_s=run.rate_per_s,
+        records=records,
+        drafts=counts.drafts if counts else None,
+        draft_tokens=counts.draft_tokens if counts else None,
+        per_position=counts.per_position_rates if counts else (),
+        measured_tpot_p50_s=summarize_level(records, level, run.rate_per_s).tpot_s.p50,
+    )
+
+
+def config_runs(runs: Sequence[DetailedRun]) -> list[tuple[ConfigRun, DetailedRun]]:
+    """One configuration per speculative config (the baseline first), one level per run; each with a run of it."""
+    rates = sorted({_rate_key(r.rate_per_s) for r in runs})
+    groups: dict[str, list[DetailedRun]] = {}
+    for r in sorted(runs, key=lambda r: r.method is not None):
+        groups.setdefault(r.spec_key, []).append(r)
+    out: list[tuple[ConfigRun, DetailedRun]] = []
+    for group in groups.values():
+        levels: list[LevelRun] = []
+        for r in sorted(group, key=lambda r: _rate_key(r.rate_per_s)):
+            level = rates.index(_rate_key(r.rate_per_s))
+            if any(lv.level == level for lv in levels):
+                raise SpecwiseError(f"{r.where}: a second run of one configuration at request_rate {r.rate_per_s}")
+            levels.append(_level(r, level))
+        first = group[0]
+        taken = {c.name for c, _ in out}
+        name = "baseline" if first.method is None else first.method
+        name = name if name not in taken else f"{name}-k{first.k}"
+        out.append((ConfigRun(name, first.method, first.k, tuple(levels)), first))
+    return out
+
+
+def calibrate_vllm(request: VllmCalibrationInput) -> CalibrationDoc:
+    """The fitted step-time law, draft scales and per-level prediction error of ``vllm bench serve`` runs."""
+    raw = read_detailed_runs(request.paths)
+    pairs = config_runs(raw)
+    runs = [run for run, _ in pairs]
+    cal = fit(runs)
+    rows = prediction_rows(cal, runs, engine_limits(request.max_num_seqs, request.max_num_batched_tokens))
+    t = cal.target
+    models = {r.model_id for r in raw} - {""}
+    return CalibrationDoc(
+        run_id=request.paths[0].stem,
+        law=StepLaw(t.per_kv_token_s, t.per_batched_token_s, t.constant_s, t.free_batched_tokens),
+        fit_points=cal.fit_points,
+        fit_relative_rms_error=cal.relative_rms_error(),
+        draft_cost_scale=cal.draft_scale,
+        points=cal.points,
+        rows=tuple(rows),
+        base_config=runs[0].name,
+        configs=tuple(CalibratedConfig(c.name, c.method, r.draft_model, c.k) for c, r in pairs),
+        engine_version=request.engine_version,
+        target=models.pop() if len(models) == 1 else None,
+        extra={
+            "source": CONFIG_NAME,
+            "source_files": [str(p) for p in request.paths],
+            "source_dates": sorted({r.date for r in raw if r.date}),
+            "assumed": {
+                **{k: getattr(request, k) for k in request.assumed},
+                **({} if request.engine_version else {"engine_version": "unknown (not in the result files)"}),
+                "tokens_per_chunk": TOKENS_PER_CHUNK,
+            },
+        },
+    )

@@ -1,0 +1,60 @@
+"""``specwise calibrate``: fit the simulator's step-time law to ``vllm bench serve --save-detailed`` results."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from specwise.calibration.from_bench import DEFAULT_MAX_NUM_BATCHED_TOKENS, DEFAULT_MAX_NUM_SEQS
+from specwise.calibration.from_vllm import VllmCalibrationInput, calibrate_vllm
+from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, json_safe, positive_int, print_json
+from specwise.fileio import check_output_file, write_json_atomic
+from specwise.report.bench import render_calibration
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "calibrate",
+        help="fit the simulator's step time to vllm bench serve --save-result --save-detailed files",
+        description="Calibrate from vllm bench serve results saved with --save-result --save-detailed: a run "
+        "without speculation and one per speculative config (--metadata speculative_config='{...}'), at one or more "
+        "--request-rate, in separate files or appended to one (--append-result). Each request's chunk arrival times "
+        "(start + ttft + itls) give the engine steps the step-time law is fitted to. Server settings the files do "
+        "not record are taken from the flags (vLLM's defaults otherwise) and recorded as assumed. "
+        "specwise bench --launch FILE --calibrate calibrates from specwise's own runs.",
+    )
+    p.add_argument("results", nargs="+", type=Path, metavar="RESULT.json", help="vllm bench serve result files")
+    p.add_argument("--out", type=Path, required=True, help="calibration file to write (for --calibration)")
+    p.add_argument("--max-num-seqs", type=positive_int, help=f"the server's (default {DEFAULT_MAX_NUM_SEQS})")
+    p.add_argument(
+        "--max-num-batched-tokens",
+        type=positive_int,
+        help=f"the server's (default {DEFAULT_MAX_NUM_BATCHED_TOKENS})",
+    )
+    p.add_argument("--engine-version", help="the server's vLLM version (the result files do not record it)")
+    add_json_flag(p)
+    add_wide_flag(p)
+    p.set_defaults(handler=run)
+
+
+def _input(args: argparse.Namespace) -> VllmCalibrationInput:
+    given = {"max_num_seqs": args.max_num_seqs, "max_num_batched_tokens": args.max_num_batched_tokens}
+    return VllmCalibrationInput(
+        paths=tuple(args.results),
+        max_num_seqs=args.max_num_seqs or DEFAULT_MAX_NUM_SEQS,
+        max_num_batched_tokens=args.max_num_batched_tokens or DEFAULT_MAX_NUM_BATCHED_TOKENS,
+        engine_version=args.engine_version,
+        assumed=tuple(k for k, v in given.items() if v is None),
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    check_output_file(args.out)
+    cal = calibrate_vllm(_input(args))
+    write_json_atomic(args.out, json_safe(cal.to_json()))
+    if args.json:
+        print_json({"calibration": cal.to_json(), "calibration_file": str(args.out)})
+    else:
+        render_calibration(cal, args.out, wide=args.wide)
+    return EXIT_OK

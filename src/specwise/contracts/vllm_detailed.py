@@ -1,0 +1,112 @@
+"""``vllm bench serve --save-result --save-detailed`` runs as typed per-request timings (reads the files).
+
+vLLM 0.32 ``vllm/benchmarks/serve.py`` (``benchmark()``, the ``result`` dict) saves per request ``start_times``
+(``time.perf_counter()`` when the request was sent, after the ``--max-concurrency`` gate), ``ttfts`` (s), ``itls``
+(s; ``benchmarks/lib/endpoint_request_func.py`` appends one gap per streamed chunk that carries ``choices``),
+``input_lens``, ``output_lens`` (tokens; 0 for a failed request) and ``errors``; ``main()`` deletes them unless
+``--save-detailed`` was given. The run's summary, spec-decode counts and ``--metadata speculative_config``
+are read as :mod:`specwise.contracts.bench_formats` reads them; the vLLM version is not in the file.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from specwise.contracts.bench import BenchLevel
+from specwise.contracts.bench_formats import is_vllm_result, level_from_result, parse_speculative_config, read_objects
+from specwise.contracts.document import DocumentError, Fields, JsonObject
+
+DETAILED = ("start_times", "ttfts", "itls", "input_lens", "output_lens")
+
+
+@dataclass(frozen=True)
+class RequestTiming:
+    start_s: float
+    ttft_s: float | None  # None: no first token
+    itls_s: tuple[float, ...]  # one gap per later chunk
+    prompt_tokens: int | None
+    output_tokens: int
+    error: str  # "" when the request succeeded
+
+
+@dataclass(frozen=True)
+class DetailedRun:
+    where: str  # file (and [line] of an --append-result file)
+    spec_key: str  # the metadata speculative_config as written ("" without speculation)
+    method: str | None
+    k: int
+    draft_model: str | None
+    rate_per_s: float | None  # None: request_rate "inf" (all at once)
+    model_id: str
+    date: str
+    summary: BenchLevel  # summary latencies and spec-decode counts
+    requests: tuple[RequestTiming, ...]
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _requests(data: JsonObject, where: str) -> tuple[RequestTiming, ...]:
+    missing = [k for k in DETAILED if not isinstance(data.get(k), list)]
+    if missing:
+        raise DocumentError(
+            f"{where}: no per-request timings ({', '.join(missing)}): re-run vllm bench serve with --save-result "
+            "--save-detailed"
+        )
+    columns = [list(data[k]) for k in DETAILED]
+    errors = data.get("errors")
+    columns.append(list(errors) if isinstance(errors, list) else [""] * len(columns[0]))
+    if len({len(c) for c in columns}) != 1:
+        raise DocumentError(f"{where}: per-request lists of different lengths ({', '.join(DETAILED)}, errors)")
+    out = []
+    for start, ttft, itls, prompt, output, error in zip(*columns, strict=True):
+        gaps = tuple(g for g in (_number(x) for x in itls) if g is not None) if isinstance(itls, list) else ()
+        ttft_s = _number(ttft)
+        out.append(
+            RequestTiming(
+                start_s=_number(start) or 0.0,
+                ttft_s=ttft_s if ttft_s and ttft_s > 0 else None,
+                itls_s=gaps,
+                prompt_tokens=prompt if isinstance(prompt, int) and not isinstance(prompt, bool) else None,
+                output_tokens=output if isinstance(output, int) and not isinstance(output, bool) else 0,
+                error=str(error or ""),
+            )
+        )
+    return tuple(out)
+
+
+def detailed_run(data: JsonObject, where: str) -> DetailedRun:
+    if not is_vllm_result(data):
+        raise DocumentError(f"{where}: not a vllm bench serve --save-result file")
+    summary = level_from_result(data, where, 0)
+    spec = parse_speculative_config(data.get("speculative_config"), where)
+    f = Fields(spec, where) if spec else None
+    rate = data.get("request_rate")
+    return DetailedRun(
+        where=where,
+        spec_key=str(data.get("speculative_config") or ""),
+        method=str(spec["method"]) if spec else None,
+        k=(f.integer("num_speculative_tokens", 0) or 0) if f else 0,
+        draft_model=(f.text("model") if f else None),
+        rate_per_s=None if rate in (None, "inf") else _number(rate),
+        model_id=str(data.get("model_id") or ""),
+        date=str(data.get("date") or ""),
+        summary=summary,
+        requests=_requests(data, where),
+    )
+
+
+def read_detailed_runs(paths: Sequence[Path]) -> list[DetailedRun]:
+    """Every run in the files (one object per file, or one per line with ``--append-result``)."""
+    runs = []
+    for path in paths:
+        objects = read_objects(path)
+        for n, data in enumerate(objects):
+            runs.append(detailed_run(data, f"{path}[{n}]" if len(objects) > 1 else str(path)))
+    return runs
