@@ -153,7 +153,9 @@ def predictor_override(args: argparse.Namespace) -> PredictorChoice | None:
             raise SpecwiseError(f"--calibration needs --predictor calibrated (or no --predictor), got {args.predictor}")
         return PredictorChoice("calibrated", CalibrationDoc.read(args.calibration), args.calibration)
     if args.predictor == "calibrated":
-        raise SpecwiseError("--predictor calibrated needs --calibration FILE (from specwise bench --calibrate)")
+        raise SpecwiseError(
+            "--predictor calibrated needs --calibration FILE (from specwise bench --calibrate or specwise calibrate)"
+        )
     return PredictorChoice(args.predictor) if args.predictor else None
 
 

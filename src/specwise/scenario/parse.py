@@ -91,7 +91,9 @@ def parse_predictor(s: Section, base_dir: Path | None, engine: str, version: str
     calibrated)."""
     kind = s.choice("predictor", PREDICTORS, "calibrated" if "calibration" in s.data else "published-fit")
     if kind == "calibrated" and "calibration" not in s.data:
-        raise s.fail("predictor", "calibrated needs calibration = FILE (from specwise bench --calibrate)")
+        raise s.fail(
+            "predictor", "calibrated needs calibration = FILE (from specwise bench --calibrate or specwise calibrate)"
+        )
     if "calibration" not in s.data:
         return PredictorChoice(kind, engine=engine, engine_version=version)
     path = resolve_path(s.string("calibration"), base_dir)
