@@ -6,16 +6,11 @@ replica's reading is that mock's; with the proxy's /metrics alone, bench says th
 
 from __future__ import annotations
 
-import http.client
-import itertools
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -23,57 +18,7 @@ from specwise.cli import main
 from specwise.loadgen.fleet import pool_readings, reaches_many_servers
 from specwise.loadgen.mock_server import MockBehaviour, MockServer, MockState
 from specwise.loadgen.plan import RunConfig
-
-_HOP = {"connection", "transfer-encoding", "content-length", "keep-alive"}
-
-
-class _RoundRobin(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128
-
-    def __init__(self, backends: list[str]) -> None:
-        super().__init__(("127.0.0.1", 0), _Forward)
-        self.next_backend = itertools.cycle(backends).__next__
-        self.lock = threading.Lock()
-
-    def pick(self) -> str:
-        with self.lock:
-            return self.next_backend()
-
-
-class _Forward(BaseHTTPRequestHandler):
-    """Each request (``/metrics`` included) to the next backend in turn; the body streamed through as it comes."""
-
-    server: _RoundRobin
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def do_GET(self) -> None:
-        self._forward(None)
-
-    def do_POST(self) -> None:
-        self._forward(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-
-    def _forward(self, body: bytes | None) -> None:
-        backend = urlsplit(self.server.pick())
-        conn = http.client.HTTPConnection(backend.hostname or "", backend.port, timeout=10)
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
-        conn.request(self.command, self.path, body=body, headers=headers)
-        resp = conn.getresponse()
-        self.send_response(resp.status)
-        for k, v in resp.getheaders():
-            if k.lower() not in _HOP:
-                self.send_header(k, v)
-        self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        while piece := resp.read1(65536):
-            self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
-            self.wfile.flush()
-        self.wfile.write(b"0\r\n\r\n")
-        conn.close()
+from tests.router import round_robin
 
 
 @contextmanager
@@ -81,15 +26,10 @@ def _fleet(*behaviours: MockBehaviour) -> Iterator[tuple[str, list[MockServer]]]
     mocks = [MockServer(b) for b in behaviours]
     for m in mocks:
         m.__enter__()
-    proxy = _RoundRobin([m.url for m in mocks])
-    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
-    thread.start()
     try:
-        host, port = proxy.server_address[:2]
-        yield f"http://{host!s}:{port}", mocks
+        with round_robin([m.url for m in mocks]) as proxy:
+            yield proxy, mocks
     finally:
-        proxy.shutdown()
-        proxy.server_close()
         for m in mocks:
             m.__exit__()
 
@@ -186,3 +126,32 @@ def test_stored_single_metrics_url_config_still_reads() -> None:
 def test_pooling_helpers() -> None:
     assert pool_readings([]) is None
     assert not reaches_many_servers(None, None, None)
+
+
+def _layout(text: str) -> list[str]:
+    """The spec-decode lines of a /metrics page, sample values and timestamps left out."""
+    lines = [ln for ln in text.splitlines() if "spec_decode" in ln]
+    return [ln if ln.startswith("#") else ln.rpartition(" ")[0] for ln in lines]
+
+
+def test_mock_metrics_page_is_laid_out_as_vllms() -> None:
+    """The mock's counters, their ``_created`` births (per position too) and the labels, line for line as a real
+    vLLM 0.32 CPU server with n-gram k=4 wrote them (the fixture); a router's /metrics is told apart by these."""
+    vllm = (Path(__file__).resolve().parents[1] / "fixtures" / "vllm_metrics" / "ngram_after.txt").read_text()
+    with MockServer(MockBehaviour(model_name="smollm2")) as server:
+        mock = server.httpd.metrics_text()
+    assert _layout(mock) == _layout(vllm)
+    assert sum("_created{" in ln for ln in _layout(mock)) == 7
+
+
+def test_one_metrics_url_reaching_replicas_under_other_model_names_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Series under other labels are not new to the level: taken as such, one replica's lifetime counts passed for
+    the fleet's (replica a's 48 drafts of the 66 made), without a word."""
+    low, high = MockBehaviour(tokens_per_chunk=2, model_name="a"), MockBehaviour(tokens_per_chunk=5, model_name="b")
+    with _fleet(low, high) as (proxy, _):
+        doc = _bench(tmp_path, proxy, [proxy + "/metrics"], capsys)
+    (level,) = doc["levels"]
+    assert level["spec_decode"] is None and not level["counter_reset"]
+    assert any("reaches more than one server" in e for e in level["scrape_errors"])

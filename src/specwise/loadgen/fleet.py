@@ -8,7 +8,9 @@ per-position counts). A replica whose own counters go back restarted; nothing is
 One ``--metrics-url`` that reaches several servers (the router's, say) is caught by the counters' birth times
 (vLLM's ``..._created``): a second scrape a moment after the first whose counters were born at another time, and
 *before* the first scrape was sent (so not a restart in between), or an after-scrape born before the
-before-scrape's counters, are two servers, not a restart.
+before-scrape's counters, are two servers, not a restart. So are scrapes whose spec-decode series carry other
+labels (replicas serving under other model names): each would otherwise count as a series new to the level, its
+whole lifetime taken for the level's deltas.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.contracts.bench import ReplicaReading, SpecDecodeReading
 from specwise.errors import SpecwiseError, redact_url
 from specwise.metrics import parse_exposition, spec_decode_counters
+from specwise.metrics.spec_decode import SeriesKey, SpecDecodeCounters
 
 MANY_SERVERS = (
-    "metrics URL {url} reaches more than one server (its counters' birth times differ between scrapes, so the "
-    "counters are not one server's); give --metrics-url per replica"
+    "metrics URL {url} reaches more than one server (its counters' birth times or labels differ between scrapes, "
+    "so the counters are not one server's); give --metrics-url per replica"
 )
 
 
@@ -36,30 +39,47 @@ class LevelReading:
     replicas: tuple[ReplicaReading, ...] = ()
 
 
-def _births(text: str | None) -> dict[tuple[str, str], float]:
+def _counters(text: str | None) -> dict[SeriesKey, SpecDecodeCounters]:
     if text is None:
         return {}
     try:
-        counters = spec_decode_counters(parse_exposition(text))
+        return spec_decode_counters(parse_exposition(text))
     except SpecwiseError:
         return {}
+
+
+def _births(counters: dict[SeriesKey, SpecDecodeCounters]) -> dict[SeriesKey, float]:
     return {k: c.created for k, c in counters.items() if c.created is not None}
+
+
+def _other_series(a: dict[SeriesKey, SpecDecodeCounters], b: dict[SeriesKey, SpecDecodeCounters]) -> bool:
+    """Two scrapes with spec-decode series under other labels (another served model name, other engines): vLLM
+    creates a server's labelled counters once, at start (``SpecDecodingProm``), so these are two servers."""
+    return bool(a) and bool(b) and a.keys() != b.keys()
 
 
 def born_elsewhere(before: str, probe: str, scraped_at: float) -> bool:
     """Whether ``probe`` (scraped right after ``before``, which was sent at Unix time ``scraped_at``) came from
-    another server that was already up: birth times that differ, and predate the first scrape."""
-    b, p = _births(before), _births(probe)
-    return any(k in p and p[k] != t and p[k] < scraped_at for k, t in b.items())
+    another server that was already up: other series, or birth times that differ and predate the first scrape."""
+    b, p = _counters(before), _counters(probe)
+    born_b, born_p = _births(b), _births(p)
+    return _other_series(b, p) or any(
+        k in born_p and born_p[k] != t and born_p[k] < scraped_at for k, t in born_b.items()
+    )
 
 
 def reaches_many_servers(before: str | None, probe: str | None, after: str | None) -> bool:
     """Whether scrapes of one URL came from different servers: ``probe`` (kept only when :func:`born_elsewhere`
-    said so) has other birth times, or ``after``'s counters were born earlier than ``before``'s (a restart only
-    makes them later)."""
-    b = _births(before)
-    p, a = _births(probe), _births(after)
-    return any(k in p and p[k] != t for k, t in b.items()) or any(k in a and a[k] < t for k, t in b.items())
+    said so) has other series or birth times, or ``after`` has other series or counters born earlier than
+    ``before``'s (a restart only makes them later)."""
+    b, p, a = _counters(before), _counters(probe), _counters(after)
+    born_b, born_p, born_a = _births(b), _births(p), _births(a)
+    return (
+        _other_series(b, p)
+        or _other_series(b, a)
+        or any(k in born_p and born_p[k] != t for k, t in born_b.items())
+        or any(k in born_a and born_a[k] < t for k, t in born_b.items())
+    )
 
 
 def _pad(c: SpecDecodeCounts, width: int) -> SpecDecodeCounts:

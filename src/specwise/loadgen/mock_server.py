@@ -3,7 +3,7 @@
 Configured by time to first token, time between chunks and tokens per chunk (guidellm's mock server
 idea); faults are injected by request number: HTTP 500/429, a dropped connection mid-stream, a hung
 stream, malformed SSE; ``/metrics`` can be made garbage or reset its counters. Binds 127.0.0.1 only.
-Standard library only (threaded ``http.server``), so it runs wherever the tests do.
+A threaded ``http.server``; /metrics written by prometheus_client, as vLLM's is.
 """
 
 from __future__ import annotations
@@ -11,9 +11,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import Collector, CollectorRegistry
 
 
 @dataclass
@@ -30,6 +35,7 @@ class MockBehaviour:
     metrics_mode: str = "ok"  # ok | garbage | truncated
     reset_at_scrape: int = 0  # the Nth /metrics request first resets the counters (a server restart)
     hang_s: float = 30.0
+    model_name: str = "mock"  # the ``model_name`` label of /metrics (vLLM's served model name)
 
 
 MAX_KEPT_BODIES = 1000  # what tests inspect; a client benchmark's millions of requests are not kept
@@ -184,32 +190,44 @@ class _MockHTTPServer(ThreadingHTTPServer):
                 st.drafts = st.draft_tokens = st.accepted = 0
                 st.accepted_per_pos = [0] * 8
                 st.created = time.time()
-            lab = 'engine="0",model_name="mock"'
-            lines = []
-            for name, value in (
-                ("drafts", st.drafts),
-                ("draft_tokens", st.draft_tokens),
-                ("accepted_tokens", st.accepted),
-            ):
-                lines += [
-                    f"# HELP vllm:spec_decode_num_{name}_total mock",
-                    f"# TYPE vllm:spec_decode_num_{name}_total counter",
-                    f"vllm:spec_decode_num_{name}_total{{{lab}}} {float(value)}",
-                    f"vllm:spec_decode_num_{name}_created{{{lab}}} {st.created}",
-                ]
-            lines += [
-                "# HELP vllm:spec_decode_num_accepted_tokens_per_pos_total mock",
-                "# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter",
-            ]
-            for i in range(b.num_speculative_tokens):
-                lines.append(
-                    f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{{lab},position="{i}"}} '
-                    f"{float(st.accepted_per_pos[i])}"
-                )
-        text = "\n".join(lines) + "\n"
+            text = exposition(b, st)
         if b.metrics_mode == "truncated":
             return text[: len(text) // 2]
         return text
+
+
+def exposition(b: MockBehaviour, st: MockState) -> str:
+    """vLLM's spec-decode counters as vLLM exposes them: prometheus_client counters labelled ``model_name`` and
+    ``engine`` (per position also ``position``), each with its ``..._created`` birth time (vLLM
+    ``v1/spec_decode/metrics.py``, ``SpecDecodingProm``)."""
+    labels, values = ["model_name", "engine"], [b.model_name, "0"]
+    families = []
+    for name, doc, value in (
+        ("drafts", "Number of spec decoding drafts.", st.drafts),
+        ("draft_tokens", "Number of draft tokens.", st.draft_tokens),
+        ("accepted_tokens", "Number of accepted tokens.", st.accepted),
+    ):
+        family = CounterMetricFamily(f"vllm:spec_decode_num_{name}", doc, labels=labels)
+        family.add_metric(values, float(value), created=st.created)
+        families.append(family)
+    per_pos = CounterMetricFamily(
+        "vllm:spec_decode_num_accepted_tokens_per_pos",
+        "Accepted tokens per draft position.",
+        labels=[*labels, "position"],
+    )
+    for i in range(b.num_speculative_tokens):
+        per_pos.add_metric([*values, str(i)], float(st.accepted_per_pos[i]), created=st.created)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Families([*families, per_pos]))
+    return generate_latest(registry).decode()
+
+
+class _Families(Collector):
+    def __init__(self, families: list[Metric]) -> None:
+        self.families = families
+
+    def collect(self) -> Iterable[Metric]:
+        return self.families
 
 
 class MockServer:
