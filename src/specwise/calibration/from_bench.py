@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from specwise.calibration.check import prediction_rows
 from specwise.calibration.fit import ConfigRun, LevelRun, fit
 from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc, StepLaw
@@ -93,21 +95,28 @@ def _rate(config: RunConfig, level: int) -> float | None:
     return float(config.rates[level]) if level < len(config.rates) else None
 
 
-def calibrate(store: ResultStore, base_id: str) -> CalibrationDoc:
-    """The fitted step-time law, draft scales, and per-level prediction error of a launch run."""
-    runs, server_args, infos = config_runs(store, base_id)
+def fitted_doc(run_id: str, runs: list[ConfigRun], engine: EngineConfig) -> CalibrationDoc:
+    """The step-time law fitted to ``runs`` (the first is the baseline) and each level replayed through the
+    simulator; the caller adds where the runs came from (configs, engine, hardware, target)."""
     cal = fit(runs)
-    rows = prediction_rows(cal, runs, engine_config(server_args))
     t = cal.target
     return CalibrationDoc(
-        run_id=base_id,
+        run_id=run_id,
         law=StepLaw(t.per_kv_token_s, t.per_batched_token_s, t.constant_s, t.free_batched_tokens),
         fit_points=cal.fit_points,
         fit_relative_rms_error=cal.relative_rms_error(),
         draft_cost_scale=cal.draft_scale,
         points=cal.points,
-        rows=tuple(rows),
+        rows=tuple(prediction_rows(cal, runs, engine)),
         base_config=runs[0].name,
+    )
+
+
+def calibrate(store: ResultStore, base_id: str) -> CalibrationDoc:
+    """The fitted step-time law, draft scales, and per-level prediction error of a launch run."""
+    runs, server_args, infos = config_runs(store, base_id)
+    return replace(
+        fitted_doc(base_id, runs, engine_config(server_args)),
         configs=tuple(
             CalibratedConfig(
                 info.name,

@@ -20,15 +20,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from pathlib import Path
 
-from specwise.calibration.check import prediction_rows
-from specwise.calibration.fit import ConfigRun, LevelRun, fit
-from specwise.calibration.from_bench import DEFAULT_MAX_NUM_BATCHED_TOKENS, DEFAULT_MAX_NUM_SEQS, engine_limits
+from specwise.calibration.fit import ConfigRun, LevelRun
+from specwise.calibration.from_bench import (
+    DEFAULT_MAX_NUM_BATCHED_TOKENS,
+    DEFAULT_MAX_NUM_SEQS,
+    engine_limits,
+    fitted_doc,
+)
 from specwise.contracts.bench_formats import CONFIG_NAME
-from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc, StepLaw
+from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc
 from specwise.contracts.vllm_detailed import DetailedRun, RequestTiming, read_detailed_runs
 from specwise.errors import SpecwiseError
 from specwise.loadgen.records import RequestRecord, summarize_level
@@ -122,19 +126,9 @@ def calibrate_vllm(request: VllmCalibrationInput) -> CalibrationDoc:
     raw = read_detailed_runs(request.paths)
     pairs = config_runs(raw)
     runs = [run for run, _ in pairs]
-    cal = fit(runs)
-    rows = prediction_rows(cal, runs, engine_limits(request.max_num_seqs, request.max_num_batched_tokens))
-    t = cal.target
     models = {r.model_id for r in raw} - {""}
-    return CalibrationDoc(
-        run_id=request.paths[0].stem,
-        law=StepLaw(t.per_kv_token_s, t.per_batched_token_s, t.constant_s, t.free_batched_tokens),
-        fit_points=cal.fit_points,
-        fit_relative_rms_error=cal.relative_rms_error(),
-        draft_cost_scale=cal.draft_scale,
-        points=cal.points,
-        rows=tuple(rows),
-        base_config=runs[0].name,
+    return replace(
+        fitted_doc(request.paths[0].stem, runs, engine_limits(request.max_num_seqs, request.max_num_batched_tokens)),
         configs=tuple(CalibratedConfig(c.name, c.method, r.draft_model, c.k) for c, r in pairs),
         engine_version=request.engine_version,
         target=models.pop() if len(models) == 1 else None,
