@@ -15,9 +15,10 @@ EXTRA = ("--dtype", "bfloat16", "--max-model-len", "2048", "--max-num-seqs", "8"
 ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CACHE_ROOT": "/tmp/specwise-vllm-cache"}
 
 
-def require_engine() -> None:
-    """Skip without `make vllm models`; with SPECWISE_REQUIRE_VLLM=1 (set by the Makefile) fail instead."""
-    if not PYTHON.exists() or not (DRAFT / "model.safetensors").exists():
+def require_engine(needs: Path = DRAFT / "model.safetensors") -> None:
+    """Skip without `make vllm models` (``needs``: the model file the test uses); with SPECWISE_REQUIRE_VLLM=1 (set
+    by the Makefile) fail instead."""
+    if not PYTHON.exists() or not needs.exists():
         message = "vLLM CPU environment or models missing: run 'make vllm models'"
         if os.environ.get("SPECWISE_REQUIRE_VLLM") == "1":
             pytest.fail(message)

@@ -15,7 +15,7 @@ import pytest
 
 from specwise.cli import main
 from specwise.loadgen.mock_server import MockBehaviour, MockServer
-from tests.integration.engine import ENV, MODEL, PYTHON
+from tests.integration.engine import ENV, MODEL, PYTHON, require_engine
 from tests.perfmodel.test_calibration_use import SCENARIO
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -27,11 +27,7 @@ RATES = (8, 32)
 
 @pytest.fixture(scope="module", autouse=True)
 def _engine() -> None:
-    if not PYTHON.exists() or not (MODEL / "tokenizer.json").exists():
-        message = "vLLM CPU environment or SmolLM2 tokenizer missing: run 'make vllm models'"
-        if os.environ.get("SPECWISE_REQUIRE_VLLM") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+    require_engine(MODEL / "tokenizer.json")
 
 
 def vllm_bench_serve(url: str, result: Path, rate: float, spec: dict[str, Any] | None, *extra: str) -> None:

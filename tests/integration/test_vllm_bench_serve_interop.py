@@ -15,7 +15,7 @@ import pytest
 from specwise.cli import main
 from specwise.loadgen.mock_server import MockBehaviour, MockServer
 from tests.advise.test_bench_formats_evidence import SCENARIO
-from tests.integration.engine import ENV, MODEL, PYTHON
+from tests.integration.engine import ENV, MODEL, PYTHON, require_engine
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 SPEC = {"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 4}
@@ -23,11 +23,7 @@ SPEC = {"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num
 
 @pytest.fixture(scope="module", autouse=True)
 def _engine() -> None:
-    if not PYTHON.exists() or not (MODEL / "tokenizer.json").exists():
-        message = "vLLM CPU environment or SmolLM2 tokenizer missing: run 'make vllm models'"
-        if os.environ.get("SPECWISE_REQUIRE_VLLM") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+    require_engine(MODEL / "tokenizer.json")
 
 
 def _vllm_bench_serve(url: str, result: Path) -> None:
