@@ -1,7 +1,7 @@
 """Rules and dashboards as code for a fleet of vLLM servers: Prometheus recording and alerting rules, and a
 Grafana dashboard, over the same PromQL (pure: frozen dataclasses in, text out; the CLI writes the files)."""
 
-from specwise.export.grafana import Dashboard, build_dashboard, render_dashboard
+from specwise.export.grafana import PanelSpec, build_dashboard, panel_specs, render_dashboard
 from specwise.export.rules import (
     AlertRule,
     RecordingRule,
@@ -14,12 +14,13 @@ from specwise.export.rules import (
 
 __all__ = [
     "AlertRule",
-    "Dashboard",
+    "PanelSpec",
     "RecordingRule",
     "RuleGroup",
     "SlowdownBand",
     "build_dashboard",
     "build_rule_groups",
+    "panel_specs",
     "render_dashboard",
     "render_rules",
     "slowdown_bands",

@@ -2,10 +2,10 @@
 acceptance length, per-position acceptance, draft tokens/s, running requests and TPOT/ITL quantiles, with
 ``$model_name`` and ``$instance`` template variables.
 
-Built from typed dataclasses here rather than with grafanalib or grafana-foundation-sdk: grafanalib's maintainer
-(Weaveworks) has shut down and it would add attrs for one JSON document; the foundation SDK's Python package is not
-on the index this project installs from. The document is Grafana's dashboard JSON model (schemaVersion 39), which
-Grafana imports as is (Dashboards -> Import, or file provisioning).
+The panels' content (title, unit, PromQL, description) is specwise's, in the typed ``PanelSpec`` below; the
+dashboard document is built with Grafana's own grafana-foundation-sdk (https://github.com/grafana/grafana-foundation-sdk,
+builders over Grafana's dashboard JSON model), so its shape is Grafana's rather than hand-written JSON. Grafana
+imports it as is (Dashboards -> Import, or file provisioning).
 """
 
 from __future__ import annotations
@@ -13,14 +13,20 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from grafana_foundation_sdk.builders import common as common_builders
+from grafana_foundation_sdk.builders import dashboard as dashboard_builders
+from grafana_foundation_sdk.builders import prometheus, timeseries
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models import common
+from grafana_foundation_sdk.models import dashboard as model
+
 from specwise.engines.vllm import METRICS
 from specwise.export import promql
 from specwise.export.promql import BY_INSTANCE
 
-SCHEMA_VERSION = 39
 MATCHERS = 'model_name=~"$model_name", instance=~"$instance"'
-DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
-JsonDoc = dict[str, object]
+DATASOURCE = model.DataSourceRef(type_val="prometheus", uid="${datasource}")
+PANEL_HEIGHT, PANEL_WIDTH = 8, 12  # two panels per row on Grafana's 24-column grid
 
 
 @dataclass(frozen=True)
@@ -28,75 +34,51 @@ class Target:
     expr: str
     legend: str
 
-    def to_dict(self, ref_id: str) -> JsonDoc:
-        return {"refId": ref_id, "expr": self.expr, "legendFormat": self.legend, "datasource": DATASOURCE}
-
 
 @dataclass(frozen=True)
-class Panel:
+class PanelSpec:
     title: str
     unit: str
     targets: tuple[Target, ...]
     description: str = ""
 
-    def to_dict(self, panel_id: int, x: int, y: int) -> JsonDoc:
-        return {
-            "id": panel_id,
-            "type": "timeseries",
-            "title": self.title,
-            "description": self.description,
-            "datasource": DATASOURCE,
-            "gridPos": {"h": 8, "w": 12, "x": x, "y": y},
-            "fieldConfig": {"defaults": {"unit": self.unit}, "overrides": []},
-            "options": {"legend": {"displayMode": "list", "placement": "bottom"}, "tooltip": {"mode": "multi"}},
-            "targets": [t.to_dict(chr(ord("A") + i)) for i, t in enumerate(self.targets)],
-        }
+
+def _panel(spec: PanelSpec, panel_id: int) -> timeseries.Panel:
+    col, row = panel_id % 2, panel_id // 2
+    panel = (
+        timeseries.Panel()
+        .id(panel_id + 1)
+        .title(spec.title)
+        .description(spec.description)
+        .datasource(DATASOURCE)
+        .unit(spec.unit)
+        .grid_pos(model.GridPos(h=PANEL_HEIGHT, w=PANEL_WIDTH, x=PANEL_WIDTH * col, y=PANEL_HEIGHT * row))
+        .legend(
+            common_builders.VizLegendOptions()
+            .display_mode(common.LegendDisplayMode.LIST)
+            .placement(common.LegendPlacement.BOTTOM)
+            .show_legend(True)
+        )
+        .tooltip(common_builders.VizTooltipOptions().mode(common.TooltipDisplayMode.MULTI))
+    )
+    for i, t in enumerate(spec.targets):
+        query = prometheus.Dataquery().ref_id(chr(ord("A") + i)).expr(t.expr).legend_format(t.legend)
+        panel = panel.with_target(query.datasource(DATASOURCE))
+    return panel
 
 
-@dataclass(frozen=True)
-class Variable:
-    name: str
-    label: str
-    query: str
-
-    def to_dict(self) -> JsonDoc:
-        return {
-            "name": self.name,
-            "label": self.label,
-            "type": "query",
-            "datasource": DATASOURCE,
-            "query": {"query": self.query, "refId": f"{self.name}-query"},
-            "definition": self.query,
-            "refresh": 2,
-            "includeAll": True,
-            "multi": True,
-            "allValue": ".*",
-            "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
-            "sort": 1,
-        }
-
-
-@dataclass(frozen=True)
-class Dashboard:
-    title: str
-    uid: str
-    variables: tuple[Variable, ...]
-    panels: tuple[Panel, ...]
-
-    def to_dict(self) -> JsonDoc:
-        datasource: JsonDoc = {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus"}
-        return {
-            "title": self.title,
-            "uid": self.uid,
-            "schemaVersion": SCHEMA_VERSION,
-            "version": 1,
-            "editable": True,
-            "tags": ["vllm", "speculative-decoding", "specwise"],
-            "time": {"from": "now-6h", "to": "now"},
-            "refresh": "30s",
-            "templating": {"list": [datasource, *(v.to_dict() for v in self.variables)]},
-            "panels": [p.to_dict(i + 1, 12 * (i % 2), 8 * (i // 2)) for i, p in enumerate(self.panels)],
-        }
+def _variable(name: str, label: str, query: str) -> dashboard_builders.QueryVariable:
+    return (
+        dashboard_builders.QueryVariable(name)
+        .label(label)
+        .datasource(DATASOURCE)
+        .query({"query": query, "refId": f"{name}-query"})
+        .refresh(model.VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .include_all(True)
+        .multi(True)
+        .all_value(".*")
+        .sort(model.VariableSort.ALPHABETICAL_ASC)
+    )
 
 
 def _quantiles(histogram: str, name: str) -> tuple[Target, ...]:
@@ -108,45 +90,61 @@ def _quantiles(histogram: str, name: str) -> tuple[Target, ...]:
     )
 
 
-def build_dashboard(
-    title: str = "vLLM speculative decoding (specwise)", uid: str = "specwise-spec-decode"
-) -> Dashboard:
+def panel_specs() -> tuple[PanelSpec, ...]:
     legend = "{{instance}} {{model_name}}"
     m = MATCHERS
-    panels = (
-        Panel(
+    return (
+        PanelSpec(
             "Acceptance rate",
             "percentunit",
             (Target(promql.acceptance_rate(BY_INSTANCE, m), legend),),
             "accepted draft tokens / draft tokens (vLLM's definition)",
         ),
-        Panel(
+        PanelSpec(
             "Mean acceptance length",
             "none",
             (Target(promql.mean_acceptance_length(BY_INSTANCE, m), legend),),
             "1 + accepted tokens / drafts: tokens generated per verify step",
         ),
-        Panel(
+        PanelSpec(
             "Per-position acceptance",
             "percentunit",
             (Target(promql.per_position_acceptance(BY_INSTANCE, m), "{{instance}} position {{position}}"),),
             "accepted at position i / drafts; a collapsed tail means k is larger than useful",
         ),
-        Panel("Draft tokens/s", "short", (Target(promql.draft_tokens_rate(BY_INSTANCE, m), legend),)),
-        Panel(
+        PanelSpec("Draft tokens/s", "short", (Target(promql.draft_tokens_rate(BY_INSTANCE, m), legend),)),
+        PanelSpec(
             "Running requests",
             "short",
             (Target(promql.running(BY_INSTANCE, m), legend),),
             "the decode batch size the speculation cost depends on",
         ),
-        Panel("TPOT / ITL p50 and p99", "s", _quantiles(METRICS.tpot, "TPOT") + _quantiles(METRICS.itl, "ITL")),
+        PanelSpec("TPOT / ITL p50 and p99", "s", _quantiles(METRICS.tpot, "TPOT") + _quantiles(METRICS.itl, "ITL")),
     )
-    variables = (
-        Variable("model_name", "model", f"label_values({METRICS.spec_drafts}, model_name)"),
-        Variable("instance", "instance", f'label_values({METRICS.spec_drafts}{{model_name=~"$model_name"}}, instance)'),
-    )
-    return Dashboard(title, uid, variables, panels)
 
 
-def render_dashboard(dashboard: Dashboard) -> str:
-    return json.dumps(dashboard.to_dict(), indent=2, allow_nan=False) + "\n"
+def build_dashboard(
+    title: str = "vLLM speculative decoding (specwise)", uid: str = "specwise-spec-decode"
+) -> model.Dashboard:
+    builder = (
+        dashboard_builders.Dashboard(title)
+        .uid(uid)
+        .tags(["vllm", "speculative-decoding", "specwise"])
+        .editable()
+        .time("now-6h", "now")
+        .refresh("30s")
+        .with_variable(dashboard_builders.DatasourceVariable("datasource").label("Prometheus").type("prometheus"))
+        .with_variable(_variable("model_name", "model", f"label_values({METRICS.spec_drafts}, model_name)"))
+        .with_variable(
+            _variable(
+                "instance", "instance", f'label_values({METRICS.spec_drafts}{{model_name=~"$model_name"}}, instance)'
+            )
+        )
+    )
+    for i, spec in enumerate(panel_specs()):
+        builder = builder.with_panel(_panel(spec, i))
+    return builder.build()
+
+
+def render_dashboard(dashboard: model.Dashboard) -> str:
+    return json.dumps(dashboard, cls=JSONEncoder, indent=2, allow_nan=False) + "\n"
