@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from specwise.cli import build_parser
+from tests.missing import VLLM, missing_dependency
 from tests.readme_examples import ROOT, Example, examples, normalise
 
 ALL = examples()
@@ -87,9 +88,7 @@ def test_example_runs_as_written(example: Example, tmp_path: Path) -> None:
 @pytest.mark.parametrize("example", MODELS, ids=[e.id for e in MODELS])
 def test_example_with_models_runs_as_written(example: Example, tmp_path: Path) -> None:
     if not (ROOT / "models" / "smollm2-135m").is_dir():
-        if os.environ.get("SPECWISE_REQUIRE_VLLM") == "1":
-            pytest.fail("models/ is missing: run 'make models'")
-        pytest.skip("models/ is missing: run 'make models'")
+        missing_dependency("models/ is missing: run 'make models'", VLLM)
     _check(example, _run(example, _workdir(tmp_path)))
 
 
@@ -98,9 +97,7 @@ def test_example_with_models_runs_as_written(example: Example, tmp_path: Path) -
 @pytest.mark.parametrize("example", RAY, ids=[e.id for e in RAY])
 def test_example_on_ray_runs_as_written(example: Example, tmp_path: Path) -> None:
     if importlib.util.find_spec("ray") is None:
-        if os.environ.get("SPECWISE_REQUIRE_SYSTEM_DEPS") == "1":
-            pytest.fail("ray is not installed: make install installs .[ray]")
-        pytest.skip("ray is not installed: pip install 'specwise[ray]'")
+        missing_dependency("ray is not installed: pip install 'specwise[ray]' (make install installs it)")
     _check(example, _run(example, _workdir(tmp_path)))
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -17,6 +16,7 @@ from specwise.engines.vllm import METRICS
 from specwise.export.rules import AlertRule, RecordingRule, build_rule_groups, render_rules, slowdown_bands
 from specwise.monitor.predicted import SlowdownModel, slowdown_model
 from specwise.scenario import load_scenario
+from tests.missing import missing_dependency
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "examples" / "llama70b-4xh100.toml"
@@ -25,9 +25,7 @@ SCENARIO = ROOT / "examples" / "llama70b-4xh100.toml"
 def _promtool() -> str:
     path = shutil.which("promtool")
     if path is None:
-        if os.environ.get("SPECWISE_REQUIRE_SYSTEM_DEPS") == "1":
-            pytest.fail("promtool not found and SPECWISE_REQUIRE_SYSTEM_DEPS=1 (apt-get install prometheus)")
-        pytest.skip("promtool not found (Debian/Ubuntu: apt-get install prometheus); the rules are not checked")
+        missing_dependency("promtool not found (Debian/Ubuntu: apt-get install prometheus); the rules are not checked")
     return path
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pytest
+from tests.missing import VLLM, missing_dependency
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
@@ -19,7 +18,4 @@ def require_engine(needs: Path = DRAFT / "model.safetensors") -> None:
     """Skip without `make vllm models` (``needs``: the model file the test uses); with SPECWISE_REQUIRE_VLLM=1 (set
     by the Makefile) fail instead."""
     if not PYTHON.exists() or not needs.exists():
-        message = "vLLM CPU environment or models missing: run 'make vllm models'"
-        if os.environ.get("SPECWISE_REQUIRE_VLLM") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+        missing_dependency("vLLM CPU environment or models missing: run 'make vllm models'", VLLM)

@@ -3,7 +3,6 @@ targets every ``scrape_s``, optionally loading rule files, evaluated every ``scr
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import time
@@ -15,14 +14,13 @@ import httpx
 import pytest
 
 from specwise.loadgen.launcher import free_port
+from tests.missing import missing_dependency
 
 
 def prometheus_exe() -> str:
     exe = shutil.which("prometheus")
     if exe is None:
-        if os.environ.get("SPECWISE_REQUIRE_SYSTEM_DEPS") == "1":
-            pytest.fail("prometheus is not installed (scripts/install_system_deps.sh)")
-        pytest.skip("prometheus is not installed")
+        missing_dependency("prometheus is not installed (scripts/install_system_deps.sh)")
     return exe
 
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from specwise.profiler.ngram import propose
+from tests.missing import VLLM, missing_dependency
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 PYTHON = Path(__file__).resolve().parents[2] / ".venv-vllm" / "bin" / "python"
@@ -29,9 +29,7 @@ for c in json.load(sys.stdin):
 
 def test_ngram_proposals_equal_vllms() -> None:
     if not PYTHON.exists():
-        if os.environ.get("SPECWISE_REQUIRE_VLLM") == "1":
-            pytest.fail("no .venv-vllm: run 'make vllm'")
-        pytest.skip("no .venv-vllm")
+        missing_dependency("no .venv-vllm: run 'make vllm'", VLLM)
     rng = random.Random(7)
     cases: list[dict[str, Any]] = []
     for _ in range(400):

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from specwise.loadgen.launcher import free_port
+from tests.missing import missing_dependency
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,9 +32,7 @@ RUN_TIMEOUT_S = 300
 @pytest.fixture(autouse=True)
 def _ray_installed() -> None:
     if importlib.util.find_spec("ray") is None:
-        if os.environ.get("SPECWISE_REQUIRE_SYSTEM_DEPS") == "1":
-            pytest.fail("ray is not installed and SPECWISE_REQUIRE_SYSTEM_DEPS=1 (make install installs .[ray])")
-        pytest.skip("ray is not installed (pip install 'specwise[ray]')")
+        missing_dependency("ray is not installed: pip install 'specwise[ray]' (make install installs it)")
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:

@@ -6,7 +6,6 @@ test-integration`) driven by Playwright; with SPECWISE_REQUIRE_SYSTEM_DEPS=1 a m
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from specwise.advisor.decision import advise
 from specwise.advisor.inputs import load_inputs
 from specwise.report.advise_html import write_report
+from tests.missing import missing_dependency
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,9 +32,7 @@ ARGS = [
 def _chromium() -> str:
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if path is None:
-        if os.environ.get("SPECWISE_REQUIRE_SYSTEM_DEPS") == "1":
-            pytest.fail("chromium is not installed (scripts/install_system_deps.sh)")
-        pytest.skip("chromium is not installed")
+        missing_dependency("chromium is not installed (scripts/install_system_deps.sh)")
     return path
 
 
