@@ -42,6 +42,7 @@ def profile_json(profile: object) -> dict[str, object]:
         "gpu": d["gpu"],
         "overhead": {k: v for k, v in d["overhead"].items() if k != "rejection_fraction"},
         "chunked_prefill_with_spec": d["chunked_prefill_with_spec"],
+        "batch_expansion_scorer": d["batch_expansion_scorer"],
         "fitted_on": list(TRAINING),
     }
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from specwise.monitor.rules import Finding
 from specwise.monitor.window import WindowStats
 from specwise.perfmodel.batch import BatchShape
@@ -18,6 +20,7 @@ from specwise.perfmodel.drafting import DraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
 from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead
 from specwise.scenario.model import Scenario
+from specwise.sim.stepcost import StepCost
 
 
 @dataclass(frozen=True)
@@ -30,14 +33,18 @@ class SlowdownModel:
     margin: float = 0.05  # alert above this predicted TPOT cost
     overhead: EngineOverhead = LEGACY_OVERHEAD  # the engine's own per-step costs (the predictor's profile)
     predictor: str = "roofline"
+    batch_expansion_scorer: bool = False  # vLLM V0's verification (specwise.sim.stepcost)
 
     def tpot_ratio(self, batch: int, al: float) -> float:
-        """Time per token with speculation / without, at ``batch`` decoding sequences."""
-        step = self.overhead.step_s(batch)
-        base = self.target.step_time_s(BatchShape.uniform(batch, 1, self.context_tokens)) + step
-        verify = self.target.step_time_s(BatchShape.uniform(batch, self.k + 1, self.context_tokens))
-        propose = self.draft.propose_time_s(BatchShape.uniform(batch, 1, self.context_tokens), self.k, verify)
-        spec = verify + step + propose + self.overhead.speculation_s(batch * self.k, verify)
+        """Time per token with speculation / without, at ``batch`` decoding sequences (the simulator's step
+        prices: :class:`specwise.sim.stepcost.StepCost`)."""
+        cost = StepCost(self.target, self.draft, self.overhead, self.batch_expansion_scorer)
+        ctx = np.full(batch, self.context_tokens, dtype=np.int64)
+        none = np.zeros(0, dtype=np.int64)
+        base = cost.decode_step_s(BatchShape.uniform(batch, 1, self.context_tokens), none, none, 0)
+        spec = cost.decode_step_s(
+            BatchShape.uniform(batch, self.k + 1, self.context_tokens), np.ones(batch, dtype=np.int64), ctx, self.k
+        )
         return spec / max(al, 1.0) / base
 
     def break_even_batch(self, al: float) -> int | None:
@@ -81,4 +88,5 @@ def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
         sc.max_num_seqs,
         overhead=sc.models.overhead,
         predictor=sc.models.predictor,
+        batch_expansion_scorer=sc.models.batch_expansion_scorer,
     )

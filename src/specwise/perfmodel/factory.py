@@ -44,6 +44,7 @@ class ServingModels:
     predictor: str  # which model made the step times, e.g. "published-fit (vllm-v1)"
     overhead: EngineOverhead = LEGACY_OVERHEAD
     chunked_prefill_with_spec: bool = True
+    batch_expansion_scorer: bool = False
     band: float = 0.0  # relative error of a predicted speedup (80th percentile of |predicted/measured - 1|)
     band_source: str = ""
 
@@ -105,6 +106,7 @@ def fitted_models(d: Deployed, engine: str = "vllm", engine_version: str | None 
         f"published-fit ({profile.name})",
         overhead=profile.overhead,
         chunked_prefill_with_spec=profile.chunked_prefill_with_spec,
+        batch_expansion_scorer=profile.batch_expansion_scorer,
         band=fit.band(),
         band_source=f"held-back validation of the published fit ({', '.join(fit.validation_families)})",
     )

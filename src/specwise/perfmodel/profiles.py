@@ -7,7 +7,9 @@ sampler) and the engine's scheduling rules that matter for speculation:
 
 * ``vllm-v1`` (default): chunked prefill mixes prompt chunks with decode/verify steps (``vllm/v1/core/sched``).
 * ``vllm-v0`` (vLLM < 0.8 with speculation): no chunked prefill alongside speculation, so a step prefills or
-  decodes, prompts first (``vllm/spec_decode`` in 0.6.x disabled chunked prefill for speculative runs).
+  decodes, prompts first (``vllm/spec_decode`` in 0.6.x disabled chunked prefill for speculative runs); and
+  verification by batch expansion, k + 1 single-token sequences per speculating sequence, each re-reading its
+  context (``vllm/spec_decode/batch_expansion.py``; the MQA scorer was off whenever CUDA graphs were on).
 * ``sglang``: SGLang's scheduler, same shape as V1 here.
 
 The coefficients are fitted to a declared training set of published measurements
@@ -54,6 +56,7 @@ class EngineProfile:
     gpu: GpuEfficiency = field(default_factory=GpuEfficiency)
     overhead: EngineOverhead = field(default_factory=EngineOverhead)
     chunked_prefill_with_spec: bool = True
+    batch_expansion_scorer: bool = False  # vLLM V0's verification (see specwise.sim.stepcost)
     fitted_on: tuple[str, ...] = ()  # the evidence families the coefficients were fitted to
 
     @classmethod
@@ -64,6 +67,7 @@ class EngineProfile:
             gpu=GpuEfficiency(**data["gpu"]),
             overhead=EngineOverhead(**data["overhead"]),
             chunked_prefill_with_spec=bool(data.get("chunked_prefill_with_spec", True)),
+            batch_expansion_scorer=bool(data.get("batch_expansion_scorer", False)),
             fitted_on=tuple(data.get("fitted_on", ())),
         )
 

@@ -114,7 +114,7 @@ def simulate(
     max_k = spec.max_k if spec else 0
     st = SimState(requests, max_k, with_classes=len(classes) > 1 or bool(requests.class_index.any()))
     shape = spec.drafting(classes) if spec else ChainDrafting(classes, 0)
-    cost = StepCost(target, spec.draft_cost if spec else None, engine.overhead)
+    cost = StepCost(target, spec.draft_cost if spec else None, engine.overhead, engine.batch_expansion_scorer)
     k_of_batch = [spec.k_for_batch(b) if spec else 0 for b in range(engine.max_num_seqs + 1)]
     draws = rng
     if (

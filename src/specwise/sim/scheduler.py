@@ -28,6 +28,7 @@ class EngineConfig:
     block_size: int = 16
     overhead: EngineOverhead = LEGACY_OVERHEAD  # the engine's own per-step costs (perfmodel/profiles.py)
     chunked_prefill: bool = True  # vLLM V0 with speculation: False (a step prefills or decodes, prompts first)
+    batch_expansion_scorer: bool = False  # vLLM V0: verification scored as k + 1 sequences (sim/stepcost.py)
 
     @property
     def step_overhead_s(self) -> float:

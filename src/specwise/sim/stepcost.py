@@ -8,6 +8,17 @@ Two entry points price the same step: :meth:`StepCost.decode_step_s` from :class
 :meth:`StepCost.decode_step_totals` from the batch's totals (plain ints, no numpy: the scalar step path). The
 second exists only where every predictor involved has the exact totals path (``StepCost.totals``); it gives the
 same seconds bit for bit.
+
+*Batch-expansion scoring* (``batch_expansion``; vLLM V0's default): V0 verified proposals with
+``BatchExpansionTop1Scorer`` (``vllm/spec_decode/batch_expansion.py``), which turns each sequence with k proposals
+into k + 1 single-token sequences over the same context (``_create_target_seq_group_metadata``) and scores them as
+an ordinary decode batch; the MQA scorer that verifies k + 1 query tokens in one sequence
+(``vllm/spec_decode/mqa_scorer.py``) was switched off whenever the target ran with CUDA graphs, the default
+(``SpecDecodeWorker.create_worker``: "Disabling MQA scorer as the target model is not running in eager mode").
+So a verification step feeds as many sequences as query tokens, and each re-reads its whole context's KV: a
+sequence of q query tokens over c context tokens costs q sequences and ``q (c + (q + 1) // 2)`` KV tokens (its
+attention pairs) instead of one sequence and ``c + q``. V0 never mixes prompt chunks into a step that speculates,
+so the expansion applies to decode steps only.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ class StepCost:
     target: StepTimePredictor
     draft: DraftCost | None
     overhead: EngineOverhead = LEGACY_OVERHEAD
+    batch_expansion: bool = False  # vLLM V0's batch-expansion scorer (module docstring)
     totals: bool = field(init=False)  # the scalar path is exact for this target and draft
     _target_totals: TotalsPredictor = field(init=False, repr=False)
     _draft_totals: TotalsDraftCost | None = field(init=False, repr=False)
@@ -45,9 +57,30 @@ class StepCost:
     def decode_step_s(self, batch: BatchShape, draft_q: IntArray, draft_ctx: IntArray, k: int) -> float:
         """Target pass + proposal for the decoding sequences (``draft_q`` tokens to catch up on, over
         ``draft_ctx``) + the engine's per-step, per-sequence and per-draft-token costs; the draft's prefill apart."""
+        if self.batch_expansion and k > 0 and draft_q.size == batch.num_seqs:
+            return self._expanded_step_s(batch, draft_q, draft_ctx, k)
         verify = self.target.step_time_s(batch)
         step = verify + self.overhead.step_s(batch.num_seqs)
         if self.draft is not None and k > 0 and draft_q.size:
+            step += self.draft.propose_time_s(BatchShape(draft_q, draft_ctx), k, verify)
+            step += self.overhead.speculation_s(k * int(draft_q.size), verify)
+        return step
+
+    def _expanded_step_s(self, batch: BatchShape, draft_q: IntArray, draft_ctx: IntArray, k: int) -> float:
+        """:meth:`decode_step_s` under batch-expansion scoring: each sequence of q query tokens over c context
+        tokens scored as q one-token sequences over contexts c .. c + q - 1 (the totals path when the predictors
+        have it, so both paths give the same seconds)."""
+        if self.totals:
+            q_sum, kv, pairs = batch_totals(batch.query_tokens, batch.context_tokens)
+            dq, dkv, dpairs = batch_totals(draft_q, draft_ctx)
+            n = batch.num_seqs
+            return self.decode_step_totals(n, q_sum, kv, pairs, batch.logit_rows, k, n, dq, dkv - dq, dpairs)
+        q, c = batch.query_tokens, batch.context_tokens
+        offsets = np.arange(int(q.sum()), dtype=np.int64) - np.repeat(np.cumsum(q) - q, q)
+        expanded = BatchShape(np.ones(int(q.sum()), dtype=np.int64), np.repeat(c, q) + offsets, batch.logit_rows)
+        verify = self.target.step_time_s(expanded)
+        step = verify + self.overhead.step_s(expanded.num_seqs)
+        if self.draft is not None and draft_q.size:
             step += self.draft.propose_time_s(BatchShape(draft_q, draft_ctx), k, verify)
             step += self.overhead.speculation_s(k * int(draft_q.size), verify)
         return step
@@ -74,6 +107,8 @@ class StepCost:
         """:meth:`decode_step_s` from totals: the whole batch's (``num_seqs`` .. ``logit_rows``, as
         :mod:`specwise.perfmodel.predictor` defines them) and the ``decoding`` sequences' draft catch-up
         (``draft_q`` tokens over ``draft_ctx``, ``draft_pairs``)."""
+        if self.batch_expansion and k > 0 and decoding == num_seqs:  # a V0 decode step: scored expanded
+            num_seqs, kv_tokens = batched_tokens, pairs
         verify = self._target_totals.step_time_totals(num_seqs, batched_tokens, kv_tokens, pairs, logit_rows)
         o = self.overhead
         step = verify + (o.base_s + o.per_seq_s * num_seqs)  # o.step_s, inlined

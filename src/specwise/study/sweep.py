@@ -34,6 +34,7 @@ def run_cell(sc: Scenario, qps: float, k: int | None) -> Cell:
         max_num_batched_tokens=sc.max_num_batched_tokens,
         overhead=sc.models.overhead,
         chunked_prefill=sc.models.chunked_prefill_with_spec or not speculating,
+        batch_expansion_scorer=sc.models.batch_expansion_scorer,
     )
     spec = None
     if k is None:

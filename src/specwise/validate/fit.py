@@ -75,8 +75,9 @@ def coefficients(x: Sequence[float]) -> Coefficients:
         "vllm-v0": replace(
             v1,
             name="vllm-v0",
-            description="vLLM V0 (< 0.8): no chunked prefill with speculation",
+            description="vLLM V0 (< 0.8): no chunked prefill with speculation, batch-expansion scoring",
             chunked_prefill_with_spec=False,
+            batch_expansion_scorer=True,
         ),
         "sglang": EngineProfile("sglang", "SGLang", gpu, sglang),
     }

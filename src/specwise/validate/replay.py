@@ -216,6 +216,7 @@ def run(
         max_num_batched_tokens=MAX_BATCHED_TOKENS,
         overhead=s.profile.overhead,
         chunked_prefill=s.profile.chunked_prefill_with_spec or not speculating,
+        batch_expansion_scorer=s.profile.batch_expansion_scorer,
     )
     lengths = LengthDist("fixed", 1.0)
     cls = WorkloadClass(

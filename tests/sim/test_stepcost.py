@@ -1,0 +1,123 @@
+"""StepCost under vLLM V0's batch-expansion scorer: both pricing paths agree, the charge is the KV re-read and the
+expanded sequences, and the scorer's cost against the MQA scorer matches what vLLM measured (PR #5691)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from specwise.catalog import resolve_gpu, resolve_model
+from specwise.perfmodel.batch import BatchShape
+from specwise.perfmodel.drafting import ModelDraftCost
+from specwise.perfmodel.profiles import profile_for
+from specwise.perfmodel.v2 import StepModelV2
+from specwise.sim.stepcost import StepCost, batch_totals
+from specwise.specs.hf_config import spec_from_hf_config
+from specwise.specs.model import ModelSpec
+
+V0 = profile_for("vllm", "0.6.3")
+
+
+class ArraysOnly:
+    """A predictor without the totals path (so StepCost prices the expanded batch from arrays)."""
+
+    def __init__(self, inner: StepModelV2) -> None:
+        self.inner = inner
+
+    def step_time_s(self, batch: BatchShape) -> float:
+        return self.inner.step_time_s(batch)
+
+
+def _target(name: str = "meta-llama/Llama-3.1-8B-Instruct", gpu: str = "H100-SXM-80GB") -> StepModelV2:
+    return StepModelV2(resolve_model(name), resolve_gpu(gpu), V0.gpu)
+
+
+def _decode(query: list[int], context: list[int]) -> tuple[BatchShape, np.ndarray, np.ndarray]:
+    q, c = np.array(query, dtype=np.int64), np.array(context, dtype=np.int64)
+    return BatchShape(q, c, int(q.sum())), np.ones(q.size, dtype=np.int64), c
+
+
+def test_v0_profile_scores_by_batch_expansion_and_v1_does_not() -> None:
+    assert V0.batch_expansion_scorer and not V0.chunked_prefill_with_spec
+    assert not profile_for("vllm", "0.10.1").batch_expansion_scorer
+
+
+def test_totals_path_equals_arrays_path() -> None:
+    t = _target()
+    draft = ModelDraftCost(StepModelV2(resolve_model("meta-llama/Llama-3.2-1B-Instruct"), t.gpu, V0.gpu))
+    cost = StepCost(t, draft, V0.overhead, batch_expansion=True)
+    assert cost.totals
+    batch, draft_q, ctx = _decode([5, 5, 1, 5], [300, 1200, 40, 7])
+    via_arrays = cost.decode_step_s(batch, draft_q, ctx, 4)
+    q_sum, kv, pairs = batch_totals(batch.query_tokens, batch.context_tokens)
+    dq, dkv, dpairs = batch_totals(draft_q, ctx)
+    via_totals = cost.decode_step_totals(4, q_sum, kv, pairs, q_sum, 4, 4, dq, dkv - dq, dpairs)
+    assert via_arrays == via_totals
+
+
+def test_expansion_charges_the_kv_reread_and_the_expanded_sequences() -> None:
+    t = _target()
+    o = V0.overhead
+    batch, draft_q, ctx = _decode([5] * 16, [800] * 16)  # q odd: the totals' pairs are the expanded KV exactly
+    mqa = StepCost(t, None, o).decode_step_s(batch, draft_q, ctx, 4)
+    expanded = StepCost(t, None, o, batch_expansion=True).decode_step_s(batch, draft_q, ctx, 4)
+    # 16 sequences of 5 query tokens become 80 one-token sequences, each reading its own context's KV
+    flat = BatchShape(np.ones(80, dtype=np.int64), np.repeat(ctx, 5) + np.tile(np.arange(5), 16), 80)
+    kv_extra = t.terms_s(flat)["kv"] - t.terms_s(batch)["kv"]
+    assert expanded - mqa == pytest.approx(kv_extra + o.per_seq_s * (80 - 16), rel=1e-9)
+    # ... and the arrays-only path builds exactly that expanded batch
+    assert StepCost(ArraysOnly(t), None, o, batch_expansion=True).decode_step_s(
+        batch, draft_q, ctx, 4
+    ) == pytest.approx(expanded, rel=1e-12)
+
+
+def test_plain_and_prefill_steps_are_not_expanded() -> None:
+    t = _target()
+    plain, _, _ = _decode([1] * 8, [500] * 8)
+    with_exp = StepCost(t, None, V0.overhead, batch_expansion=True)
+    without = StepCost(t, None, V0.overhead)
+    empty = np.zeros(0, dtype=np.int64)
+    assert with_exp.decode_step_s(plain, empty, empty, 0) == without.decode_step_s(plain, empty, empty, 0)
+    # a step with prompt chunks beside the decoding sequences (never in V0) is priced unexpanded
+    mixed = BatchShape(np.array([5, 5, 300], dtype=np.int64), np.array([100, 100, 0], dtype=np.int64), 11)
+    ones, ctx = np.ones(2, dtype=np.int64), np.array([100, 100], dtype=np.int64)
+    assert with_exp.decode_step_s(mixed, ones, ctx, 4) == without.decode_step_s(mixed, ones, ctx, 4)
+
+
+def _llama2_7b() -> ModelSpec:
+    """Llama-2-7B (multi-head attention: 32 KV heads), from its config.json."""
+    cfg = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 11008,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "num_hidden_layers": 32,
+        "vocab_size": 32000,
+        "max_position_embeddings": 4096,
+        "torch_dtype": "float16",
+        "tie_word_embeddings": False,
+    }
+    return spec_from_hf_config(
+        cfg, name="meta-llama/Llama-2-7b-hf", source="https://huggingface.co/meta-llama/Llama-2-7b-hf"
+    )
+
+
+# vLLM PR #5691, comment by LiuXiaoxuanPKU (2024-07-09): scoring time in ms, "llama-7B model on a single A100",
+# k = 5, with CUDA graphs: batch -> (MQAScorer, BatchExpansionTop1Scorer).
+PR_5691_MS = {4: (13.7, 15.4), 8: (14.8, 17.7), 16: (18.4, 23.9), 32: (25.5, 36.4), 64: (35.1, 54.5), 128: (70.9, 96.2)}
+
+
+@pytest.mark.parametrize("batch", sorted(PR_5691_MS))
+def test_batch_expansion_over_mqa_matches_vllm_pr_5691(batch: int) -> None:
+    """The published ratio (1.12 at batch 4 to 1.55 at 64) within 20%. The comment states neither the context nor
+    the A100 variant: the context is that of vLLM's ``benchmark_latency.py`` defaults (input 32, output 128 tokens:
+    96 on average), the GPU the 80 GB SXM. Predicted 1.09, 1.16, 1.26, 1.37, 1.47 at batch 4-64 (within 6%); at 128
+    the MQA scorer's measured time doubles (35.1 -> 70.9 ms) and the predicted ratio is 1.55 against 1.36."""
+    mqa_ms, expansion_ms = PR_5691_MS[batch]
+    t = StepModelV2(_llama2_7b(), resolve_gpu("A100-SXM-80GB"), V0.gpu)
+    shape, ones, ctx = _decode([6] * batch, [96] * batch)
+    mqa = StepCost(t, None, V0.overhead).decode_step_s(shape, ones, ctx, 5)
+    expansion = StepCost(t, None, V0.overhead, batch_expansion=True).decode_step_s(shape, ones, ctx, 5)
+    assert expansion / mqa == pytest.approx(expansion_ms / mqa_ms, rel=0.20)
