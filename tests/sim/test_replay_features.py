@@ -54,6 +54,23 @@ def test_shared_draws_accept_alike_and_weyl_matches_the_expectation() -> None:
     assert al == pytest.approx(AcceptanceModel.iid(0.7).mean_acceptance_length(4), rel=0.03)
 
 
+@pytest.mark.parametrize("batch", [1, 16, 64, 128])
+def test_weyl_lookup_replay_realises_its_proposal_rate_and_acceptance(batch: int) -> None:
+    """A lookup's proposal draws come from their own Weyl stream: drawn from the acceptance stream, the proposal
+    and the acceptance of a step were shifted copies of one uniform, and a replay of SpecDecode-Bench's
+    InstructCoder n-gram point (a match in 43% of steps, conditionals 0.63/0.90/0.91: 1.72 accepted per draft)
+    realised 0.72 at batch 1 and 2.63 at batch 64. Now 1.51-1.80: ~48 drafting steps per sequence, and a
+    fast-forward window drops the draws past its end, so the tolerance is 15%, far inside those misses."""
+    cond = (0.632, 0.901, 0.913)
+    cls = [WorkloadClass("c", 1.0, FIXED, FIXED, AcceptanceModel(cond), proposal_rate=0.434)]
+    spec = SpecConfig(3, NgramDraftCost(), shared_acceptance=True)
+    res = simulate(_table(batch, 200, 182), cls, ENGINE, TARGET, spec, WeylUniforms())
+    expected = cond[0] + cond[0] * cond[1] + cond[0] * cond[1] * cond[2]
+    assert res.accepted_tokens / res.drafts == pytest.approx(expected, rel=0.15)
+    steps_per_seq = (182 - 1) / (1 + 0.434 * expected)  # tokens after the prefill's first, per step on average
+    assert res.drafts / batch == pytest.approx(0.434 * steps_per_seq, rel=0.15)
+
+
 @settings(max_examples=20, deadline=None)
 @given(width=st.integers(1, 8), rows=st.integers(1, 50))
 def test_weyl_uniforms_are_in_unit_interval_and_advance(width: int, rows: int) -> None:

@@ -74,3 +74,22 @@ def test_cli_json_and_check(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["schema"] == "specwise.validation/1" and doc["families"][0]["family"] == "vllm-issues"
     assert all("where" in r and "url" in r for r in doc["records"])
     assert main(["validate", "--family", "nope"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "v0"),
+    [
+        ("0.15.1 (image vllm/vllm-openai:v0.15.1)", False),  # once read as V0 for its "v0" substring
+        ("not stated (V0 engine; blog of 2024-10-17, v0.6.x era)", True),
+        ("not stated (V1, July 2025; ~0.9.x)", False),
+        ("not stated (V0, Sept 2024; --use-v2-block-manager era, ~0.6.0)", True),
+        ("0.6.3", True),
+        ("v0.7.2", True),
+        ("0.10.1", False),
+        ("0.27.1 (V1 runner, VLLM_USE_V2_MODEL_RUNNER=0)", False),
+    ],
+)
+def test_records_engine_version_picks_the_v0_or_v1_profile(text: str, v0: bool) -> None:
+    from specwise.validate.predict import is_vllm_v0
+
+    assert is_vllm_v0(text) is v0

@@ -1,6 +1,6 @@
 """How many draft tokens a verification step accepts.
 
-Definitions (vLLM, ``vllm/v1/spec_decode/metrics.py``; shared/reference):
+Definitions (vLLM, ``vllm/v1/spec_decode/metrics.py``; Leviathan et al. 2023, arXiv 2211.17192):
 
 * per-position acceptance ``r_i`` = accepted_per_pos[i] / drafts: the *unconditional* probability
   that draft position i (1-based) is accepted. Positions are accepted as a prefix, so

@@ -12,9 +12,9 @@ Checks, each a :class:`Finding` with pass / warn / fail / info and its evidence:
 * ``head``: EAGLE/EAGLE-3/MTP heads read the target's hidden states: hidden sizes must match, and a
   head is trained for one target.
 * ``size_ratio``: target:draft parameters (active parameters for MoE) against the common 1:8-1:12
-  advice (shared/seed-guide.txt). Smaller drafts often win when acceptance holds: the draft's
-  forward pass has fixed costs (Qwen3-0.6B costs ~37.5% of a Qwen3-8B step in vLLM,
-  SpecDecode-Bench), so measure acceptance before settling on a size.
+  practitioner advice (no measured source; the checks below say why it is only a starting point). Smaller drafts
+  often win when acceptance holds: the draft's forward pass has fixed costs (Qwen3-0.6B costs ~37.5% of a
+  Qwen3-8B step in vLLM, SpecDecode-Bench), so measure acceptance before settling on a size.
 * ``max_length``: a draft with fewer positions than max_model_len (``--max-model-len``, else the target's
   ``max_position_embeddings``) cannot follow long requests. EAGLE heads too: both EAGLE-3 heads of the catalog
   were trained with 2,048 positions. SGLang indexes such a head's rotary cache out of bounds past them (SGLang issue

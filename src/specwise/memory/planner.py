@@ -5,7 +5,7 @@ reserve (:mod:`specwise.memory.reserve`). The planner works on the most loaded G
 ``draft_tp == 1`` the whole draft (weights and KV) sits on rank 0 beside that rank's target shard,
 and vLLM gives every rank the same number of KV blocks. The draft's KV cache grows with the same
 tokens as the target's, so per cached token the engine pays both (SpecDecode-Bench measured the
-Qwen3-8B + Qwen3-0.6B pair at 1.77x the target's per-token KV; shared/reference).
+Qwen3-8B + Qwen3-0.6B pair at 1.77x the target's per-token KV; Liu et al. 2026, arXiv 2601.11580).
 
 vLLM refuses to start when one sequence of ``max_model_len`` tokens does not fit the KV cache
 ("To serve at least one request with the models's max seq len ..."); the planner reports that as

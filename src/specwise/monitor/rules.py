@@ -1,8 +1,8 @@
 """Alert rules over window stats, each a pure check with evidence; hysteresis lives in :class:`AlertState`.
 
-Defaults follow the practitioner guide (shared/seed-guide.txt): acceptance below 0.5 suggests speculation adds
-latency; AL near 1 means drafts are wasted work. A rule fires only with enough drafts in the window
-(``min_drafts``) and clears only after it has been fine for ``clear_after`` evaluations.
+Defaults follow common practitioner advice (a rule of thumb, not a measured threshold): acceptance below 0.5
+suggests speculation adds latency; AL near 1 means drafts are wasted work. A rule fires only with enough drafts in
+the window (``min_drafts``) and clears only after it has been fine for ``clear_after`` evaluations.
 """
 
 from __future__ import annotations

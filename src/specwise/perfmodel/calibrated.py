@@ -1,8 +1,9 @@
 """A step-time predictor fitted to measured forward-pass times.
 
-The form is SpecDecode-Bench's linear predictor (Liu et al. 2026, ``simulator/predictor.py``;
-shared/reference): ``t = a * kv_tokens + b * batched_tokens + c``. Llama-3.1-8B on an H100 gave
-``a = 3.926e-8 s``, ``b = 2.101e-5 s``, ``c = 5.886 ms``. Coefficients are fitted by least squares on
+The form is SpecDecode-Bench's linear predictor (Liu et al. 2026, arXiv 2601.11580,
+``github.com/SpecDecode-Bench/simulator`` ``predictor.py``): ``t = a * kv_tokens + b * batched_tokens + c``.
+Llama-3.1-8B on an H100 gave ``a = 3.926e-8 s``, ``b = 2.101e-5 s``, ``c = 5.886 ms``. Coefficients are fitted by
+least squares on
 (num_seqs, query tokens, context tokens, seconds) points, e.g. from ``specwise bench``.
 
 One optional extension, the roofline's knee: ``t = a * kv + b * max(batched - m, 0) + c``. Below m batched tokens

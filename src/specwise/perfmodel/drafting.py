@@ -5,7 +5,7 @@
   passes (``vllm/v1/spec_decode/eagle.py``, ``draft_model.py``); new prompts are prefilled by the
   draft as well. EAGLE/MTP heads are the same with a one-layer "model".
 * n-gram / suffix (``NgramDraftCost``): a CPU-side lookup, ~0.59% of the verification time in
-  vLLM (SpecDecode-Bench; shared/reference).
+  vLLM (SpecDecode-Bench: Liu et al. 2026, arXiv 2601.11580, ``simulator/predictor.py``).
 """
 
 from __future__ import annotations

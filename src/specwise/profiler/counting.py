@@ -4,7 +4,7 @@ For a step that starts at output position t and proposes m tokens whose acceptan
 the ones before were accepted) are b_1..b_m, P(accepted >= i) = b_1 * ... * b_i (rejection stops the step).
 Accepting n tokens emits n + 1 (the bonus or the corrected token), so the next step starts at t + n + 1.
 Walking this chain from t = 0 with the probability pi(t) that a step starts at t gives the expected counters
-vLLM would report for the sequence (``vllm/v1/spec_decode/metrics.py``; shared/reference):
+vLLM would report for the sequence (``vllm/v1/spec_decode/metrics.py``, ``SpecDecodingStats``):
 
     num_drafts = sum_t pi(t) [m_t > 0]      num_draft_tokens = sum_t pi(t) m_t
     num_accepted_tokens = sum_t pi(t) sum_i P(acc >= i | t)     accepted_per_pos[i] = sum_t pi(t) P(acc >= i | t)

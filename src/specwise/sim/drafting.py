@@ -36,22 +36,38 @@ class WeylUniforms:
 
     PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
 
-    def __init__(self, seed: float = 0.5) -> None:
+    def __init__(self, seed: float = 0.5, primes: tuple[int, ...] = PRIMES) -> None:
         self.n = 0
         self.seed = seed
-        self.alpha = np.array([math.sqrt(p) % 1.0 for p in self.PRIMES])
+        self.alpha = np.array([math.sqrt(p) % 1.0 for p in primes])
+        self._proposals: WeylUniforms | None = None
+
+    @property
+    def proposals(self) -> WeylUniforms:
+        """The stream a lookup's "does it draft this step" draws come from: its own counter and an irrational
+        (sqrt 113) independent of the acceptance columns'. Drawn from the acceptance stream, a proposal and the
+        next step's first acceptance draw would be ``u`` and ``frac(u + sqrt 2)``: whether a step drafts would
+        decide whether it accepts, and a replay's realised acceptance would miss its rates by a wide margin."""
+        if self._proposals is None:
+            self._proposals = WeylUniforms(self.seed, (113,))
+        return self._proposals
 
     def random(self, size: tuple[int, ...]) -> FloatArray:
         width = size[-1]
         rows = 1
         for d in size[:-1]:
             rows *= d
-        if width > len(self.PRIMES):
-            raise ValueError(f"WeylUniforms: at most {len(self.PRIMES)} columns, got {width}")
+        if width > self.alpha.size:
+            raise ValueError(f"WeylUniforms: at most {self.alpha.size} columns, got {width}")
         n = np.arange(self.n, self.n + rows, dtype=np.float64)[:, None]
         self.n += rows
         out: FloatArray = np.mod(self.seed + n * self.alpha[None, :width], 1.0)
         return out.reshape(size)
+
+
+def proposal_uniforms(rng: Uniforms) -> Uniforms:
+    """Where proposal draws come from: a Weyl replay's own proposal stream; a random generator itself."""
+    return rng.proposals if isinstance(rng, WeylUniforms) else rng
 
 
 @dataclass(frozen=True)
@@ -128,6 +144,7 @@ class ChainDrafting:
         """Which sequences draft this step (1) and which decode plainly (0): a lookup drafts where it matches."""
         if self.always_proposes:
             return np.ones(classes.size, dtype=np.int64)
+        rng = proposal_uniforms(rng)
         u = rng.random((1, 1))[:, 0] if self.shared else rng.random((classes.size, 1))[:, 0]
         return (u < self.proposal_rate[classes]).astype(np.int64)
 
@@ -135,13 +152,15 @@ class ChainDrafting:
         """Shared proposals over ``steps`` steps of sequences of class ``cls``: 1 where the step drafts."""
         if self.always_proposes:
             return np.ones(steps, dtype=np.int64)
-        out: IntArray = (rng.random((steps, 1))[:, 0] < self.proposal_rate[cls]).astype(np.int64)
+        u = proposal_uniforms(rng).random((steps, 1))[:, 0]
+        out: IntArray = (u < self.proposal_rate[cls]).astype(np.int64)
         return out
 
     def proposes_list(self, rng: Uniforms, classes: list[int]) -> list[int]:
         if self.always_proposes:
             return [1] * len(classes)
         rates = self._rates
+        rng = proposal_uniforms(rng)
         if self.shared:
             u = float(rng.random((1, 1))[0, 0])
             return [int(u < rates[c]) for c in classes]

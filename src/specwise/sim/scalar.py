@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from specwise.perfmodel.batch import BatchShape
-from specwise.sim.drafting import AcceptanceStream, DraftShape, Uniforms
+from specwise.sim.drafting import AcceptanceStream, DraftShape, Uniforms, proposal_uniforms
 from specwise.sim.fastforward import linspace
 from specwise.sim.scheduler import EngineConfig
 from specwise.sim.state import FLUSH_SAMPLES, Seq, SimState
@@ -420,7 +420,8 @@ class _Window:
             u = rng.random((max_steps, 1, k)) if shape.shared else rng.random((max_steps, b, k))
             accepted = np.cumprod(u < shape.conditional[cls, :k][None, :, :], axis=2).sum(axis=2)
             if not shape.always_proposes:  # shared draws: the whole batch drafts, or none of it
-                self.proposes = (rng.random((max_steps, 1))[:, 0] < shape.proposal_rate[cls[0]]).astype(np.int64)
+                u_p = proposal_uniforms(rng).random((max_steps, 1))[:, 0]
+                self.proposes = (u_p < shape.proposal_rate[cls[0]]).astype(np.int64)
                 accepted *= self.proposes[:, None]
         self.accepted = accepted
         # Only as many steps as keep every request q + 1 tokens short of its end before each step: step t + 1

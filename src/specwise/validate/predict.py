@@ -10,6 +10,7 @@ nothing.
 from __future__ import annotations
 
 import itertools
+import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -141,9 +142,7 @@ class Predictor:
     def profile_of(self, record: EvidenceRecord) -> EngineProfile:
         if record.engine == "sglang":
             return self.profiles["sglang"]
-        version = record.engine_version.lower()
-        v0 = "v0" in version or version.startswith(("0.5", "0.6", "0.7", "v0.5", "v0.6", "v0.7"))
-        return self.profiles["vllm-v0" if v0 else "vllm-v1"]
+        return self.profiles["vllm-v0" if is_vllm_v0(record.engine_version) else "vllm-v1"]
 
     def setup(self, record: EvidenceRecord) -> Setup:
         if record.id not in self._setups:
@@ -332,3 +331,17 @@ def _predict_batched(
         for i, pred in zip(batch, preds, strict=True):
             out[i] = pred
     return [pred for pred in out if pred is not None]
+
+
+_ENGINE_TOKEN = re.compile(r"\bv([01])\b(?!\.)", re.IGNORECASE)  # "V0 engine", "V1 runner"; not "v0.15.1"
+_VERSION = re.compile(r"\bv?(\d+)\.(\d+)")
+
+
+def is_vllm_v0(engine_version: str) -> bool:
+    """Whether a record's vLLM ran the V0 engine: "V0"/"V1" where the record names the engine, else a version
+    before 0.8 (V1 became the default in 0.8); "0.15.1 (image vllm/vllm-openai:v0.15.1)" is V1."""
+    named = _ENGINE_TOKEN.search(engine_version)
+    if named:
+        return named.group(1) == "0"
+    version = _VERSION.search(engine_version)
+    return version is not None and (int(version.group(1)), int(version.group(2))) < (0, 8)

