@@ -84,10 +84,20 @@ def main() -> int:
         x, nfev = res.x, res.nfev
     c = fit.coefficients(x)
     train_stats = summarize(fit.predictions(train, x))
-    valid_stats = summarize(fit.predictions(valid, x))
+    valid_preds = fit.predictions(valid, x)
+    valid_stats = summarize(valid_preds)
+    by_engine = {
+        engine: summarize([q for q in valid_preds if q.record.engine == engine]).to_json()
+        for engine in sorted({r.engine for r in valid})
+    }
     roofline = Predictor(c.profiles, Models("roofline"), c.first_given_match)
     roof_train = summarize(predict_all(train, roofline))
-    roof_valid = summarize(predict_all(valid, roofline))
+    roof_valid_preds = predict_all(valid, roofline)
+    roof_valid = summarize(roof_valid_preds)
+    roof_by_engine = {
+        engine: summarize([q for q in roof_valid_preds if q.record.engine == engine]).to_json()
+        for engine in sorted({r.engine for r in valid})
+    }
     cpu = time.process_time() - t0
     command = "python scripts/fit_published.py" + (f" --max-nfev {args.max_nfev}" if not args.dry_run else "")
     if args.evaluate:
@@ -110,7 +120,12 @@ def main() -> int:
         "error": {
             "training": train_stats.to_json(),
             "validation": valid_stats.to_json(),
-            "roofline": {"training": roof_train.to_json(), "validation": roof_valid.to_json()},
+            "validation_by_engine": by_engine,
+            "roofline": {
+                "training": roof_train.to_json(),
+                "validation": roof_valid.to_json(),
+                "validation_by_engine": roof_by_engine,
+            },
         },
     }
     if not args.dry_run:

@@ -81,13 +81,15 @@ def roofline_models(
     """The analytic roofline for the target and, for a method with weights, for its draft."""
     draft_predictor = RooflinePredictor(draft, gpu, tp=draft_tp) if draft is not None else None
     fit = published_fit()
-    band = float(fit.error.get("roofline", {}).get("validation", {}).get("p80_abs_rel_error") or 0.5)
+    roof = fit.error.get("roofline", {})
+    held = (roof.get("validation_by_engine", {}) or {}).get("vllm") or roof.get("validation", {})
+    band = float(held.get("p80_abs_rel_error") or 0.5)
     return ServingModels(
         RooflinePredictor(target, gpu, tp=tp),
         method.draft_cost(draft_predictor),
         "roofline",
         band=band,
-        band_source="roofline replay of the held-back published measurements (specwise validate --predictor roofline)",
+        band_source="roofline replay of the held-back vLLM measurements (specwise validate --predictor roofline)",
     )
 
 
@@ -107,8 +109,9 @@ def fitted_models(d: Deployed, engine: str = "vllm", engine_version: str | None 
         overhead=profile.overhead,
         chunked_prefill_with_spec=profile.chunked_prefill_with_spec,
         batch_expansion_scorer=profile.batch_expansion_scorer,
-        band=fit.band(),
-        band_source=f"held-back validation of the published fit ({', '.join(fit.validation_families)})",
+        band=fit.band(engine),
+        band_source=f"the published fit's {fit.band_records(engine)} held-back {engine} measurements; "
+        "specwise validate lists them",
     )
 
 

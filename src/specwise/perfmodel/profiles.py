@@ -83,11 +83,23 @@ class PublishedFit:
     command: str = ""
     first_given_match: float = 0.6  # a lookup's per-match first-token acceptance (fitted)
 
-    def band(self) -> float:
+    def band(self, engine: str | None = None) -> float:
         """The relative error band of a speedup predicted by this fit: the 80th percentile of |predicted/published
-        - 1| over the held-back validation records (the fit's own records would flatter it)."""
+        - 1| over the held-back validation records (the fit's own records would flatter it) -- those measured on
+        ``engine`` when given and there are any, since a vLLM profile's error is measured on vLLM, an SGLang
+        profile's on SGLang."""
         v = self.error.get("validation", {}) or {}
+        per_engine = (self.error.get("validation_by_engine", {}) or {}).get(engine or "", {}) or {}
+        if per_engine.get("p80_abs_rel_error") is not None:
+            v = per_engine
         return float(v.get("p80_abs_rel_error", 0.25))
+
+    def band_records(self, engine: str | None = None) -> int:
+        """How many held-back records :meth:`band` comes from."""
+        per_engine = (self.error.get("validation_by_engine", {}) or {}).get(engine or "", {}) or {}
+        if per_engine.get("p80_abs_rel_error") is not None:
+            return int(per_engine.get("records", 0))
+        return int((self.error.get("validation", {}) or {}).get("records", 0))
 
 
 @cache

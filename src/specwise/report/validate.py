@@ -49,6 +49,8 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
         t.add_row(*_row(f.family, f.role, f.summary, f"{f.anchors}/{f.unreplayable}"))
     t.add_row(*_row("all fit families", "fit", v.fit))
     t.add_row(*_row("all held-back families", "held-back", v.held_back))
+    for engine, summary in v.held_back_by_engine.items():
+        t.add_row(*_row(f"held-back, {engine} only", "held-back", summary))
     print_table(out, t, wide=wide)
     if v.crossovers:
         c = Table(title="crossover: load where speculation stops paying")

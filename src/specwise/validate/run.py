@@ -71,6 +71,7 @@ class Validation:
     baseline_within_20pct: float | None  # plain-decoding records
     leviathan_max_abs_diff: float
     criteria: dict[str, bool] = field(default_factory=dict)
+    held_back_by_engine: dict[str, ErrorSummary] = field(default_factory=dict)  # the band of each engine's profile
 
 
 def _crossing(points: Sequence[tuple[float, float]]) -> float | None:
@@ -141,6 +142,12 @@ def validate(
             sum(1 for x in plain if x.ratio is not None and abs(x.ratio - 1) <= 0.2) / len(plain) if plain else None
         ),
         leviathan_max_abs_diff=leviathan_check(),
+        held_back_by_engine={
+            engine: summarize(
+                [x for x in preds if x.record.family not in fit.training_families and x.record.engine == engine]
+            )
+            for engine in sorted({r.engine for r in recs if r.family not in fit.training_families})
+        },
     )
     return _with_criteria(v)
 
@@ -165,6 +172,7 @@ def _with_criteria(v: Validation) -> Validation:
         v.baseline_within_20pct,
         v.leviathan_max_abs_diff,
         criteria,
+        v.held_back_by_engine,
     )
 
 
@@ -203,6 +211,7 @@ def to_json(v: Validation, records: bool = True) -> dict[str, Any]:
         ],
         "fit": v.fit.to_json(),
         "held_back": v.held_back.to_json(),
+        "held_back_by_engine": {engine: e.to_json() for engine, e in v.held_back_by_engine.items()},
         "crossovers": [
             {"series": c.series, "load_kind": c.load_kind, "published": c.published, "predicted": c.predicted}
             | {"within_2x": c.within_2x}
