@@ -88,6 +88,7 @@ def main() -> int:
     valid_stats = summarize(valid_preds)
     by_engine = {
         engine: summarize([q for q in valid_preds if q.record.engine == engine]).to_json()
+        | {"gpus": sorted({q.record.gpu for q in valid_preds if q.record.engine == engine and q.status == "predicted"})}
         for engine in sorted({r.engine for r in valid})
     }
     roofline = Predictor(c.profiles, Models("roofline"), c.first_given_match)

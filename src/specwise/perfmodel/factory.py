@@ -26,7 +26,7 @@ from specwise.methods import Method
 from specwise.perfmodel.calibrated import CalibratedPredictor
 from specwise.perfmodel.drafting import DraftCost, ModelDraftCost, NgramDraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
-from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead, profile_for, published_fit
+from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead, PublishedFit, profile_for, published_fit
 from specwise.perfmodel.roofline import RooflinePredictor
 from specwise.perfmodel.v2 import StepModelV2
 from specwise.specs.gpu import GpuSpec
@@ -110,8 +110,7 @@ def fitted_models(d: Deployed, engine: str = "vllm", engine_version: str | None 
         chunked_prefill_with_spec=profile.chunked_prefill_with_spec,
         batch_expansion_scorer=profile.batch_expansion_scorer,
         band=fit.band(engine),
-        band_source=f"the published fit's {fit.band_records(engine)} held-back {engine} measurements; "
-        "specwise validate lists them",
+        band_source=_band_source(fit, engine, d.gpu.name),
     )
 
 
@@ -158,3 +157,12 @@ def serving_models(choice: PredictorChoice, d: Deployed) -> ServingModels:
 def relative_band(predicted: np.ndarray, measured: np.ndarray) -> float:
     """The 80th percentile of |predicted / measured - 1|."""
     return float(np.percentile(np.abs(predicted / measured - 1.0), 80)) if predicted.size else 0.25
+
+
+def _band_source(fit: PublishedFit, engine: str, gpu: str) -> str:
+    """Where the band comes from, and whether any of those measurements ran on this GPU."""
+    text = f"the published fit's {fit.band_records(engine)} held-back {engine} measurements"
+    gpus = fit.band_gpus(engine)
+    if gpus and gpu not in gpus:
+        text += f", none of them on {gpu} (they ran on {', '.join(gpus)}): the error there is not measured"
+    return text + "; specwise validate lists them"

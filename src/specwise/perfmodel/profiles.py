@@ -94,6 +94,11 @@ class PublishedFit:
             v = per_engine
         return float(v.get("p80_abs_rel_error", 0.25))
 
+    def band_gpus(self, engine: str) -> tuple[str, ...]:
+        """The GPUs of the held-back ``engine`` records the band comes from (empty when not recorded)."""
+        per_engine = (self.error.get("validation_by_engine", {}) or {}).get(engine, {}) or {}
+        return tuple(str(g) for g in per_engine.get("gpus", ()))
+
     def band_records(self, engine: str | None = None) -> int:
         """How many held-back records :meth:`band` comes from."""
         per_engine = (self.error.get("validation_by_engine", {}) or {}).get(engine or "", {}) or {}
