@@ -69,10 +69,14 @@ def test_advise_vllm_version_end_to_end(tmp_path: Path, capsys: pytest.CaptureFi
     # the blog's Llama-3-70B / Qwama pair at 1 QPS: enable below a load, with a schedule that turns k off
     text = (ROOT / "examples/advise/evidence-llama3-70b-qwama-v0.toml").read_text()
     scenario = tmp_path / "qwama-1qps.toml"
-    scenario.write_text(text.replace("operating_qps = 10", "operating_qps = 1").replace("= 400", "= 200"))
+    # min_speedup 1.0: the low end of the +-27% band at 1 QPS is 1.02x
+    op = "operating_qps = 1\nmin_speedup = 1.0"
+    scenario.write_text(text.replace("operating_qps = 10", op).replace("= 400", "= 200"))
     assert main(["advise", "--scenario", str(scenario), "--json", "--processes", "1", "--vllm-version", "0.20"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["decision"] == "enable_below"
+    # 0.20 takes no schedule: the headline does not promise one, it names the load to stay below
+    assert "schedule" not in doc["headline"] and "only while the load stays below ~2 QPS" in doc["headline"]
     cfg = doc["vllm"]["speculative_config"]
     assert "num_speculative_tokens_per_batch_size" not in cfg and cfg["num_speculative_tokens"] == 4
     assert "no per-batch-size k" in doc["vllm"]["notes"][0]
