@@ -169,10 +169,16 @@ def _paying(
     at those loads' mean batch sizes, and the schedule simulated there does not lose to no speculation."""
     op, minimum = inputs.operating_qps, inputs.min_speedup
     k_op = sim.best_k_by_qps[op]
-    schedule = tuple(_schedule_for(sim, sc, minimum, low_end))
     failing = sorted(q for q, lo in low_end.items() if lo < minimum)
-    if not failing and len({k for _, _, k in schedule}) <= 1:
-        schedule = ()  # one k at every load: nothing to schedule
+    # Pays everywhere: one k and no schedule -- setting num_speculative_tokens_per_batch_size makes vLLM downgrade full
+    # CUDA graphs to PIECEWISE for the whole engine (vllm/config/vllm.py _maybe_override_dynamic_sd_cudagraph_mode).
+    if not failing:
+        reason = (
+            f"clears {minimum:g}x at every simulated load up to {max(low_end):g} QPS, even at the low end of the "
+            f"band; at the operating {op:g} QPS: {ev_sim}"
+        )
+        return _Verdict("enable", k_op, reason, ev_sim, headline=f"Enable {label} with k={k_op}")
+    schedule = tuple(_schedule_for(sim, sc, minimum, low_end))
     carried = bool(schedule) and not engine.schedule_notes(schedule, k_op)
     k = max([k_op, *(b[2] for b in schedule)]) if carried else k_op
     checks = _schedule_checks(sc, sim, schedule) if carried else ()
@@ -183,13 +189,6 @@ def _paying(
     )
     off = carried and all(k_at(schedule, batch_at(sim, q, sc.max_num_seqs)) == 0 for q in failing)
     losing = [c for c in checks if c.qps in failing and (c.speedup_e2e or 0.0) < 1.0]
-    if not failing:
-        reason = (
-            f"clears {minimum:g}x at every simulated load up to {max(low_end):g} QPS, even at the low end of the "
-            f"band; at the operating {op:g} QPS: {ev_sim}{checked}"
-        )
-        extra = f" and the k-by-batch-size schedule ({schedule_words(schedule)})" if carried else ""
-        return _Verdict("enable", k, reason, ev_sim, schedule, checks, f"Enable {label} with k={k}{extra}")
     above, below = [q for q in failing if q > op], [q for q in failing if q < op]
     misses = ", ".join(f"{q:g} QPS ({low_end[q]:.2f}x)" for q in failing)
     reason = f"pays at the operating {op:g} QPS: {ev_sim}; the low end of the band is below {minimum:g}x at {misses}"

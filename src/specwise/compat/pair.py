@@ -122,8 +122,12 @@ def method_fit(method: str, draft: ModelSpec) -> Finding:
         fix = f'method = "{head}"' if head in ("eagle", "eagle3") else 'method = "draft_model"'
         message = f"{draft.name} is {kind}, not an {method} head: vLLM's {method} method cannot load it (use {fix})"
         return Finding("method", "fail", message, evidence)
-    return Finding("method", "pass", f"{draft.name} is {'an ' + head + ' head' if head else 'a language model'}, as "
-                   f"method {method} needs", evidence)
+    return Finding(
+        "method",
+        "pass",
+        f"{draft.name} is {'an ' + head + ' head' if head else 'a language model'}, as method {method} needs",
+        evidence,
+    )
 
 
 def _max_length(draft: ModelSpec, context: int, given: bool) -> Finding:
