@@ -201,8 +201,10 @@ def _paying(
             )
     elif not schedule:
         reason += "; they run at the same batch size as paying loads, so no k-by-batch-size schedule tells them apart"
-    else:
+    elif not carried:
         reason += "; this engine version cannot switch k by batch size (see the note)"
+    else:
+        reason += f"; the k-by-batch-size schedule does not reach k=0 at every such load's mean batch size{checked}"
     off = off and not losing  # the schedule removes the loss, not just part of it
     if not above and off:
         head = f"Enable {label} with k={k} and the k-by-batch-size schedule that switches it off at low load"
