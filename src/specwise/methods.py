@@ -14,7 +14,9 @@ Names are vLLM's ``--speculative-config`` ``method`` values (``vllm/config/specu
   candidate paths verified together); the simulator's acceptance sampling dispatches on it;
 * ``prior_alpha_t0``: the method's own assumed per-token acceptance at T = 0 (None: it depends on the task; see
   :mod:`specwise.advisor.priors`, which cites the sources);
-* ``cross_request_history``: the proposer learns from earlier requests (suffix decoding, Oliaro et al. 2024).
+* ``cross_request_history``: the proposer learns from earlier requests (suffix decoding, Oliaro et al. 2024);
+* ``needs_package``: a Python package vLLM imports for the method and does not install itself (suffix decoding:
+  ``arctic-inference``; ``vllm/config/speculative.py`` ``_validate_suffix_decoding`` raises ImportError without it).
 
 Adding a method: a row here, its prior (``advisor/priors.py``) if it has none here, and the engine's config
 fields (``engines/<engine>.py``) if they differ from the defaults. See ARCHITECTURE.md.
@@ -47,6 +49,7 @@ class Method:
     shape: Shape = "chain"
     prior_alpha_t0: float | None = None
     cross_request_history: bool = False
+    needs_package: str | None = None
 
     @property
     def needs_draft_checkpoint(self) -> bool:
@@ -97,6 +100,7 @@ _TABLE = (
         "suffix decoding: a suffix tree over this and earlier outputs",
         profile_as="suffix",
         cross_request_history=True,
+        needs_package="arctic-inference",
     ),
 )
 

@@ -23,15 +23,18 @@ def _cand(doc: dict[str, Any], label: str) -> dict[str, Any]:
     return next(c for c in doc["candidates"] if c["candidate"] == label)
 
 
-def test_low_qps_summarisation_with_ngram_enables() -> None:
+def test_low_qps_summarisation_enables_the_draft_and_asks_to_measure_ngram() -> None:
+    """With n-gram's prior taken from SpecDecode-Bench's measured CNN/DailyMail rates (AL ~1.4 at k = 5), the 1B
+    draft wins at 0.5 QPS; n-gram's gain sits inside the band: measure it (copy-heavy prompts do far better)."""
     doc = _run("summarize-low-qps")
-    assert doc["decision"] == "enable" and doc["recommended"] == "ngram"
+    assert doc["decision"] == "enable" and doc["recommended"] == "draft_model:meta-llama/Llama-3.2-1B-Instruct"
     spec = doc["vllm"]["speculative_config"]
-    assert spec["method"] == "ngram" and spec["num_speculative_tokens"] >= 2
-    assert (spec["prompt_lookup_min"], spec["prompt_lookup_max"]) == (2, 4)
+    assert spec["method"] == "draft_model" and spec["num_speculative_tokens"] >= 2
     assert "--speculative-config" in doc["vllm"]["serve_argv"]
     assert doc["assumed_acceptance_for"] == ["summarize"]  # said loudly: nothing was measured
-    assert _cand(doc, "ngram")["speedup_at_operating_qps"] > 1.5
+    assert _cand(doc, "draft_model:meta-llama/Llama-3.2-1B-Instruct")["speedup_at_operating_qps"] > 1.5
+    ngram = _cand(doc, "ngram")
+    assert ngram["verdict"] == "measure_first" and 1.0 < ngram["speedup_at_operating_qps"] < 1.6
 
 
 def test_same_workload_at_high_qps_is_not_enabled() -> None:
@@ -178,4 +181,4 @@ def test_cli_json_and_html_report(tmp_path: Path, capsys: pytest.CaptureFixture[
     page = report.read_text()
     assert "<script" not in page and "http://" not in page.replace("http://HOST:PORT", "")
     assert page.count("data:image/png;base64,") >= 5
-    assert "Enable ngram" in page and "ASSUMED acceptance" in page
+    assert "Enable draft_model" in page and "ASSUMED acceptance" in page

@@ -18,7 +18,9 @@ TARGET = resolve_model("meta-llama/Llama-3.1-70B-Instruct")
 H100 = resolve_gpu("H100-SXM-80GB")
 
 
-def _input(draft_name: str = "meta-llama/Llama-3.2-1B-Instruct", alphas: tuple[float, ...] = (0.8,), **kw: object):
+def _input(
+    draft_name: str = "meta-llama/Llama-3.2-1B-Instruct", alphas: tuple[float, ...] = (0.8,), **kw: object
+) -> rules.RuleInput:
     choice, _ = resolve_draft(draft_name, TARGET)
     plan = plan_memory(MemoryPlanRequest(target=TARGET, gpu=H100, tp=4, draft=choice, max_model_len=8192))
     ev = [Evidence(f"c{i}", "given", "test", AcceptanceModel.iid(a)) for i, a in enumerate(alphas)]

@@ -92,25 +92,42 @@ def k_schedule(
     return [(a, b, k) for a, b, k in bands]
 
 
-def _schedule_for(sim: SweepResult, sc: Scenario, min_speedup: float) -> list[tuple[int, int, int]]:
+def _schedule_for(
+    sim: SweepResult, sc: Scenario, min_speedup: float, speedups: Mapping[float, float] | None = None
+) -> list[tuple[int, int, int]]:
+    """The schedule by :func:`k_schedule`: k = 0 where ``speedups`` (default: the point estimates) miss
+    ``min_speedup``."""
     batches = {q: batch_at(sim, q, sc.max_num_seqs) for q in sc.sweep.qps}
-    return k_schedule(batches, sim.best_k_by_qps, sim.best_speedup_by_qps, sc.max_num_seqs, min_speedup)
+    gains = speedups if speedups is not None else sim.best_speedup_by_qps
+    return k_schedule(batches, sim.best_k_by_qps, gains, sc.max_num_seqs, min_speedup)
+
+
+def k_at(schedule: Sequence[tuple[int, int, int]], batch: float) -> int | None:
+    """The k the schedule runs at a (mean) batch size; None outside every band."""
+    return next((k for a, b, k in schedule if a <= round(batch) <= b), None)
+
+
+def schedule_words(schedule: Sequence[tuple[int, int, int]]) -> str:
+    return ", ".join(f"k={k} at batch {a}-{b}" for a, b, k in schedule)
 
 
 @dataclass(frozen=True)
 class _Verdict:
     verdict: str
-    k: int
+    k: int  # the config's num_speculative_tokens: the largest k of a schedule the engine takes, else k at the load
     reason: str
     simulated: str = ""  # the simulated speedup the verdict rests on, in words
     schedule: tuple[tuple[int, int, int], ...] = ()
     schedule_results: tuple[ScheduleCheck, ...] = ()
+    headline: str = ""
 
 
-def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult) -> _Verdict:
-    """enable (pays at every load, even at the pessimistic end of the predictor's band), enable_below (pays at the
-    operating load, with the schedule that turns it off above), measure_first (the predicted speedup clears
-    ``min_speedup`` but the pessimistic end of its band does not: measure on a real server), or disable."""
+def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engine, label: str) -> _Verdict:
+    """One test decides, and the reason, k and schedule come from it: a load pays when even the low end of the
+    predictor's band clears ``min_speedup``. enable (every simulated load pays; or every load from the operating
+    one up, with a schedule the engine takes that sets k = 0 at the lower ones), enable_below (pays at the operating
+    load but not at some higher one: the schedule sets k = 0 there, or the load must stay below it), measure_first
+    (the point estimate clears ``min_speedup`` at the operating load, the band's low end does not), or disable."""
     op, minimum, metric, band = inputs.operating_qps, inputs.min_speedup, sim.decision_metric, sc.models.band
     gains = sim.best_speedup_by_qps
     s_op, k_op = gains[op], sim.best_k_by_qps[op]
@@ -118,36 +135,110 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult) -> _Verdict:
         f"simulated {metric} p50 speedup {s_op:.2f}x with k={k_op or sim.top_k(op)} (band {s_op * (1 - band):.2f}-"
         f"{s_op * (1 + band):.2f}x, {sim.predictor})"
     )
-    sure = {q: s * (1.0 - band) >= minimum for q, s in gains.items()}
-    if all(sure.values()):
-        reason = (
-            f"clears {minimum:g}x at every simulated load up to {max(gains):g} QPS, even at the low end of the band; "
-            f"at the operating {op:g} QPS: {ev_sim}"
-        )
-        return _Verdict("enable", k_op, reason, ev_sim)
-    if sure[op]:
-        limit = sim.crossover_qps or min(q for q, s in gains.items() if s * (1.0 - band) < minimum)
-        schedule = tuple(_schedule_for(sim, sc, minimum))
-        sched_sc = replace(sc, k_schedule=schedule)
-        checks = []
-        for b in sim.baseline:
-            e2e = run_cell(sched_sc, b.qps, None).summary.overall.e2e_s.p50
-            checks.append(ScheduleCheck(b.qps, b.e2e_p50_s / e2e if e2e else None))
-        reason = (
-            f"pays at the operating {op:g} QPS but not above ~{limit:.1f} QPS: {ev_sim}; the k-by-batch-size "
-            "schedule switches k to 0 where it stops paying"
-        )
-        return _Verdict("enable_below", k_op, reason, ev_sim, schedule, tuple(checks))
+    low_end = {q: s * (1.0 - band) for q, s in gains.items()}
+    if low_end[op] >= minimum:
+        return _paying(inputs, sc, sim, engine, label, low_end, ev_sim)
     if s_op >= minimum:
         reason = f"at the operating {op:g} QPS: {ev_sim}; it clears {minimum:g}x, the low end of its band does not"
-        return _Verdict("measure_first", k_op, reason, ev_sim)
+        return _Verdict("measure_first", k_op, reason, ev_sim, headline=_measure_headline(label, k_op))
     paying = [q for q, s in gains.items() if s >= minimum]
     reason = f"below {minimum:g}x at the operating {op:g} QPS: {ev_sim}" + (
         f"; it would clear {minimum:g}x at {', '.join(f'{q:g}' for q in paying)} QPS"
         if paying
         else f"; it clears {minimum:g}x at no simulated load"
     )
-    return _Verdict("disable", 0, reason, ev_sim, tuple(_schedule_for(sim, sc, minimum)) if paying else ())
+    schedule = tuple(_schedule_for(sim, sc, minimum)) if paying else ()
+    return _Verdict("disable", 0, reason, ev_sim, schedule, headline=f"Do not enable {label}")
+
+
+def _measure_headline(label: str, k: int) -> str:
+    return f"Measure {label} (k={k}) on your server before enabling it"
+
+
+def _paying(
+    inputs: AdviseInputs,
+    sc: Scenario,
+    sim: SweepResult,
+    engine: Engine,
+    label: str,
+    low_end: Mapping[float, float],
+    ev_sim: str,
+) -> _Verdict:
+    """The verdict for a candidate whose band's low end clears ``min_speedup`` at the operating load. The schedule
+    sets k = 0 at the loads where it does not; it "switches speculation off" there only if the engine takes it, k is 0
+    at those loads' mean batch sizes, and the schedule simulated there does not lose to no speculation."""
+    op, minimum = inputs.operating_qps, inputs.min_speedup
+    k_op = sim.best_k_by_qps[op]
+    failing = sorted(q for q, lo in low_end.items() if lo < minimum)
+    # Pays everywhere: one k and no schedule -- setting num_speculative_tokens_per_batch_size makes vLLM downgrade full
+    # CUDA graphs to PIECEWISE for the whole engine (vllm/config/vllm.py _maybe_override_dynamic_sd_cudagraph_mode).
+    if not failing:
+        reason = (
+            f"clears {minimum:g}x at every simulated load up to {max(low_end):g} QPS, even at the low end of the "
+            f"band; at the operating {op:g} QPS: {ev_sim}"
+        )
+        return _Verdict("enable", k_op, reason, ev_sim, headline=f"Enable {label} with k={k_op}")
+    schedule = tuple(_schedule_for(sim, sc, minimum, low_end))
+    carried = bool(schedule) and not engine.schedule_notes(schedule, k_op)
+    k = max([k_op, *(b[2] for b in schedule)]) if carried else k_op
+    checks = _schedule_checks(sc, sim, schedule) if carried else ()
+    checked = (
+        "; simulated with the schedule: " + ", ".join(f"{c.qps:g} QPS {_x(c.speedup_e2e)}" for c in checks)
+        if checks
+        else ""
+    )
+    off = carried and all(k_at(schedule, batch_at(sim, q, sc.max_num_seqs)) == 0 for q in failing)
+    losing = [c for c in checks if c.qps in failing and (c.speedup_e2e or 0.0) < 1.0]
+    above, below = [q for q in failing if q > op], [q for q in failing if q < op]
+    misses = ", ".join(f"{q:g} QPS ({low_end[q]:.2f}x)" for q in failing)
+    reason = f"pays at the operating {op:g} QPS: {ev_sim}; the low end of the band is below {minimum:g}x at {misses}"
+    if off:
+        reason += f"; the k-by-batch-size schedule sets k=0 at those loads' mean batch sizes{checked}"
+        if losing:
+            reason += (
+                f" -- still below 1x at {', '.join(f'{c.qps:g}' for c in losing)} QPS: where k=0 the draft still "
+                "holds its memory (a smaller KV cache), and the batch size swings around its mean"
+            )
+    elif not schedule:
+        reason += "; they run at the same batch size as paying loads, so no k-by-batch-size schedule tells them apart"
+    elif not carried:
+        reason += "; this engine version cannot switch k by batch size (see the note)"
+    else:
+        reason += f"; the k-by-batch-size schedule does not reach k=0 at every such load's mean batch size{checked}"
+    off = off and not losing  # the schedule removes the loss, not just part of it
+    if not above and off:
+        head = f"Enable {label} with k={k} and the k-by-batch-size schedule that switches it off at low load"
+        return _Verdict("enable", k, reason, ev_sim, schedule, checks, f"{head} ({schedule_words(schedule)})")
+    if not above:
+        reason += f": measure at your real mix of loads (it loses at {', '.join(f'{q:g}' for q in below)} QPS)"
+        return _Verdict("measure_first", k_op, reason, ev_sim, headline=_measure_headline(label, k_op))
+    where = "at low load and under load" if below else "under load"
+    head = (
+        f"Enable {label} with k={k} and the k-by-batch-size schedule that switches it off {where} "
+        f"({schedule_words(schedule)})"
+        if off
+        else f"Enable {label} with k={k} only while the load stays "
+        + (f"above ~{below[-1]:g} and " if below else "")
+        + f"below ~{above[0]:g} QPS"
+        + (" (the k-by-batch-size schedule in the config cuts the loss there, not all of it)" if carried else "")
+    )
+    return _Verdict("enable_below", k, reason, ev_sim, schedule, checks, head)
+
+
+def _schedule_checks(
+    sc: Scenario, sim: SweepResult, schedule: Sequence[tuple[int, int, int]]
+) -> tuple[ScheduleCheck, ...]:
+    """The schedule simulated at every load of the sweep (its e2e p50 speedup over no speculation)."""
+    sched_sc = replace(sc, k_schedule=tuple(schedule))
+    checks = []
+    for b in sim.baseline:
+        e2e = run_cell(sched_sc, b.qps, None).summary.overall.e2e_s.p50
+        checks.append(ScheduleCheck(b.qps, b.e2e_p50_s / e2e if e2e else None))
+    return tuple(checks)
+
+
+def _x(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}x"
 
 
 def _rule_input(
@@ -166,6 +257,8 @@ def _rule_input(
         c.speculation.draft_quantization,
         gains,
         inputs.min_speedup,
+        sc.draft_findings,
+        sc.models.band,
     )
 
 
@@ -183,6 +276,26 @@ def _speculation(c: Candidate, sc: Scenario, k: int, schedule: Sequence[tuple[in
     )
 
 
+def fitting_scenario(inputs: AdviseInputs, c: Candidate, evidence: Sequence[Evidence]) -> tuple[Scenario, list[str]]:
+    """The candidate's scenario with the k values whose memory plan fits (the activation reserve grows with k,
+    memory/planner.py): the largest ones dropped one by one until the plan fits, and a note naming them. When even
+    the smallest k does not fit, its plan (the closest miss) is the one reported."""
+    sc = scenario_for(inputs, c, evidence)
+    ks = [k for k in c.speculation.k_values if k > 0]
+    dropped: list[int] = []
+    while not sc.memory_plan.fits and len(ks) > 1:
+        dropped.insert(0, ks.pop())
+        sc = scenario_for(inputs, replace(c, speculation=replace(c.speculation, k_values=(0, *ks))), evidence)
+    if not dropped:
+        return sc, []
+    if not sc.memory_plan.fits:
+        return sc, [f"does not fit at any k (k={ks[0]} is the closest miss)"]
+    return sc, [
+        f"k={', '.join(map(str, dropped))} dropped: with them the draft's activation reserve does not fit in memory; "
+        f"k up to {ks[-1]} fits"
+    ]
+
+
 def evaluate_candidate(
     inputs: AdviseInputs,
     c: Candidate,
@@ -194,7 +307,13 @@ def evaluate_candidate(
 ) -> CandidateAdvice:
     notes: list[str] = []
     evidence = resolve_evidence(inputs, c, profiles, benches, notes)
-    sc = scenario_for(inputs, c, evidence)
+    sc, k_notes = fitting_scenario(inputs, c, evidence)
+    if c.method.needs_package:
+        notes.append(
+            f"vLLM runs {c.method.name} only with the {c.method.needs_package} package installed (pip install "
+            f"{c.method.needs_package}): without it the server fails at start with an ImportError "
+            "(vllm/config/speculative.py _validate_suffix_decoding)"
+        )
     plan = sc.memory_plan
     unfit = CandidateAdvice(
         candidate=c.label,
@@ -203,12 +322,13 @@ def evaluate_candidate(
         drafting=c.drafting,
         memory=plan.to_dict(),
         evidence=tuple(EvidenceUsed(e.workload, e.kind, e.source, e.model.per_position(8)) for e in evidence),
-        warnings=tuple(notes) + sc.warnings,
+        warnings=tuple(notes + k_notes) + sc.warnings,
         decision_metric=sc.decision_metric,
         verdict="does_not_fit",
         k=0,
         reason="does not fit in memory with the draft: " + "; ".join(plan.problems),
         rules=tuple(rules.check_all(_rule_input(inputs, c, sc, evidence, 1, {}))) if not plan.fits else (),
+        headline=f"{c.label} does not fit in memory with the draft",
     )
     if not plan.fits:
         return unfit
@@ -218,7 +338,7 @@ def evaluate_candidate(
             progress(f"simulate {c.label}", done, total)
 
     sim = decide(sc, run_sweep(sc, executor, progress=tick))
-    v = _verdict(inputs, sc, sim)
+    v = _verdict(inputs, sc, sim, engine, c.label)
     checks = rules.check_all(
         _rule_input(
             inputs, c, sc, evidence, max(v.k, sim.best_k_by_qps[inputs.operating_qps], 1), sim.best_speedup_by_qps
@@ -227,7 +347,7 @@ def evaluate_candidate(
     vetoes = [r for r in checks if r.status == "fail" and r.rule in rules.VETO_RULES]
     if v.verdict != "disable" and vetoes:
         reason = "; ".join(f"rule '{r.rule}' fails: {r.message}" for r in vetoes) + f" (despite {v.simulated})"
-        v = _Verdict("disable", 0, reason)
+        v = _Verdict("disable", 0, reason, headline=f"Do not enable {c.label}")
     spec = None
     if v.verdict in ("enable", "enable_below", "measure_first"):
         spec = engine.speculative_config(_speculation(c, sc, v.k, v.schedule))
@@ -242,6 +362,7 @@ def evaluate_candidate(
         speedup_at_operating_qps=sim.best_speedup_by_qps[inputs.operating_qps],
         sim=sim,
         speculative_config=spec,
+        headline=v.headline,
     )
 
 
@@ -268,17 +389,11 @@ def advise(
     ranked = sorted(results, key=lambda r: (VERDICT_ORDER[r.verdict], r.speedup_at_operating_qps or 0.0), reverse=True)
     top = ranked[0]
     if top.verdict in ("enable", "enable_below"):
-        decision = top.verdict
-        headline = (
-            f"Enable {top.candidate} with k={top.k}"
-            if decision == "enable"
-            else f"Enable {top.candidate} (k={top.k}) with the k schedule that switches it off under load"
-        )
+        decision, headline = top.verdict, top.headline
         reason, recommended, spec = top.reason, top.candidate, top.speculative_config
     elif top.verdict == "measure_first":
         decision, recommended, spec = "measure_first", None, None
-        headline = f"Measure {top.candidate} (k={top.k}) on your server before enabling it"
-        reason = top.reason
+        headline, reason = top.headline, top.reason
     else:
         decision, headline, recommended, spec = (
             "disable",

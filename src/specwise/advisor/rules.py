@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from specwise.advisor.evidence import Evidence
+from specwise.compat.pair import Finding
 from specwise.contracts.advice import RuleCheck
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
 from specwise.memory.planner import MemoryPlan
@@ -33,6 +34,34 @@ class RuleInput:
     draft_quantization: str
     best_speedup_by_qps: Mapping[float, float]  # empty when not simulated
     min_speedup: float
+    draft_findings: Sequence[Finding] = ()  # the pair check's findings (compat/pair.py), the method's fit first
+    band: float = 0.0  # the predictor's relative error band on a speedup (the verdict tests its low end)
+
+
+def compatibility(x: RuleInput) -> RuleResult:
+    """What vLLM would refuse or mis-load (compat/pair.py, as ``specwise check-pair`` says it): a different
+    vocabulary or tokenizer, a head that cannot read the target's hidden states, a draft of the wrong kind for the
+    method. A head trained for another target loads, but its acceptance is nobody's prior: it fails unless the
+    acceptance used was measured for this pair."""
+    name = "draft/target compatibility"
+    if not x.draft_findings:
+        return RuleResult(name, "pass", f"{x.method.name} has no draft checkpoint to check against the target", "-")
+    ev = "; ".join(f"{f.check} {f.status}" for f in x.draft_findings)
+    fails = [f.message for f in x.draft_findings if f.status == "fail"]
+    if fails:
+        return RuleResult(name, "fail", "vLLM would refuse or mis-load this draft: " + "; ".join(fails), ev)
+    foreign = [f.message for f in x.draft_findings if f.check == "head" and f.status == "warn"]
+    if foreign and any(e.kind == "assumed" for e in x.evidence):
+        return RuleResult(
+            name,
+            "fail",
+            f"{foreign[0]}; the acceptance used is a prior for a head on its own target, so the simulated gain "
+            "does not apply: profile this pair (specwise profile) and pass --profile",
+            ev,
+        )
+    if foreign:
+        return RuleResult(name, "warn", foreign[0] + " (the acceptance used was measured for this pair)", ev)
+    return RuleResult(name, "pass", "vocabulary, tokenizer and the method's draft kind agree (as check-pair says)", ev)
 
 
 def size_ratio(x: RuleInput) -> RuleResult:
@@ -98,6 +127,8 @@ def temperature(x: RuleInput) -> RuleResult:
 
 
 def saturation(x: RuleInput) -> RuleResult:
+    """Where the simulated curve drops below ``min_speedup``: a loss at loads ABOVE every paying one is the
+    saturation the guide warns of; a loss at loads below a paying one is not, and is said as the curve shows it."""
     name = "high-QPS saturation"
     gains = sorted(x.best_speedup_by_qps.items())
     if not gains:
@@ -107,13 +138,7 @@ def saturation(x: RuleInput) -> RuleResult:
     if len(losing) == len(gains):
         return RuleResult(name, "fail", f"speculation never gains {x.min_speedup:g}x at any simulated load", ev)
     if losing:
-        return RuleResult(
-            name,
-            "warn",
-            f"speculation stops paying (< {x.min_speedup:g}x) from ~{losing[0]:g} QPS: "
-            "verification competes with other requests for a saturated GPU",
-            ev,
-        )
+        return RuleResult(name, "warn", _losses(gains, losing, x.min_speedup), ev)
     (q_lo, s_lo), (q_hi, s_hi) = gains[0], gains[-1]
     if s_hi < 0.5 * s_lo:
         return RuleResult(
@@ -123,7 +148,42 @@ def saturation(x: RuleInput) -> RuleResult:
             "with other requests as the GPU fills",
             ev,
         )
+    unsure = [(q, s * (1 - x.band)) for q, s in gains if s * (1 - x.band) < x.min_speedup]
+    if unsure:
+        lows = ", ".join(f"{q:g} QPS ({lo:.2f}x)" for q, lo in unsure)
+        return RuleResult(
+            name,
+            "warn",
+            f"the point estimate clears {x.min_speedup:g}x at every simulated load, but the low end of the "
+            f"+-{x.band:.0%} band does not at {lows}",
+            ev,
+        )
     return RuleResult(name, "pass", f"clears {x.min_speedup:g}x at every simulated load", ev)
+
+
+def qs(loads: Sequence[float]) -> str:
+    return ", ".join(f"{q:g}" for q in loads)
+
+
+def _losses(gains: Sequence[tuple[float, float]], losing: Sequence[float], minimum: float) -> str:
+    paying = [q for q, s in gains if s >= minimum]
+    low = [q for q in losing if q < min(paying)]
+    high = [q for q in losing if q > max(paying)]
+    middle = [q for q in losing if q not in low and q not in high]
+    parts = []
+    if low:
+        parts.append(
+            f"below {minimum:g}x at LOW load ({qs(low)} QPS) while it pays at {qs(paying)} QPS: not saturation -- "
+            "the simulated gain rises with load there"
+        )
+    if middle:
+        parts.append(f"below {minimum:g}x at {qs(middle)} QPS, between loads where it pays")
+    if high:
+        parts.append(
+            f"stops paying (< {minimum:g}x) from ~{high[0]:g} QPS: verification competes with other requests for a "
+            "saturated GPU"
+        )
+    return "; ".join(parts)
 
 
 def memory(x: RuleInput) -> RuleResult:
@@ -201,9 +261,10 @@ def monitoring(x: RuleInput) -> RuleResult:
 
 
 # A failure of these overrides a simulated gain: the simulation cannot see what they see.
-VETO_RULES = ("acceptance below 0.5", "VRAM for both models")
+VETO_RULES = ("draft/target compatibility", "acceptance below 0.5", "VRAM for both models")
 
 RULES: tuple[Callable[[RuleInput], RuleResult], ...] = (
+    compatibility,
     size_ratio,
     acceptance_level,
     temperature,

@@ -11,6 +11,10 @@ Checks, each a :class:`Finding` with pass / warn / fail / info and its evidence:
   encodings) when present, else from the catalog's tokenizer family.
 * ``head``: EAGLE/EAGLE-3/MTP heads read the target's hidden states: hidden sizes must match, and a
   head is trained for one target.
+* ``method`` (:func:`method_fit`, for a config that names a method): vLLM builds the draft from the ``method``
+  (``vllm/config/speculative.py``: ``eagle``/``eagle3`` wrap the draft's config in ``EAGLEConfig`` and load an
+  EAGLE head's architecture; ``draft_model`` loads it as a standalone causal LM), so a full LM under ``eagle3`` or an
+  EAGLE head under ``draft_model`` does not load as the method needs.
 * ``size_ratio``: target:draft parameters (active parameters for MoE) against the common 1:8-1:12
   practitioner advice (no measured source; the checks below say why it is only a starting point). Smaller drafts
   often win when acceptance holds: the draft's forward pass has fixed costs (Qwen3-0.6B costs ~37.5% of a
@@ -100,6 +104,30 @@ def check_pair(
     if draft.max_position_embeddings < context:
         findings.append(_max_length(draft, context, max_model_len is not None))
     return PairReport(target.name, draft.name, tuple(findings), ratio, active_ratio, byte_ratio)
+
+
+def method_fit(method: str, draft: ModelSpec) -> Finding:
+    """Does the draft checkpoint's kind suit the config's ``method`` (draft_model: a full LM; eagle/eagle3: a head
+    of that kind)? A mismatch fails: vLLM builds the draft's architecture from the method (module docstring)."""
+    head = draft.draft_head
+    evidence: dict[str, Any] = {"method": method, "draft_kind": head or "language model"}
+    if method == "draft_model" and head is not None:
+        message = (
+            f"{draft.name} is an {head} head, not a language model: vLLM's draft_model method cannot run it alone "
+            f'(use method = "{head}" with the target it was trained for)'
+        )
+        return Finding("method", "fail", message, evidence)
+    if method in ("eagle", "eagle3") and head != method:
+        kind = f"an {head} head" if head else "a full language model"
+        fix = f'method = "{head}"' if head in ("eagle", "eagle3") else 'method = "draft_model"'
+        message = f"{draft.name} is {kind}, not an {method} head: vLLM's {method} method cannot load it (use {fix})"
+        return Finding("method", "fail", message, evidence)
+    return Finding(
+        "method",
+        "pass",
+        f"{draft.name} is {'an ' + head + ' head' if head else 'a language model'}, as method {method} needs",
+        evidence,
+    )
 
 
 def _max_length(draft: ModelSpec, context: int, given: bool) -> Finding:

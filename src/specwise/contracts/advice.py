@@ -87,6 +87,7 @@ class CandidateAdvice:
     speedup_at_operating_qps: float | None = None
     sim: SweepResult | None = None
     speculative_config: JsonObject | None = None
+    headline: str = ""  # the verdict in one line, from the same test as reason, k and schedule
 
     @property
     def simulated(self) -> bool:
@@ -103,6 +104,7 @@ class CandidateAdvice:
             "warnings": list(self.warnings),
             "decision_metric": self.decision_metric,
             "verdict": self.verdict,
+            "headline": self.headline,
             "k": self.k,
             "schedule": [list(b) for b in self.schedule],
             "schedule_results": [s.to_json() for s in self.schedule_results],
@@ -142,6 +144,7 @@ class CandidateAdvice:
             speedup_at_operating_qps=f.number("speedup_at_operating_qps"),
             sim=SweepResult.from_json(sim.data, sim.where) if sim else None,
             speculative_config=spec if isinstance(spec, Mapping) else None,
+            headline=f.text("headline", "") or "",
         )
 
 

@@ -90,6 +90,9 @@ def render_advise(doc: Advice, out: Console | None = None, wide: bool = False) -
         print_table(out, _rules_table(top), wide=wide)
     for other in doc.ranked[1:]:
         out.print(rule_line(other))
+    for c in doc.ranked:
+        for w in dict.fromkeys(c.warnings):
+            out.print(f"[bold yellow]warning[/] ({escape(c.candidate)}): {escape(w)}")
     if doc.predictor:
         out.print(
             escape(

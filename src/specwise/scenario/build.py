@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
-from specwise.compat.pair import check_pair
+from specwise.compat.pair import Finding, check_pair, method_fit
 from specwise.errors import FieldNames, SpecwiseError
 from specwise.memory import MemoryPlanRequest, plan_memory
 from specwise.perfmodel.factory import Deployed, serving_models
@@ -30,7 +30,8 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     dep, sp, file, where = spec.deployment, spec.speculation, spec.file, spec.where_speculation
     target = _named(file, "[deployment].target", lambda: resolve_model(dep.target))
     gpu = _named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
-    draft_choice, warnings = _draft(spec, target)
+    draft_choice, findings = _draft(spec, target)
+    warnings = [f"draft/target: {f.message}" for f in findings if f.status == "fail"]
     draft_spec = draft_choice.spec
     draft_tp = sp.draft_tp or dep.tp
     names = FieldNames(
@@ -97,6 +98,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         k_schedule=sp.k_schedule,
         warnings=tuple(warnings + list(plan.warnings)),
         decision_metric=spec.decision_metric,
+        draft_findings=findings,
     )
 
 
@@ -105,17 +107,17 @@ def _quant(choice: str) -> Quantization | None:
     return None if choice == "auto" else Quantization(choice)
 
 
-def _draft(spec: ScenarioSpec, target: ModelSpec) -> tuple[DraftChoice, list[str]]:
-    """What proposes the tokens, and what the pair check found wrong with it."""
+def _draft(spec: ScenarioSpec, target: ModelSpec) -> tuple[DraftChoice, tuple[Finding, ...]]:
+    """What proposes the tokens, and what the pair check (with the method's fit) found about it."""
     method, file, where = spec.speculation.method, spec.file, spec.where_speculation
     if method.is_lookup:
-        return DraftChoice(kind=method.name), []  # type: ignore[arg-type]
+        return DraftChoice(kind=method.name), ()  # type: ignore[arg-type]
     if method.proposer == "target_layers":
         choice, _ = _named(file, f"{where}.method", lambda: resolve_draft("mtp", target))
-        return choice, []
+        return choice, ()
     assert spec.speculation.draft is not None
     name = spec.speculation.draft
     choice, trained_for = _named(file, f"{where}.draft", lambda: resolve_draft(name, target))
     assert choice.spec is not None
     report = check_pair(target, choice.spec, head_trained_for=trained_for)
-    return choice, [f"draft/target: {f.message}" for f in report.findings if f.status == "fail"]
+    return choice, (method_fit(method.name, choice.spec), *report.findings)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from specwise.acceptance.model import AcceptanceModel
+from specwise.compat.pair import Finding
 from specwise.memory.planner import MemoryPlan
 from specwise.methods import Method
 from specwise.perfmodel.factory import PredictorChoice, ServingModels
@@ -128,3 +129,5 @@ class Scenario:
     k_schedule: tuple[tuple[int, int, int], ...] = ()
     warnings: tuple[str, ...] = ()
     decision_metric: str = "e2e"
+    # what the pair check (compat/pair.py) found for the draft: the method fit, then vocabulary, tokenizer, head ...
+    draft_findings: tuple[Finding, ...] = ()
