@@ -77,3 +77,15 @@ def test_advise_vllm_version_end_to_end(capsys: pytest.CaptureFixture[str]) -> N
     assert "no per-batch-size k" in doc["vllm"]["notes"][0]
     assert main(["advise", "--scenario", str(scenario), "--vllm-version", "0.6"]) == 2
     assert "separate --speculative-model" in capsys.readouterr().err
+
+
+def test_an_emitted_schedule_carries_vllms_cuda_graph_caveat(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM 0.32 drops full CUDA graphs for a per-batch-size k (and the schedule under data parallelism): the
+    advice says so next to the config that sets it, and not next to one that does not."""
+    scenario = ROOT / "examples/advise/schedule-llama3-70b-qwama.toml"
+    assert main(["advise", "--scenario", str(scenario), "--json", "--processes", "1"]) == 0
+    vllm = json.loads(capsys.readouterr().out)["vllm"]
+    assert "num_speculative_tokens_per_batch_size" in vllm["speculative_config"]
+    assert any("PIECEWISE" in n and "VLLM_USE_V2_MODEL_RUNNER=1" in n for n in vllm["notes"])
+    assert main(["advise", "--scenario", str(scenario), "--json", "--processes", "1", "--vllm-version", "0.20"]) == 0
+    assert not any("PIECEWISE" in n for n in json.loads(capsys.readouterr().out)["vllm"]["notes"])

@@ -28,6 +28,7 @@ from specwise.contracts.sweep import SweepResult
 from specwise.engines import Deployment, Engine, Speculation, get_engine
 from specwise.engines.base import LOOPBACK, shell
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE, launch_toml
+from specwise.engines.vllm_versions import DYNAMIC_K_CAVEAT
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
 from specwise.scenario.build import build_scenario
@@ -484,6 +485,8 @@ def _serve(
         spec,
     )
     notes = engine.schedule_notes(top.schedule, top.k) if spec is not None else ()
+    if spec is not None and "num_speculative_tokens_per_batch_size" in spec:
+        notes = (*notes, DYNAMIC_K_CAVEAT)
     return ServeCommand(engine.name, tuple(argv), shell(argv), spec, notes)
 
 

@@ -55,6 +55,14 @@ V0_REMOVED_IN = VllmVersion(0, 10)  # disable_by_batch_size stopped acting (PR #
 CONFIG_JSON_SINCE = VllmVersion(0, 8)  # --speculative-config JSON; the separate flags were removed (PR #15466)
 
 
+DYNAMIC_K_CAVEAT = (
+    "with num_speculative_tokens_per_batch_size, vLLM (0.32) runs PIECEWISE instead of full CUDA graphs unless "
+    "VLLM_USE_V2_MODEL_RUNNER=1, and ignores the schedule (static k) with data parallelism > 1 "
+    "(vllm/config/vllm.py: _maybe_override_dynamic_sd_cudagraph_mode, _maybe_disable_dynamic_sd_for_data_parallel); "
+    "the simulation does not model either: bench the config as you will deploy it"
+)
+
+
 def schedule_form(version: VllmVersion | None) -> ScheduleForm:
     """How ``version`` (None: the current one) takes a k-by-batch-size schedule."""
     if version is not None and version < CONFIG_JSON_SINCE:
