@@ -69,6 +69,10 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
     _records(v, show_all, out, wide)
 
 
+# what a plain-decoding record's value is, shown in display units (seconds and tokens/s inside)
+_UNITS = {"tpot_s": ("TPOT ms", 1e3), "e2e_latency_s": ("E2E s", 1.0), "output_tokens_per_s": ("tok/s", 1.0)}
+
+
 def _records(v: Validation, show_all: bool, out: Console, wide: bool) -> None:
     rows = [
         p
@@ -79,18 +83,20 @@ def _records(v: Validation, show_all: bool, out: Console, wide: bool) -> None:
     if not rows:
         return
     t = Table(title="records" if show_all else "published slowdowns and misses beyond +-25% (--all: every record)")
-    for col in ("record", "load", "published", "predicted", "ratio"):
-        t.add_column(col, justify="left" if col == "record" else "right")
+    for col in ("record", "load", "of", "published", "predicted", "ratio"):
+        t.add_column(col, justify="left" if col in ("record", "of") else "right")
     for p in rows:
         r = p.record
         pub = r.speedup if r.speculative else r.value
         pred = p.predicted_speedup if r.speculative else p.predicted_value
+        unit, scale = ("speedup", 1.0) if r.speculative else _UNITS.get(r.metric, (r.metric, 1.0))
         style = "red" if r.is_slowdown and (pred or 0) >= 1.0 else ""
         t.add_row(
             f"[{style}]{r.id}[/]" if style else r.id,
             f"{r.load.kind} {r.load.value:g}",
-            f"{pub:.3g}" if pub is not None else "-",
-            f"{pred:.3g}" if pred is not None else "-",
+            unit,
+            f"{pub * scale:.3g}" if pub is not None else "-",
+            f"{pred * scale:.3g}" if pred is not None else "-",
             f"{p.ratio:.2f}" if p.ratio is not None else "-",
         )
     print_table(out, t, wide=wide)
