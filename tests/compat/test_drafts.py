@@ -64,3 +64,13 @@ def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["drafts", "--target", LLAMA70]) == 0
     out = capsys.readouterr().out
     assert "memory not checked: give --gpu" in out and "EAGLE3-LLaMA3.3-Instruct-70B" in out
+
+
+def test_a_moe_targets_ratio_is_by_active_parameters() -> None:
+    """The 1:8-1:12 advice is about per-token cost, which a MoE target's active parameters set: the drafts table
+    shows that ratio (Qwen3-30B-A3B over Qwen2.5-0.5B: 61.8:1 by all parameters, ~6.8:1 by active ones)."""
+    rows = {s.draft: s for s in suggest_drafts(resolve_model("Qwen/Qwen3-30B-A3B"))}
+    row = rows["Qwen/Qwen2.5-0.5B-Instruct"]
+    assert row.ratio_of == "active params" and row.param_ratio is not None and 5 < row.param_ratio < 9
+    dense = {s.draft: s for s in suggest_drafts(resolve_model("Qwen/Qwen3-8B"))}
+    assert dense["Qwen/Qwen3-0.6B"].ratio_of == "params"

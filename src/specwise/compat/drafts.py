@@ -37,7 +37,8 @@ class DraftSuggestion:
     fits: bool
     reasons: tuple[str, ...]  # the failures first, then warnings, then what passed
     summary: str = ""  # the warnings and failures in a few words each (the table's column)
-    param_ratio: float | None = None  # target : draft parameters
+    param_ratio: float | None = None  # target : draft parameters (active parameters for a MoE target)
+    ratio_of: str = "params"  # what param_ratio counts: params | active params
     kv_cost: float | None = None  # share of the target's KV cache the draft takes (with a GPU)
     order: tuple[int, float] = (_MODEL_FREE, 0.0)
 
@@ -51,6 +52,7 @@ class DraftSuggestion:
             "method": self.method,
             "fits": self.fits,
             "param_ratio": self.param_ratio,
+            "param_ratio_of": self.ratio_of,
             "kv_cache_cost": self.kv_cost,
             "summary": self.summary,
             "reasons": list(self.reasons),
@@ -139,14 +141,17 @@ def suggest_drafts(
         order = _model_order(report, spec, trained_for, target.name)
         extra = (memory,) if memory else ()
         summary = _summary(report, memory, fits)
-        row = DraftSuggestion(spec.name, method, fits, (*reasons, *extra), summary, report.param_ratio, cost, order)
+        ratio = report.active_param_ratio if target.is_moe else report.param_ratio  # what the 1:8-1:12 advice uses
+        of = "active params" if target.is_moe else "params"
+        row = DraftSuggestion(spec.name, method, fits, (*reasons, *extra), summary, ratio, of, cost, order)
         out.append(row)
     if target.mtp_layers > 0:
         fits, cost, memory = _memory(DraftChoice("mtp", mtp_draft_spec(target)), plan_for)
         layers = f"the target's own {target.mtp_layers} multi-token-prediction layer(s)"
         summary = layers if fits else memory
-        out.append(DraftSuggestion("mtp", "mtp", fits, (f"pass: {layers}", memory), summary, None, cost, (_MTP, 0.0)))
+        mtp_reasons = (f"pass: {layers}", memory)
+        out.append(DraftSuggestion("mtp", "mtp", fits, mtp_reasons, summary, kv_cost=cost, order=(_MTP, 0.0)))
     for method in ("ngram", "suffix"):
         why = "no weights, no KV cache; pays only where outputs copy the prompt (code edits, summaries)"
-        out.append(DraftSuggestion(method, method, True, (f"pass: {why}",), why, None, 0.0 if plan_for else None))
+        out.append(DraftSuggestion(method, method, True, (f"pass: {why}",), why, kv_cost=0.0 if plan_for else None))
     return sorted(out, key=lambda s: (not s.fits, s.order, s.draft))

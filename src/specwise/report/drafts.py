@@ -28,6 +28,7 @@ def render_drafts(
     table.add_column("why", overflow="fold")
     for i, s in enumerate(drafts, 1):
         ratio = f"{s.param_ratio:.1f}:1" if s.param_ratio is not None else "-"
+        ratio += " active" if s.param_ratio is not None and s.ratio_of == "active params" else ""
         cost = f"{s.kv_cost:.0%}" if s.kv_cost is not None else "-"
         table.add_row(str(i), escape(s.draft), s.method, "yes" if s.fits else "no", ratio, cost, escape(s.summary))
     print_table(c, table, wide=wide)
