@@ -465,3 +465,24 @@ def _tp_hint(req: MemoryPlanRequest, target_weight_bytes: int, other_bytes: int,
         if target_weight_bytes / candidate + other_bytes < budget * 0.9:
             return f"; {req.names.setting('tp', candidate)} would leave room for KV cache"
     return ""
+
+
+def kv_tokens_at_length(
+    plan: MemoryPlan, target: ModelSpec, draft: ModelSpec | None, draft_tp: int, tokens: int
+) -> tuple[int, int]:
+    """The KV cache's capacity in tokens (with the draft, without) when the sequences in it are ``tokens`` long.
+
+    :attr:`MemoryPlan.kv_cache_tokens` prices every token at every layer. A sliding-window layer holds at most its
+    window of a sequence (vLLM frees the blocks that fall out of it: ``SlidingWindowManager.remove_skipped_blocks``
+    in ``vllm/v1/core/single_type_kv_cache_manager.py``), so sequences longer than the window cost less per token
+    than that; the simulator, which charges every cached token alike, gets the capacity at the traffic's typical
+    length. Without sliding windows this is the plan's own count."""
+    models = [(target, plan.tp)] + ([(draft, draft_tp)] if draft is not None and plan.draft is not None else [])
+    if not any(m.attention.sliding_layers for m, _ in models):
+        return plan.kv_cache_tokens, plan.kv_cache_tokens_without_draft
+    n = max(1, min(tokens, plan.max_model_len))
+    dtype_bytes = DTYPE_BYTES[plan.kv_cache_dtype]
+    with_draft = sum(m.kv_bytes_for_sequence(n, dtype_bytes, tp) for m, tp in models)
+    alone = target.kv_bytes_for_sequence(n, dtype_bytes, plan.tp)
+    budget, budget_alone = plan.kv_budget_bytes_per_gpu, plan.kv_budget_bytes_per_gpu_without_draft
+    return max(0, budget * n // with_draft) if with_draft else 0, max(0, budget_alone * n // alone) if alone else 0

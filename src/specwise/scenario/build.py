@@ -10,6 +10,7 @@ from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import Finding, check_pair, method_fit
 from specwise.errors import FieldNames, SpecwiseError
 from specwise.memory import MemoryPlanRequest, plan_memory
+from specwise.memory.planner import kv_tokens_at_length
 from specwise.perfmodel.factory import Deployed, serving_models
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.specs.draft import DraftChoice
@@ -79,6 +80,10 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
             + "; ".join(plan.problems)
             + "); speculation rows are simulated anyway with the KV left"
         )
+    # sliding-window layers hold at most their window of a sequence: the capacity at the traffic's mean length
+    total = sum(c.share for c in spec.classes) or 1.0
+    mean_len = sum(c.share * (c.prompt_tokens.mean + c.output_tokens.mean / 2) for c in spec.classes) / total
+    kv_tokens, kv_tokens_alone = kv_tokens_at_length(plan, target, draft_spec, draft_tp, int(mean_len))
     return Scenario(
         name=spec.name,
         target=target,
@@ -91,8 +96,8 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         sweep=spec.sweep,
         max_num_seqs=dep.max_num_seqs,
         max_num_batched_tokens=dep.max_num_batched_tokens,
-        kv_cache_tokens=max(plan.kv_cache_tokens, 0),
-        kv_cache_tokens_without_draft=plan.kv_cache_tokens_without_draft,
+        kv_cache_tokens=max(kv_tokens, 0),
+        kv_cache_tokens_without_draft=kv_tokens_alone,
         memory_plan=plan,
         models=_named(file, "[deployment].predictor", lambda: serving_models(dep.predictor, deployed)),
         k_schedule=sp.k_schedule,
