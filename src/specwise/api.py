@@ -15,9 +15,9 @@ in the input raises :class:`~specwise.errors.SpecwiseError` with the one line th
 >>> import specwise
 >>> advice = specwise.advise("example:advise/summarize-low-qps")
 >>> advice.decision, advice.recommended
-('enable', 'ngram')
->>> dict(advice.serve.speculative_config)
-{'method': 'ngram', 'num_speculative_tokens': 6, 'prompt_lookup_min': 2, 'prompt_lookup_max': 4}
+('enable', 'draft_model:meta-llama/Llama-3.2-1B-Instruct')
+>>> dict(advice.serve.speculative_config)["num_speculative_tokens"]
+4
 >>> advice.to_json()["schema"]
 'specwise.advise/1'
 """
