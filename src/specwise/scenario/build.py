@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+import numpy as np
+
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import Finding, check_pair, method_fit
 from specwise.errors import FieldNames, SpecwiseError
@@ -72,6 +74,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         draft_quantization=_quant(sp.draft_quantization),
         kv_dtype=plan.kv_cache_dtype,
     )
+    warnings += _length_limits(spec, plan.max_model_len, target)
     if not plan.fits_without_draft:
         raise SpecwiseError(f"{file}: [deployment]: the target does not fit: {'; '.join(plan.problems)}")
     if not plan.fits:
@@ -105,6 +108,40 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         decision_metric=spec.decision_metric,
         draft_findings=findings,
     )
+
+
+_LENGTH_DRAWS = 20_000
+_REJECTED_SHARE_MAX = 0.5  # more of a class's prompts rejected than this: the scenario describes the wrong traffic
+
+
+def _length_limits(spec: ScenarioSpec, max_model_len: int, target: ModelSpec) -> list[str]:
+    """Requests longer than ``max_model_len``, per workload class (estimated on draws seeded by the sweep's seed).
+    vLLM rejects a prompt of ``max_model_len`` tokens or more (``vllm/v1/engine/input_processor.py``) and cuts an
+    output where the sequence reaches ``max_model_len`` (``vllm/v1/core/sched/utils.py``); the simulation does
+    the same (:func:`~specwise.sim.workload.admit`). When most of a class's prompts would be rejected the scenario
+    is wrong: an input error naming the class and the lengths. Otherwise a warning with the shares."""
+    out: list[str] = []
+    for c in spec.classes:
+        rng = np.random.default_rng([spec.sweep.seed, 2**20])
+        prompt = c.prompt_tokens.sample(rng, _LENGTH_DRAWS)
+        output = c.output_tokens.sample(rng, _LENGTH_DRAWS)
+        rejected = float((prompt >= max_model_len).mean())
+        cut = float(((prompt < max_model_len) & (prompt + output > max_model_len)).mean())
+        p = c.prompt_tokens
+        lengths = f"prompt_tokens mean {p.mean:g}, min {p.min}, max {p.max}"
+        if rejected > _REJECTED_SHARE_MAX:
+            raise SpecwiseError(
+                f"{spec.file}: [[workload]] {c.name!r}: {rejected:.0%} of its prompts ({lengths}) are at least "
+                f"max_model_len {max_model_len} tokens long and vLLM rejects those: raise [deployment].max_model_len "
+                f"({target.name} allows {target.max_position_embeddings}) or shorten prompt_tokens"
+            )
+        if rejected > 0 or cut > 0:
+            out.append(
+                f"workload {c.name!r}: ~{rejected:.1%} of its prompts ({lengths}) are at least max_model_len "
+                f"{max_model_len} tokens: vLLM rejects them and the simulation leaves them out; ~{cut:.1%} of its "
+                "outputs are cut where the sequence reaches max_model_len"
+            )
+    return out
 
 
 def _quant(choice: str) -> Quantization | None:

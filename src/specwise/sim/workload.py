@@ -62,6 +62,24 @@ class RequestTable:
         return int(self.arrival_s.size)
 
 
+def admit(requests: RequestTable, max_model_len: int) -> RequestTable:
+    """The requests vLLM serves, as it serves them: a prompt of ``max_model_len`` tokens or more is rejected
+    before it is scheduled (``vllm/v1/engine/input_processor.py``: "The decoder prompt (length N) is longer than
+    the maximum model length"), and a sequence stops once it holds ``max_model_len`` tokens
+    (``vllm/v1/core/sched/utils.py`` check_stop: FINISHED_LENGTH_CAPPED), so its output is cut there. A closed
+    loop keeps its table's size: its over-long prompts are cut to ``max_model_len - 1`` instead."""
+    fits = requests.prompt_tokens < max_model_len
+    if fits.all() and (requests.prompt_tokens + requests.output_tokens <= max_model_len).all():
+        return requests
+    if not fits.any():
+        raise SpecError(f"every request's prompt is at least max_model_len ({max_model_len}) tokens: vLLM rejects all")
+    if requests.users is not None:
+        fits = np.ones(requests.size, dtype=bool)
+    prompt = np.minimum(requests.prompt_tokens[fits], max_model_len - 1)
+    output = np.minimum(requests.output_tokens[fits], max_model_len - prompt)
+    return RequestTable(requests.arrival_s[fits], prompt, output, requests.class_index[fits], requests.users)
+
+
 def generate_requests(
     classes: Sequence[WorkloadClass], arrivals: Arrivals, num_requests: int, rng: np.random.Generator
 ) -> RequestTable:

@@ -12,7 +12,7 @@ from specwise.executors.local import LocalExecutor
 from specwise.scenario.model import Scenario
 from specwise.sim.engine import EngineConfig, SpecConfig, simulate
 from specwise.sim.metrics import SimSummary, summarize
-from specwise.sim.workload import generate_requests
+from specwise.sim.workload import admit, generate_requests
 
 
 @dataclass(frozen=True)
@@ -23,10 +23,12 @@ class Cell:
 
 
 def run_cell(sc: Scenario, qps: float, k: int | None) -> Cell:
-    """One simulation. The same seed gives the same requests for every k (common random numbers)."""
+    """One simulation. The same seed gives the same requests for every k (common random numbers); those vLLM
+    would reject as longer than max_model_len are left out (:func:`~specwise.sim.workload.admit`)."""
     qps_index = sc.sweep.qps.index(qps) if qps in sc.sweep.qps else 0
     rng = np.random.default_rng([sc.sweep.seed, qps_index])
     requests = generate_requests(sc.classes, sc.sweep.arrivals.with_rate(qps), sc.sweep.num_requests, rng)
+    requests = admit(requests, sc.memory_plan.max_model_len)  # vLLM rejects over-long prompts, caps the rest
     speculating = k is None or k > 0
     engine = EngineConfig(
         kv_capacity_tokens=sc.kv_cache_tokens if speculating else sc.kv_cache_tokens_without_draft,
