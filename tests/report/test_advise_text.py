@@ -38,7 +38,8 @@ def test_measure_first_is_said_once() -> None:
 
 def _sweep(speedups: dict[float, float]) -> SweepResult:
     doc = SweepResult.from_json(json.loads((GOLDEN / "simulate-llama70b-4xh100.json").read_text()))
-    return replace(doc, best_speedup_by_qps=speedups, crossover_qps=None)
+    steady = tuple(replace(b, overloaded=False) for b in doc.baseline)  # break-even, not capacity, under test
+    return replace(doc, baseline=steady, best_speedup_by_qps=speedups, crossover_qps=None)
 
 
 def test_break_even_is_not_paying() -> None:

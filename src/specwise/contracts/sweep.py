@@ -3,6 +3,11 @@
 Rows are per (QPS, k) cell with latency percentiles, throughput and speedups against k = 0 at the same QPS;
 ``schedule_results`` holds the k-by-batch-size schedule's rows. Best k and the crossover are judged on
 ``decision_metric`` (``speedup_<metric>``). In JSON, per-QPS maps are keyed by ``f"{qps:g}"``.
+
+``capacity_per_s_by_k``: requests/s each k serves once saturated (k = 0: without speculation; measured by a
+saturated run, :mod:`specwise.sim.saturation`); ``sustainable_qps`` is the baseline's. Every row and baseline point
+says whether its load is above its capacity (``overloaded``: the queue grows without bound); a speedup at such a
+load compares two growing queues, not two steady states.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class BaselinePoint:
     e2e_p50_s: float
     output_tokens_per_s: float
     goodput_per_s: float | None
+    overloaded: bool = False  # above the deployment's capacity: the queue grows without bound
 
     def to_json(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -49,6 +55,7 @@ class BaselinePoint:
             e2e_p50_s=_nan(f.number("e2e_p50_s")),
             output_tokens_per_s=f.number("output_tokens_per_s", 0.0) or 0.0,
             goodput_per_s=f.number("goodput_per_s"),
+            overloaded=f.data.get("overloaded") is True,
         )
 
 
@@ -81,6 +88,7 @@ class SweepRow:
     preemptions: int
     latency: JsonObject = field(default_factory=dict)  # the full latency summary, as printed
     by_class: Mapping[str, JsonObject] = field(default_factory=dict)  # per class: its summary and speedup_tpot
+    overloaded: bool = False  # above this k's capacity: the queue grows without bound (latencies depend on n)
 
     def speedup(self, metric: str) -> float | None:
         value: float | None = getattr(self, METRIC_KEYS[metric])
@@ -119,6 +127,7 @@ class SweepRow:
             preemptions=f.integer("preemptions", 0) or 0,
             latency=dict(f.data.get("latency") or {}),
             by_class=dict(f.data.get("by_class") or {}),
+            overloaded=f.data.get("overloaded") is True,
         )
 
 
@@ -143,6 +152,8 @@ class SweepResult:
     predictor: str = "roofline"  # the step-time model the rows were simulated with
     band: float = 0.0  # its relative error on a speedup (80th percentile over measurements it was checked on)
     band_source: str = ""
+    capacity_per_s_by_k: Mapping[int, float] = field(default_factory=dict)  # k = 0: without speculation
+    schedule_capacity_per_s: float | None = None
 
     @property
     def qps(self) -> tuple[float, ...]:
@@ -155,6 +166,20 @@ class SweepResult:
     @property
     def k_values(self) -> tuple[int, ...]:
         return tuple(sorted({r.k for r in self.results if r.k is not None}))
+
+    @property
+    def overloaded_qps(self) -> tuple[float, ...]:
+        """The loads the deployment without speculation cannot keep up with."""
+        return tuple(b.qps for b in self.baseline if b.overloaded)
+
+    @property
+    def sustainable_qps(self) -> float | None:
+        """Requests/s the deployment serves without speculation once saturated (None: not measured)."""
+        return self.capacity_per_s_by_k.get(0)
+
+    def sustainable_qps_with(self, k: int) -> float | None:
+        """The same with speculation at ``k``."""
+        return self.capacity_per_s_by_k.get(k)
 
     def baseline_at(self, qps: float) -> BaselinePoint | None:
         return next((b for b in self.baseline if b.qps == qps), None)
@@ -186,6 +211,10 @@ class SweepResult:
             "best_speedup_by_qps": {qps_key(q): s for q, s in self.best_speedup_by_qps.items()},
             "crossover_qps": self.crossover_qps,
             "never_pays": self.never_pays,
+            "overloaded_qps": list(self.overloaded_qps),
+            "sustainable_qps": self.sustainable_qps,
+            "capacity_per_s_by_k": {str(k): c for k, c in self.capacity_per_s_by_k.items()},
+            "schedule_capacity_per_s": self.schedule_capacity_per_s,
             "warnings": list(self.warnings),
             "schema": SCHEMA.id,
             "predictor": {"name": self.predictor, "relative_error_p80": self.band, "source": self.band_source},
@@ -229,4 +258,6 @@ class SweepResult:
             predictor=(pred.text("name", "") if pred else "") or "roofline",
             band=(pred.number("relative_error_p80", 0.0) if pred else 0.0) or 0.0,
             band_source=(pred.text("source", "") if pred else "") or "",
+            capacity_per_s_by_k={int(k): v for k, v in per_qps("capacity_per_s_by_k").items()},
+            schedule_capacity_per_s=f.number("schedule_capacity_per_s"),
         )

@@ -32,43 +32,82 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
     table.add_column("best", justify="right")
     for b in doc.baseline:
         q = b.qps
-        cells = [f"{q:g}", f"{b.tpot_p50_s * 1e3:.1f}"]
+        cells = [f"{q:g}", f"{b.tpot_p50_s * 1e3:.1f}" + (OVERLOAD_MARK if b.overloaded else "")]
         best = doc.best_k_by_qps[q]
         for k in ks:
             row = doc.row(q, k)
             s = row.speedup(metric) if row else None
-            text = "-" if s is None else f"{s:.2f}"
-            style = "green" if s and s > 1.0 else "red"
+            text = "-" if s is None else f"{s:.2f}" + _mark(b.overloaded or (row is not None and row.overloaded))
+            style = "yellow" if OVERLOAD_MARK in text else "green" if s and s > 1.0 else "red"
             cells.append(f"[bold {style}]{text}[/]" if k == best else f"[{style}]{text}[/]")
         for r in doc.schedule_results:
             if r.qps == q:
                 s = r.speedup(metric)
-                cells.append(f"{s:.2f}" if s else "-")
+                cells.append(f"{s:.2f}" + _mark(b.overloaded or r.overloaded) if s else "-")
         cells.append(str(best))
         table.add_row(*cells)
     print_table(out, table, wide=wide)
     out.print(pays_sentence(doc))
+    for line in saturation_lines(doc):
+        out.print(line)
     out.print(f"predictor: {doc.predictor}; speedups +-{doc.band:.0%} (80th percentile error of {doc.band_source})")
     for w in doc.warnings:
         out.print(f"[yellow]warning[/yellow]: {w}")
 
 
+OVERLOAD_MARK = "*"
+
+
+def _mark(overloaded: bool) -> str:
+    return OVERLOAD_MARK if overloaded else ""
+
+
+def saturation_lines(doc: SweepResult) -> list[str]:
+    """Where the deployment cannot keep up with the simulated load, in words (nothing where it keeps up)."""
+    marked = doc.overloaded_qps or tuple(sorted({r.qps for r in doc.results if r.overloaded}))
+    if not marked:
+        return []
+    return [
+        f"[yellow]{capacity_sentence(doc)}[/yellow]",
+        f"{OVERLOAD_MARK} overloaded at {', '.join(f'{q:g}' for q in marked)} QPS: requests arrive faster than they "
+        "are served and the queue grows without bound; those latencies and speedups depend on num_requests "
+        "(not a steady state)",
+    ]
+
+
+def capacity_sentence(doc: SweepResult) -> str:
+    """The deployment's capacity without and with speculation (the k that serves most), in words."""
+    base = doc.sustainable_qps
+    ks = [k for k in doc.k_values if k and doc.sustainable_qps_with(k) is not None]
+    without = f"~{base:.1f} QPS without speculation" if base is not None else "an unmeasured rate without speculation"
+    if not ks:
+        return f"the deployment saturates at {without}"
+    best = max(ks, key=lambda k: doc.sustainable_qps_with(k) or 0.0)
+    return f"the deployment saturates at {without} (~{doc.sustainable_qps_with(best) or 0.0:.1f} with k={best})"
+
+
 def pays_sentence(doc: SweepResult) -> str:
-    """Where speculation pays, in words. A best speedup that prints as 1.00x breaks even: it does not pay."""
-    cross = doc.crossover_qps
-    if doc.never_pays:
-        return "[red]speculation does not pay at any simulated rate[/red]"
+    """Where speculation pays, in words, over the loads the deployment keeps up with (a speedup at a load above
+    its capacity compares two growing queues). A best speedup that prints as 1.00x breaks even: it does not pay."""
+    gains = {q: s for q, s in sorted(doc.best_speedup_by_qps.items()) if q not in doc.overloaded_qps}
+    if not gains:
+        return "[yellow]the deployment keeps up with none of the simulated rates: no latency speedup to quote[/yellow]"
+    kept_up = len(gains) < len(doc.best_speedup_by_qps)
+    rates = "simulated rate" + (" the deployment keeps up with" if kept_up else "")
+    cross = doc.crossover_qps if doc.crossover_qps is not None and doc.crossover_qps <= max(gains) else None
+    if all(s <= 1.0 for s in gains.values()):
+        return f"[red]speculation does not pay at any {rates}[/red]"
     if cross is not None:
         return f"speculation pays below [bold]{cross:.2f} QPS[/bold] (crossover); above it, set k=0"
-    even = [q for q, s in sorted(doc.best_speedup_by_qps.items()) if round(s, 2) <= 1.0]
+    even = [q for q, s in gains.items() if round(s, 2) <= 1.0]
     if not even:
-        return f"speculation pays at every simulated rate up to {max(doc.qps):g} QPS"
-    paying = [q for q, s in sorted(doc.best_speedup_by_qps.items()) if round(s, 2) > 1.0]
+        return f"speculation pays at every {rates} " + (
+            f"(up to {max(gains):g} QPS)" if kept_up else f"up to {max(gains):g} QPS"
+        )
+    paying = [q for q, s in gains.items() if round(s, 2) > 1.0]
     where = ", ".join(f"{q:g}" for q in even)
     if not paying:
-        return (
-            f"[red]speculation does not pay at any simulated rate[/red] (at best it breaks even: 1.00x at {where} QPS)"
-        )
+        return f"[red]speculation does not pay at any {rates}[/red] (at best it breaks even: 1.00x at {where} QPS)"
     return f"speculation pays at {', '.join(f'{q:g}' for q in paying)} QPS and only breaks even (1.00x) at {where} QPS"
 
 

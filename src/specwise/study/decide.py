@@ -1,5 +1,6 @@
 """Decisions from a sweep: best k per QPS (on the scenario's decision metric), the crossover QPS where
-speculation stops paying, and the typed result (:class:`~specwise.contracts.sweep.SweepResult`)."""
+speculation stops paying, each k's capacity and the loads above it, and the typed result
+(:class:`~specwise.contracts.sweep.SweepResult`)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from collections.abc import Sequence
 from specwise.contracts.sweep import BaselinePoint, SweepResult, SweepRow
 from specwise.scenario.model import Scenario
 from specwise.sim.metrics import SimSummary
+from specwise.sim.saturation import overloaded
 from specwise.stats import ratio
-from specwise.study.sweep import Cell
+from specwise.study.sweep import CAPACITY_QPS, Cell
 
 
-def sweep_row(cell: Cell, base: SimSummary) -> SweepRow:
+def sweep_row(cell: Cell, base: SimSummary, capacity: float | None = None) -> SweepRow:
     o, b = cell.summary.overall, base.overall
     return SweepRow(
         qps=cell.qps,
@@ -39,6 +41,7 @@ def sweep_row(cell: Cell, base: SimSummary) -> SweepRow:
             name: {**s.to_dict(), "speedup_tpot": ratio(base.by_class[name].tpot_s.p50, s.tpot_s.p50)}
             for name, s in cell.summary.by_class.items()
         },
+        overloaded=overloaded(cell.qps, capacity),
     )
 
 
@@ -55,8 +58,10 @@ def crossover(qps: Sequence[float], best_speedup: Sequence[float]) -> float | No
 def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
     """Best k and the crossover, judged on ``sc.decision_metric``."""
     metric = sc.decision_metric
+    capacity = {c.k: c.capacity_per_s for c in cells if c.qps == CAPACITY_QPS and c.capacity_per_s is not None}
+    cells = [c for c in cells if c.qps != CAPACITY_QPS]
     base = {c.qps: c.summary for c in cells if c.k == 0}
-    rows = tuple(sweep_row(c, base[c.qps]) for c in cells if c.k is not None)
+    rows = tuple(sweep_row(c, base[c.qps], capacity.get(c.k)) for c in cells if c.k is not None)
     best_k: dict[float, int] = {}
     best_speedup: dict[float, float] = {}
     for q in sc.sweep.qps:
@@ -82,11 +87,12 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
                 e2e_p50_s=s.overall.e2e_s.p50,
                 output_tokens_per_s=s.overall.output_tokens_per_s,
                 goodput_per_s=s.overall.goodput_per_s,
+                overloaded=overloaded(q, capacity.get(0)),
             )
             for q, s in sorted(base.items())
         ),
         results=rows,
-        schedule_results=tuple(sweep_row(c, base[c.qps]) for c in cells if c.k is None),
+        schedule_results=tuple(sweep_row(c, base[c.qps], capacity.get(None)) for c in cells if c.k is None),
         decision_metric=metric,
         best_k_by_qps=best_k,
         best_speedup_by_qps=best_speedup,
@@ -95,4 +101,6 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
         predictor=sc.models.predictor,
         band=sc.models.band,
         band_source=sc.models.band_source,
+        capacity_per_s_by_k={k: v for k, v in sorted(capacity.items(), key=lambda kv: kv[0] or 0) if k is not None},
+        schedule_capacity_per_s=capacity.get(None),
     )

@@ -1,34 +1,35 @@
 """QPS x k sweeps of a scenario: one simulation per cell, common random numbers across k; the cells on an
-:class:`~specwise.executors.Executor` (a local process pool, or Ray)."""
+:class:`~specwise.executors.Executor` (a local process pool, or Ray). Each k also gets one saturated run that
+measures the deployment's capacity (:mod:`specwise.sim.saturation`), so a load above it is said, not averaged."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from specwise.executors import Executor, Progress
 from specwise.executors.local import LocalExecutor
 from specwise.scenario.model import Scenario
-from specwise.sim.engine import EngineConfig, SpecConfig, simulate
+from specwise.sim.engine import EngineConfig, SimResult, SpecConfig, simulate
 from specwise.sim.metrics import SimSummary, summarize
-from specwise.sim.workload import admit, generate_requests
+from specwise.sim.saturation import capacity_per_s, capacity_requests
+from specwise.sim.workload import RequestTable, admit, generate_requests
+
+CAPACITY_QPS = math.inf  # the qps of a capacity cell: the saturated run
+_CAPACITY_STREAM = 2**20  # its random-number stream, apart from every QPS index
 
 
 @dataclass(frozen=True)
 class Cell:
-    qps: float
+    qps: float  # CAPACITY_QPS: the saturated run of this k
     k: int | None  # None: the k-by-batch-size schedule
     summary: SimSummary
+    capacity_per_s: float | None = None  # requests/s served once saturated (capacity cells only)
 
 
-def run_cell(sc: Scenario, qps: float, k: int | None) -> Cell:
-    """One simulation. The same seed gives the same requests for every k (common random numbers); those vLLM
-    would reject as longer than max_model_len are left out (:func:`~specwise.sim.workload.admit`)."""
-    qps_index = sc.sweep.qps.index(qps) if qps in sc.sweep.qps else 0
-    rng = np.random.default_rng([sc.sweep.seed, qps_index])
-    requests = generate_requests(sc.classes, sc.sweep.arrivals.with_rate(qps), sc.sweep.num_requests, rng)
-    requests = admit(requests, sc.memory_plan.max_model_len)  # vLLM rejects over-long prompts, caps the rest
+def _simulate(sc: Scenario, requests: RequestTable, k: int | None, rng: np.random.Generator) -> SimResult:
     speculating = k is None or k > 0
     engine = EngineConfig(
         kv_capacity_tokens=sc.kv_cache_tokens if speculating else sc.kv_cache_tokens_without_draft,
@@ -43,9 +44,34 @@ def run_cell(sc: Scenario, qps: float, k: int | None) -> Cell:
         spec = SpecConfig(k=0, draft_cost=sc.models.draft_cost, schedule=sc.k_schedule, shape=sc.method.shape)
     elif k > 0:
         spec = SpecConfig(k=k, draft_cost=sc.models.draft_cost, shape=sc.method.shape)
-    rng_sim = np.random.default_rng([sc.sweep.seed, qps_index, 1])
-    result = simulate(requests, sc.classes, engine, sc.models.target, spec, rng_sim)
+    return simulate(requests, sc.classes, engine, sc.models.target, spec, rng)
+
+
+def run_cell(sc: Scenario, qps: float, k: int | None) -> Cell:
+    """One simulation. The same seed gives the same requests for every k (common random numbers); those vLLM
+    would reject as longer than max_model_len are left out (:func:`~specwise.sim.workload.admit`)."""
+    if math.isinf(qps):
+        return run_capacity(sc, k)
+    qps_index = sc.sweep.qps.index(qps) if qps in sc.sweep.qps else 0
+    rng = np.random.default_rng([sc.sweep.seed, qps_index])
+    requests = generate_requests(sc.classes, sc.sweep.arrivals.with_rate(qps), sc.sweep.num_requests, rng)
+    requests = admit(requests, sc.memory_plan.max_model_len)  # vLLM rejects over-long prompts, caps the rest
+    result = _simulate(sc, requests, k, np.random.default_rng([sc.sweep.seed, qps_index, 1]))
     return Cell(qps, k, summarize(result, sc.classes, sc.sweep.warmup_fraction))
+
+
+def run_capacity(sc: Scenario, k: int | None) -> Cell:
+    """The saturated run of ``k``: a closed loop of ``max_num_seqs`` users on the scenario's mix of requests
+    (the same requests for every k), and the completion rate it sustains."""
+    users = sc.max_num_seqs
+    rng = np.random.default_rng([sc.sweep.seed, _CAPACITY_STREAM])
+    drawn = generate_requests(sc.classes, sc.sweep.arrivals.with_rate(1.0), capacity_requests(users), rng)
+    closed = replace(drawn, arrival_s=np.zeros(drawn.size), users=users)
+    result = _simulate(
+        sc, admit(closed, sc.memory_plan.max_model_len), k, np.random.default_rng([sc.sweep.seed, _CAPACITY_STREAM, 1])
+    )
+    summary = summarize(result, sc.classes)
+    return Cell(CAPACITY_QPS, k, summary, capacity_per_s(result.finish_s, users))
 
 
 def _run_cell_args(args: tuple[Scenario, float, int | None]) -> Cell:
@@ -53,9 +79,9 @@ def _run_cell_args(args: tuple[Scenario, float, int | None]) -> Cell:
 
 
 def run_sweep(sc: Scenario, executor: Executor | None = None, *, progress: Progress | None = None) -> list[Cell]:
-    """Every (qps, k) cell, plus the schedule per QPS when the scenario has one, in (qps, k) order; on ``executor``
-    (default: a local process pool, at most one process per cell and per core). Each cell seeds its own random
-    numbers, so where it runs does not change it."""
+    """Every (qps, k) cell, plus the schedule per QPS when the scenario has one, in (qps, k) order, then one
+    capacity cell per k (qps :data:`CAPACITY_QPS`); on ``executor`` (default: a local process pool, at most one
+    process per cell and per core). Each cell seeds its own random numbers, so where it runs does not change it."""
     ks: list[int | None] = list(sc.sweep.k_values) + ([None] if sc.k_schedule else [])
-    jobs = [(sc, q, k) for q in sc.sweep.qps for k in ks]
+    jobs = [(sc, q, k) for q in [*sc.sweep.qps, CAPACITY_QPS] for k in ks]
     return (executor or LocalExecutor()).map(_run_cell_args, jobs, progress)
