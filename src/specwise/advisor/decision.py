@@ -3,6 +3,7 @@ then a ranking and one recommendation. Every reason carries the evidence it used
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -130,6 +131,8 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engin
     load but not at some higher one: the schedule sets k = 0 there, or the load must stay below it), measure_first
     (the point estimate clears ``min_speedup`` at the operating load, the band's low end does not), or disable."""
     op, minimum, metric, band = inputs.operating_qps, inputs.min_speedup, sim.decision_metric, sc.models.band
+    if (overloaded := _overload_verdict(op, sim, label)) is not None:
+        return overloaded
     gains = sim.best_speedup_by_qps
     s_op, k_op = gains[op], sim.best_k_by_qps[op]
     ev_sim = (
@@ -240,6 +243,48 @@ def _schedule_checks(
 
 def _x(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
+
+
+def _overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | None:
+    """At an operating load above the deployment's capacity without speculation (its queue grows without bound:
+    :mod:`specwise.sim.saturation`) a latency speedup compares two growing queues, so the verdict is about
+    capacity (requests/s served once saturated). A k whose capacity is above the load is measure_first: it runs at
+    the edge of its capacity, inside the predictor's band -- measure it, or add replicas. Otherwise disable: no k
+    fixes the load; the reason quotes both capacities and the replicas each needs -- speculation's worth is a
+    question for the load per replica, where advise should be re-run (no k schedule: the one the sweep gives is
+    built on loads above capacity). None: the baseline keeps up."""
+    base, served = sim.baseline_at(op), sim.sustainable_qps
+    if base is None or not base.overloaded or not served:
+        return None
+    ks = [k for k in sim.k_values if k and sim.sustainable_qps_with(k)]
+    cannot = f"at {op:g} QPS this deployment cannot keep up"
+    head = f"Do not enable {label}: this deployment cannot keep up with {op:g} QPS"
+    if not ks:
+        reason = f"{cannot} (it serves ~{served:.1f} req/s): add replicas or lower the load"
+        return _Verdict("disable", 0, reason, headline=head)
+    k = max(ks, key=lambda k: sim.sustainable_qps_with(k) or 0.0)
+    with_k = sim.sustainable_qps_with(k) or served
+    simulated = f"capacity ~{served:.1f} req/s without speculation, ~{with_k:.1f} with k={k}"
+    row = sim.row(op, k)
+    if row is not None and not row.overloaded:
+        reason = (
+            f"{cannot} without speculation (it serves ~{served:.1f} req/s); with k={k} it serves ~{with_k:.1f}, "
+            f"at the edge of its capacity: measure it on your server, or add replicas (at least "
+            f"{math.ceil(op / served)} without speculation)"
+        )
+        measure = f"Measure {label} (k={k}) on your server: without it this deployment cannot keep up with {op:g} QPS"
+        return _Verdict("measure_first", k, reason, simulated, headline=measure)
+    reason = (
+        f"{cannot} (it serves ~{served:.1f} req/s without speculation, ~{with_k:.1f} with k={k}): add replicas "
+        f"(at least {math.ceil(op / served)} without speculation, {math.ceil(op / with_k)} with) or lower the load; "
+        f"{_capacity_change(with_k / served)} -- re-run advise at the load per replica"
+    )
+    return _Verdict("disable", 0, reason, simulated, headline=head)
+
+
+def _capacity_change(ratio: float) -> str:
+    percent = round(100 * (ratio - 1))
+    return "speculation leaves capacity unchanged" if percent == 0 else f"speculation changes capacity by {percent:+d}%"
 
 
 def _rule_input(
@@ -360,11 +405,25 @@ def evaluate_candidate(
         rules=tuple(checks),
         schedule=v.schedule,
         schedule_results=v.schedule_results,
-        speedup_at_operating_qps=sim.best_speedup_by_qps[inputs.operating_qps],
+        speedup_at_operating_qps=_speedup_at(sim, inputs.operating_qps),
         sim=sim,
         speculative_config=spec,
         headline=v.headline,
     )
+
+
+def _disable_headline(op: float, ranked: Sequence[CandidateAdvice]) -> str:
+    """Said first when no candidate can help: the load itself is more than the deployment serves."""
+    sims = [r.sim for r in ranked if r.sim is not None]
+    if sims and all(_speedup_at(sim, op) is None for sim in sims):
+        return f"This deployment cannot keep up with {op:g} QPS: add replicas or lower the load"
+    return "Do not enable speculative decoding for this load"
+
+
+def _speedup_at(sim: SweepResult, qps: float) -> float | None:
+    """The best speedup at ``qps``; none is quoted for a load the baseline cannot keep up with."""
+    base = sim.baseline_at(qps)
+    return None if base is not None and base.overloaded else sim.best_speedup_by_qps[qps]
 
 
 def advise(
@@ -396,12 +455,7 @@ def advise(
         decision, recommended, spec = "measure_first", None, None
         headline, reason = top.headline, top.reason
     else:
-        decision, headline, recommended, spec = (
-            "disable",
-            "Do not enable speculative decoding for this load",
-            None,
-            None,
-        )
+        decision, headline, recommended, spec = ("disable", _disable_headline(inputs.operating_qps, ranked), None, None)
         reason = "; ".join(f"{r.candidate}: {r.reason}" for r in ranked)
     first = next((r for r in results if r.sim is not None), None)
     return Advice(
