@@ -63,6 +63,16 @@ def test_temperature_and_greedy_drafting() -> None:
     assert r.status == "warn" and "probabilistic" in r.message
 
 
+def test_saturation_leaves_out_loads_the_deployment_cannot_keep_up_with() -> None:
+    """Above capacity both queues grow without bound: their latency ratio is not a speedup to judge (review A2)."""
+    gains = {1.0: 2.0, 8.0: 1.5, 64.0: 0.7}
+    assert rules.saturation(_input(best_speedup_by_qps=gains)).status == "warn"
+    r = rules.saturation(_input(best_speedup_by_qps=gains, overloaded_qps=(64.0,)))
+    assert r.status == "pass" and "64: 0.70x (overloaded)" in r.evidence
+    r = rules.saturation(_input(best_speedup_by_qps={64.0: 0.7}, overloaded_qps=(64.0,)))
+    assert r.status == "warn" and "cannot keep up at any simulated load (64)" in r.message
+
+
 def test_saturation() -> None:
     assert rules.saturation(_input()).status == "pass"
     r = rules.saturation(_input(best_speedup_by_qps={1.0: 2.0, 8.0: 1.2, 32.0: 0.7}))

@@ -288,7 +288,13 @@ def _capacity_change(ratio: float) -> str:
 
 
 def _rule_input(
-    inputs: AdviseInputs, c: Candidate, sc: Scenario, evidence: Sequence[Evidence], k: int, gains: Mapping[float, float]
+    inputs: AdviseInputs,
+    c: Candidate,
+    sc: Scenario,
+    evidence: Sequence[Evidence],
+    k: int,
+    gains: Mapping[float, float],
+    overloaded: Sequence[float] = (),
 ) -> rules.RuleInput:
     return rules.RuleInput(
         c.method,
@@ -305,6 +311,7 @@ def _rule_input(
         inputs.min_speedup,
         sc.draft_findings,
         sc.models.band,
+        overloaded,
     )
 
 
@@ -387,7 +394,13 @@ def evaluate_candidate(
     v = _verdict(inputs, sc, sim, engine, c.label)
     checks = rules.check_all(
         _rule_input(
-            inputs, c, sc, evidence, max(v.k, sim.best_k_by_qps[inputs.operating_qps], 1), sim.best_speedup_by_qps
+            inputs,
+            c,
+            sc,
+            evidence,
+            max(v.k, sim.best_k_by_qps[inputs.operating_qps], 1),
+            sim.best_speedup_by_qps,
+            sim.overloaded_qps,
         )
     )
     vetoes = [r for r in checks if r.status == "fail" and r.rule in rules.VETO_RULES]

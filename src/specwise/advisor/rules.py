@@ -37,6 +37,7 @@ class RuleInput:
     min_speedup: float
     draft_findings: Sequence[Finding] = ()  # the pair check's findings (compat/pair.py), the method's fit first
     band: float = 0.0  # the predictor's relative error band on a speedup (the verdict tests its low end)
+    overloaded_qps: Sequence[float] = ()  # loads the deployment cannot keep up with (no steady state to compare)
 
 
 def compatibility(x: RuleInput) -> RuleResult:
@@ -133,10 +134,17 @@ def saturation(x: RuleInput) -> RuleResult:
     saturation the vLLM 2024 spec-decode blog measured (1.4-1.8x slower at high QPS); a loss at loads below a
     paying one is not, and is said as the curve shows it."""
     name = "high-QPS saturation"
-    gains = sorted(x.best_speedup_by_qps.items())
-    if not gains:
+    every = sorted(x.best_speedup_by_qps.items())
+    if not every:
         return RuleResult(name, "warn", "not simulated (the candidate does not fit)", "-")
-    ev = "best simulated speedup by QPS: " + ", ".join(f"{q:g}: {s:.2f}x" for q, s in gains)
+    ev = "best simulated speedup by QPS: " + ", ".join(
+        f"{q:g}: {s:.2f}x" + (" (overloaded)" if q in x.overloaded_qps else "") for q, s in every
+    )
+    gains = [(q, s) for q, s in every if q not in x.overloaded_qps]  # a growing queue's latency ratio is no speedup
+    if not gains:
+        return RuleResult(
+            name, "warn", f"the deployment cannot keep up at any simulated load ({qs(x.overloaded_qps)})", ev
+        )
     losing = [q for q, s in gains if s < x.min_speedup]
     if len(losing) == len(gains):
         return RuleResult(name, "fail", f"speculation never gains {x.min_speedup:g}x at any simulated load", ev)
