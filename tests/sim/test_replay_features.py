@@ -59,7 +59,7 @@ def test_weyl_lookup_replay_realises_its_proposal_rate_and_acceptance(batch: int
     """A lookup's proposal draws come from their own Weyl stream: drawn from the acceptance stream, the proposal
     and the acceptance of a step were shifted copies of one uniform, and a replay of SpecDecode-Bench's
     InstructCoder n-gram point (a match in 43% of steps, conditionals 0.63/0.90/0.91: 1.72 accepted per draft)
-    realised 0.72 at batch 1 and 2.63 at batch 64. Now 1.51-1.80: ~48 drafting steps per sequence, and a
+    realised 0.72 at batch 1 and 2.63 at batch 64. Now 1.51-1.56: ~48 drafting steps per sequence, and a
     fast-forward window drops the draws past its end, so the tolerance is 15%, far inside those misses."""
     cond = (0.632, 0.901, 0.913)
     cls = [WorkloadClass("c", 1.0, FIXED, FIXED, AcceptanceModel(cond), proposal_rate=0.434)]
