@@ -39,7 +39,8 @@ for cfg in json.load(sys.stdin):
 
 def test_generated_model_free_configs_pass_vllm_validation() -> None:
     low = advise(load_inputs(ROOT / "examples/advise/summarize-low-qps.toml"), processes=1).to_json()
-    generated = low["vllm"]["speculative_config"]
+    # n-gram is "measure first" there (the 1B draft is recommended): the config it would measure is the one checked
+    generated = next(c for c in low["candidates"] if c["candidate"] == "ngram")["speculative_config"]
     assert generated["method"] == "ngram"
     scheduled = get_engine("vllm").speculative_config(
         Speculation(get_method("ngram"), 4, prompt_lookup=(2, 4), schedule=((1, 34, 4), (35, 256, 0)))
