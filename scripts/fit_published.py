@@ -26,7 +26,7 @@ from scipy.optimize import least_squares
 from specwise.evidence.records import all_records
 from specwise.validate import fit
 from specwise.validate.predict import Models, Predictor, predict_all
-from specwise.validate.stats import summarize
+from specwise.validate.stats import summarize, summarize_by_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "specwise" / "perfmodel" / "data" / "published_fit.json"
@@ -87,18 +87,15 @@ def main() -> int:
     valid_preds = fit.predictions(valid, x)
     valid_stats = summarize(valid_preds)
     by_engine = {
-        engine: summarize([q for q in valid_preds if q.record.engine == engine]).to_json()
+        engine: summary.to_json()
         | {"gpus": sorted({q.record.gpu for q in valid_preds if q.record.engine == engine and q.status == "predicted"})}
-        for engine in sorted({r.engine for r in valid})
+        for engine, summary in summarize_by_engine(valid_preds).items()
     }
     roofline = Predictor(c.profiles, Models("roofline"), c.first_given_match)
     roof_train = summarize(predict_all(train, roofline))
     roof_valid_preds = predict_all(valid, roofline)
     roof_valid = summarize(roof_valid_preds)
-    roof_by_engine = {
-        engine: summarize([q for q in roof_valid_preds if q.record.engine == engine]).to_json()
-        for engine in sorted({r.engine for r in valid})
-    }
+    roof_by_engine = {engine: summary.to_json() for engine, summary in summarize_by_engine(roof_valid_preds).items()}
     cpu = time.process_time() - t0
     command = "python scripts/fit_published.py" + (f" --max-nfev {args.max_nfev}" if not args.dry_run else "")
     if args.evaluate:

@@ -88,23 +88,25 @@ class PublishedFit:
         - 1| over the held-back validation records (the fit's own records would flatter it) -- those measured on
         ``engine`` when given and there are any, since a vLLM profile's error is measured on vLLM, an SGLang
         profile's on SGLang."""
-        v = self.error.get("validation", {}) or {}
-        per_engine = (self.error.get("validation_by_engine", {}) or {}).get(engine or "", {}) or {}
-        if per_engine.get("p80_abs_rel_error") is not None:
-            v = per_engine
-        return float(v.get("p80_abs_rel_error", 0.25))
+        return float(self._held_back(engine).get("p80_abs_rel_error", 0.25))
 
     def band_gpus(self, engine: str) -> tuple[str, ...]:
         """The GPUs of the held-back ``engine`` records the band comes from (empty when not recorded)."""
-        per_engine = (self.error.get("validation_by_engine", {}) or {}).get(engine, {}) or {}
-        return tuple(str(g) for g in per_engine.get("gpus", ()))
+        return tuple(str(g) for g in self._per_engine(engine).get("gpus", ()))
 
     def band_records(self, engine: str | None = None) -> int:
         """How many held-back records :meth:`band` comes from."""
-        per_engine = (self.error.get("validation_by_engine", {}) or {}).get(engine or "", {}) or {}
+        return int(self._held_back(engine).get("records", 0))
+
+    def _per_engine(self, engine: str | None) -> dict[str, Any]:
+        return dict((self.error.get("validation_by_engine", {}) or {}).get(engine or "", {}) or {})
+
+    def _held_back(self, engine: str | None) -> dict[str, Any]:
+        """The held-back statistics :meth:`band` uses: ``engine``'s when the fit file has them, else all."""
+        per_engine = self._per_engine(engine)
         if per_engine.get("p80_abs_rel_error") is not None:
-            return int(per_engine.get("records", 0))
-        return int((self.error.get("validation", {}) or {}).get("records", 0))
+            return per_engine
+        return dict(self.error.get("validation", {}) or {})
 
 
 @cache

@@ -16,7 +16,7 @@ from specwise.evidence.records import EvidenceRecord, all_records
 from specwise.executors import Executor
 from specwise.perfmodel.profiles import published_fit
 from specwise.validate.predict import Models, Prediction, Predictor, predict_all
-from specwise.validate.stats import ErrorSummary, summarize
+from specwise.validate.stats import ErrorSummary, summarize, summarize_by_engine
 
 # Leviathan et al. 2023, Table 4: (alpha from Table 3, gamma, c) -> expected walltime improvement.
 LEVIATHAN_TABLE4 = (
@@ -142,12 +142,7 @@ def validate(
             sum(1 for x in plain if x.ratio is not None and abs(x.ratio - 1) <= 0.2) / len(plain) if plain else None
         ),
         leviathan_max_abs_diff=leviathan_check(),
-        held_back_by_engine={
-            engine: summarize(
-                [x for x in preds if x.record.family not in fit.training_families and x.record.engine == engine]
-            )
-            for engine in sorted({r.engine for r in recs if r.family not in fit.training_families})
-        },
+        held_back_by_engine=summarize_by_engine([x for x in preds if x.record.family not in fit.training_families]),
     )
     return _with_criteria(v)
 

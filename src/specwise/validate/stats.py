@@ -41,3 +41,11 @@ def summarize(preds: Sequence[Prediction]) -> ErrorSummary:
         slowdowns_predicted=sum(1 for p in slow if (p.predicted_speedup or 0) < 1.0),
         sign_agreement=float(np.mean(agree)) if agree else None,
     )
+
+
+def summarize_by_engine(preds: Sequence[Prediction]) -> dict[str, ErrorSummary]:
+    """:func:`summarize` per serving engine of the records (the band of each engine's profile), engines sorted."""
+    return {
+        engine: summarize([p for p in preds if p.record.engine == engine])
+        for engine in sorted({p.record.engine for p in preds})
+    }
