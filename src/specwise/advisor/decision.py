@@ -49,7 +49,9 @@ def scenario_for(inputs: AdviseInputs, c: Candidate, evidence: Sequence[Evidence
         file=inputs.file,
         deployment=inputs.deployment,
         speculation=c.speculation,
-        classes=tuple(w.with_acceptance(e.model) for w, e in zip(inputs.workloads, evidence, strict=True)),
+        classes=tuple(
+            w.with_acceptance(e.model, e.proposal_rate) for w, e in zip(inputs.workloads, evidence, strict=True)
+        ),
         sweep=replace(inputs.sweep, k_values=c.speculation.k_values),
         decision_metric=inputs.decision_metric,
         where_speculation=f"[[candidate]] {c.label!r}",
@@ -374,7 +376,9 @@ def evaluate_candidate(
         draft=c.speculation.draft,
         drafting=c.drafting,
         memory=plan.to_dict(),
-        evidence=tuple(EvidenceUsed(e.workload, e.kind, e.source, e.model.per_position(8)) for e in evidence),
+        evidence=tuple(
+            EvidenceUsed(e.workload, e.kind, e.source, e.model.per_position(8), e.proposal_rate) for e in evidence
+        ),
         warnings=tuple(notes + k_notes) + sc.warnings,
         decision_metric=sc.decision_metric,
         verdict="does_not_fit",

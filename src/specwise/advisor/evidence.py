@@ -27,6 +27,15 @@ class Evidence:
     kind: str  # one of KINDS
     source: str
     model: AcceptanceModel
+    proposal_rate: float = 1.0  # the share of decode steps with a proposal (a lookup drafts only on a match)
+
+
+# vLLM counts a lookup's drafts only on a match, so its measured per-position rates are per match; how often it
+# matched is not among its counters, and verification is then charged at every step.
+LOOKUP_UNKNOWN_MATCH_RATE = (
+    " (per match, as vLLM counts; the match rate was not measured, so every step is charged a verification: "
+    "a pessimistic cost)"
+)
 
 
 def names_match(candidate_draft: str | None, doc_draft: str | None) -> bool:
@@ -179,5 +188,7 @@ def resolve_evidence(
             out.append(Evidence(w.name, "given", "given in the scenario", given.model))
         else:
             p = prior(candidate.method, w.task, w.temperature, candidate.drafting)
-            out.append(Evidence(w.name, "assumed", p.source, p.model))
+            out.append(Evidence(w.name, "assumed", p.source, p.model, p.proposal_rate))
+    if candidate.method.is_lookup:
+        out = [e if e.kind == "assumed" else replace(e, source=e.source + LOOKUP_UNKNOWN_MATCH_RATE) for e in out]
     return out

@@ -18,17 +18,21 @@ Sources:
   without a match counts as drafted and rejected): summarisation / RAG / editing from CNN/DailyMail [0.124,
   0.090, 0.068, 0.054, 0.043], code from InstructCoder [0.219, 0.195, 0.175, 0.161, 0.149], chat / QA /
   translation / other from ShareGPT [0.134, 0.103, 0.084, 0.073, 0.064]; positions 6-8 continue the last
-  conditional rate. Prompts that make the output copy the input do far better: the vLLM blog's Llama-3-70B on
-  CNN/DailyMail (Oct 2024, 2.8x at 1 QPS with k = 4) needs a match at every step -- and prompts that do not copy
-  do worse (vLLM issue #6494: 0.62x throughput at k = 8). Suffix decoding adds cross-request history: +0.05.
+  conditional rate. A step without a match drafts nothing in vLLM (it costs a plain step), so these per-step rates
+  are split into a match rate and per-match acceptance (:mod:`specwise.acceptance.lookup`). Prompts that make the
+  output copy the input do far better: the vLLM blog's Llama-3-70B on CNN/DailyMail (Oct 2024, 2.8x at 1 QPS with
+  k = 4) needs a match at every step -- and prompts that do not copy do worse (vLLM issue #6494: 0.62x throughput
+  at k = 8). Suffix decoding adds cross-request history: +0.05 per step.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specwise.acceptance.lookup import split_per_step
 from specwise.acceptance.model import AcceptanceModel
 from specwise.methods import Method
+from specwise.perfmodel.profiles import published_fit
 from specwise.scenario.model import TASKS
 
 _DRAFT_T0 = {"code": 0.75, "summarization": 0.73, "chat": 0.71, "qa": 0.71, "translation": 0.80, "other": 0.70}
@@ -42,8 +46,12 @@ _LOOKUP_SOURCE = {"summarization": "CNN/DailyMail", "code": "InstructCoder"}
 
 @dataclass(frozen=True)
 class Prior:
+    """Assumed acceptance: ``model`` per proposal (per match for a lookup), drafted in ``proposal_rate`` of the
+    decode steps (a lookup drafts only when it finds a match; every other proposer drafts every step)."""
+
     model: AcceptanceModel
     source: str
+    proposal_rate: float = 1.0
 
 
 def _t_factor(method: Method, temperature: float, drafting: str) -> float:
@@ -52,29 +60,39 @@ def _t_factor(method: Method, temperature: float, drafting: str) -> float:
     return prob * (1.0 - 0.5 * t) if drafting == "greedy" else prob
 
 
-def prior(method: Method, task: str, temperature: float, drafting: str = "greedy") -> Prior:
-    """The assumed acceptance for one workload class under one candidate."""
+def prior(
+    method: Method, task: str, temperature: float, drafting: str = "greedy", first_given_match: float | None = None
+) -> Prior:
+    """The assumed acceptance for one workload class under one candidate. A lookup's measured per-step rates are
+    split into a match rate and per-match acceptance with ``first_given_match`` (default: the published fit's)."""
     task = task if task in TASKS else "other"
     name = method.name
     if method.is_lookup:
-        # Proposals are copied tokens: at T > 0 they are accepted with the target's probability of the copy,
-        # which falls like greedy drafting does.
-        bonus = 0.05 if method.cross_request_history else 0.0
-        factor = 1.0 - 0.5 * min(max(temperature, 0.0), 1.0)
-        measured = _LOOKUP_T0.get(task, _LOOKUP_SHAREGPT)
-        rates = [min(1.0, (r + bonus) * factor) for r in measured]
-        cond = AcceptanceModel.from_per_position(_non_increasing(rates))
-        like = _LOOKUP_SOURCE.get(task, "ShareGPT")
-        return Prior(
-            cond,
-            f"ASSUMED prior: {name} on {task}, T={temperature:g}, SpecDecode-Bench's {like} rates "
-            f"(first position {rates[0]:.2f}); copy-heavy prompts accept far more -- profile yours",
-        )
+        return _lookup_prior(method, task, temperature, first_given_match)
     base = method.prior_alpha_t0 if method.prior_alpha_t0 is not None else _DRAFT_T0[task]
     alpha = min(1.0, base * _t_factor(method, temperature, drafting))
     return Prior(
         AcceptanceModel.iid(alpha),
         f"ASSUMED prior: {name} on {task}, T={temperature:g}, {drafting} drafting, alpha {alpha:.2f}",
+    )
+
+
+def _lookup_prior(method: Method, task: str, temperature: float, first_given_match: float | None) -> Prior:
+    """Matches come from the text (suffix decoding's cross-request history finds more of them); a match's copied
+    tokens are accepted at T > 0 with the target's probability of the copy, which falls like greedy drafting does."""
+    bonus = 0.05 if method.cross_request_history else 0.0
+    factor = 1.0 - 0.5 * min(max(temperature, 0.0), 1.0)
+    measured = _LOOKUP_T0.get(task, _LOOKUP_SHAREGPT)
+    rates = _non_increasing([min(1.0, r + bonus) for r in measured])
+    split = split_per_step(rates, published_fit().first_given_match if first_given_match is None else first_given_match)
+    per_match = AcceptanceModel.from_per_position([r * factor for r in split.per_match.per_position(len(rates))])
+    like = _LOOKUP_SOURCE.get(task, "ShareGPT")
+    return Prior(
+        per_match,
+        f"ASSUMED prior: {method.name} on {task}, T={temperature:g}, SpecDecode-Bench's {like} rates: a match in "
+        f"{split.proposal_rate:.0%} of steps, first token accepted in {per_match.per_position(1)[0]:.0%} of "
+        "matches; copy-heavy prompts match far more -- profile yours",
+        split.proposal_rate,
     )
 
 

@@ -22,7 +22,8 @@ class EvidenceUsed:
     workload: str
     kind: str
     source: str
-    per_position: tuple[float, ...]
+    per_position: tuple[float, ...]  # per proposal (vLLM's definition: a lookup's are per match)
+    proposal_rate: float = 1.0  # the share of decode steps with a proposal (a lookup drafts only on a match)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -30,6 +31,7 @@ class EvidenceUsed:
             "kind": self.kind,
             "source": self.source,
             "per_position": list(self.per_position),
+            "proposal_rate": self.proposal_rate,
         }
 
     @classmethod
@@ -39,6 +41,7 @@ class EvidenceUsed:
             kind=f.text("kind", "") or "",
             source=f.text("source", "") or "",
             per_position=tuple(x for x in f.numbers("per_position") if x is not None),
+            proposal_rate=f.number("proposal_rate", 1.0) or 1.0,
         )
 
 

@@ -74,8 +74,9 @@ class WorkloadSpec:
     slo_tpot_s: float | None = None
     task: str = "other"
 
-    def with_acceptance(self, acceptance: AcceptanceModel) -> WorkloadClass:
+    def with_acceptance(self, acceptance: AcceptanceModel, proposal_rate: float = 1.0) -> WorkloadClass:
         return WorkloadClass(
+            proposal_rate=proposal_rate,
             name=self.name,
             share=self.share,
             prompt_tokens=self.prompt_tokens,

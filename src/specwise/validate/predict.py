@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from specwise.acceptance.lookup import split_per_step
 from specwise.acceptance.model import AcceptanceModel
 from specwise.evidence.records import SPEEDUP_METRICS, THROUGHPUT_METRICS, EvidenceRecord
 from specwise.executors import Executor
@@ -100,13 +101,10 @@ def _lookup(record: EvidenceRecord) -> bool:
 
 def lookup_acceptance(per_step: tuple[float, ...], first_given_match: float, how: str) -> Acceptance:
     """A lookup's per-step rates (a step without a match counted as a rejection, as traces record it) split into a
-    match rate and per-match acceptance: the first token of a match is accepted with ``first_given_match`` (a
-    fitted constant), later positions keep the traces' conditional rates."""
-    rho = min(1.0, max(per_step[0] / first_given_match, 1e-3))
-    per_match = [min(1.0, r / rho) for r in per_step]
-    for i in range(1, len(per_match)):
-        per_match[i] = min(per_match[i], per_match[i - 1])
-    return Acceptance(AcceptanceModel.from_per_position(per_match), rho, f"{how}; a match in {rho:.0%} of steps")
+    match rate and per-match acceptance (:func:`specwise.acceptance.lookup.split_per_step`)."""
+    split = split_per_step(per_step, first_given_match)
+    rho = split.proposal_rate
+    return Acceptance(split.per_match, rho, f"{how}; a match in {rho:.0%} of steps")
 
 
 def published_acceptance(record: EvidenceRecord, first_given_match: float) -> Acceptance | None:

@@ -1,0 +1,73 @@
+"""advise prices an n-gram candidate as vLLM runs it: a step without a match drafts nothing and costs a plain step
+(``vllm/v1/spec_decode/ngram_proposer.py`` returns no draft tokens), so only matching steps pay for verification."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from specwise.acceptance.model import AcceptanceModel
+from specwise.advisor.decision import scenario_for
+from specwise.advisor.evidence import LOOKUP_UNKNOWN_MATCH_RATE, resolve_evidence
+from specwise.advisor.inputs import load_inputs
+from specwise.contracts.profile import ProfileDoc
+from specwise.perfmodel.profiles import published_fit
+from specwise.study.sweep import run_cell
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "advise" / "summarize-low-qps.toml"
+CNN_DM_PER_STEP = (0.1235, 0.0896, 0.0684, 0.0539, 0.0429)  # SpecDecode-Bench, the prior's source
+
+
+def test_the_ngram_prior_drafts_only_on_a_match_and_keeps_the_measured_per_step_rates() -> None:
+    inputs = load_inputs(EXAMPLE)
+    ngram = next(c for c in inputs.candidates if c.label == "ngram")
+    (ev,) = resolve_evidence(inputs, ngram, [], [])
+    assert ev.kind == "assumed" and 0.1 < ev.proposal_rate < 0.3
+    assert "a match in" in ev.source
+    per_match = ev.model.per_position(5)
+    assert per_match[0] == pytest.approx(published_fit().first_given_match)
+    assert [ev.proposal_rate * a for a in per_match] == pytest.approx(CNN_DM_PER_STEP)
+    (cls,) = scenario_for(inputs, ngram, [ev]).classes
+    assert cls.proposal_rate == ev.proposal_rate
+
+
+def test_drafting_only_on_matches_costs_less_than_verifying_every_step_at_the_same_accepted_tokens() -> None:
+    """Same expected accepted tokens per step; the old pricing verified k tokens at every step."""
+    inputs = load_inputs(EXAMPLE)
+    ngram = next(c for c in inputs.candidates if c.label == "ngram")
+    (ev,) = resolve_evidence(inputs, ngram, [], [])
+    sc = scenario_for(inputs, ngram, [ev])
+    (cls,) = sc.classes
+    every_step = replace(
+        sc, classes=(replace(cls, proposal_rate=1.0, acceptance=AcceptanceModel.from_per_position(CNN_DM_PER_STEP)),)
+    )
+    on_match, always = run_cell(sc, 4.0, 4).summary, run_cell(every_step, 4.0, 4).summary
+    assert on_match.overall.tpot_s.p50 < always.overall.tpot_s.p50
+    # per draft, vLLM's AL: per match it is far higher than per step
+    assert on_match.mean_acceptance_length is not None and always.mean_acceptance_length is not None
+    assert on_match.mean_acceptance_length > always.mean_acceptance_length + 0.5
+
+
+def test_a_profiled_lookup_is_per_match_and_says_its_match_rate_was_not_measured(tmp_path: Path) -> None:
+    """The profiler (like vLLM) counts a lookup's drafts only on a match: its rates are per match, and the share of
+    steps with a match is not in the document, so every step is charged a verification -- and the source says so."""
+    profile = {
+        "method": "ngram",
+        "target": "meta-llama/Llama-3.1-70B-Instruct",
+        "draft": None,
+        "results": [
+            {"temperature": 0.0, "drafting": "greedy", "quantization": {}, "class": None,
+             "per_position_acceptance": [0.6, 0.4, 0.3, 0.2], "by_k": []}
+        ],
+    }  # fmt: skip
+    path = tmp_path / "ngram.json"
+    path.write_text(json.dumps(profile))
+    inputs = load_inputs(EXAMPLE)
+    ngram = next(c for c in inputs.candidates if c.label == "ngram")
+    (ev,) = resolve_evidence(inputs, ngram, [ProfileDoc.read(path)], [])
+    assert ev.kind == "profiled" and ev.proposal_rate == 1.0
+    assert ev.source.endswith(LOOKUP_UNKNOWN_MATCH_RATE)
+    assert ev.model.per_position(4) == pytest.approx((0.6, 0.4, 0.3, 0.2))
