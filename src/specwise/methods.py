@@ -69,15 +69,16 @@ class Method:
         """Can draft probabilistically (vLLM's ``draft_sample_method``); a lookup proposes fixed tokens."""
         return self.proposer != "lookup"
 
-    def draft_cost(self, draft: StepTimePredictor | None) -> DraftCost:
-        """What proposing costs per step: the draft network's passes, or a fraction of verification."""
+    def draft_cost(self, draft: StepTimePredictor | None, branching: int = 1) -> DraftCost:
+        """What proposing costs per step: the draft network's passes (``branching`` tokens per sequence after the
+        first pass, a draft tree's top-k), or a fraction of verification."""
         from specwise.perfmodel.drafting import ModelDraftCost, NgramDraftCost
 
         if self.is_lookup:
             return NgramDraftCost()
         if draft is None:
             raise SpecwiseError(f"method {self.name}: needs the draft's step-time model")
-        return ModelDraftCost(draft)
+        return ModelDraftCost(draft, branching)
 
 
 _TABLE = (

@@ -120,9 +120,12 @@ def test_priors_are_labelled_and_fall_with_temperature() -> None:
     assert prior(get_method("draft_model"), "code", 1.0, "probabilistic").model.conditional_at(
         1
     ) > hot.model.conditional_at(1)
-    # n-gram at T = 0: SpecDecode-Bench's measured per-position rates (Llama-3.1-8B, vLLM 0.10.1, k = 5)
+    # n-gram at T = 0: SpecDecode-Bench's measured per-position rates (Llama-3.1-8B, vLLM 0.10.1, k = 5), per step
+    # = the match rate x the per-match rates
     summarize = prior(get_method("ngram"), "summarization", 0.0)
-    assert [round(r, 4) for r in summarize.model.per_position(5)] == [0.1235, 0.0896, 0.0684, 0.0539, 0.0429]
+    per_step = [summarize.proposal_rate * r for r in summarize.model.per_position(5)]
+    assert [round(r, 4) for r in per_step] == [0.1235, 0.0896, 0.0684, 0.0539, 0.0429]
     assert "CNN/DailyMail" in summarize.source and "ASSUMED" in summarize.source
     code, chat = prior(get_method("ngram"), "code", 0.0), prior(get_method("ngram"), "chat", 0.0)
-    assert code.model.mean_acceptance_length(5) > chat.model.mean_acceptance_length(5) > 1.4
+    assert code.proposal_rate > chat.proposal_rate > summarize.proposal_rate
+    assert code.model.mean_acceptance_length(5) > chat.model.mean_acceptance_length(5) > 2.0  # per match

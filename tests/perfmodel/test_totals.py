@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specwise.catalog import resolve_gpu, resolve_model
+from specwise.errors import SpecError
 from specwise.perfmodel import BatchShape, CalibratedPredictor, ModelDraftCost, NgramDraftCost, RooflinePredictor
 from specwise.perfmodel.drafting import TotalsDraftCost
 from specwise.perfmodel.predictor import TotalsPredictor, pairs_of
@@ -70,17 +71,35 @@ def test_sliding_windows_are_not_totals_exact(model: str) -> None:
 @pytest.mark.parametrize("name", ["v2-dense-tp1", "roofline-dense-tp1", "calibrated"])
 @settings(max_examples=40, deadline=None)
 @given(
-    seqs=st.lists(st.tuples(st.integers(1, 9), st.integers(0, 20_000)), min_size=0, max_size=30), k=st.integers(0, 8)
+    seqs=st.lists(st.tuples(st.integers(1, 9), st.integers(0, 20_000)), min_size=0, max_size=30),
+    k=st.integers(0, 8),
+    branching=st.integers(1, 10),
 )
-def test_draft_costs_totals_are_their_batch_path(name: str, seqs: list[tuple[int, int]], k: int) -> None:
+def test_draft_costs_totals_are_their_batch_path(
+    name: str, seqs: list[tuple[int, int]], k: int, branching: int
+) -> None:
     q = np.array([s[0] for s in seqs], dtype=np.int64)
     c = np.array([s[1] for s in seqs], dtype=np.int64)
     batch = BatchShape(q, c)
     n, batched, kv, pairs, _ = _totals(batch)
     verify = 0.0123
-    for cost in (ModelDraftCost(PREDICTORS[name]), NgramDraftCost()):
+    for cost in (ModelDraftCost(PREDICTORS[name]), ModelDraftCost(PREDICTORS[name], branching), NgramDraftCost()):
         assert isinstance(cost, TotalsDraftCost) and cost.totals_exact
         assert cost.propose_time_totals(n, batched, kv - batched, pairs, k, verify) == cost.propose_time_s(
             batch, k, verify
         )
         assert cost.prefill_time_totals(n, batched, kv - batched, pairs) == cost.prefill_time_s(batch)
+
+
+def test_a_draft_tree_runs_its_later_passes_on_topk_tokens_per_sequence() -> None:
+    """SGLang's EAGLE worker drafts ``batch * topk`` tokens per later step: at batch 128 a top-4 tree's later passes
+    carry 512 tokens, and cost more than a chain's 128; the catch-up pass (k = 1) is the same."""
+    head = PREDICTORS["v2-dense-tp1"]
+    batch = BatchShape(np.full(128, 3, dtype=np.int64), np.full(128, 1000, dtype=np.int64))
+    chain, tree = ModelDraftCost(head), ModelDraftCost(head, branching=4)
+    assert tree.propose_time_s(batch, 1, 0.0) == chain.propose_time_s(batch, 1, 0.0)
+    later_chain = chain.propose_time_s(batch, 3, 0.0) - chain.propose_time_s(batch, 1, 0.0)
+    later_tree = tree.propose_time_s(batch, 3, 0.0) - tree.propose_time_s(batch, 1, 0.0)
+    assert later_tree > later_chain
+    with pytest.raises(SpecError):
+        ModelDraftCost(head, branching=0)

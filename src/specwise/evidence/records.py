@@ -60,6 +60,7 @@ class EvidenceRecord:
     baseline_value: float | None
     uncertainty: float | None
     notes: str
+    tree_branching: int | None = None  # a tree's top-k per draft step (SGLang's speculative_eagle_topk)
 
     @property
     def speculative(self) -> bool:
@@ -132,6 +133,7 @@ class EvidenceRecord:
             verification=f.text("verification", "chain") or "chain",
             tree_size=f.integer("k") if tree is not None else None,
             tree_depth=tree.integer("depth") if tree is not None else None,
+            tree_branching=tree.integer("branching") if tree is not None else None,
             temperature=f.number("temperature"),
             dataset=f.text("dataset", "") or "",
             prompt_tokens=f.number("prompt_tokens"),

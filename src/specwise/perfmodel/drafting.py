@@ -15,6 +15,7 @@ from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
 
+from specwise.errors import SpecError
 from specwise.perfmodel.batch import BatchShape
 from specwise.perfmodel.predictor import StepTimePredictor, TotalsPredictor
 
@@ -50,7 +51,20 @@ class TotalsDraftCost(Protocol):
 
 @dataclass(frozen=True)
 class ModelDraftCost:
+    """A draft network's passes per step: one catching up on the tokens the last step accepted, then ``k - 1``
+    passes of ``branching`` tokens per sequence over the context it left.
+
+    ``branching`` is a draft tree's top-k (1 for a chain): SGLang's EAGLE worker expands every sequence into
+    ``topk`` branches and runs each later draft step on ``batch_size * topk`` tokens, allocating
+    ``num_seqs * speculative_num_steps * topk`` KV slots for them (``sglang/srt/speculative/eagle_worker.py``,
+    ``_draft_preprocess_decode`` and ``draft_forward``)."""
+
     predictor: StepTimePredictor
+    branching: int = 1
+
+    def __post_init__(self) -> None:
+        if self.branching < 1:
+            raise SpecError(f"draft branching: must be >= 1, got {self.branching}")
 
     def propose_time_s(self, decode: BatchShape, k: int, verify_time_s: float) -> float:
         if k <= 0 or decode.num_seqs == 0:
@@ -58,9 +72,10 @@ class ModelDraftCost:
         first = self.predictor.step_time_s(decode)
         if k == 1:
             return first
+        b = self.branching
         ctx_after = decode.context_tokens + decode.query_tokens
-        single = BatchShape(np.ones_like(decode.query_tokens), ctx_after, logit_rows=decode.num_seqs)
-        return first + (k - 1) * self.predictor.step_time_s(single)
+        later = BatchShape(np.full_like(decode.query_tokens, b), ctx_after, logit_rows=decode.num_seqs * b)
+        return first + (k - 1) * self.predictor.step_time_s(later)
 
     def prefill_time_s(self, prefill: BatchShape) -> float:
         return self.predictor.step_time_s(prefill) if prefill.num_seqs else 0.0
@@ -73,8 +88,9 @@ class ModelDraftCost:
     def propose_time_totals(
         self, num_seqs: int, query_tokens: int, context_tokens: int, pairs: int, k: int, verify_time_s: float
     ) -> float:
-        """:meth:`propose_time_s` from totals: the catch-up pass, then ``k - 1`` one-token passes over the context
-        it left (each sequence's ``pairs`` term is then its context + 1)."""
+        """:meth:`propose_time_s` from totals: the catch-up pass, then ``k - 1`` passes of ``branching`` tokens per
+        sequence over the context it left (each sequence's ``pairs`` term is then ``b * (context + (b + 1) // 2)``,
+        :meth:`~specwise.perfmodel.roofline.PassGeometry.attention_sums`'s causal form)."""
         if k <= 0 or num_seqs == 0:
             return 0.0
         p = cast(TotalsPredictor, self.predictor)
@@ -82,7 +98,10 @@ class ModelDraftCost:
         first = p.step_time_totals(num_seqs, query_tokens, after, pairs, num_seqs)
         if k == 1:
             return first
-        return first + (k - 1) * p.step_time_totals(num_seqs, num_seqs, after + num_seqs, after + num_seqs, num_seqs)
+        b = self.branching
+        tokens = num_seqs * b
+        later = p.step_time_totals(num_seqs, tokens, after + tokens, b * after + tokens * ((b + 1) // 2), tokens)
+        return first + (k - 1) * later
 
     def prefill_time_totals(self, num_seqs: int, query_tokens: int, context_tokens: int, pairs: int) -> float:
         if not num_seqs:

@@ -70,7 +70,9 @@ class Models:
     def draft_cost(self, s: Setup) -> DraftCost | None:
         if s.method is None:
             return None
-        return s.method.draft_cost(self._predictor(s.draft, s, s.draft_tp) if s.draft is not None else None)
+        r = s.record
+        branching = (r.tree_branching or 1) if r.verification == "tree" else 1
+        return s.method.draft_cost(self._predictor(s.draft, s, s.draft_tp) if s.draft is not None else None, branching)
 
 
 def iid_alpha_for(al: float, k: int) -> float:
