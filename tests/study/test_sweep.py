@@ -36,7 +36,10 @@ def _scenario(method: dict[str, object], qps: list[float]) -> dict[str, object]:
     }
 
 
-DRAFT = {"method": "draft_model", "draft": "Qwen/Qwen2.5-0.5B-Instruct", "draft_tp": 1, "acceptance": 0.75}
+# vLLM V1 runs a draft model at the target's TP (4): Llama-3.2-1B's 32 heads divide over 4 GPUs, a 0.5B Qwen's 14
+# do not; V0 ran the Qwen draft on one GPU.
+DRAFT = {"method": "draft_model", "draft": "meta-llama/Llama-3.2-1B-Instruct", "acceptance": 0.75}
+QWEN_DRAFT_V0 = {"method": "draft_model", "draft": "Qwen/Qwen2.5-0.5B-Instruct", "draft_tp": 1, "acceptance": 0.75}
 NGRAM = {"method": "ngram", "per_position": [0.75, 0.6, 0.5, 0.42]}
 
 
@@ -49,7 +52,7 @@ def _sweep(method: dict[str, object], version: str | None = None) -> tuple[list[
     return [doc["best_speedup_by_qps"][f"{q:g}"] for q in sc.sweep.qps], doc
 
 
-@pytest.mark.parametrize("method", [DRAFT, NGRAM], ids=["qwen2.5-0.5b-class-draft", "ngram"])
+@pytest.mark.parametrize("method", [DRAFT, NGRAM], ids=["llama-3.2-1b-draft", "ngram"])
 def test_llama70b_speedup_falls_with_qps(method: dict[str, object]) -> None:
     """vLLM V1 on 4 x H100: the gain halves from light load to overload -- but a cheap draft keeps a little, as
     SpecDecode-Bench measured (Llama-3-70B, TP 4, 1B draft: 2.15x at batch 1, 1.25x at batch 128)."""
@@ -58,8 +61,6 @@ def test_llama70b_speedup_falls_with_qps(method: dict[str, object]) -> None:
     assert best[-1] < 0.6 * best[0]  # much less under load
     # Non-increasing with QPS, up to 2% sampling noise where low-load points are flat.
     assert all(later <= earlier * 1.02 for earlier, later in itertools.pairwise(best))
-    if method["method"] == "draft_model":  # a Qwen draft cannot really serve Llama: said loudly
-        assert any("different vocabularies" in w for w in doc["warnings"])  # type: ignore[attr-defined]
     for row in doc["results"]:  # type: ignore[attr-defined]
         for key in ("qps", "k", "tpot_p50_s", "ttft_p50_s", "e2e_p50_s", "output_tokens_per_s", "speedup_tpot"):
             assert key in row
@@ -69,8 +70,9 @@ def test_llama70b_speedup_falls_with_qps(method: dict[str, object]) -> None:
 def test_llama70b_draft_crosses_below_one_on_vllm_v0() -> None:
     """vLLM V0 (no chunked prefill with speculation) on 4 x H100 with a 0.5B draft: the vLLM blog of Oct 2024
     measured 1.54x at 1 QPS and 0.71x at 10 QPS; the simulated curve crosses 1 between 2 and 32 QPS too."""
-    best, doc = _sweep(DRAFT, "0.6.3")
+    best, doc = _sweep(QWEN_DRAFT_V0, "0.6.3")
     assert best[0] > 1.5 and min(best) < 1.0
+    assert any("different vocabularies" in w for w in doc["warnings"])  # type: ignore[attr-defined]
     assert doc["crossover_qps"] is not None and 2.0 <= doc["crossover_qps"] <= 32.0  # type: ignore[operator]
     assert doc["predictor"]["name"] == "published-fit (vllm-v0)"  # type: ignore[index]
 

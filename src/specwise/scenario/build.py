@@ -14,6 +14,7 @@ from specwise.errors import FieldNames, SpecwiseError
 from specwise.memory import MemoryPlanRequest, plan_memory
 from specwise.memory.planner import kv_tokens_at_length
 from specwise.perfmodel.factory import Deployed, serving_models
+from specwise.perfmodel.profiles import profile_for
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.specs.draft import DraftChoice
 from specwise.specs.model import ModelSpec
@@ -29,6 +30,21 @@ def _named(file: str, field: str | None, resolve: Callable[[], T]) -> T:
         raise SpecwiseError(f"{file}: {field}: {exc}" if field else f"{file}: {exc}") from None
 
 
+def _check_v1_draft_tp(spec: ScenarioSpec, draft_tp: int) -> None:
+    """vLLM V1 runs a separate draft model only at the target's tensor parallelism: ``DraftModelProposer``
+    raises "'draft_tensor_parallel_size' and 'tensor_parallel_size' must be the same" otherwise (the ranks would
+    share one torch.compile cache; ``vllm/v1/spec_decode/draft_model.py``, ``_raise_if_draft_tp_mismatch``).
+    V0 (before 0.8) allowed a draft on one GPU."""
+    dep, sp = spec.deployment, spec.speculation
+    v1 = dep.engine == "vllm" and profile_for("vllm", dep.engine_version).name != "vllm-v0"
+    if v1 and sp.method.name == "draft_model" and draft_tp != dep.tp:
+        raise SpecwiseError(
+            f"{spec.file}: {spec.where_speculation}.draft_tp: {draft_tp}, but vLLM V1 runs a draft model only at "
+            f"the target's tensor parallelism ({dep.tp}): set draft_tp = {dep.tp} or leave it out "
+            "(vllm/v1/spec_decode/draft_model.py refuses a mismatch)"
+        )
+
+
 def build_scenario(spec: ScenarioSpec) -> Scenario:
     dep, sp, file, where = spec.deployment, spec.speculation, spec.file, spec.where_speculation
     target = _named(file, "[deployment].target", lambda: resolve_model(dep.target))
@@ -37,6 +53,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     warnings = [f"draft/target: {f.message}" for f in findings if f.status == "fail"]
     draft_spec = draft_choice.spec
     draft_tp = sp.draft_tp or dep.tp
+    _check_v1_draft_tp(spec, draft_tp)
     names = FieldNames(
         {"draft_tp": where, "draft_quantization": where, "num_speculative_tokens": where}, "[deployment]"
     )

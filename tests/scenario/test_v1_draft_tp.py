@@ -1,0 +1,64 @@
+"""vLLM V1 runs a draft model only at the target's tensor parallelism (``DraftModelProposer``
+``_raise_if_draft_tp_mismatch``); V0 ran one on a single GPU. A scenario asking V1 for draft_tp = 1 under TP 4 is
+refused with the field named (exit 2), not simulated and written into a config vLLM refuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specwise.cli import main
+from specwise.errors import SpecwiseError
+from specwise.scenario import parse_scenario
+
+SCENARIO = {
+    "name": "v1-draft-tp",
+    "deployment": {"target": "meta-llama/Llama-3.1-70B-Instruct", "gpu": "H100-SXM-80GB", "tp": 4},
+    "speculation": {
+        "method": "draft_model",
+        "draft": "meta-llama/Llama-3.2-1B-Instruct",
+        "draft_tp": 1,
+        "k": [0, 4],
+        "acceptance": 0.7,
+    },
+    "sweep": {"qps": [1.0], "num_requests": 50},
+    "workload": [
+        {
+            "name": "chat",
+            "prompt_tokens": {"dist": "fixed", "mean": 500},
+            "output_tokens": {"dist": "fixed", "mean": 100},
+        }
+    ],
+}
+
+
+def _with_version(version: str | None) -> dict[str, object]:
+    deployment = dict(SCENARIO["deployment"])  # type: ignore[call-overload]
+    if version:
+        deployment["engine_version"] = version
+    return {**SCENARIO, "deployment": deployment}
+
+
+def test_v1_refuses_a_draft_on_one_gpu_under_a_tp4_target() -> None:
+    with pytest.raises(SpecwiseError, match=r"draft_tp: 1, but vLLM V1 runs a draft model only at the target's"):
+        parse_scenario(_with_version("0.20.0"))
+    with pytest.raises(SpecwiseError, match="draft_tp"):
+        parse_scenario(_with_version(None))  # the default engine is V1
+
+
+def test_v0_ran_a_draft_on_one_gpu() -> None:
+    assert parse_scenario(_with_version("0.6.3")).memory_plan.fits
+
+
+def test_the_cli_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(
+        "name = 'x'\n[deployment]\ntarget = 'meta-llama/Llama-3.1-70B-Instruct'\ngpu = 'H100-SXM-80GB'\ntp = 4\n"
+        "[speculation]\nmethod = 'draft_model'\ndraft = 'meta-llama/Llama-3.2-1B-Instruct'\ndraft_tp = 1\n"
+        "k = [0, 4]\nacceptance = 0.7\n[sweep]\nqps = [1]\nnum_requests = 50\n"
+        "[[workload]]\nname = 'chat'\nprompt_tokens = 500\noutput_tokens = 100\n"
+    )
+    assert main(["simulate", "--scenario", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "draft_tp" in err and "Traceback" not in err
