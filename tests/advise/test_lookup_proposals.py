@@ -11,8 +11,9 @@ import pytest
 
 from specwise.acceptance.model import AcceptanceModel
 from specwise.advisor.decision import scenario_for
-from specwise.advisor.evidence import LOOKUP_UNKNOWN_MATCH_RATE, resolve_evidence
+from specwise.advisor.evidence import resolve_evidence
 from specwise.advisor.inputs import load_inputs
+from specwise.cli import main
 from specwise.contracts.profile import ProfileDoc
 from specwise.perfmodel.profiles import published_fit
 from specwise.study.sweep import run_cell
@@ -51,9 +52,7 @@ def test_drafting_only_on_matches_costs_less_than_verifying_every_step_at_the_sa
     assert on_match.mean_acceptance_length > always.mean_acceptance_length + 0.5
 
 
-def test_a_profiled_lookup_is_per_match_and_says_its_match_rate_was_not_measured(tmp_path: Path) -> None:
-    """The profiler (like vLLM) counts a lookup's drafts only on a match: its rates are per match, and the share of
-    steps with a match is not in the document, so every step is charged a verification -- and the source says so."""
+def _ngram_profile(tmp_path: Path) -> Path:
     profile = {
         "method": "ngram",
         "target": "meta-llama/Llama-3.1-70B-Instruct",
@@ -65,9 +64,48 @@ def test_a_profiled_lookup_is_per_match_and_says_its_match_rate_was_not_measured
     }  # fmt: skip
     path = tmp_path / "ngram.json"
     path.write_text(json.dumps(profile))
+    return path
+
+
+def test_a_profiled_lookup_is_per_match_at_the_assumed_match_rate_and_says_so(tmp_path: Path) -> None:
+    """The profiler (like vLLM) counts a lookup's drafts only on a match: its rates are per match, and how often a
+    match is found is not in the document -- the prior's match rate is used and said to be assumed, never a
+    match at every step (which would credit the per-match rates to every step)."""
     inputs = load_inputs(EXAMPLE)
     ngram = next(c for c in inputs.candidates if c.label == "ngram")
-    (ev,) = resolve_evidence(inputs, ngram, [ProfileDoc.read(path)], [])
-    assert ev.kind == "profiled" and ev.proposal_rate == 1.0
-    assert ev.source.endswith(LOOKUP_UNKNOWN_MATCH_RATE)
+    (ev,) = resolve_evidence(inputs, ngram, [ProfileDoc.read(_ngram_profile(tmp_path))], [])
+    (assumed,) = resolve_evidence(inputs, ngram, [], [])
+    assert ev.kind == "profiled" and ev.proposal_rate == assumed.proposal_rate < 0.3
+    assert "match rate ASSUMED" in ev.source and "match_rate =" in ev.source
     assert ev.model.per_position(4) == pytest.approx((0.6, 0.4, 0.3, 0.2))
+
+
+def test_a_given_match_rate_is_used(tmp_path: Path) -> None:
+    text = EXAMPLE.read_text().replace(
+        "prompt_lookup_max = 4\n", "prompt_lookup_max = 4\nper_position = [0.6, 0.4, 0.3]\nmatch_rate = 0.45\n"
+    )
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    inputs = load_inputs(path)
+    ngram = next(c for c in inputs.candidates if c.label == "ngram")
+    (ev,) = resolve_evidence(inputs, ngram, [], [])
+    assert ev.kind == "given" and ev.proposal_rate == 0.45 and "45% of steps (given)" in ev.source
+
+
+@pytest.mark.parametrize(
+    ("candidate", "message"),
+    [
+        ("method = 'draft_model'\ndraft = 'meta-llama/Llama-3.2-1B-Instruct'\nacceptance = 0.7\nmatch_rate = 0.5",
+         "draft_model drafts every step"),
+        ("method = 'ngram'\nmatch_rate = 0.5", "goes with the per-match acceptance"),
+        ("method = 'ngram'\nper_position = [0.5]\nmatch_rate = 1.5", "match_rate"),
+    ],
+)  # fmt: skip
+def test_a_match_rate_where_it_means_nothing_is_refused(
+    candidate: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(EXAMPLE.read_text() + f"\n[[candidate]]\nname = 'extra'\n{candidate}\n")
+    assert main(["advise", "--scenario", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "[[candidate]] #3" in err and "Traceback" not in err

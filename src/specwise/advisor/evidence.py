@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from specwise.acceptance.lookup import MATCH_RATE_HINT, assumed_match_rate
 from specwise.acceptance.model import AcceptanceModel
 from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.advisor.priors import prior
@@ -17,6 +18,7 @@ from specwise.contracts.bench import BenchDoc, MeasuredAcceptance
 from specwise.contracts.document import DocumentError
 from specwise.contracts.profile import ProfileDoc
 from specwise.errors import SpecwiseError
+from specwise.perfmodel.profiles import published_fit
 
 KINDS = ("measured", "profiled", "given", "assumed")
 
@@ -28,14 +30,6 @@ class Evidence:
     source: str
     model: AcceptanceModel
     proposal_rate: float = 1.0  # the share of decode steps with a proposal (a lookup drafts only on a match)
-
-
-# vLLM counts a lookup's drafts only on a match, so its measured per-position rates are per match; how often it
-# matched is not among its counters, and verification is then charged at every step.
-LOOKUP_UNKNOWN_MATCH_RATE = (
-    " (per match, as vLLM counts; the match rate was not measured, so every step is charged a verification: "
-    "a pessimistic cost)"
-)
 
 
 def names_match(candidate_draft: str | None, doc_draft: str | None) -> bool:
@@ -190,5 +184,18 @@ def resolve_evidence(
             p = prior(candidate.method, w.task, w.temperature, candidate.drafting)
             out.append(Evidence(w.name, "assumed", p.source, p.model, p.proposal_rate))
     if candidate.method.is_lookup:
-        out = [e if e.kind == "assumed" else replace(e, source=e.source + LOOKUP_UNKNOWN_MATCH_RATE) for e in out]
+        out = [e if e.kind == "assumed" else _with_match_rate(e, inputs, candidate) for e in out]
     return out
+
+
+def _with_match_rate(e: Evidence, inputs: AdviseInputs, candidate: Candidate) -> Evidence:
+    """A lookup's measured, profiled or given rates are per match (vLLM counts its drafts only on a match): the
+    share of steps with a match is the candidate's ``match_rate`` when given, else the prior's, said as assumed."""
+    given = candidate.given.match_rate if candidate.given is not None else None
+    if given is not None:
+        return replace(e, source=f"{e.source}; per match, a match in {given:.0%} of steps (given)", proposal_rate=given)
+    task = next(w.task for w in inputs.workloads if w.name == e.workload)
+    method = candidate.method
+    rate, why = assumed_match_rate(task, method.cross_request_history, published_fit().first_given_match)
+    source = f"{e.source}; per match (vLLM's count); {why} -- {MATCH_RATE_HINT}"
+    return replace(e, source=source, proposal_rate=rate)

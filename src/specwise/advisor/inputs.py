@@ -26,6 +26,7 @@ from specwise.scenario.fields import Section
 from specwise.scenario.model import DEFAULT_QPS, DeploymentSpec, SpeculationSpec, SweepSpec, WorkloadSpec
 from specwise.scenario.parse import (
     ACCEPTANCE_KEYS,
+    MATCH_RATE,
     WORKLOAD_KEYS,
     AcceptanceSource,
     parse_acceptance,
@@ -126,7 +127,7 @@ def _workloads(root: Section, file: str) -> tuple[WorkloadSpec, ...]:
     out = []
     for i, table in enumerate(raw, start=1):
         w = Section(table, f"[[workload]] #{i}", file)
-        for key in ACCEPTANCE_KEYS:
+        for key in (*ACCEPTANCE_KEYS, MATCH_RATE):
             if key in w.data:
                 name = w.data.get("name", f"class{i}")
                 raise SpecwiseError(
@@ -153,5 +154,5 @@ def _candidates(root: Section, file: str, base_dir: Path) -> tuple[Candidate, ..
         if label in labels:
             raise c.fail("name", f"two candidates are called {label!r}; give them names")
         labels.add(label)
-        out.append(Candidate(label, spec, parse_acceptance(c, base_dir, spec.drafting)))
+        out.append(Candidate(label, spec, parse_acceptance(c, base_dir, spec.drafting, spec.method)))
     return tuple(out)

@@ -29,19 +29,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specwise.acceptance.lookup import split_per_step
+from specwise.acceptance.lookup import measured_per_step, split_per_step
 from specwise.acceptance.model import AcceptanceModel
 from specwise.methods import Method
 from specwise.perfmodel.profiles import published_fit
 from specwise.scenario.model import TASKS
 
 _DRAFT_T0 = {"code": 0.75, "summarization": 0.73, "chat": 0.71, "qa": 0.71, "translation": 0.80, "other": 0.70}
-# per-position acceptance (vLLM's definition: accepted at position i / drafts), SpecDecode-Bench traces, k = 5 + 3
-_LOOKUP_CNN_DM = (0.1235, 0.0896, 0.0684, 0.0539, 0.0429, 0.0341, 0.0271, 0.0216)
-_LOOKUP_INSTRUCTCODER = (0.2192, 0.1948, 0.1754, 0.1609, 0.1492, 0.1384, 0.1283, 0.1190)
-_LOOKUP_SHAREGPT = (0.1343, 0.1032, 0.0843, 0.0732, 0.0644, 0.0567, 0.0499, 0.0439)
-_LOOKUP_T0 = {"summarization": _LOOKUP_CNN_DM, "code": _LOOKUP_INSTRUCTCODER}
-_LOOKUP_SOURCE = {"summarization": "CNN/DailyMail", "code": "InstructCoder"}
 
 
 @dataclass(frozen=True)
@@ -80,25 +74,16 @@ def prior(
 def _lookup_prior(method: Method, task: str, temperature: float, first_given_match: float | None) -> Prior:
     """Matches come from the text (suffix decoding's cross-request history finds more of them); a match's copied
     tokens are accepted at T > 0 with the target's probability of the copy, which falls like greedy drafting does."""
-    bonus = 0.05 if method.cross_request_history else 0.0
     factor = 1.0 - 0.5 * min(max(temperature, 0.0), 1.0)
-    measured = _LOOKUP_T0.get(task, _LOOKUP_SHAREGPT)
-    rates = _non_increasing([min(1.0, r + bonus) for r in measured])
-    split = split_per_step(rates, published_fit().first_given_match if first_given_match is None else first_given_match)
+    like, rates = measured_per_step(task, method.cross_request_history)
+    given_match = published_fit().first_given_match if first_given_match is None else first_given_match
+    split = split_per_step(rates, given_match)
     per_match = AcceptanceModel.from_per_position([r * factor for r in split.per_match.per_position(len(rates))])
-    like = _LOOKUP_SOURCE.get(task, "ShareGPT")
     return Prior(
         per_match,
-        f"ASSUMED prior: {method.name} on {task}, T={temperature:g}, SpecDecode-Bench's {like} rates: a match in "
-        f"{split.proposal_rate:.0%} of steps, first token accepted in {per_match.per_position(1)[0]:.0%} of "
-        "matches; copy-heavy prompts match far more -- profile yours",
+        f"ASSUMED prior: {method.name} on {task}, T={temperature:g}, SpecDecode-Bench's {like} per-step rates "
+        f"(prompt_lookup 3-7) split into a match in {split.proposal_rate:.0%} of steps and a first token accepted "
+        f"in {per_match.per_position(1)[0]:.0%} of matches (a fitted rate); copy-heavy prompts match far more -- "
+        "profile yours",
         split.proposal_rate,
     )
-
-
-def _non_increasing(rates: list[float]) -> list[float]:
-    out, prev = [], 1.0
-    for r in rates:
-        prev = min(prev, r)
-        out.append(prev)
-    return out

@@ -50,7 +50,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     target = _named(file, "[deployment].target", lambda: resolve_model(dep.target))
     gpu = _named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
     draft_choice, findings = _draft(spec, target)
-    warnings = [f"draft/target: {f.message}" for f in findings if f.status == "fail"]
+    warnings = [f"draft/target: {f.message}" for f in findings if f.status == "fail"] + list(spec.notes)
     draft_spec = draft_choice.spec
     draft_tp = sp.draft_tp or dep.tp
     _check_v1_draft_tp(spec, draft_tp)

@@ -108,6 +108,7 @@ class ScenarioSpec:
     sweep: SweepSpec
     decision_metric: str = "e2e"
     where_speculation: str = "[speculation]"  # how messages name the speculation table
+    notes: tuple[str, ...] = ()  # assumptions the parse made (shown with the scenario's warnings)
 
 
 @dataclass(frozen=True)

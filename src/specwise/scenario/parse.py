@@ -11,14 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specwise.acceptance.lookup import MATCH_RATE_HINT, assumed_match_rate
 from specwise.acceptance.model import AcceptanceModel
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.contracts.document import DocumentError
 from specwise.contracts.profile import ProfileDoc
 from specwise.errors import SpecError, SpecwiseError
 from specwise.fileio import read_text_bounded
-from specwise.methods import MAX_K, METHOD_NAMES, get_method
+from specwise.methods import MAX_K, METHOD_NAMES, Method, get_method
 from specwise.perfmodel.factory import PREDICTORS, PredictorChoice
+from specwise.perfmodel.profiles import published_fit
 from specwise.scenario.fields import MISSING, Section
 from specwise.scenario.model import (
     DECISION_METRICS,
@@ -58,6 +60,10 @@ SPECULATION_KEYS = frozenset(
     | {"prompt_lookup_max"}
 )
 ACCEPTANCE_KEYS = ("acceptance", "per_position", "profile")
+# With one of them, for a lookup (n-gram, suffix): the share of decode steps with a match. vLLM counts a lookup's
+# drafts only on a match, so its per-position rates are per match and say nothing of how often one is found.
+MATCH_RATE = "match_rate"
+ACCEPTANCE_FIELDS = frozenset({*ACCEPTANCE_KEYS, MATCH_RATE})
 SWEEP_KEYS = frozenset(
     {"qps", "num_requests", "seed", "arrivals", "burstiness_cv", "warmup_fraction", "trace_file", "decision_metric"}
 )
@@ -75,6 +81,7 @@ class AcceptanceSource:
     profile: ProfileDoc | None = None
     drafting: str = "greedy"
     where: str = ""
+    match_rate: float | None = None  # a lookup's share of steps with a match, when given
 
     def for_workload(self, w: WorkloadSpec) -> AcceptanceModel:
         if self.model is not None:
@@ -128,7 +135,7 @@ def parse_speculation(
     s: Section, default_k: tuple[int, ...], extra_keys: frozenset[str] = frozenset()
 ) -> SpeculationSpec:
     """``[speculation]`` or a ``[[candidate]]``: the method row, its draft and the k values (0 always added)."""
-    s.check_keys(SPECULATION_KEYS | set(ACCEPTANCE_KEYS) | extra_keys)
+    s.check_keys(SPECULATION_KEYS | ACCEPTANCE_FIELDS | extra_keys)
     method = get_method(s.choice("method", METHOD_NAMES))
     draft = s.string("draft", None)
     if draft is None and method.needs_draft_checkpoint:
@@ -188,16 +195,22 @@ def _k_schedule(s: Section) -> tuple[tuple[int, int, int], ...]:
     return tuple(out)
 
 
-def parse_acceptance(s: Section, base_dir: Path | None, drafting: str) -> AcceptanceSource | None:
-    """One of ``acceptance`` (i.i.d. alpha), ``per_position`` (vLLM's rates) or ``profile`` (a profile JSON)."""
+def parse_acceptance(
+    s: Section, base_dir: Path | None, drafting: str, method: Method | None = None
+) -> AcceptanceSource | None:
+    """One of ``acceptance`` (i.i.d. alpha), ``per_position`` (vLLM's rates) or ``profile`` (a profile JSON); with
+    it, for a lookup ``method``, optionally ``match_rate``."""
     given = [k for k in ACCEPTANCE_KEYS if k in s.data]
     if len(given) > 1:
         raise s.fail(given[1], f"give only one of acceptance, per_position, profile (got {', '.join(given)})")
+    match_rate = _match_rate(s, method, bool(given))
     try:
         if "acceptance" in s.data:
-            return AcceptanceSource(AcceptanceModel.iid(s.number("acceptance", low=0.0, high=1.0)), where=s.where)
+            model = AcceptanceModel.iid(s.number("acceptance", low=0.0, high=1.0))
+            return AcceptanceSource(model, where=s.where, match_rate=match_rate)
         if "per_position" in s.data:
-            return AcceptanceSource(AcceptanceModel.from_per_position(s.number_list("per_position")), where=s.where)
+            model = AcceptanceModel.from_per_position(s.number_list("per_position"))
+            return AcceptanceSource(model, where=s.where, match_rate=match_rate)
     except SpecError as exc:
         raise s.error(str(exc)) from None
     if "profile" not in s.data:
@@ -207,7 +220,17 @@ def parse_acceptance(s: Section, base_dir: Path | None, drafting: str) -> Accept
         profile = ProfileDoc.read(path)
     except DocumentError as exc:
         raise s.fail("profile", str(exc)) from None
-    return AcceptanceSource(profile=profile, drafting=drafting, where=f"{s.file}: {s.where}")
+    return AcceptanceSource(profile=profile, drafting=drafting, where=f"{s.file}: {s.where}", match_rate=match_rate)
+
+
+def _match_rate(s: Section, method: Method | None, with_acceptance: bool) -> float | None:
+    if MATCH_RATE not in s.data:
+        return None
+    if method is not None and not method.is_lookup:
+        raise s.fail(MATCH_RATE, f"only a lookup (ngram, suffix) drafts on a match; {method.name} drafts every step")
+    if not with_acceptance:
+        raise s.fail(MATCH_RATE, "goes with the per-match acceptance: give acceptance, per_position or profile too")
+    return float(s.number(MATCH_RATE, low=0.0, strict_low=True, high=1.0))
 
 
 def resolve_path(text: str, base_dir: Path | None) -> Path:
@@ -321,11 +344,13 @@ def parse_scenario_spec(
     deployment = parse_deployment(root.sub("deployment", "[deployment]"), base_dir)
     spec_section = root.sub("speculation", "[speculation]")
     speculation = parse_speculation(spec_section, tuple(range(9)))
-    default_acceptance = parse_acceptance(spec_section, base_dir, speculation.drafting)
-    classes = tuple(
-        _workload_class(Section(raw, f"[[workload]] #{i}", file), i, base_dir, default_acceptance)
+    default_acceptance = parse_acceptance(spec_section, base_dir, speculation.drafting, speculation.method)
+    built = [
+        _workload_class(Section(raw, f"[[workload]] #{i}", file), i, base_dir, default_acceptance, speculation.method)
         for i, raw in enumerate(_workload_tables(root, file), start=1)
-    )
+    ]
+    classes = tuple(c for c, _ in built)
+    notes = tuple(note for _, note in built if note)
     sweep, metric = parse_sweep(
         root.sub("sweep", "[sweep]") if "sweep" in data else Section({}, "[sweep]", file),
         base_dir,
@@ -335,7 +360,8 @@ def parse_scenario_spec(
         raise SpecwiseError(
             f"{file}: [sweep].decision_metric: goodput needs slo_ttft_s or slo_tpot_s on at least one [[workload]]"
         )
-    return ScenarioSpec(str(root.get("name", Path(file).stem)), file, deployment, speculation, classes, sweep, metric)
+    name = str(root.get("name", Path(file).stem))
+    return ScenarioSpec(name, file, deployment, speculation, classes, sweep, metric, notes=notes)
 
 
 def _workload_tables(root: Section, file: str) -> list[Any]:
@@ -345,17 +371,28 @@ def _workload_tables(root: Section, file: str) -> list[Any]:
     return workloads
 
 
-def _workload_class(s: Section, index: int, base_dir: Path | None, default: AcceptanceSource | None) -> WorkloadClass:
-    s.check_keys(WORKLOAD_KEYS | set(ACCEPTANCE_KEYS))
-    spec = parse_workload(s, index, with_task=False)
+def _workload_class(
+    s: Section, index: int, base_dir: Path | None, default: AcceptanceSource | None, method: Method
+) -> tuple[WorkloadClass, str | None]:
+    """The class and, for a lookup whose match rate was not given, the note saying which was assumed."""
+    s.check_keys(WORKLOAD_KEYS | ACCEPTANCE_FIELDS | {"task"})
+    spec = parse_workload(s, index, with_task=True)
     # A class's own acceptance wins; else [speculation]'s (a profile resolves per class and temperature).
-    own = parse_acceptance(s, base_dir, s.choice("drafting", DRAFTING_MODES, default.drafting if default else "greedy"))
+    drafting = s.choice("drafting", DRAFTING_MODES, default.drafting if default else "greedy")
+    own = parse_acceptance(s, base_dir, drafting, method)
     source = own or default
     if source is None:
         raise s.fail(
             "acceptance", "no acceptance given: set acceptance / per_position / profile here or in [speculation]"
         )
+    rate, note = 1.0, None
+    if method.is_lookup:
+        rate = source.match_rate or 0.0
+        if not rate:
+            rate, why = assumed_match_rate(spec.task, method.cross_request_history, published_fit().first_given_match)
+            note = f"[[workload]] {spec.name!r}: {method.name} acceptance taken per match (vLLM's count); {why}"
+            note += f" -- {MATCH_RATE_HINT}, or the workload's task"
     try:
-        return spec.with_acceptance(source.for_workload(spec))
+        return spec.with_acceptance(source.for_workload(spec), rate), note
     except SpecError as exc:
         raise s.error(str(exc)) from None
