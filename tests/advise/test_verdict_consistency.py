@@ -1,6 +1,7 @@
-"""The verdict, its reason, its headline, k and the k schedule come from one test -- the low end of the predictor's
-band against min_speedup at each simulated load -- and never contradict each other (review items A3, C4, A10, A8,
-B1, B3)."""
+"""The verdict, its reason, its headline, k and the k schedule come from one rule -- at the operating load the
+predictor's band against min_speedup (enable: its low end clears; measure first: it straddles; disable: its high end
+misses), elsewhere the point estimate (a schedule switches speculation off only where it is predicted to lose), loads
+above capacity left out -- and never contradict each other (review items A3, C4, A10, A8, B1, B3)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from specwise.advisor import rules
-from specwise.advisor.decision import advise, batch_at, fitting_scenario, k_at
+from specwise.advisor.decision import _schedule_words, advise, batch_at, fitting_scenario, k_at
 from specwise.advisor.evidence import resolve_evidence
 from specwise.advisor.inputs import load_inputs, parse_inputs
 from specwise.cli import main
-from specwise.contracts.advice import Advice
+from specwise.contracts.advice import Advice, ScheduleCheck
 from specwise.engines.vllm_versions import DYNAMIC_K_CAVEAT
 from specwise.errors import SpecwiseError
 from tests.advise.test_rules import _input as rule_input
@@ -34,9 +35,18 @@ def _consistent(doc: Advice) -> None:
     top = doc.ranked[0]
     assert top.sim is not None
     band, minimum, op = top.sim.band, doc.min_speedup, doc.operating_qps
-    low = {q: s * (1 - band) for q, s in top.sim.best_speedup_by_qps.items()}
-    failing = sorted(q for q, lo in low.items() if lo < minimum)
+    gains = {q: s for q, s in top.sim.best_speedup_by_qps.items() if q not in top.sim.overloaded_qps}
+    failing = sorted(q for q, s in gains.items() if s < minimum)
     assert doc.headline == top.headline
+    if op in gains:  # the operating load: the band decides
+        s_op = gains[op]
+        assert (doc.decision == "disable") == (s_op * (1 + band) < minimum) or top.schedule
+        if s_op * (1 - band) < minimum <= s_op * (1 + band):
+            assert top.verdict == "measure_first"
+    assert not set(top.sim.overloaded_qps) & {q for q in failing}
+    for q, gain in gains.items():  # never switched off where it is predicted to pay (review s7)
+        if gain >= minimum and top.schedule:
+            assert k_at(top.schedule, batch_at(top.sim, q, 256)) != 0
     if doc.decision in ("enable", "enable_below"):
         cfg = doc.serve.speculative_config
         assert cfg is not None
@@ -59,39 +69,63 @@ def _consistent(doc: Advice) -> None:
         assert "schedule that" not in doc.headline
 
 
-@pytest.mark.parametrize("name", ["l8-eagle3", "moe-suffix", "qwen3-8b-a100-draft"])
+@pytest.mark.parametrize(
+    "name", ["l8-eagle3", "moe-suffix", "qwen3-8b-a100-draft", "qwen3-8b-h100-draft-capacity", "mixed-long-eagle3"]
+)
 def test_verdict_reason_k_and_schedule_agree(name: str) -> None:
     _consistent(_advise(name))
 
 
-def test_enable_below_switches_off_where_the_band_fails_above_the_load() -> None:
-    doc = _advise("l8-eagle3")
+def test_enable_below_switches_off_where_speculation_loses_at_a_load_served_without_it() -> None:
+    """At 8 QPS the deployment keeps up without speculation but not with any k: speculation loses there (its queue
+    grows), and the schedule switches it off at that load's batch size -- simulated, the schedule keeps up."""
+    doc = _advise("qwen3-8b-h100-draft-capacity")
     assert doc.decision == "enable_below" and "switches it off under load" in doc.headline
     top = doc.ranked[0]
-    assert top.schedule[-1][2] == 0 and "128 QPS" in top.reason  # the load where the band's low end misses
+    assert top.sim is not None and not top.sim.overloaded_qps
+    assert top.schedule[-1][2] == 0 and "8 QPS" in top.reason
+    assert top.sim.best_speedup_by_qps[8.0] < 1.0 and top.sim.best_k_by_qps[8.0] == 0
 
 
-def test_a_schedule_that_still_loses_is_not_said_to_switch_it_off() -> None:
-    doc = _advise("qwen3-8b-a100-draft")
-    assert doc.decision == "enable_below" and "only while the load stays below ~32 QPS" in doc.headline
-    assert "switches it off" not in doc.headline and "still below 1x" in doc.reason
+def test_loads_above_capacity_are_left_out_of_the_verdict() -> None:
+    """l8-eagle3's 32 and 128 QPS are above what the deployment serves without speculation: their latencies are two
+    growing queues, so no schedule or "below ... QPS" rests on them."""
+    doc = _advise("l8-eagle3")
+    top = doc.ranked[0]
+    assert top.sim is not None and top.sim.overloaded_qps == (32.0, 128.0)
+    assert doc.decision == "enable" and not top.schedule
+    assert "up to 8 QPS (the highest load the deployment keeps up with)" in top.reason
 
 
-def test_a_loss_at_low_load_is_switched_off_at_low_load_and_suffix_needs_arctic() -> None:
+def test_a_band_that_only_straddles_is_measured_not_switched_off() -> None:
+    """Review s7: EAGLE-3's point estimate pays at every served load; at 0.5-1 QPS only the band's low end misses --
+    no schedule turns it off there (it did, and the config ran 0.99x); the 1B draft's band straddles 1.05x at the
+    operating load: measure first, not disable."""
+    doc = _advise("mixed-long-eagle3")
+    eagle = next(c for c in doc.candidates if c.method == "eagle3")
+    assert eagle.verdict == "enable" and not eagle.schedule and "only the point estimate clears" in eagle.reason
+    draft = next(c for c in doc.candidates if c.method == "draft_model")
+    assert draft.verdict == "measure_first" and "the high end of its band clears it" in draft.reason
+
+
+def test_a_schedule_that_still_loses_is_said_so() -> None:
+    checks = (ScheduleCheck(1.0, 1.6), ScheduleCheck(8.0, 0.97))
+    words = _schedule_words(True, checks[1:], ((1, 100, 3), (101, 256, 0)), True, "; simulated with the schedule")
+    assert "still below 1x at 8 QPS" in words and "holds its memory" in words
+
+
+def test_suffix_needs_arctic_inference() -> None:
     doc = _advise("moe-suffix")
     suffix = next(c for c in doc.candidates if c.method == "suffix")
-    assert suffix.verdict == "enable" and "switches it off at low load" in suffix.headline
-    assert suffix.schedule[0][2] == 0 and "under load" not in suffix.headline
+    assert suffix.verdict == "enable"
     assert any("arctic-inference" in w for w in suffix.warnings)  # B3, in the JSON ...
-    sat = next(r for r in suffix.rules if r.rule == "high-QPS saturation")
-    assert "LOW load" in sat.message and "saturated" not in sat.message  # A10
 
 
 def test_a_version_without_schedules_gets_no_schedule_promise() -> None:
-    doc = _advise("l8-eagle3", "0.20")
+    doc = _advise("qwen3-8b-h100-draft-capacity", "0.20")
     _consistent(doc)
     assert doc.decision == "enable_below" and "schedule" not in doc.headline
-    assert "only while the load stays below ~128 QPS" in doc.headline and doc.serve.notes
+    assert "only while the load stays below ~8 QPS" in doc.headline and doc.serve.notes
 
 
 def test_terminal_prints_candidate_warnings(capsys: pytest.CaptureFixture[str]) -> None:

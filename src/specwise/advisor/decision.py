@@ -96,13 +96,14 @@ def k_schedule(
     return [(a, b, k) for a, b, k in bands]
 
 
-def _schedule_for(
-    sim: SweepResult, sc: Scenario, min_speedup: float, speedups: Mapping[float, float] | None = None
-) -> list[tuple[int, int, int]]:
-    """The schedule by :func:`k_schedule`: k = 0 where ``speedups`` (default: the point estimates) miss
-    ``min_speedup``."""
-    batches = {q: batch_at(sim, q, sc.max_num_seqs) for q in sc.sweep.qps}
-    gains = speedups if speedups is not None else sim.best_speedup_by_qps
+def _schedule_for(sim: SweepResult, sc: Scenario, min_speedup: float) -> list[tuple[int, int, int]]:
+    """The schedule by :func:`k_schedule` over the loads the deployment keeps up with (an overloaded load's batch
+    size is its queue's, not a load's): k = 0 where the point estimate misses ``min_speedup`` -- where speculation
+    is predicted to lose, not merely where the band is unsure (switching it off there would throw away the gain
+    the prediction expects)."""
+    served = [q for q in sc.sweep.qps if q not in sim.overloaded_qps]
+    batches = {q: batch_at(sim, q, sc.max_num_seqs) for q in served}
+    gains = {q: sim.best_speedup_by_qps[q] for q in served}
     return k_schedule(batches, sim.best_k_by_qps, gains, sc.max_num_seqs, min_speedup)
 
 
@@ -127,31 +128,37 @@ class _Verdict:
 
 
 def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engine, label: str) -> _Verdict:
-    """One test decides, and the reason, k and schedule come from it: a load pays when even the low end of the
-    predictor's band clears ``min_speedup``. enable (every simulated load pays; or every load from the operating
-    one up, with a schedule the engine takes that sets k = 0 at the lower ones), enable_below (pays at the operating
-    load but not at some higher one: the schedule sets k = 0 there, or the load must stay below it), measure_first
-    (the point estimate clears ``min_speedup`` at the operating load, the band's low end does not), or disable."""
+    """One rule decides, and the reason, k and schedule come from it. At the operating load: enable when even the
+    low end of the predictor's band clears ``min_speedup``; measure_first when the band straddles it (the point
+    estimate on either side); disable when even its high end misses. Elsewhere (:func:`_paying`): the k-by-batch
+    schedule switches speculation off where the point estimate loses; loads above the deployment's capacity are
+    left out (their latencies are two growing queues)."""
     op, minimum, metric, band = inputs.operating_qps, inputs.min_speedup, sim.decision_metric, sc.models.band
     if (overloaded := _overload_verdict(op, sim, label)) is not None:
         return overloaded
-    gains = sim.best_speedup_by_qps
+    gains = {q: s for q, s in sim.best_speedup_by_qps.items() if q not in sim.overloaded_qps}
     s_op, k_op = gains[op], sim.best_k_by_qps[op]
     ev_sim = (
         f"simulated {metric} p50 speedup {s_op:.2f}x with k={k_op or sim.top_k(op)} (band {s_op * (1 - band):.2f}-"
         f"{s_op * (1 + band):.2f}x, {sim.predictor})"
     )
-    low_end = {q: s * (1.0 - band) for q, s in gains.items()}
-    if low_end[op] >= minimum:
-        return _paying(inputs, sc, sim, engine, label, low_end, ev_sim)
+    if s_op * (1.0 - band) >= minimum:
+        return _paying(inputs, sc, sim, engine, label, gains, ev_sim)
+    k_measure = k_op or sim.top_k(op)
     if s_op >= minimum:
         reason = f"at the operating {op:g} QPS: {ev_sim}; it clears {minimum:g}x, the low end of its band does not"
         return _Verdict("measure_first", k_op, reason, ev_sim, headline=_measure_headline(label, k_op))
+    if s_op * (1.0 + band) >= minimum:
+        reason = (
+            f"at the operating {op:g} QPS: {ev_sim}; below {minimum:g}x, but the high end of its band clears it: "
+            "measure it before deciding"
+        )
+        return _Verdict("measure_first", k_measure, reason, ev_sim, headline=_measure_headline(label, k_measure))
     paying = [q for q, s in gains.items() if s >= minimum]
-    reason = f"below {minimum:g}x at the operating {op:g} QPS: {ev_sim}" + (
-        f"; it would clear {minimum:g}x at {', '.join(f'{q:g}' for q in paying)} QPS"
+    reason = f"below {minimum:g}x at the operating {op:g} QPS, even at the high end of its band: {ev_sim}" + (
+        f"; it would clear {minimum:g}x at {', '.join(f'{q:g}' for q in paying)} QPS (point estimates)"
         if paying
-        else f"; it clears {minimum:g}x at no simulated load"
+        else f"; it clears {minimum:g}x at no simulated load the deployment keeps up with"
     )
     schedule = tuple(_schedule_for(sim, sc, minimum)) if paying else ()
     return _Verdict("disable", 0, reason, ev_sim, schedule, headline=f"Do not enable {label}")
@@ -167,24 +174,34 @@ def _paying(
     sim: SweepResult,
     engine: Engine,
     label: str,
-    low_end: Mapping[float, float],
+    gains: Mapping[float, float],
     ev_sim: str,
 ) -> _Verdict:
-    """The verdict for a candidate whose band's low end clears ``min_speedup`` at the operating load. The schedule
-    sets k = 0 at the loads where it does not; it "switches speculation off" there only if the engine takes it, k is 0
-    at those loads' mean batch sizes, and the schedule simulated there does not lose to no speculation."""
-    op, minimum = inputs.operating_qps, inputs.min_speedup
+    """The verdict for a candidate whose band's low end clears ``min_speedup`` at the operating load; ``gains``:
+    the point estimates at the loads the deployment keeps up with. The schedule sets k = 0 where the point
+    estimate loses; it "switches speculation off" there only if the engine takes it, k is 0 at those loads' mean
+    batch sizes, and the schedule simulated there does not lose to no speculation. Loads where only the band is
+    unsure are named, not switched off."""
+    op, minimum, band = inputs.operating_qps, inputs.min_speedup, sc.models.band
     k_op = sim.best_k_by_qps[op]
-    failing = sorted(q for q, lo in low_end.items() if lo < minimum)
+    failing = sorted(q for q, s in gains.items() if s < minimum)
+    unsure = sorted(q for q, s in gains.items() if s * (1.0 - band) < minimum <= s)
+    unsure_words = (
+        f"; at {', '.join(f'{q:g}' for q in unsure)} QPS only the point estimate clears {minimum:g}x (the low end of "
+        "the band does not): measure there if you run there"
+        if unsure
+        else ""
+    )
     # Pays everywhere: one k and no schedule -- setting num_speculative_tokens_per_batch_size makes vLLM downgrade full
     # CUDA graphs to PIECEWISE for the whole engine (vllm/config/vllm.py _maybe_override_dynamic_sd_cudagraph_mode).
     if not failing:
         reason = (
-            f"clears {minimum:g}x at every simulated load up to {max(low_end):g} QPS, even at the low end of the "
-            f"band; at the operating {op:g} QPS: {ev_sim}"
+            f"clears {minimum:g}x at every simulated load up to {max(gains):g} QPS"
+            + (" (the highest load the deployment keeps up with)" if sim.overloaded_qps else "")
+            + f"{unsure_words or ', even at the low end of the band'}; at the operating {op:g} QPS: {ev_sim}"
         )
         return _Verdict("enable", k_op, reason, ev_sim, headline=f"Enable {label} with k={k_op}")
-    schedule = tuple(_schedule_for(sim, sc, minimum, low_end))
+    schedule = tuple(_schedule_for(sim, sc, minimum))
     carried = bool(schedule) and not engine.schedule_notes(schedule, k_op)
     k = max([k_op, *(b[2] for b in schedule)]) if carried else k_op
     checks = _schedule_checks(sc, sim, schedule) if carried else ()
@@ -196,21 +213,9 @@ def _paying(
     off = carried and all(k_at(schedule, batch_at(sim, q, sc.max_num_seqs)) == 0 for q in failing)
     losing = [c for c in checks if c.qps in failing and (c.speedup_e2e or 0.0) < 1.0]
     above, below = [q for q in failing if q > op], [q for q in failing if q < op]
-    misses = ", ".join(f"{q:g} QPS ({low_end[q]:.2f}x)" for q in failing)
-    reason = f"pays at the operating {op:g} QPS: {ev_sim}; the low end of the band is below {minimum:g}x at {misses}"
-    if off:
-        reason += f"; the k-by-batch-size schedule sets k=0 at those loads' mean batch sizes{checked}"
-        if losing:
-            reason += (
-                f" -- still below 1x at {', '.join(f'{c.qps:g}' for c in losing)} QPS: where k=0 the draft still "
-                "holds its memory (a smaller KV cache), and the batch size swings around its mean"
-            )
-    elif not schedule:
-        reason += "; they run at the same batch size as paying loads, so no k-by-batch-size schedule tells them apart"
-    elif not carried:
-        reason += "; this engine version cannot switch k by batch size (see the note)"
-    else:
-        reason += f"; the k-by-batch-size schedule does not reach k=0 at every such load's mean batch size{checked}"
+    misses = ", ".join(f"{q:g} QPS ({gains[q]:.2f}x)" for q in failing)
+    reason = f"pays at the operating {op:g} QPS: {ev_sim}; predicted below {minimum:g}x at {misses}"
+    reason += _schedule_words(off, losing, schedule, carried, checked) + unsure_words
     off = off and not losing  # the schedule removes the loss, not just part of it
     if not above and off:
         head = f"Enable {label} with k={k} and the k-by-batch-size schedule that switches it off at low load"
@@ -229,6 +234,25 @@ def _paying(
         + (" (the k-by-batch-size schedule in the config cuts the loss there, not all of it)" if carried else "")
     )
     return _Verdict("enable_below", k, reason, ev_sim, schedule, checks, head)
+
+
+def _schedule_words(
+    off: bool, losing: Sequence[ScheduleCheck], schedule: Sequence[tuple[int, int, int]], carried: bool, checked: str
+) -> str:
+    """What the k-by-batch-size schedule does at the losing loads, in words."""
+    if off:
+        words = f"; the k-by-batch-size schedule sets k=0 at those loads' mean batch sizes{checked}"
+        if losing:
+            words += (
+                f" -- still below 1x at {', '.join(f'{c.qps:g}' for c in losing)} QPS: where k=0 the draft still "
+                "holds its memory (a smaller KV cache), and the batch size swings around its mean"
+            )
+        return words
+    if not schedule:
+        return "; they run at the same batch size as paying loads, so no k-by-batch-size schedule tells them apart"
+    if not carried:
+        return "; this engine version cannot switch k by batch size (see the note)"
+    return f"; the k-by-batch-size schedule does not reach k=0 at every such load's mean batch size{checked}"
 
 
 def _schedule_checks(

@@ -4,7 +4,7 @@ speculation stops paying, each k's capacity and the loads above it, and the type
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from specwise.contracts.sweep import BaselinePoint, SweepResult, SweepRow
 from specwise.scenario.model import Scenario
@@ -55,6 +55,23 @@ def crossover(qps: Sequence[float], best_speedup: Sequence[float]) -> float | No
     return None
 
 
+def _best(
+    q: float, rows: Sequence[SweepRow], metric: str, capacity: Mapping[int | None, float], base_overloaded: bool
+) -> tuple[int, float]:
+    """(best k, its speedup) at load ``q``. Where the deployment keeps up without speculation, a k whose capacity
+    is below the load is not a choice: its queue grows without bound, so its steady-state speedup tends to 0
+    whatever a finite run measured. If every k is so, speculation loses there: k = 0, and the speedup is at most
+    the share of the load the best k can serve (capacity / load < 1)."""
+    spec_rows = [r for r in rows if r.qps == q and r.k != 0 and r.speedup(metric) is not None]
+    keeping_up = [r for r in spec_rows if base_overloaded or not r.overloaded]
+    top = max(keeping_up, key=lambda r: r.speedup(metric) or 0.0, default=None)
+    if top is None and spec_rows:
+        bounded = [min(r.speedup(metric) or 0.0, (capacity.get(r.k) or 0.0) / q) for r in spec_rows]
+        return 0, max(bounded)
+    best = float(top.speedup(metric) or 0.0) if top else 0.0
+    return (int(top.k or 0) if top and best > 1.0 else 0), best
+
+
 def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
     """Best k and the crossover, judged on ``sc.decision_metric``."""
     metric = sc.decision_metric
@@ -65,11 +82,7 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
     best_k: dict[float, int] = {}
     best_speedup: dict[float, float] = {}
     for q in sc.sweep.qps:
-        spec_rows = [r for r in rows if r.qps == q and r.k != 0 and r.speedup(metric) is not None]
-        top = max(spec_rows, key=lambda r: r.speedup(metric) or 0.0, default=None)
-        best = float(top.speedup(metric) or 0.0) if top else 0.0
-        best_speedup[q] = best
-        best_k[q] = int(top.k or 0) if top and best > 1.0 else 0
+        best_k[q], best_speedup[q] = _best(q, rows, metric, capacity, overloaded(q, capacity.get(0)))
     return SweepResult(
         scenario=sc.name,
         target=sc.target.name,
