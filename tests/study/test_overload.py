@@ -24,7 +24,7 @@ def _scenario(num_requests: int) -> dict[str, object]:
     return {
         "name": "overload",
         "deployment": {"target": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100-SXM-80GB", "max_model_len": 8192},
-        "speculation": {"method": "ngram", "k": [0, 3], "per_position": [0.7, 0.55, 0.45]},
+        "speculation": {"method": "ngram", "k": [0, 3], "per_position": [0.7, 0.55, 0.45], "match_rate": 1.0},
         "sweep": {"qps": [LIGHT, HEAVY], "num_requests": num_requests, "seed": 0},
         "workload": [
             {

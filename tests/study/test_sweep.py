@@ -40,7 +40,7 @@ def _scenario(method: dict[str, object], qps: list[float]) -> dict[str, object]:
 # do not; V0 ran the Qwen draft on one GPU.
 DRAFT = {"method": "draft_model", "draft": "meta-llama/Llama-3.2-1B-Instruct", "acceptance": 0.75}
 QWEN_DRAFT_V0 = {"method": "draft_model", "draft": "Qwen/Qwen2.5-0.5B-Instruct", "draft_tp": 1, "acceptance": 0.75}
-NGRAM = {"method": "ngram", "per_position": [0.75, 0.6, 0.5, 0.42]}
+NGRAM = {"method": "ngram", "per_position": [0.75, 0.6, 0.5, 0.42], "match_rate": 1.0}  # copy-heavy: every step
 
 
 def _sweep(method: dict[str, object], version: str | None = None) -> tuple[list[float], dict[str, object]]:
