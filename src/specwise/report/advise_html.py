@@ -8,10 +8,15 @@ import html
 import json
 from pathlib import Path
 
+from rich.text import Text
+
 from specwise.contracts.advice import Advice, CandidateAdvice
+from specwise.contracts.sweep import SweepResult
 from specwise.engines.base import shell_lines
 from specwise.fileio import write_text_atomic
 from specwise.report import advise_plots
+from specwise.report.overload import best_overloaded, mark, overload_footnote, speedup_overloaded
+from specwise.report.sim import capacity_sentence, pays_sentence
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;color:#222;
@@ -26,6 +31,7 @@ th,td{border:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-align:to
 .pass{color:#137333;font-weight:600}.warn{color:#b06000;font-weight:600}.fail{color:#c5221f;font-weight:600}
 pre{background:#f6f8fa;padding:.8em;overflow-x:auto;white-space:pre-wrap;overflow-wrap:normal;word-break:normal}
 pre.cmd{white-space:pre;overflow-wrap:normal} pre.json{overflow-wrap:anywhere}
+td.overloaded{background:#fff4d6} p.footnote{font-size:.9em;color:#555}
 img{max-width:100%;border:1px solid #eee;margin:.4em 0} .grid{display:flex;flex-wrap:wrap;gap:1em}
 """
 
@@ -88,18 +94,71 @@ def _candidates_table(doc: Advice) -> list[str]:
         "<th>verdict</th><th>k / schedule</th><th>speedup</th><th>KV tokens (without draft)</th>"
         "<th>reason</th></tr>"
     ]
+    marked: list[SweepResult] = []
     for i, c in enumerate(doc.ranked, start=1):
         s = c.speedup_at_operating_qps
+        over = s is not None and c.sim is not None and best_overloaded(c.sim, doc.operating_qps)
+        if over and c.sim is not None:
+            marked.append(c.sim)
         sched = f"{c.k}" + (f"<br>{_e([list(b) for b in c.schedule])}" if c.schedule else "")
         css = "pass" if c.verdict.startswith("enable") else ("warn" if c.verdict == "measure_first" else "fail")
         parts.append(
             f"<tr><td>{i}</td><td>{_e(c.candidate)}</td><td class='{css}'>"
-            f"{_e(c.verdict)}</td><td>{sched}</td><td>{'-' if s is None else f'{s:.2f}x'}</td>"
+            f"{_e(c.verdict)}</td><td>{sched}</td>{_cell('-' if s is None else f'{s:.2f}x', over)}"
             f"<td>{c.memory['kv_cache_tokens']:,} ({c.memory['kv_cache_tokens_without_draft']:,})</td>"
             f"<td>{_e(c.reason)}</td></tr>"
         )
     parts.append("</table>")
+    notes = dict.fromkeys(note for sim in marked if (note := overload_footnote(sim)) is not None)
+    parts.extend(f"<p class='footnote'>{_e(note)}</p>" for note in notes)
     return parts
+
+
+def _cell(text: str, overloaded: bool) -> str:
+    """A table cell; an overloaded one carries the terminal's mark (and a shade)."""
+    return f"<td class='overloaded'>{_e(text + mark(True))}</td>" if overloaded else f"<td>{_e(text)}</td>"
+
+
+def _footnote(sim: SweepResult) -> str:
+    note = overload_footnote(sim)
+    return "" if note is None else f"<p class='footnote'>{_e(capacity_sentence(sim))}<br>{_e(note)}</p>"
+
+
+def _sweep_table(c: CandidateAdvice) -> list[str]:
+    """A candidate's simulated speedups by load and k, marked as in the terminal's table (``specwise simulate``):
+    an overloaded cell carries the mark and the footnote says what it means."""
+    sim = c.sim
+    assert sim is not None
+    metric, ks = sim.decision_metric, [k for k in sim.k_values if k]
+    parts = [
+        f"<h3>{_e(c.candidate)}: {_e(metric)} p50 speedup vs no speculation</h3><table class='sweep'><tr><th>QPS</th>"
+        "<th>k=0 TPOT ms</th>"
+        + "".join(f"<th>k={k}</th>" for k in ks)
+        + ("<th>sched</th>" if sim.schedule_results else "")
+        + f"<th>best k</th><th>best (&plusmn;{sim.band:.0%} band)</th></tr>"
+    ]
+    for b in sim.baseline:
+        q = b.qps
+        cells = [f"<td>{q:g}</td>", _cell(f"{b.tpot_p50_s * 1e3:.1f}", b.overloaded)]
+        for row in [sim.row(q, k) for k in ks] + [r for r in sim.schedule_results if r.qps == q]:
+            s = row.speedup(metric) if row is not None else None
+            cells.append("<td>-</td>" if s is None else _cell(f"{s:.2f}", speedup_overloaded(sim, q, row)))
+        best = sim.best_speedup_by_qps.get(q)
+        band = f"{best:.2f} ({best * (1 - sim.band):.2f}-{best * (1 + sim.band):.2f})" if best else "-"
+        cells.append(f"<td>{sim.best_k_by_qps.get(q, 0)}</td>" + _cell(band, bool(best) and best_overloaded(sim, q)))
+        parts.append("<tr>" + "".join(cells) + "</tr>")
+    parts.append("</table>")
+    # the terminal's sentence, over the loads the deployment keeps up with only
+    parts.append(f"<p>{_e(Text.from_markup(pays_sentence(sim)).plain)}</p>")
+    parts.append(_footnote(sim))
+    return parts
+
+
+def _sweeps(doc: Advice) -> list[str]:
+    simulated = [c for c in doc.ranked if c.sim is not None]
+    if not simulated:
+        return []
+    return ["<h2>Simulated speedup by load</h2>"] + [p for c in simulated for p in _sweep_table(c)]
 
 
 def _rules_and_evidence(top: CandidateAdvice, ranked: tuple[CandidateAdvice, ...]) -> list[str]:
@@ -149,7 +208,7 @@ def _plots(doc: Advice) -> list[str]:
 
 def render_html(doc: Advice) -> str:
     ranked = doc.ranked
-    parts = _head(doc) + _candidates_table(doc) + _rules_and_evidence(ranked[0], ranked) + _plots(doc)
+    parts = _head(doc) + _candidates_table(doc) + _sweeps(doc) + _rules_and_evidence(ranked[0], ranked) + _plots(doc)
     parts.append(
         "<p><small>specwise advise; simulated with specwise's serving simulator; every number "
         "above names its source.</small></p></body></html>"

@@ -6,12 +6,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from specwise.contracts.advice import CandidateAdvice, TemperaturePoint
+from specwise.report.overload import first_overloaded_load, speedup_overloaded
 from specwise.report.plotstyle import (
     BASELINE_COLOUR,
     close,
     k_colour,
     legend_outside,
     mark_load,
+    mark_overload,
+    plot_series,
     plt,
     png_bytes,
     qps_axis,
@@ -32,16 +35,22 @@ def speedup_vs_qps(cand: CandidateAdvice, operating_qps: float | None = None) ->
     assert sim is not None
     metric = sim.decision_metric
     fig, ax = plt.subplots(figsize=(8.4, 3.8))
+    hollow = False
     for k in [k for k in sim.k_values if k != 0]:
-        pts = [(r.qps, s) for r in sim.results if r.k == k and (s := r.speedup(metric)) is not None]
-        if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=k_colour(k), label=f"k={k}")
-    sched = [(r.qps, r.speedup_e2e) for r in cand.schedule_results if r.speedup_e2e]
-    if sched:
-        ax.plot([p[0] for p in sched], [p[1] for p in sched], "k--s", label="k schedule")
+        rows = [r for r in sim.results if r.k == k and r.speedup(metric) is not None]
+        if rows:
+            qs, ys = [r.qps for r in rows], [r.speedup(metric) for r in rows]
+            over = [speedup_overloaded(sim, r.qps, r) for r in rows]
+            hollow |= plot_series(ax, qs, ys, over, marker="o", color=k_colour(k), label=f"k={k}")
+    sched = [r for r in cand.schedule_results if r.speedup_e2e]
+    if sched:  # a schedule check carries no capacity of its own: overloaded where the baseline is
+        qs, ys = [r.qps for r in sched], [r.speedup_e2e for r in sched]
+        over = [speedup_overloaded(sim, q) for q in qs]
+        hollow |= plot_series(ax, qs, ys, over, "k--s", label="k schedule")
     ax.axhline(1.0, color="grey", linewidth=1, label="no speculation")
     mark_load(ax, operating_qps)
     qps_axis(ax, sim.qps)
+    mark_overload(ax, first_overloaded_load(sim), hollow)
     ax.set_ylabel(f"{metric} p50 speedup vs no speculation (x)")
     ax.set_title(cand.candidate, fontsize=9)
     ax.grid(alpha=0.3)
@@ -56,24 +65,28 @@ def latency_percentiles(cand: CandidateAdvice, operating_qps: float | None = Non
     k = cand.k or max(sim.best_k_by_qps.values(), default=0)
     fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.6))
     fig.suptitle(f"{cand.candidate}, k={k} vs no speculation", fontsize=9)
+    rows = [r for r in sim.results if r.k == k]
+    bq, over = [r.qps for r in rows], [r.overloaded for r in rows]  # a latency is overloaded when its own row is
     for ax, metric in zip(axes, ("tpot", "e2e"), strict=True):
-        rows = [r for r in sim.results if r.k == k]
+        hollow = False
         for pct, style in (("p50", "-"), ("p99", ":")):
             col = f"{metric}_{pct}_s"
-            bq = [r.qps for r in rows]
             ms = [v * 1e3 if (v := getattr(r, col, None)) is not None else None for r in rows]
-            ax.plot(bq, ms, style + "o", color=k_colour(k), label=f"k={k} {pct}")
+            hollow |= plot_series(ax, bq, ms, over, style + "o", color=k_colour(k), label=f"k={k} {pct}")
             key = f"{metric}_p50_s"
             if pct == "p50":
-                ax.plot(
+                hollow |= plot_series(
+                    ax,
                     [b.qps for b in sim.baseline],
                     [getattr(b, key) * 1e3 for b in sim.baseline],
+                    [b.overloaded for b in sim.baseline],
                     "-o",
                     color=BASELINE_COLOUR,
                     label="no spec p50",
                 )
         mark_load(ax, operating_qps)
         qps_axis(ax, sim.qps)
+        mark_overload(ax, first_overloaded_load(sim), hollow)
         ax.set_ylabel(f"{metric.upper()} (ms)")
         ax.set_title("time per output token" if metric == "tpot" else "request latency (end to end)", fontsize=9)
         ax.grid(alpha=0.3)

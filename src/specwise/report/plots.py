@@ -7,14 +7,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from specwise.contracts.sweep import SweepResult
+from specwise.contracts.sweep import SweepResult, SweepRow
 from specwise.fileio import write_files_atomic
+from specwise.report.overload import first_overloaded_load, speedup_overloaded
 from specwise.report.plotstyle import (
     BASELINE_COLOUR,
     close,
     k_colour,
     log_y_axis,
     mark_load,
+    mark_overload,
+    plot_series,
     plt,
     png_bytes,
     qps_axis,
@@ -42,18 +45,20 @@ def _title(doc: SweepResult) -> str:
 def _speedup(doc: SweepResult, operating_qps: float | None) -> Any:
     metric = doc.decision_metric
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    hollow = False
     for k in doc.k_values:
-        pts = [(r.qps, s) for r in doc.results if r.k == k and (s := r.speedup(metric)) is not None]
-        if pts and k != 0:
-            ax.plot(*zip(*pts, strict=True), marker="o", color=k_colour(k), label=f"k={k}")
-    sched = [(r.qps, s) for r in doc.schedule_results if (s := r.speedup(metric))]
+        rows = [r for r in doc.results if r.k == k and r.speedup(metric) is not None]
+        if rows and k != 0:
+            hollow |= _speedups(ax, doc, rows, marker="o", color=k_colour(k), label=f"k={k}")
+    sched = [r for r in doc.schedule_results if r.speedup(metric)]
     if sched:
-        ax.plot(*zip(*sched, strict=True), marker="s", linestyle="--", color="black", label="k schedule")
+        hollow |= _speedups(ax, doc, sched, marker="s", linestyle="--", color="black", label="k schedule")
     ax.axhline(1.0, color="grey", linewidth=1, label="no speculation")
     if doc.crossover_qps:
         ax.axvline(doc.crossover_qps, color="red", linestyle=":", label=f"crossover {doc.crossover_qps:.2f} QPS")
     mark_load(ax, operating_qps)
     qps_axis(ax, doc.qps)
+    mark_overload(ax, first_overloaded_load(doc), hollow)
     ax.set_ylabel(f"{metric} p50 speedup vs no speculation (x)")
     ax.set_title(_title(doc), fontsize=9)
     ax.legend(fontsize=7, ncol=2, title="draft tokens per step", title_fontsize=7)
@@ -61,22 +66,32 @@ def _speedup(doc: SweepResult, operating_qps: float | None) -> Any:
     return fig
 
 
+def _speedups(ax: Any, doc: SweepResult, rows: list[SweepRow], **kw: Any) -> bool:
+    """One speedup series, its overloaded points hollow (the baseline's or the row's own queue grows)."""
+    xs = [r.qps for r in rows]
+    ys = [r.speedup(doc.decision_metric) for r in rows]
+    return plot_series(ax, xs, ys, [speedup_overloaded(doc, r.qps, r) for r in rows], **kw)
+
+
 def _latency(doc: SweepResult) -> Any:
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4.2))
+    hollow = False
     for label, best in (("no speculation", False), ("best k", True)):
         sel = [r for r in doc.results if r.k == (doc.best_k_by_qps.get(r.qps, 0) if best else 0)]
         colour = k_colour(max((r.k or 0 for r in sel), default=1) or 1) if best else BASELINE_COLOUR
-        qs = [r.qps for r in sel]
+        qs, over = [r.qps for r in sel], [r.overloaded for r in sel]  # a latency is overloaded when its own row is
         for pct, line in (("p50", "-"), ("p90", "--"), ("p99", ":")):
             ms = [getattr(r, f"tpot_{pct}_s") * 1e3 for r in sel]
-            ax1.plot(qs, ms, line, marker=".", color=colour, label=f"{label} {pct}")
-        ax2.plot(qs, [r.ttft_p50_s * 1e3 for r in sel], "-", marker="o", color=colour, label=f"{label} p50")
-        ax2.plot(qs, [r.ttft_p99_s * 1e3 for r in sel], ":", marker="x", color=colour, label=f"{label} p99")
+            hollow |= plot_series(ax1, qs, ms, over, line, marker=".", color=colour, label=f"{label} {pct}")
+        for pct, line, marker in (("p50", "-", "o"), ("p99", ":", "x")):
+            ms = [getattr(r, f"ttft_{pct}_s") * 1e3 for r in sel]
+            hollow |= plot_series(ax2, qs, ms, over, line, marker=marker, color=colour, label=f"{label} {pct}")
     ax1.set_ylabel("time per output token, TPOT (ms)")
     ax2.set_ylabel("time to first token, TTFT (ms)")
     log_y_axis(ax2)
     for ax in (ax1, ax2):
         qps_axis(ax, doc.qps)
+        mark_overload(ax, first_overloaded_load(doc), hollow)
         ax.legend(fontsize=6)
         ax.grid(True, alpha=0.3)
     fig.suptitle(_title(doc), fontsize=9)

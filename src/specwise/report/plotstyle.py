@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import functools
 import io
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
 
 from specwise.extras import missing_extra
+from specwise.report.overload import OVERLOAD_LABEL
 
 try:
     import matplotlib
@@ -19,6 +20,7 @@ except ImportError:  # an optional extra: one line naming it, never a traceback
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as _pyplot
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
 
 # The plot modules reach matplotlib only through here, after the check above.
@@ -102,6 +104,56 @@ def log_y_axis(ax: Any) -> None:
 def mark_load(ax: Any, qps: float | None, label: str = "operating load") -> None:
     if qps is not None and qps > 0:
         ax.axvline(qps, color="black", linestyle="-.", linewidth=1, alpha=0.7, label=f"{label} {qps:g} QPS")
+
+
+OVERLOAD_GID = "overloaded"  # the gid of every artist that marks overloaded points (the span, the hollow markers)
+OVERLOAD_SHADE = "#f4b400"
+
+
+def plot_series(
+    ax: Any, xs: Sequence[float], ys: Sequence[float | None], overloaded: Sequence[bool], *args: Any, **kw: Any
+) -> bool:
+    """``ax.plot(xs, ys, *args, **kw)`` with the markers of the ``overloaded`` points drawn hollow, in the series'
+    colour (a ring where the series' marker has no face: ``.``, ``x``); the line still runs through them. True when
+    any point was overloaded."""
+    filled = [i for i, o in enumerate(overloaded) if not o]
+    (line,) = ax.plot(xs, ys, *args, markevery=filled, **kw)
+    hollow = [i for i, o in enumerate(overloaded) if o]
+    if hollow:
+        marker = line.get_marker() if line.get_marker() in Line2D.filled_markers else "o"
+        ax.plot(
+            [xs[i] for i in hollow],
+            [ys[i] for i in hollow],
+            linestyle="none",
+            marker=marker,
+            markersize=max(float(line.get_markersize()), 6.0),
+            markerfacecolor="none",
+            markeredgecolor=line.get_color(),
+            label="_" + OVERLOAD_GID,
+            gid=OVERLOAD_GID,
+        )
+    return bool(hollow)
+
+
+def mark_overload(ax: Any, first_qps: float | None, any_hollow: bool) -> None:
+    """Shade the loads from ``first_qps`` (the first one the deployment without speculation cannot keep up with)
+    to the right edge, labelled for the legend; with no such load but some hollow point, a legend entry for the
+    hollow markers alone. Call after the data and the axis scale are set, before the legend."""
+    if first_qps is None:
+        if any_hollow:
+            ax.plot([], [], linestyle="none", marker="o", markerfacecolor="none", color="grey", label=OVERLOAD_LABEL)
+        return
+    lo, hi = ax.get_xlim()
+    ax.axvspan(
+        first_qps,
+        max(hi, first_qps),
+        color=OVERLOAD_SHADE,
+        alpha=0.15,
+        zorder=0,
+        label=OVERLOAD_LABEL,
+        gid=OVERLOAD_GID,
+    )
+    ax.set_xlim(lo, hi)
 
 
 def png_bytes(fig: Any, dpi: int = 120) -> bytes:

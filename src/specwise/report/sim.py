@@ -7,6 +7,7 @@ from rich.table import Table
 
 from specwise.contracts.sweep import SweepResult
 from specwise.report.console import console
+from specwise.report.overload import OVERLOAD_MARK, mark, overload_footnote, speedup_overloaded
 from specwise.report.tables import print_table
 
 METRIC_LABELS = {
@@ -32,18 +33,18 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
     table.add_column("best", justify="right")
     for b in doc.baseline:
         q = b.qps
-        cells = [f"{q:g}", f"{b.tpot_p50_s * 1e3:.1f}" + (OVERLOAD_MARK if b.overloaded else "")]
+        cells = [f"{q:g}", f"{b.tpot_p50_s * 1e3:.1f}" + mark(b.overloaded)]
         best = doc.best_k_by_qps[q]
         for k in ks:
             row = doc.row(q, k)
             s = row.speedup(metric) if row else None
-            text = "-" if s is None else f"{s:.2f}" + _mark(b.overloaded or (row is not None and row.overloaded))
+            text = "-" if s is None else f"{s:.2f}" + mark(speedup_overloaded(doc, q, row))
             style = "yellow" if OVERLOAD_MARK in text else "green" if s and s > 1.0 else "red"
             cells.append(f"[bold {style}]{text}[/]" if k == best else f"[{style}]{text}[/]")
         for r in doc.schedule_results:
             if r.qps == q:
                 s = r.speedup(metric)
-                cells.append(f"{s:.2f}" + _mark(b.overloaded or r.overloaded) if s else "-")
+                cells.append(f"{s:.2f}" + mark(speedup_overloaded(doc, q, r)) if s else "-")
         cells.append(str(best))
         table.add_row(*cells)
     print_table(out, table, wide=wide)
@@ -55,24 +56,10 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
         out.print(f"[yellow]warning[/yellow]: {w}")
 
 
-OVERLOAD_MARK = "*"
-
-
-def _mark(overloaded: bool) -> str:
-    return OVERLOAD_MARK if overloaded else ""
-
-
 def saturation_lines(doc: SweepResult) -> list[str]:
     """Where the deployment cannot keep up with the simulated load, in words (nothing where it keeps up)."""
-    marked = doc.overloaded_qps or tuple(sorted({r.qps for r in doc.results if r.overloaded}))
-    if not marked:
-        return []
-    return [
-        f"[yellow]{capacity_sentence(doc)}[/yellow]",
-        f"{OVERLOAD_MARK} overloaded at {', '.join(f'{q:g}' for q in marked)} QPS: requests arrive faster than they "
-        "are served and the queue grows without bound; those latencies and speedups depend on num_requests "
-        "(not a steady state)",
-    ]
+    footnote = overload_footnote(doc)
+    return [] if footnote is None else [f"[yellow]{capacity_sentence(doc)}[/yellow]", footnote]
 
 
 def capacity_sentence(doc: SweepResult) -> str:
