@@ -27,7 +27,7 @@ from specwise.contracts.document import JsonObject
 from specwise.contracts.profile import ProfileDoc
 from specwise.contracts.sweep import SweepResult
 from specwise.engines import Deployment, Engine, Speculation, get_engine
-from specwise.engines.base import LOOPBACK, shell
+from specwise.engines.base import LOOPBACK, checkpoint_notes, shell
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE, launch_toml
 from specwise.engines.vllm_versions import DYNAMIC_K_CAVEAT
 from specwise.executors import Executor
@@ -473,18 +473,19 @@ def advise(
     bench_paths: Sequence[Path] = (),
     processes: int | None = None,
     progress: Progress | None = None,
-    engine: str = "vllm",
+    engine: str | None = None,
     host: str = LOOPBACK,
     engine_version: str | None = None,
     executor: Executor | None = None,
 ) -> Advice:
     """The decision for ``inputs``; ``host`` is the address the generated serve command binds (loopback unless
-    the operator asks otherwise: ``0.0.0.0`` in a pod); ``engine_version`` the vLLM version the config is for
+    the operator asks otherwise: ``0.0.0.0`` in a pod); ``engine`` the serving engine whose commands are written
+    (None: the scenario's ``[deployment].engine``); ``engine_version`` the vLLM version the config is for
     (None: the current one), which decides how a k-by-batch-size schedule is written. The sweeps run on
     ``executor`` (default: a local pool of ``processes``)."""
     profiles = [ProfileDoc.read(p) for p in profile_paths]
     benches = attribute_methods([read_bench(p) for p in bench_paths], inputs.candidates)
-    eng = get_engine(engine, engine_version)
+    eng = get_engine(engine or inputs.deployment.engine, engine_version)  # default: the scenario's [deployment]
     executor = executor or LocalExecutor(processes)
     results = [evaluate_candidate(inputs, c, profiles, benches, eng, executor, progress) for c in inputs.candidates]
     ranked = sorted(results, key=lambda r: (VERDICT_ORDER[r.verdict], r.speedup_at_operating_qps or 0.0), reverse=True)
@@ -567,19 +568,17 @@ def _serve(
     """The serve command for the decision, sized by the top candidate's memory plan."""
     plan = top.memory
     dep = inputs.deployment
-    argv = engine.serve_argv(
-        Deployment(
-            model=dep.target,
-            tp=int(plan["tp"]),
-            gpu_memory_utilization=float(plan["gpu_memory_utilization"]),
-            max_model_len=int(plan["max_model_len"]),
-            max_num_seqs=dep.max_num_seqs,
-            quantization=dep.quantization,
-            host=host,
-        ),
-        spec,
+    deployment = Deployment(
+        model=dep.target,
+        tp=int(plan["tp"]),
+        gpu_memory_utilization=float(plan["gpu_memory_utilization"]),
+        max_model_len=int(plan["max_model_len"]),
+        max_num_seqs=dep.max_num_seqs,
+        quantization=dep.quantization,
+        host=host,
     )
-    notes = engine.schedule_notes(top.schedule, top.k) if spec is not None else ()
+    argv = engine.serve_argv(deployment, spec)
+    notes = checkpoint_notes(deployment) + (engine.schedule_notes(top.schedule, top.k) if spec is not None else ())
     if spec is not None and "num_speculative_tokens_per_batch_size" in spec:
         notes = (*notes, DYNAMIC_K_CAVEAT)
     return ServeCommand(engine.name, tuple(argv), shell(argv), spec, notes)

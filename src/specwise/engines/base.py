@@ -30,6 +30,24 @@ class Deployment:
     host: str = LOOPBACK
 
 
+# Quantisations an engine applies to a bf16 checkpoint at load time (vLLM and SGLang: ``--quantization fp8``);
+# any other (int4 GPTQ/AWQ, int8 W8A8, mxfp4) comes in a checkpoint quantised beforehand, whose config names it.
+ONLINE_QUANTIZATION = ("fp8",)
+
+
+def checkpoint_notes(d: Deployment) -> tuple[str, ...]:
+    """What the serve command cannot say: a plan sized for pre-quantised weights needs that checkpoint's id."""
+    q = d.quantization
+    if q is None or q == "auto" or q in ONLINE_QUANTIZATION:
+        return ()
+    return (
+        f"the memory plan assumes {q} weights, which the engine does not make from {d.model} at load time (only "
+        f"{', '.join(ONLINE_QUANTIZATION)} is quantised online): replace {d.model} in the command with a "
+        f"pre-quantised {q} checkpoint of it (an AWQ/GPTQ export; its config names the method) -- the original "
+        "checkpoint would load at full precision and may not fit",
+    )
+
+
 @dataclass(frozen=True)
 class Speculation:
     """A speculation setting in engine-neutral terms."""

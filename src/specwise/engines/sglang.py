@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from specwise.engines.base import LOOPBACK, Deployment, SpecMetricNames, Speculation, cli_flags
+from specwise.engines.base import LOOPBACK, ONLINE_QUANTIZATION, Deployment, SpecMetricNames, Speculation, cli_flags
 from specwise.errors import SpecwiseError
 
 ALGORITHMS = {"eagle": "EAGLE", "eagle3": "EAGLE3", "draft_model": "STANDALONE", "ngram": "NGRAM", "mtp": "EAGLE"}
@@ -40,7 +40,7 @@ class SglangEngine:
         if d.max_model_len is not None:
             argv += ["--context-length", str(d.max_model_len)]
         argv += ["--max-running-requests", str(d.max_num_seqs)]
-        if d.quantization:
+        if d.quantization in ONLINE_QUANTIZATION:
             argv += ["--quantization", d.quantization]
         if speculative_config is not None:
             argv += cli_flags(speculative_config)

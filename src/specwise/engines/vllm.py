@@ -9,12 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from specwise.engines.base import LOOPBACK, Deployment, SpecMetricNames, Speculation
+from specwise.engines.base import LOOPBACK, ONLINE_QUANTIZATION, Deployment, SpecMetricNames, Speculation
 from specwise.engines.vllm_versions import VllmVersion, first_off_batch, schedule_form, schedule_notes
 
 # Quantisation vLLM applies to an unquantised checkpoint at load time. INT8/INT4 need a quantised checkpoint
 # (AWQ, GPTQ, compressed-tensors W8A8...), which vLLM detects from its config: no flag to emit for those.
-ONLINE_QUANTIZATION = ("fp8",)
 
 
 @dataclass(frozen=True)
