@@ -83,3 +83,12 @@ def test_text_quoting_a_files_tables_is_printed_not_read_as_markup() -> None:
     render_advise(doc, out)
     text = out.export_text()
     assert quoted in text and "[bold]not markup[/]" in text and "[deployment].max_model_len = 4096" in text
+
+
+def test_a_gain_inside_the_band_is_said_to_be_a_point_estimate() -> None:
+    """Review: "speculation pays at every simulated rate" while the band's low end was 0.96x and 0.83x."""
+    doc = _sweep({**{q: 2.0 for q in (0.5, 1, 2, 4, 8, 12)}, 16: 1.2})
+    sentence = pays_sentence(replace(doc, band=0.28))
+    assert "pays at every simulated rate" in sentence
+    assert "point estimates: the low end of the +-28% band is below 1x at 16 QPS" in sentence
+    assert "point estimates" not in pays_sentence(replace(doc, band=0.1))

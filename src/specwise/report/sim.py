@@ -75,7 +75,20 @@ def capacity_sentence(doc: SweepResult) -> str:
 
 def pays_sentence(doc: SweepResult) -> str:
     """Where speculation pays, in words, over the loads the deployment keeps up with (a speedup at a load above
-    its capacity compares two growing queues). A best speedup that prints as 1.00x breaks even: it does not pay."""
+    its capacity compares two growing queues); the loads where only the point estimate pays are named. A best
+    speedup that prints as 1.00x breaks even: it does not pay."""
+    sentence = _pays(doc)
+    gains = {q: s for q, s in sorted(doc.best_speedup_by_qps.items()) if q not in doc.overloaded_qps}
+    unsure = [q for q, s in gains.items() if round(s, 2) > 1.0 and s * (1.0 - doc.band) < 1.0]
+    if unsure and doc.band:
+        sentence += (
+            f" -- point estimates: the low end of the +-{doc.band:.0%} band is below 1x at "
+            f"{', '.join(f'{q:g}' for q in unsure)} QPS"
+        )
+    return sentence
+
+
+def _pays(doc: SweepResult) -> str:
     gains = {q: s for q, s in sorted(doc.best_speedup_by_qps.items()) if q not in doc.overloaded_qps}
     if not gains:
         return "[yellow]the deployment keeps up with none of the simulated rates: no latency speedup to quote[/yellow]"
