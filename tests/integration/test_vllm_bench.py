@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from specwise.cli import main
+from specwise.contracts.bench_formats import read_bench
 from specwise.loadgen.client import ClientConfig, RequestSpec
 from specwise.loadgen.launcher import EngineServer, LaunchFile, ServerConfig
 from specwise.loadgen.runner import BenchPlan, LevelPlan, run_plan
@@ -143,6 +144,11 @@ def test_launch_mode_compares_baseline_and_ngram(tmp_path: Path, capsys: pytest.
     assert rows[("baseline", 0)]["spec_decode_acceptance_rate"] is None
     assert rows[("ngram", 0)]["spec_decode_acceptance_rate"] is not None
     assert all(r["failed"] == 0 for r in rows.values())
+    # the real server's n-gram match rate: its drafts over the decode steps the level's requests took
+    (tmp_path / "bench.json").write_text(json.dumps(doc))
+    ngram = next(c for c in read_bench(tmp_path / "bench.json").configs if c.name == "ngram")
+    rate = ngram.match_rate()
+    assert rate is not None and 0.0 < rate <= 1.0
     # the calibration file: written beside the db, naming what was measured, and used by simulate and advise
     cal_file = Path(doc["calibration_file"])
     written = json.loads(cal_file.read_text())

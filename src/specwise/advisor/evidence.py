@@ -168,7 +168,8 @@ def resolve_evidence(
         prof = given.profile
     for w in inputs.workloads:
         if measured is not None:
-            out.append(Evidence(w.name, "measured", measured.source, measured.model))
+            rate = measured.match_rate or 1.0
+            out.append(Evidence(w.name, "measured", measured.source, measured.model, rate))
         elif prof is not None:
             try:
                 picked = prof.pick(w.name, w.task, w.temperature, candidate.drafting)
@@ -183,8 +184,9 @@ def resolve_evidence(
         else:
             p = prior(candidate.method, w.task, w.temperature, candidate.drafting)
             out.append(Evidence(w.name, "assumed", p.source, p.model, p.proposal_rate))
-    if candidate.method.is_lookup:
-        out = [e if e.kind == "assumed" else _with_match_rate(e, inputs, candidate) for e in out]
+    if candidate.method.is_lookup:  # a match rate not measured with the rates: given, else assumed
+        known = measured is not None and measured.match_rate is not None
+        out = [e if e.kind == "assumed" or known else _with_match_rate(e, inputs, candidate) for e in out]
     return out
 
 

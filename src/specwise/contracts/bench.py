@@ -17,6 +17,7 @@ from specwise.contracts.calibration import CalibrationDoc
 from specwise.contracts.document import DocumentError, Fields, JsonObject, Schema, read_json_file
 from specwise.errors import SpecError
 from specwise.latency import LevelSummary
+from specwise.methods import LOOKUP_METHODS
 from specwise.stats import Percentiles, ratio
 
 SCHEMA = Schema("specwise.bench", 1)
@@ -186,6 +187,24 @@ class BenchConfig:
         ]
         return SpecDecodeCounts.total(width, padded)
 
+    def match_rate(self) -> float | None:
+        """The share of decode steps that drafted, pooled over the levels -- a lookup's (n-gram, suffix) match rate,
+        which vLLM's counters do not give directly (``num_drafts`` counts only steps with a draft,
+        ``vllm/v1/core/sched/scheduler.py``). Every request's first token comes from its prefill and every decode
+        step emits 1 + its accepted tokens, so decode steps = output tokens - completed requests - accepted tokens;
+        output tokens per request = ``output_tokens_per_s / request_rate_per_s`` (both over the same span).
+        Assumes the server ran only this level's requests. None without counters or completed requests."""
+        drafts = steps = 0.0
+        for lv in self.levels:
+            counts, s = (lv.spec_decode.counts if lv.spec_decode else None), lv.summary
+            completed = s.requests - s.failed
+            if counts is None or completed <= 0 or s.request_rate_per_s <= 0:
+                continue
+            tokens = completed * s.output_tokens_per_s / s.request_rate_per_s
+            drafts += counts.drafts
+            steps += tokens - completed - counts.accepted_tokens
+        return min(1.0, drafts / steps) if drafts > 0 and steps > 0 else None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -275,6 +294,7 @@ class MeasuredAcceptance:
     model: AcceptanceModel
     source: str
     config: str
+    match_rate: float | None = None  # a lookup's share of decode steps with a draft, when the run gives it
 
 
 @dataclass(frozen=True)
@@ -323,7 +343,10 @@ class BenchDoc:
                 raise DocumentError(f"{self.name}: config {cfg.name!r}: bad per-position rates ({exc})") from None
             al = 1 + sum(rates)
             source = f"measured: {self.name} config {cfg.name!r}, {int(pooled.drafts):,} drafts, AL {al:.2f}"
-            return MeasuredAcceptance(model, source, cfg.name)
+            match = cfg.match_rate() if method in LOOKUP_METHODS else None
+            if match is not None:
+                source += f" per match, a match in {match:.0%} of decode steps (drafts / steps)"
+            return MeasuredAcceptance(model, source, cfg.name, match)
         return None
 
     def to_json(self) -> dict[str, Any]:
