@@ -29,7 +29,8 @@ def _level(requests: int, failed: int, tokens_per_request: float, drafts: float,
 def _doc() -> BenchDoc:
     levels = (_level(100, 0, 200.0, 4000.0, 6000.0), _level(110, 10, 150.0, 2000.0, 3000.0))
     spec = {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 2, "prompt_lookup_max": 4}
-    return BenchDoc("r", "db", "meta-llama/Llama-3.1-70B-Instruct", configs=(BenchConfig("ngram", "r", spec, "", levels),))
+    config = BenchConfig("ngram", "r", spec, "", levels)
+    return BenchDoc("r", "db", "meta-llama/Llama-3.1-70B-Instruct", configs=(config,))
 
 
 def test_the_match_rate_is_drafts_over_decode_steps() -> None:
