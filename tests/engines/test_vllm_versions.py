@@ -71,7 +71,7 @@ def test_advise_vllm_version_end_to_end(capsys: pytest.CaptureFixture[str]) -> N
     doc = json.loads(capsys.readouterr().out)
     assert doc["decision"] == "enable_below"
     # 0.20 takes no schedule: the headline does not promise one, it names the load to stay below
-    assert "schedule" not in doc["headline"] and "only while the load stays below ~2 QPS" in doc["headline"]
+    assert "schedule" not in doc["headline"] and "only while the load stays below ~4 QPS" in doc["headline"]
     cfg = doc["vllm"]["speculative_config"]
     assert "num_speculative_tokens_per_batch_size" not in cfg and cfg["num_speculative_tokens"] == 4
     assert "no per-batch-size k" in doc["vllm"]["notes"][0]

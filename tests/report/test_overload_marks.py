@@ -123,7 +123,7 @@ def test_html_quotes_no_speedup_at_an_overloaded_load_unmarked() -> None:
     doc = _advice("advise-summarize-high-qps.json")
     page = render_html(doc)
     # the sentence under the table names only the loads the deployment keeps up with (as the terminal's does)
-    assert "<p>speculation pays at every simulated rate the deployment keeps up with (up to 4 QPS)</p>" in page
+    assert "<p>speculation pays at every simulated rate the deployment keeps up with (up to 4 QPS)" in page
     band_cells = [row[-1][0] for row in next(rows for cls, rows in _tables(page) if cls == "sweep")[1:]]
     assert [OVERLOAD_MARK in c for c in band_cells] == [False, False, True, True]
 

@@ -12,6 +12,7 @@ from specwise.advisor import rules
 from specwise.advisor.evidence import Evidence, attribute_methods, profile_for, resolve_evidence
 from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.advisor.priors import prior
+from specwise.catalog import resolve_model
 from specwise.contracts.advice import (
     Advice,
     CandidateAdvice,
@@ -30,6 +31,7 @@ from specwise.engines import Deployment, Engine, Speculation, get_engine
 from specwise.engines.base import LOOPBACK, checkpoint_notes, shell
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE, launch_toml
 from specwise.engines.vllm_versions import DYNAMIC_K_CAVEAT
+from specwise.errors import SpecwiseError
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
 from specwise.scenario.build import build_scenario
@@ -134,7 +136,7 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engin
     schedule switches speculation off where the point estimate loses; loads above the deployment's capacity are
     left out (their latencies are two growing queues)."""
     op, minimum, metric, band = inputs.operating_qps, inputs.min_speedup, sim.decision_metric, sc.models.band
-    if (overloaded := _overload_verdict(op, sim, label)) is not None:
+    if (overloaded := _overload_verdict(op, sim, label) or _spec_overload_verdict(op, sim, label)) is not None:
         return overloaded
     gains = {q: s for q, s in sim.best_speedup_by_qps.items() if q not in sim.overloaded_qps}
     s_op, k_op = gains[op], sim.best_k_by_qps[op]
@@ -258,10 +260,13 @@ def _schedule_words(
 def _schedule_checks(
     sc: Scenario, sim: SweepResult, schedule: Sequence[tuple[int, int, int]]
 ) -> tuple[ScheduleCheck, ...]:
-    """The schedule simulated at every load of the sweep (its e2e p50 speedup over no speculation)."""
+    """The schedule simulated at every load of the sweep the deployment keeps up with (its e2e p50 speedup over no
+    speculation; above capacity both would be growing queues)."""
     sched_sc = replace(sc, k_schedule=tuple(schedule))
     checks = []
     for b in sim.baseline:
+        if b.overloaded:
+            continue
         e2e = run_cell(sched_sc, b.qps, None).summary.overall.e2e_s.p50
         checks.append(ScheduleCheck(b.qps, b.e2e_p50_s / e2e if e2e else None))
     return tuple(checks)
@@ -453,18 +458,51 @@ def evaluate_candidate(
     )
 
 
+def _rank_key(r: CandidateAdvice) -> tuple[int, float, int, float]:
+    """Verdict, then the speedup at the operating load, then fewer failed rules, then capacity at its k (what
+    tells candidates apart where no speedup is quoted: an operating load above capacity)."""
+    failed = sum(1 for rule in r.rules if rule.status == "fail")
+    capacity = (r.sim.sustainable_qps_with(r.k) if r.k else r.sim.sustainable_qps) if r.sim is not None else None
+    return (VERDICT_ORDER[r.verdict], r.speedup_at_operating_qps or 0.0, -failed, capacity or 0.0)
+
+
 def _disable_headline(op: float, ranked: Sequence[CandidateAdvice]) -> str:
     """Said first when no candidate can help: the load itself is more than the deployment serves."""
     sims = [r.sim for r in ranked if r.sim is not None]
-    if sims and all(_speedup_at(sim, op) is None for sim in sims):
+    if sims and all((b := sim.baseline_at(op)) is not None and b.overloaded for sim in sims):
         return f"This deployment cannot keep up with {op:g} QPS: add replicas or lower the load"
     return "Do not enable speculative decoding for this load"
 
 
 def _speedup_at(sim: SweepResult, qps: float) -> float | None:
-    """The best speedup at ``qps``; none is quoted for a load the baseline cannot keep up with."""
+    """The best speedup at ``qps``; none is quoted for a load the baseline cannot keep up with, nor where no k
+    can (a queue that grows has no steady-state latency)."""
     base = sim.baseline_at(qps)
-    return None if base is not None and base.overloaded else sim.best_speedup_by_qps[qps]
+    if (base is not None and base.overloaded) or _no_k_keeps_up(sim, qps):
+        return None
+    return sim.best_speedup_by_qps[qps]
+
+
+def _no_k_keeps_up(sim: SweepResult, qps: float) -> bool:
+    rows = [r for r in sim.results if r.qps == qps and r.k]
+    return bool(rows) and all(r.overloaded for r in rows)
+
+
+def _spec_overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | None:
+    """At a load the deployment keeps up with only without speculation, every k's queue grows without bound:
+    speculation loses there whatever a finite run's latencies say -- disable, in capacities."""
+    base = sim.sustainable_qps
+    if not _no_k_keeps_up(sim, op) or not base:
+        return None
+    k = max((r.k for r in sim.results if r.qps == op and r.k), key=lambda k: sim.sustainable_qps_with(k) or 0.0)
+    with_k = sim.sustainable_qps_with(k) or 0.0
+    simulated = f"capacity ~{base:.1f} req/s without speculation, ~{with_k:.1f} with k={k}"
+    reason = (
+        f"at {op:g} QPS the deployment keeps up without speculation (it serves ~{base:.1f} req/s) but with no k "
+        f"(at best ~{with_k:.1f} req/s, k={k}): with speculation the queue would grow without bound; "
+        f"{_capacity_change(with_k / base)}"
+    )
+    return _Verdict("disable", 0, reason, simulated, headline=f"Do not enable {label}: with it, {op:g} QPS overloads")
 
 
 def advise(
@@ -488,7 +526,7 @@ def advise(
     eng = get_engine(engine or inputs.deployment.engine, engine_version)  # default: the scenario's [deployment]
     executor = executor or LocalExecutor(processes)
     results = [evaluate_candidate(inputs, c, profiles, benches, eng, executor, progress) for c in inputs.candidates]
-    ranked = sorted(results, key=lambda r: (VERDICT_ORDER[r.verdict], r.speedup_at_operating_qps or 0.0), reverse=True)
+    ranked = sorted(results, key=_rank_key, reverse=True)
     top = ranked[0]
     if top.verdict in ("enable", "enable_below"):
         decision, headline = top.verdict, top.headline
@@ -562,6 +600,31 @@ def _measure_plan(inputs: AdviseInputs, top: CandidateAdvice) -> MeasurePlan:
     return MeasurePlan(top.candidate, toml, command)
 
 
+def _draft_tp_notes(inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None) -> tuple[str, ...]:
+    """A draft simulated on fewer GPUs than the written config runs it on (a V0 scenario, a V1 config) says so."""
+    written = (spec or {}).get("draft_tensor_parallel_size")
+    cand = next((c for c in inputs.candidates if c.label == top.candidate), None)
+    simulated = cand.speculation.draft_tp if cand is not None else None
+    if not isinstance(written, int) or cand is None or simulated is None or simulated == written:
+        return ()
+    note = (
+        f"the simulation ran the draft on {simulated} GPU(s), as vLLM {inputs.deployment.engine_version or ''} (V0) "
+        f"could; this config is for vLLM V1 (0.10 and later), which runs a draft model at the target's tensor "
+        f"parallelism ({written})"
+    )
+    heads = _draft_heads(cand.speculation.draft)
+    if heads is not None and heads % written:
+        return (f"{note}: this draft's {heads} attention heads do not divide over {written} GPUs, so V1 cannot run it",)
+    return (f"{note} -- set [deployment].engine_version to the vLLM you run to price that",)
+
+
+def _draft_heads(draft: str | None) -> int | None:
+    try:
+        return resolve_model(draft).attention.num_heads if draft else None
+    except SpecwiseError:
+        return None
+
+
 def _serve(
     inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None, engine: Engine, host: str = LOOPBACK
 ) -> ServeCommand:
@@ -579,6 +642,7 @@ def _serve(
     )
     argv = engine.serve_argv(deployment, spec)
     notes = checkpoint_notes(deployment) + (engine.schedule_notes(top.schedule, top.k) if spec is not None else ())
+    notes += _draft_tp_notes(inputs, top, spec)
     if spec is not None and "num_speculative_tokens_per_batch_size" in spec:
         notes = (*notes, DYNAMIC_K_CAVEAT)
     return ServeCommand(engine.name, tuple(argv), shell(argv), spec, notes)

@@ -204,8 +204,8 @@ class SweepResult:
             "kv_cache_tokens": self.kv_cache_tokens,
             "kv_cache_tokens_without_draft": self.kv_cache_tokens_without_draft,
             "baseline": {"by_qps": [b.to_json() for b in self.baseline]},
-            "results": [r.to_json() for r in self.results],
-            "schedule_results": [r.to_json() for r in self.schedule_results],
+            "results": [self._with_band(r) for r in self.results],
+            "schedule_results": [self._with_band(r) for r in self.schedule_results],
             "decision_metric": self.decision_metric,
             "best_k_by_qps": {qps_key(q): k for q, k in self.best_k_by_qps.items()},
             "best_speedup_by_qps": {qps_key(q): s for q, s in self.best_speedup_by_qps.items()},
@@ -222,6 +222,13 @@ class SweepResult:
                 qps_key(q): [s * (1 - self.band), s * (1 + self.band)] for q, s in self.best_speedup_by_qps.items()
             },
         }
+
+    def _with_band(self, row: SweepRow) -> dict[str, Any]:
+        """A row as JSON with the band of its decision-metric speedup (every prediction carries its error)."""
+        out = row.to_json()
+        s = row.speedup(self.decision_metric)
+        out["speedup_band"] = None if s is None else [s * (1 - self.band), s * (1 + self.band)]
+        return out
 
     @classmethod
     def from_json(cls, data: JsonObject, where: str = "sweep") -> SweepResult:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specwise.engines.base import LOOPBACK, ONLINE_QUANTIZATION, Deployment, SpecMetricNames, Speculation
-from specwise.engines.vllm_versions import VllmVersion, first_off_batch, schedule_form, schedule_notes
+from specwise.engines.vllm_versions import V0_REMOVED_IN, VllmVersion, first_off_batch, schedule_form, schedule_notes
 
 # Quantisation vLLM applies to an unquantised checkpoint at load time. INT8/INT4 need a quantised checkpoint
 # (AWQ, GPTQ, compressed-tensors W8A8...), which vLLM detects from its config: no flag to emit for those.
@@ -81,7 +81,7 @@ class VllmEngine:
         if s.prompt_lookup and "prompt_lookup_min" in s.method.settings:
             cfg["prompt_lookup_min"], cfg["prompt_lookup_max"] = s.prompt_lookup
         if s.method.has_weights and s.target_tp > 1:
-            cfg["draft_tensor_parallel_size"] = s.draft_tp or s.target_tp
+            cfg["draft_tensor_parallel_size"] = self.draft_tp(s)
         if s.schedule and native:
             cfg["num_speculative_tokens_per_batch_size"] = [list(b) for b in s.schedule]
         off = first_off_batch(s.schedule)
@@ -92,6 +92,14 @@ class VllmEngine:
         if s.draft_quantization in ONLINE_QUANTIZATION:
             cfg["quantization"] = s.draft_quantization
         return cfg
+
+    def draft_tp(self, s: Speculation) -> int:
+        """The draft's tensor parallelism this version runs: V1 (0.10 on, V0 removed) runs a separate draft model only
+        at the target's (``vllm/v1/spec_decode/draft_model.py`` ``_raise_if_draft_tp_mismatch``); V0 also on one GPU."""
+        v1 = self.version is None or self.version >= V0_REMOVED_IN
+        if s.method.name == "draft_model" and v1:
+            return s.target_tp
+        return s.draft_tp or s.target_tp
 
     def schedule_notes(self, schedule: Sequence[tuple[int, int, int]], k: int) -> tuple[str, ...]:
         """What this version's config cannot say of the schedule (empty when it takes it as given)."""
