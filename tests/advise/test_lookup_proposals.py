@@ -4,15 +4,16 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from specwise.acceptance.model import AcceptanceModel
-from specwise.advisor.decision import scenario_for
+from specwise.advisor.decision import advise, scenario_for
 from specwise.advisor.evidence import resolve_evidence
-from specwise.advisor.inputs import load_inputs
+from specwise.advisor.inputs import load_inputs, parse_inputs
 from specwise.cli import main
 from specwise.contracts.profile import ProfileDoc
 from specwise.perfmodel.profiles import published_fit
@@ -76,7 +77,7 @@ def test_a_profiled_lookup_is_per_match_at_the_assumed_match_rate_and_says_so(tm
     (ev,) = resolve_evidence(inputs, ngram, [ProfileDoc.read(_ngram_profile(tmp_path))], [])
     (assumed,) = resolve_evidence(inputs, ngram, [], [])
     assert ev.kind == "profiled" and ev.proposal_rate == assumed.proposal_rate < 0.3
-    assert "match rate ASSUMED" in ev.source and "match_rate =" in ev.source
+    assert "match rate ASSUMED" in ev.source and "match_rate =" in ev.source and ev.match_rate_assumed
     assert ev.model.per_position(4) == pytest.approx((0.6, 0.4, 0.3, 0.2))
 
 
@@ -109,3 +110,15 @@ def test_a_match_rate_where_it_means_nothing_is_refused(
     assert main(["advise", "--scenario", str(path)]) == 2
     err = capsys.readouterr().err
     assert message in err and "[[candidate]] #3" in err and "Traceback" not in err
+
+
+def test_an_assumed_match_rate_is_said_with_the_assumed_acceptance(tmp_path: Path) -> None:
+    """Review 2: rates given, match rate from the prior -- the headline's ASSUMED list names the workload."""
+    text = EXAMPLE.read_text().replace(
+        "prompt_lookup_max = 4\n", "prompt_lookup_max = 4\nper_position = [0.6, 0.4, 0.3]\n"
+    )
+    data = tomllib.loads(text)
+    data["candidate"] = [c for c in data["candidate"] if c["method"] == "ngram"]
+    doc = advise(parse_inputs(data, "s.toml", tmp_path), processes=1)
+    (ev,) = doc.candidates[0].evidence
+    assert ev.kind == "given" and ev.match_rate_assumed and doc.assumed_acceptance_for == ("summarize",)

@@ -129,3 +129,13 @@ def test_priors_are_labelled_and_fall_with_temperature() -> None:
     code, chat = prior(get_method("ngram"), "code", 0.0), prior(get_method("ngram"), "chat", 0.0)
     assert code.proposal_rate > chat.proposal_rate > summarize.proposal_rate
     assert code.model.mean_acceptance_length(5) > chat.model.mean_acceptance_length(5) > 2.0  # per match
+
+
+def test_a_rarely_matching_lookup_gains_almost_nothing_per_step() -> None:
+    """Review 2: per match AL 4.3, but a match in 2% of steps: 1 + 0.02 x 3.3 = 1.07 tokens per step -- fail."""
+    per_match = AcceptanceModel.from_per_position([0.95, 0.9, 0.8, 0.65])
+    rare = Evidence("w", "given", "test", per_match, proposal_rate=0.02)
+    often = Evidence("w", "given", "test", per_match, proposal_rate=0.9)
+    fail = rules.acceptance_level(_input(evidence=[rare], temperatures=[0.0]))
+    assert fail.status == "fail" and "AL 1.07" in fail.message and "in 2% of steps" in fail.evidence
+    assert rules.acceptance_level(_input(evidence=[often], temperatures=[0.0])).status == "pass"

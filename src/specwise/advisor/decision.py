@@ -406,7 +406,8 @@ def evaluate_candidate(
         drafting=c.drafting,
         memory=plan.to_dict(),
         evidence=tuple(
-            EvidenceUsed(e.workload, e.kind, e.source, e.model.per_position(8), e.proposal_rate) for e in evidence
+            EvidenceUsed(e.workload, e.kind, e.source, e.model.per_position(8), e.proposal_rate, e.match_rate_assumed)
+            for e in evidence
         ),
         warnings=tuple(notes + k_notes) + sc.warnings,
         decision_metric=sc.decision_metric,
@@ -549,7 +550,7 @@ def advise(
         headline=headline,
         recommended=recommended,
         reason=reason,
-        assumed_acceptance_for=tuple(sorted({e.workload for e in top.evidence if e.kind == "assumed"})),
+        assumed_acceptance_for=tuple(sorted({e.workload for e in top.evidence if e.assumed})),
         ranking=tuple(r.candidate for r in ranked),
         candidates=tuple(results),
         serve=_serve(inputs, top, spec, eng, host),

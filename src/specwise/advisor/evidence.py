@@ -30,6 +30,7 @@ class Evidence:
     source: str
     model: AcceptanceModel
     proposal_rate: float = 1.0  # the share of decode steps with a proposal (a lookup drafts only on a match)
+    match_rate_assumed: bool = False  # a lookup's rates measured or given, its match rate the prior's
 
 
 def names_match(candidate_draft: str | None, doc_draft: str | None) -> bool:
@@ -200,4 +201,4 @@ def _with_match_rate(e: Evidence, inputs: AdviseInputs, candidate: Candidate) ->
     method = candidate.method
     rate, why = assumed_match_rate(task, method.cross_request_history, published_fit().first_given_match)
     source = f"{e.source}; per match (vLLM's count); {why} -- {MATCH_RATE_HINT}"
-    return replace(e, source=source, proposal_rate=rate)
+    return replace(e, source=source, proposal_rate=rate, match_rate_assumed=True)

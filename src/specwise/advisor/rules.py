@@ -96,8 +96,13 @@ def acceptance_level(x: RuleInput) -> RuleResult:
     rows = []
     worst = None
     for e in x.evidence:
-        rate, al = e.model.acceptance_rate(x.k), e.model.mean_acceptance_length(x.k)
-        rows.append(f"{e.workload}: rate {rate:.2f}, AL {al:.2f} ({e.kind})")
+        rate, al = e.model.acceptance_rate(x.k), _tokens_per_step(e, x.k)
+        per_match = (
+            f", per match {e.model.mean_acceptance_length(x.k):.2f} in {e.proposal_rate:.0%} of steps"
+            if e.proposal_rate < 1.0
+            else ""
+        )
+        rows.append(f"{e.workload}: rate {rate:.2f}, AL {al:.2f}{per_match} ({e.kind})")
         worst = min(worst, (rate, al, e.workload), key=lambda t: t[0]) if worst else (rate, al, e.workload)
     ev = f"at k={x.k}: " + "; ".join(rows)
     assert worst is not None
@@ -112,6 +117,12 @@ def acceptance_level(x: RuleInput) -> RuleResult:
             ev,
         )
     return RuleResult(name, "pass", "every class accepts at least half the draft tokens", ev)
+
+
+def _tokens_per_step(e: Evidence, k: int) -> float:
+    """Tokens a decode step emits on average: 1 + the match rate x the accepted tokens per draft (a lookup drafts
+    only on a match; vLLM's AL counts drafts only)."""
+    return 1.0 + e.proposal_rate * (e.model.mean_acceptance_length(k) - 1.0)
 
 
 def temperature(x: RuleInput) -> RuleResult:
@@ -244,7 +255,7 @@ def quantization(x: RuleInput) -> RuleResult:
 
 def mixed_workload(x: RuleInput) -> RuleResult:
     name = "mixed workloads"
-    als = [(e.workload, e.model.mean_acceptance_length(x.k)) for e in x.evidence]
+    als = [(e.workload, _tokens_per_step(e, x.k)) for e in x.evidence]
     ev = ", ".join(f"{w} AL {a:.2f}" for w, a in als)
     temps = set(x.temperatures)
     if len(als) < 2:

@@ -24,6 +24,12 @@ class EvidenceUsed:
     source: str
     per_position: tuple[float, ...]  # per proposal (vLLM's definition: a lookup's are per match)
     proposal_rate: float = 1.0  # the share of decode steps with a proposal (a lookup drafts only on a match)
+    match_rate_assumed: bool = False  # a lookup's match rate taken from the prior (its rates measured or given)
+
+    @property
+    def assumed(self) -> bool:
+        """Whether any of what drives the prediction was assumed rather than measured or given."""
+        return self.kind == "assumed" or self.match_rate_assumed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -32,6 +38,7 @@ class EvidenceUsed:
             "source": self.source,
             "per_position": list(self.per_position),
             "proposal_rate": self.proposal_rate,
+            "match_rate_assumed": self.match_rate_assumed,
         }
 
     @classmethod
@@ -42,6 +49,7 @@ class EvidenceUsed:
             source=f.text("source", "") or "",
             per_position=tuple(x for x in f.numbers("per_position") if x is not None),
             proposal_rate=f.number("proposal_rate", 1.0) or 1.0,
+            match_rate_assumed=f.data.get("match_rate_assumed") is True,
         )
 
 

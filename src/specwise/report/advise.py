@@ -41,7 +41,7 @@ def _decision_panel(doc: Advice) -> Panel:
     body = f"[bold]{escape(doc.headline)}[/]\n{escape(doc.reason)}"
     if doc.assumed_acceptance_for:
         body += (
-            "\n[bold yellow]ASSUMED acceptance[/] (nothing measured) for: "
+            "\n[bold yellow]ASSUMED acceptance[/] (or n-gram match rate; not measured) for: "
             + escape(", ".join(doc.assumed_acceptance_for))
             + " -- run specwise profile / bench and pass --profile / --bench"
         )

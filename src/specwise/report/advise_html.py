@@ -53,7 +53,7 @@ def _head(doc: Advice) -> list[str]:
     ]
     if doc.assumed_acceptance_for:
         parts.append(
-            "<div class='assumed'><b>ASSUMED acceptance</b> (nothing measured) for workload(s): "
+            "<div class='assumed'><b>ASSUMED acceptance</b> (or n-gram match rate; not measured) for workload(s): "
             + _e(", ".join(doc.assumed_acceptance_for))
             + ". Measure it: <code>specwise profile</code> (offline) or <code>specwise bench</code> (server), "
             "then pass <code>--profile</code> / <code>--bench</code>.</div>"
