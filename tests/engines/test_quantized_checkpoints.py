@@ -42,3 +42,5 @@ def test_the_scenario_engine_writes_the_commands(tmp_path: Path) -> None:
     path.write_text(text)
     doc = advise(load_inputs(path), processes=1)
     assert doc.serve.engine == "sglang" and "sglang.launch_server" in doc.serve.argv
+    assert doc.decision == "measure_first" and doc.measure is not None  # SGLang's band is wide (held-back error)
+    assert 'engine = "sglang"' in doc.measure.launch_toml and "speculative_algorithm" in doc.measure.launch_toml

@@ -28,8 +28,8 @@ from specwise.contracts.document import JsonObject
 from specwise.contracts.profile import ProfileDoc
 from specwise.contracts.sweep import SweepResult
 from specwise.engines import Deployment, Engine, Speculation, get_engine
-from specwise.engines.base import LOOPBACK, checkpoint_notes, shell
-from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE, launch_toml
+from specwise.engines.base import LOOPBACK, checkpoint_notes, launch_toml, shell
+from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
 from specwise.engines.vllm_versions import DYNAMIC_K_CAVEAT
 from specwise.errors import SpecwiseError
 from specwise.executors import Executor
@@ -140,8 +140,9 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engin
         return overloaded
     gains = {q: s for q, s in sim.best_speedup_by_qps.items() if q not in sim.overloaded_qps}
     s_op, k_op = gains[op], sim.best_k_by_qps[op]
+    shown = f"{s_op:.3f}" if round(s_op, 2) == round(minimum, 2) else f"{s_op:.2f}"  # 1.049 is not "1.05x"
     ev_sim = (
-        f"simulated {metric} p50 speedup {s_op:.2f}x with k={k_op or sim.top_k(op)} (band {s_op * (1 - band):.2f}-"
+        f"simulated {metric} p50 speedup {shown}x with k={k_op or sim.top_k(op)} (band {s_op * (1 - band):.2f}-"
         f"{s_op * (1 + band):.2f}x, {sim.predictor})"
     )
     if s_op * (1.0 - band) >= minimum:
@@ -559,14 +560,14 @@ def advise(
             "acceptance_rate_promql": PROMQL_ACCEPTANCE_RATE,
             "acceptance_length_promql": PROMQL_ACCEPTANCE_LENGTH,
         },
-        measure=_measure_plan(inputs, top) if decision == "measure_first" else None,
+        measure=_measure_plan(inputs, top, eng) if decision == "measure_first" else None,
         predictor=first.sim.predictor if first and first.sim else "",
         band=first.sim.band if first and first.sim else 0.0,
         band_source=first.sim.band_source if first and first.sim else "",
     )
 
 
-def _measure_plan(inputs: AdviseInputs, top: CandidateAdvice) -> MeasurePlan:
+def _measure_plan(inputs: AdviseInputs, top: CandidateAdvice, engine: Engine) -> MeasurePlan:
     """The launch file and bench command that measure ``top`` against no speculation at the scenario's loads."""
     dep, plan = inputs.deployment, top.memory
     d = Deployment(
@@ -588,10 +589,9 @@ def _measure_plan(inputs: AdviseInputs, top: CandidateAdvice) -> MeasurePlan:
         draft_quantization=cand.speculation.draft_quantization,
     )
     name = f"{top.method}-k{top.k}"
-    rates = ",".join(
-        f"{q:g}" for q in sorted({inputs.operating_qps, *inputs.sweep.qps}) if q <= 2 * inputs.operating_qps
-    )
-    toml = launch_toml(d, name, spec)
+    served = [q for q in inputs.sweep.qps if top.sim is None or q not in top.sim.overloaded_qps]
+    rates = ",".join(f"{q:g}" for q in sorted({inputs.operating_qps, *served}) if q <= 2 * inputs.operating_qps)
+    toml = launch_toml(engine, d, name, spec)
     stem = Path(inputs.file).stem
     command = (
         f"specwise bench --launch {stem}.measure.toml --rates {rates} --requests-per-level 200 "

@@ -169,7 +169,7 @@ def resolve_evidence(
         prof = given.profile
     for w in inputs.workloads:
         if measured is not None:
-            rate = measured.match_rate or 1.0
+            rate = measured.match_rate if measured.match_rate is not None else 1.0
             out.append(Evidence(w.name, "measured", measured.source, measured.model, rate))
         elif prof is not None:
             try:

@@ -7,6 +7,7 @@ Adding an engine: a module here implementing :class:`Engine` and a line in ``eng
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -93,6 +94,11 @@ class Engine(Protocol):
         """The command an operator runs to serve ``d`` with a config :meth:`speculative_config` made."""
         ...
 
+    def deployment_args(self, d: Deployment) -> list[str]:
+        """The server flags that size ``d`` (parallelism, memory, context, concurrency): a launch file's
+        ``extra_args``."""
+        ...
+
     def launch_argv(
         self,
         python: str,
@@ -130,3 +136,32 @@ def shell_lines(argv: Sequence[str]) -> str:
             lines.append([])
         lines[-1].append(shlex.quote(arg))
     return " \\\n  ".join(" ".join(line) for line in lines)
+
+
+_PROGRAM = {"llama.cpp": ("llama-server", "the llama-server binary")}
+_DISPLAY = {"vllm": "vLLM", "sglang": "SGLang"}
+
+
+def launch_toml(engine: Engine, d: Deployment, name: str, speculation: Speculation) -> str:
+    """A ``specwise bench --launch`` file comparing no speculation with ``speculation`` on ``d``, for ``engine``."""
+    speculative_config = engine.speculative_config(speculation)
+    shown = _DISPLAY.get(engine.name, engine.name)
+    program, what = _PROGRAM.get(engine.name, ("python", f"the Python that has {shown} installed"))
+    inline = ", ".join(f"{k} = {json.dumps(v)}" for k, v in speculative_config.items())
+    lines = [
+        f"# specwise bench --launch: the same requests against {shown} without and with the advised speculation",
+        *([f"engine = {json.dumps(engine.name)}"] if engine.name != "vllm" else []),
+        f"model = {json.dumps(d.model)}",
+        'served_model_name = "model"',
+        f"python = {json.dumps(program)}  # {what}",
+        f"extra_args = {json.dumps(engine.deployment_args(d))}",
+        "",
+        "[[config]]",
+        'name = "baseline"',
+        "",
+        "[[config]]",
+        f"name = {json.dumps(name)}",
+        f"speculative_config = {{ {inline} }}",
+        "",
+    ]
+    return "\n".join(lines)

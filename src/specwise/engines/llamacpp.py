@@ -35,6 +35,12 @@ class LlamaCppEngine:
             argv += cli_flags(speculative_config)
         return argv
 
+    def deployment_args(self, d: Deployment) -> list[str]:
+        extra = ["--parallel", str(d.max_num_seqs)]
+        if d.max_model_len is not None:
+            extra += ["--ctx-size", str(d.max_model_len * d.max_num_seqs)]
+        return extra
+
     def launch_argv(
         self,
         python: str,

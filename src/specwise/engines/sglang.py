@@ -46,6 +46,12 @@ class SglangEngine:
             argv += cli_flags(speculative_config)
         return argv
 
+    def deployment_args(self, d: Deployment) -> list[str]:
+        extra = ["--tp-size", str(d.tp), "--mem-fraction-static", f"{d.gpu_memory_utilization:g}"]
+        if d.max_model_len is not None:
+            extra += ["--context-length", str(d.max_model_len)]
+        return [*extra, "--max-running-requests", str(d.max_num_seqs)]
+
     def launch_argv(
         self,
         python: str,

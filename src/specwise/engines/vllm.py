@@ -118,6 +118,12 @@ class VllmEngine:
             argv += ["--speculative-config", json.dumps(dict(speculative_config), separators=(",", ":"))]
         return argv
 
+    def deployment_args(self, d: Deployment) -> list[str]:
+        extra = ["--tensor-parallel-size", str(d.tp), "--gpu-memory-utilization", f"{d.gpu_memory_utilization:g}"]
+        if d.max_model_len is not None:
+            extra += ["--max-model-len", str(d.max_model_len)]
+        return [*extra, "--max-num-seqs", str(d.max_num_seqs)]
+
     def launch_argv(
         self,
         python: str,
@@ -133,30 +139,3 @@ class VllmEngine:
         if speculative_config:
             argv += ["--speculative-config", json.dumps(speculative_config)]
         return argv
-
-
-def launch_toml(d: Deployment, name: str, speculation: Speculation, python: str = "python") -> str:
-    """A ``specwise bench --launch`` file comparing no speculation with ``speculation`` on ``d``."""
-    speculative_config = VllmEngine().speculative_config(speculation)
-    extra = ["--tensor-parallel-size", str(d.tp), "--gpu-memory-utilization", f"{d.gpu_memory_utilization:g}"]
-    if d.max_model_len is not None:
-        extra += ["--max-model-len", str(d.max_model_len)]
-    extra += ["--max-num-seqs", str(d.max_num_seqs)]
-    inline = ", ".join(f"{k} = {json.dumps(v)}" for k, v in speculative_config.items())
-    return "\n".join(
-        [
-            "# specwise bench --launch: the same requests against vLLM without and with the advised speculation",
-            f"model = {json.dumps(d.model)}",
-            'served_model_name = "model"',
-            f"python = {json.dumps(python)}  # the Python that has vLLM installed",
-            f"extra_args = {json.dumps(extra)}",
-            "",
-            "[[config]]",
-            'name = "baseline"',
-            "",
-            "[[config]]",
-            f"name = {json.dumps(name)}",
-            f"speculative_config = {{ {inline} }}",
-            "",
-        ]
-    )

@@ -1,0 +1,31 @@
+"""advise's measure-first launch file is written for the scenario's engine (review 2: an SGLang scenario got a vLLM
+launch file, with vLLM's config keys) and loads with ``specwise bench --launch``'s own reader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specwise.engines import get_engine
+from specwise.engines.base import Deployment, Speculation, launch_toml
+from specwise.loadgen.launcher import load_launch_file
+from specwise.methods import get_method
+
+D = Deployment("meta-llama/Llama-3.1-8B-Instruct", tp=2, max_model_len=4096, max_num_seqs=64)
+EAGLE3 = Speculation(get_method("eagle3"), 3, draft="yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", target_tp=2)
+
+
+@pytest.mark.parametrize(
+    ("engine", "flag", "spec_key"),
+    [("vllm", "--tensor-parallel-size", "method"), ("sglang", "--tp-size", "speculative_algorithm")],
+)
+def test_the_launch_file_is_the_engines_and_loads(engine: str, flag: str, spec_key: str, tmp_path: Path) -> None:
+    path = tmp_path / "measure.toml"
+    path.write_text(launch_toml(get_engine(engine), D, "eagle3-k3", EAGLE3))
+    launch = load_launch_file(path)
+    assert launch.engine == engine
+    assert flag in launch.extra_args and "2" in launch.extra_args
+    baseline, spec = launch.configs
+    assert baseline.speculative_config is None and spec.speculative_config is not None
+    assert spec_key in spec.speculative_config
