@@ -122,3 +122,29 @@ def test_an_assumed_match_rate_is_said_with_the_assumed_acceptance(tmp_path: Pat
     doc = advise(parse_inputs(data, "s.toml", tmp_path), processes=1)
     (ev,) = doc.candidates[0].evidence
     assert ev.kind == "given" and ev.match_rate_assumed and doc.assumed_acceptance_for == ("summarize",)
+
+
+def test_a_profile_that_walked_its_steps_gives_the_match_rate(tmp_path: Path) -> None:
+    """Review 2: the profiler walks every step, matched or not; its document records the steps, so a profiled
+    n-gram's match rate is measured (drafts / steps), not assumed."""
+    by_k = {
+        "k": 4,
+        "acceptance_rate": 0.4,
+        "mean_acceptance_length": 2.6,
+        "ci95": [None, None],
+        "mean_acceptance_length_ci95": [None, None],
+        "per_position_acceptance": [0.6, 0.4, 0.3, 0.2],
+        "num_drafts": 30.0,
+        "num_draft_tokens": 120.0,
+        "num_accepted_tokens": 45.0,
+        "num_steps": 120.0,
+    }
+    profile = json.loads(_ngram_profile(tmp_path).read_text())
+    profile["results"][0]["by_k"] = [by_k]
+    path = tmp_path / "walked.json"
+    path.write_text(json.dumps(profile))
+    inputs = load_inputs(EXAMPLE)
+    ngram = next(c for c in inputs.candidates if c.label == "ngram")
+    (ev,) = resolve_evidence(inputs, ngram, [ProfileDoc.read(path)], [])
+    assert ev.kind == "profiled" and ev.proposal_rate == 0.25 and not ev.match_rate_assumed
+    assert "a match in 25% of steps (profiled)" in ev.source and "ASSUMED" not in ev.source

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.acceptance.model import AcceptanceModel
-from specwise.profiler.counting import walk, walk_model_draft
+from specwise.profiler.counting import walk, walk_model_draft, walk_with_steps
 
 
 def test_all_accepted_gives_al_k_plus_1() -> None:
@@ -61,6 +61,15 @@ def test_no_proposal_counts_no_draft() -> None:
     # t=0 no draft -> t=1 drafts 2, both accepted -> t=4 drafts 1, rejected -> t=5 end
     assert (c.drafts, c.draft_tokens, c.accepted_tokens) == (2.0, 3.0, 2.0)
     assert c.accepted_per_position == (1.0, 1.0)
+
+
+def test_the_walk_counts_steps_so_a_lookups_match_rate_is_drafts_over_steps() -> None:
+    props = [np.zeros(0), np.array([1.0, 1.0]), np.zeros(0), np.zeros(0), np.array([0.0])]
+    c, steps = walk_with_steps(props, k=2)
+    # steps start at t = 0 (no draft), 1 (drafts, both accepted: the next starts at 4), 4 (drafts): 3 steps, 2 drafts
+    assert steps == 3.0 and c.drafts == 2.0
+    none, none_steps = walk_with_steps([np.zeros(0)] * 7, k=3)
+    assert none.drafts == 0.0 and none_steps == 7.0  # no match anywhere: every position is a plain step
 
 
 def test_total_sums_counters() -> None:

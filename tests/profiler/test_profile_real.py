@@ -54,6 +54,7 @@ def test_self_pair_accepts_everything(smollm2_dir: Path) -> None:
         assert r["alpha_mean"] == pytest.approx(1.0, abs=1e-5)
         assert [b["acceptance_rate"] for b in r["by_k"]] == pytest.approx([1.0, 1.0], abs=1e-5)
         assert r["by_k"][1]["mean_acceptance_length"] == pytest.approx(5.0, abs=1e-4)
+        assert r["by_k"][1]["num_drafts"] == pytest.approx(r["by_k"][1]["num_steps"])  # a draft model: every step
     assert _overall(results, 0.0, "greedy")["alpha_mean"] == pytest.approx(1.0)
     # greedy drafting at T > 0 accepts with p(argmax p): alpha = E[max_x p(x)] along the sampled continuation
     expected = []
@@ -145,7 +146,8 @@ def test_cli_writes_contract_json_and_plot(
         "by_k",
     }
     assert {b["k"] for b in r["by_k"]} == {1, 2, 3}
-    assert set(r["by_k"][0]) >= {"k", "acceptance_rate", "mean_acceptance_length", "ci95"}
+    assert set(r["by_k"][0]) >= {"k", "acceptance_rate", "mean_acceptance_length", "ci95", "num_steps"}
+    assert all(0 <= b["num_drafts"] <= b["num_steps"] and b["num_steps"] > 0 for b in r["by_k"])  # n-gram: on a match
     assert {x["class"] for x in doc["results"]} == {None, "code", "qa"}
     assert plot.stat().st_size > 1000
     assert "acceptance rate" in capsys.readouterr().out

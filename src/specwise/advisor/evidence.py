@@ -167,10 +167,13 @@ def resolve_evidence(
     given = candidate.given
     if prof is None and given is not None and given.profile is not None:
         prof = given.profile
+    known: set[str] = set()  # workloads whose lookup match rate was measured with their rates
     for w in inputs.workloads:
         if measured is not None:
             rate = measured.match_rate if measured.match_rate is not None else 1.0
             out.append(Evidence(w.name, "measured", measured.source, measured.model, rate))
+            if measured.match_rate is not None:
+                known.add(w.name)
         elif prof is not None:
             try:
                 picked = prof.pick(w.name, w.task, w.temperature, candidate.drafting)
@@ -179,15 +182,18 @@ def resolve_evidence(
             source = picked.source
             if abs(picked.result.temperature - w.temperature) > 0.25:
                 source += f" -- profiled at T={picked.result.temperature:g}, the workload runs at T={w.temperature:g}"
-            out.append(Evidence(w.name, "profiled", source, picked.model))
+            match = picked.result.match_rate if candidate.method.is_lookup else None
+            if match is not None:
+                source += f"; per match, a match in {match:.0%} of steps (profiled)"
+                known.add(w.name)
+            out.append(Evidence(w.name, "profiled", source, picked.model, match if match is not None else 1.0))
         elif given is not None and given.model is not None:
             out.append(Evidence(w.name, "given", "given in the scenario", given.model))
         else:
             p = prior(candidate.method, w.task, w.temperature, candidate.drafting)
             out.append(Evidence(w.name, "assumed", p.source, p.model, p.proposal_rate))
     if candidate.method.is_lookup:  # a match rate not measured with the rates: given, else assumed
-        known = measured is not None and measured.match_rate is not None
-        out = [e if e.kind == "assumed" or known else _with_match_rate(e, inputs, candidate) for e in out]
+        out = [e if e.kind == "assumed" or e.workload in known else _with_match_rate(e, inputs, candidate) for e in out]
     return out
 
 

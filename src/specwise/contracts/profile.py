@@ -49,6 +49,12 @@ class ProfileK:
     num_drafts: float
     num_draft_tokens: float
     num_accepted_tokens: float
+    num_steps: float | None = None  # decode steps walked (with or without a draft); absent in older documents
+
+    @property
+    def match_rate(self) -> float | None:
+        """The share of steps that drafted (a lookup's match rate; 1 for a draft model); None when not recorded."""
+        return min(1.0, self.num_drafts / self.num_steps) if self.num_steps else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +67,7 @@ class ProfileK:
             "num_drafts": self.num_drafts,
             "num_draft_tokens": self.num_draft_tokens,
             "num_accepted_tokens": self.num_accepted_tokens,
+            **({"num_steps": self.num_steps} if self.num_steps is not None else {}),  # absent in older documents
         }
 
     @classmethod
@@ -75,6 +82,7 @@ class ProfileK:
             num_drafts=f.number("num_drafts", 0.0) or 0.0,
             num_draft_tokens=f.number("num_draft_tokens", 0.0) or 0.0,
             num_accepted_tokens=f.number("num_accepted_tokens", 0.0) or 0.0,
+            num_steps=f.number("num_steps"),
         )
 
 
@@ -89,6 +97,11 @@ class ProfileResult:
     estimator: str = ""
     alpha_mean: float | None = None
     by_k: tuple[ProfileK, ...] = ()
+
+    @property
+    def match_rate(self) -> float | None:
+        """The share of decode steps that drafted at the largest profiled k (None when not recorded)."""
+        return max(self.by_k, key=lambda b: b.k).match_rate if self.by_k else None
 
     def acceptance(self) -> AcceptanceModel:
         """The per-position rates as an acceptance model (vLLM's unconditional rates -> conditional)."""

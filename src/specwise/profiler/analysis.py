@@ -9,7 +9,7 @@ import torch
 from numpy.typing import NDArray
 
 from specwise.profiler import ngram
-from specwise.profiler.counting import walk
+from specwise.profiler.counting import walk_with_steps
 from specwise.profiler.suffix import SuffixIndex
 
 
@@ -56,12 +56,13 @@ def realized_accept_probs(
 
 
 def counts_by_k(proposals: Sequence[NDArray[np.float64]], k_values: Sequence[int]) -> NDArray[np.float64]:
-    """(len(k_values), 3 + max k) rows of [drafts, draft_tokens, accepted, accepted_per_pos...]."""
+    """(len(k_values), 3 + max k + 1) rows of [drafts, draft_tokens, accepted, accepted_per_pos..., steps]."""
     k_max = max(k_values)
-    out = np.zeros((len(k_values), 3 + k_max))
+    out = np.zeros((len(k_values), 3 + k_max + 1))
     for row, k in enumerate(k_values):
-        c = walk(proposals, k)
+        c, steps = walk_with_steps(proposals, k)
         out[row, : 3 + k] = c.as_row()
+        out[row, -1] = steps
     return out
 
 

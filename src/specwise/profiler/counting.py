@@ -32,15 +32,22 @@ def walk(proposals: Sequence[NDArray[np.float64]], k: int) -> SpecDecodeCounts:
     ``proposals[t]`` holds the conditional acceptance probabilities b_1..b_m (m <= k is used) of the tokens a
     step starting at position t would propose; an empty array means no proposal.
     """
+    return walk_with_steps(proposals, k)[0]
+
+
+def walk_with_steps(proposals: Sequence[NDArray[np.float64]], k: int) -> tuple[SpecDecodeCounts, float]:
+    """:func:`walk`'s counters and the expected number of steps (sum_t pi(t)): with ``num_drafts`` it gives the
+    share of steps that drafted -- a lookup's match rate, which vLLM's counters do not carry."""
     n_pos = len(proposals)
     pi = np.zeros(n_pos + k + 2)
     pi[0] = 1.0
-    drafts = draft_tokens = 0.0
+    drafts = draft_tokens = steps = 0.0
     per_pos = np.zeros(k)
     for t in range(n_pos):
         w = pi[t]
         if w <= 0.0:
             continue
+        steps += w
         b = np.asarray(proposals[t][:k], dtype=np.float64)
         m = len(b)
         if m == 0:
@@ -55,7 +62,8 @@ def walk(proposals: Sequence[NDArray[np.float64]], k: int) -> SpecDecodeCounts:
         p_exact[1:m] = reach[:-1] - reach[1:]
         p_exact[m] = reach[-1]
         pi[t + 1 : t + m + 2] += w * p_exact
-    return SpecDecodeCounts(drafts, draft_tokens, float(per_pos.sum()), tuple(float(x) for x in per_pos))
+    counts = SpecDecodeCounts(drafts, draft_tokens, float(per_pos.sum()), tuple(float(x) for x in per_pos))
+    return counts, steps
 
 
 def walk_model_draft(accept: NDArray[np.float64], n_start: int, k: int) -> SpecDecodeCounts:

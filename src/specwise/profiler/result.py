@@ -24,7 +24,7 @@ class Observation:
     temperature: float
     drafting: str
     workload_class: str | None
-    counts: NDArray[np.float64]  # (len(k_values), 3 + k_max)
+    counts: NDArray[np.float64]  # (len(k_values), 3 + k_max + 1): vLLM's counters per k, then the steps walked
     alpha_sum: float
     alpha_n: int
     estimator: str = "realized"
@@ -42,7 +42,8 @@ def _by_k(
     by_k = []
     for row, k in enumerate(k_values):
         per_prompt = stacked[:, row, :]
-        total = SpecDecodeCounts.from_row(k, per_prompt.sum(axis=0))
+        summed = per_prompt.sum(axis=0)
+        total = SpecDecodeCounts.from_row(k, summed)
         rate_ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 1], rng, resamples)
         al_ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 0], rng, resamples)
         by_k.append(
@@ -56,6 +57,7 @@ def _by_k(
                 num_drafts=round(total.drafts, 3),
                 num_draft_tokens=round(total.draft_tokens, 3),
                 num_accepted_tokens=round(total.accepted_tokens, 3),
+                num_steps=round(float(summed[-1]), 3),
             )
         )
     return by_k

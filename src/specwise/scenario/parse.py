@@ -92,6 +92,15 @@ class AcceptanceSource:
         except DocumentError as exc:
             raise SpecwiseError(f"{self.where}.profile: {exc}") from None
 
+    def match_rate_for(self, w: WorkloadSpec) -> float | None:
+        """The lookup match rate: given, else the profile's (which records the steps it walked), else None."""
+        if self.match_rate is not None or self.profile is None:
+            return self.match_rate
+        try:
+            return self.profile.pick(w.name, w.task, w.temperature, self.drafting).result.match_rate
+        except DocumentError as exc:
+            raise SpecwiseError(f"{self.where}.profile: {exc}") from None
+
 
 def parse_predictor(s: Section, base_dir: Path | None, engine: str, version: str | None) -> PredictorChoice:
     """``predictor`` (published-fit, roofline, calibrated) and ``calibration`` (a calibration file: implies
@@ -387,7 +396,7 @@ def _workload_class(
         )
     rate, note = 1.0, None
     if method.is_lookup:
-        rate = source.match_rate or 0.0
+        rate = source.match_rate_for(spec) or 0.0
         if not rate:
             rate, why = assumed_match_rate(spec.task, method.cross_request_history, published_fit().first_given_match)
             note = f"[[workload]] {spec.name!r}: {method.name} acceptance taken per match (vLLM's count); {why}"
