@@ -91,9 +91,9 @@ def advise(
     >>> import specwise
     >>> advice = specwise.advise("example:advise/draft-does-not-fit")
     >>> advice.decision
-    'measure_first'
+    'disable'
     >>> [(c.candidate, c.verdict) for c in advice.candidates]
-    [('draft_model:meta-llama/Llama-3.1-8B-Instruct', 'does_not_fit'), ('ngram', 'measure_first')]
+    [('draft_model:meta-llama/Llama-3.1-8B-Instruct', 'does_not_fit'), ('ngram', 'disable')]
     """
     from specwise.advisor.decision import advise as _advise
     from specwise.executors import open_executor, parse_executor
