@@ -567,16 +567,22 @@ def advise(
     )
 
 
-def _measure_plan(inputs: AdviseInputs, top: CandidateAdvice, engine: Engine) -> MeasurePlan:
-    """The launch file and bench command that measure ``top`` against no speculation at the scenario's loads."""
-    dep, plan = inputs.deployment, top.memory
-    d = Deployment(
-        model=dep.target,
+def _deployment(inputs: AdviseInputs, top: CandidateAdvice) -> Deployment:
+    """What to serve, as the top candidate's memory plan sized it."""
+    plan = top.memory
+    return Deployment(
+        model=inputs.deployment.target,
         tp=int(plan["tp"]),
         gpu_memory_utilization=float(plan["gpu_memory_utilization"]),
         max_model_len=int(plan["max_model_len"]),
-        max_num_seqs=dep.max_num_seqs,
+        max_num_seqs=inputs.deployment.max_num_seqs,
     )
+
+
+def _measure_plan(inputs: AdviseInputs, top: CandidateAdvice, engine: Engine) -> MeasurePlan:
+    """The launch file and bench command that measure ``top`` against no speculation at the scenario's loads."""
+    plan = top.memory
+    d = _deployment(inputs, top)
     cand = next(c for c in inputs.candidates if c.label == top.candidate)
     spec = Speculation(
         method=cand.method,
@@ -630,17 +636,7 @@ def _serve(
     inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None, engine: Engine, host: str = LOOPBACK
 ) -> ServeCommand:
     """The serve command for the decision, sized by the top candidate's memory plan."""
-    plan = top.memory
-    dep = inputs.deployment
-    deployment = Deployment(
-        model=dep.target,
-        tp=int(plan["tp"]),
-        gpu_memory_utilization=float(plan["gpu_memory_utilization"]),
-        max_model_len=int(plan["max_model_len"]),
-        max_num_seqs=dep.max_num_seqs,
-        quantization=dep.quantization,
-        host=host,
-    )
+    deployment = replace(_deployment(inputs, top), quantization=inputs.deployment.quantization, host=host)
     argv = engine.serve_argv(deployment, spec)
     notes = checkpoint_notes(deployment) + (engine.schedule_notes(top.schedule, top.k) if spec is not None else ())
     notes += _draft_tp_notes(inputs, top, spec)
