@@ -254,7 +254,7 @@ def _schedule_words(
     if not schedule:
         return "; they run at the same batch size as paying loads, so no k-by-batch-size schedule tells them apart"
     if not carried:
-        return "; this engine version cannot switch k by batch size (see the note)"
+        return "; this engine version cannot take the k-by-batch-size schedule as simulated (see the note)"
     return f"; the k-by-batch-size schedule does not reach k=0 at every such load's mean batch size{checked}"
 
 
