@@ -150,7 +150,7 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engin
     k_measure = k_op or sim.top_k(op)
     if s_op >= minimum:
         reason = f"at the operating {op:g} QPS: {ev_sim}; it clears {minimum:g}x, the low end of its band does not"
-        return _Verdict("measure_first", k_op, reason, ev_sim, headline=_measure_headline(label, k_op))
+        return _Verdict("measure_first", k_measure, reason, ev_sim, headline=_measure_headline(label, k_measure))
     if s_op * (1.0 + band) >= minimum:
         reason = (
             f"at the operating {op:g} QPS: {ev_sim}; below {minimum:g}x, but the high end of its band clears it: "
