@@ -581,7 +581,6 @@ def _deployment(inputs: AdviseInputs, top: CandidateAdvice) -> Deployment:
 
 def _measure_plan(inputs: AdviseInputs, top: CandidateAdvice, engine: Engine) -> MeasurePlan:
     """The launch file and bench command that measure ``top`` against no speculation at the scenario's loads."""
-    plan = top.memory
     d = _deployment(inputs, top)
     cand = next(c for c in inputs.candidates if c.label == top.candidate)
     spec = Speculation(
@@ -589,7 +588,7 @@ def _measure_plan(inputs: AdviseInputs, top: CandidateAdvice, engine: Engine) ->
         k=top.k,
         draft=cand.speculation.draft,
         draft_tp=cand.speculation.draft_tp,
-        target_tp=int(plan["tp"]),
+        target_tp=d.tp,
         prompt_lookup=cand.speculation.prompt_lookup,
         drafting=cand.drafting,
         draft_quantization=cand.speculation.draft_quantization,

@@ -77,8 +77,8 @@ def pays_sentence(doc: SweepResult) -> str:
     """Where speculation pays, in words, over the loads the deployment keeps up with (a speedup at a load above
     its capacity compares two growing queues); the loads where only the point estimate pays are named. A best
     speedup that prints as 1.00x breaks even: it does not pay."""
-    sentence = _pays(doc)
     gains = {q: s for q, s in sorted(doc.best_speedup_by_qps.items()) if q not in doc.overloaded_qps}
+    sentence = _pays(doc, gains)
     unsure = [q for q, s in gains.items() if round(s, 2) > 1.0 and s * (1.0 - doc.band) < 1.0]
     if unsure and doc.band:
         sentence += (
@@ -88,8 +88,8 @@ def pays_sentence(doc: SweepResult) -> str:
     return sentence
 
 
-def _pays(doc: SweepResult) -> str:
-    gains = {q: s for q, s in sorted(doc.best_speedup_by_qps.items()) if q not in doc.overloaded_qps}
+def _pays(doc: SweepResult, gains: dict[float, float]) -> str:
+    """:func:`pays_sentence` over ``gains``, the best speedups at the loads the deployment keeps up with."""
     if not gains:
         return "[yellow]the deployment keeps up with none of the simulated rates: no latency speedup to quote[/yellow]"
     kept_up = len(gains) < len(doc.best_speedup_by_qps)
