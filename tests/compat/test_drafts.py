@@ -53,11 +53,14 @@ def test_mtp_layers_and_a_draft_that_needs_tp_1() -> None:
     v3 = resolve_model("deepseek-ai/DeepSeek-V3")
     found = suggest_drafts(v3, plan_for=memory_check(MemoryPlanRequest(v3, resolve_gpu("H200"), tp=8)))
     assert found[0].draft == "mtp" and found[0].fits
-    # Qwama's 14 heads do not split over 4 GPUs: planned at draft TP 1 (vLLM's other placement), not an error
+    # Qwama's 14 heads do not split over 4 GPUs, and vLLM V1 runs a draft only at the target's TP: not placeable
+    # (V0, before vLLM 0.10, ran it on one GPU; a draft on one GPU is no longer offered as if it would run)
     llama = resolve_model(LLAMA70)
     plan_for = memory_check(MemoryPlanRequest(llama, resolve_gpu("H100-SXM-80GB"), tp=4))
     qwama = next(s for s in suggest_drafts(llama, plan_for=plan_for) if s.draft == "turboderp/Qwama-0.5B-Instruct")
-    assert qwama.fits and "32,768 positions" in qwama.summary
+    assert not qwama.fits and "14 attention heads" in qwama.summary and "target's tensor parallelism" in qwama.summary
+    one_b = next(s for s in suggest_drafts(llama, plan_for=plan_for) if s.draft == "meta-llama/Llama-3.2-1B-Instruct")
+    assert one_b.fits  # 32 heads split over 4
 
 
 def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:

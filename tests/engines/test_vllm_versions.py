@@ -10,7 +10,8 @@ import pytest
 
 from specwise.cli import main
 from specwise.engines import Speculation, get_engine
-from specwise.engines.vllm_versions import VllmVersion, first_off_batch, schedule_form
+from specwise.engines.vllm import VllmEngine
+from specwise.engines.vllm_versions import VllmVersion, draft_model_engine, first_off_batch, schedule_form
 from specwise.errors import SpecwiseError
 from specwise.methods import get_method
 from tests.readme_examples import ROOT
@@ -67,14 +68,20 @@ def test_first_off_batch_is_the_start_of_the_last_zero_run() -> None:
 def test_advise_vllm_version_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
     # the blog's Llama-3-70B / Qwama pair at 1 QPS (the shipped example): enable below a load, with a schedule
     scenario = ROOT / "examples/advise/schedule-llama3-70b-qwama.toml"
-    assert main(["advise", "--scenario", str(scenario), "--json", "--processes", "1", "--vllm-version", "0.20"]) == 0
+    assert main(["advise", "--scenario", str(scenario), "--json", "--processes", "1", "--vllm-version", "0.9"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["decision"] == "enable_below"
-    # 0.20 takes no schedule: the headline does not promise one, it names the load to stay below
+    # 0.9 takes no per-batch-size k: the headline does not promise one, it names the load to stay below
     assert "schedule" not in doc["headline"] and "only while the load stays below ~4 QPS" in doc["headline"]
     cfg = doc["vllm"]["speculative_config"]
     assert "num_speculative_tokens_per_batch_size" not in cfg and cfg["num_speculative_tokens"] == 4
+    assert cfg["disable_by_batch_size"] > 1 and cfg["draft_tensor_parallel_size"] == 1  # V0 runs it on one GPU
     assert "no per-batch-size k" in doc["vllm"]["notes"][0]
+    # 0.20 (V1) would run the 0.5B draft at TP 4, which its 14 heads do not divide: no config it refuses at start
+    assert main(["advise", "--scenario", str(scenario), "--json", "--processes", "1", "--vllm-version", "0.20"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["candidates"][0]["verdict"] == "unsupported" and "14 attention heads" in doc["candidates"][0]["reason"]
+    assert doc["vllm"]["speculative_config"] is None
     assert main(["advise", "--scenario", str(scenario), "--vllm-version", "0.6"]) == 2
     assert "separate --speculative-model" in capsys.readouterr().err
 
@@ -82,10 +89,49 @@ def test_advise_vllm_version_end_to_end(capsys: pytest.CaptureFixture[str]) -> N
 def test_an_emitted_schedule_carries_vllms_cuda_graph_caveat(capsys: pytest.CaptureFixture[str]) -> None:
     """vLLM 0.32 drops full CUDA graphs for a per-batch-size k (and the schedule under data parallelism): the
     advice says so next to the config that sets it, and not next to one that does not."""
-    scenario = ROOT / "examples/advise/schedule-llama3-70b-qwama.toml"
+    scenario = ROOT / "examples/advise/schedule-llama31-70b-1b.toml"
     assert main(["advise", "--scenario", str(scenario), "--json", "--processes", "1"]) == 0
     vllm = json.loads(capsys.readouterr().out)["vllm"]
     assert "num_speculative_tokens_per_batch_size" in vllm["speculative_config"]
     assert any("PIECEWISE" in n and "VLLM_USE_V2_MODEL_RUNNER=1" in n for n in vllm["notes"])
     assert main(["advise", "--scenario", str(scenario), "--json", "--processes", "1", "--vllm-version", "0.20"]) == 0
     assert not any("PIECEWISE" in n for n in json.loads(capsys.readouterr().out)["vllm"]["notes"])
+
+
+@pytest.mark.parametrize(
+    ("text", "engine"),
+    [
+        (None, "v1"),
+        ("0.8", "v0"),  # V1 by default, falls back to V0 for a draft model
+        ("0.9.2", "v0"),
+        ("0.10.0", "none"),  # V0 gone; "Speculative decoding with draft model is not supported yet"
+        ("0.14.1", "none"),
+        ("0.15.0", "v1"),  # DraftModelProposer (PR #24322)
+        ("0.32.0+cpu", "v1"),
+    ],
+)
+def test_which_engine_runs_a_draft_model(text: str | None, engine: str) -> None:
+    assert draft_model_engine(VllmVersion.parse(text) if text else None) == engine
+
+
+def test_the_config_for_a_draft_model_follows_the_version() -> None:
+    draft = Speculation(get_method("draft_model"), 4, draft="meta-llama/Llama-3.2-1B-Instruct", draft_tp=1, target_tp=4)
+    assert VllmEngine(VllmVersion(0, 9)).speculative_config(draft)["draft_tensor_parallel_size"] == 1  # V0
+    assert VllmEngine(VllmVersion(0, 15)).speculative_config(draft)["draft_tensor_parallel_size"] == 4  # V1: TP
+    assert VllmEngine().speculative_config(draft)["draft_tensor_parallel_size"] == 4
+    old = VllmEngine(VllmVersion(0, 12))
+    assert old.refusal(get_method("ngram")) is None
+    assert "cannot run a separate draft model" in (old.refusal(get_method("draft_model")) or "")
+    with pytest.raises(SpecwiseError, match="cannot run a separate draft model"):
+        old.speculative_config(draft)  # never a config the server refuses at start
+
+
+def test_advise_for_a_version_without_draft_models(capsys: pytest.CaptureFixture[str]) -> None:
+    """--vllm-version 0.12: a draft-model candidate is 'unsupported' (not simulated, no config); the answer is no."""
+    scenario = ROOT / "examples/advise/evidence-qwen3-8b-draft-batch128.toml"
+    assert main(["advise", "--scenario", str(scenario), "--json", "--processes", "1", "--vllm-version", "0.12"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    (cand,) = doc["candidates"]
+    assert cand["verdict"] == "unsupported" and "0.10 to 0.14" in cand["reason"] and cand["sim"] is None
+    assert doc["decision"] == "disable" and doc["headline"].startswith("No candidate can run on this engine version")
+    assert doc["vllm"]["speculative_config"] is None

@@ -35,6 +35,8 @@ def test_grafana_to_file(tmp_path: Path) -> None:
         ["export"],
         ["export", "prometheus-rules", "--min-acceptance", "2"],
         ["export", "prometheus-rules", "--k", "3"],
+        ["export", "prometheus-rules", "--predictor", "roofline"],  # acts through a scenario: refused, not ignored
+        ["export", "prometheus-rules", "--calibration", "/nonexistent.json"],
         ["export", "prometheus-rules", "--scenario", "/nonexistent.toml"],
         ["export", "prometheus-rules", "--scenario", str(ROOT / "examples" / "advise" / "summarize-low-qps.toml")],
         ["export", "grafana", "--out", "/"],

@@ -73,31 +73,31 @@ def test_slowdown_bands_reuse_the_perf_model(model: SlowdownModel) -> None:
         assert a.al_high == b.al_low and a.batch < b.batch  # break-even grows with AL
 
 
-def _series(name: str, instance: str, per_minute: float, extra: str = "") -> dict[str, str]:
-    labels = f'instance="{instance}", model_name="llama", engine="0", job="vllm"{extra}'
+def _series(name: str, instance: str, per_minute: float, extra: str = "", model: str = "llama") -> dict[str, str]:
+    labels = f'instance="{instance}", model_name="{model}", engine="0", job="vllm"{extra}'
     return {"series": f"{name}{{{labels}}}", "values": f"0+{per_minute:g}x40"}
 
 
-def _replica(instance: str, accepted_per_min: float, running: int) -> list[dict[str, str]]:
+def _replica(instance: str, accepted_per_min: float, running: int, model: str = "llama") -> list[dict[str, str]]:
     return [
-        _series(METRICS.spec_drafts, instance, 10),
-        _series(METRICS.spec_draft_tokens, instance, 30),
-        _series(METRICS.spec_accepted, instance, accepted_per_min),
-        _series(METRICS.spec_accepted_per_pos, instance, accepted_per_min, ', position="0"'),
+        _series(METRICS.spec_drafts, instance, 10, model=model),
+        _series(METRICS.spec_draft_tokens, instance, 30, model=model),
+        _series(METRICS.spec_accepted, instance, accepted_per_min, model=model),
+        _series(METRICS.spec_accepted_per_pos, instance, accepted_per_min, ', position="0"', model=model),
         {
-            "series": f'{METRICS.running}{{instance="{instance}", model_name="llama", engine="0"}}',
+            "series": f'{METRICS.running}{{instance="{instance}", model_name="{model}", engine="0"}}',
             "values": f"{running}x40",
         },
     ]
 
 
-def _expected(rule: AlertRule, instance: str) -> dict[str, object]:
-    where = f"{instance} (llama)"
+def _expected(rule: AlertRule, instance: str, model: str = "llama") -> dict[str, object]:
+    where = f"{instance} ({model})"
     return {
         "exp_labels": {
             "severity": rule.severity,
             "instance": instance,
-            "model_name": "llama",
+            "model_name": model,
             **dict(rule.extra_labels),
         },
         "exp_annotations": {
@@ -109,8 +109,9 @@ def _expected(rule: AlertRule, instance: str) -> dict[str, object]:
 
 def test_promtool_unit_tests_fire_for_unhealthy_replicas_only(tmp_path: Path, model: SlowdownModel) -> None:
     """low: acceptance 6/30 = 0.2 (AL 1.6); healthy: 24/30 = 0.8 (AL 3.4); collapsed: 1/30 (AL 1.1). All run 20
-    requests: with the example scenario's perf model an AL of 1.6 is predicted to lose at that batch, 3.4 to gain."""
-    groups = build_rule_groups(0.5, model)
+    requests: with the example scenario's perf model an AL of 1.6 is predicted to lose at that batch, 3.4 to gain.
+    A replica of another model at AL 1.6 trips the acceptance alert, not the slowdown alert made for 'llama'."""
+    groups = build_rule_groups(0.5, model, model_name="llama")
     (tmp_path / "rules.yml").write_text(render_rules(groups))
     alerts = {r.alert: r for g in groups for r in g.rules if isinstance(r, AlertRule)}
     slow = [
@@ -121,11 +122,16 @@ def test_promtool_unit_tests_fire_for_unhealthy_replicas_only(tmp_path: Path, mo
     assert band.startswith("[1, ") and 1.6 < float(band[4:-1]) <= 3.4 and "> 0 and" in first.expr
     low, collapsed = alerts["SpecDecodeLowAcceptance"], alerts["SpecDecodeAcceptanceLengthCollapse"]
     series = _replica("low:8000", 6, 20) + _replica("healthy:8000", 24, 20) + _replica("collapsed:8000", 1, 20)
+    series += _replica("other:8000", 6, 20, model="other")
     checks = [
         {
             "eval_time": "30m",
             "alertname": low.alert,
-            "exp_alerts": [_expected(low, "collapsed:8000"), _expected(low, "low:8000")],
+            "exp_alerts": [
+                _expected(low, "collapsed:8000"),
+                _expected(low, "low:8000"),
+                _expected(low, "other:8000", "other"),
+            ],
         },
         {"eval_time": "30m", "alertname": collapsed.alert, "exp_alerts": [_expected(collapsed, "collapsed:8000")]},
         {

@@ -62,3 +62,28 @@ def test_the_cli_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["simulate", "--scenario", str(path)]) == 2
     err = capsys.readouterr().err
     assert "draft_tp" in err and "Traceback" not in err
+
+
+def test_09_falls_back_to_v0_which_ran_a_draft_on_one_gpu() -> None:
+    """0.8 and 0.9 default to V1 but fall back to V0 for a draft model (arg_utils ``_raise_or_fallback``)."""
+    assert parse_scenario(_with_version("0.9.2")).memory_plan.fits
+
+
+@pytest.mark.parametrize("version", ["0.15.0", "0.32"])
+def test_v1_from_015_runs_a_draft_only_at_the_targets_tp(version: str) -> None:
+    with pytest.raises(SpecwiseError, match="draft_tp: 1, but vLLM V1"):
+        parse_scenario(_with_version(version))
+
+
+@pytest.mark.parametrize("version", ["0.10.0", "0.12", "0.14.1"])
+def test_010_to_014_cannot_run_a_draft_model(version: str) -> None:
+    """V0 gone, V1's draft-model proposer not yet there (PR #24322 is in 0.15): the server refuses at start."""
+    scenario = _with_version(version)
+    speculation = {**SCENARIO["speculation"], "draft_tp": 4}  # type: ignore[dict-item]
+    with pytest.raises(SpecwiseError, match=r"\[deployment\]\.engine_version: vLLM .* cannot run a separate draft"):
+        parse_scenario({**scenario, "speculation": speculation})
+
+
+def test_a_malformed_engine_version_names_the_field() -> None:
+    with pytest.raises(SpecwiseError, match=r"\[deployment\]\.engine_version: 'latest': expected a vLLM version"):
+        parse_scenario(_with_version("latest"))

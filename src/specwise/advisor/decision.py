@@ -30,7 +30,7 @@ from specwise.contracts.sweep import SweepResult
 from specwise.engines import Deployment, Engine, Speculation, get_engine
 from specwise.engines.base import LOOPBACK, checkpoint_notes, launch_toml, shell
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
-from specwise.engines.vllm_versions import DYNAMIC_K_CAVEAT
+from specwise.engines.vllm_versions import CONFIG_JSON_SINCE, DYNAMIC_K_CAVEAT, VllmVersion
 from specwise.errors import SpecwiseError
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
@@ -39,7 +39,7 @@ from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.study.decide import decide
 from specwise.study.sweep import run_cell, run_sweep
 
-VERDICT_ORDER = {"enable": 4, "enable_below": 3, "measure_first": 2, "disable": 1, "does_not_fit": 0}
+VERDICT_ORDER = {"enable": 4, "enable_below": 3, "measure_first": 2, "disable": 1, "does_not_fit": 0, "unsupported": 0}
 Progress = Callable[[str, int, int], None]
 
 
@@ -361,6 +361,35 @@ def _speculation(c: Candidate, sc: Scenario, k: int, schedule: Sequence[tuple[in
     )
 
 
+def _package_notes(c: Candidate) -> list[str]:
+    if not c.method.needs_package:
+        return []
+    return [
+        f"vLLM runs {c.method.name} only with the {c.method.needs_package} package installed (pip install "
+        f"{c.method.needs_package}): without it the server fails at start with an ImportError "
+        "(vllm/config/speculative.py _validate_suffix_decoding)"
+    ]
+
+
+def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
+    """Why the engine the config is for cannot run ``c`` (None: it can): a method it lacks, or a draft it would run
+    at the target's tensor parallelism (vLLM V1) whose attention heads do not divide over that many GPUs (vLLM
+    requires it: ``vllm/model_executor/models`` shard heads evenly over TP ranks)."""
+    said = engine.refusal(c.method)
+    if said is not None or not c.method.has_weights or not c.speculation.draft:
+        return said
+    spec = Speculation(c.method, 1, c.speculation.draft, c.speculation.draft_tp, inputs.deployment.tp)
+    written = engine.speculative_config(spec).get("draft_tensor_parallel_size")
+    heads = _draft_heads(c.speculation.draft)
+    if isinstance(written, int) and heads is not None and heads % written:
+        return (
+            f"this {engine.name} runs a draft at the target's tensor parallelism ({written}), and "
+            f"{c.speculation.draft}'s {heads} attention heads do not divide over {written} GPUs: choose a draft "
+            "whose heads do, or a vLLM before 0.10 (V0 runs a draft on one GPU)"
+        )
+    return None
+
+
 def fitting_scenario(inputs: AdviseInputs, c: Candidate, evidence: Sequence[Evidence]) -> tuple[Scenario, list[str]]:
     """The candidate's scenario with the k values whose memory plan fits (the activation reserve grows with k,
     memory/planner.py): the largest ones dropped one by one until the plan fits, and a note naming them. When even
@@ -392,13 +421,11 @@ def evaluate_candidate(
 ) -> CandidateAdvice:
     notes: list[str] = []
     evidence = resolve_evidence(inputs, c, profiles, benches, notes)
+    refused = _refusal(inputs, c, engine)
+    if refused is not None and engine.refusal(c.method) is not None:  # the version refuses the method: sized for
+        inputs = replace(inputs, deployment=replace(inputs.deployment, engine_version=None))  # the record as today's
     sc, k_notes = fitting_scenario(inputs, c, evidence)
-    if c.method.needs_package:
-        notes.append(
-            f"vLLM runs {c.method.name} only with the {c.method.needs_package} package installed (pip install "
-            f"{c.method.needs_package}): without it the server fails at start with an ImportError "
-            "(vllm/config/speculative.py _validate_suffix_decoding)"
-        )
+    notes += _package_notes(c)
     plan = sc.memory_plan
     unfit = CandidateAdvice(
         candidate=c.label,
@@ -418,6 +445,8 @@ def evaluate_candidate(
         rules=tuple(rules.check_all(_rule_input(inputs, c, sc, evidence, 1, {}))) if not plan.fits else (),
         headline=f"{c.label} does not fit in memory with the draft",
     )
+    if refused is not None:
+        return replace(unfit, verdict="unsupported", reason=refused, rules=(), headline=f"{c.label}: {refused}")
     if not plan.fits:
         return unfit
 
@@ -470,6 +499,8 @@ def _rank_key(r: CandidateAdvice) -> tuple[int, float, int, float]:
 
 def _disable_headline(op: float, ranked: Sequence[CandidateAdvice]) -> str:
     """Said first when no candidate can help: the load itself is more than the deployment serves."""
+    if all(r.verdict == "unsupported" for r in ranked):
+        return "No candidate can run on this engine version as proposed (why below): change the version or the method"
     sims = [r.sim for r in ranked if r.sim is not None]
     if sims and all((b := sim.baseline_at(op)) is not None and b.overloaded for sim in sims):
         return f"This deployment cannot keep up with {op:g} QPS: add replicas or lower the load"
@@ -521,11 +552,13 @@ def advise(
     """The decision for ``inputs``; ``host`` is the address the generated serve command binds (loopback unless
     the operator asks otherwise: ``0.0.0.0`` in a pod); ``engine`` the serving engine whose commands are written
     (None: the scenario's ``[deployment].engine``); ``engine_version`` the vLLM version the config is for
-    (None: the current one), which decides how a k-by-batch-size schedule is written. The sweeps run on
+    (None: the scenario's ``[deployment].engine_version`` from 0.8 on, else the current one), which decides how a
+    k-by-batch-size schedule is written and which methods it runs. The sweeps run on
     ``executor`` (default: a local pool of ``processes``)."""
     profiles = [ProfileDoc.read(p) for p in profile_paths]
     benches = attribute_methods([read_bench(p) for p in bench_paths], inputs.candidates)
-    eng = get_engine(engine or inputs.deployment.engine, engine_version)  # default: the scenario's [deployment]
+    name = engine or inputs.deployment.engine  # default: the scenario's [deployment]
+    eng = get_engine(name, engine_version or (_config_version(inputs) if name == "vllm" else None))
     executor = executor or LocalExecutor(processes)
     results = [evaluate_candidate(inputs, c, profiles, benches, eng, executor, progress) for c in inputs.candidates]
     ranked = sorted(results, key=_rank_key, reverse=True)
@@ -565,6 +598,18 @@ def advise(
         band=first.sim.band if first and first.sim else 0.0,
         band_source=first.sim.band_source if first and first.sim else "",
     )
+
+
+def _config_version(inputs: AdviseInputs) -> str | None:
+    """The vLLM a config is for when the operator names none: the scenario's ``[deployment].engine_version`` when
+    that version takes ``--speculative-config`` (0.8 on); else None, the current vLLM (an older version is a
+    published V0-era setup being replayed)."""
+    text = inputs.deployment.engine_version
+    try:
+        version = VllmVersion.parse(text) if text is not None else None
+    except SpecwiseError:
+        return None  # a malformed version is reported where the step-time profile reads it
+    return text if version is not None and version >= CONFIG_JSON_SINCE else None
 
 
 def _deployment(inputs: AdviseInputs, top: CandidateAdvice) -> Deployment:
@@ -615,12 +660,9 @@ def _draft_tp_notes(inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject
         return ()
     note = (
         f"the simulation ran the draft on {simulated} GPU(s), as vLLM {inputs.deployment.engine_version or ''} (V0) "
-        f"could; this config is for vLLM V1 (0.10 and later), which runs a draft model at the target's tensor "
+        f"could; this config is for vLLM V1 (0.15 and later), which runs a draft model only at the target's tensor "
         f"parallelism ({written})"
     )
-    heads = _draft_heads(cand.speculation.draft)
-    if heads is not None and heads % written:
-        return (f"{note}: this draft's {heads} attention heads do not divide over {written} GPUs, so V1 cannot run it",)
     return (f"{note} -- set [deployment].engine_version to the vLLM you run to price that",)
 
 

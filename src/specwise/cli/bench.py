@@ -337,6 +337,11 @@ def run(args: argparse.Namespace) -> int:
             raise SpecwiseError(f"{args.db}: no results database")
         store = ResultStore(args.db)
         try:
+            if args.calibrate_run not in (bases := store.launch_bases()):
+                raise SpecwiseError(
+                    f"{args.db}: no --launch run {args.calibrate_run!r}; the launch runs here: "
+                    + (", ".join(bases[-8:]) or "none (bench --launch FILE --calibrate makes one)")
+                )
             cal = calibrate(store, args.calibrate_run)
         finally:
             store.close()

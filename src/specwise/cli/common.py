@@ -6,7 +6,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -141,6 +141,23 @@ def add_predictor_flags(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a calibration file from specwise bench --launch --calibrate: simulate with your server's step times",
     )
+
+
+def refuse_without_scenario(args: argparse.Namespace, extra: tuple[str, ...] = ()) -> None:
+    """``--k``, ``--predictor`` and ``--calibration`` (and ``extra``) act through a scenario: without ``--scenario``
+    they are refused in one line (exit 2), never silently ignored (a corrupt calibration file would go unnoticed)."""
+    flags = ("k", "predictor", "calibration", *extra)
+    given = [f"--{flag.replace('_', '-')}" for flag in flags if getattr(args, flag, None) is not None]
+    if given and getattr(args, "scenario", None) is None:
+        raise SpecwiseError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --scenario")
+
+
+def check_modelled_k(k: int | None, modelled: Sequence[int]) -> None:
+    """A deployed ``--k`` the scenario does not model is refused: its acceptance and alert bands would be
+    extrapolated (AL bands up to k + 1)."""
+    ks = sorted(x for x in modelled if x > 0)
+    if k is not None and k not in ks:
+        raise SpecwiseError(f"--k {k}: the scenario models k = {', '.join(map(str, ks)) or 'none'} ([speculation].k)")
 
 
 def predictor_override(args: argparse.Namespace) -> PredictorChoice | None:

@@ -18,10 +18,12 @@ from typing import Any
 from specwise.cli.common import (
     EXIT_OK,
     add_predictor_flags,
+    check_modelled_k,
     positive_int,
     predictor_override,
     probability,
     prometheus_duration,
+    refuse_without_scenario,
     scenario_file,
 )
 from specwise.export.grafana import build_dashboard, render_dashboard
@@ -50,7 +52,15 @@ def register(sub: Any) -> None:
         help="a simulate scenario of this deployment: alert when the running batch passes the size above which "
         "its perf model predicts speculation costs TPOT",
     )
-    rules.add_argument("--k", type=positive_int, help="with --scenario: the deployed k (default: its largest)")
+    rules.add_argument(
+        "--k", type=positive_int, help="with --scenario: the deployed k, one the scenario models (default: its largest)"
+    )
+    rules.add_argument(
+        "--model-name",
+        metavar="NAME",
+        help="with --scenario: the model_name label of the replicas it describes (vllm serve --served-model-name; "
+        "default: the scenario's target); the slowdown alerts fire for those only",
+    )
     rules.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate (0.5)")
     rules.add_argument(
         "--for",
@@ -88,17 +98,18 @@ def _emit(out: str, text: str) -> int:
 def run_rules(args: argparse.Namespace) -> int:
     if args.out != "-":
         check_output_file(Path(args.out))
-    if args.k is not None and args.scenario is None:
-        from specwise.errors import SpecwiseError
-
-        raise SpecwiseError("--k needs --scenario")
+    refuse_without_scenario(args, extra=("model_name",))
     slowdown = None
+    name = None
     if args.scenario is not None:
         from specwise.monitor.predicted import slowdown_model
         from specwise.scenario import load_scenario
 
-        slowdown = slowdown_model(load_scenario(args.scenario, predictor_override(args)), args.k)
-    return _emit(args.out, render_rules(build_rule_groups(args.min_acceptance, slowdown, for_=args.for_)))
+        scenario = load_scenario(args.scenario, predictor_override(args))
+        check_modelled_k(args.k, scenario.sweep.k_values)
+        slowdown, name = slowdown_model(scenario, args.k), args.model_name or scenario.target.name
+    groups = build_rule_groups(args.min_acceptance, slowdown, for_=args.for_, model_name=name)
+    return _emit(args.out, render_rules(groups))
 
 
 def run_grafana(args: argparse.Namespace) -> int:

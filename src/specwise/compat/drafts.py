@@ -81,16 +81,21 @@ def _summary(report: PairReport, memory: str, fits: bool) -> str:
 
 
 def memory_check(request: MemoryPlanRequest) -> MemoryCheck:
-    """Plan each draft as ``request`` (its ``draft`` replaced): the draft at the target's TP, else -- when its heads
-    do not split that way -- at TP 1, the two placements vLLM allows (``draft_tensor_parallel_size``)."""
+    """Plan each draft as ``request`` (its ``draft`` replaced), at the target's TP: the only placement vLLM V1 runs
+    (``vllm/v1/spec_decode/draft_model.py`` refuses another ``draft_tensor_parallel_size``; EAGLE/MTP heads share
+    the target's ranks). A draft whose heads do not split that way cannot be placed (V0, before vLLM 0.10, also ran
+    a draft on one GPU)."""
 
     def plan_for(choice: DraftChoice) -> MemoryPlan:
         try:
             return plan_memory(replace(request, draft=choice))
-        except SpecwiseError:
+        except SpecwiseError as exc:
             if request.tp == 1:
                 raise
-            return plan_memory(replace(request, draft=choice, draft_tp=1))
+            raise SpecwiseError(
+                f"{exc}; vLLM V1 runs a draft only at the target's tensor parallelism ({request.tp}) -- vLLM before "
+                "0.10 (V0) also ran one on a single GPU"
+            ) from None
 
     return plan_for
 

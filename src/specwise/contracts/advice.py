@@ -12,7 +12,8 @@ from specwise.contracts.document import Fields, JsonObject, Schema
 from specwise.contracts.sweep import SweepResult
 
 SCHEMA = Schema("specwise.advise", 1)
-VERDICTS = ("enable", "enable_below", "measure_first", "disable", "does_not_fit")
+VERDICTS = ("enable", "enable_below", "measure_first", "disable", "does_not_fit", "unsupported")
+NOT_SIMULATED = ("does_not_fit", "unsupported")  # no memory for the draft; an engine that cannot run the method
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ class CandidateAdvice:
 
     @property
     def simulated(self) -> bool:
-        return self.verdict != "does_not_fit"
+        return self.verdict not in NOT_SIMULATED
 
     def to_json(self, bulk: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -125,7 +126,7 @@ class CandidateAdvice:
             "speculative_config": dict(self.speculative_config) if self.speculative_config else None,
             "rules": [r.to_json() for r in self.rules],
         }
-        if not self.simulated:  # a candidate that does not fit has no curve, schedule or config to report
+        if not self.simulated:  # a candidate not simulated has no curve, schedule or config to report
             del out["schedule_results"], out["speculative_config"]
         return out
 

@@ -120,14 +120,32 @@ class CalibrationDoc:
             same = named or same
         return same[0] if same else None
 
-    def speedup_band(self) -> float:
+    def _replay_band(self) -> float | None:
         """80th percentile of |predicted / measured speedup - 1| over the replayed speculative levels."""
         errs = sorted(
             abs(r.predicted_speedup_tpot / r.measured_speedup_tpot - 1.0)
             for r in self.rows
             if r.config != self.base_config and r.predicted_speedup_tpot and r.measured_speedup_tpot
         )
-        return errs[min(len(errs) - 1, int(0.8 * len(errs)))] if errs else 0.25
+        return errs[min(len(errs) - 1, int(0.8 * len(errs)))] if errs else None
+
+    def speedup_band(self) -> float:
+        """The relative error a calibrated speedup carries: the replay error of the measured levels, never below
+        the law's relative RMS step-time fit error -- the replayed levels are the ones the law was fitted to, so
+        their error alone understates it (it can be 0); with neither known, 25%."""
+        known = [x for x in (self._replay_band(), self.fit_relative_rms_error) if x is not None]
+        return max(known) if known else 0.25
+
+    def band_source(self) -> str:
+        """Where :meth:`speedup_band` comes from, in words."""
+        replay, fit = self._replay_band(), self.fit_relative_rms_error
+        if replay is None and fit is None:
+            return f"a default: the calibrated run {self.run_id} has no level to replay and no fit error"
+        if fit is not None and (replay is None or fit >= replay):
+            return f"the calibrated law's relative RMS step-time fit error (run {self.run_id})" + (
+                "; no level replayed" if replay is None else f", above its in-sample replay error {replay:.0%}"
+            )
+        return f"replay of the calibrated run {self.run_id} (predicted vs measured speedup per level)"
 
     def _errors(self) -> list[float]:
         return [abs(r.speedup_error) for r in self.rows if r.speedup_error is not None and r.config != self.base_config]
@@ -181,14 +199,18 @@ class CalibrationDoc:
         known = {"run_id", "predictor", "draft_cost_scale", "points", "rows", "mean_abs_speedup_error"}
         known |= {"max_abs_speedup_error", "base_config", "schema", "engine", "engine_version", "hardware", "target"}
         known |= {"configs"}
+        law = StepLaw(
+            per_kv_token_s=pred.number("per_kv_token_s", required=True) or 0.0,
+            per_batched_token_s=pred.number("per_batched_token_s", required=True) or 0.0,
+            constant_s=pred.number("constant_s", required=True) or 0.0,
+            free_batched_tokens=pred.number("free_batched_tokens", 0.0) or 0.0,
+        )
+        _check_law(law, pred)
+        if scales is not None and (bad := [k for k in scales.data if (scales.number(k) or 0.0) < 0]):
+            raise f.fail("draft_cost_scale", f"{', '.join(bad)}: negative (a draft pass costs >= 0 target passes)")
         return cls(
             run_id=f.text("run_id", "") or "",
-            law=StepLaw(
-                per_kv_token_s=pred.number("per_kv_token_s", required=True) or 0.0,
-                per_batched_token_s=pred.number("per_batched_token_s", required=True) or 0.0,
-                constant_s=pred.number("constant_s", required=True) or 0.0,
-                free_batched_tokens=pred.number("free_batched_tokens", 0.0) or 0.0,
-            ),
+            law=law,
             fit_points=pred.integer("fit_points", 0) or 0,
             fit_relative_rms_error=pred.number("fit_relative_rms_error"),
             draft_cost_scale={k: scales.number(k, required=True) or 0.0 for k in scales.data} if scales else {},
@@ -213,6 +235,16 @@ class CalibrationDoc:
         if "calibration" in data and isinstance(data["calibration"], Mapping):
             data = data["calibration"]
         return cls.from_json(data, str(path))
+
+
+def _check_law(law: StepLaw, pred: Fields) -> None:
+    """A step time is positive and grows with work: no coefficient below 0, not all 0 (the fitter is non-negative
+    least squares, so only an edited file breaks this)."""
+    for key in ("per_kv_token_s", "per_batched_token_s", "constant_s", "free_batched_tokens"):
+        if getattr(law, key) < 0:
+            raise pred.fail(key, f"{getattr(law, key)!r}: negative (a step cannot take less time with more work)")
+    if law.per_kv_token_s + law.per_batched_token_s + law.constant_s <= 0:
+        raise pred.fail("constant_s", "every coefficient is 0: that law gives steps that take no time")
 
 
 def _base(name: str) -> str:

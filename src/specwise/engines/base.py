@@ -86,6 +86,10 @@ class Engine(Protocol):
         """The speculation setting in the engine's own terms (vLLM: ``--speculative-config`` JSON)."""
         ...
 
+    def refusal(self, method: Method) -> str | None:
+        """Why this engine (at its version) cannot run ``method``, in one line; None: it can."""
+        ...
+
     def schedule_notes(self, schedule: Sequence[tuple[int, int, int]], k: int) -> tuple[str, ...]:
         """What the engine's config cannot say of a k-by-batch-size schedule, for the operator (may be empty)."""
         ...

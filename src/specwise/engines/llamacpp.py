@@ -10,6 +10,7 @@ from typing import Any
 
 from specwise.engines.base import LOOPBACK, Deployment, SpecMetricNames, Speculation, cli_flags
 from specwise.errors import SpecwiseError
+from specwise.methods import Method
 
 
 class LlamaCppEngine:
@@ -19,8 +20,13 @@ class LlamaCppEngine:
         accepted_tokens=("llamacpp:n_drafted_accepted_total", "llamacpp:n_draft_accepted_total"),
     )
 
+    def refusal(self, method: Method) -> str | None:
+        if method.name != "draft_model":
+            return f"llama-server speculates with a draft model only, not {method.name}"
+        return None
+
     def speculative_config(self, s: Speculation) -> dict[str, Any]:
-        if s.method.name != "draft_model" or not s.draft:
+        if self.refusal(s.method) is not None or not s.draft:
             raise SpecwiseError(f"llama-server speculates with a draft model only, not {s.method.name}")
         return {"model_draft": s.draft, "draft_max": s.k, "draft_min": s.k}
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from specwise.engines.base import LOOPBACK, ONLINE_QUANTIZATION, Deployment, SpecMetricNames, Speculation, cli_flags
 from specwise.errors import SpecwiseError
+from specwise.methods import Method
 
 ALGORITHMS = {"eagle": "EAGLE", "eagle3": "EAGLE3", "draft_model": "STANDALONE", "ngram": "NGRAM", "mtp": "EAGLE"}
 
@@ -20,9 +21,14 @@ class SglangEngine:
         accept_rate_gauge="sglang:spec_accept_rate", accept_length_gauge="sglang:spec_accept_length"
     )
 
+    def refusal(self, method: Method) -> str | None:
+        if method.name not in ALGORITHMS:
+            return f"SGLang has no {method.name} speculation (it has: {', '.join(ALGORITHMS)})"
+        return None
+
     def speculative_config(self, s: Speculation) -> dict[str, Any]:
-        if s.method.name not in ALGORITHMS:
-            raise SpecwiseError(f"SGLang has no {s.method.name} speculation (it has: {', '.join(ALGORITHMS)})")
+        if (refused := self.refusal(s.method)) is not None:
+            raise SpecwiseError(refused)
         if s.schedule:
             raise SpecwiseError("SGLang takes no k-by-batch-size schedule; use its adaptive speculation instead")
         cfg: dict[str, Any] = {"speculative_algorithm": ALGORITHMS[s.method.name]}

@@ -10,7 +10,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from specwise.engines.base import LOOPBACK, ONLINE_QUANTIZATION, Deployment, SpecMetricNames, Speculation
-from specwise.engines.vllm_versions import V0_REMOVED_IN, VllmVersion, first_off_batch, schedule_form, schedule_notes
+from specwise.engines.vllm_versions import (
+    VllmVersion,
+    draft_model_engine,
+    draft_model_refusal,
+    first_off_batch,
+    schedule_form,
+    schedule_notes,
+)
+from specwise.errors import SpecwiseError
+from specwise.methods import Method
 
 # Quantisation vLLM applies to an unquantised checkpoint at load time. INT8/INT4 need a quantised checkpoint
 # (AWQ, GPTQ, compressed-tensors W8A8...), which vLLM detects from its config: no flag to emit for those.
@@ -72,6 +81,8 @@ class VllmEngine:
         """k is ``num_speculative_tokens``; with a schedule the version takes, it is the largest k the schedule
         uses (``num_speculative_tokens_per_batch_size`` takes ``[[first_batch, last_batch, k], ...]``); for a
         version without one, the k at the operating load (and, on 0.8-0.9, ``disable_by_batch_size``)."""
+        if (refused := self.refusal(s.method)) is not None:
+            raise SpecwiseError(refused)
         form = schedule_form(self.version)
         cfg: dict[str, Any] = {"method": s.method.name}
         if s.method.needs_draft_checkpoint and s.draft:
@@ -93,11 +104,15 @@ class VllmEngine:
             cfg["quantization"] = s.draft_quantization
         return cfg
 
+    def refusal(self, method: Method) -> str | None:
+        """A separate draft model on 0.10 to 0.14 (:func:`~specwise.engines.vllm_versions.draft_model_engine`)."""
+        return draft_model_refusal(self.version) if method.name == "draft_model" else None
+
     def draft_tp(self, s: Speculation) -> int:
-        """The draft's tensor parallelism this version runs: V1 (0.10 on, V0 removed) runs a separate draft model only
-        at the target's (``vllm/v1/spec_decode/draft_model.py`` ``_raise_if_draft_tp_mismatch``); V0 also on one GPU."""
-        v1 = self.version is None or self.version >= V0_REMOVED_IN
-        if s.method.name == "draft_model" and v1:
+        """The draft's tensor parallelism this version runs: V1 (0.15 on) runs a separate draft model only at the
+        target's (``vllm/v1/spec_decode/draft_model.py`` ``_raise_if_draft_tp_mismatch``); V0 (before 0.10) also
+        on one GPU (:func:`~specwise.engines.vllm_versions.draft_model_engine`)."""
+        if s.method.name == "draft_model" and draft_model_engine(self.version) == "v1":
             return s.target_tp
         return s.draft_tp or s.target_tp
 

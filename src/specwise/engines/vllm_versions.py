@@ -17,6 +17,8 @@ The versions, with where each boundary comes from:
 * **before 0.8** -- separate ``--speculative-model`` / ``--num-speculative-tokens`` /
   ``--speculative-disable-by-batch-size`` flags (removed by vLLM PR #15466, 2025-03); not emitted: refused in one
   line.
+
+A separate draft model (``method = "draft_model"``) has its own boundaries, :func:`draft_model_engine`.
 """
 
 from __future__ import annotations
@@ -53,6 +55,40 @@ class VllmVersion:
 SCHEDULE_KEY_SINCE = VllmVersion(0, 24)  # num_speculative_tokens_per_batch_size (PR #32374)
 V0_REMOVED_IN = VllmVersion(0, 10)  # disable_by_batch_size stopped acting (PR #35060's description)
 CONFIG_JSON_SINCE = VllmVersion(0, 8)  # --speculative-config JSON; the separate flags were removed (PR #15466)
+DRAFT_MODEL_V1_SINCE = VllmVersion(0, 15)  # V1's DraftModelProposer (PR #24322, merged 2026-01-19)
+
+DraftModelEngine = Literal["v0", "none", "v1"]
+
+
+def draft_model_engine(version: VllmVersion | None) -> DraftModelEngine:
+    """Which vLLM engine runs a separate draft model on ``version`` (None: the current one), checked in the released
+    sources of each boundary:
+
+    * **before 0.10** -- ``"v0"``: 0.8 and 0.9 default to V1, which had no draft-model proposer, and fall back to
+      V0 for it (``vllm/engine/arg_utils.py`` ``_is_v1_supported_oracle`` -> ``_raise_or_fallback("Speculative
+      Decoding")``, 0.8.5 and 0.9.2; ``VLLM_USE_V1=1`` turns the fallback into an error). V0 runs the draft at any
+      tensor parallelism, 1 included (``speculative_draft_tensor_parallel_size``).
+    * **0.10 to 0.14** -- ``"none"``: V0 is gone and the server refuses at start with "Speculative decoding with
+      draft model is not supported yet" (0.10.0 ``vllm/engine/arg_utils.py``; 0.11.0 to 0.14.1
+      ``vllm/config/speculative.py``).
+    * **0.15 on** -- ``"v1"``: ``vllm/v1/spec_decode/draft_model.py`` (vLLM PR #24322; first in the 0.15.0 wheel),
+      which runs the draft only at the target's tensor parallelism (``_raise_if_draft_tp_mismatch``: "must be the
+      same").
+    """
+    if version is None or version >= DRAFT_MODEL_V1_SINCE:
+        return "v1"
+    return "v0" if version < V0_REMOVED_IN else "none"
+
+
+def draft_model_refusal(version: VllmVersion | None) -> str | None:
+    """Why vLLM ``version`` cannot serve a separate draft model, in one line (None: it can)."""
+    if draft_model_engine(version) != "none":
+        return None
+    return (
+        f'vLLM {version} cannot run a separate draft model: 0.10 to 0.14 refuse it at start ("Speculative decoding '
+        f'with draft model is not supported yet"); vLLM {DRAFT_MODEL_V1_SINCE.major}.{DRAFT_MODEL_V1_SINCE.minor}+ '
+        "runs one (PR #24322); or use a method this version has (EAGLE, MTP, n-gram)"
+    )
 
 
 DYNAMIC_K_CAVEAT = (

@@ -118,13 +118,18 @@ def acceptance_alerts(min_acceptance: float) -> tuple[AlertRule, ...]:
     )
 
 
-def slowdown_alerts(model: SlowdownModel, bands: Sequence[SlowdownBand]) -> tuple[AlertRule, ...]:
+def slowdown_alerts(
+    model: SlowdownModel, bands: Sequence[SlowdownBand], model_name: str | None = None
+) -> tuple[AlertRule, ...]:
+    """``model_name``: the served model the scenario describes (its ``model_name`` label); the alerts fire for its
+    replicas only -- the break-even batch is one target's on one GPU and TP, meaningless for another model."""
     al = record_name(BY_INSTANCE, "mean_acceptance_length")
     drafts = record_name(BY_INSTANCE, "drafts")
     on = f"on ({promql.by(BY_INSTANCE)})"
+    scoped = f"{al}{{model_name={json.dumps(model_name)}}}" if model_name else al
     out = []
     for band in bands:
-        expr = f"{promql.running(BY_INSTANCE)} > {band.batch} and {on} {al} >= {band.al_low:g}"
+        expr = f"{promql.running(BY_INSTANCE)} > {band.batch} and {on} {scoped} >= {band.al_low:g}"
         if band.al_high is not None:
             expr += f" and {on} {al} < {band.al_high:g}"
         expr += f" and {on} {drafts} > 0"
@@ -146,12 +151,13 @@ def slowdown_alerts(model: SlowdownModel, bands: Sequence[SlowdownBand]) -> tupl
 
 
 def build_rule_groups(
-    min_acceptance: float = 0.5, slowdown: SlowdownModel | None = None, for_: str = FOR
+    min_acceptance: float = 0.5, slowdown: SlowdownModel | None = None, for_: str = FOR, model_name: str | None = None
 ) -> tuple[RuleGroup, ...]:
-    """The recording rules and the alerts; ``for_``: how long an alert's condition must hold before it fires."""
+    """The recording rules and the alerts; ``for_``: how long an alert's condition must hold before it fires;
+    ``model_name``: the served model the slowdown alerts are for (None: every model)."""
     alerts = acceptance_alerts(min_acceptance)
     if slowdown is not None:
-        alerts += slowdown_alerts(slowdown, slowdown_bands(slowdown))
+        alerts += slowdown_alerts(slowdown, slowdown_bands(slowdown), model_name)
     alerts = tuple(replace(a, for_=for_) for a in alerts)
     return (
         RuleGroup("specwise-spec-decode-recording", recording_rules()),

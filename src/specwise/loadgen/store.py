@@ -118,6 +118,16 @@ class ResultStore:
         out = [(r, json.loads(c)) for r, c in rows if r.startswith(base_id + "-")]
         return [(r, c) for r, c in out if "launch" in c]
 
+    def launch_bases(self) -> list[str]:
+        """The ids of the ``--launch`` runs here (each configuration's run is ``BASE-CONFIG``), oldest first."""
+        rows = self.db.execute("SELECT run_id, config FROM runs ORDER BY created_s, rowid").fetchall()
+        bases: dict[str, None] = {}
+        for run_id, text in rows:
+            name = (json.loads(text).get("launch") or {}).get("name")
+            if isinstance(name, str) and run_id.endswith("-" + name):
+                bases[run_id.removesuffix("-" + name)] = None
+        return list(bases)
+
     def update_config(self, run_id: str, config: dict[str, Any]) -> None:
         self._write("UPDATE runs SET config = ? WHERE run_id = ?", (json.dumps(config), run_id))
 

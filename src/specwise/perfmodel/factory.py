@@ -24,6 +24,7 @@ from specwise.contracts.calibration import CalibrationDoc
 from specwise.errors import SpecwiseError
 from specwise.methods import Method
 from specwise.perfmodel.calibrated import CalibratedPredictor
+from specwise.perfmodel.calibration_match import check_draft, check_identity, hardware_notes
 from specwise.perfmodel.drafting import DraftCost, ModelDraftCost, NgramDraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
 from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead, PublishedFit, profile_for, published_fit
@@ -47,6 +48,7 @@ class ServingModels:
     batch_expansion_scorer: bool = False
     band: float = 0.0  # relative error of a predicted speedup (80th percentile of |predicted/measured - 1|)
     band_source: str = ""
+    notes: tuple[str, ...] = ()  # what every result of these models must say (a calibration from other hardware)
 
 
 @dataclass(frozen=True)
@@ -114,20 +116,24 @@ def fitted_models(d: Deployed, engine: str = "vllm", engine_version: str | None 
     )
 
 
-def calibrated_models(d: Deployed, cal: CalibrationDoc, path: Path | None) -> ServingModels:
+def calibrated_models(d: Deployed, cal: CalibrationDoc, path: Path | None, engine: str = "vllm") -> ServingModels:
     """The law fitted to a real server by ``specwise bench --calibrate``, with the proposer's fitted cost."""
     law = cal.law
     target = CalibratedPredictor(
         law.per_kv_token_s, law.per_batched_token_s, law.constant_s, free_batched_tokens=law.free_batched_tokens
     )
     name = str(path) if path else cal.run_id
+    check_identity(cal, name, engine, d.target)
     match = cal.config_for(d.method.name, d.draft.name if d.draft is not None else None)
     if match is None and d.method.name != "none":
-        configs = ", ".join(f"{c.name} ({c.method})" for c in cal.configs) or "none recorded"
+        configs = ", ".join(f"{c.name} ({c.method or 'no speculation'})" for c in cal.configs) or "none recorded"
         raise SpecwiseError(
-            f"calibration {name}: no speculative configuration with method {d.method.name} was calibrated "
-            f"(its configurations: {configs}); bench that method with --launch --calibrate"
+            f"calibration {name}: no speculative configuration with method {d.method.name} has a calibrated "
+            f"proposer cost (its configurations: {configs}); bench that method with specwise bench --launch "
+            "--calibrate, or give vllm bench serve files of it to specwise calibrate"
         )
+    if match is not None and d.method.has_weights:
+        check_draft(cal, name, match, d.draft)
     cost: DraftCost
     if d.method.is_lookup:
         cost = NgramDraftCost(cal.draft_cost_scale[match.name]) if match else NgramDraftCost()
@@ -140,7 +146,8 @@ def calibrated_models(d: Deployed, cal: CalibrationDoc, path: Path | None) -> Se
         f"calibrated: {name}",
         overhead=EngineOverhead(base_s=0.0, rejection_fraction=LEGACY_OVERHEAD.rejection_fraction),
         band=cal.speedup_band(),
-        band_source=f"replay of the calibrated run {cal.run_id} (predicted vs measured speedup per level)",
+        band_source=cal.band_source(),
+        notes=hardware_notes(cal, name, d.gpu),
     )
 
 
@@ -150,7 +157,7 @@ def serving_models(choice: PredictorChoice, d: Deployed) -> ServingModels:
     if choice.kind == "calibrated":
         if choice.calibration is None:
             raise SpecwiseError("the calibrated predictor needs a calibration file (--calibration FILE)")
-        return calibrated_models(d, choice.calibration, choice.calibration_path)
+        return calibrated_models(d, choice.calibration, choice.calibration_path, choice.engine)
     return fitted_models(d, choice.engine, choice.engine_version)
 
 

@@ -6,21 +6,31 @@ from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
 
 from specwise.examples import CopyResult, Example
 from specwise.report.console import console
 from specwise.report.tables import print_table
 
+NARROW = 110  # below this many columns the description would wrap a word per line: one example per paragraph
+
 
 def render_examples(examples: Sequence[Example], *, wide: bool = False, out: Console | None = None) -> None:
+    con = console(out)
+    if not wide and con.width < NARROW:
+        con.print("shipped examples (specwise examples NAME prints one; --copy DIR copies them)", highlight=False)
+        for e in examples:
+            con.print(f"[bold]{escape(e.name)}[/]  ({e.kind})", highlight=False)
+            con.print(Padding(escape(e.description), (0, 0, 0, 4)), highlight=False)
+        return
     table = Table(title="shipped examples (specwise examples NAME prints one; --copy DIR copies them)")
     table.add_column("name", no_wrap=True)
     table.add_column("kind", no_wrap=True)
     table.add_column("what it is", overflow="fold")
     for e in examples:
         table.add_row(e.name, e.kind, escape(e.description))
-    print_table(console(out), table, wide=wide)
+    print_table(con, table, wide=wide)
 
 
 def render_copy(result: CopyResult, dest: str, out: Console | None = None) -> None:

@@ -10,11 +10,11 @@ import numpy as np
 
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import Finding, check_pair, method_fit
+from specwise.engines.vllm_versions import VllmVersion, draft_model_engine, draft_model_refusal
 from specwise.errors import FieldNames, SpecwiseError
 from specwise.memory import MemoryPlanRequest, plan_memory
 from specwise.memory.planner import kv_tokens_at_length
 from specwise.perfmodel.factory import Deployed, serving_models
-from specwise.perfmodel.profiles import profile_for
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.specs.draft import DraftChoice
 from specwise.specs.model import ModelSpec
@@ -30,14 +30,25 @@ def _named(file: str, field: str | None, resolve: Callable[[], T]) -> T:
         raise SpecwiseError(f"{file}: {field}: {exc}" if field else f"{file}: {exc}") from None
 
 
-def _check_v1_draft_tp(spec: ScenarioSpec, draft_tp: int) -> None:
-    """vLLM V1 runs a separate draft model only at the target's tensor parallelism: ``DraftModelProposer``
-    raises "'draft_tensor_parallel_size' and 'tensor_parallel_size' must be the same" otherwise (the ranks would
-    share one torch.compile cache; ``vllm/v1/spec_decode/draft_model.py``, ``_raise_if_draft_tp_mismatch``).
-    V0 (before 0.8) allowed a draft on one GPU."""
+def _check_vllm_draft_model(spec: ScenarioSpec, draft_tp: int) -> None:
+    """A separate draft model on the vLLM the scenario names (``[deployment].engine_version``; none: the current
+    one) as that version runs it (:func:`~specwise.engines.vllm_versions.draft_model_engine`): 0.10 to 0.14 refuse
+    it; V1 (0.15 on) runs it only at the target's tensor parallelism (``vllm/v1/spec_decode/draft_model.py``,
+    ``_raise_if_draft_tp_mismatch``: the ranks would share one torch.compile cache); V0 (before 0.10) on any."""
     dep, sp = spec.deployment, spec.speculation
-    v1 = dep.engine == "vllm" and profile_for("vllm", dep.engine_version).name != "vllm-v0"
-    if v1 and sp.method.name == "draft_model" and draft_tp != dep.tp:
+    if dep.engine != "vllm" or sp.method.name != "draft_model":
+        return
+    try:
+        version = VllmVersion.parse(dep.engine_version) if dep.engine_version is not None else None
+    except SpecwiseError:
+        raise SpecwiseError(
+            f"{spec.file}: [deployment].engine_version: {dep.engine_version!r}: expected a vLLM version like 0.15 or "
+            "0.10.1"
+        ) from None
+    refusal = draft_model_refusal(version)
+    if refusal is not None:
+        raise SpecwiseError(f"{spec.file}: [deployment].engine_version: {refusal}")
+    if draft_model_engine(version) == "v1" and draft_tp != dep.tp:
         raise SpecwiseError(
             f"{spec.file}: {spec.where_speculation}.draft_tp: {draft_tp}, but vLLM V1 runs a draft model only at "
             f"the target's tensor parallelism ({dep.tp}): set draft_tp = {dep.tp} or leave it out "
@@ -52,8 +63,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     draft_choice, findings = _draft(spec, target)
     warnings = [f"draft/target: {f.message}" for f in findings if f.status == "fail"] + list(spec.notes)
     draft_spec = draft_choice.spec
-    draft_tp = sp.draft_tp or dep.tp
-    _check_v1_draft_tp(spec, draft_tp)
+    _check_vllm_draft_model(spec, draft_tp := sp.draft_tp or dep.tp)
     names = FieldNames(
         {"draft_tp": where, "draft_quantization": where, "num_speculative_tokens": where}, "[deployment]"
     )
@@ -104,6 +114,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     total = sum(c.share for c in spec.classes) or 1.0
     mean_len = sum(c.share * (c.prompt_tokens.mean + c.output_tokens.mean / 2) for c in spec.classes) / total
     kv_tokens, kv_tokens_alone = kv_tokens_at_length(plan, target, draft_spec, draft_tp, int(mean_len))
+    models = _named(file, None, lambda: serving_models(dep.predictor, deployed))  # its errors name the file
     return Scenario(
         name=spec.name,
         target=target,
@@ -119,9 +130,9 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         kv_cache_tokens=max(kv_tokens, 0),
         kv_cache_tokens_without_draft=kv_tokens_alone,
         memory_plan=plan,
-        models=_named(file, "[deployment].predictor", lambda: serving_models(dep.predictor, deployed)),
+        models=models,
         k_schedule=sp.k_schedule,
-        warnings=tuple(warnings + list(plan.warnings)),
+        warnings=tuple(warnings + list(plan.warnings) + list(models.notes)),
         decision_metric=spec.decision_metric,
         draft_findings=findings,
     )

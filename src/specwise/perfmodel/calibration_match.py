@@ -1,0 +1,64 @@
+"""Whether a calibration file describes the deployment it is asked to price.
+
+A calibrated step-time law (``specwise bench --calibrate`` / ``specwise calibrate``) is one server's steps: one
+target model on one engine and one machine. Used for another model or engine it prices the wrong server with a band
+that looks precise, so that is refused; another GPU, or a file that does not record its hardware, is said next to
+every result (a CPU calibration pricing an L4 deployment is a legitimate what-if, not a GPU prediction).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc
+from specwise.errors import SpecwiseError
+from specwise.specs.gpu import GpuSpec
+from specwise.specs.model import ModelSpec
+
+
+def _base(name: str) -> str:
+    """``/models/SmolLM2-135M/`` and ``HuggingFaceTB/SmolLM2-135M`` -> ``smollm2-135m``."""
+    return Path(name.rstrip("/")).name.lower()
+
+
+def same_model(a: str, b: str) -> bool:
+    """One checkpoint named two ways: a local directory and its hub id, with or without an ``-Instruct`` suffix."""
+    x, y = _base(a), _base(b)
+    return x == y or x.startswith(y + "-") or y.startswith(x + "-")
+
+
+def check_identity(cal: CalibrationDoc, name: str, engine: str, target: ModelSpec) -> None:
+    """Refuse a calibration of another target model or engine (one line, the caller names the file)."""
+    if cal.target and not same_model(cal.target, target.name):
+        raise SpecwiseError(
+            f"calibration {name} measured {cal.target}, but this deployment serves {target.name}: a step-time law "
+            "does not carry across models; calibrate on this model (specwise bench --launch ... --calibrate)"
+        )
+    if cal.engine and cal.engine != engine:
+        raise SpecwiseError(f"calibration {name} measured {cal.engine}, but this deployment runs {engine}")
+
+
+def check_draft(cal: CalibrationDoc, name: str, match: CalibratedConfig, draft: ModelSpec | None) -> None:
+    """Refuse a draft model's calibrated cost for another draft: the scale is that draft's pass over the target's."""
+    if draft is not None and match.model and not same_model(match.model, draft.name):
+        raise SpecwiseError(
+            f"calibration {name} calibrated the draft {match.model} ({match.name}), but this deployment drafts with "
+            f"{draft.name}: a draft's cost does not carry to another; bench this draft with --launch --calibrate"
+        )
+
+
+def hardware_notes(cal: CalibrationDoc, name: str, gpu: GpuSpec) -> tuple[str, ...]:
+    """What the results cannot claim when the calibration ran elsewhere, or does not say where it ran."""
+    if not cal.hardware:
+        return (
+            f"calibration {name} does not record the hardware it ran on (vllm bench serve files do not say): its "
+            f"step times are taken to be {gpu.name}'s",
+        )
+    family = re.split(r"[-_ ]", gpu.name)[0].upper()
+    if family and family in cal.hardware.upper():
+        return ()
+    return (
+        f"calibration {name} ran on {cal.hardware}, not {gpu.name}: the simulated step times are that machine's, "
+        f"not a {gpu.name}'s; calibrate on the deployment's GPU for a prediction of it",
+    )

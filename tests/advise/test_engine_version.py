@@ -1,0 +1,53 @@
+"""The vLLM version a scenario names (``[deployment].engine_version``) is the one advise writes for, and a method
+that version cannot run is reported as such, beside the candidates it can run: a separate draft model on vLLM
+0.10-0.14 (V0 removed, V1's draft-model proposer from 0.15: vLLM PR #24322)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specwise.cli import main
+from tests.readme_examples import ROOT
+
+EXAMPLE = ROOT / "examples/advise/summarize-low-qps.toml"
+SCHEDULE = ROOT / "examples/advise/schedule-llama3-70b-qwama.toml"
+
+
+def _scenario(tmp_path: Path, version: str) -> Path:
+    text = EXAMPLE.read_text().replace("max_num_seqs = 128\n", f'max_num_seqs = 128\nengine_version = "{version}"\n')
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    return path
+
+
+def _advise(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, object]]:
+    rc = main(["advise", *args, "--json", "--processes", "1"])
+    return rc, json.loads(capsys.readouterr().out)
+
+
+def test_a_draft_model_on_012_is_unsupported_and_ngram_still_evaluated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc, doc = _advise(["--scenario", str(_scenario(tmp_path, "0.12.0"))], capsys)
+    verdicts = {c["candidate"]: c["verdict"] for c in doc["candidates"]}  # type: ignore[attr-defined]
+    assert verdicts["draft_model:meta-llama/Llama-3.2-1B-Instruct"] == "unsupported"
+    assert verdicts["ngram"] not in ("unsupported", "does_not_fit")
+    assert rc in (0, 1) and doc["ranking"][0] == "ngram"  # type: ignore[index]
+
+
+def test_the_config_is_written_for_the_scenarios_version(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The blog's Llama-3-70B / Qwama pair as if served by vLLM 0.9.2: no per-batch-size k there, and 0.9 runs a
+    draft model on V0 (its fallback), on one GPU; --vllm-version still overrides the scenario's version."""
+    text = SCHEDULE.read_text().replace('engine_version = "0.6.3"', 'engine_version = "0.9.2"')
+    path = tmp_path / "q.toml"
+    path.write_text(text)
+    rc, doc = _advise(["--scenario", str(path)], capsys)
+    cfg = doc["vllm"]["speculative_config"]  # type: ignore[index]
+    assert rc == 0 and "num_speculative_tokens_per_batch_size" not in cfg
+    assert cfg["disable_by_batch_size"] > 1 and cfg["draft_tensor_parallel_size"] == 1
+    rc, doc = _advise(["--scenario", str(path), "--vllm-version", "0.32"], capsys)  # V1: the draft at TP 4
+    (cand,) = doc["candidates"]  # type: ignore[misc]
+    assert rc == 1 and cand["verdict"] == "unsupported" and "14 attention heads" in cand["reason"]
