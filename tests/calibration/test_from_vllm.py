@@ -98,6 +98,7 @@ def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     other.write_text('{"hello": 1}')
     assert "not a vllm bench serve" in _one_line_refusal(capsys, str(other), "--out", out)
     twice = tmp_path / "twice.json"
-    twice.write_text("\n".join([DETAILED.read_text().splitlines()[0]] * 2))
+    lines = DETAILED.read_text().splitlines()
+    twice.write_text("\n".join([lines[0], lines[0], lines[2]]))
     assert "second run of one configuration" in _one_line_refusal(capsys, str(twice), "--out", out)
     assert not Path(out).exists()

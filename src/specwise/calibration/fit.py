@@ -63,6 +63,10 @@ class Calibration:
         return float(np.sqrt(np.mean(np.square(errs)))) if errs else float("nan")
 
 
+class NoBaseStepsError(SpecwiseError):
+    """No engine step was measured in the configurations the target's law is fitted to."""
+
+
 KNEES = (0.0, 4.0, 8.0, 16.0, 24.0, 32.0, 48.0, 64.0, 96.0)  # batched tokens; 0 = SpecDecode-Bench's form
 
 
@@ -95,7 +99,7 @@ def fit(runs: Sequence[ConfigRun]) -> Calibration:
         base_runs = [run for run in runs if not run.draft_model and per_run[run.name]]
     base_points = [p for run in base_runs for p in per_run[run.name]]
     if not base_points:
-        raise SpecwiseError(
+        raise NoBaseStepsError(
             "calibration: no steps from a configuration without a draft model (baseline or n-gram); "
             "include one in the launch file"
         )
@@ -114,3 +118,10 @@ def fit(runs: Sequence[ConfigRun]) -> Calibration:
         scales[run.name] = max(0.0, num / den) if den > 0 else 0.0
     points = tuple(p for run in runs for p in per_run[run.name])
     return Calibration(target, scales, points, len(base_points), tuple(run.name for run in base_runs))
+
+
+def proposer_cost_text(name: str, method: str | None, scale: float) -> str:
+    """What a configuration's fitted ``draft_cost_scale`` means, in words (see :func:`fit`)."""
+    if method in LOOKUP_METHODS:
+        return f"{name} (lookup, no draft pass): speculation overhead per step = {scale:.2f} x the target's verify step"
+    return f"{name}: draft pass = {scale:.2f} x target pass"

@@ -6,7 +6,9 @@ the gaps between them are the engine steps :mod:`specwise.calibration.steps` rea
 engine step per running request). One run is one level of one configuration: its configuration is the
 ``--metadata speculative_config='{...}'`` it carries (none: the baseline), its level the rank of its
 ``request_rate`` among all the runs given (so the baseline and the speculative run at one rate are compared);
-spec-decode counts are the run's ``spec_decode_*`` fields.
+spec-decode counts are the run's ``spec_decode_*`` fields. What cannot be calibrated from (runs of two models, no
+baseline, rates without a baseline, unknown methods, impossible numbers) is refused first
+(:mod:`specwise.calibration.vllm_checks`).
 
 Assumption: vLLM does not keep how many tokens each chunk carried. The first chunk is taken to carry one token
 (the prefill's) and the other ``output_len - 1`` are spread evenly over the later chunks (with speculation a chunk
@@ -24,16 +26,17 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 from pathlib import Path
 
-from specwise.calibration.fit import ConfigRun, LevelRun
+from specwise.calibration.fit import ConfigRun, LevelRun, NoBaseStepsError
 from specwise.calibration.from_bench import (
     DEFAULT_MAX_NUM_BATCHED_TOKENS,
     DEFAULT_MAX_NUM_SEQS,
     engine_limits,
     fitted_doc,
 )
-from specwise.contracts.bench_formats import CONFIG_NAME
+from specwise.calibration.vllm_checks import check_models, check_runs, check_values
+from specwise.contracts.bench_formats import CONFIG_NAME, read_objects
 from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc
-from specwise.contracts.vllm_detailed import DetailedRun, RequestTiming, read_detailed_runs
+from specwise.contracts.vllm_detailed import DetailedRun, RequestTiming, detailed_run
 from specwise.errors import SpecwiseError
 from specwise.loadgen.records import RequestRecord, summarize_level
 
@@ -121,17 +124,41 @@ def config_runs(runs: Sequence[DetailedRun]) -> list[tuple[ConfigRun, DetailedRu
     return out
 
 
+def read_runs(paths: Sequence[Path]) -> list[DetailedRun]:
+    """Every run in the files (one object per file, or one per line with ``--append-result``), its numbers checked
+    (:func:`specwise.calibration.vllm_checks.check_values`)."""
+    runs = []
+    for path in paths:
+        objects = read_objects(path)
+        for n, data in enumerate(objects):
+            where = f"{path}[{n}]" if len(objects) > 1 else str(path)
+            runs.append(detailed_run(data, where))
+            check_values(data, where)
+    return runs
+
+
+def _fitted(request: VllmCalibrationInput, runs: list[ConfigRun], raw: Sequence[DetailedRun]) -> CalibrationDoc:
+    engine = engine_limits(request.max_num_seqs, request.max_num_batched_tokens)
+    try:
+        return fitted_doc(request.paths[0].stem, runs, engine)
+    except NoBaseStepsError:
+        base = ", ".join(r.where for r in raw if r.method is None)
+        raise SpecwiseError(
+            f"no engine steps in the baseline runs ({base}): no successful request streamed two or more chunks"
+        ) from None
+
+
 def calibrate_vllm(request: VllmCalibrationInput) -> CalibrationDoc:
     """The fitted step-time law, draft scales and per-level prediction error of ``vllm bench serve`` runs."""
-    raw = read_detailed_runs(request.paths)
+    raw = read_runs(request.paths)
+    target = check_models(raw)
+    check_runs(raw)
     pairs = config_runs(raw)
-    runs = [run for run, _ in pairs]
-    models = {r.model_id for r in raw} - {""}
     return replace(
-        fitted_doc(request.paths[0].stem, runs, engine_limits(request.max_num_seqs, request.max_num_batched_tokens)),
+        _fitted(request, [run for run, _ in pairs], raw),
         configs=tuple(CalibratedConfig(c.name, c.method, r.draft_model, c.k) for c, r in pairs),
         engine_version=request.engine_version,
-        target=models.pop() if len(models) == 1 else None,
+        target=target,
         extra={
             "source": CONFIG_NAME,
             "source_files": [str(p) for p in request.paths],

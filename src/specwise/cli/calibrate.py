@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from specwise.calibration.fit import proposer_cost_text
 from specwise.calibration.from_bench import DEFAULT_MAX_NUM_BATCHED_TOKENS, DEFAULT_MAX_NUM_SEQS
 from specwise.calibration.from_vllm import VllmCalibrationInput, calibrate_vllm
 from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, json_safe, positive_int, print_json
+from specwise.contracts.calibration import CalibrationDoc
 from specwise.fileio import check_output_file, write_json_atomic
 from specwise.report.bench import render_calibration
+from specwise.report.console import console
 
 
 def register(sub: Any) -> None:
@@ -49,12 +53,43 @@ def _input(args: argparse.Namespace) -> VllmCalibrationInput:
     )
 
 
+def assumptions_text(cal: CalibrationDoc, request: VllmCalibrationInput) -> str:
+    """What the calibration took as given: the target, the engine version and the batch limits (each marked
+    assumed when neither the files nor the flags gave it)."""
+    target = cal.target or "unknown (no model_id in the result files)"
+    version = cal.engine_version or "unknown (not in the result files; give --engine-version)"
+    limits = ", ".join(
+        f"{name} {value} "
+        + (f"(assumed: vLLM's default; give --{name.replace('_', '-')})" if name in request.assumed else "(given)")
+        for name, value in (
+            ("max_num_seqs", request.max_num_seqs),
+            ("max_num_batched_tokens", request.max_num_batched_tokens),
+        )
+    )
+    return f"target: {target}; vLLM version: {version}; {limits}"
+
+
+def render(cal: CalibrationDoc, request: VllmCalibrationInput, path: Path, wide: bool = False) -> None:
+    """The calibration table, preceded by what was assumed and followed by each proposer's fitted cost in the
+    shape :func:`specwise.calibration.fit.fit` charges it (a lookup method has no draft pass)."""
+    out = console()
+    out.print(assumptions_text(cal, request))
+    render_calibration(replace(cal, draft_cost_scale={}), wide=wide, out=out)
+    methods = {c.name: c.method for c in cal.configs}
+    if cal.draft_cost_scale:
+        out.print("fitted proposer cost:")
+    for name, scale in cal.draft_cost_scale.items():
+        out.print(f"  {proposer_cost_text(name, methods.get(name), scale)}")
+    out.print(f"calibration file: {path} (use it: specwise simulate|advise|monitor --calibration {path})")
+
+
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.out)
-    cal = calibrate_vllm(_input(args))
+    request = _input(args)
+    cal = calibrate_vllm(request)
     write_json_atomic(args.out, json_safe(cal.to_json()))
     if args.json:
         print_json({"calibration": cal.to_json(), "calibration_file": str(args.out)})
     else:
-        render_calibration(cal, args.out, wide=args.wide)
+        render(cal, request, args.out, wide=args.wide)
     return EXIT_OK
