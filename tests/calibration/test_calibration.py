@@ -190,4 +190,5 @@ def test_cli_calibrates_a_stored_launch_run(tmp_path: Path, capsys: pytest.Captu
     assert main(["bench", "--calibrate-run", "base", "--db", str(tmp_path / "b.sqlite")]) == 0
     assert "simulator vs measurement" in capsys.readouterr().out
     assert main(["bench", "--calibrate-run", "nope", "--db", str(tmp_path / "b.sqlite")]) == 2
-    assert "no --launch run 'nope'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no --launch run 'nope'" in err and "the launch runs here: base" in err

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from specwise.calibration.fit import proposer_cost_text
 from specwise.calibration.from_bench import DEFAULT_MAX_NUM_BATCHED_TOKENS, DEFAULT_MAX_NUM_SEQS
 from specwise.calibration.from_vllm import VllmCalibrationInput, calibrate_vllm
 from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, json_safe, positive_int, print_json
@@ -70,17 +68,11 @@ def assumptions_text(cal: CalibrationDoc, request: VllmCalibrationInput) -> str:
 
 
 def render(cal: CalibrationDoc, request: VllmCalibrationInput, path: Path, wide: bool = False) -> None:
-    """The calibration table, preceded by what was assumed and followed by each proposer's fitted cost in the
-    shape :func:`specwise.calibration.fit.fit` charges it (a lookup method has no draft pass)."""
+    """The calibration table (with each proposer's fitted cost in the shape :func:`specwise.calibration.fit.fit`
+    charges it: a lookup method has no draft pass), preceded by what was assumed."""
     out = console()
     out.print(assumptions_text(cal, request))
-    render_calibration(replace(cal, draft_cost_scale={}), wide=wide, out=out)
-    methods = {c.name: c.method for c in cal.configs}
-    if cal.draft_cost_scale:
-        out.print("fitted proposer cost:")
-    for name, scale in cal.draft_cost_scale.items():
-        out.print(f"  {proposer_cost_text(name, methods.get(name), scale)}")
-    out.print(f"calibration file: {path} (use it: specwise simulate|advise|monitor --calibration {path})")
+    render_calibration(cal, path, wide=wide, out=out)
 
 
 def run(args: argparse.Namespace) -> int:

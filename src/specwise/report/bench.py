@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from specwise.calibration.fit import proposer_cost_text
 from specwise.contracts.bench import BenchDoc, BenchLevel
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.report.console import console
@@ -133,8 +134,9 @@ def render_calibration(
         f"{law.per_batched_token_s * 1e3:.3f} ms/batched token above {law.free_batched_tokens:g} + "
         f"{law.constant_s * 1e3:.1f} ms ({cal.fit_points} step classes, relative RMS error {rms})"
     )
+    methods = {c.name: c.method for c in cal.configs}
     for name, scale in cal.draft_cost_scale.items():
-        out.print(f"  {name}: draft pass = {scale:.2f} x target pass")
+        out.print(f"  {proposer_cost_text(name, methods.get(name), scale)}")
     table = Table(title="simulator vs measurement (TPOT p50, speedup vs first config)", title_justify="left")
     for col in ("config", "rps", "TPOT ms", "sim TPOT ms", "xTPOT", "sim xTPOT", "error"):
         table.add_column(col, justify="left" if col == "config" else "right")
