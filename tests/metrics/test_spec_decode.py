@@ -61,6 +61,41 @@ def test_server_restart_is_detected() -> None:
     assert delta.stats.acceptance_rate is not None and 0 <= delta.stats.acceptance_rate <= 1
 
 
+def _edited(name: str, **values: float) -> SpecDecodeCounters:
+    """The fixture's counters with some spec-decode totals replaced (``_created`` unchanged)."""
+    text = (FIXTURES / name).read_text()
+    for counter, value in values.items():
+        prefix = f'vllm:spec_decode_num_{counter}_total{{engine="0",model_name="smollm2"}} '
+        head, sep, rest = text.partition(prefix)
+        assert sep, counter
+        text = head + prefix + f"{value}\n" + rest.split("\n", 1)[1]
+    return spec_decode_counters(parse_exposition(text))[KEY]
+
+
+def test_more_accepted_than_drafted_is_impossible_not_a_restart() -> None:
+    before = spec_decode_counters(_scrape("ngram_before.txt"))[KEY]
+    after = _edited("ngram_after.txt", accepted_tokens=500.0)  # 500 accepted of 136 drafted; _created unchanged
+    delta = spec_decode_delta(before, after)
+    assert not delta.reset
+    assert delta.impossible is not None and "500 tokens accepted of 136 drafted" in delta.impossible
+
+
+def test_counters_going_back_with_created_unchanged_are_impossible() -> None:
+    before = spec_decode_counters(_scrape("ngram_after.txt"))[KEY]
+    after = _edited("ngram_after.txt", accepted_tokens=20.0, drafts=5.0, draft_tokens=20.0)
+    assert after.created == before.created
+    delta = spec_decode_delta(before, after)
+    assert not delta.reset and delta.impossible is not None
+    assert "vllm:spec_decode_num_drafts_total went back (34 -> 5) with _created unchanged" in delta.impossible
+
+
+def test_a_position_accepted_more_often_than_drafts_is_impossible() -> None:
+    before = spec_decode_counters(_scrape("ngram_before.txt"))[KEY]
+    after = SpecDecodeCounters(34.0, 136.0, 103.0, (27.0, 26.0, 40.0, 10.0), before.created)
+    delta = spec_decode_delta(before, after)
+    assert delta.impossible == "position 2 accepted 40 times in 34 drafts"
+
+
 def test_no_speculation_means_no_series() -> None:
     assert spec_decode_counters(parse_exposition("# TYPE x counter\nx_total 3\n")) == {}
 
@@ -140,9 +175,10 @@ def test_increase_is_never_negative_or_impossible(steps: list[tuple[int, int, bo
     for before, after in itertools.pairwise(snapshots):
         delta = spec_decode_delta(before, after)
         assert delta.stats.drafts >= 0 and delta.stats.accepted_tokens >= 0
-        assert delta.stats.accepted_tokens <= delta.stats.draft_tokens
-        if with_created:  # with vLLM's _created timestamps every restart is seen
-            assert delta.reset == (after.created != before.created)
+        # counts no server can produce are flagged, never passed off as a window's
+        assert delta.impossible is not None or delta.stats.accepted_tokens <= delta.stats.draft_tokens
+        if with_created:  # with vLLM's _created timestamps every restart is seen, and nothing is impossible
+            assert delta.reset == (after.created != before.created) and delta.impossible is None
         total += delta.stats.drafts
     if not any(r for _, _, r in steps[1:]):
         assert total == snapshots[-1].drafts - snapshots[0].drafts

@@ -107,8 +107,9 @@ def test_monitor_garbage_metrics_is_reported(capsys: pytest.CaptureFixture[str])
             ]
         )
     doc = json.loads(capsys.readouterr().out)
-    assert code == 0
+    assert code == 1  # a server that cannot be read while another answers is an alert (target down)
     assert "not valid Prometheus" in doc["servers"][0]["error"] and "stats" in doc["servers"][1]
+    assert [a["rule"] for a in doc["servers"][0]["alerts"]] == ["target_down"]
 
 
 def _two_models(a: tuple[int, int], b: tuple[int, int]) -> str:

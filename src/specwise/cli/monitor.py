@@ -2,7 +2,7 @@
 
 ``--once`` evaluates one window (two scrapes ``--interval`` seconds apart per server) and exits; without it the
 monitor loops, writes every window to SQLite (``--db``, pruned after ``--retention``) and prints each alert
-transition once, as a JSON line.
+transition (and each target going down, restart and fault) once, as a JSON line.
 """
 
 from __future__ import annotations
@@ -41,11 +41,20 @@ from specwise.monitor.dashboard import Dashboard
 from specwise.monitor.events import MonitorEvent
 from specwise.monitor.fetch import DEFAULT_MAX_BYTES, Scraper, endpoint, redact, redact_url
 from specwise.monitor.fleet import FAMILIES, FleetWindow
-from specwise.monitor.loop import Target, evaluate_once, findings, fleet_findings, window_parser
+from specwise.monitor.loop import (
+    RESTART_DETAIL,
+    SERVER_RESTART,
+    TARGET_DOWN,
+    Target,
+    assess,
+    evaluate_once,
+    fleet_findings,
+    window_parser,
+)
 from specwise.monitor.predicted import SlowdownModel, slowdown_model
 from specwise.monitor.prometheus_source import FleetSource, Judge, fleet_history, fleet_window
 from specwise.monitor.report import FleetReport, MonitorReport, ServerWindow
-from specwise.monitor.rules import Thresholds
+from specwise.monitor.rules import Finding, Thresholds
 from specwise.monitor.sinks import Background, MetricsExporter, event_line, json_lines, webhook
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.vet import vet
@@ -60,7 +69,9 @@ def register(sub: Any) -> None:
         help="evaluate speculative decoding on running vLLM servers from their /metrics",
         description="Scrape each server's /metrics twice, --interval seconds apart, and report acceptance rate, "
         "mean acceptance length, per-position acceptance, token and request rates, latency quantiles and alerts. "
-        "Exit status: 0 no alert, 1 an alert fired, 2 bad input or no server answered.",
+        "Exit status: 0 no alert, 1 an alert fired (low acceptance or AL, a target down while another answers, a "
+        "server restart, impossible counters; loop mode: an alert still open or a target down at the end, or a "
+        "restart during the run), 2 bad input or no server answered.",
     )
     p.add_argument(
         "--url",
@@ -115,7 +126,13 @@ def register(sub: Any) -> None:
         "interval; with --prometheus: 60 s or one interval, whichever is longer, for any --once too)",
     )
     p.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate")
-    p.add_argument("--min-drafts", type=positive_float, default=50.0, help="drafts needed before alerting")
+    p.add_argument(
+        "--min-drafts",
+        type=positive_float,
+        default=50.0,
+        help="drafts a window needs before the acceptance rules judge it (default 50; a window with fewer says so "
+        "in a note)",
+    )
     add_predictor_flags(p)
     add_json_flag(p)
     add_wide_flag(p)
@@ -235,7 +252,7 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
     if not any(t.answered for t in watched):
         errors = sorted({t.failing for t in watched if t.failing})
         raise SpecwiseError("no server answered: " + ("; ".join(errors)[:400] or "no scrape completed"))
-    return EXIT_NEGATIVE if any(t.alerts.active for t in targets) else EXIT_OK
+    return EXIT_NEGATIVE if any(t.alerting for t in targets) else EXIT_OK
 
 
 def _close(
@@ -322,16 +339,6 @@ def _resolve_targets(args: argparse.Namespace) -> None:
         endpoint(url)  # a malformed URL is bad input now, not a failing target later
 
 
-def _vetted(result: Scrape | SpecwiseError, url: str) -> tuple[Scrape, tuple[str, ...]]:
-    """A scrape a window may use, and notes on the samples dropped; impossible counters are the server's error."""
-    if isinstance(result, SpecwiseError):
-        raise result
-    v = vet(result)
-    if v.scrape is None:
-        raise SpecwiseError(f"{url}: " + "; ".join(detail for _, detail in v.faults))
-    return v.scrape, tuple(detail for _, detail in v.faults)
-
-
 def _server_window(
     url: str,
     pair: tuple[Scrape | SpecwiseError, Scrape | SpecwiseError],
@@ -339,14 +346,33 @@ def _server_window(
     thresholds: Thresholds,
     slowdown: SlowdownModel | None,
 ) -> ServerWindow:
+    """One server's window, or why there is none: a server that did not answer is a ``target_down`` alert; one
+    whose counters no live server can report (:mod:`specwise.monitor.vet`) raises an alert per fault kind. A restart
+    inside the window and impossible spec-decode counts are alerts too."""
+    first, second = pair
+    if isinstance(first, SpecwiseError) or isinstance(second, SpecwiseError):
+        error = redact(str(first if isinstance(first, SpecwiseError) else second))
+        down = Finding(TARGET_DOWN, "critical", "target down: " + error.removeprefix(f"{url}: "))
+        return ServerWindow(url, None, (down,), error=error)
+    before, after = vet(first), vet(second)
+    faults = dict.fromkeys((*before.faults, *after.faults))
+    if before.scrape is None or after.scrape is None:
+        kinds: dict[str, str] = {}
+        for kind, detail in faults:
+            kinds.setdefault(kind, detail)
+        alerts = tuple(Finding(kind, "warning", f"{kind.replace('_', ' ')}: {d}") for kind, d in kinds.items())
+        return ServerWindow(url, None, alerts, error=redact(f"{url}: " + "; ".join(d for _, d in faults)))
     stats = None
     try:
-        (before, notes), (after, notes_after) = _vetted(pair[0], url), _vetted(pair[1], url)
-        stats = window_stats(before, after, window)
-        stats = replace(stats, notes=(*stats.notes, *dict.fromkeys(notes + notes_after)))
-        return ServerWindow(url, stats, tuple(findings(stats, thresholds, slowdown)))
+        stats = window_stats(before.scrape, after.scrape, window)
+        stats = replace(stats, notes=(*stats.notes, *(detail for _, detail in faults)))
+        stats, found = assess(stats, thresholds, slowdown)
     except SpecwiseError as exc:
         return ServerWindow(url, stats, error=redact(str(exc)))
+    if stats.counter_reset:
+        found.append(Finding(SERVER_RESTART, "warning", RESTART_DETAIL))
+    found += [Finding(kind, "warning", f"{kind.replace('_', ' ')}: {detail}") for kind, detail in stats.faults]
+    return ServerWindow(url, stats, tuple(found))
 
 
 def _once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownModel | None) -> MonitorReport:

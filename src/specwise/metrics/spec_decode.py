@@ -9,11 +9,14 @@ PromQL for the same over a window (from vLLM's ``v1/spec_decode/metrics.py`` doc
     rate(vllm:spec_decode_num_accepted_tokens_total[5m]) / rate(vllm:spec_decode_num_draft_tokens_total[5m])
     1 + rate(vllm:spec_decode_num_accepted_tokens_total[5m]) / rate(vllm:spec_decode_num_drafts_total[5m])
 
-Counters only grow while a server lives. A restart shows as a counter going *down*, as a new
-``..._created`` timestamp (vLLM exports one per counter), or as an impossible delta (more accepted
-than drafted tokens: the counters restarted and overtook their old values between scrapes). Then,
-like Prometheus' ``increase()``, the delta is the new value (counted since the restart) and the
-result says ``reset=True`` -- never a negative or impossible count.
+Counters only grow while a server lives. A restart shows as a new ``..._created`` timestamp (vLLM exports
+one per counter: the series' birth, Unix time) or, where a server exports no ``_created``, as a counter going
+*down*. Then, like Prometheus' ``increase()``, the delta is the new value (counted since the restart) and the
+result says ``reset=True`` -- never a negative count. With ``_created`` present and unchanged there was no
+restart: counters going back are a fault of the server, not a restart. So is any window in which more tokens
+were accepted than drafted (acceptance rate > 1) or a position accepted more often than there were drafts: the
+result carries an ``impossible`` detail and its counts must not be used (the monitor reports an
+``impossible_counter`` fault).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class SpecDecodeCounters(SpecDecodeCounts):
 class CounterDelta:
     stats: SpecDecodeCounts
     reset: bool
+    impossible: str | None = None  # why these counts cannot be right (then they must not be used)
 
 
 def _series(labels: tuple[tuple[str, str], ...]) -> SeriesKey:
@@ -73,8 +77,24 @@ def spec_decode_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
     return out
 
 
+def _impossible(stats: SpecDecodeCounts) -> str | None:
+    """Why counts over a window cannot be right, or None: vLLM accepts at most the tokens it drafted, and each
+    position at most once per draft (``vllm/v1/spec_decode/metrics.py``)."""
+    if stats.accepted_tokens > stats.draft_tokens:
+        return f"{stats.accepted_tokens:g} tokens accepted of {stats.draft_tokens:g} drafted (acceptance rate > 1)"
+    for i, v in enumerate(stats.accepted_per_position):
+        if v > stats.drafts:
+            return f"position {i} accepted {v:g} times in {stats.drafts:g} drafts"
+    return None
+
+
+_FIELDS = (VLLM.spec_drafts, VLLM.spec_draft_tokens, VLLM.spec_accepted)
+
+
 def spec_decode_delta(before: SpecDecodeCounters, after: SpecDecodeCounters) -> CounterDelta:
-    """Counts between two scrapes of one series, resets detected (any counter going down)."""
+    """Counts between two scrapes of one series. A restart is a changed ``_created`` (without one on both sides:
+    any counter going down); counters going down with ``_created`` unchanged, or counts no server can produce
+    (:func:`_impossible`), make the delta ``impossible``."""
     fields = [
         (before.drafts, after.drafts),
         (before.draft_tokens, after.draft_tokens),
@@ -83,44 +103,49 @@ def spec_decode_delta(before: SpecDecodeCounters, after: SpecDecodeCounters) -> 
     width = max(len(before.accepted_per_position), len(after.accepted_per_position))
     b_pos = before.accepted_per_position + (0.0,) * (width - len(before.accepted_per_position))
     a_pos = after.accepted_per_position + (0.0,) * (width - len(after.accepted_per_position))
-    reset = any(a < b for b, a in [*fields, *zip(b_pos, a_pos, strict=True)])
-    if before.created is not None and after.created is not None and after.created != before.created:
-        reset = True
-    drafts = after.drafts - before.drafts
-    accepted = after.accepted_tokens - before.accepted_tokens
-    if accepted > after.draft_tokens - before.draft_tokens or any(
-        a - b > drafts for b, a in zip(b_pos, a_pos, strict=True)
-    ):
-        reset = True  # impossible as a delta: the counters restarted and overtook their old values
+    names = [*_FIELDS, *(f'{VLLM.spec_accepted_per_pos}{{position="{i}"}}' for i in range(width))]
+    pairs = [*fields, *zip(b_pos, a_pos, strict=True)]
+    back = [(name, b, a) for name, (b, a) in zip(names, pairs, strict=True) if a < b]
+    known = before.created is not None and after.created is not None
+    reset = after.created != before.created if known else bool(back)
     if reset:  # the server restarted: everything counts from zero again
-        return CounterDelta(SpecDecodeCounts(after.drafts, after.draft_tokens, after.accepted_tokens, a_pos), True)
-    return CounterDelta(
-        SpecDecodeCounts(
-            after.drafts - before.drafts,
-            after.draft_tokens - before.draft_tokens,
-            after.accepted_tokens - before.accepted_tokens,
-            tuple(a - b for b, a in zip(b_pos, a_pos, strict=True)),
-        ),
-        False,
+        stats = SpecDecodeCounts(after.drafts, after.draft_tokens, after.accepted_tokens, a_pos)
+        return CounterDelta(stats, True, _impossible(stats))
+    stats = SpecDecodeCounts(
+        after.drafts - before.drafts,
+        after.draft_tokens - before.draft_tokens,
+        after.accepted_tokens - before.accepted_tokens,
+        tuple(a - b for b, a in zip(b_pos, a_pos, strict=True)),
     )
+    if back:
+        name, b, a = back[0]
+        return CounterDelta(stats, False, f"{name} went back ({b:g} -> {a:g}) with _created unchanged: not a restart")
+    return CounterDelta(stats, False, _impossible(stats))
 
 
 def total_delta(
     before: dict[SeriesKey, SpecDecodeCounters], after: dict[SeriesKey, SpecDecodeCounters]
 ) -> CounterDelta | None:
-    """Deltas of every engine series summed (a reset in any series flags the total); None without series."""
+    """Deltas of every engine series summed (a reset in any series flags the total, so does an impossible one,
+    named); None without series."""
     if not after:
         return None
     reset = False
+    impossible: str | None = None
     drafts = draft_tokens = accepted = 0.0
     per_pos: list[float] = []
     for key, a in after.items():
         delta = spec_decode_delta(before.get(key, SpecDecodeCounters(0.0, 0.0, 0.0, (), a.created)), a)
         reset = reset or delta.reset
+        impossible = impossible or (delta.impossible and f"{_name(key)}: {delta.impossible}")
         drafts += delta.stats.drafts
         draft_tokens += delta.stats.draft_tokens
         accepted += delta.stats.accepted_tokens
         per_pos += [0.0] * (len(delta.stats.accepted_per_position) - len(per_pos))
         for i, v in enumerate(delta.stats.accepted_per_position):
             per_pos[i] += v
-    return CounterDelta(SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(per_pos)), reset)
+    return CounterDelta(SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(per_pos)), reset, impossible)
+
+
+def _name(key: SeriesKey) -> str:
+    return f'model_name="{key[0]}",engine="{key[1]}"'

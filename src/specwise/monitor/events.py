@@ -1,7 +1,7 @@
-"""What the monitor loop reports, once per transition: a server going down or coming back, an alert opening or
-clearing, a fault in what a server reports starting or ending (non-finite samples, impossible counters), a webhook
-that could not be delivered. Each event's ``to_json()`` is the JSON line (and webhook body) the
-monitor prints: ``{"at", "url", "event", ...}``."""
+"""What the monitor loop reports, once per transition: a server going down or coming back, a server restart, an alert
+opening or clearing, a fault in what a server reports starting or ending (non-finite samples, impossible counters),
+a webhook that could not be delivered. Each event's ``to_json()`` is the JSON line (and webhook body) the monitor
+prints: ``{"at", "url", "event", ...}``."""
 
 from __future__ import annotations
 
@@ -28,6 +28,20 @@ class TargetUp:
 
     def to_json(self) -> dict[str, Any]:
         return {"at": self.at, "url": self.url, "event": self.event}
+
+
+@dataclass(frozen=True)
+class ServerRestart:
+    """A server restarted inside a window (new ``_created`` timestamps, or counters going back where it exports
+    none); reported once per restart: the window after it starts at the restart."""
+
+    at: float
+    url: str
+    detail: str
+    event: ClassVar[str] = "server_restart"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "url": self.url, "event": self.event, "detail": self.detail}
 
 
 @dataclass(frozen=True)
@@ -99,4 +113,6 @@ class WebhookFailed:
         return {"at": self.at, "event": self.event, "error": self.error, "for": self.failed_event}
 
 
-MonitorEvent = TargetDown | TargetUp | AlertOpened | AlertResolved | TargetFault | FaultCleared | WebhookFailed
+MonitorEvent = (
+    TargetDown | TargetUp | ServerRestart | AlertOpened | AlertResolved | TargetFault | FaultCleared | WebhookFailed
+)

@@ -1,12 +1,13 @@
 """The monitor loop: scrape every server each interval, evaluate the last window, open/close alerts once.
 
-Clock and sleep are passed in. Servers are scraped concurrently by a lean fetcher (:mod:`specwise.monitor.fetch`:
-a total deadline and a body cap per fetch) and each answer is windowed as soon as it arrives, so a slow or hung
-server never holds back the others' windows. A server that fails to answer (down, hanging, 500, garbage text, a
-page over the cap) is reported once when it starts failing and once when it recovers; a server whose samples a
-window must not use (non-finite values, impossible counters: :mod:`specwise.monitor.vet`) is reported once per
-fault kind; the loop keeps going. Memory stays bounded (the scrapes of one window per server, the window's samples
-only; history in SQLite with retention). URLs are reported with credentials redacted.
+Clock and sleep are passed in. Servers are scraped concurrently by a lean fetcher (:mod:`specwise.monitor.fetch`: a
+total deadline and a body cap per fetch) and each answer is windowed as soon as it arrives, so a slow or hung server
+never holds back the others' windows. A server that fails to answer (down, hanging, 500, garbage text, a page over
+the cap) is reported once when it starts failing and once when it recovers; a server whose samples a window must not
+use (non-finite values, impossible counters: :mod:`specwise.monitor.vet` per scrape,
+:func:`~specwise.monitor.window.window_stats` per window) is reported once per fault kind; a restart is reported
+once, and the next window starts after it; the loop keeps going. Memory stays bounded (the scrapes of one window per
+server, the window's samples only; history in SQLite with retention). URLs are reported with credentials redacted.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 from specwise.errors import SpecwiseError
@@ -26,6 +27,7 @@ from specwise.monitor.events import (
     AlertResolved,
     FaultCleared,
     MonitorEvent,
+    ServerRestart,
     TargetDown,
     TargetFault,
     TargetUp,
@@ -33,10 +35,14 @@ from specwise.monitor.events import (
 from specwise.monitor.fetch import Endpoint, Scraper, Slot, endpoint, redact, redact_url
 from specwise.monitor.fleet import FleetWindow, instance_stats
 from specwise.monitor.predicted import SlowdownModel
-from specwise.monitor.rules import AlertState, Finding, Thresholds, check
+from specwise.monitor.rules import AlertState, Finding, Thresholds, check, unjudged_note
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.vet import vet
-from specwise.monitor.window import WINDOW_SAMPLES, WindowStats, spec_counters, window_stats
+from specwise.monitor.window import IMPOSSIBLE_COUNTER, WINDOW_SAMPLES, WindowStats, spec_counters, window_stats
+
+TARGET_DOWN = "target_down"  # the alert a --once report raises for a server that did not answer
+SERVER_RESTART = "server_restart"  # the alert a --once report raises for a restart inside its window
+RESTART_DETAIL = "the server restarted inside the window (new _created timestamps, or counters went back)"
 
 
 @dataclass
@@ -60,6 +66,7 @@ class Target:
     _endpoint: Endpoint | None = field(default=None, repr=False, compare=False)
     instance: str = ""  # Prometheus' name for it: HOST:PORT of its URL unless given (never with userinfo)
     model_name: str = ""  # the model_name label(s) of its spec-decode series, comma-joined
+    restarts: int = 0  # restarts seen (each reported once)
 
     def __post_init__(self) -> None:
         if not self.source:
@@ -67,6 +74,11 @@ class Target:
         self.url = redact_url(self.url)
         if not self.instance:
             self.instance = instance_of(self.source)
+
+    @property
+    def alerting(self) -> bool:
+        """Whether the target counts as an alert now: an open alert, down, restarted, or impossible counters."""
+        return bool(self.alerts.active or self.failing or self.restarts or IMPOSSIBLE_COUNTER in self.faults.active)
 
     @property
     def endpoint(self) -> Endpoint:
@@ -127,6 +139,16 @@ def findings(stats: WindowStats, thresholds: Thresholds, slowdown: SlowdownModel
     return [*out, predicted] if predicted else out
 
 
+def assess(
+    stats: WindowStats, thresholds: Thresholds, slowdown: SlowdownModel | None = None
+) -> tuple[WindowStats, list[Finding]]:
+    """:func:`findings`, and ``stats`` with a note when the window had too few drafts for the rules to judge."""
+    note = unjudged_note(stats, thresholds)
+    if note is not None:
+        stats = replace(stats, notes=(*stats.notes, note))
+    return stats, findings(stats, thresholds, slowdown)
+
+
 _POOL: ThreadPoolExecutor | None = None
 
 
@@ -175,19 +197,13 @@ class _Round:
             self.store.add_alert(url, now, event, rule, message)
 
 
-def _window(t: Target, now: float, current: Scrape, r: _Round) -> None:
-    """Window ``current`` against the oldest scrape kept, then judge it."""
-    base_t, base = t.history[0]
-    _judge(t, now, window_stats(base, current, now - base_t), r)
-    t.model_name = ",".join(sorted({model for model, _ in spec_counters(current)}))
-
-
 def _judge(t: Target, now: float, stats: WindowStats, r: _Round) -> None:
     """Record a window of ``t``, run the rules, report and record the alert transitions."""
+    stats, found = assess(stats, r.thresholds, r.slowdown)
     t.last = stats
     if r.store is not None:
         r.store.add_window(t.url, now, stats.to_dict())
-    opened, cleared = t.alerts.update(findings(stats, r.thresholds, r.slowdown))
+    opened, cleared = t.alerts.update(found)
     for f in opened:
         _out(r.emit, AlertOpened(now, t.url, f.rule, f.severity, f.message))
         r.record(t.url, now, "open", f.rule, f.message)
@@ -196,31 +212,52 @@ def _judge(t: Target, now: float, stats: WindowStats, r: _Round) -> None:
         r.record(t.url, now, "resolved", rule, "")
 
 
-def _observe(t: Target, now: float, result: Scrape | SpecwiseError, r: _Round) -> None:
-    """One scrape result of ``t`` at ``now``: failure/recovery, faults, the window, the scrape kept."""
-    if isinstance(result, SpecwiseError):
-        error = redact(str(result).replace(t.source, t.url))
-        if t.failing is None:
-            _out(r.emit, TargetDown(now, t.url, error))
-        t.failing = error
-        return
-    if t.failing is not None:
-        _out(r.emit, TargetUp(now, t.url))
-        t.failing = None
-        t.history.clear()  # do not window across the outage
-    t.answered = True
-    vetted = vet(result)
-    opened, cleared = t.faults.update([Finding(kind, "warning", detail) for kind, detail in vetted.faults])
+def _faults(t: Target, now: float, faults: list[tuple[str, str]], r: _Round) -> None:
+    """Report and record each fault kind once when it starts and once when it clears."""
+    opened, cleared = t.faults.update([Finding(kind, "warning", detail) for kind, detail in faults])
     for f in opened:
         _out(r.emit, TargetFault(now, t.url, f.rule, f.message))
         r.record(t.url, now, "fault", f.rule, f.message)
     for kind in cleared:
         _out(r.emit, FaultCleared(now, t.url, kind))
         r.record(t.url, now, "fault_cleared", kind, "")
+
+
+def _down(t: Target, now: float, result: SpecwiseError, r: _Round) -> None:
+    error = redact(str(result).replace(t.source, t.url))
+    if t.failing is None:
+        _out(r.emit, TargetDown(now, t.url, error))
+        r.record(t.url, now, "down", TARGET_DOWN, error)
+    t.failing = error
+
+
+def _observe(t: Target, now: float, result: Scrape | SpecwiseError, r: _Round) -> None:
+    """One scrape result of ``t`` at ``now``: failure/recovery, faults, restart, the window, the scrape kept."""
+    if isinstance(result, SpecwiseError):
+        _down(t, now, result, r)
+        return
+    if t.failing is not None:
+        _out(r.emit, TargetUp(now, t.url))
+        r.record(t.url, now, "up", "target_up", "")
+        t.failing = None
+        t.history.clear()  # do not window across the outage
+    t.answered = True
+    vetted = vet(result)
+    stats = None
+    if vetted.scrape is not None and t.history and now > t.history[0][0]:
+        base_t, base = t.history[0]
+        stats = window_stats(base, vetted.scrape, now - base_t)
+        t.model_name = ",".join(sorted({model for model, _ in spec_counters(vetted.scrape)}))
+    _faults(t, now, [*vetted.faults, *(stats.faults if stats else ())], r)
     if vetted.scrape is None:
         return
-    if t.history and now > t.history[0][0]:
-        _window(t, now, vetted.scrape, r)
+    if stats is not None:
+        if stats.counter_reset:  # reported once: the windows after it start at the restart
+            t.restarts += 1
+            _out(r.emit, ServerRestart(now, t.url, RESTART_DETAIL))
+            r.record(t.url, now, "restart", SERVER_RESTART, RESTART_DETAIL)
+            t.history.clear()
+        _judge(t, now, stats, r)
     t.remember(now, vetted.scrape)
 
 

@@ -83,6 +83,17 @@ def check(stats: WindowStats, t: Thresholds) -> list[Finding]:
     return out
 
 
+def unjudged_note(stats: WindowStats, t: Thresholds) -> str | None:
+    """Why the acceptance rules did not judge this window (too few drafts), or None when they did or there is
+    nothing to judge (no spec-decode counters, or counts that could not be used)."""
+    if stats.drafts is None or stats.drafts >= t.min_drafts:
+        return None
+    return (
+        f"acceptance rules not evaluated: the window had {stats.drafts:.0f} drafts, fewer than the minimum "
+        f"{t.min_drafts:g} (--min-drafts)"
+    )
+
+
 @dataclass
 class AlertState:
     """Hysteresis: an alert opens when its rule fires and closes after ``clear_after`` clean evaluations; each

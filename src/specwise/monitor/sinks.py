@@ -167,10 +167,15 @@ class MetricsExporter:
             labels = self._labels(t)
             self.up.labels(*labels).set(0 if t.failing else 1)
             if t.last is not None:
-                if t.last.acceptance_rate is not None:
-                    self.acceptance.labels(*labels).set(t.last.acceptance_rate)
-                if t.last.mean_acceptance_length is not None:
-                    self.length.labels(*labels).set(t.last.mean_acceptance_length)
+                for gauge, value in (
+                    (self.acceptance, t.last.acceptance_rate),
+                    (self.length, t.last.mean_acceptance_length),
+                ):
+                    if value is not None:
+                        gauge.labels(*labels).set(value)
+                    else:  # no usable value this window (no drafts, impossible counts): no stale number
+                        with contextlib.suppress(KeyError):
+                            gauge.remove(*labels)
             for rule in _RULES:
                 self.alert.labels(*labels, rule).set(1 if rule in t.alerts.active else 0)
 

@@ -14,10 +14,10 @@ import math
 from dataclasses import dataclass
 
 from specwise.metrics.exposition import Sample, Scrape
-from specwise.monitor.window import COUNTER_SAMPLES, WINDOW_SAMPLES
+from specwise.monitor.window import COUNTER_SAMPLES, IMPOSSIBLE_COUNTER, WINDOW_SAMPLES
 
 NON_FINITE = "non_finite_sample"
-IMPOSSIBLE_COUNTER = "impossible_counter"
+__all__ = ["IMPOSSIBLE_COUNTER", "NON_FINITE", "Vetted", "vet"]
 
 
 @dataclass(frozen=True)

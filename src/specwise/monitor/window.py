@@ -59,6 +59,8 @@ class WindowStats:
     notes: tuple[str, ...] = ()
     # per model_name (LoRA adapters / served names) when the server labels more than one
     by_model: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    # (kind, detail) of what the server reported that this window could not use (kind: ``impossible_counter``)
+    faults: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The stats as JSON-ready data (a non-finite number, which JSON cannot carry, becomes None)."""
@@ -104,16 +106,20 @@ def _gauge_sum(scrape: Scrape, name: str) -> float | None:
 def _rate(before: float | None, after: float | None, window_s: float) -> tuple[float | None, bool]:
     if before is None or after is None or window_s <= 0:
         return None, False
-    if after < before:  # restarted: count since the restart
+    if after < before:  # went back: restarted (count since the restart) unless the caller knows better
         return after / window_s, True
     return (after - before) / window_s, False
 
 
-def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
-    """Stats over the ``window_s`` seconds between two scrapes of the same server."""
-    notes: list[str] = []
-    before_c, after_c = spec_counters(before), spec_counters(after)
-    delta = total_delta(before_c, after_c)
+NO_SPEC_NOTE = "no spec-decode counters on this server (speculation off?)"
+RESTART_NOTE = "counters went back: the server restarted inside the window; rates count since the restart"
+IMPOSSIBLE_COUNTER = "impossible_counter"  # the fault kind (:mod:`specwise.monitor.vet` reports it per scrape)
+
+
+def _by_model(
+    before_c: dict[SeriesKey, SpecDecodeCounters], after_c: dict[SeriesKey, SpecDecodeCounters]
+) -> dict[str, dict[str, float | None]]:
+    """Per model_name when the server labels more than one (a model with impossible counts: all None)."""
     by_model: dict[str, dict[str, float | None]] = {}
     models = sorted({key[0] for key in after_c})
     for model in models if len(models) > 1 else ():
@@ -121,26 +127,36 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
             {k: v for k, v in before_c.items() if k[0] == model}, {k: v for k, v in after_c.items() if k[0] == model}
         )
         if d is not None:
+            ok = d.impossible is None
             by_model[model] = {
-                "drafts": d.stats.drafts,
-                "acceptance_rate": d.stats.acceptance_rate,
-                "mean_acceptance_length": d.stats.mean_acceptance_length,
+                "drafts": d.stats.drafts if ok else None,
+                "acceptance_rate": d.stats.acceptance_rate if ok else None,
+                "mean_acceptance_length": d.stats.mean_acceptance_length if ok else None,
             }
-    reset = bool(delta and delta.reset)
-    rates: dict[str, float | None] = {}
-    for key, name in (
-        ("generation", VLLM.generation_tokens),
-        ("requests", VLLM.request_success),
-        ("preemptions", VLLM.preemptions),
-    ):
-        rates[key], was_reset = _rate(_counter_sum(before, name), _counter_sum(after, name), window_s)
-        reset = reset or was_reset
+    return by_model
+
+
+def _same_server(before_c: dict[SeriesKey, SpecDecodeCounters], after_c: dict[SeriesKey, SpecDecodeCounters]) -> bool:
+    """Whether vLLM's ``_created`` timestamps prove both scrapes come from one server life (no restart between)."""
+    return bool(after_c) and all(
+        key in before_c and v.created is not None and before_c[key].created == v.created for key, v in after_c.items()
+    )
+
+
+def _latency(
+    before: Scrape, after: Scrape, same_server: bool, notes: list[str], faults: list[tuple[str, str]]
+) -> tuple[dict[str, dict[str, float | None]], bool]:
+    """Quantiles per latency histogram over the window, and whether a histogram restarted."""
     latency: dict[str, dict[str, float | None]] = {}
+    reset = False
     for key, name in LATENCY_HISTOGRAMS.items():
         h1, h0 = _histogram(after, name), _histogram(before, name)
         if h1 is None:
             continue
         h, restarted = h1.minus(h0) if h0 is not None else (h1, False)
+        if restarted and same_server:
+            faults.append((IMPOSSIBLE_COUNTER, f"{name} went back with _created unchanged: not a restart"))
+            continue
         reset = reset or restarted
         quantiles: dict[str, float | None] = {}
         repaired = False
@@ -151,9 +167,47 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
         latency[key] = quantiles
         if repaired:
             notes.append(f"{name}: buckets were missing or inconsistent and were repaired")
+    return latency, reset
+
+
+def _rates(
+    before: Scrape, after: Scrape, window_s: float, same_server: bool, faults: list[tuple[str, str]]
+) -> tuple[dict[str, float | None], bool]:
+    """Per-second rates of the token, request and preemption counters, and whether one restarted."""
+    rates: dict[str, float | None] = {}
+    reset = False
+    for key, name in (
+        ("generation", VLLM.generation_tokens),
+        ("requests", VLLM.request_success),
+        ("preemptions", VLLM.preemptions),
+    ):
+        rates[key], went_back = _rate(_counter_sum(before, name), _counter_sum(after, name), window_s)
+        if went_back and same_server:
+            faults.append((IMPOSSIBLE_COUNTER, f"{name} went back with _created unchanged: not a restart"))
+            rates[key] = None
+        reset = reset or (went_back and not same_server)
+    return rates, reset
+
+
+def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
+    """Stats over the ``window_s`` seconds between two scrapes of the same server. A restart is a new ``_created``
+    (or, without one, a counter going back); spec-decode counts no server can produce are an ``impossible_counter``
+    fault and the window's acceptance is left out (None), never shown as a number."""
+    notes: list[str] = []
+    faults: list[tuple[str, str]] = []
+    before_c, after_c = spec_counters(before), spec_counters(after)
+    same_server = _same_server(before_c, after_c)
+    delta = total_delta(before_c, after_c)
+    if delta is None:
+        notes.append(NO_SPEC_NOTE)
+    elif delta.impossible is not None:
+        faults.append((IMPOSSIBLE_COUNTER, f"{delta.impossible}: acceptance not computed for this window"))
+    rates, rates_reset = _rates(before, after, window_s, same_server, faults)
+    latency, latency_reset = _latency(before, after, same_server, notes, faults)
+    reset = bool(delta and delta.reset) or rates_reset or latency_reset
     if reset:
-        notes.append("counters went back: the server restarted inside the window; rates count since the restart")
-    stats = delta.stats if delta else None
+        notes.append(RESTART_NOTE)
+    stats = delta.stats if delta and delta.impossible is None else None
     return WindowStats(
         window_s=window_s,
         drafts=stats.drafts if stats else None,
@@ -171,5 +225,6 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
         latency=latency,
         counter_reset=reset,
         notes=tuple(notes),
-        by_model=by_model,
+        by_model=_by_model(before_c, after_c),
+        faults=tuple(faults),
     )

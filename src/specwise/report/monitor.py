@@ -53,8 +53,8 @@ def render_monitor(report: MonitorReport, out: Console | None = None, wide: bool
         table.add_row(*_server_row(s))
     print_table(out, table, wide=wide)
     for s in report.servers:
-        if s.error is not None:
-            out.print(f"[red]error[/red] {s.url}: {s.error}")
+        if s.error is not None and not s.alerts:  # otherwise the alerts say why (a target down, bad counters)
+            out.print(f"[red]error[/red] {s.url}: {s.error.removeprefix(s.url + ': ')}")
         for a in s.alerts:
             out.print(f"[red]{a.severity}[/red] {s.url}: {a.message}")
         for note in s.stats.notes if s.stats else ():

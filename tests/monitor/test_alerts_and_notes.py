@@ -1,0 +1,272 @@
+"""What the monitor says about windows it cannot judge plainly: impossible counters (never a restart when vLLM's
+``_created`` is unchanged, never an acceptance rate above 1), a target down while another answers, a server restart,
+a window with too few drafts, a server without spec-decode counters. Real vLLM pages (tests/fixtures/vllm_metrics),
+some edited, served in order on loopback; every run is bounded (--once, or --duration)."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from specwise.cli import main
+from specwise.errors import SpecwiseError
+from specwise.metrics import parse_exposition
+from specwise.metrics.exposition import Scrape
+from specwise.monitor.loop import Target, evaluate_once
+from specwise.monitor.rules import Thresholds
+from specwise.monitor.sinks import json_lines
+from specwise.monitor.store import MonitorStore
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_metrics"
+BEFORE = (FIXTURES / "ngram_before.txt").read_text()
+AFTER = (FIXTURES / "ngram_after.txt").read_text()  # 34 drafts, 136 draft tokens, 103 accepted since BEFORE
+RESTARTED = (FIXTURES / "ngram_after_restart.txt").read_text()  # new _created timestamps: a restart after AFTER
+DOWN = "http://127.0.0.1:9/metrics"  # nothing listens on the discard port
+
+
+def edited(text: str, **totals: float) -> str:
+    """``text`` with some ``vllm:spec_decode_num_<name>_total`` values replaced; ``_created`` left as it is."""
+    for name, value in totals.items():
+        prefix = f'vllm:spec_decode_num_{name}_total{{engine="0",model_name="smollm2"}} '
+        head, sep, rest = text.partition(prefix)
+        assert sep, name
+        text = head + prefix + f"{value}\n" + rest.split("\n", 1)[1]
+    return text
+
+
+def without_spec_decode(text: str) -> str:
+    return "".join(line for line in text.splitlines(keepends=True) if "spec_decode" not in line)
+
+
+class _Pages(BaseHTTPRequestHandler):
+    """``GET /NAME/metrics`` answers the pages of ``NAME`` in order, then the last one again."""
+
+    pages: ClassVar[dict[str, list[str]]] = {}
+    served: ClassVar[dict[str, int]] = {}
+    hooked: ClassVar[list[dict[str, Any]]] = []
+    lock = threading.Lock()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_GET(self) -> None:
+        name = self.path.strip("/").split("/")[0]
+        with self.lock:
+            i = self.served.get(name, 0)
+            self.served[name] = i + 1
+        seq = self.pages[name]
+        body = seq[min(i, len(seq) - 1)].encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; version=0.0.4")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:  # the webhook
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with self.lock:
+            self.hooked.append(json.loads(body))
+        self.send_response(204)
+        self.end_headers()
+
+
+@pytest.fixture()
+def serve() -> Iterator[Any]:
+    """``serve(name, *pages)`` -> that sequence's metrics URL; the base URL takes webhook POSTs."""
+    _Pages.protocol_version = "HTTP/1.1"
+    _Pages.pages, _Pages.served, _Pages.hooked = {}, {}, []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+
+    def add(name: str, *pages: str) -> str:
+        _Pages.pages[name] = list(pages)
+        return f"{base}/{name}/metrics"
+
+    add.base = base  # type: ignore[attr-defined]
+    try:
+        yield add
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def once(capsys: pytest.CaptureFixture[str], *urls: str, json_out: bool = True) -> tuple[int, Any]:
+    argv = ["monitor", "--once", "--interval", "0.1", *(a for u in urls for a in ("--url", u))]
+    code = main([*argv, "--json"] if json_out else argv)
+    out = capsys.readouterr().out
+    return code, json.loads(out) if json_out else out
+
+
+# 1. impossible counters
+
+
+def test_more_accepted_than_drafted_is_an_impossible_counter_not_a_restart(
+    serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = serve("bad", BEFORE, edited(AFTER, accepted_tokens=500.0))  # 500 accepted of 136 drafted
+    code, doc = once(capsys, url)
+    (server,) = doc["servers"]
+    stats = server["stats"]
+    assert stats["acceptance_rate"] is None and stats["mean_acceptance_length"] is None
+    assert stats["drafts"] is None and stats["per_position_acceptance"] == []
+    assert not stats["counter_reset"] and not any("restart" in n for n in stats["notes"])
+    assert [a["rule"] for a in server["alerts"]] == ["impossible_counter"]
+    assert "500 tokens accepted of 136 drafted" in server["alerts"][0]["message"]
+    assert code == 1
+    code, text = once(capsys, serve("bad2", BEFORE, edited(AFTER, accepted_tokens=500.0)), json_out=False)
+    assert code == 1 and "3.68" not in text and "15.71" not in text and "restarted" not in text
+    assert "impossible counter" in text
+
+
+def test_counters_going_back_with_created_unchanged_are_no_restart(
+    serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = serve("back", AFTER, edited(AFTER, drafts=5.0, draft_tokens=20.0, accepted_tokens=20.0))
+    code, doc = once(capsys, url)
+    (server,) = doc["servers"]
+    assert code == 1 and server["stats"]["acceptance_rate"] is None and not server["stats"]["counter_reset"]
+    assert [a["rule"] for a in server["alerts"]] == ["impossible_counter"]
+    assert "went back (34 -> 5) with _created unchanged" in server["alerts"][0]["message"]
+
+
+def _parsed(*pages: str) -> list[Scrape]:
+    return [parse_exposition(p) for p in pages]
+
+
+def test_loop_stores_no_impossible_acceptance_and_reports_the_fault_once(tmp_path: Path) -> None:
+    bad = edited(AFTER, accepted_tokens=500.0)
+    script = iter(_parsed(BEFORE, bad, bad))
+    clock = iter([0.0, 5.0, 10.0])
+    log = io.StringIO()
+    store = MonitorStore(tmp_path / "m.sqlite", retention_s=3600)
+    target = Target("http://t/metrics")
+    for _ in range(3):
+        evaluate_once(
+            [target], Thresholds(), store, json_lines(log), clock=lambda: next(clock), fetch=lambda u: next(script)
+        )
+    events = [json.loads(line) for line in log.getvalue().splitlines()]
+    assert [(e["event"], e.get("fault")) for e in events] == [("fault", "impossible_counter")]
+    windows = store.windows("http://t/metrics")
+    assert windows and windows[0][1]["acceptance_rate"] is None and windows[0][1]["mean_acceptance_length"] is None
+    assert windows[1][1]["drafts"] == 0  # the bad page against itself: nothing new, nothing impossible
+    assert [a[2:4] for a in store.alerts()] == [("fault", "impossible_counter")]
+    assert target.alerting  # the fault is still open: an alert for the exit status
+
+
+# 2. a target down while another answers
+
+
+def test_a_down_target_is_an_alert_in_once_mode(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ok = serve("ok", BEFORE, AFTER)
+    code, doc = once(capsys, ok, DOWN)
+    assert code == 1
+    assert doc["servers"][0]["alerts"] == []
+    down = doc["servers"][1]
+    assert "scrape failed" in down["error"] and [a["rule"] for a in down["alerts"]] == ["target_down"]
+    assert down["alerts"][0]["severity"] == "critical"
+
+
+def test_a_down_target_is_an_alert_in_loop_mode(serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ok = serve("ok", BEFORE, AFTER)
+    argv = ["monitor", "--url", ok, "--url", DOWN, "--interval", "0.2", "--duration", "0.8"]
+    code = main([*argv, "--db", str(tmp_path / "m.sqlite")])
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["url"] for e in events if e["event"] == "target_down"] == [DOWN]
+    assert code == 1
+    store = MonitorStore(tmp_path / "m.sqlite", retention_s=3600)
+    assert [(a[0], a[2], a[3]) for a in store.alerts()] == [(DOWN, "down", "target_down")]
+
+
+# 3. a restart
+
+
+def test_a_restart_is_an_alert_in_once_mode(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc = once(capsys, serve("restart", AFTER, RESTARTED))
+    (server,) = doc["servers"]
+    assert server["stats"]["counter_reset"] and server["stats"]["acceptance_rate"] == pytest.approx(20 / 20)
+    assert [a["rule"] for a in server["alerts"]] == ["server_restart"]
+    assert code == 1
+
+
+def test_a_restart_is_reported_once_stored_and_sent_to_the_webhook(
+    serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = serve("restart", AFTER, AFTER, RESTARTED)
+    argv = ["monitor", "--url", url, "--interval", "0.2", "--window", "0.4", "--duration", "1.4"]
+    code = main([*argv, "--webhook", serve.base + "/hook", "--db", str(tmp_path / "m.sqlite")])
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    restarts = [e for e in events if e["event"] == "server_restart"]
+    assert len(restarts) == 1 and restarts[0]["url"] == url and "restarted" in restarts[0]["detail"]
+    assert code == 1
+    assert [h["event"] for h in _Pages.hooked].count("server_restart") == 1
+    store = MonitorStore(tmp_path / "m.sqlite", retention_s=3600)
+    assert [a[2:4] for a in store.alerts()] == [("restart", "server_restart")]
+
+
+def test_without_created_a_counter_going_back_is_still_a_restart() -> None:
+    no_created = [
+        "".join(line for line in p.splitlines(keepends=True) if "_created" not in line) for p in (AFTER, RESTARTED)
+    ]
+    script = iter(_parsed(*no_created))
+    clock = iter([0.0, 5.0])
+    log = io.StringIO()
+    target = Target("http://t/metrics")
+    for _ in range(2):
+        evaluate_once(
+            [target], Thresholds(), None, json_lines(log), clock=lambda: next(clock), fetch=lambda u: next(script)
+        )
+    assert [json.loads(line)["event"] for line in log.getvalue().splitlines()] == ["server_restart"]
+    assert target.restarts == 1 and target.last is not None and target.last.acceptance_rate == 1.0
+
+
+# 4. too few drafts; 5. no spec-decode counters; 6. the error line
+
+
+def test_a_window_under_min_drafts_says_the_rules_did_not_judge_it(
+    serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    low = edited(AFTER, accepted_tokens=20.0)  # 34 drafts accepting 0.15: under the default --min-drafts 50
+    code, doc = once(capsys, serve("low", BEFORE, low))
+    (server,) = doc["servers"]
+    assert code == 0 and server["alerts"] == [] and server["stats"]["acceptance_rate"] == pytest.approx(20 / 136)
+    note = "acceptance rules not evaluated: the window had 34 drafts, fewer than the minimum 50 (--min-drafts)"
+    assert note in server["stats"]["notes"]
+    code, text = once(capsys, serve("low2", BEFORE, low), json_out=False)
+    assert code == 0 and "acceptance rules not evaluated" in " ".join(text.split())
+    with pytest.raises(SystemExit):
+        main(["monitor", "--help"])
+    assert "default 50" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_server_without_spec_decode_counters_says_so(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    url = serve("nospec", without_spec_decode(BEFORE), without_spec_decode(AFTER))
+    code, doc = once(capsys, url)
+    (server,) = doc["servers"]
+    assert code == 0 and server["stats"]["acceptance_rate"] is None
+    assert "no spec-decode counters on this server (speculation off?)" in server["stats"]["notes"]
+    code, text = once(capsys, serve("nospec2", without_spec_decode(BEFORE)), json_out=False)
+    assert code == 0 and "speculation off?" in text
+
+
+def test_the_error_line_names_the_url_once(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code, text = once(capsys, serve("ok", BEFORE, AFTER), DOWN, json_out=False)
+    lines = [line for line in text.splitlines() if "scrape failed" in line]
+    assert code == 1 and len(lines) == 1 and lines[0].count(DOWN) == 1, text
+    assert "target down" in lines[0]
+
+
+def test_a_down_target_in_a_fetch_script_is_recorded_and_alerting() -> None:
+    def fetch(url: str) -> Scrape:
+        raise SpecwiseError(f"{url}: scrape failed: ConnectError")
+
+    target = Target("http://t/metrics")
+    evaluate_once([target], Thresholds(), None, None, clock=lambda: 1.0, fetch=fetch)
+    assert target.failing and target.alerting
