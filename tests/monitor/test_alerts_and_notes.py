@@ -270,3 +270,37 @@ def test_a_down_target_in_a_fetch_script_is_recorded_and_alerting() -> None:
     target = Target("http://t/metrics")
     evaluate_once([target], Thresholds(), None, None, clock=lambda: 1.0, fetch=fetch)
     assert target.failing and target.alerting
+
+
+# the predicted-slowdown check names its predictor and error; scenario-only flags need --scenario
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_the_slowdown_check_names_its_predictor_and_error(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    url = serve("ok", BEFORE, AFTER)
+    scenario = str(EXAMPLES / "llama70b-ngram.toml")
+    argv = ["monitor", "--once", "--interval", "0.1", "--url", url, "--scenario", scenario]
+    main([*argv, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["predictor"].startswith("published-fit") and "speedups +-" in doc["predictor"]
+    main(argv)
+    assert "predicted-slowdown check: published-fit" in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize(
+    "extra", [["--k", "4"], ["--predictor", "roofline"], ["--calibration", str(FIXTURES / "ngram_after.txt")]]
+)
+def test_scenario_only_flags_without_a_scenario_are_refused(
+    serve: Any, capsys: pytest.CaptureFixture[str], extra: list[str]
+) -> None:
+    url = serve("ok", BEFORE, AFTER)
+    assert main(["monitor", "--once", "--interval", "0.1", "--url", url, *extra]) == 2
+    assert "needs --scenario" in capsys.readouterr().err
+
+
+def test_a_k_the_scenario_does_not_model_is_refused(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    url = serve("ok", BEFORE, AFTER)
+    scenario = str(EXAMPLES / "llama70b-ngram.toml")
+    assert main(["monitor", "--once", "--interval", "0.1", "--url", url, "--scenario", scenario, "--k", "99"]) == 2
+    assert "--k 99: the scenario models k =" in capsys.readouterr().err

@@ -33,10 +33,10 @@ from specwise.calibration.from_bench import (
     engine_limits,
     fitted_doc,
 )
-from specwise.calibration.vllm_checks import check_models, check_runs, check_values
-from specwise.contracts.bench_formats import CONFIG_NAME, read_objects
+from specwise.calibration.vllm_checks import check_models, check_runs
+from specwise.contracts.bench_formats import CONFIG_NAME
 from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc
-from specwise.contracts.vllm_detailed import DetailedRun, RequestTiming, detailed_run
+from specwise.contracts.vllm_detailed import DetailedRun, RequestTiming, read_detailed_runs
 from specwise.errors import SpecwiseError
 from specwise.loadgen.records import RequestRecord, summarize_level
 
@@ -126,15 +126,8 @@ def config_runs(runs: Sequence[DetailedRun]) -> list[tuple[ConfigRun, DetailedRu
 
 def read_runs(paths: Sequence[Path]) -> list[DetailedRun]:
     """Every run in the files (one object per file, or one per line with ``--append-result``), its numbers checked
-    (:func:`specwise.calibration.vllm_checks.check_values`)."""
-    runs = []
-    for path in paths:
-        objects = read_objects(path)
-        for n, data in enumerate(objects):
-            where = f"{path}[{n}]" if len(objects) > 1 else str(path)
-            runs.append(detailed_run(data, where))
-            check_values(data, where)
-    return runs
+    (:func:`specwise.contracts.vllm_detailed_values.check_values`)."""
+    return read_detailed_runs(paths)
 
 
 def _fitted(request: VllmCalibrationInput, runs: list[ConfigRun], raw: Sequence[DetailedRun]) -> CalibrationDoc:

@@ -25,6 +25,7 @@ from specwise.cli.common import (
     add_json_flag,
     add_predictor_flags,
     add_wide_flag,
+    check_modelled_k,
     duration_s,
     http_url,
     positive_float,
@@ -33,6 +34,7 @@ from specwise.cli.common import (
     print_json,
     probability,
     prometheus_duration,
+    refuse_without_scenario,
     scenario_file,
 )
 from specwise.errors import SpecwiseError
@@ -169,11 +171,14 @@ def _default_db() -> Path:
 
 
 def _slowdown(args: argparse.Namespace) -> SlowdownModel | None:
+    refuse_without_scenario(args)
     if not args.scenario:
         return None
     from specwise.scenario import load_scenario
 
-    return slowdown_model(load_scenario(args.scenario, predictor_override(args)), args.k)
+    scenario = load_scenario(args.scenario, predictor_override(args))
+    check_modelled_k(args.k, scenario.sweep.k_values)
+    return slowdown_model(scenario, args.k)
 
 
 def _scrape_timeout(args: argparse.Namespace) -> float:
@@ -390,7 +395,7 @@ def _once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
         _server_window(redact_url(url), pair, window, thresholds, slowdown)
         for url, pair in zip(args.url, zip(first, second, strict=True), strict=True)
     )
-    return MonitorReport(window, servers)
+    return MonitorReport(window, servers, slowdown.describe() if slowdown is not None else None)
 
 
 def _fleet_once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownModel | None) -> FleetReport:

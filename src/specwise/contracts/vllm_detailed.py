@@ -18,6 +18,7 @@ from pathlib import Path
 from specwise.contracts.bench import BenchLevel
 from specwise.contracts.bench_formats import is_vllm_result, level_from_result, parse_speculative_config, read_objects
 from specwise.contracts.document import DocumentError, Fields, JsonObject
+from specwise.contracts.vllm_detailed_values import check_values
 
 DETAILED = ("start_times", "ttfts", "itls", "input_lens", "output_lens")
 
@@ -82,6 +83,8 @@ def _requests(data: JsonObject, where: str) -> tuple[RequestTiming, ...]:
 
 
 def detailed_run(data: JsonObject, where: str) -> DetailedRun:
+    """One run, its per-request lists checked for shape and for values no measurement gives (negative or
+    non-finite latencies: :func:`~specwise.contracts.vllm_detailed_values.check_values`)."""
     if not is_vllm_result(data):
         raise DocumentError(f"{where}: not a vllm bench serve --save-result file")
     summary = level_from_result(data, where, 0)
@@ -98,8 +101,14 @@ def detailed_run(data: JsonObject, where: str) -> DetailedRun:
         model_id=str(data.get("model_id") or ""),
         date=str(data.get("date") or ""),
         summary=summary,
-        requests=_requests(data, where),
+        requests=_checked_requests(data, where),
     )
+
+
+def _checked_requests(data: JsonObject, where: str) -> tuple[RequestTiming, ...]:
+    requests = _requests(data, where)  # the lists are present and of one length from here
+    check_values(data, where)
+    return requests
 
 
 def read_detailed_runs(paths: Sequence[Path]) -> list[DetailedRun]:

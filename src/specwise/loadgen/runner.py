@@ -127,6 +127,9 @@ def level_spec_decode(
         errors.append(str(exc))
         return None, False
     delta = total_delta(spec_decode_counters(before_scrape), spec_decode_counters(after_scrape))
+    if delta is not None and delta.impossible:  # counts no server can produce: reported, never averaged in
+        errors.append(f"level {level}: spec-decode counters unusable: {delta.impossible}")
+        return None, False
     if delta is not None:
         return SpecDecodeReading("vllm", delta.stats), delta.reset
     llama = llamacpp_acceptance(before_scrape, after_scrape)
@@ -236,8 +239,8 @@ class _LiveAcceptance:
         accepted = draft_tokens = 0.0
         for before, after in zip(self.before, now, strict=True):
             delta = total_delta(before, after) if before is not None and after is not None else None
-            if delta is None or delta.reset:
-                return self.rate  # a replica unreadable or restarted: keep the last rate
+            if delta is None or delta.reset or delta.impossible:
+                return self.rate  # a replica unreadable, restarted or impossible: keep the last rate
             accepted, draft_tokens = accepted + delta.stats.accepted_tokens, draft_tokens + delta.stats.draft_tokens
         return accepted / draft_tokens if draft_tokens > 0 else self.rate
 

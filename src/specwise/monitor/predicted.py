@@ -34,6 +34,13 @@ class SlowdownModel:
     overhead: EngineOverhead = LEGACY_OVERHEAD  # the engine's own per-step costs (the predictor's profile)
     predictor: str = "roofline"
     batch_expansion_scorer: bool = False  # vLLM V0's verification (specwise.sim.stepcost)
+    band: float = 0.0  # the predictor's relative speedup error (validation or calibration replay)
+    band_source: str = ""
+
+    def describe(self) -> str:
+        """The predictor behind the slowdown check and its error, in one line (shown with every result)."""
+        error = f", speedups +-{self.band:.0%} ({self.band_source})" if self.band else ""
+        return f"{self.predictor}, k={self.k}, context {self.context_tokens} tokens{error}"
 
     def tpot_ratio(self, batch: int, al: float) -> float:
         """Time per token with speculation / without, at ``batch`` decoding sequences (the simulator's step
@@ -89,4 +96,6 @@ def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
         overhead=sc.models.overhead,
         predictor=sc.models.predictor,
         batch_expansion_scorer=sc.models.batch_expansion_scorer,
+        band=sc.models.band,
+        band_source=sc.models.band_source,
     )

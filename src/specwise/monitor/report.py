@@ -33,13 +33,17 @@ class ServerWindow:
 class MonitorReport:
     window_s: float
     servers: tuple[ServerWindow, ...]
+    predictor: str | None = None  # with --scenario: the model behind the predicted-slowdown check, and its error
 
     @property
     def alerting(self) -> bool:
         return any(s.alerts for s in self.servers)
 
     def to_json(self) -> dict[str, Any]:
-        return {"window_s": self.window_s, "servers": [s.to_json() for s in self.servers]}
+        out: dict[str, Any] = {"window_s": self.window_s, "servers": [s.to_json() for s in self.servers]}
+        if self.predictor is not None:
+            out["predictor"] = self.predictor
+        return out
 
 
 @dataclass(frozen=True)

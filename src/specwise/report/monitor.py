@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from specwise.monitor.loop import Target
@@ -52,6 +53,8 @@ def render_monitor(report: MonitorReport, out: Console | None = None, wide: bool
     for s in report.servers:
         table.add_row(*_server_row(s))
     print_table(out, table, wide=wide)
+    if report.predictor is not None:
+        out.print(f"predicted-slowdown check: {escape(report.predictor)}", highlight=False)
     for s in report.servers:
         if s.error is not None and not s.alerts:  # otherwise the alerts say why (a target down, bad counters)
             out.print(f"[red]error[/red] {s.url}: {s.error.removeprefix(s.url + ': ')}")

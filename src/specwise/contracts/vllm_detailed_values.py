@@ -1,0 +1,69 @@
+"""The numbers of a ``vllm bench serve --save-detailed`` run that no measurement can give, refused in one line
+naming the file and field.
+
+vLLM 0.32 ``vllm/benchmarks/serve.py`` measures every latency as a difference of ``time.perf_counter()`` readings,
+so ``ttfts``, ``itls``, ``latencies`` (E2E) and ``duration`` are finite and not negative; a failed request keeps
+``ttft = 0`` and ``output_len = 0`` (``benchmarks/lib/endpoint_request_func.py``: ``RequestFuncOutput`` defaults),
+so a zero TTFT or E2E is refused only for a request that produced tokens. A zero inter-chunk gap is kept: two
+chunks read from one network packet can share a clock tick (the step reader skips such a gap).
+"""
+
+from __future__ import annotations
+
+import math
+
+from specwise.contracts.document import DocumentError, JsonObject
+
+
+def _finite(value: object) -> float | None:
+    """``value`` as a float when it is a finite JSON number, else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _bad_value(where: str, field: str, value: object, rule: str) -> DocumentError:
+    return DocumentError(f"{where}: {field} = {value!r}: {rule}")
+
+
+def _check_latency(where: str, field: str, value: object, produced_tokens: bool) -> None:
+    """A per-request latency in seconds: finite and >= 0; > 0 for a request that produced tokens."""
+    if value is None and not produced_tokens:
+        return
+    if value is None:
+        raise _bad_value(where, field, value, "missing for a request that produced tokens (output_lens > 0)")
+    seconds = _finite(value)
+    if seconds is None or seconds < 0:
+        raise _bad_value(where, field, value, "a latency must be a finite number of seconds >= 0")
+    if produced_tokens and seconds == 0:
+        raise _bad_value(where, field, value, "zero for a request that produced tokens (output_lens > 0)")
+
+
+def _check_request(data: JsonObject, where: str, i: int) -> None:
+    output = data["output_lens"][i]
+    if not isinstance(output, int) or isinstance(output, bool) or output < 0:
+        raise _bad_value(where, f"output_lens[{i}]", output, "a token count must be an integer >= 0")
+    start = data["start_times"][i]
+    if _finite(start) is None:
+        raise _bad_value(where, f"start_times[{i}]", start, "a send time must be a finite number of seconds")
+    produced = output > 0
+    _check_latency(where, f"ttfts[{i}]", data["ttfts"][i], produced)
+    latencies = data.get("latencies")
+    if isinstance(latencies, list) and i < len(latencies):
+        _check_latency(where, f"latencies[{i}] (E2E)", latencies[i], produced)
+    itls = data["itls"][i]
+    if not isinstance(itls, list):
+        raise _bad_value(where, f"itls[{i}]", itls, "each request's inter-chunk gaps must be a list of seconds")
+    for j, gap in enumerate(itls):
+        _check_latency(where, f"itls[{i}][{j}]", gap, produced_tokens=False)
+
+
+def check_values(data: JsonObject, where: str) -> None:
+    """Refuse a negative, non-finite or non-numeric latency, send time, token count or duration in one run whose
+    per-request lists are known to be present and of one length (:func:`specwise.contracts.vllm_detailed.detailed_run`
+    checked that)."""
+    duration = data.get("duration")
+    if duration is not None and not (_finite(duration) or 0.0) > 0:
+        raise _bad_value(where, "duration", duration, "a run's duration must be a finite number of seconds > 0")
+    for i in range(len(data["start_times"])):
+        _check_request(data, where, i)
