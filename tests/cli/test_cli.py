@@ -280,3 +280,11 @@ def test_console_script_entry_point(tmp_path: Path) -> None:
         env=env,
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_python_dash_m_specwise_is_the_cli() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "specwise", "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("specwise ")
