@@ -285,7 +285,22 @@ def test_the_slowdown_check_names_its_predictor_and_error(serve: Any, capsys: py
     doc = json.loads(capsys.readouterr().out)
     assert doc["predictor"].startswith("published-fit") and "speedups +-" in doc["predictor"]
     main(argv)
-    assert "predicted-slowdown check: published-fit" in " ".join(capsys.readouterr().out.split())
+    text = " ".join(capsys.readouterr().out.split())
+    assert "predicted-slowdown check: published-fit" in text
+    # the fixture server serves 'smollm2', the scenario prices Llama-3.1-70B: said, not silently applied
+    assert "this server serves smollm2; the predicted-slowdown check is priced for meta-llama/Llama-3.1-70B" in text
+
+
+def test_the_model_note_knows_one_model_by_two_names() -> None:
+    from specwise.monitor.predicted import SlowdownModel
+    from specwise.specs.model import same_model
+
+    assert same_model("/models/SmolLM2-135M/", "HuggingFaceTB/SmolLM2-135M-Instruct")
+    assert not same_model("Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B-Instruct")
+    model = SlowdownModel(None, None, 4, 100, 8, target_model="meta-llama/Llama-3.1-8B-Instruct")  # type: ignore[arg-type]
+    assert model.model_note(("Llama-3.1-8B-Instruct",)) is None
+    assert model.model_note(()) is None  # no spec-decode series: nothing to compare
+    assert "serves qwen3" in (model.model_note(("qwen3",)) or "")
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from specwise.perfmodel.predictor import StepTimePredictor
 from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead
 from specwise.scenario.model import Scenario
 from specwise.sim.stepcost import StepCost
+from specwise.specs.model import same_model
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,17 @@ class SlowdownModel:
     batch_expansion_scorer: bool = False  # vLLM V0's verification (specwise.sim.stepcost)
     band: float = 0.0  # the predictor's relative speedup error (validation or calibration replay)
     band_source: str = ""
+    target_model: str = ""  # the scenario's target (its served model_name, unless --served-model-name renamed it)
+
+    def model_note(self, served: tuple[str, ...]) -> str | None:
+        """Said when a server serves none of the scenario's target by name: the slowdown check may be priced for
+        another model (or the server renamed it with --served-model-name)."""
+        if not self.target_model or not served or any(same_model(name, self.target_model) for name in served):
+            return None
+        return (
+            f"this server serves {', '.join(served)}; the predicted-slowdown check is priced for {self.target_model} "
+            "(the scenario's target): right only if that is the same model under a --served-model-name"
+        )
 
     def describe(self) -> str:
         """The predictor behind the slowdown check and its error, in one line (shown with every result)."""
@@ -98,4 +110,5 @@ def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
         batch_expansion_scorer=sc.models.batch_expansion_scorer,
         band=sc.models.band,
         band_source=sc.models.band_source,
+        target_model=sc.target.name,
     )

@@ -61,6 +61,7 @@ class WindowStats:
     by_model: dict[str, dict[str, float | None]] = field(default_factory=dict)
     # (kind, detail) of what the server reported that this window could not use (kind: ``impossible_counter``)
     faults: tuple[tuple[str, str], ...] = ()
+    model_names: tuple[str, ...] = ()  # the model_name labels of its spec-decode series (served names)
 
     def to_dict(self) -> dict[str, Any]:
         """The stats as JSON-ready data (a non-finite number, which JSON cannot carry, becomes None)."""
@@ -227,4 +228,5 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
         notes=tuple(notes),
         by_model=_by_model(before_c, after_c),
         faults=tuple(faults),
+        model_names=tuple(sorted({key[0] for key in after_c})),
     )

@@ -9,23 +9,11 @@ every result (a CPU calibration pricing an L4 deployment is a legitimate what-if
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc
 from specwise.errors import SpecwiseError
 from specwise.specs.gpu import GpuSpec
-from specwise.specs.model import ModelSpec
-
-
-def _base(name: str) -> str:
-    """``/models/SmolLM2-135M/`` and ``HuggingFaceTB/SmolLM2-135M`` -> ``smollm2-135m``."""
-    return Path(name.rstrip("/")).name.lower()
-
-
-def same_model(a: str, b: str) -> bool:
-    """One checkpoint named two ways: a local directory and its hub id, with or without an ``-Instruct`` suffix."""
-    x, y = _base(a), _base(b)
-    return x == y or x.startswith(y + "-") or y.startswith(x + "-")
+from specwise.specs.model import ModelSpec, same_model
 
 
 def check_identity(cal: CalibrationDoc, name: str, engine: str, target: ModelSpec) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Literal
 
 from specwise.errors import SpecError
@@ -244,3 +245,10 @@ class ModelSpec:
         per_layer = self.attention.kv_elements_per_token_layer(tp) * kv_dtype_bytes
         held = sum(tokens if w is None else min(tokens, w) for w in self.attention.layer_windows)
         return math.ceil(per_layer * held)
+
+
+def same_model(a: str, b: str) -> bool:
+    """One checkpoint named two ways: a local directory and its hub id (``/models/SmolLM2-135M/`` and
+    ``HuggingFaceTB/SmolLM2-135M``), with or without a suffix such as ``-Instruct``; case is ignored."""
+    x, y = (PurePath(n.rstrip("/")).name.lower() for n in (a, b))
+    return x == y or x.startswith(y + "-") or y.startswith(x + "-")
