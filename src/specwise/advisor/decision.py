@@ -383,7 +383,7 @@ def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
     heads = _draft_heads(c.speculation.draft)
     if isinstance(written, int) and heads is not None and heads % written:
         return (
-            f"this {engine.name} runs a draft at the target's tensor parallelism ({written}), and "
+            f"vLLM V1 (0.15+, this config's) runs a draft at the target's tensor parallelism ({written}), and "
             f"{c.speculation.draft}'s {heads} attention heads do not divide over {written} GPUs: choose a draft "
             "whose heads do, or a vLLM before 0.10 (V0 runs a draft on one GPU)"
         )
