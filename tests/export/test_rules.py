@@ -78,10 +78,12 @@ def _series(name: str, instance: str, per_minute: float, extra: str = "", model:
     return {"series": f"{name}{{{labels}}}", "values": f"0+{per_minute:g}x40"}
 
 
-def _replica(instance: str, accepted_per_min: float, running: int, model: str = "llama") -> list[dict[str, str]]:
+def _replica(
+    instance: str, accepted_per_min: float, running: int, model: str = "llama", drafts: float = 10
+) -> list[dict[str, str]]:
     return [
-        _series(METRICS.spec_drafts, instance, 10, model=model),
-        _series(METRICS.spec_draft_tokens, instance, 30, model=model),
+        _series(METRICS.spec_drafts, instance, drafts, model=model),
+        _series(METRICS.spec_draft_tokens, instance, 3 * drafts, model=model),
         _series(METRICS.spec_accepted, instance, accepted_per_min, model=model),
         _series(METRICS.spec_accepted_per_pos, instance, accepted_per_min, ', position="0"', model=model),
         {
@@ -123,6 +125,7 @@ def test_promtool_unit_tests_fire_for_unhealthy_replicas_only(tmp_path: Path, mo
     low, collapsed = alerts["SpecDecodeLowAcceptance"], alerts["SpecDecodeAcceptanceLengthCollapse"]
     series = _replica("low:8000", 6, 20) + _replica("healthy:8000", 24, 20) + _replica("collapsed:8000", 1, 20)
     series += _replica("other:8000", 6, 20, model="other")
+    series += _replica("quiet:8000", 0.6, 20, drafts=1)  # acceptance 0.2 on 5 drafts per 5 min: judges nothing
     checks = [
         {
             "eval_time": "30m",

@@ -19,6 +19,7 @@ from specwise.cli.common import (
     EXIT_OK,
     add_predictor_flags,
     check_modelled_k,
+    non_negative_int,
     positive_int,
     predictor_override,
     probability,
@@ -27,7 +28,7 @@ from specwise.cli.common import (
     scenario_file,
 )
 from specwise.export.grafana import build_dashboard, render_dashboard
-from specwise.export.rules import FOR, build_rule_groups, render_rules
+from specwise.export.rules import FOR, MIN_DRAFTS, build_rule_groups, render_rules
 from specwise.fileio import check_output_file, write_text_atomic
 
 
@@ -62,6 +63,13 @@ def register(sub: Any) -> None:
         "default: the scenario's target); the slowdown alerts fire for those only",
     )
     rules.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate (0.5)")
+    rules.add_argument(
+        "--min-drafts",
+        type=non_negative_int,
+        default=MIN_DRAFTS,
+        help=f"the low-acceptance alert needs this many drafts per 5 minutes (default {MIN_DRAFTS}; 0: no guard): "
+        "a few drafts judge nothing",
+    )
     rules.add_argument(
         "--for",
         dest="for_",
@@ -108,7 +116,7 @@ def run_rules(args: argparse.Namespace) -> int:
         scenario = load_scenario(args.scenario, predictor_override(args))
         check_modelled_k(args.k, scenario.sweep.k_values)
         slowdown, name = slowdown_model(scenario, args.k), args.model_name or scenario.target.name
-    groups = build_rule_groups(args.min_acceptance, slowdown, for_=args.for_, model_name=name)
+    groups = build_rule_groups(args.min_acceptance, slowdown, args.for_, name, args.min_drafts)
     return _emit(args.out, render_rules(groups))
 
 

@@ -94,14 +94,26 @@ def recording_rules() -> tuple[RecordingRule, ...]:
 _WHERE = "{{ $labels.instance }} ({{ $labels.model_name }})"
 
 
-def acceptance_alerts(min_acceptance: float) -> tuple[AlertRule, ...]:
+MIN_DRAFTS = 30  # per 5-minute rate window: fewer drafts judge no acceptance (monitor's --min-drafts, as a rate)
+
+
+def _enough_drafts(min_drafts: int) -> str:
+    """The replica drafted enough over the 5-minute rate window for its acceptance to judge anything (at least
+    one draft when ``min_drafts`` is 0)."""
+    drafts = record_name(BY_INSTANCE, "drafts")
+    floor = f">= {min_drafts / 300:.6g}" if min_drafts > 0 else "> 0"
+    return f"on ({promql.by(BY_INSTANCE)}) {drafts} {floor}"
+
+
+def acceptance_alerts(min_acceptance: float, min_drafts: int = MIN_DRAFTS) -> tuple[AlertRule, ...]:
+    """``min_drafts``: drafts per 5-minute window below which a low rate is noise (a handful of drafts), not an
+    alert -- the guard ``specwise monitor --min-drafts`` applies to its windows."""
     rate = record_name(BY_INSTANCE, "acceptance_rate")
     al = record_name(BY_INSTANCE, "mean_acceptance_length")
-    drafts = record_name(BY_INSTANCE, "drafts")
     return (
         AlertRule(
             "SpecDecodeLowAcceptance",
-            f"{rate} < {min_acceptance:g}",
+            f"{rate} < {min_acceptance:g} and {_enough_drafts(min_drafts)}",
             "warning",
             f"Speculative decoding acceptance below {min_acceptance:g} on {_WHERE}",
             "Draft tokens are mostly rejected: speculation may be adding latency. Lower k, or check the traffic "
@@ -109,7 +121,7 @@ def acceptance_alerts(min_acceptance: float) -> tuple[AlertRule, ...]:
         ),
         AlertRule(
             "SpecDecodeAcceptanceLengthCollapse",
-            f"{al} < {MIN_AL:g} and on ({promql.by(BY_INSTANCE)}) {drafts} > 0",
+            f"{al} < {MIN_AL:g} and {_enough_drafts(min_drafts)}",
             "critical",
             f"Mean acceptance length below {MIN_AL:g} on {_WHERE}",
             "Almost every draft is rejected while drafts are still proposed: the drafting is wasted work; "
@@ -119,12 +131,11 @@ def acceptance_alerts(min_acceptance: float) -> tuple[AlertRule, ...]:
 
 
 def slowdown_alerts(
-    model: SlowdownModel, bands: Sequence[SlowdownBand], model_name: str | None = None
+    model: SlowdownModel, bands: Sequence[SlowdownBand], model_name: str | None = None, min_drafts: int = MIN_DRAFTS
 ) -> tuple[AlertRule, ...]:
     """``model_name``: the served model the scenario describes (its ``model_name`` label); the alerts fire for its
     replicas only -- the break-even batch is one target's on one GPU and TP, meaningless for another model."""
     al = record_name(BY_INSTANCE, "mean_acceptance_length")
-    drafts = record_name(BY_INSTANCE, "drafts")
     on = f"on ({promql.by(BY_INSTANCE)})"
     scoped = f"{al}{{model_name={json.dumps(model_name)}}}" if model_name else al
     out = []
@@ -132,7 +143,7 @@ def slowdown_alerts(
         expr = f"{promql.running(BY_INSTANCE)} > {band.batch} and {on} {scoped} >= {band.al_low:g}"
         if band.al_high is not None:
             expr += f" and {on} {al} < {band.al_high:g}"
-        expr += f" and {on} {drafts} > 0"
+        expr += f" and {_enough_drafts(min_drafts)}"
         span = f"[{band.al_low:g}, {band.al_high:g})" if band.al_high is not None else f">= {band.al_low:g}"
         advice = "set k=0" if band.batch == 0 else f"set k=0 above batch {band.batch}"
         out.append(
@@ -151,13 +162,18 @@ def slowdown_alerts(
 
 
 def build_rule_groups(
-    min_acceptance: float = 0.5, slowdown: SlowdownModel | None = None, for_: str = FOR, model_name: str | None = None
+    min_acceptance: float = 0.5,
+    slowdown: SlowdownModel | None = None,
+    for_: str = FOR,
+    model_name: str | None = None,
+    min_drafts: int = MIN_DRAFTS,
 ) -> tuple[RuleGroup, ...]:
     """The recording rules and the alerts; ``for_``: how long an alert's condition must hold before it fires;
-    ``model_name``: the served model the slowdown alerts are for (None: every model)."""
-    alerts = acceptance_alerts(min_acceptance)
+    ``model_name``: the served model the slowdown alerts are for (None: every model); ``min_drafts``: drafts per
+    5 minutes below which the low-acceptance alert stays quiet."""
+    alerts = acceptance_alerts(min_acceptance, min_drafts)
     if slowdown is not None:
-        alerts += slowdown_alerts(slowdown, slowdown_bands(slowdown), model_name)
+        alerts += slowdown_alerts(slowdown, slowdown_bands(slowdown), model_name, min_drafts)
     alerts = tuple(replace(a, for_=for_) for a in alerts)
     return (
         RuleGroup("specwise-spec-decode-recording", recording_rules()),
