@@ -51,3 +51,43 @@ def test_the_config_is_written_for_the_scenarios_version(tmp_path: Path, capsys:
     rc, doc = _advise(["--scenario", str(path), "--vllm-version", "0.32"], capsys)  # V1: the draft at TP 4
     (cand,) = doc["candidates"]  # type: ignore[misc]
     assert rc == 1 and cand["verdict"] == "unsupported" and "14 attention heads" in cand["reason"]
+
+
+def test_the_flag_is_the_vllm_simulated_and_written_for(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--vllm-version overrides the scenario's engine_version for the simulation too: a scenario saying 0.12 (no
+    draft models) advised for 0.24 weighs the draft; for 0.9 the draft model is priced on V0, the engine 0.9 runs
+    it on (its fallback), and the speedup says so."""
+    scenario = str(_scenario(tmp_path, "0.12.1"))
+    rc, doc = _advise(["--scenario", scenario, "--vllm-version", "0.24"], capsys)
+    verdicts = {c["candidate"]: c["verdict"] for c in doc["candidates"]}  # type: ignore[attr-defined]
+    assert rc == 0 and verdicts["draft_model:meta-llama/Llama-3.2-1B-Instruct"] not in ("unsupported", "does_not_fit")
+    _, doc = _advise(["--scenario", str(EXAMPLE), "--vllm-version", "0.9"], capsys)
+    draft = next(c for c in doc["candidates"] if c["method"] == "draft_model")  # type: ignore[attr-defined]
+    assert draft["sim"]["predictor"]["name"] == "published-fit (vllm-v0)"
+    _, doc = _advise(["--scenario", str(EXAMPLE), "--vllm-version", "0.20"], capsys)
+    draft = next(c for c in doc["candidates"] if c["method"] == "draft_model")  # type: ignore[attr-defined]
+    assert draft["sim"]["predictor"]["name"] == "published-fit (vllm-v1)"
+
+
+def test_suffix_before_012_is_unsupported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM's SpeculativeMethod gained "suffix" in 0.12.0 (not in 0.11.0's list)."""
+    text = EXAMPLE.read_text().replace('method = "ngram"', 'method = "suffix"')
+    text = text.replace("prompt_lookup_min = 2\n", "").replace("prompt_lookup_max = 4\n", "")
+    path = tmp_path / "sfx.toml"
+    path.write_text(text)
+    _, doc = _advise(["--scenario", str(path), "--vllm-version", "0.11"], capsys)
+    sfx = next(c for c in doc["candidates"] if c["method"] == "suffix")  # type: ignore[attr-defined]
+    assert sfx["verdict"] == "unsupported" and "has no speculative method 'suffix'" in sfx["reason"]
+    main(["advise", "--scenario", str(path), "--processes", "1", "--vllm-version", "0.11"])
+    text_out = " ".join(capsys.readouterr().out.split())
+    assert "unsupported suffix: vLLM 0.11.0 has no speculative method 'suffix'" in text_out  # said in the terminal
+
+
+def test_sglang_runs_the_draft_in_the_targets_tp_group(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "sg.toml"
+    path.write_text(SCHEDULE.read_text().replace('engine_version = "0.6.3"', 'engine = "sglang"'))
+    rc, doc = _advise(["--scenario", str(path)], capsys)
+    (cand,) = doc["candidates"]  # type: ignore[misc]
+    assert rc == 1 and doc["decision"] == "unsupported"
+    assert cand["reason"].startswith("SGLang runs a draft at the target's tensor parallelism (4)")
+    assert "vLLM before 0.10" not in cand["reason"]

@@ -133,5 +133,6 @@ def test_advise_for_a_version_without_draft_models(capsys: pytest.CaptureFixture
     doc = json.loads(capsys.readouterr().out)
     (cand,) = doc["candidates"]
     assert cand["verdict"] == "unsupported" and "0.10 to 0.14" in cand["reason"] and cand["sim"] is None
-    assert doc["decision"] == "disable" and doc["headline"].startswith("No candidate can run on this engine version")
+    assert doc["decision"] == "unsupported"
+    assert doc["headline"].startswith("No candidate can run on this engine as proposed")
     assert doc["vllm"]["speculative_config"] is None

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -117,10 +118,14 @@ def test_bench_launch_shows_startup_outside_a_terminal(tmp_path: Path, capsys: p
     from specwise.cli import main
 
     argv = ["bench", "--launch", str(_fake_launch(tmp_path, 0.5)), "--rates", "5", "--requests-per-level", "1"]
-    code = main([*argv, "--db", str(tmp_path / "r.sqlite"), "--metrics-url", "none"])
+    jsonl = tmp_path / "records.jsonl"
+    code = main([*argv, "--db", str(tmp_path / "r.sqlite"), "--metrics-url", "none", "--export-jsonl", str(jsonl)])
     err = capsys.readouterr().err
     assert code == 2  # the fake engine serves only /health: every request fails, said after the table
     assert err.splitlines()[0].startswith("starting vllm serve (a): 0 s")
+    # --export-jsonl with --launch writes every configuration's records (it wrote nothing before)
+    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert len(records) == 1 and records[0]["run_id"].endswith("-a") and records[0]["error"]
 
 
 def test_a_losing_draft_is_explained() -> None:

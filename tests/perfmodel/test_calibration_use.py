@@ -30,7 +30,7 @@ output_tokens = 60
 """
 
 
-def _calibration(path: Path, method: str = "ngram", **changes: object) -> Path:
+def _calibration(path: Path, method: str = "ngram", changes: dict[str, object] | None = None) -> Path:
     cal = CalibrationDoc(
         run_id="toy",
         law=StepLaw(per_kv_token_s=1e-7, per_batched_token_s=5e-3, constant_s=0.3, free_batched_tokens=48),
@@ -44,7 +44,7 @@ def _calibration(path: Path, method: str = "ngram", **changes: object) -> Path:
         hardware="CPU: test, 2 cores",
         target="meta-llama/Llama-3.1-8B-Instruct",
     )
-    path.write_text(json.dumps({**cal.to_json(), **changes}))
+    path.write_text(json.dumps({**cal.to_json(), **(changes or {})}))
     return path
 
 
@@ -86,7 +86,7 @@ def test_a_calibration_of_another_server_is_refused(
     """A step-time law is one model on one engine; an edited file cannot make steps take negative or no time."""
     scenario = tmp_path / "s.toml"
     scenario.write_text(SCENARIO)
-    cal = _calibration(tmp_path / "cal.json", **changes)
+    cal = _calibration(tmp_path / "cal.json", changes=changes)
     assert main(["simulate", "--scenario", str(scenario), "--calibration", str(cal)]) == 2
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1, err
@@ -99,15 +99,15 @@ def test_a_draft_models_cost_is_not_reused_for_another_draft(
     scenario.write_text(
         SCENARIO.replace('method = "ngram"', 'method = "draft_model"\ndraft = "meta-llama/Llama-3.2-1B-Instruct"')
     )
-    configs = [
+    configs: list[dict[str, object]] = [
         {"name": "baseline", "method": None, "model": None, "k": 0},
         {"name": "spec", "method": "draft_model", "model": "Qwen/Qwen2.5-0.5B-Instruct", "k": 4},
     ]
-    cal = _calibration(tmp_path / "cal.json", configs=configs)
+    cal = _calibration(tmp_path / "cal.json", changes={"configs": configs})
     assert main(["simulate", "--scenario", str(scenario), "--calibration", str(cal)]) == 2
     assert "calibrated the draft Qwen/Qwen2.5-0.5B-Instruct" in capsys.readouterr().err
     configs[1]["model"] = "/models/Llama-3.2-1B-Instruct"  # the same draft from a local directory
-    cal = _calibration(tmp_path / "cal.json", configs=configs)
+    cal = _calibration(tmp_path / "cal.json", changes={"configs": configs})
     assert main(["simulate", "--scenario", str(scenario), "--calibration", str(cal), "--json", "--processes", "1"]) == 0
     capsys.readouterr()
 

@@ -43,9 +43,12 @@ VERDICT_ORDER = {"enable": 4, "enable_below": 3, "measure_first": 2, "disable": 
 Progress = Callable[[str, int, int], None]
 
 
-def scenario_for(inputs: AdviseInputs, c: Candidate, evidence: Sequence[Evidence]) -> Scenario:
+def scenario_for(
+    inputs: AdviseInputs, c: Candidate, evidence: Sequence[Evidence], engine_checks: bool = True
+) -> Scenario:
     """The candidate as a simulate scenario: the inputs' deployment and sweep, its speculation, and each
-    workload with the acceptance its evidence gives -- built directly, no file round trip."""
+    workload with the acceptance its evidence gives -- built directly, no file round trip. ``engine_checks`` off:
+    sized only (a candidate the engine cannot run, for the record)."""
     spec = ScenarioSpec(
         name=f"{inputs.name}:{c.label}",
         file=inputs.file,
@@ -57,6 +60,7 @@ def scenario_for(inputs: AdviseInputs, c: Candidate, evidence: Sequence[Evidence
         sweep=replace(inputs.sweep, k_values=c.speculation.k_values),
         decision_metric=inputs.decision_metric,
         where_speculation=f"[[candidate]] {c.label!r}",
+        engine_checks=engine_checks,
     )
     return build_scenario(spec)
 
@@ -371,6 +375,9 @@ def _package_notes(c: Candidate) -> list[str]:
     ]
 
 
+_ENGINE_RUNS_DRAFT = {"vllm": "vLLM V1 (0.15+, this config's)", "sglang": "SGLang"}
+
+
 def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
     """Why the engine the config is for cannot run ``c`` (None: it can): a method it lacks, or a draft it would run
     at the target's tensor parallelism (vLLM V1) whose attention heads do not divide over that many GPUs (vLLM
@@ -380,12 +387,15 @@ def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
         return said
     spec = Speculation(c.method, 1, c.speculation.draft, c.speculation.draft_tp, inputs.deployment.tp)
     written = engine.speculative_config(spec).get("draft_tensor_parallel_size")
+    if engine.name == "sglang":  # SGLang's draft worker runs in the target's tensor-parallel group
+        written = inputs.deployment.tp if inputs.deployment.tp > 1 else None
     heads = _draft_heads(c.speculation.draft)
     if isinstance(written, int) and heads is not None and heads % written:
         return (
-            f"vLLM V1 (0.15+, this config's) runs a draft at the target's tensor parallelism ({written}), and "
+            f"{_ENGINE_RUNS_DRAFT.get(engine.name, engine.name)} runs a draft at the target's tensor parallelism "
+            f"({written}), and "
             f"{c.speculation.draft}'s {heads} attention heads do not divide over {written} GPUs: choose a draft "
-            "whose heads do, or a vLLM before 0.10 (V0 runs a draft on one GPU)"
+            "whose heads do" + (", or a vLLM before 0.10 (V0 runs a draft on one GPU)" if engine.name == "vllm" else "")
         )
     return None
 
@@ -422,9 +432,11 @@ def evaluate_candidate(
     notes: list[str] = []
     evidence = resolve_evidence(inputs, c, profiles, benches, notes)
     refused = _refusal(inputs, c, engine)
-    if refused is not None and engine.refusal(c.method) is not None:  # the version refuses the method: sized for
-        inputs = replace(inputs, deployment=replace(inputs.deployment, engine_version=None))  # the record as today's
-    sc, k_notes = fitting_scenario(inputs, c, evidence)
+    if refused is not None:  # sized for the record only; a draft whose heads do not divide the TP on one GPU
+        c = replace(c, speculation=replace(c.speculation, draft_tp=c.speculation.draft_tp or 1))
+        sc, k_notes = scenario_for(inputs, c, evidence, engine_checks=False), list[str]()
+    else:
+        sc, k_notes = fitting_scenario(inputs, c, evidence)
     notes += _package_notes(c)
     plan = sc.memory_plan
     unfit = CandidateAdvice(
@@ -500,7 +512,7 @@ def _rank_key(r: CandidateAdvice) -> tuple[int, float, int, float]:
 def _disable_headline(op: float, ranked: Sequence[CandidateAdvice]) -> str:
     """Said first when no candidate can help: the load itself is more than the deployment serves."""
     if all(r.verdict == "unsupported" for r in ranked):
-        return "No candidate can run on this engine version as proposed (why below): change the version or the method"
+        return "No candidate can run on this engine as proposed (why below): change the engine version or the method"
     sims = [r.sim for r in ranked if r.sim is not None]
     if sims and all((b := sim.baseline_at(op)) is not None and b.overloaded for sim in sims):
         return f"This deployment cannot keep up with {op:g} QPS: add replicas or lower the load"
@@ -558,6 +570,10 @@ def advise(
     profiles = [ProfileDoc.read(p) for p in profile_paths]
     benches = attribute_methods([read_bench(p) for p in bench_paths], inputs.candidates)
     name = engine or inputs.deployment.engine  # default: the scenario's [deployment]
+    if engine_version is not None and name == "vllm":  # the vLLM the config is for is the one simulated
+        dep = inputs.deployment
+        predictor = replace(dep.predictor, engine_version=engine_version)
+        inputs = replace(inputs, deployment=replace(dep, engine_version=engine_version, predictor=predictor))
     eng = get_engine(name, engine_version or (_config_version(inputs) if name == "vllm" else None))
     executor = executor or LocalExecutor(processes)
     results = [evaluate_candidate(inputs, c, profiles, benches, eng, executor, progress) for c in inputs.candidates]
@@ -572,6 +588,8 @@ def advise(
     else:
         decision, headline, recommended, spec = ("disable", _disable_headline(inputs.operating_qps, ranked), None, None)
         reason = "; ".join(f"{r.candidate}: {r.reason}" for r in ranked)
+        if all(r.verdict == "unsupported" for r in ranked):
+            decision = "unsupported"  # not "speculation loses": nothing proposed can run on this engine
     first = next((r for r in results if r.sim is not None), None)
     return Advice(
         scenario=inputs.name,

@@ -111,8 +111,8 @@ def _host(text: str) -> str:
 def _vllm_version(text: str) -> str:
     try:
         schedule_form(VllmVersion.parse(text))  # a malformed or too-old version: one line, before any work
-    except SpecwiseError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    except SpecwiseError as exc:  # argparse names the flag already
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--vllm-version ")) from None
     return text
 
 
@@ -154,4 +154,5 @@ def run(args: argparse.Namespace) -> int:
         render_advise(doc, wide=args.wide)
         if args.report:
             print(f"report: {args.report}")
-    return EXIT_NEGATIVE if doc.decision == "disable" else EXIT_OK  # "do not enable" is the answer no
+    # "do not enable" is the answer no, and so is "nothing proposed runs on this engine"
+    return EXIT_NEGATIVE if doc.decision in ("disable", "unsupported") else EXIT_OK

@@ -278,6 +278,10 @@ def _bench(args: argparse.Namespace, store: ResultStore, shown: _Progress) -> Be
         launch = load_launch_file(args.launch)
         template = run_config(args, None, None)
         doc = launch_all(launch, template, store, args.db, args.run_id, progress, on_wait=shown.startup)
+        if args.export_jsonl:  # every configuration's records, in launch order (each line names its run)
+            lines = (line + "\n" for c in doc.configs for line in store.export_jsonl(c.run_id))
+            write_text_atomic(args.export_jsonl, "".join(lines))
+            doc = replace(doc, jsonl=str(args.export_jsonl))
         return doc if not args.calibrate else _with_calibration(doc, store)
     run_id = args.resume or args.run_id or uuid.uuid4().hex[:12]
     if args.resume:

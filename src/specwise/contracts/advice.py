@@ -206,7 +206,7 @@ class Advice:
     tp: int
     operating_qps: float
     min_speedup: float
-    decision: str  # enable | enable_below | disable
+    decision: str  # enable | enable_below | measure_first | disable | unsupported (no candidate can run)
     headline: str
     recommended: str | None
     reason: str

@@ -13,8 +13,8 @@ from specwise.engines.base import LOOPBACK, ONLINE_QUANTIZATION, Deployment, Spe
 from specwise.engines.vllm_versions import (
     VllmVersion,
     draft_model_engine,
-    draft_model_refusal,
     first_off_batch,
+    method_refusal,
     schedule_form,
     schedule_notes,
 )
@@ -105,8 +105,9 @@ class VllmEngine:
         return cfg
 
     def refusal(self, method: Method) -> str | None:
-        """A separate draft model on 0.10 to 0.14 (:func:`~specwise.engines.vllm_versions.draft_model_engine`)."""
-        return draft_model_refusal(self.version) if method.name == "draft_model" else None
+        """A separate draft model on 0.10 to 0.14 (:func:`~specwise.engines.vllm_versions.draft_model_engine`), a
+        method before the release that named it (:data:`~specwise.engines.vllm_versions.METHOD_SINCE`)."""
+        return method_refusal(self.version, method.name)
 
     def draft_tp(self, s: Speculation) -> int:
         """The draft's tensor parallelism this version runs: V1 (0.15 on) runs a separate draft model only at the

@@ -80,6 +80,25 @@ def draft_model_engine(version: VllmVersion | None) -> DraftModelEngine:
     return "v0" if version < V0_REMOVED_IN else "none"
 
 
+# The first release whose --speculative-config takes the method under the name specwise writes, read in each
+# release's SpeculativeMethod literal (vllm/config.py before 0.11, vllm/config/speculative.py after): "mtp" from
+# 0.11.0 (0.10 knew only "deepseek_mtp"), "suffix" from 0.12.0 (not in 0.11.0's list).
+METHOD_SINCE = {"mtp": VllmVersion(0, 11), "suffix": VllmVersion(0, 12)}
+
+
+def method_refusal(version: VllmVersion | None, method: str) -> str | None:
+    """Why vLLM ``version`` cannot serve ``method`` as specwise writes it, in one line (None: it can)."""
+    if method == "draft_model":
+        return draft_model_refusal(version)
+    since = METHOD_SINCE.get(method)
+    if version is None or since is None or version >= since:
+        return None
+    return (
+        f"vLLM {version} has no speculative method {method!r} (its --speculative-config takes it from "
+        f"{since.major}.{since.minor}): upgrade vLLM, or choose a method this version has"
+    )
+
+
 def draft_model_refusal(version: VllmVersion | None) -> str | None:
     """Why vLLM ``version`` cannot serve a separate draft model, in one line (None: it can)."""
     if draft_model_engine(version) != "none":

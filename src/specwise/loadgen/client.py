@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from specwise.errors import SpecwiseError, redact_text
-from specwise.loadgen.records import RequestRecord
+from specwise.loadgen.records import PROCESS_SESSION, RequestRecord
 from specwise.loadgen.sse import (
     DONE,
     MAX_LINE_BYTES,
@@ -282,4 +282,5 @@ async def send_request(
         error=stream.error,
         status_code=stream.status,
         tokens_exact=stream.exact,
+        session=PROCESS_SESSION,
     )

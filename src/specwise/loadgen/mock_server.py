@@ -261,11 +261,17 @@ class MockServer:
 
 def main() -> None:  # pragma: no cover - used by bench/client_overhead.py
     """``python -m specwise.loadgen.mock_server [TTFT_S] [CHUNK_INTERVAL_S]``: serve until killed."""
-    import sys
+    import argparse
 
-    ttft = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
-    interval = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
-    server = MockServer(MockBehaviour(ttft_s=ttft, chunk_interval_s=interval))
+    p = argparse.ArgumentParser(
+        prog="python -m specwise.loadgen.mock_server",
+        description="An OpenAI-compatible mock server with vLLM-style spec-decode /metrics, on 127.0.0.1; prints "
+        "its URL and serves until killed.",
+    )
+    p.add_argument("ttft_s", nargs="?", type=float, default=0.0, help="seconds to the first token (default 0)")
+    p.add_argument("chunk_interval_s", nargs="?", type=float, default=0.0, help="seconds between chunks (default 0)")
+    args = p.parse_args()
+    server = MockServer(MockBehaviour(ttft_s=args.ttft_s, chunk_interval_s=args.chunk_interval_s))
     print(server.url, flush=True)
     server.httpd.serve_forever()
 

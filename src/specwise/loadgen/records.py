@@ -12,6 +12,7 @@ several tokens:
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -36,6 +37,7 @@ class RequestRecord:
     error: str | None = None
     status_code: int | None = None
     tokens_exact: bool = True  # per-chunk token counts came from the server's usage stats
+    session: str = ""  # the bench process that sent it (a --resume is another): its clock span is its own
 
     @property
     def ok(self) -> bool:
@@ -69,6 +71,20 @@ class RequestRecord:
         return cls(**d)
 
 
+PROCESS_SESSION = uuid.uuid4().hex[:12]  # this bench process, stamped on every record it sends
+
+
+def active_span_s(records: Sequence[RequestRecord]) -> float:
+    """Seconds the level was being sent: first start to last end within each bench process that sent part of it,
+    summed -- a level resumed after a crash does not count the time no process was running (throughputs divide by
+    this)."""
+    spans: dict[str, tuple[float, float]] = {}
+    for r in records:
+        lo, hi = spans.get(r.session, (r.start_s, r.end_s))
+        spans[r.session] = (min(lo, r.start_s), max(hi, r.end_s))
+    return sum(hi - lo for lo, hi in spans.values())
+
+
 def summarize_level(
     records: Sequence[RequestRecord],
     level: int,
@@ -78,7 +94,7 @@ def summarize_level(
 ) -> LevelSummary:
     ok = [r for r in records if r.ok]
     failed = [r for r in records if not r.ok]
-    duration = max(r.end_s for r in records) - min(r.start_s for r in records) if records else 0.0
+    duration = active_span_s(records)
 
     def arr(values: list[float | None]) -> np.ndarray:
         return np.array([v for v in values if v is not None], dtype=np.float64)

@@ -97,7 +97,7 @@ def roofline_models(
 
 def fitted_models(d: Deployed, engine: str = "vllm", engine_version: str | None = None) -> ServingModels:
     """Step-time model v2 with the engine profile fitted to published measurements."""
-    profile = profile_for(engine, engine_version)
+    profile = profile_for(engine, engine_version, d.method.name)
 
     def model(spec: ModelSpec, tp: int, quant: Quantization | None) -> StepModelV2:
         return StepModelV2(spec, d.gpu, profile.gpu, tp=tp, quantization=quant, kv_dtype=d.kv_dtype)

@@ -6,7 +6,8 @@ sequence: sampling metadata and output processing, per draft token: the proposer
 sampler) and the engine's scheduling rules that matter for speculation:
 
 * ``vllm-v1`` (default): chunked prefill mixes prompt chunks with decode/verify steps (``vllm/v1/core/sched``).
-* ``vllm-v0`` (vLLM < 0.8 with speculation): no chunked prefill alongside speculation, so a step prefills or
+* ``vllm-v0`` (vLLM < 0.8 with speculation; a draft model on 0.8 and 0.9, which fall back to V0 for it): no
+  chunked prefill alongside speculation, so a step prefills or
   decodes, prompts first (``vllm/spec_decode`` in 0.6.x disabled chunked prefill for speculative runs); and
   verification by batch expansion, k + 1 single-token sequences per speculating sequence, each re-reading its
   context (``vllm/spec_decode/batch_expansion.py``; the MQA scorer was off whenever CUDA graphs were on).
@@ -126,11 +127,17 @@ def published_fit() -> PublishedFit:
     )
 
 
-def profile_for(engine: str = "vllm", version: str | None = None) -> EngineProfile:
-    """The profile for an engine and version: vLLM before 0.8 is V0 (speculation without chunked prefill)."""
+def profile_for(engine: str = "vllm", version: str | None = None, method: str | None = None) -> EngineProfile:
+    """The profile for an engine, version and speculation method: vLLM before 0.8 is V0 (speculation without
+    chunked prefill), and so is a separate draft model on 0.8 and 0.9, which fall back to V0 for it
+    (:func:`~specwise.engines.vllm_versions.draft_model_engine`; the baseline of such a server is simulated on V0
+    too, the engine that config runs)."""
     profiles = published_fit().profiles
     if engine == "vllm":
-        return profiles["vllm-v0" if version is not None and _before(version, (0, 8)) else "vllm-v1"]
+        v0 = version is not None and (
+            _before(version, (0, 8)) or (method == "draft_model" and _before(version, (0, 10)))
+        )
+        return profiles["vllm-v0" if v0 else "vllm-v1"]
     if engine in profiles:
         return profiles[engine]
     raise SpecwiseError(f"no step-time profile for engine {engine!r} (known: vllm, {', '.join(profiles)})")

@@ -137,9 +137,27 @@ def load(files: ModelFiles) -> tuple[Any, Any]:
 
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    _check_architecture(files)
     tok = AutoTokenizer.from_pretrained(files.path, trust_remote_code=False)
     model = AutoModelForCausalLM.from_pretrained(
         files.path, dtype=torch.float32, trust_remote_code=False, use_safetensors=True
     )
     model.eval()  # type: ignore[no-untyped-call]
     return model, tok
+
+
+def _check_architecture(files: ModelFiles) -> None:
+    """A ``model_type`` transformers does not ship is refused in one line: its code would come from the checkpoint
+    (``auto_map``), which specwise never runs (``trust_remote_code`` stays off)."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    config = Path(files.path) / "config.json"
+    try:
+        model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return  # the spec reader already refused an unreadable config; transformers says the rest
+    if isinstance(model_type, str) and model_type not in CONFIG_MAPPING:
+        raise SpecwiseError(
+            f"{files.path}: model_type {model_type!r} is not an architecture transformers knows; its code would come "
+            "from the checkpoint itself, which specwise does not run (trust_remote_code stays off)"
+        )

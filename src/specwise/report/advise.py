@@ -29,6 +29,8 @@ def rule_counts(rules: Sequence[RuleCheck]) -> str:
 
 def rule_line(c: CandidateAdvice) -> str:
     """A candidate's rule checks on one line: the counts, then the rules that did not pass."""
+    if c.verdict == "unsupported":
+        return f"[bold red]unsupported[/] {escape(c.candidate)}: {escape(c.reason)}"
     if not c.rules:
         return f"rule checks, {escape(c.candidate)}: none (not evaluated)"
     flagged = [f"[{_COUNT_STYLE[r.status]}]{r.status}[/] {escape(r.rule)}" for r in c.rules if r.status != "pass"]
@@ -88,7 +90,7 @@ def render_advise(doc: Advice, out: Console | None = None, wide: bool = False) -
     top = doc.ranked[0]
     if top.rules:
         print_table(out, _rules_table(top), wide=wide)
-    for other in doc.ranked[1:]:
+    for other in doc.ranked[0 if top.verdict == "unsupported" else 1 :]:
         out.print(rule_line(other))
     for c in doc.ranked:
         for w in dict.fromkeys(c.warnings):

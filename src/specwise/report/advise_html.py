@@ -24,7 +24,8 @@ line-height:1.45;padding:0 1em}
 h1{font-size:1.5em} h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid #ddd}
 .decision{padding:1em 1.2em;border-radius:8px;font-size:1.1em}
 .enable{background:#e6f4ea;border:1px solid #34a853}.enable_below{background:#fef7e0;border:1px solid #f9ab00}
-.disable{background:#fce8e6;border:1px solid #d93025}.measure_first{background:#e8f0fe;border:1px solid #1a73e8}
+.disable,.unsupported{background:#fce8e6;border:1px solid #d93025}
+.measure_first{background:#e8f0fe;border:1px solid #1a73e8}
 .assumed{background:#fff3cd;border:1px solid #f0ad4e;padding:.6em 1em;border-radius:6px;margin-top:.8em}
 table{border-collapse:collapse;width:100%;font-size:.9em;margin:.6em 0}
 th,td{border:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-align:top} th{background:#f5f5f5}

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from specwise.contracts.profile import ProfileDoc, ProfileResult, VerificationRow
+from specwise.methods import LOOKUP_METHODS
 from specwise.report.console import console
 from specwise.report.tables import print_table
 
@@ -39,6 +40,19 @@ def _result_table(who: str, target: str | None, r: ProfileResult) -> Table:
             " ".join(_f(x, 2) for x in row.per_position_acceptance),
         )
     return table
+
+
+def _match_line(method: str, r: ProfileResult) -> str:
+    """A lookup drafts only where it finds a match: how often it did, beside the per-match acceptance above."""
+    top = max(r.by_k, key=lambda b: b.k) if r.by_k else None
+    if top is None or not top.num_steps:
+        return f"{method}: decode steps not recorded (a profile written before num_steps)"
+    if not top.num_drafts:
+        return f"{method}: no match in {top.num_steps:,.0f} decode steps at k={top.k}: nothing was drafted"
+    return (
+        f"{method} match rate: {top.num_drafts:,.0f} of {top.num_steps:,.0f} decode steps drafted at k={top.k} "
+        f"({top.num_drafts / top.num_steps:.0%}); the acceptance above is per match, as vLLM counts it"
+    )
 
 
 def _yes_no(flag: bool | None) -> str:
@@ -104,6 +118,8 @@ def render_profile(doc: ProfileDoc, out: Console | None = None, wide: bool = Fal
         out.print(line)
     for r in doc.results:
         print_table(out, _result_table(who, doc.target, r), wide=wide)
+        if doc.method in LOOKUP_METHODS:
+            out.print(_match_line(doc.method, r), highlight=False)
     if doc.verification:
         print_table(out, _verification_table(doc.verification), wide=wide)
         out.print(

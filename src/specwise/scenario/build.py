@@ -10,7 +10,7 @@ import numpy as np
 
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import Finding, check_pair, method_fit
-from specwise.engines.vllm_versions import VllmVersion, draft_model_engine, draft_model_refusal
+from specwise.engines.vllm_versions import VllmVersion, draft_model_engine, method_refusal
 from specwise.errors import FieldNames, SpecwiseError
 from specwise.memory import MemoryPlanRequest, plan_memory
 from specwise.memory.planner import kv_tokens_at_length
@@ -30,13 +30,14 @@ def _named(file: str, field: str | None, resolve: Callable[[], T]) -> T:
         raise SpecwiseError(f"{file}: {field}: {exc}" if field else f"{file}: {exc}") from None
 
 
-def _check_vllm_draft_model(spec: ScenarioSpec, draft_tp: int) -> None:
-    """A separate draft model on the vLLM the scenario names (``[deployment].engine_version``; none: the current
-    one) as that version runs it (:func:`~specwise.engines.vllm_versions.draft_model_engine`): 0.10 to 0.14 refuse
-    it; V1 (0.15 on) runs it only at the target's tensor parallelism (``vllm/v1/spec_decode/draft_model.py``,
+def _check_vllm_method(spec: ScenarioSpec, draft_tp: int) -> None:
+    """What the vLLM the scenario names (``[deployment].engine_version``; none: the current one) cannot run is
+    refused: a method before the release that named it (``suffix`` before 0.12, ``mtp`` before 0.11), and a separate
+    draft model as that version runs it (:func:`~specwise.engines.vllm_versions.draft_model_engine`): 0.10 to 0.14
+    refuse it; V1 (0.15 on) runs it only at the target's tensor parallelism (``vllm/v1/spec_decode/draft_model.py``,
     ``_raise_if_draft_tp_mismatch``: the ranks would share one torch.compile cache); V0 (before 0.10) on any."""
     dep, sp = spec.deployment, spec.speculation
-    if dep.engine != "vllm" or sp.method.name != "draft_model":
+    if dep.engine != "vllm" or sp.method.name == "none" or not spec.engine_checks:
         return
     try:
         version = VllmVersion.parse(dep.engine_version) if dep.engine_version is not None else None
@@ -45,10 +46,10 @@ def _check_vllm_draft_model(spec: ScenarioSpec, draft_tp: int) -> None:
             f"{spec.file}: [deployment].engine_version: {dep.engine_version!r}: expected a vLLM version like 0.15 or "
             "0.10.1"
         ) from None
-    refusal = draft_model_refusal(version)
+    refusal = method_refusal(version, sp.method.name)
     if refusal is not None:
         raise SpecwiseError(f"{spec.file}: [deployment].engine_version: {refusal}")
-    if draft_model_engine(version) == "v1" and draft_tp != dep.tp:
+    if sp.method.name == "draft_model" and draft_model_engine(version) == "v1" and draft_tp != dep.tp:
         raise SpecwiseError(
             f"{spec.file}: {spec.where_speculation}.draft_tp: {draft_tp}, but vLLM V1 runs a draft model only at "
             f"the target's tensor parallelism ({dep.tp}): set draft_tp = {dep.tp} or leave it out "
@@ -63,7 +64,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     draft_choice, findings = _draft(spec, target)
     warnings = [f"draft/target: {f.message}" for f in findings if f.status == "fail"] + list(spec.notes)
     draft_spec = draft_choice.spec
-    _check_vllm_draft_model(spec, draft_tp := sp.draft_tp or dep.tp)
+    _check_vllm_method(spec, draft_tp := sp.draft_tp or dep.tp)
     names = FieldNames(
         {"draft_tp": where, "draft_quantization": where, "num_speculative_tokens": where}, "[deployment]"
     )

@@ -109,6 +109,9 @@ class ScenarioSpec:
     decision_metric: str = "e2e"
     where_speculation: str = "[speculation]"  # how messages name the speculation table
     notes: tuple[str, ...] = ()  # assumptions the parse made (shown with the scenario's warnings)
+    # refuse what the named engine version cannot run (off only to size, for the record, a candidate advise has
+    # already marked unsupported)
+    engine_checks: bool = True
 
 
 @dataclass(frozen=True)

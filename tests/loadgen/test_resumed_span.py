@@ -1,0 +1,26 @@
+"""A level resumed after a crash counts the time each bench process was sending, not the time no process ran:
+its throughput is what the server did, not diluted by the outage (review: 30 tok/s where 93 were measured)."""
+
+from __future__ import annotations
+
+from specwise.loadgen.records import RequestRecord, active_span_s, summarize_level
+
+
+def _record(i: int, start: float, session: str) -> RequestRecord:
+    return RequestRecord("r", 0, str(i), None, start, start, start + 1.0, start + 0.1, 10, session=session)
+
+
+def test_a_resumed_level_leaves_the_outage_out() -> None:
+    before = [_record(i, 0.5 * i, "first") for i in range(9)]  # 0.0 .. 5.0 s, then killed
+    after = [_record(9 + i, 30.0 + 0.5 * i, "second") for i in range(7)]  # resumed 25 s later
+    assert active_span_s(before + after) == 5.0 + 4.0
+    level = summarize_level(before + after, 0, 2.0)
+    assert level.duration_s == 9.0
+    uninterrupted = [_record(i, 0.5 * i, "one") for i in range(16)]
+    assert summarize_level(uninterrupted, 0, 2.0).duration_s == 8.5
+
+
+def test_records_from_before_sessions_existed_keep_one_span() -> None:
+    old = [_record(i, 0.5 * i, "") for i in range(4)]  # a database written before the field: one span, as before
+    assert active_span_s(old) == 2.5
+    assert RequestRecord.from_json(old[0].to_json()).session == ""
