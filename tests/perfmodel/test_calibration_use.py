@@ -67,6 +67,8 @@ def test_calibration_changes_the_simulation_and_is_named(tmp_path: Path, capsys:
     assert base_c > 50 * base_f  # a ~0.3 s CPU step instead of a few ms on the H100
     # the replay (8%) is of the level the law was fitted to: the band is never below the law's 10% RMS fit error
     assert calibrated["predictor"]["relative_error_p80"] == pytest.approx(0.1)  # type: ignore[index]
+    source = calibrated["predictor"]["source"]  # type: ignore[index]
+    assert source.startswith("the calibrated run toy's step-time fit") and "in-sample replay 8%" in source
     # a CPU calibration pricing an H100 deployment is said with the results
     assert any("ran on CPU: test, 2 cores, not H100" in w for w in calibrated["warnings"])  # type: ignore[attr-defined]
 

@@ -140,10 +140,10 @@ class CalibrationDoc:
         """Where :meth:`speedup_band` comes from, in words."""
         replay, fit = self._replay_band(), self.fit_relative_rms_error
         if replay is None and fit is None:
-            return f"a default: the calibrated run {self.run_id} has no level to replay and no fit error"
+            return f"no measurement: a default, since the calibrated run {self.run_id} has no level to replay or fit"
         if fit is not None and (replay is None or fit >= replay):
-            return f"the calibrated law's relative RMS step-time fit error (run {self.run_id})" + (
-                "; no level replayed" if replay is None else f", above its in-sample replay error {replay:.0%}"
+            return f"the calibrated run {self.run_id}'s step-time fit (its relative RMS error" + (
+                "; no level replayed)" if replay is None else f", above its levels' in-sample replay {replay:.0%})"
             )
         return f"replay of the calibrated run {self.run_id} (predicted vs measured speedup per level)"
 
