@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from specwise.acceptance.lookup import MATCH_RATE_HINT, assumed_match_rate
 from specwise.acceptance.model import AcceptanceModel
@@ -19,6 +18,7 @@ from specwise.contracts.document import DocumentError
 from specwise.contracts.profile import ProfileDoc
 from specwise.errors import SpecwiseError
 from specwise.perfmodel.profiles import published_fit
+from specwise.specs.model import checkpoint_name
 
 KINDS = ("measured", "profiled", "given", "assumed")
 
@@ -38,8 +38,7 @@ def names_match(candidate_draft: str | None, doc_draft: str | None) -> bool:
     extends the other's at a '-' (``Llama-3.1-8B-Instruct`` / ``Llama-3.1-8B-Instruct-FP8``) counts as the same."""
     if not candidate_draft or not doc_draft:
         return False
-    a = Path(candidate_draft.rstrip("/")).name.lower().replace("_", "-")
-    b = Path(doc_draft.rstrip("/")).name.lower().replace("_", "-")
+    a, b = (checkpoint_name(name).replace("_", "-") for name in (candidate_draft, doc_draft))
     short, long = sorted((a, b), key=len)
     return a == b or (len(short) >= 3 and (long.startswith(short + "-") or long.endswith("-" + short)))
 

@@ -124,12 +124,6 @@ def config_runs(runs: Sequence[DetailedRun]) -> list[tuple[ConfigRun, DetailedRu
     return out
 
 
-def read_runs(paths: Sequence[Path]) -> list[DetailedRun]:
-    """Every run in the files (one object per file, or one per line with ``--append-result``), its numbers checked
-    (:func:`specwise.contracts.vllm_detailed_values.check_values`)."""
-    return read_detailed_runs(paths)
-
-
 def _fitted(request: VllmCalibrationInput, runs: list[ConfigRun], raw: Sequence[DetailedRun]) -> CalibrationDoc:
     engine = engine_limits(request.max_num_seqs, request.max_num_batched_tokens)
     try:
@@ -143,7 +137,7 @@ def _fitted(request: VllmCalibrationInput, runs: list[ConfigRun], raw: Sequence[
 
 def calibrate_vllm(request: VllmCalibrationInput) -> CalibrationDoc:
     """The fitted step-time law, draft scales and per-level prediction error of ``vllm bench serve`` runs."""
-    raw = read_runs(request.paths)
+    raw = read_detailed_runs(request.paths)  # its numbers checked where vLLM's file is read
     target = check_models(raw)
     check_runs(raw)
     pairs = config_runs(raw)

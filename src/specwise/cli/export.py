@@ -67,8 +67,8 @@ def register(sub: Any) -> None:
         "--min-drafts",
         type=non_negative_int,
         default=MIN_DRAFTS,
-        help=f"the low-acceptance alert needs this many drafts per 5 minutes (default {MIN_DRAFTS}; 0: no guard): "
-        "a few drafts judge nothing",
+        help=f"every alert needs this many drafts per 5 minutes on the replica (default {MIN_DRAFTS}; 0: at least "
+        "one): a few drafts judge nothing",
     )
     rules.add_argument(
         "--for",

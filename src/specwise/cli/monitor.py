@@ -344,6 +344,11 @@ def _resolve_targets(args: argparse.Namespace) -> None:
         endpoint(url)  # a malformed URL is bad input now, not a failing target later
 
 
+def _fault_alert(kind: str, detail: str) -> Finding:
+    """A fault in what a server reported (``impossible_counter``, ``non_finite_sample``) as a --once alert."""
+    return Finding(kind, "warning", f"{kind.replace('_', ' ')}: {detail}")
+
+
 def _server_window(
     url: str,
     pair: tuple[Scrape | SpecwiseError, Scrape | SpecwiseError],
@@ -365,7 +370,7 @@ def _server_window(
         kinds: dict[str, str] = {}
         for kind, detail in faults:
             kinds.setdefault(kind, detail)
-        alerts = tuple(Finding(kind, "warning", f"{kind.replace('_', ' ')}: {d}") for kind, d in kinds.items())
+        alerts = tuple(_fault_alert(kind, d) for kind, d in kinds.items())
         return ServerWindow(url, None, alerts, error=redact(f"{url}: " + "; ".join(d for _, d in faults)))
     stats = None
     try:
@@ -376,7 +381,7 @@ def _server_window(
         return ServerWindow(url, stats, error=redact(str(exc)))
     if stats.counter_reset:
         found.append(Finding(SERVER_RESTART, "warning", RESTART_DETAIL))
-    found += [Finding(kind, "warning", f"{kind.replace('_', ' ')}: {detail}") for kind, detail in stats.faults]
+    found += [_fault_alert(kind, detail) for kind, detail in stats.faults]
     return ServerWindow(url, stats, tuple(found))
 
 

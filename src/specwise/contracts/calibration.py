@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from specwise.contracts.document import Fields, JsonObject, Schema, read_json_file
+from specwise.specs.model import checkpoint_name
 
 SCHEMA = Schema("specwise.calibration", 1)
 FORM = (
@@ -116,7 +117,7 @@ class CalibrationDoc:
         when more than one was calibrated)."""
         same = [c for c in self.configs if c.method == method and c.name in self.draft_cost_scale]
         if len(same) > 1 and draft:
-            named = [c for c in same if c.model and _base(c.model) == _base(draft)]
+            named = [c for c in same if c.model and checkpoint_name(c.model) == checkpoint_name(draft)]
             same = named or same
         return same[0] if same else None
 
@@ -245,7 +246,3 @@ def _check_law(law: StepLaw, pred: Fields) -> None:
             raise pred.fail(key, f"{getattr(law, key)!r}: negative (a step cannot take less time with more work)")
     if law.per_kv_token_s + law.per_batched_token_s + law.constant_s <= 0:
         raise pred.fail("constant_s", "every coefficient is 0: that law gives steps that take no time")
-
-
-def _base(name: str) -> str:
-    return Path(name.rstrip("/")).name.lower()

@@ -170,7 +170,7 @@ def build_rule_groups(
 ) -> tuple[RuleGroup, ...]:
     """The recording rules and the alerts; ``for_``: how long an alert's condition must hold before it fires;
     ``model_name``: the served model the slowdown alerts are for (None: every model); ``min_drafts``: drafts per
-    5 minutes below which the low-acceptance alert stays quiet."""
+    5 minutes below which every alert stays quiet."""
     alerts = acceptance_alerts(min_acceptance, min_drafts)
     if slowdown is not None:
         alerts += slowdown_alerts(slowdown, slowdown_bands(slowdown), model_name, min_drafts)

@@ -38,7 +38,7 @@ from specwise.monitor.predicted import SlowdownModel
 from specwise.monitor.rules import AlertState, Finding, Thresholds, check, unjudged_note
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.vet import vet
-from specwise.monitor.window import IMPOSSIBLE_COUNTER, WINDOW_SAMPLES, WindowStats, spec_counters, window_stats
+from specwise.monitor.window import IMPOSSIBLE_COUNTER, WINDOW_SAMPLES, WindowStats, window_stats
 
 TARGET_DOWN = "target_down"  # the alert a --once report raises for a server that did not answer
 SERVER_RESTART = "server_restart"  # the alert a --once report raises for a restart inside its window
@@ -248,7 +248,7 @@ def _observe(t: Target, now: float, result: Scrape | SpecwiseError, r: _Round) -
     if vetted.scrape is not None and t.history and now > t.history[0][0]:
         base_t, base = t.history[0]
         stats = window_stats(base, vetted.scrape, now - base_t)
-        t.model_name = ",".join(sorted({model for model, _ in spec_counters(vetted.scrape)}))
+        t.model_name = ",".join(stats.model_names)
     _faults(t, now, [*vetted.faults, *(stats.faults if stats else ())], r)
     if vetted.scrape is None:
         return

@@ -117,12 +117,18 @@ RESTART_NOTE = "counters went back: the server restarted inside the window; rate
 IMPOSSIBLE_COUNTER = "impossible_counter"  # the fault kind (:mod:`specwise.monitor.vet` reports it per scrape)
 
 
+def _went_back(name: str) -> tuple[str, str]:
+    """The fault of a counter (or histogram) that went back while ``_created`` proves the server did not restart."""
+    return IMPOSSIBLE_COUNTER, f"{name} went back with _created unchanged: not a restart"
+
+
 def _by_model(
-    before_c: dict[SeriesKey, SpecDecodeCounters], after_c: dict[SeriesKey, SpecDecodeCounters]
+    before_c: dict[SeriesKey, SpecDecodeCounters],
+    after_c: dict[SeriesKey, SpecDecodeCounters],
+    models: tuple[str, ...],
 ) -> dict[str, dict[str, float | None]]:
     """Per model_name when the server labels more than one (a model with impossible counts: all None)."""
     by_model: dict[str, dict[str, float | None]] = {}
-    models = sorted({key[0] for key in after_c})
     for model in models if len(models) > 1 else ():
         d = total_delta(
             {k: v for k, v in before_c.items() if k[0] == model}, {k: v for k, v in after_c.items() if k[0] == model}
@@ -156,7 +162,7 @@ def _latency(
             continue
         h, restarted = h1.minus(h0) if h0 is not None else (h1, False)
         if restarted and same_server:
-            faults.append((IMPOSSIBLE_COUNTER, f"{name} went back with _created unchanged: not a restart"))
+            faults.append(_went_back(name))
             continue
         reset = reset or restarted
         quantiles: dict[str, float | None] = {}
@@ -184,7 +190,7 @@ def _rates(
     ):
         rates[key], went_back = _rate(_counter_sum(before, name), _counter_sum(after, name), window_s)
         if went_back and same_server:
-            faults.append((IMPOSSIBLE_COUNTER, f"{name} went back with _created unchanged: not a restart"))
+            faults.append(_went_back(name))
             rates[key] = None
         reset = reset or (went_back and not same_server)
     return rates, reset
@@ -197,6 +203,7 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
     notes: list[str] = []
     faults: list[tuple[str, str]] = []
     before_c, after_c = spec_counters(before), spec_counters(after)
+    models = tuple(sorted({key[0] for key in after_c}))
     same_server = _same_server(before_c, after_c)
     delta = total_delta(before_c, after_c)
     if delta is None:
@@ -226,7 +233,7 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
         latency=latency,
         counter_reset=reset,
         notes=tuple(notes),
-        by_model=_by_model(before_c, after_c),
+        by_model=_by_model(before_c, after_c, models),
         faults=tuple(faults),
-        model_names=tuple(sorted({key[0] for key in after_c})),
+        model_names=models,
     )

@@ -25,6 +25,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from specwise.engines.vllm_versions import VllmVersion, draft_model_engine
 from specwise.errors import SpecwiseError
 from specwise.perfmodel.v2 import GpuEfficiency
 
@@ -135,7 +136,8 @@ def profile_for(engine: str = "vllm", version: str | None = None, method: str | 
     profiles = published_fit().profiles
     if engine == "vllm":
         v0 = version is not None and (
-            _before(version, (0, 8)) or (method == "draft_model" and _before(version, (0, 10)))
+            _before(version, (0, 8))  # a malformed version is refused here, in one line, before it is parsed below
+            or (method == "draft_model" and draft_model_engine(VllmVersion.parse(version)) == "v0")
         )
         return profiles["vllm-v0" if v0 else "vllm-v1"]
     if engine in profiles:

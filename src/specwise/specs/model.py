@@ -247,8 +247,14 @@ class ModelSpec:
         return math.ceil(per_layer * held)
 
 
+def checkpoint_name(name: str) -> str:
+    """The last part of a hub id or path, lower-cased: ``/models/SmolLM2-135M/`` and ``HuggingFaceTB/SmolLM2-135M``
+    -> ``smollm2-135m`` (how specwise tells one checkpoint named two ways)."""
+    return PurePath(name.rstrip("/")).name.lower()
+
+
 def same_model(a: str, b: str) -> bool:
     """One checkpoint named two ways: a local directory and its hub id (``/models/SmolLM2-135M/`` and
     ``HuggingFaceTB/SmolLM2-135M``), with or without a suffix such as ``-Instruct``; case is ignored."""
-    x, y = (PurePath(n.rstrip("/")).name.lower() for n in (a, b))
+    x, y = checkpoint_name(a), checkpoint_name(b)
     return x == y or x.startswith(y + "-") or y.startswith(x + "-")
