@@ -35,7 +35,7 @@ import torch
 
 from specwise.loadgen.workload import load_prompts
 from specwise.profiler.forward import continuation_logits, sample_continuations
-from specwise.profiler.result import summarise
+from specwise.profiler.result import Observation, summarise
 from specwise.profiler.runner import Prompt, Timings, _VariantRun, load_pair, run_profile, tokenize
 from specwise.profiler.settings import ProfileSettings, parse_temperatures
 from specwise.profiler.threads import configure_threads
@@ -109,7 +109,8 @@ def main() -> None:
             )
         classes = [p.workload_class for p in prompts]
         run = _VariantRun(loaded.target, loaded.draft, (), settings, classes, Timings(), None)
-        observations = run.teacher_forced(toks, old)
+        observations: list[Observation] = []
+        run.teacher_forced(toks, old, observations)
         summarise(observations, settings.k_values, np.random.default_rng(0), settings.bootstrap_resamples)
 
     def bare() -> None:

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from specwise.profiler.forward import continuation_logits, sample_batches
-from specwise.profiler.result import summarise
+from specwise.profiler.result import Observation, summarise
 from specwise.profiler.runner import Loaded, Prompt, Timings, _VariantRun, run_profile
 from specwise.profiler.settings import ProfileSettings
 from tests.profiler.tiny_qwen2 import tiny_qwen2
@@ -74,7 +74,8 @@ def test_profile_from_kept_logits_equals_the_teacher_forced_profile(method: str,
     kept, conts, ids = run_profile(loaded, prompts, settings, timings=timings)
     assert timings.target_forward_s == 0.0  # no teacher-forced pass of the target ran
     run = _VariantRun(loaded.target, loaded.draft, (), settings, [p.workload_class for p in prompts], Timings(), None)
-    forced_obs = run.teacher_forced(ids, conts)
+    forced_obs: list[Observation] = []
+    run.teacher_forced(ids, conts, forced_obs)
     forced = summarise(forced_obs, settings.k_values, np.random.default_rng(settings.seed), 50)
     a, b = _results_json(kept), _results_json(forced)
     assert [_shape(x) for x in a] == [_shape(x) for x in b]

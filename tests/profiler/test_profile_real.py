@@ -186,3 +186,28 @@ def test_bad_inputs_give_one_clear_line(
     monkeypatch.setattr(models, "available_memory_bytes", lambda: 512 * 2**20)
     err = _error([*base, "--draft", str(smollm2_dir)], capsys)
     assert "GiB" in err and "exceeds" in err
+
+
+def test_ctrl_c_keeps_the_temperatures_profiled_in_full(
+    smollm2_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from specwise.profiler import runner
+
+    real = runner._VariantRun._observe
+
+    def observe(self: runner._VariantRun, *args: object) -> object:  # Ctrl-C at T=1's first prompt
+        if args[3] == 1.0:
+            raise KeyboardInterrupt
+        return real(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner._VariantRun, "_observe", observe)
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text("\n".join(json.dumps({"prompt": p.text}) for p in PROMPTS[:2]))
+    out = tmp_path / "profile.json"
+    argv = ["profile", "--target", str(smollm2_dir), "--draft", str(smollm2_dir), "--prompts", str(prompts)]
+    argv += ["--temperatures", "0,0.5,1", "--k", "2", "--max-new-tokens", "6", "--json", str(out)]
+    assert main(argv) == 130
+    doc = json.loads(out.read_text())
+    assert doc["settings"]["interrupted"] is True and doc["settings"]["temperatures_completed"] == [0.0, 0.5]
+    assert {r["temperature"] for r in doc["results"]} == {0.0, 0.5}
+    assert f"results for the temperatures profiled in full (T=0, 0.5); wrote them to {out}" in capsys.readouterr().err

@@ -28,7 +28,7 @@ from specwise.cli import (
     speedup,
     validate,
 )
-from specwise.cli.common import EXIT_INTERNAL, EXIT_USAGE, Parser, UsageError
+from specwise.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, Parser, UsageError
 from specwise.errors import SpecwiseError
 
 _COMMANDS = (
@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
     except MemoryError:

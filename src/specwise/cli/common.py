@@ -20,6 +20,7 @@ EXIT_OK = 0
 EXIT_NEGATIVE = 1  # the command worked and its answer is "no" (does not fit, incompatible pair)
 EXIT_USAGE = 2  # the user's input is wrong
 EXIT_INTERNAL = 3  # a bug: one line on stderr, the traceback in a file
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, the shell's convention)
 
 
 class UsageError(Exception):

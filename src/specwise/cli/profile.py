@@ -4,12 +4,21 @@ real weights and prompts, for every temperature, drafting mode and k from one se
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from specwise.cli.common import EXIT_OK, add_wide_flag, non_negative_int, positive_int, progress_bar, stage_progress
+from specwise.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    add_wide_flag,
+    non_negative_int,
+    positive_int,
+    progress_bar,
+    stage_progress,
+)
 from specwise.cli.datasets import add_dataset_flags, dataset_selection
 from specwise.errors import SpecwiseError
 from specwise.extras import require
@@ -160,12 +169,13 @@ def run(args: argparse.Namespace) -> int:
     choice = TemplateChoice.parse(args.chat_template)
     verify_temps = parse_temperatures(args.verify_temperatures) if args.verify else ()
 
-    from specwise.profiler.runner import Timings, load_pair, run_profile
+    from specwise.profiler.runner import ProfileInterrupted, Timings, load_pair, run_profile
     from specwise.profiler.threads import configure_threads
     from specwise.profiler.verify import verify
 
     _check_outputs(args)  # before minutes of work: a bad destination must not cost the run
     timings = Timings()
+    interrupted = False
     timings.extra["threads"] = configure_threads(args.threads)
     columns = (
         TextColumn("{task.description}"),
@@ -183,9 +193,12 @@ def run(args: argparse.Namespace) -> int:
         progress(loading, 1, 1)
         template = resolve_template(choice, loaded.tokenizer, loaded.target_files.path)
         prompts = _rendered(items, template, loaded.tokenizer)
-        results, _conts, ids = run_profile(loaded, prompts, settings, progress, timings)
+        try:
+            results, _conts, ids = run_profile(loaded, prompts, settings, progress, timings)
+        except ProfileInterrupted as stop:
+            results, ids, interrupted = stop.results, stop.ids, True
         checks = None
-        if verify_temps:
+        if verify_temps and not interrupted:
             checks = verify(
                 loaded.target,
                 loaded.draft,
@@ -199,8 +212,9 @@ def run(args: argparse.Namespace) -> int:
             )
     details = PromptDetails(selection.categories, selection.turns, template)
     doc = build_document(
-        args.target, args.draft, settings, args.prompts, len(prompts), results, timings.as_dict(), checks, details
-    )
+        args.target, args.draft, settings, args.prompts, len(prompts), results, timings.as_dict(), checks, details,
+        interrupted=interrupted,
+    )  # fmt: skip
     if args.json is not None and str(args.json) != "-":
         write_json_atomic(args.json, doc.to_json())  # the result first, the plot after
     if args.json is not None and str(args.json) == "-":
@@ -215,6 +229,11 @@ def run(args: argparse.Namespace) -> int:
         from specwise.report.profile_plots import plot_acceptance_vs_temperature
 
         plot_acceptance_vs_temperature(doc, args.plot)
+    if interrupted:
+        done = ", ".join(f"{t:g}" for t in doc.settings["temperatures_completed"])
+        kept = f"; wrote them to {args.json}" if args.json is not None and str(args.json) != "-" else ""
+        print(f"interrupted: results for the temperatures profiled in full (T={done}){kept}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return EXIT_OK
 
 

@@ -132,8 +132,8 @@ class CalibrationDoc:
 
     def speedup_band(self) -> float:
         """The relative error a calibrated speedup carries: the replay error of the measured levels, never below
-        the law's relative RMS step-time fit error -- the replayed levels are the ones the law was fitted to, so
-        their error alone understates it (it can be 0); with neither known, 25%."""
+        the law's step-time fit error (RMS over the mean step) -- the replayed levels are the ones the law was
+        fitted to, so their error alone understates it (it can be 0); with neither known, 25%."""
         known = [x for x in (self._replay_band(), self.fit_relative_rms_error) if x is not None]
         return max(known) if known else 0.25
 
@@ -143,7 +143,7 @@ class CalibrationDoc:
         if replay is None and fit is None:
             return f"no measurement: a default, since the calibrated run {self.run_id} has no level to replay or fit"
         if fit is not None and (replay is None or fit >= replay):
-            return f"the calibrated run {self.run_id}'s step-time fit (its relative RMS error" + (
+            return f"the calibrated run {self.run_id}'s step-time fit (its RMS error over the mean step" + (
                 "; no level replayed)" if replay is None else f", above its levels' in-sample replay {replay:.0%})"
             )
         return f"replay of the calibrated run {self.run_id} (predicted vs measured speedup per level)"

@@ -2,19 +2,22 @@
 configuration of a launch file.
 
 The server binds 127.0.0.1, runs in its own process group (stopped with SIGTERM, then SIGKILL), logs to a
-file, and counts as ready when ``/health`` answers 200. A server that exits or does not become healthy in
-time is reported with the last lines of its log.
+file, and counts as ready when ``/health`` answers 200. A server that exits or does not become healthy in time is
+reported with the last lines of its log. On Linux it also gets SIGTERM when specwise dies without stopping it
+(``kill -9``, an OOM kill): ``prctl(PR_SET_PDEATHSIG)``, prctl(2).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import platform
 import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -172,9 +175,7 @@ class EngineServer:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "HF_HUB_OFFLINE": "1", **self.launch.env}
         with self.log_path.open("wb") as log:
-            self.proc = subprocess.Popen(
-                self.command(), stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
-            )
+            self.proc = spawn_server(self.command(), log, env)
         try:
             return self._wait_healthy()
         except BaseException:  # a timeout, an early exit, Ctrl-C: never leave a server behind
@@ -224,6 +225,26 @@ class EngineServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _term_when_parent_dies(parent_pid: int) -> Callable[[], None]:
+    def arm() -> None:  # runs in the child between fork and exec
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent_pid:  # the parent died before prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
+
+
+def spawn_server(argv: list[str], log: Any, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Start ``argv`` in its own process group, output to ``log``; on Linux it is sent SIGTERM if this process
+    dies first, so a killed ``bench --launch`` leaves no server holding the port and the memory."""
+    arm = _term_when_parent_dies(os.getpid()) if sys.platform == "linux" else None
+    return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True, preexec_fn=arm)
 
 
 def last_log_line(path: Path, max_bytes: int = 8192) -> str:

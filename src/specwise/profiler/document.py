@@ -38,9 +38,18 @@ def build_document(
     timings: Mapping[str, float],
     verification: Sequence[VerificationRow] | None = None,
     details: PromptDetails | None = None,
+    *,
+    interrupted: bool = False,
 ) -> ProfileDoc:
-    """``details``: how the prompts were selected and rendered, kept beside their source and count."""
+    """``details``: how the prompts were selected and rendered, kept beside their source and count.
+    ``interrupted``: the run was stopped (Ctrl-C) and ``results`` hold the temperatures observed in full only; the
+    settings then say so and list those temperatures."""
     lookup = settings.method == "ngram"
+    stopped = (
+        {"interrupted": True, "temperatures_completed": sorted({r.temperature for r in results if not r.quantization})}
+        if interrupted
+        else {}
+    )
     return ProfileDoc(
         target=target,
         draft=draft,
@@ -58,6 +67,7 @@ def build_document(
             "prompt_lookup_min": settings.prompt_lookup_min if lookup else None,
             "prompt_lookup_max": settings.prompt_lookup_max if lookup else None,
             "quantizations": [dict(q) for q in settings.quantizations],
+            **stopped,
         },
         verification=tuple(verification or ()),
         timing_s=dict(timings),

@@ -122,28 +122,62 @@ def run_profile(
     by_target_quant: dict[str, dict[float, list[list[int]]]] = {}
     observations: list[Observation] = []
     classes = [p.workload_class for p in prompts]
-    for quant in [{}, *settings.quantizations]:
-        t_load = time.perf_counter()
-        target = _variant_model(loaded, "target", quant)
-        draft = _variant_model(loaded, "draft", quant) if loaded.draft is not None else None
-        timings.extra["quantize_load_s"] = timings.extra.get("quantize_load_s", 0.0) + (
-            time.perf_counter() - t_load if quant else 0.0
-        )
-        run = _VariantRun(target, draft, tuple(sorted(quant.items())), settings, classes, timings, progress)
-        target_quant = quant.get("target", "")
-        if target_quant in by_target_quant:  # a draft-only variant: the target's continuations exist already
-            observations += run.teacher_forced(ids, by_target_quant[target_quant])
-        else:  # this target samples its continuations now; the logits it sampled from are its profile logits
-            by_target_quant[target_quant] = {}
-            observations += run.sampled(ids, pad, by_target_quant[target_quant])
-        if quant:
-            del target, draft
+    try:
+        for quant in [{}, *settings.quantizations]:
+            _run_variant(loaded, quant, ids, pad, by_target_quant, observations, _VariantRun(
+                None, None, tuple(sorted(quant.items())), settings, classes, timings, progress
+            ))  # fmt: skip
+    except KeyboardInterrupt:
+        if not observations:
+            raise
+        partial = _summarised(observations, settings, timings)
+        raise ProfileInterrupted(partial, by_target_quant.get("", {}), ids) from None
+    return _summarised(observations, settings, timings), by_target_quant[""], ids
+
+
+class ProfileInterrupted(KeyboardInterrupt):
+    """Ctrl-C after at least one temperature group was observed in full: the results of those groups."""
+
+    def __init__(
+        self, results: tuple[ProfileResult, ...], conts: dict[float, list[list[int]]], ids: list[list[int]]
+    ) -> None:
+        super().__init__("profile interrupted")
+        self.results, self.conts, self.ids = results, conts, ids
+
+
+def _summarised(
+    observations: list[Observation], settings: ProfileSettings, timings: Timings
+) -> tuple[ProfileResult, ...]:
     t_an = time.perf_counter()
     results = summarise(
         observations, settings.k_values, np.random.default_rng(settings.seed), settings.bootstrap_resamples
     )
     timings.analysis_s += time.perf_counter() - t_an
-    return results, by_target_quant[""], ids
+    return results
+
+
+def _run_variant(
+    loaded: Loaded,
+    quant: dict[str, str],
+    ids: list[list[int]],
+    pad: int,
+    by_target_quant: dict[str, dict[float, list[list[int]]]],
+    observations: list[Observation],
+    run: _VariantRun,
+) -> None:
+    """One quantisation variant's passes (its models loaded into ``run``), observations appended per group."""
+    t_load = time.perf_counter()
+    run.target = _variant_model(loaded, "target", quant)
+    run.draft = _variant_model(loaded, "draft", quant) if loaded.draft is not None else None
+    run.timings.extra["quantize_load_s"] = run.timings.extra.get("quantize_load_s", 0.0) + (
+        time.perf_counter() - t_load if quant else 0.0
+    )
+    target_quant = quant.get("target", "")
+    if target_quant in by_target_quant:  # a draft-only variant: the target's continuations exist already
+        run.teacher_forced(ids, by_target_quant[target_quant], observations)
+    else:  # this target samples its continuations now; the logits it sampled from are its profile logits
+        by_target_quant[target_quant] = {}
+        run.sampled(ids, pad, by_target_quant[target_quant], observations)
 
 
 @dataclass
@@ -161,12 +195,16 @@ class _VariantRun:
     def _label(self) -> str:
         return quantize_spec.label(dict(self.qkey))
 
-    def sampled(self, ids: list[list[int]], pad: int, conts: dict[float, list[list[int]]]) -> list[Observation]:
+    def sampled(
+        self, ids: list[list[int]], pad: int, conts: dict[float, list[list[int]]], done: list[Observation]
+    ) -> None:
         """Sample each group's continuations (batched, KV cache) keeping the logits every token was drawn from, and
-        observe each batch's prompts from those: the target needs no teacher-forced pass of its own."""
-        s, out = self.settings, []
+        observe each batch's prompts from those: the target needs no teacher-forced pass of its own. A temperature
+        group's observations join ``done`` when all its prompts are observed (an interruption keeps whole groups)."""
+        s = self.settings
         groups = s.continuation_temperature_groups()
         for g, (temp, eval_temps) in enumerate(groups):
+            out: list[Observation] = []
             history = SuffixIndex(s.suffix_max_depth) if s.method == "suffix" else None
             conts[temp] = []
             t0 = time.perf_counter()
@@ -185,20 +223,24 @@ class _VariantRun:
                     stage = f"continuations and passes T={temp:g} ({self._label()}, {g + 1}/{len(groups)})"
                     self.progress(stage, b0 + len(tokens), len(ids))
                 t0 = time.perf_counter()
-        return out
+            done += out
 
-    def teacher_forced(self, ids: list[list[int]], conts: dict[float, list[list[int]]]) -> list[Observation]:
-        """Observe on existing continuations: one teacher-forced pass of each model per prompt."""
-        out, groups = [], self.settings.continuation_temperature_groups()
+    def teacher_forced(
+        self, ids: list[list[int]], conts: dict[float, list[list[int]]], done: list[Observation]
+    ) -> None:
+        """Observe on existing continuations: one teacher-forced pass of each model per prompt (whole temperature
+        groups join ``done``, as in :meth:`sampled`)."""
+        groups = self.settings.continuation_temperature_groups()
         step = 0
         for temp, eval_temps in groups:
+            out: list[Observation] = []
             history = SuffixIndex(self.settings.suffix_max_depth) if self.settings.method == "suffix" else None
             for i, prompt_ids in enumerate(ids):
                 out += self._observe(prompt_ids, conts[temp][i], eval_temps, temp, i, history, None)
                 step += 1
                 if self.progress:
                     self.progress(f"teacher-forced passes ({self._label()})", step, len(groups) * len(ids))
-        return out
+            done += out
 
     def _observe(
         self,

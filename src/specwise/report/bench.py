@@ -132,7 +132,7 @@ def render_calibration(
     out.print(
         f"calibrated step time (run {cal.run_id}): {law.per_kv_token_s * 1e6:.3f} us/KV token + "
         f"{law.per_batched_token_s * 1e3:.3f} ms/batched token above {law.free_batched_tokens:g} + "
-        f"{law.constant_s * 1e3:.1f} ms ({cal.fit_points} step classes, relative RMS error {rms})"
+        f"{law.constant_s * 1e3:.1f} ms ({cal.fit_points} step classes, RMS error {rms} of the mean step)"
     )
     methods = {c.name: c.method for c in cal.configs}
     for name, scale in cal.draft_cost_scale.items():
