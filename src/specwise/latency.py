@@ -68,3 +68,4 @@ class LevelSummary(LatencySummary):
     failed: int = 0
     duration_s: float = 0.0
     errors: dict[str, int] = field(default_factory=dict)
+    sessions: int = 1  # bench processes that sent the level: 2 or more after a --resume (duration_s sums their spans)

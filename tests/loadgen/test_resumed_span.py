@@ -3,7 +3,15 @@ its throughput is what the server did, not diluted by the outage (review: 30 tok
 
 from __future__ import annotations
 
+import io
+import json
+
+from rich.console import Console
+
+from specwise.cli.common import json_safe
+from specwise.contracts.bench import BenchDoc, BenchLevel
 from specwise.loadgen.records import RequestRecord, active_span_s, summarize_level
+from specwise.report.bench import render_bench
 
 
 def _record(i: int, start: float, session: str) -> RequestRecord:
@@ -24,3 +32,20 @@ def test_records_from_before_sessions_existed_keep_one_span() -> None:
     old = [_record(i, 0.5 * i, "") for i in range(4)]  # a database written before the field: one span, as before
     assert active_span_s(old) == 2.5
     assert RequestRecord.from_json(old[0].to_json()).session == ""
+
+
+def test_a_resumed_level_is_marked_in_the_table_and_kept_in_the_json() -> None:
+
+    before = [_record(i, 0.5 * i, "first") for i in range(9)]
+    after = [_record(9 + i, 30.0 + 0.5 * i, "second") for i in range(7)]
+    resumed = BenchLevel(summarize_level(before + after, 0, 2.0))
+    plain = BenchLevel(summarize_level([_record(i, 0.5 * i, "first") for i in range(4)], 1, 4.0))
+    doc = BenchDoc("r", "db.sqlite", "m", url="http://127.0.0.1:1", levels=(resumed, plain))
+    buf = io.StringIO()
+    render_bench(doc, Console(file=buf, width=120))
+    text = buf.getvalue()
+    assert "2*" in text and "4*" not in text
+    assert "* level 0 was resumed: sent by 2 bench processes; its duration (9.0 s)" in text
+    assert "level 1 was resumed" not in text
+    again = BenchDoc.from_json(json.loads(json.dumps(json_safe(doc.to_json()), allow_nan=False)))
+    assert [lv.summary.sessions for lv in again.levels] == [2, 1]

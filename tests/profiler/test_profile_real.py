@@ -150,7 +150,8 @@ def test_cli_writes_contract_json_and_plot(
     assert all(0 <= b["num_drafts"] <= b["num_steps"] and b["num_steps"] > 0 for b in r["by_k"])  # n-gram: on a match
     assert {x["class"] for x in doc["results"]} == {None, "code", "qa"}
     assert plot.stat().st_size > 1000
-    assert "acceptance rate" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "acceptance rate" in shown and f"wrote {out}\nwrote {plot}\n" in shown
 
 
 def _error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -178,6 +179,7 @@ def test_bad_inputs_give_one_clear_line(
     )
     assert ">= 0" in _error([*base, "--method", "ngram", "--temperatures", "0,-1"], capsys)
     assert "k = 0" in _error([*base, "--method", "ngram", "--k", "0"], capsys)
+    assert "expected a .png or .svg" in _error([*base, "--method", "ngram", "--plot", str(tmp_path / "a.pdf")], capsys)
     pickled = tmp_path / "pickled"
     pickled.mkdir()
     (pickled / "config.json").write_text(json.dumps({"vocab_size": 10, "num_hidden_layers": 1, "hidden_size": 8}))

@@ -117,7 +117,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--json", type=Path, metavar="OUT", help="write the profile JSON here ('-' prints it)")
     add_wide_flag(p)
-    p.add_argument("--plot", type=Path, metavar="OUT.png", help="write acceptance vs temperature (PNG)")
+    p.add_argument("--plot", type=Path, metavar="OUT.png", help="write acceptance vs temperature (.png or .svg)")
     p.set_defaults(handler=run)
 
 
@@ -215,9 +215,12 @@ def run(args: argparse.Namespace) -> int:
         args.target, args.draft, settings, args.prompts, len(prompts), results, timings.as_dict(), checks, details,
         interrupted=interrupted,
     )  # fmt: skip
-    if args.json is not None and str(args.json) != "-":
+    to_stdout = args.json is not None and str(args.json) == "-"
+    wrote = []
+    if args.json is not None and not to_stdout:
         write_json_atomic(args.json, doc.to_json())  # the result first, the plot after
-    if args.json is not None and str(args.json) == "-":
+        wrote.append(args.json)
+    if to_stdout:
         from specwise.cli.common import print_json
 
         print_json(doc.to_json())
@@ -228,7 +231,9 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         from specwise.report.profile_plots import plot_acceptance_vs_temperature
 
-        plot_acceptance_vs_temperature(doc, args.plot)
+        wrote.append(plot_acceptance_vs_temperature(doc, args.plot))
+    for path in wrote:  # stdout keeps only the JSON when it carries it
+        print(f"wrote {path}", file=sys.stderr if to_stdout else sys.stdout)
     if interrupted:
         done = ", ".join(f"{t:g}" for t in doc.settings["temperatures_completed"])
         kept = f"; wrote them to {args.json}" if args.json is not None and str(args.json) != "-" else ""
@@ -238,6 +243,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
+    if args.plot is not None and Path(args.plot).suffix.lower() not in (".png", ".svg"):
+        raise SpecwiseError(f"--plot {args.plot}: expected a .png or .svg file name")
     for path in (args.plot, None if args.json is None or str(args.json) == "-" else args.json):
         if path is not None:
             check_output_file(Path(path))

@@ -149,6 +149,7 @@ def _level_summary(f: Fields) -> LevelSummary:
         failed=f.integer("failed", 0) or 0,
         duration_s=f.number("duration_s", 0.0) or 0.0,
         errors={str(k): int(v) for k, v in errors.items()} if isinstance(errors, Mapping) else {},
+        sessions=f.integer("sessions", 1) or 1,
     )
 
 

@@ -136,4 +136,5 @@ def summarize_level(
         failed=len(failed),
         duration_s=duration,
         errors=errors,
+        sessions=max(1, len({r.session for r in records})),
     )

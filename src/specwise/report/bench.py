@@ -39,7 +39,7 @@ def render_bench(doc: BenchDoc, out: Console | None = None, wide: bool = False) 
         rate = (sd.counts.acceptance_rate if sd.counts else sd.acceptance_rate) if sd else None
         al = (sd.counts.mean_acceptance_length if sd.counts else sd.acceptance_length) if sd else None
         table.add_row(
-            _level(s.target_rate_per_s, lv.concurrency),
+            _level(s.target_rate_per_s, lv.concurrency) + ("*" if s.sessions > 1 else ""),
             str(s.requests - s.failed),
             str(s.failed),
             _ms(s.ttft_s.p50),
@@ -53,12 +53,26 @@ def render_bench(doc: BenchDoc, out: Console | None = None, wide: bool = False) 
     print_table(out, table, wide=wide)
     for lv in doc.levels:
         _replica_lines(out, lv)
+    _resumed_lines(out, "", doc.levels)
     for lv in doc.levels:
         for e in lv.scrape_errors:
             out.print(f"[yellow]level {lv.summary.level}[/yellow]: {e}")
         if lv.summary.errors:
             out.print(f"[yellow]level {lv.summary.level} failures[/yellow]: {lv.summary.errors}")
     out.print(f"records in {doc.db} (run {doc.run_id})")
+
+
+def _resumed_lines(out: Console, prefix: str, levels: tuple[BenchLevel, ...]) -> None:
+    """A level that two or more bench processes sent (``--resume`` after a crash): its throughputs are over each
+    process's own sending time (:func:`specwise.loadgen.records.active_span_s`)."""
+    for lv in levels:
+        s = lv.summary
+        if s.sessions > 1:
+            out.print(
+                f"* {prefix}level {s.level} was resumed: sent by {s.sessions} bench processes; its duration "
+                f"({s.duration_s:.1f} s) and throughputs count each one's sending time, not the gap between",
+                highlight=False,
+            )
 
 
 def _replica_lines(out: Console, lv: BenchLevel) -> None:
@@ -84,10 +98,11 @@ def render_comparison(doc: BenchDoc, out: Console | None = None, wide: bool = Fa
     table = Table(title=f"A/B comparison (speedups vs {doc.configs[0].name}, same requests)", title_justify="left")
     for col in ("config", "rps", "TPOT ms", "xTPOT", "xE2E", "tok/s", "xtok/s", "acc", "AL", "fail"):
         table.add_column(col, justify="left" if col == "config" else "right")
+    resumed = {(c.name, lv.summary.level) for c in doc.configs for lv in c.levels if lv.summary.sessions > 1}
     for r in doc.comparison:
         table.add_row(
             r.config,
-            _level(r.rate_per_s, r.concurrency),
+            _level(r.rate_per_s, r.concurrency) + ("*" if (r.config, r.level) in resumed else ""),
             _ms(r.tpot_p50_s),
             _x(r.speedup_tpot),
             _x(r.speedup_e2e),
@@ -100,6 +115,7 @@ def render_comparison(doc: BenchDoc, out: Console | None = None, wide: bool = Fa
     print_table(out, table, wide=wide)
     for c in doc.configs:
         out.print(f"{c.name}: run {c.run_id}, server log {c.server_log}")
+        _resumed_lines(out, f"{c.name} ", c.levels)
     for line in losing_draft_notes(doc):
         out.print(line)
 
