@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import torch
@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from specwise.profiler import ngram
 from specwise.profiler.counting import walk_with_steps
-from specwise.profiler.suffix import SuffixIndex
+from specwise.profiler.suffix import MAX_DEPTH, MIN_TOKEN_PROB, SuffixTree, speculate
 
 
 def draft_accept_probs(
@@ -55,12 +55,16 @@ def realized_accept_probs(
     return torch.where(px > 0, coin, torch.as_tensor(expected[: px.shape[0]])).numpy()
 
 
-def counts_by_k(proposals: Sequence[NDArray[np.float64]], k_values: Sequence[int]) -> NDArray[np.float64]:
-    """(len(k_values), 3 + max k + 1) rows of [drafts, draft_tokens, accepted, accepted_per_pos..., steps]."""
+def counts_by_k(
+    proposals: Sequence[NDArray[np.float64]] | Mapping[int, Sequence[NDArray[np.float64]]], k_values: Sequence[int]
+) -> NDArray[np.float64]:
+    """(len(k_values), 3 + max k + 1) rows of [drafts, draft_tokens, accepted, accepted_per_pos..., steps].
+    ``proposals``: one list for every k (each step drafts its first k), or one per k (a suffix draft at k is not
+    the first k tokens of the one at a larger k: :func:`specwise.profiler.suffix.best_draft`)."""
     k_max = max(k_values)
     out = np.zeros((len(k_values), 3 + k_max + 1))
     for row, k in enumerate(k_values):
-        c, steps = walk_with_steps(proposals, k)
+        c, steps = walk_with_steps(proposals[k] if isinstance(proposals, Mapping) else proposals, k)
         out[row, : 3 + k] = c.as_row()
         out[row, -1] = steps
     return out
@@ -71,31 +75,38 @@ def lookup_token_proposals(
     prompt: Sequence[int],
     continuation: Sequence[int],
     n_start: int,
-    k_max: int,
+    k_values: Sequence[int],
     lookup_min: int,
     lookup_max: int,
-    history: SuffixIndex | None = None,
-    suffix_max_depth: int = 24,
-    suffix_min_token_prob: float = 0.1,
-) -> list[list[int]]:
-    """Tokens the n-gram / suffix proposer drafts at each start position along the continuation."""
+    history: SuffixTree | None = None,
+    suffix_max_depth: int = MAX_DEPTH,
+    suffix_min_token_prob: float = MIN_TOKEN_PROB,
+) -> dict[int, list[list[int]]]:
+    """Per k: the tokens the n-gram / suffix proposer drafts at each start position along the continuation (vLLM's
+    proposer with ``num_speculative_tokens = k``). ``history``: suffix decoding's global tree of earlier outputs;
+    this continuation joins it as it is walked (vLLM adds each output as it is generated), all of it by the end."""
     seq = list(prompt) + list(continuation)
     p_len = len(prompt)
-    out: list[list[int]] = []
-    local = SuffixIndex(suffix_max_depth) if method == "suffix" else None
-    indexed = 0
+    k_max = max(k_values)
+    if method == "ngram":
+        same = [ngram.propose(seq[: p_len + t], k_max, lookup_min, lookup_max) for t in range(n_start)]
+        return {k: same for k in k_values}
+    out: dict[int, list[list[int]]] = {k: [] for k in k_values}
+    local = SuffixTree(suffix_max_depth)
+    local.extend(local.new_sequence(), prompt)
+    own = history.new_sequence() if history is not None else 0
     for t in range(n_start):
-        context = seq[: p_len + t]
-        if method == "ngram":
-            out.append(ngram.propose(context, k_max, lookup_min, lookup_max))
-            continue
-        assert local is not None
-        local.add(context, start=indexed)
-        indexed = len(context)
-        proposal = local.propose(context, k_max, suffix_min_token_prob)
-        if not proposal and history is not None:
-            proposal = history.propose(context, k_max, suffix_min_token_prob)
-        out.append(proposal)
+        if t > 0:
+            local.append(0, seq[p_len + t - 1])
+            if history is not None:
+                history.append(own, seq[p_len + t - 1])
+        context = seq[max(0, p_len + t - suffix_max_depth) : p_len + t]
+        mine = local.drafts(context, k_max, suffix_min_token_prob)
+        others = history.drafts(context, k_max, suffix_min_token_prob) if history is not None else []
+        for k in k_values:
+            out[k].append(list(speculate(mine, others, k)))
+    if history is not None:
+        history.extend(own, continuation[max(0, n_start - 1) :])
     return out
 
 

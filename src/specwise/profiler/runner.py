@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from numpy.typing import NDArray
 
 from specwise.contracts.profile import ProfileResult
 from specwise.errors import SpecwiseError
@@ -32,7 +33,7 @@ from specwise.profiler.forward import continuation_logits, sample_batches, share
 from specwise.profiler.result import Observation, summarise
 from specwise.profiler.sampling import probs
 from specwise.profiler.settings import ProfileSettings
-from specwise.profiler.suffix import SuffixIndex
+from specwise.profiler.suffix import SuffixTree
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -205,7 +206,7 @@ class _VariantRun:
         groups = s.continuation_temperature_groups()
         for g, (temp, eval_temps) in enumerate(groups):
             out: list[Observation] = []
-            history = SuffixIndex(s.suffix_max_depth) if s.method == "suffix" else None
+            history = SuffixTree(s.suffix_max_depth) if s.method == "suffix" else None
             conts[temp] = []
             t0 = time.perf_counter()
             batches = sample_batches(
@@ -234,7 +235,7 @@ class _VariantRun:
         step = 0
         for temp, eval_temps in groups:
             out: list[Observation] = []
-            history = SuffixIndex(self.settings.suffix_max_depth) if self.settings.method == "suffix" else None
+            history = SuffixTree(self.settings.suffix_max_depth) if self.settings.method == "suffix" else None
             for i, prompt_ids in enumerate(ids):
                 out += self._observe(prompt_ids, conts[temp][i], eval_temps, temp, i, history, None)
                 step += 1
@@ -249,16 +250,25 @@ class _VariantRun:
         eval_temps: Sequence[float],
         temp: float,
         i: int,
-        history: SuffixIndex | None,
+        history: SuffixTree | None,
         target_logits: torch.Tensor | None,
     ) -> list[Observation]:
         obs = _observe_prompt(
             self.target, self.draft, prompt_ids, cont, eval_temps, temp, self.settings, self.qkey, self.classes[i],
             history, self.timings, target_logits,
         )  # fmt: skip
-        if history is not None:
-            history.add(cont)
-        return obs
+        return obs  # a suffix history holds cont now (lookup_token_proposals adds it)
+
+
+def _lookup_by_k(
+    tokens: dict[int, list[list[int]]], p: torch.Tensor, n_start: int, path: list[int] | None
+) -> dict[int, list[NDArray[np.float64]]]:
+    """Each k's drafted tokens as acceptance probabilities (one pass per distinct token list: n-gram shares one)."""
+    done: dict[int, list[NDArray[np.float64]]] = {}
+    for t in tokens.values():
+        if id(t) not in done:
+            done[id(t)] = analysis.lookup_proposals(t, p, n_start, path)
+    return {k: done[id(t)] for k, t in tokens.items()}
 
 
 def _observe_prompt(
@@ -271,7 +281,7 @@ def _observe_prompt(
     s: ProfileSettings,
     qkey: tuple[tuple[str, str], ...],
     cls: str | None,
-    history: SuffixIndex | None,
+    history: SuffixTree | None,
     timings: Timings,
     target_logits: torch.Tensor | None = None,
 ) -> list[Observation]:
@@ -297,7 +307,7 @@ def _observe_prompt(
             prompt_ids,
             cont,
             n_start,
-            s.k_max,
+            s.k_values,
             s.prompt_lookup_min,
             s.prompt_lookup_max,
             history,
@@ -316,13 +326,13 @@ def _observe_prompt(
                 alpha_sum, alpha_n = float(accept[:n_start].sum()), n_start
                 if realized:
                     accept = analysis.realized_accept_probs(p, q, drafting, ld, cont, accept)
+                proposals: list[NDArray[np.float64]] | dict[int, list[NDArray[np.float64]]]
                 proposals = model_draft_proposals(accept, n_start, s.k_max)
             else:
                 assert lookup_tokens is not None
-                expected = analysis.lookup_proposals(lookup_tokens, p, n_start)
-                firsts = [b[0] for b in expected if len(b)]
+                firsts = [b[0] for b in analysis.lookup_proposals(lookup_tokens[s.k_max], p, n_start) if len(b)]
                 alpha_sum, alpha_n = float(sum(firsts)), len(firsts)
-                proposals = analysis.lookup_proposals(lookup_tokens, p, n_start, cont) if realized else expected
+                proposals = _lookup_by_k(lookup_tokens, p, n_start, cont if realized else None)
             counts = analysis.counts_by_k(proposals, s.k_values)
             out.append(Observation(qkey, float(temp), drafting, cls, counts, alpha_sum, alpha_n, estimator))
     timings.analysis_s += time.perf_counter() - t0

@@ -67,8 +67,8 @@ def path_counts(
         return walk(model_draft_proposals(accept, n_start, k), k)
     p = probs(lt, temperature, settings.top_k, settings.top_p)
     tokens = analysis.lookup_token_proposals(
-        settings.method, prompt, path, n_start, k, settings.prompt_lookup_min, settings.prompt_lookup_max
-    )
+        settings.method, prompt, path, n_start, [k], settings.prompt_lookup_min, settings.prompt_lookup_max
+    )[k]
     return walk(analysis.lookup_proposals(tokens, p, n_start, path), k)
 
 
