@@ -37,6 +37,7 @@ from specwise.prompts.items import PromptItem
 from specwise.prompts.sources import load_prompts
 
 if TYPE_CHECKING:
+    from specwise.contracts.profile import ProfileDoc
     from specwise.profiler.runner import Prompt
 
 
@@ -215,6 +216,11 @@ def run(args: argparse.Namespace) -> int:
         args.target, args.draft, settings, args.prompts, len(prompts), results, timings.as_dict(), checks, details,
         interrupted=interrupted,
     )  # fmt: skip
+    return _emit(args, doc, interrupted)
+
+
+def _emit(args: argparse.Namespace, doc: ProfileDoc, interrupted: bool) -> int:
+    """Write the JSON and the plot, show the profile; what was written is said; an interrupted run exits 130."""
     to_stdout = args.json is not None and str(args.json) == "-"
     wrote = []
     if args.json is not None and not to_stdout:
