@@ -255,7 +255,7 @@ def test_check_pair_table(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(
         capsys, "check-pair", "--target", "Qwen/Qwen2.5-7B-Instruct", "--draft", "Qwen/Qwen2.5-0.5B-Instruct"
     )
-    assert code == 0 and "compatible" in out and "padding" in out
+    assert code == 1 and "not compatible" in out and "padding" in out
 
 
 def test_console_script_entry_point(tmp_path: Path) -> None:

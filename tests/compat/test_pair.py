@@ -15,13 +15,19 @@ def _status(report: object, check: str) -> str:
     return next(f.status for f in report.findings if f.check == check)  # type: ignore[attr-defined]
 
 
-def test_qwen25_padding_difference_is_tolerated() -> None:
+def test_qwen25_padding_difference_fails_as_vllm_refuses_it_and_says_how_to_pad() -> None:
+    # vLLM V1 raises on any vocab_size difference (SpeculativeConfig.verify_equal_vocab_size_if_draft_model), V0
+    # asserted it (issue #5203); PR #13849's padding tolerance was closed unmerged
     report = check_pair(
         catalog_model_spec("Qwen/Qwen2.5-7B-Instruct"), catalog_model_spec("Qwen/Qwen2.5-0.5B-Instruct")
     )
-    assert report.compatible
+    assert not report.compatible
     vocab = next(f for f in report.findings if f.check == "vocab")
-    assert vocab.status == "warn" and "differ by 128 rows" in vocab.message and "padding" in vocab.message
+    assert vocab.status == "fail" and "differ by 128 rows" in vocab.message and "all of it padding" in vocab.message
+    assert (
+        "vLLM refuses any difference" in vocab.message
+        and "pad the draft's embedding and lm_head to 152064" in vocab.message
+    )
 
 
 def test_other_vocabulary_fails() -> None:

@@ -61,6 +61,7 @@ def scenario_for(
         decision_metric=inputs.decision_metric,
         where_speculation=f"[[candidate]] {c.label!r}",
         engine_checks=engine_checks,
+        deployable_only=False,
     )
     return build_scenario(spec)
 

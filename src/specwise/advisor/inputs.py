@@ -147,9 +147,7 @@ def _candidates(root: Section, file: str, base_dir: Path) -> tuple[Candidate, ..
     labels: set[str] = set()
     for i, table in enumerate(raw, start=1):
         c = Section(table, f"[[candidate]] #{i}", file)
-        spec = parse_speculation(c, CANDIDATE_DEFAULT_K, frozenset({"name"}))
-        if max(spec.k_values) == 0:
-            raise c.fail("k", f"k needs a value >= 1 (k = 0, no speculation, is the baseline), got {c.data['k']!r}")
+        spec = parse_speculation(c, CANDIDATE_DEFAULT_K, frozenset({"name"}))  # it refuses k = 0 alone
         label = str(c.data.get("name") or (f"{spec.method.name}:{spec.draft}" if spec.draft else spec.method.name))
         if label in labels:
             raise c.fail("name", f"two candidates are called {label!r}; give them names")

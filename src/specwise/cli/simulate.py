@@ -68,6 +68,11 @@ def run(args: argparse.Namespace) -> int:
     if args.num_requests:
         scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=args.num_requests))
     if args.metric:
+        if args.metric == "goodput" and not any(c.slo_ttft_s or c.slo_tpot_s for c in scenario.classes):
+            raise SpecwiseError(
+                f"--metric goodput: {args.scenario} sets no slo_ttft_s or slo_tpot_s on any [[workload]], so no "
+                "request can meet one"
+            )
         scenario = replace(scenario, decision_metric=args.metric)
     with open_executor(args.executor, args.processes) as executor, progress_bar(disable=args.json) as bar:
         task = bar.add_task("simulating", total=len(scenario.sweep.qps) * len(scenario.sweep.k_values))

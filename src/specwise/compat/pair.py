@@ -3,9 +3,11 @@
 Checks, each a :class:`Finding` with pass / warn / fail / info and its evidence:
 
 * ``vocab``: vLLM's draft-model proposer indexes the target's vocabulary with the draft's token
-  ids, so the vocabularies must agree; a difference made only of padding rows (ids no tokenizer
-  defines -- Qwen2.5-0.5B has 151,936 rows, Qwen2.5-7B 152,064, both tokenizers 151,665 tokens)
-  is tolerated (vLLM PR #13849).
+  ids, so the vocabulary sizes must be equal: V1 raises in ``SpeculativeConfig.verify_equal_vocab_size_if_draft_model``
+  (``vllm/config/speculative.py``), V0 asserted it (``spec_decode_worker.py``, issue #5203). Even a difference made
+  only of padding rows (ids no tokenizer defines -- Qwen2.5-0.5B has 151,936 rows, Qwen2.5-7B 152,064, both
+  tokenizers 151,665 tokens) fails; the finding then says how to pad the draft (PR #13849, which would have
+  tolerated it, was closed unmerged).
 * ``special_tokens``: BOS/EOS ids should agree, or the draft proposes ends the target does not.
 * ``tokenizer``: the same id must mean the same token; from files (token tables, merges, sample
   encodings) when present, else from the catalog's tokenizer family.
@@ -179,12 +181,15 @@ def _vocab(target: ModelSpec, draft: ModelSpec, ev: TokenizerEvidence | None) ->
         and t_defined <= min(vt, vd)
         and d_defined <= min(vt, vd)
     ):
-        evidence.update(target_tokens_defined=t_defined, draft_tokens_defined=d_defined)
+        evidence.update(target_tokens_defined=t_defined, draft_tokens_defined=d_defined, padding_only=True)
         return Finding(
             "vocab",
-            "warn",
+            "fail",
             f"vocabulary sizes differ by {abs(vt - vd)} rows ({vt} vs {vd}), all of it padding beyond the "
-            f"{max(t_defined, d_defined)} tokens the tokenizers define; vLLM tolerates a padding difference",
+            f"{max(t_defined, d_defined)} tokens the tokenizers define, but vLLM refuses any difference (V1: "
+            "SpeculativeConfig.verify_equal_vocab_size_if_draft_model; V0 asserted it, issue #5203; the padding "
+            f"tolerance of PR #13849 was never merged): pad the draft's embedding and lm_head to {max(vt, vd)} rows "
+            "and set its config's vocab_size to match",
             evidence,
         )
     return Finding(

@@ -62,7 +62,10 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     target = _named(file, "[deployment].target", lambda: resolve_model(dep.target))
     gpu = _named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
     draft_choice, findings = _draft(spec, target)
-    warnings = [f"draft/target: {f.message}" for f in findings if f.status == "fail"] + list(spec.notes)
+    failed = [f.message for f in findings if f.status == "fail"]
+    if failed and spec.deployable_only and dep.engine == "vllm":  # vLLM would not start it: no speedup to report
+        raise SpecwiseError(f"{file}: {where}.draft: vLLM refuses this draft for {dep.target}: {'; '.join(failed)}")
+    warnings = [f"draft/target: {m}" for m in failed] + list(spec.notes)
     draft_spec = draft_choice.spec
     _check_vllm_method(spec, draft_tp := sp.draft_tp or dep.tp)
     names = FieldNames(
@@ -105,6 +108,11 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     warnings += _length_limits(spec, plan.max_model_len, target)
     if not plan.fits_without_draft:
         raise SpecwiseError(f"{file}: [deployment]: the target does not fit: {'; '.join(plan.problems)}")
+    if not plan.fits and spec.deployable_only:
+        raise SpecwiseError(
+            f"{file}: {where}: with the draft the deployment does not fit, so vLLM would not start it: "
+            + "; ".join(plan.problems)
+        )
     if not plan.fits:
         warnings.append(
             "with the draft the deployment does not fit ("

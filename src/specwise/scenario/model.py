@@ -112,6 +112,9 @@ class ScenarioSpec:
     # refuse what the named engine version cannot run (off only to size, for the record, a candidate advise has
     # already marked unsupported)
     engine_checks: bool = True
+    # refuse a draft vLLM would not load (a failed pair check) or a deployment that does not fit with it; off for
+    # advise, which weighs such candidates itself (vetoes them, drops the k values that do not fit)
+    deployable_only: bool = True
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,12 @@ def parse_deployment(s: Section, base_dir: Path | None = None) -> DeploymentSpec
     s.check_keys(DEPLOYMENT_KEYS)
     engine = s.choice("engine", ("vllm", "sglang"), "vllm")
     version = s.string("engine_version", None)
+    seqs = s.positive_int("max_num_seqs", 256, high=1_000_000)
+    if s.positive_int("max_num_batched_tokens", 8192, high=2**31) < seqs:
+        raise s.fail(
+            "max_num_batched_tokens",
+            f"must be at least max_num_seqs ({seqs}): vLLM's SchedulerConfig refuses less (vllm/config/scheduler.py)",
+        )
     return DeploymentSpec(
         target=s.string("target"),
         gpu=s.string("gpu"),
@@ -158,6 +164,12 @@ def parse_speculation(
         or not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= MAX_K for k in raw_k)
     ):
         raise s.fail("k", f"must be a non-empty list of integers in 0..{MAX_K}, got {raw_k!r}")
+    if method.name != "none" and not any(raw_k):
+        raise s.fail("k", f"k needs a value >= 1 (k = 0, no speculation, is the baseline), got {raw_k!r}")
+    if method.is_lookup:
+        for key in ("draft_tp", "draft_quantization"):
+            if key in s.data:
+                raise s.fail(key, f"method {method.name} has no draft model to place or quantize")
     lookup = _lookup_bounds(s) if "prompt_lookup_min" in method.settings else None
     if lookup is None and any(key in s.data for key in ("prompt_lookup_min", "prompt_lookup_max")):
         raise s.fail("prompt_lookup_min", f"method {method.name} has no prompt lookup settings (ngram has)")
@@ -359,6 +371,10 @@ def parse_scenario_spec(
         for i, raw in enumerate(_workload_tables(root, file), start=1)
     ]
     classes = tuple(c for c, _ in built)
+    names = [c.name for c in classes]
+    if len(set(names)) < len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise SpecwiseError(f"{file}: [[workload]]: name {twice[0]!r} is used twice; results are reported per name")
     notes = tuple(note for _, note in built if note)
     sweep, metric = parse_sweep(
         root.sub("sweep", "[sweep]") if "sweep" in data else Section({}, "[sweep]", file),

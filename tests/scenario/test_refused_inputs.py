@@ -1,0 +1,60 @@
+"""Scenario values vLLM or the report cannot honour are refused with the field named (exit 2), not simulated
+(review 5)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specwise.cli import main
+from specwise.errors import SpecwiseError
+from specwise.scenario import parse_scenario
+
+BASE: dict[str, Any] = {
+    "name": "refused",
+    "deployment": {"target": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100-SXM-80GB", "max_model_len": 8192},
+    "speculation": {"method": "ngram", "k": [0, 2, 4], "acceptance": 0.6},
+    "sweep": {"qps": [1.0], "num_requests": 20},
+    "workload": [{"name": "chat", "prompt_tokens": 500, "output_tokens": 100}],
+}
+
+
+def _with(section: str, **values: Any) -> dict[str, Any]:
+    data = copy.deepcopy(BASE)
+    data[section].update(values)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        (_with("deployment", max_num_batched_tokens=1), r"max_num_batched_tokens: must be at least max_num_seqs"),
+        (_with("speculation", k=[0]), r"\[speculation\]\.k: k needs a value >= 1"),
+        (_with("speculation", draft_tp=1), r"\[speculation\]\.draft_tp: method ngram has no draft model"),
+        (_with("speculation", draft_quantization="int4"), r"draft_quantization: method ngram has no draft model"),
+        ({**BASE, "workload": [*BASE["workload"], *BASE["workload"]]}, r"name 'chat' is used twice"),
+    ],
+)  # fmt: skip
+def test_refused(data: dict[str, Any], says: str) -> None:
+    with pytest.raises(SpecwiseError, match=says):
+        parse_scenario(data)
+
+
+def test_the_base_scenario_is_accepted() -> None:
+    assert parse_scenario(copy.deepcopy(BASE)).sweep.k_values == (0, 2, 4)
+
+
+def test_goodput_without_an_slo_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # before: every cell '-', "speculation does not pay at any simulated rate", exit 0
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[deployment]\ntarget = "meta-llama/Llama-3.1-8B-Instruct"\ngpu = "H100-SXM-80GB"\nmax_model_len = 8192\n'
+        '[speculation]\nmethod = "ngram"\nk = [0, 2]\nacceptance = 0.6\n[sweep]\nqps = [1.0]\nnum_requests = 20\n'
+        '[[workload]]\nname = "chat"\nprompt_tokens = 500\noutput_tokens = 100\n'
+    )
+    assert main(["simulate", "--scenario", str(path), "--metric", "goodput"]) == 2
+    err = capsys.readouterr().err
+    assert "--metric goodput" in err and "no slo_ttft_s or slo_tpot_s" in err
