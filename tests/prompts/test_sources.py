@@ -71,3 +71,12 @@ def test_prompts_command_counts_per_category_as_json(capsys: pytest.CaptureFixtu
     assert doc["categories"][0]["multi_turn"] == 5
     assert main(["prompts", "builtin:nope"]) == 2
     assert "unknown built-in prompt set" in capsys.readouterr().err
+
+
+def test_a_tokenizer_that_loads_but_cannot_encode_is_bad_input(tmp_path: Path) -> None:
+    # review 5: a WordLevel model whose unk_token is not in its vocab loads, then raises a bare Exception (exit 3)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps({"version": "1.0", "model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "b"}}))
+    tok = load_tokenizer(str(path))
+    with pytest.raises(SpecwiseError, match=r"tokenizer\.json: this tokenizer cannot encode text"):
+        tok.encode("hello")

@@ -55,10 +55,16 @@ class TokenizerFile:
     tokenizer: Any
 
     def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        try:
+            return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        except Exception as exc:  # a file that loads but cannot encode (e.g. an unk_token missing from its vocab)
+            raise SpecwiseError(f"{self.path}: this tokenizer cannot encode text ({str(exc)[:200]})") from None
 
     def decode(self, ids: list[int]) -> str:
-        return str(self.tokenizer.decode(ids, skip_special_tokens=False))
+        try:
+            return str(self.tokenizer.decode(ids, skip_special_tokens=False))
+        except Exception as exc:
+            raise SpecwiseError(f"{self.path}: this tokenizer cannot decode ids ({str(exc)[:200]})") from None
 
 
 def load_tokenizer(name: str, cache: Path | None = None) -> TokenizerFile:

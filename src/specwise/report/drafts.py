@@ -22,7 +22,9 @@ def render_drafts(
     out: Console | None = None,
 ) -> None:
     c = console(out)
-    table = Table(title=f"drafts for {target}" + ("" if memory_checked else " (memory not checked: give --gpu)"))
+    table = Table(
+        title=f"drafts for {escape(target)}" + ("" if memory_checked else " (memory not checked: give --gpu)")
+    )
     for name in ("#", "draft", "method", "fits", "target:draft", "KV cost"):
         table.add_column(name, no_wrap=True)
     table.add_column("why", overflow="fold")

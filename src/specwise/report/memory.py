@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from specwise.compat.pair import PairReport
@@ -21,14 +22,14 @@ def render_memory_plan(
     out = console(out)
     title = f"{plan.target.name} on {plan.num_gpus} x {plan.gpu.name} (TP {plan.tp}"
     title += f", {plan.replicas} replicas)" if plan.replicas > 1 else ")"
-    models = Table(title=title, title_justify="left")
+    models = Table(title=escape(title), title_justify="left")
     models.add_column("", overflow="fold")
     models.add_column("target", overflow="fold")
     if plan.draft_method:
         models.add_column("draft", overflow="fold")
     cols: list[ModelMemory] = [plan.target] + ([plan.draft] if plan.draft else [])
     fields: list[tuple[str, Callable[[ModelMemory], str]]] = [
-        ("model", lambda m: m.name),
+        ("model", lambda m: escape(m.name)),
         ("parameters", lambda m: fmt_count(m.params)),
         ("dtype / quantization", lambda m: f"{m.dtype} / {m.quantization}"),
         ("tensor parallel", lambda m: str(m.tp)),
@@ -92,6 +93,6 @@ def render_memory_plan(
     else:
         out.print("[bold red]does not fit[/bold red]: " + "; ".join(plan.problems))
     for w in plan.warnings:
-        out.print(f"[yellow]warning[/yellow]: {w}")
+        out.print(f"[yellow]warning[/yellow]: {escape(w)}")
     if pair is not None:
         render_pair_findings(pair, out, wide)

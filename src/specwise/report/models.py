@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from specwise.compat.pair import PairReport
@@ -112,7 +113,9 @@ def _attention_line(view: ModelSpecView) -> str:
 
 def render_model_spec(view: ModelSpecView, out: Console | None = None, wide: bool = False) -> None:
     spec, kv_dtype = view.spec, view.kv_dtype
-    table = Table(title=f"{spec.name}  [dim]({spec.source})[/dim]", title_justify="left", show_header=False)
+    table = Table(
+        title=f"{escape(spec.name)}  [dim]({escape(spec.source)})[/dim]", title_justify="left", show_header=False
+    )
     table.add_column("field", overflow="fold")
     table.add_column("value", overflow="fold")
     params = fmt_count(spec.total_params)
@@ -242,13 +245,13 @@ def render_gpus(gpus: list[GpuSpec], out: Console | None = None, wide: bool = Fa
 
 
 def render_pair_findings(report: PairReport, out: Console, wide: bool = False) -> None:
-    table = Table(title=f"Draft {report.draft} for target {report.target}", title_justify="left")
+    table = Table(title=escape(f"Draft {report.draft} for target {report.target}"), title_justify="left")
     table.add_column("check", overflow="fold")
     table.add_column("status")
     table.add_column("finding", overflow="fold")
     for f in report.findings:
         style = STATUS_STYLE[f.status]
-        table.add_row(f.check, f"[{style}]{f.status}[/{style}]", f.message)
+        table.add_row(f.check, f"[{style}]{f.status}[/{style}]", escape(f.message))
     print_table(out, table, wide=wide)
 
 

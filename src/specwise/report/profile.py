@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from specwise.contracts.profile import ProfileDoc, ProfileResult, VerificationRow
@@ -23,8 +24,10 @@ def quant_label(r: ProfileResult) -> str:
 
 def _result_table(who: str, target: str | None, r: ProfileResult) -> Table:
     table = Table(
-        title=f"{who} -> {target}: T={r.temperature:g}, {r.drafting} drafting, quant {quant_label(r) or 'none'}, "
-        f"class {r.workload_class or 'all'} ({r.prompts} prompts); alpha {_f(r.alpha_mean)}",
+        title=escape(
+            f"{who} -> {target}: T={r.temperature:g}, {r.drafting} drafting, quant {quant_label(r) or 'none'}, "
+            f"class {r.workload_class or 'all'} ({r.prompts} prompts); alpha {_f(r.alpha_mean)}"
+        ),
         title_justify="left",
     )
     for col in ("k", "acceptance rate", "95% CI", "AL", "per-position acceptance"):

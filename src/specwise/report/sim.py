@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from specwise.contracts.sweep import SweepResult
@@ -23,7 +24,7 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
     ks = [k for k in doc.k_values if k != 0]
     title = f"{doc.target} on {doc.tp} x {doc.gpu}, speculation: {doc.draft or doc.method}"
     metric = doc.decision_metric
-    table = Table(title=f"{title}\nspeedup of {METRIC_LABELS[metric]} vs no speculation", title_justify="left")
+    table = Table(title=escape(f"{title}\nspeedup of {METRIC_LABELS[metric]} vs no speculation"), title_justify="left")
     table.add_column("QPS", justify="right")
     table.add_column("k=0 TPOT ms", justify="right")
     for k in ks:
@@ -51,9 +52,11 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
     out.print(pays_sentence(doc))
     for line in saturation_lines(doc):
         out.print(line)
-    out.print(f"predictor: {doc.predictor}; speedups +-{doc.band:.0%} (80th percentile error of {doc.band_source})")
+    out.print(
+        escape(f"predictor: {doc.predictor}; speedups +-{doc.band:.0%} (80th percentile error of {doc.band_source})")
+    )
     for w in doc.warnings:
-        out.print(f"[yellow]warning[/yellow]: {w}")
+        out.print(f"[yellow]warning[/yellow]: {escape(w)}")
 
 
 def saturation_lines(doc: SweepResult) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Console, RenderableType
+from rich.errors import MarkupError
 from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
@@ -26,7 +27,10 @@ def cell_text(cell: RenderableType) -> str:
     if isinstance(cell, Text):
         return cell.plain
     if isinstance(cell, str):
-        return Text.from_markup(cell).plain
+        try:
+            return Text.from_markup(cell).plain
+        except MarkupError:  # not markup after all (the console prints it as it is: report/console.py)
+            return cell
     return str(cell)
 
 
