@@ -96,8 +96,8 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_profile_file_picks_nearest_temperature_and_class(tmp_path: Path) -> None:
     profile = {
         "target": "t",
-        "draft": "d",
-        "method": "draft_model",
+        "draft": None,
+        "method": "ngram",  # the scenario's method: a profile of another one is refused (test_profile_of_another_pair)
         "results": [
             {"temperature": 0.0, "drafting": "greedy", "class": None, "per_position_acceptance": [0.9, 0.8]},
             {"temperature": 1.0, "drafting": "greedy", "class": None, "per_position_acceptance": [0.5, 0.3]},
@@ -116,6 +116,19 @@ def test_profile_file_picks_nearest_temperature_and_class(tmp_path: Path) -> Non
     bad = text.replace('profile = "p.json"', 'profile = "missing.json"')
     with pytest.raises(SpecwiseError, match=r"missing\.json: no such profile file"):
         load_scenario(_write(tmp_path, bad))
+
+
+def test_profile_of_another_pair(tmp_path: Path) -> None:
+    # review 5: a profile of Qwen2.5-Coder 1.5B + 0.5B drove a Llama-3.1-8B + 1B scenario with no word
+    doc = {"target": "Qwen/Qwen2.5-Coder-1.5B", "draft": "Qwen/Qwen2.5-0.5B", "method": "draft_model", "results": [
+        {"temperature": 0.0, "drafting": "greedy", "class": None, "per_position_acceptance": [0.9, 0.8]}]}  # fmt: skip
+    (tmp_path / "p.json").write_text(json.dumps(doc))
+    lookup = BASE.replace("acceptance = 0.6", 'profile = "p.json"')
+    with pytest.raises(SpecwiseError, match=r"\[speculation\]\.profile: it measured draft_model, not ngram"):
+        load_scenario(_write(tmp_path, lookup))
+    (tmp_path / "p.json").write_text(json.dumps({**doc, "method": "ngram", "draft": None}))
+    sc = load_scenario(_write(tmp_path, lookup))
+    assert any("p.json measured Qwen/Qwen2.5-Coder-1.5B with ngram, not" in w for w in sc.warnings)
 
 
 def test_trace_arrivals_are_replayed_at_each_rate(tmp_path: Path) -> None:

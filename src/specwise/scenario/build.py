@@ -12,7 +12,7 @@ from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import Finding, check_pair, method_fit
 from specwise.engines.vllm_versions import VllmVersion, draft_model_engine, method_refusal
 from specwise.errors import FieldNames, SpecwiseError
-from specwise.memory import MemoryPlanRequest, plan_memory
+from specwise.memory import MemoryPlan, MemoryPlanRequest, plan_memory
 from specwise.memory.planner import kv_tokens_at_length
 from specwise.perfmodel.factory import Deployed, serving_models
 from specwise.scenario.model import Scenario, ScenarioSpec
@@ -55,6 +55,25 @@ def _check_vllm_method(spec: ScenarioSpec, draft_tp: int) -> None:
             f"the target's tensor parallelism ({dep.tp}): set draft_tp = {dep.tp} or leave it out "
             "(vllm/v1/spec_decode/draft_model.py refuses a mismatch)"
         )
+
+
+def _fit_warnings(spec: ScenarioSpec, plan: MemoryPlan) -> list[str]:
+    """Refuse a target that does not fit, and (unless advise weighs it) a deployment that fits only without its
+    draft: vLLM would not start either; advise's candidates get a warning instead."""
+    if not plan.fits_without_draft:
+        raise SpecwiseError(f"{spec.file}: [deployment]: the target does not fit: {'; '.join(plan.problems)}")
+    if plan.fits:
+        return []
+    if spec.deployable_only:
+        raise SpecwiseError(
+            f"{spec.file}: {spec.where_speculation}: with the draft the deployment does not fit, so vLLM would not "
+            "start it: " + "; ".join(plan.problems)
+        )
+    return [
+        "with the draft the deployment does not fit ("
+        + "; ".join(plan.problems)
+        + "); speculation rows are simulated anyway with the KV left"
+    ]
 
 
 def build_scenario(spec: ScenarioSpec) -> Scenario:
@@ -105,20 +124,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         draft_quantization=_quant(sp.draft_quantization),
         kv_dtype=plan.kv_cache_dtype,
     )
-    warnings += _length_limits(spec, plan.max_model_len, target)
-    if not plan.fits_without_draft:
-        raise SpecwiseError(f"{file}: [deployment]: the target does not fit: {'; '.join(plan.problems)}")
-    if not plan.fits and spec.deployable_only:
-        raise SpecwiseError(
-            f"{file}: {where}: with the draft the deployment does not fit, so vLLM would not start it: "
-            + "; ".join(plan.problems)
-        )
-    if not plan.fits:
-        warnings.append(
-            "with the draft the deployment does not fit ("
-            + "; ".join(plan.problems)
-            + "); speculation rows are simulated anyway with the KV left"
-        )
+    warnings += _length_limits(spec, plan.max_model_len, target) + _fit_warnings(spec, plan)
     # sliding-window layers hold at most their window of a sequence: the capacity at the traffic's mean length
     total = sum(c.share for c in spec.classes) or 1.0
     mean_len = sum(c.share * (c.prompt_tokens.mean + c.output_tokens.mean / 2) for c in spec.classes) / total

@@ -18,7 +18,7 @@ from specwise.contracts.document import DocumentError
 from specwise.contracts.profile import ProfileDoc
 from specwise.errors import SpecError, SpecwiseError
 from specwise.fileio import read_text_bounded
-from specwise.methods import MAX_K, METHOD_NAMES, Method, get_method
+from specwise.methods import LOOKUP_METHODS, MAX_K, METHOD_NAMES, Method, get_method
 from specwise.perfmodel.factory import PREDICTORS, PredictorChoice
 from specwise.perfmodel.profiles import published_fit
 from specwise.scenario.fields import MISSING, Section
@@ -34,6 +34,7 @@ from specwise.scenario.model import (
     WorkloadSpec,
 )
 from specwise.sim.workload import WorkloadClass
+from specwise.specs.model import same_model
 from specwise.traffic import Arrivals, LengthDist
 
 MAX_NUM_REQUESTS = 10_000_000  # per (QPS, k) cell: ~100 MB of request arrays; more is a typo
@@ -244,6 +245,26 @@ def parse_acceptance(
     return AcceptanceSource(profile=profile, drafting=drafting, where=f"{s.file}: {s.where}", match_rate=match_rate)
 
 
+def profile_pair_note(source: AcceptanceSource | None, target: str, method: Method, draft: str | None) -> str | None:
+    """A profile measures one pair: one of another method is refused (a lookup's rates are not a draft's), one of
+    other models is used with a note naming both pairs (a local directory may be the same checkpoint)."""
+    doc = source.profile if source is not None else None
+    if doc is None or source is None:
+        return None
+    measured = doc.draft or doc.method
+    if doc.method != method.name and (doc.method in LOOKUP_METHODS or method.is_lookup):
+        raise SpecwiseError(f"{source.where}.profile: it measured {doc.method}, not {method.name}")
+    same_target = doc.target is None or same_model(doc.target, target)
+    same_draft = method.is_lookup or (draft is not None and doc.draft is not None and same_model(doc.draft, draft))
+    if same_target and same_draft:
+        return None
+    ours = f"{target} with {draft or method.name}"
+    return (
+        f"{source.where}.profile: {doc.name} measured {doc.target} with {measured}, not {ours}; its acceptance "
+        "is used as given"
+    )
+
+
 def _match_rate(s: Section, method: Method | None, with_acceptance: bool) -> float | None:
     if MATCH_RATE not in s.data:
         return None
@@ -366,8 +387,9 @@ def parse_scenario_spec(
     spec_section = root.sub("speculation", "[speculation]")
     speculation = parse_speculation(spec_section, tuple(range(9)))
     default_acceptance = parse_acceptance(spec_section, base_dir, speculation.drafting, speculation.method)
+    pair = (deployment.target, speculation.method, speculation.draft)
     built = [
-        _workload_class(Section(raw, f"[[workload]] #{i}", file), i, base_dir, default_acceptance, speculation.method)
+        _workload_class(Section(raw, f"[[workload]] #{i}", file), i, base_dir, default_acceptance, pair)
         for i, raw in enumerate(_workload_tables(root, file), start=1)
     ]
     classes = tuple(c for c, _ in built)
@@ -375,7 +397,7 @@ def parse_scenario_spec(
     if len(set(names)) < len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
         raise SpecwiseError(f"{file}: [[workload]]: name {twice[0]!r} is used twice; results are reported per name")
-    notes = tuple(note for _, note in built if note)
+    notes = tuple(note for note in [*(n for _, n in built), profile_pair_note(default_acceptance, *pair)] if note)
     sweep, metric = parse_sweep(
         root.sub("sweep", "[sweep]") if "sweep" in data else Section({}, "[sweep]", file),
         base_dir,
@@ -397,14 +419,21 @@ def _workload_tables(root: Section, file: str) -> list[Any]:
 
 
 def _workload_class(
-    s: Section, index: int, base_dir: Path | None, default: AcceptanceSource | None, method: Method
+    s: Section,
+    index: int,
+    base_dir: Path | None,
+    default: AcceptanceSource | None,
+    pair: tuple[str, Method, str | None],
 ) -> tuple[WorkloadClass, str | None]:
-    """The class and, for a lookup whose match rate was not given, the note saying which was assumed."""
+    """The class and, for a lookup whose match rate was not given, the note saying which was assumed (or that its
+    own profile measured another pair)."""
+    method = pair[1]
     s.check_keys(WORKLOAD_KEYS | ACCEPTANCE_FIELDS | {"task"})
     spec = parse_workload(s, index, with_task=True)
     # A class's own acceptance wins; else [speculation]'s (a profile resolves per class and temperature).
     drafting = s.choice("drafting", DRAFTING_MODES, default.drafting if default else "greedy")
     own = parse_acceptance(s, base_dir, drafting, method)
+    other_pair = profile_pair_note(own, *pair)
     source = own or default
     if source is None:
         raise s.fail(
@@ -417,6 +446,8 @@ def _workload_class(
             rate, why = assumed_match_rate(spec.task, method.cross_request_history, published_fit().first_given_match)
             note = f"[[workload]] {spec.name!r}: {method.name} acceptance taken per match (vLLM's count); {why}"
             note += f" -- {MATCH_RATE_HINT}, or the workload's task"
+    if other_pair:
+        note = f"{note}; {other_pair}" if note else other_pair
     try:
         return spec.with_acceptance(source.for_workload(spec), rate), note
     except SpecError as exc:
