@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -178,3 +180,29 @@ def test_planner_invariants(model: str, util: float, extra: float, length: int, 
     )
     assert with_draft.kv_cache_tokens <= base.kv_cache_tokens  # a draft never adds KV room
     assert with_draft.kv_cache_tokens_without_draft == base.kv_cache_tokens
+
+
+def test_a_draft_head_as_target_and_a_quantization_as_dtype_are_refused() -> None:
+    # review 5: an EAGLE-3 head planned as a served target ("fits: 18,085,520 KV tokens"); --dtype fp8 accepted
+    head = catalog_model_spec("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
+    gpu = resolve_gpu("H100")
+    with pytest.raises(SpecwiseError, match="is an eagle3 head, a draft"):
+        plan_memory(MemoryPlanRequest(target=head, gpu=gpu))
+    target = catalog_model_spec("meta-llama/Llama-3.1-8B-Instruct")
+    with pytest.raises(SpecwiseError, match=r"dtype: 'fp8' is not a model dtype vLLM takes"):
+        plan_memory(MemoryPlanRequest(target=target, gpu=gpu, dtype="fp8"))
+    assert plan_memory(MemoryPlanRequest(target=target, gpu=gpu, dtype="float16")).fits
+
+
+def test_the_suggested_max_model_len_passes_vllms_whole_block_check() -> None:
+    # review 5: "84328 or less would fit", then "fits: 84,320 KV tokens, 1 concurrent 84,328-token sequences" --
+    # vLLM's start-up check holds cdiv(max_model_len, 16) blocks per sequence, which 84,328 tokens overflow
+    target = catalog_model_spec("meta-llama/Llama-3.1-70B-Instruct")
+    draft, _ = resolve_draft("meta-llama/Llama-3.2-1B-Instruct", target)
+    gpu = resolve_gpu("H100")
+    req = MemoryPlanRequest(target=target, gpu=gpu, draft=draft, quantization="int4")
+    suggested = plan_memory(req).max_model_len_that_fits
+    assert suggested % BLOCK_SIZE_TOKENS == 0
+    at = plan_memory(replace(req, max_model_len=suggested))
+    assert at.fits and at.max_concurrent_seqs == 1 and at.kv_cache_tokens >= suggested
+    assert not plan_memory(replace(req, max_model_len=suggested + 1)).fits

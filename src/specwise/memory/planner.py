@@ -198,13 +198,22 @@ def _resolve_quant(choice: str, spec: ModelSpec, role: str, field: str) -> Quant
         raise SpecwiseError(f"{field} {choice!r} ({role}): expected auto, none, fp8, int8, int4 or mxfp4") from None
 
 
+MODEL_DTYPES = ("bf16", "fp16", "fp32")  # vLLM's --dtype (vllm/config/model.py: auto, half, bfloat16, float)
+
+
 def _resolve_dtype(choice: str, spec: ModelSpec) -> str:
     if choice == "auto":
         return spec.dtype
     try:
-        return canonical_dtype(choice)
+        dtype = canonical_dtype(choice)
     except ValueError as exc:
         raise SpecwiseError(f"dtype: {exc}") from None
+    if dtype not in MODEL_DTYPES:
+        raise SpecwiseError(
+            f"dtype: {choice!r} is not a model dtype vLLM takes (--dtype auto, bfloat16, float16, float32); "
+            f"{dtype} weights are a quantization (--quantization {dtype}), an fp8 KV cache is --kv-cache-dtype fp8"
+        )
+    return dtype
 
 
 def _model_memory(
@@ -227,8 +236,14 @@ def _model_memory(
         weight_bytes_per_gpu=weight_bytes_per_gpu(spec, total, dtype_bytes, tp),
         kv_bytes_per_token=spec.kv_bytes_per_token(kv_bytes),
         kv_bytes_per_token_per_gpu=spec.kv_bytes_per_token(kv_bytes, tp),
-        kv_bytes_per_max_len_seq_per_gpu=spec.kv_bytes_for_sequence(max_model_len, kv_bytes, tp),
+        kv_bytes_per_max_len_seq_per_gpu=spec.kv_bytes_for_sequence(whole_blocks(max_model_len), kv_bytes, tp),
     )
+
+
+def whole_blocks(tokens: int) -> int:
+    """``tokens`` rounded up to whole KV blocks: vLLM's start-up check holds ``cdiv(max_model_len, block_size)``
+    blocks of a sequence (``FullAttentionSpec.max_memory_usage_bytes``, ``vllm/v1/kv_cache_interface.py``)."""
+    return -(-tokens // BLOCK_SIZE_TOKENS) * BLOCK_SIZE_TOKENS
 
 
 def kv_tokens_that_fit(kv_budget_bytes: int, bytes_per_token: int) -> int:
@@ -242,7 +257,7 @@ def _max_len_that_fits(budget: int, models: list[tuple[ModelSpec, int]], kv_byte
     """Largest sequence length whose KV (all models, per GPU) fits ``budget``; bisection on length."""
 
     def need(length: int) -> int:
-        return sum(spec.kv_bytes_for_sequence(length, kv_bytes, tp) for spec, tp in models)
+        return sum(spec.kv_bytes_for_sequence(whole_blocks(length), kv_bytes, tp) for spec, tp in models)
 
     if budget <= 0 or need(1) > budget:
         return 0
@@ -265,6 +280,11 @@ def plan_memory(req: MemoryPlanRequest) -> MemoryPlan:
     kv_dtype = _kv_dtype(req.kv_cache_dtype, dtype, n)
     kv_bytes = DTYPE_BYTES[kv_dtype]
     target = req.target
+    if target.draft_head is not None:
+        raise SpecwiseError(
+            f"{target.name} is an {target.draft_head} head, a draft: it serves beside the target it was trained "
+            "for, not alone (give it as the draft)"
+        )
     max_len = req.max_model_len if req.max_model_len is not None else target.max_position_embeddings
     if max_len > target.max_position_embeddings:
         raise SpecwiseError(
