@@ -251,6 +251,14 @@ def test_catalog_listings(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "MI300X" in out
 
 
+def test_check_pair_refuses_a_context_the_target_lacks(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(
+        capsys, "check-pair", "--target", "meta-llama/Llama-3.1-8B-Instruct", "--draft",
+        "meta-llama/Llama-3.2-1B-Instruct", "--max-model-len", "99999999",
+    )  # fmt: skip
+    assert code == 2 and "exceeds meta-llama/Llama-3.1-8B-Instruct's max_position_embeddings (131072)" in err
+
+
 def test_check_pair_table(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(
         capsys, "check-pair", "--target", "Qwen/Qwen2.5-7B-Instruct", "--draft", "Qwen/Qwen2.5-0.5B-Instruct"
@@ -288,3 +296,17 @@ def test_python_dash_m_specwise_is_the_cli() -> None:
 
     done = subprocess.run([sys.executable, "-m", "specwise", "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("specwise ")
+
+
+def test_options_with_nothing_to_act_on_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    # review 5: accepted and ignored before ("refused, not ignored")
+    code, _, err = run(
+        capsys, "plan-memory", "--target", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "H100", "--draft", "ngram",
+        "--draft-tp", "1",
+    )  # fmt: skip
+    assert code == 2 and "--draft-tp: --draft ngram has no weights to place or quantize" in err
+    code, _, err = run(capsys, "plan-memory", "--target", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "H100",
+                       "--draft-quantization", "int4")  # fmt: skip
+    assert code == 2 and "no --draft given" in err
+    code, _, err = run(capsys, "examples", "--force")
+    assert code == 2 and "give --copy DIR" in err

@@ -41,3 +41,11 @@ def test_a_pair_vllm_refuses_is_refused() -> None:
 
 def test_the_same_deployment_at_tp_4_is_simulated() -> None:
     assert parse_scenario(_scenario(4, "meta-llama/Llama-3.2-1B-Instruct", 16384)).memory_plan.fits
+
+
+def test_a_target_that_does_not_fit_says_why_the_target_alone_misses() -> None:
+    # review 5: "the target does not fit: target + draft weights and reserve need 77.07 GiB" -- the draft's figures;
+    # alone, the 70B at TP 2 misses on one 32k sequence's KV
+    with pytest.raises(SpecwiseError, match="the target does not fit: ") as err:
+        parse_scenario(_scenario(2, "meta-llama/Llama-3.1-8B-Instruct", 32768))
+    assert "draft" not in str(err.value).split("the target does not fit: ")[1]

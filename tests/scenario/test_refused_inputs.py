@@ -58,3 +58,14 @@ def test_goodput_without_an_slo_is_refused(tmp_path: Path, capsys: pytest.Captur
     assert main(["simulate", "--scenario", str(path), "--metric", "goodput"]) == 2
     err = capsys.readouterr().err
     assert "--metric goodput" in err and "no slo_ttft_s or slo_tpot_s" in err
+
+
+def test_k_past_the_given_positions_is_said() -> None:
+    # review 5: per_position = [0.8] with k up to 4 extrapolated positions 2-4 silently
+    data = _with("speculation", per_position=[0.8])
+    del data["speculation"]["acceptance"]
+    warnings = parse_scenario(data).warnings
+    assert any("acceptance is given for 1 draft position(s); position(s) 2-4 reuse" in w for w in warnings)
+    full = _with("speculation", per_position=[0.8, 0.6, 0.5, 0.4])
+    del full["speculation"]["acceptance"]
+    assert not any("draft position" in w for w in parse_scenario(full).warnings)

@@ -41,6 +41,11 @@ def run(args: argparse.Namespace) -> int:
         raise SpecwiseError(
             f"--draft {args.draft}: a model-free method has no model to check; it works with any target"
         )
+    if args.max_model_len is not None and args.max_model_len > target.max_position_embeddings:
+        raise SpecwiseError(
+            f"--max-model-len {args.max_model_len} exceeds {target.name}'s max_position_embeddings "
+            f"({target.max_position_embeddings}); vLLM refuses it"
+        )
     evidence = gather_tokenizer_evidence(target.tokenizer, choice.spec.tokenizer)
     report = check_pair(
         target,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, print_json
+from specwise.errors import SpecwiseError
 from specwise.examples import copy_examples, example_text, find_example, list_examples
 from specwise.report.examples import render_copy, render_examples
 
@@ -30,6 +31,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.force and args.copy is None:
+        raise SpecwiseError("--force: it overwrites what --copy DIR writes; give --copy DIR")
     chosen = [find_example(args.name)] if args.name else list_examples()
     if args.copy is not None:
         result = copy_examples(args.copy, chosen, force=args.force)

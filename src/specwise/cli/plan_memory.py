@@ -108,6 +108,12 @@ def run(args: argparse.Namespace) -> int:
                     f"draft {draft_choice.spec.name} cannot serve target {target.name}: "
                     + "; ".join(f.message for f in pair.failures)
                 )
+    if draft_choice is None or draft_choice.spec is None:  # no draft, or n-gram / suffix: nothing to place
+        given = [f for f, v in (("--draft-tp", args.draft_tp), ("--draft-quantization", args.draft_quantization))
+                 if v not in (None, "auto")]  # fmt: skip
+        if given:
+            what = f"--draft {args.draft} has no weights" if args.draft else "no --draft given"
+            raise SpecwiseError(f"{given[0]}: {what} to place or quantize")
     request = MemoryPlanRequest(
         target=target,
         gpu=gpu,

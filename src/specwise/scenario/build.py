@@ -4,6 +4,7 @@ the step-time models. Errors are phrased for the file the spec came from (``file
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TypeVar
 
 import numpy as np
@@ -58,10 +59,8 @@ def _check_vllm_method(spec: ScenarioSpec, draft_tp: int) -> None:
 
 
 def _fit_warnings(spec: ScenarioSpec, plan: MemoryPlan) -> list[str]:
-    """Refuse a target that does not fit, and (unless advise weighs it) a deployment that fits only without its
-    draft: vLLM would not start either; advise's candidates get a warning instead."""
-    if not plan.fits_without_draft:
-        raise SpecwiseError(f"{spec.file}: [deployment]: the target does not fit: {'; '.join(plan.problems)}")
+    """Refuse (unless advise weighs it) a deployment that fits only without its draft: vLLM would not start it;
+    advise's candidates get a warning instead."""
     if plan.fits:
         return []
     if spec.deployable_only:
@@ -90,29 +89,27 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     names = FieldNames(
         {"draft_tp": where, "draft_quantization": where, "num_speculative_tokens": where}, "[deployment]"
     )
-    plan = _named(
-        file,
-        None,
-        lambda: plan_memory(
-            MemoryPlanRequest(
-                target=target,
-                gpu=gpu,
-                tp=dep.tp,
-                num_gpus=dep.tp,
-                draft=draft_choice,
-                draft_tp=draft_tp if draft_spec else None,
-                quantization=dep.quantization,
-                draft_quantization=sp.draft_quantization,
-                kv_cache_dtype=dep.kv_cache_dtype,
-                max_model_len=dep.max_model_len,
-                gpu_memory_utilization=dep.gpu_memory_utilization,
-                max_num_seqs=dep.max_num_seqs,
-                max_num_batched_tokens=dep.max_num_batched_tokens,
-                num_speculative_tokens=max(1, max(sp.k_values)),
-                names=names,
-            )
-        ),
+    request = MemoryPlanRequest(
+        target=target,
+        gpu=gpu,
+        tp=dep.tp,
+        num_gpus=dep.tp,
+        draft=draft_choice,
+        draft_tp=draft_tp if draft_spec else None,
+        quantization=dep.quantization,
+        draft_quantization=sp.draft_quantization,
+        kv_cache_dtype=dep.kv_cache_dtype,
+        max_model_len=dep.max_model_len,
+        gpu_memory_utilization=dep.gpu_memory_utilization,
+        max_num_seqs=dep.max_num_seqs,
+        max_num_batched_tokens=dep.max_num_batched_tokens,
+        num_speculative_tokens=max(1, max(sp.k_values)),
+        names=names,
     )
+    plan = _named(file, None, lambda: plan_memory(request))
+    if not plan.fits_without_draft:  # say why the target alone misses, not the figures with its draft
+        alone = plan_memory(replace(request, draft=None, draft_tp=None))
+        raise SpecwiseError(f"{file}: [deployment]: the target does not fit: {'; '.join(alone.problems)}")
     deployed = Deployed(
         target=target,
         gpu=gpu,

@@ -83,6 +83,16 @@ class AcceptanceSource:
     drafting: str = "greedy"
     where: str = ""
     match_rate: float | None = None  # a lookup's share of steps with a match, when given
+    positions: int | None = None  # per_position's length (None: i.i.d. alpha, or a profile: its own k)
+
+    def positions_for(self, w: WorkloadSpec) -> int | None:
+        """Draft positions the acceptance was given or measured for (None: one alpha for every position)."""
+        if self.profile is None:
+            return self.positions
+        try:
+            return len(self.profile.pick(w.name, w.task, w.temperature, self.drafting).result.per_position_acceptance)
+        except DocumentError as exc:
+            raise SpecwiseError(f"{self.where}.profile: {exc}") from None
 
     def for_workload(self, w: WorkloadSpec) -> AcceptanceModel:
         if self.model is not None:
@@ -231,8 +241,9 @@ def parse_acceptance(
             model = AcceptanceModel.iid(s.number("acceptance", low=0.0, high=1.0))
             return AcceptanceSource(model, where=s.where, match_rate=match_rate)
         if "per_position" in s.data:
-            model = AcceptanceModel.from_per_position(s.number_list("per_position"))
-            return AcceptanceSource(model, where=s.where, match_rate=match_rate)
+            rates = s.number_list("per_position")
+            model = AcceptanceModel.from_per_position(rates)
+            return AcceptanceSource(model, where=s.where, match_rate=match_rate, positions=len(rates))
     except SpecError as exc:
         raise s.error(str(exc)) from None
     if "profile" not in s.data:
@@ -387,7 +398,7 @@ def parse_scenario_spec(
     spec_section = root.sub("speculation", "[speculation]")
     speculation = parse_speculation(spec_section, tuple(range(9)))
     default_acceptance = parse_acceptance(spec_section, base_dir, speculation.drafting, speculation.method)
-    pair = (deployment.target, speculation.method, speculation.draft)
+    pair = (deployment.target, speculation.method, speculation.draft, max(speculation.k_values))
     built = [
         _workload_class(Section(raw, f"[[workload]] #{i}", file), i, base_dir, default_acceptance, pair)
         for i, raw in enumerate(_workload_tables(root, file), start=1)
@@ -397,7 +408,7 @@ def parse_scenario_spec(
     if len(set(names)) < len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
         raise SpecwiseError(f"{file}: [[workload]]: name {twice[0]!r} is used twice; results are reported per name")
-    notes = tuple(note for note in [*(n for _, n in built), profile_pair_note(default_acceptance, *pair)] if note)
+    notes = tuple(note for note in [*(n for _, n in built), profile_pair_note(default_acceptance, *pair[:3])] if note)
     sweep, metric = parse_sweep(
         root.sub("sweep", "[sweep]") if "sweep" in data else Section({}, "[sweep]", file),
         base_dir,
@@ -423,17 +434,17 @@ def _workload_class(
     index: int,
     base_dir: Path | None,
     default: AcceptanceSource | None,
-    pair: tuple[str, Method, str | None],
+    pair: tuple[str, Method, str | None, int],
 ) -> tuple[WorkloadClass, str | None]:
-    """The class and, for a lookup whose match rate was not given, the note saying which was assumed (or that its
-    own profile measured another pair)."""
-    method = pair[1]
+    """The class and its notes: for a lookup whose match rate was not given, which was assumed; that its own profile
+    measured another pair; that k runs past the positions its acceptance was given for."""
+    method, k_max = pair[1], pair[3]
     s.check_keys(WORKLOAD_KEYS | ACCEPTANCE_FIELDS | {"task"})
     spec = parse_workload(s, index, with_task=True)
     # A class's own acceptance wins; else [speculation]'s (a profile resolves per class and temperature).
     drafting = s.choice("drafting", DRAFTING_MODES, default.drafting if default else "greedy")
     own = parse_acceptance(s, base_dir, drafting, method)
-    other_pair = profile_pair_note(own, *pair)
+    other_pair = profile_pair_note(own, *pair[:3])
     source = own or default
     if source is None:
         raise s.fail(
@@ -446,6 +457,13 @@ def _workload_class(
             rate, why = assumed_match_rate(spec.task, method.cross_request_history, published_fit().first_given_match)
             note = f"[[workload]] {spec.name!r}: {method.name} acceptance taken per match (vLLM's count); {why}"
             note += f" -- {MATCH_RATE_HINT}, or the workload's task"
+    given = source.positions_for(spec)
+    if given is not None and given < k_max:
+        past = f"{given + 1}-{k_max}" if given + 1 < k_max else str(k_max)
+        other_pair = "; ".join(x for x in (other_pair, (
+            f"[[workload]] {spec.name!r}: acceptance is given for {given} draft position(s); position(s) {past} "
+            "reuse the last one's conditional rate (an assumption: measure up to the largest k)"
+        )) if x)  # fmt: skip
     if other_pair:
         note = f"{note}; {other_pair}" if note else other_pair
     try:
