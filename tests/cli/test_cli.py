@@ -310,3 +310,8 @@ def test_options_with_nothing_to_act_on_are_refused(capsys: pytest.CaptureFixtur
     assert code == 2 and "no --draft given" in err
     code, _, err = run(capsys, "examples", "--force")
     assert code == 2 and "give --copy DIR" in err
+
+
+def test_speedup_refuses_a_k_past_what_specwise_models(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "speedup", "--alpha", "0.7", "--k", "100000000", "--cost-ratio", "0.1")
+    assert code == 2 and "up to 16 draft tokens" in err  # before: "speedup 0.000x"

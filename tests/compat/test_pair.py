@@ -203,10 +203,23 @@ def test_eagle_head_context_window(head_id: str, max_model_len: int | None, warn
 def test_check_pair_cli_max_model_len(capsys: pytest.CaptureFixture[str]) -> None:
     from specwise.cli import main
 
-    argv = ["check-pair", "--target", "meta-llama/Llama-3.2-3B-Instruct", "--draft", "meta-llama/Llama-3.2-1B-Instruct"]
-    assert main([*argv, "--json"]) == 0
+    argv = [
+        "check-pair",
+        "--target",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--draft",
+        "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+    ]
+    assert main([*argv, "--json", "--max-model-len", "2048"]) == 0
     assert not [f for f in json.loads(capsys.readouterr().out)["findings"] if f["check"] == "max_length"]
-    assert main([*argv, "--json", "--max-model-len", "200000"]) == 0
+    assert main([*argv, "--json", "--max-model-len", "100000"]) == 0  # past the head's 2,048 trained positions
     (f,) = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["check"] == "max_length"]
-    assert f["status"] == "warn" and "--max-model-len 200,000" in f["message"]
+    assert f["status"] == "warn" and "--max-model-len 100,000" in f["message"]
     assert main([*argv, "--max-model-len", "0"]) == 2
+    assert main([*argv, "--max-model-len", "200000"]) == 2  # past the target's own 131,072: vLLM refuses it
+
+
+def test_a_draft_larger_than_its_target_reads_as_such() -> None:
+    from specwise.compat.pair import ratio_text
+
+    assert ratio_text(12.34) == "1:12.3" and ratio_text(1 / 57.1) == "57.1:1"  # before: "1:0.0"

@@ -89,6 +89,13 @@ def test_a_draft_vllm_refuses_is_not_simulated() -> None:
         _sweep({**QWEN_DRAFT_V0, "draft": "Qwen/Qwen2.5-0.5B-Instruct"}, "0.6.3")
 
 
+def test_the_baseline_rows_carry_no_band() -> None:
+    # the k = 0 row is the baseline itself (speedup 1 by definition): no prediction error to carry
+    _, doc = _sweep(NGRAM)
+    rows = doc["results"]  # type: ignore[index]
+    assert all((r["speedup_band"] is None) == (r["k"] == 0) for r in rows)  # type: ignore[index,union-attr]
+
+
 def test_parallel_sweep_equals_serial() -> None:
     sc = parse_scenario(_scenario({"method": "ngram", "acceptance": 0.6}, [1.0, 8.0]))
     sc = replace(sc, sweep=replace(sc.sweep, num_requests=80))

@@ -14,6 +14,8 @@ from specwise.cli.common import (
     print_json,
     probability,
 )
+from specwise.errors import SpecwiseError
+from specwise.methods import MAX_K
 from specwise.report.sim import render_speedup
 
 
@@ -34,6 +36,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.k > MAX_K:
+        raise SpecwiseError(f"--k {args.k}: specwise models up to {MAX_K} draft tokens per step")
     doc = {
         "speedup": expected_speedup_iid(args.alpha, args.k, args.cost_ratio),
         "expected_tokens_per_step": expected_tokens_per_step_iid(args.alpha, args.k),

@@ -151,6 +151,12 @@ def _max_length(draft: ModelSpec, context: int, given: bool) -> Finding:
     return Finding("max_length", "warn", message, evidence)
 
 
+def ratio_text(target_over_draft: float) -> str:
+    """``1:12.3`` (draft:target); a draft larger than its target reads ``8.8:1``, not ``1:0.1``."""
+    r = target_over_draft
+    return f"1:{r:.1f}" if r >= 1 else (f"{1 / r:.1f}:1" if r > 0 else "1:inf")
+
+
 def _ratios(target: ModelSpec, draft: ModelSpec) -> tuple[float, float, float]:
     t_bytes = weight_bytes(target, DTYPE_BYTES[target.dtype], None)
     d_bytes = weight_bytes(draft, DTYPE_BYTES[draft.dtype], None)
@@ -327,10 +333,10 @@ def _size_ratio(target: ModelSpec, draft: ModelSpec, ratio: float, active_ratio:
         "draft_params": draft.total_params,
     }
     basis = active_ratio if target.is_moe else ratio
-    text = f"draft:target = 1:{ratio:.1f} by parameters"
+    text = f"draft:target = {ratio_text(ratio)} by parameters"
     if target.is_moe:
-        text += f" (1:{active_ratio:.1f} by active parameters, which set the per-token cost)"
-    text += f", 1:{byte_ratio:.1f} by weight bytes"
+        text += f" ({ratio_text(active_ratio)} by active parameters, which set the per-token cost)"
+    text += f", {ratio_text(byte_ratio)} by weight bytes"
     if draft.draft_head is not None:
         return Finding(
             "size_ratio",

@@ -226,8 +226,8 @@ class SweepResult:
     def _with_band(self, row: SweepRow) -> dict[str, Any]:
         """A row as JSON with the band of its decision-metric speedup (every prediction carries its error)."""
         out = row.to_json()
-        s = row.speedup(self.decision_metric)
-        out["speedup_band"] = None if s is None else [s * (1 - self.band), s * (1 + self.band)]
+        s = row.speedup(self.decision_metric)  # k = 0 is the baseline itself: 1 by definition, no error band
+        out["speedup_band"] = None if s is None or row.k == 0 else [s * (1 - self.band), s * (1 + self.band)]
         return out
 
     @classmethod

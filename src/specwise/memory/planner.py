@@ -462,7 +462,8 @@ def _problems(
         return [
             f"{what} and reserve need {fmt_bytes(used)} per GPU but only {fmt_bytes(budget)} is usable "
             f"({req.gpu.name}, {fmt_bytes(req.gpu.memory_bytes)} x {req.gpu_memory_utilization}): "
-            f"misses by {fmt_bytes(-kv_budget)} before any KV cache" + hint
+            f"misses by {fmt_bytes(-kv_budget)} before any KV cache, {fmt_bytes(-kv_budget + per_seq)} with one "
+            f"{max_len}-token sequence's" + hint
         ], -kv_budget + per_seq
     if seqs < 1:
         shortfall = per_seq - kv_budget

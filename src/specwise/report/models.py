@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from specwise.compat.pair import PairReport
+from specwise.compat.pair import PairReport, ratio_text
 from specwise.memory.weights import weight_bytes
 from specwise.report.console import STATUS_STYLE, console
 from specwise.report.tables import print_table
@@ -259,4 +259,5 @@ def render_pair(report: PairReport, out: Console | None = None, wide: bool = Fal
     out = console(out)
     render_pair_findings(report, out, wide)
     verdict = "[green]compatible[/green]" if report.compatible else "[bold red]not compatible[/bold red]"
-    out.print(f"{verdict}; size ratio 1:{report.param_ratio:.1f} (params), 1:{report.byte_ratio:.1f} (bytes)")
+    params, size = ratio_text(report.param_ratio), ratio_text(report.byte_ratio)
+    out.print(f"{verdict}; size ratio {params} (params), {size} (bytes)")
