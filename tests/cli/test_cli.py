@@ -315,3 +315,9 @@ def test_options_with_nothing_to_act_on_are_refused(capsys: pytest.CaptureFixtur
 def test_speedup_refuses_a_k_past_what_specwise_models(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "speedup", "--alpha", "0.7", "--k", "100000000", "--cost-ratio", "0.1")
     assert code == 2 and "up to 16 draft tokens" in err  # before: "speedup 0.000x"
+
+
+def test_models_json_names_each_entrys_source(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "models", "--json")
+    rows = json.loads(out)
+    assert code == 0 and all("source" in r for r in rows) and sum(bool(r["source"]) for r in rows) >= 40

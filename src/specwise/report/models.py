@@ -168,9 +168,10 @@ class CatalogRow:
     kv_bytes_per_token: int  # at 2 bytes (bf16)
     max_position_embeddings: int
     kind: str  # dense, moe, or the draft head's kind
+    source: str = ""  # where the published parameter counts it is checked against come from
 
     @classmethod
-    def of(cls, model_id: str, family: str, roles: Sequence[str], spec: ModelSpec) -> CatalogRow:
+    def of(cls, model_id: str, family: str, roles: Sequence[str], spec: ModelSpec, source: str = "") -> CatalogRow:
         return cls(
             id=model_id,
             family=family,
@@ -182,6 +183,7 @@ class CatalogRow:
             kv_bytes_per_token=spec.kv_bytes_per_token(2.0),
             max_position_embeddings=spec.max_position_embeddings,
             kind=spec.draft_head or ("moe" if spec.is_moe else "dense"),
+            source=source,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -196,6 +198,7 @@ class CatalogRow:
             "kv_bytes_per_token": self.kv_bytes_per_token,
             "max_position_embeddings": self.max_position_embeddings,
             "kind": self.kind,
+            "source": self.source,
         }
 
 
