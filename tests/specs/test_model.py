@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from specwise.catalog import catalog_model_spec
-from specwise.errors import SpecError
+from specwise.errors import SpecError, SpecwiseError
+from specwise.specs.hf_config import load_hf_model_dir
 from specwise.specs.model import AttentionSpec, MoeSpec, ParamBreakdown
 from specwise.specs.quant import Quantization
 
@@ -60,3 +64,14 @@ def test_quantization_bits() -> None:
     assert Quantization("int4").bytes_per_weight(2.0) == pytest.approx((4 + 16 / 128 + 4 / 128) / 8)
     assert Quantization("mxfp4").bytes_per_weight(2.0) == pytest.approx(4.25 / 8)
     assert Quantization("none").bytes_per_weight(2.0) == 2.0
+
+
+def test_a_refused_config_value_names_the_file(tmp_path: Path) -> None:
+    # review 5: "MoeSpec.experts_per_token: 16 routed experts per token but only 8 experts" with no path
+    config = json.loads((Path(__file__).parents[2] / "examples/models/my-finetune/config.json").read_text())
+    config.update(
+        num_local_experts=8, num_experts_per_tok=16, model_type="mixtral", architectures=["MixtralForCausalLM"]
+    )
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(SpecwiseError, match=r"config\.json: experts_per_token \(num_experts_per_tok\): 16 routed"):
+        load_hf_model_dir(tmp_path)

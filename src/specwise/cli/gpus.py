@@ -12,7 +12,9 @@ from specwise.report.models import render_gpus
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("gpus", help="list the catalog of GPUs", description="List catalog GPUs (their sources in --json).")
+    p = sub.add_parser(
+        "gpus", help="list the catalog of GPUs", description="List catalog GPUs (their sources in --json)."
+    )
     add_json_flag(p)
     add_wide_flag(p)
     p.set_defaults(handler=run)

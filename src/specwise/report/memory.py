@@ -16,6 +16,11 @@ from specwise.report.tables import print_table
 from specwise.units import fmt_bytes, fmt_count
 
 
+def _budget(kv_budget_bytes: int) -> str:
+    """A KV budget; none left reads as such, with how much is missing (not a negative size)."""
+    return fmt_bytes(kv_budget_bytes) if kv_budget_bytes >= 0 else f"none ({fmt_bytes(-kv_budget_bytes)} short)"
+
+
 def render_memory_plan(
     plan: MemoryPlan, pair: PairReport | None = None, out: Console | None = None, wide: bool = False
 ) -> None:
@@ -70,8 +75,8 @@ def render_memory_plan(
     row("reserve" + reserve_note, fmt_bytes(r.total_bytes), fmt_bytes(r0.total_bytes))
     row(
         "KV cache budget",
-        fmt_bytes(plan.kv_budget_bytes_per_gpu),
-        fmt_bytes(plan.kv_budget_bytes_per_gpu_without_draft),
+        _budget(plan.kv_budget_bytes_per_gpu),
+        _budget(plan.kv_budget_bytes_per_gpu_without_draft),
     )
     row("KV cache tokens", f"{plan.kv_cache_tokens:,}", f"{plan.kv_cache_tokens_without_draft:,}")
     row(
@@ -85,6 +90,7 @@ def render_memory_plan(
         verdict = (
             f"[green]fits[/green]: {plan.kv_cache_tokens:,} KV tokens, {plan.max_concurrent_seqs} "
             f"concurrent {plan.max_model_len:,}-token sequences"
+            + (f" per replica ({plan.replicas} replicas)" if plan.replicas > 1 else "")
         )
         cost = plan.draft_concurrency_cost
         if cost is not None and cost < 0.25:  # larger costs are printed as a warning below

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecError, SpecwiseError
 from specwise.specs import params as P
 from specwise.specs.config_fields import ConfigFields
 from specwise.specs.model import (
@@ -114,11 +114,14 @@ def spec_from_hf_config(
             )
     f = ConfigFields(text_cfg, where)
     model_type = str(f.raw("model_type", top.raw("model_type", ""))).lower()
-    if "Eagle3" in architecture or "eagle3" in model_type:
-        return _eagle_head(f, name, source, architecture, model_type, "eagle3", tokenizer, top)
-    if "Eagle" in architecture or model_type == "eagle":
-        return _eagle_head(f, name, source, architecture, model_type, "eagle", tokenizer, top)
-    return _decoder(f, top, name, source, architecture, model_type, vision_params, tokenizer)
+    try:
+        if "Eagle3" in architecture or "eagle3" in model_type:
+            return _eagle_head(f, name, source, architecture, model_type, "eagle3", tokenizer, top)
+        if "Eagle" in architecture or model_type == "eagle":
+            return _eagle_head(f, name, source, architecture, model_type, "eagle", tokenizer, top)
+        return _decoder(f, top, name, source, architecture, model_type, vision_params, tokenizer)
+    except SpecError as exc:  # a value the spec refuses (e.g. more experts per token than experts): name the file
+        raise SpecwiseError(f"{where}: {exc}") from None
 
 
 # ------------------------------------------------------------------------------------------------

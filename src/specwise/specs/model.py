@@ -85,7 +85,7 @@ class MoeSpec:
         _require_positive(self, "num_experts", "experts_per_token", "expert_intermediate_size", "moe_layers")
         if self.experts_per_token > self.num_experts:
             raise SpecError(
-                f"MoeSpec.experts_per_token: {self.experts_per_token} routed experts per token "
+                f"experts_per_token (num_experts_per_tok): {self.experts_per_token} routed experts per token "
                 f"but only {self.num_experts} experts"
             )
 
