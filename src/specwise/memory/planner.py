@@ -174,8 +174,8 @@ class MemoryPlan:
 
 
 # ------------------------------------------------------------------------------------------------
-def _check_tp(spec: ModelSpec, tp: int, role: str, field: str, names: FieldNames) -> None:
-    flag = names.setting(field, tp)
+def _check_tp(spec: ModelSpec, tp: int, role: str, field: str, names: FieldNames, flag: str | None = None) -> None:
+    flag = flag or names.setting(field, tp)
     heads = spec.attention.num_heads
     if heads % tp:
         raise SpecwiseError(
@@ -370,7 +370,8 @@ def _check_parallelism(req: MemoryPlanRequest) -> tuple[int, int]:
             )
         if req.draft is not None and req.draft.kind == "mtp" and draft_tp != req.tp:
             raise SpecwiseError(f"{n.name('draft_tp')}: MTP layers run with the target's tensor parallelism")
-        _check_tp(draft_spec, draft_tp, "draft", "draft_tp", n)
+        implied = None if req.draft_tp is not None else f"the target's {n.setting('tp', req.tp)} (the default draft TP)"
+        _check_tp(draft_spec, draft_tp, "draft", "draft_tp", n, implied)
     return num_gpus, draft_tp
 
 
