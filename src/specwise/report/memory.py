@@ -85,7 +85,13 @@ def render_memory_plan(
         f"{plan.max_concurrent_seqs_without_draft:,}",
     )
     print_table(out, budget, wide=wide)
+    _verdict(out, plan)
+    if pair is not None:
+        render_pair_findings(pair, out, wide)
 
+
+def _verdict(out: Console, plan: MemoryPlan) -> None:
+    """Fits or not, with the figures; then the plan's warnings."""
     if plan.fits:
         verdict = (
             f"[green]fits[/green]: {plan.kv_cache_tokens:,} KV tokens, {plan.max_concurrent_seqs} "
@@ -100,5 +106,3 @@ def render_memory_plan(
         out.print("[bold red]does not fit[/bold red]: " + "; ".join(plan.problems))
     for w in plan.warnings:
         out.print(f"[yellow]warning[/yellow]: {escape(w)}")
-    if pair is not None:
-        render_pair_findings(pair, out, wide)
