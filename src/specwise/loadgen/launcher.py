@@ -231,9 +231,13 @@ PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def _term_when_parent_dies(parent_pid: int) -> Callable[[], None]:
+    """The child's pre-exec step. prctl is looked up here, in the parent: between fork and exec the child only calls
+    it (no dlopen there, which could wait on a lock another thread held at the fork). The signal follows the death
+    of the forking *thread*, so servers are started from the thread that runs the whole bench (the main one)."""
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+
     def arm() -> None:  # runs in the child between fork and exec
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         if os.getppid() != parent_pid:  # the parent died before prctl took effect
             os.kill(os.getpid(), signal.SIGTERM)
 
