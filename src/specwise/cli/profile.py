@@ -242,7 +242,7 @@ def _emit(args: argparse.Namespace, doc: ProfileDoc, interrupted: bool) -> int:
         print(f"wrote {path}", file=sys.stderr if to_stdout else sys.stdout)
     if interrupted:
         done = ", ".join(f"{t:g}" for t in doc.settings["temperatures_completed"])
-        kept = f"; wrote them to {args.json}" if args.json is not None and str(args.json) != "-" else ""
+        kept = f"; wrote them to {args.json}" if args.json is not None and not to_stdout else ""
         print(f"interrupted: results for the temperatures profiled in full (T={done}){kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_OK

@@ -26,7 +26,7 @@ from specwise.fileio import check_output_dir
 from specwise.report.sim import render_sweep
 from specwise.scenario import load_scenario
 from specwise.scenario.model import DECISION_METRICS
-from specwise.scenario.parse import MAX_NUM_REQUESTS
+from specwise.scenario.parse import MAX_NUM_REQUESTS, sets_an_slo
 from specwise.study.decide import decide
 from specwise.study.sweep import run_sweep
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.num_requests:
         scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=args.num_requests))
     if args.metric:
-        if args.metric == "goodput" and not any(c.slo_ttft_s or c.slo_tpot_s for c in scenario.classes):
+        if args.metric == "goodput" and not sets_an_slo(scenario.classes):
             raise SpecwiseError(
                 f"--metric goodput: {args.scenario} sets no slo_ttft_s or slo_tpot_s on any [[workload]], so no "
                 "request can meet one"

@@ -6,7 +6,7 @@ scenario names (a profile, an arrival trace) are read here, bounded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -136,7 +136,8 @@ def parse_deployment(s: Section, base_dir: Path | None = None) -> DeploymentSpec
     engine = s.choice("engine", ("vllm", "sglang"), "vllm")
     version = s.string("engine_version", None)
     seqs = s.positive_int("max_num_seqs", 256, high=1_000_000)
-    if s.positive_int("max_num_batched_tokens", 8192, high=2**31) < seqs:
+    batched = s.positive_int("max_num_batched_tokens", 8192, high=2**31)
+    if batched < seqs:
         raise s.fail(
             "max_num_batched_tokens",
             f"must be at least max_num_seqs ({seqs}): vLLM's SchedulerConfig refuses less (vllm/config/scheduler.py)",
@@ -147,8 +148,8 @@ def parse_deployment(s: Section, base_dir: Path | None = None) -> DeploymentSpec
         tp=s.positive_int("tp", 1, high=1024),
         max_model_len=s.positive_int("max_model_len", None, high=2**31),
         gpu_memory_utilization=s.number("gpu_memory_utilization", 0.9, low=0.0, high=1.0, strict_low=True),
-        max_num_seqs=s.positive_int("max_num_seqs", 256, high=1_000_000),
-        max_num_batched_tokens=s.positive_int("max_num_batched_tokens", 8192, high=2**31),
+        max_num_seqs=seqs,
+        max_num_batched_tokens=batched,
         quantization=s.string("quantization", "auto"),
         kv_cache_dtype=s.string("kv_cache_dtype", "auto"),
         engine=engine,
@@ -256,12 +257,17 @@ def parse_acceptance(
     return AcceptanceSource(profile=profile, drafting=drafting, where=f"{s.file}: {s.where}", match_rate=match_rate)
 
 
+def sets_an_slo(classes: Sequence[WorkloadClass]) -> bool:
+    """Does any class set a latency objective (without one, no request meets an SLO and goodput is 0)?"""
+    return any(c.slo_ttft_s or c.slo_tpot_s for c in classes)
+
+
 def profile_pair_note(source: AcceptanceSource | None, target: str, method: Method, draft: str | None) -> str | None:
     """A profile measures one pair: one of another method is refused (a lookup's rates are not a draft's), one of
     other models is used with a note naming both pairs (a local directory may be the same checkpoint)."""
-    doc = source.profile if source is not None else None
-    if doc is None or source is None:
+    if source is None or source.profile is None:
         return None
+    doc = source.profile
     measured = doc.draft or doc.method
     if doc.method != method.name and (doc.method in LOOKUP_METHODS or method.is_lookup):
         raise SpecwiseError(f"{source.where}.profile: it measured {doc.method}, not {method.name}")
@@ -414,7 +420,7 @@ def parse_scenario_spec(
         base_dir,
         speculation.k_values,
     )
-    if metric == "goodput" and not any(c.slo_ttft_s or c.slo_tpot_s for c in classes):
+    if metric == "goodput" and not sets_an_slo(classes):
         raise SpecwiseError(
             f"{file}: [sweep].decision_metric: goodput needs slo_ttft_s or slo_tpot_s on at least one [[workload]]"
         )
@@ -457,16 +463,15 @@ def _workload_class(
             rate, why = assumed_match_rate(spec.task, method.cross_request_history, published_fit().first_given_match)
             note = f"[[workload]] {spec.name!r}: {method.name} acceptance taken per match (vLLM's count); {why}"
             note += f" -- {MATCH_RATE_HINT}, or the workload's task"
-    given = source.positions_for(spec)
+    given, past_given = source.positions_for(spec), None
     if given is not None and given < k_max:
         past = f"{given + 1}-{k_max}" if given + 1 < k_max else str(k_max)
-        other_pair = "; ".join(x for x in (other_pair, (
+        past_given = (
             f"[[workload]] {spec.name!r}: acceptance is given for {given} draft position(s); position(s) {past} "
             "reuse the last one's conditional rate (an assumption: measure up to the largest k)"
-        )) if x)  # fmt: skip
-    if other_pair:
-        note = f"{note}; {other_pair}" if note else other_pair
+        )
+    notes = "; ".join(n for n in (note, other_pair, past_given) if n) or None
     try:
-        return spec.with_acceptance(source.for_workload(spec), rate), note
+        return spec.with_acceptance(source.for_workload(spec), rate), notes
     except SpecError as exc:
         raise s.error(str(exc)) from None
