@@ -12,7 +12,7 @@ def test_all_accepted_gives_al_k_plus_1() -> None:
     c = walk_model_draft(np.ones(40), n_start=32, k=4)
     assert c.acceptance_rate == 1.0
     assert c.mean_acceptance_length == 5.0
-    # steps start at 0, 5, 10, ..., 30: 7 drafts
+    # token 0 is the prefill's; steps start at 1, 6, 11, ..., 31: 7 drafts
     assert c.drafts == pytest.approx(7.0)
     assert c.per_position_or_none() == (1.0, 1.0, 1.0, 1.0)
 
@@ -20,7 +20,7 @@ def test_all_accepted_gives_al_k_plus_1() -> None:
 def test_nothing_accepted_gives_al_1() -> None:
     c = walk_model_draft(np.zeros(20), n_start=16, k=3)
     assert c.acceptance_rate == 0.0 and c.mean_acceptance_length == 1.0
-    assert c.drafts == pytest.approx(16.0)  # one token per step
+    assert c.drafts == pytest.approx(15.0)  # one token per step, from position 1 (token 0 is the prefill's)
 
 
 @pytest.mark.parametrize("alpha", [0.3, 0.6, 0.9])
@@ -41,7 +41,7 @@ def test_walk_matches_monte_carlo_of_the_chain() -> None:
     per_pos = np.zeros(k)
     trials = 20000
     for _ in range(trials):
-        t = 0
+        t = 1  # output token 0 comes from the prefill step
         while t < n_start:
             n = 0
             while n < k and rng.random() < accept[t + n]:
@@ -55,9 +55,19 @@ def test_walk_matches_monte_carlo_of_the_chain() -> None:
     assert np.allclose(per_pos / drafts, expected.per_position_or_none(), atol=0.005)
 
 
+def test_position_0_is_never_verified() -> None:
+    """vLLM's prefill step samples output token 0 and verifies no draft; the first drafts cover positions 1..k."""
+    props = [np.array([0.0, 0.0]), np.array([1.0, 1.0]), np.zeros(0), np.array([1.0])]
+    c = walk(props, k=2)
+    # t=1 drafts 2, both accepted -> t=4: past the sequence. A walk from t=0 would have rejected at t=0.
+    assert (c.drafts, c.draft_tokens, c.accepted_tokens) == (1.0, 2.0, 2.0)
+    from_zero = walk(props, k=2, start=0)
+    assert (from_zero.drafts, from_zero.draft_tokens, from_zero.accepted_tokens) == (2.0, 4.0, 2.0)  # t=0 rejects both
+
+
 def test_no_proposal_counts_no_draft() -> None:
     props = [np.zeros(0), np.array([1.0, 1.0]), np.zeros(0), np.zeros(0), np.array([0.0])]
-    c = walk(props, k=2)
+    c = walk(props, k=2, start=0)
     # t=0 no draft -> t=1 drafts 2, both accepted -> t=4 drafts 1, rejected -> t=5 end
     assert (c.drafts, c.draft_tokens, c.accepted_tokens) == (2.0, 3.0, 2.0)
     assert c.accepted_per_position == (1.0, 1.0)
@@ -65,11 +75,11 @@ def test_no_proposal_counts_no_draft() -> None:
 
 def test_the_walk_counts_steps_so_a_lookups_match_rate_is_drafts_over_steps() -> None:
     props = [np.zeros(0), np.array([1.0, 1.0]), np.zeros(0), np.zeros(0), np.array([0.0])]
-    c, steps = walk_with_steps(props, k=2)
+    c, steps = walk_with_steps(props, k=2, start=0)
     # steps start at t = 0 (no draft), 1 (drafts, both accepted: the next starts at 4), 4 (drafts): 3 steps, 2 drafts
     assert steps == 3.0 and c.drafts == 2.0
     none, none_steps = walk_with_steps([np.zeros(0)] * 7, k=3)
-    assert none.drafts == 0.0 and none_steps == 7.0  # no match anywhere: every position is a plain step
+    assert none.drafts == 0.0 and none_steps == 6.0  # no match anywhere: every position after the prefill's
 
 
 def test_total_sums_counters() -> None:
@@ -93,5 +103,5 @@ def test_walk_invariants(accept: list[float], k: int) -> None:
     assert c.draft_tokens == pytest.approx(k * c.drafts)
     assert 1 <= c.mean_acceptance_length <= k + 1 + 1e-9
     assert all(x >= y - 1e-9 for x, y in zip(c.per_position_or_none(), c.per_position_or_none()[1:], strict=False))
-    # every step emits 1 + accepted tokens and steps cover the n_start positions (the last may overshoot)
-    assert c.drafts + c.accepted_tokens >= n_start - 1e-6
+    # every step emits 1 + accepted tokens and steps cover positions 1..n_start - 1 (the last may overshoot)
+    assert c.drafts + c.accepted_tokens >= n_start - 1 - 1e-6

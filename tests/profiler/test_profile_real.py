@@ -56,10 +56,11 @@ def test_self_pair_accepts_everything(smollm2_dir: Path) -> None:
         assert r["by_k"][1]["mean_acceptance_length"] == pytest.approx(5.0, abs=1e-4)
         assert r["by_k"][1]["num_drafts"] == pytest.approx(r["by_k"][1]["num_steps"])  # a draft model: every step
     assert _overall(results, 0.0, "greedy")["alpha_mean"] == pytest.approx(1.0)
-    # greedy drafting at T > 0 accepts with p(argmax p): alpha = E[max_x p(x)] along the sampled continuation
+    # greedy drafting at T > 0 accepts with p(argmax p): alpha = E[max_x p(x)] along the sampled continuation,
+    # over the positions a step verifies (1 to 15: output token 0 is the prefill's)
     expected = []
     for i, p_ids in enumerate(ids):
-        logits = continuation_logits(loaded.target, p_ids, conts[1.0][i])[:16]
+        logits = continuation_logits(loaded.target, p_ids, conts[1.0][i])[1:16]
         expected.append(torch.softmax(logits, -1).max(-1).values.double().numpy())
     alpha = _overall(results, 1.0, "greedy")["alpha_mean"]
     assert alpha == pytest.approx(float(np.concatenate(expected).mean()), abs=1e-5)

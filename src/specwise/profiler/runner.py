@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 from specwise.contracts.profile import ProfileResult
 from specwise.errors import SpecwiseError
 from specwise.profiler import analysis, models, quantize, quantize_spec
+from specwise.profiler.counting import FIRST_DRAFTED_POSITION as FIRST
 from specwise.profiler.counting import model_draft_proposals
 from specwise.profiler.forward import continuation_logits, sample_batches, shared_vocab
 from specwise.profiler.result import Observation, summarise
@@ -323,14 +324,14 @@ def _observe_prompt(
             if ld is not None:
                 q = probs(ld, temp, s.top_k, s.top_p)
                 accept = analysis.draft_accept_probs(p, q, drafting, ld)
-                alpha_sum, alpha_n = float(accept[:n_start].sum()), n_start
+                alpha_sum, alpha_n = float(accept[FIRST:n_start].sum()), max(0, n_start - FIRST)
                 if realized:
                     accept = analysis.realized_accept_probs(p, q, drafting, ld, cont, accept)
                 proposals: list[NDArray[np.float64]] | dict[int, list[NDArray[np.float64]]]
                 proposals = model_draft_proposals(accept, n_start, s.k_max)
             else:
                 assert lookup_tokens is not None
-                firsts = [b[0] for b in analysis.lookup_proposals(lookup_tokens[s.k_max], p, n_start) if len(b)]
+                firsts = [b[0] for b in analysis.lookup_proposals(lookup_tokens[s.k_max], p, n_start)[FIRST:] if len(b)]
                 alpha_sum, alpha_n = float(sum(firsts)), len(firsts)
                 proposals = _lookup_by_k(lookup_tokens, p, n_start, cont if realized else None)
             counts = analysis.counts_by_k(proposals, s.k_values)

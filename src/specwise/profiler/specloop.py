@@ -5,7 +5,8 @@ Per step: the draft proposes k tokens (its argmax under greedy drafting, a sampl
 drafting); the target scores them in one pass; token i is accepted with probability min(1, p(x)/q(x)) (q one-hot
 under greedy drafting, so p(x)); on the first rejection a token is drawn from norm(max(p - q, 0)); if all k are
 accepted the bonus token comes from the target's next distribution. At T = 0 acceptance is an exact argmax match.
-The output is distributed as the target's own samples, so its contexts are what the profiler's are.
+The output is distributed as the target's own samples, so its contexts are what the profiler's are. As in vLLM,
+output token 0 comes from the prefill step and the first verification covers positions 1..k.
 """
 
 from __future__ import annotations
@@ -143,13 +144,15 @@ def speculative_generate(
     t0 = time.perf_counter()
     seq = list(prompt)
     tgt = _Runner(target)
-    tgt.feed(seq[:-1]) if len(seq) > 1 else None
+    # The prefill step: output token 0, no draft verified (vLLM drafts from a step's sampled token;
+    # specwise.profiler.counting.FIRST_DRAFTED_POSITION).
+    seq.append(_pick(probs(tgt.feed(seq)[-1:], temperature, top_k, top_p)[0], temperature, s.gen))
     dft = _Runner(draft) if draft is not None else None
-    if dft is not None and len(seq) > 1:
+    if dft is not None:
         dft.feed(seq[:-1])
     drafts = draft_tokens = accepted = 0
     per_pos = np.zeros(k)
-    generated = 0
+    generated = 1
     while generated < n_tokens:
         base = len(seq)
         if dft is not None:
