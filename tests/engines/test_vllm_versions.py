@@ -11,7 +11,13 @@ import pytest
 from specwise.cli import main
 from specwise.engines import Speculation, get_engine
 from specwise.engines.vllm import VllmEngine
-from specwise.engines.vllm_versions import VllmVersion, draft_model_engine, first_off_batch, schedule_form
+from specwise.engines.vllm_versions import (
+    VllmVersion,
+    draft_model_engine,
+    first_off_batch,
+    method_refusal,
+    schedule_form,
+)
 from specwise.errors import SpecwiseError
 from specwise.methods import get_method
 from tests.readme_examples import ROOT
@@ -136,3 +142,22 @@ def test_advise_for_a_version_without_draft_models(capsys: pytest.CaptureFixture
     assert doc["decision"] == "unsupported"
     assert doc["headline"].startswith("No candidate can run on this engine as proposed")
     assert doc["vllm"]["speculative_config"] is None
+
+
+@pytest.mark.parametrize(
+    ("version", "method", "refused"),
+    [
+        ("0.8.4", "eagle3", True),  # no "eagle3" anywhere in 0.8.4's vllm/
+        ("0.8.5", "eagle3", False),  # llama_eagle3.py, SpeculativeConfig keeps method "eagle3"
+        ("0.8.0", "eagle", False),
+        ("0.10.2", "mtp", True),
+        ("0.11.0", "mtp", False),
+        ("0.11.0", "suffix", True),
+        ("0.12.0", "suffix", False),
+    ],
+)
+def test_the_first_release_of_each_method(version: str, method: str, refused: bool) -> None:
+    why = method_refusal(VllmVersion.parse(version), method)
+    assert (why is not None) == refused
+    if method == "eagle3" and why is not None:
+        assert why.startswith("vLLM 0.8.4 has no speculative method 'eagle3'") and "from 0.8.5)" in why

@@ -81,9 +81,12 @@ def draft_model_engine(version: VllmVersion | None) -> DraftModelEngine:
 
 
 # The first release whose --speculative-config takes the method under the name specwise writes, read in each
-# release's SpeculativeMethod literal (vllm/config.py before 0.11, vllm/config/speculative.py after): "mtp" from
-# 0.11.0 (0.10 knew only "deepseek_mtp"), "suffix" from 0.12.0 (not in 0.11.0's list).
-METHOD_SINCE = {"mtp": VllmVersion(0, 11), "suffix": VllmVersion(0, 12)}
+# release's sources (vllm/config.py before 0.11, vllm/config/speculative.py after): "eagle3" from 0.8.5, the
+# first release with the name anywhere in vllm/ (``llama_eagle3.py``, ``SpeculativeConfig`` keeping
+# method "eagle3"; 0.8.0 to 0.8.4 have neither, and its SpeculativeMethod literal gained it only later, which a
+# plain dataclass does not check); "mtp" from 0.11.0 (0.10 knew only "deepseek_mtp"); "suffix" from 0.12.0 (not in
+# 0.11.0's list).
+METHOD_SINCE = {"eagle3": VllmVersion(0, 8, 5), "mtp": VllmVersion(0, 11), "suffix": VllmVersion(0, 12)}
 
 
 def method_refusal(version: VllmVersion | None, method: str) -> str | None:
@@ -93,9 +96,10 @@ def method_refusal(version: VllmVersion | None, method: str) -> str | None:
     since = METHOD_SINCE.get(method)
     if version is None or since is None or version >= since:
         return None
+    first = f"{since.major}.{since.minor}" + (f".{since.patch}" if since.patch else "")
     return (
         f"vLLM {version} has no speculative method {method!r} (its --speculative-config takes it from "
-        f"{since.major}.{since.minor}): upgrade vLLM, or choose a method this version has"
+        f"{first}): upgrade vLLM, or choose a method this version has"
     )
 
 
