@@ -12,6 +12,7 @@ import pytest
 from specwise.advisor.decision import advise
 from specwise.advisor.evidence import names_match
 from specwise.advisor.inputs import load_inputs
+from specwise.specs.model import same_model
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"
 
@@ -83,3 +84,5 @@ def test_profile_of_another_pair_is_refused_with_its_reason(
 def test_names_match_is_not_a_substring_test(a: str | None, b: str, same: bool) -> None:
     assert names_match(a, b) is same
     assert names_match(b, a) is same
+    if a is not None:  # one rule for profiles, calibrations, scenarios and the monitor
+        assert same_model(a, b) is same and same_model(b, a) is same

@@ -18,7 +18,7 @@ from specwise.contracts.document import DocumentError
 from specwise.contracts.profile import ProfileDoc
 from specwise.errors import SpecwiseError
 from specwise.perfmodel.profiles import published_fit
-from specwise.specs.model import checkpoint_name
+from specwise.specs.model import same_model
 
 KINDS = ("measured", "profiled", "given", "assumed")
 
@@ -34,13 +34,8 @@ class Evidence:
 
 
 def names_match(candidate_draft: str | None, doc_draft: str | None) -> bool:
-    """The same checkpoint, by the last part of its name or path (case, '_' vs '-' ignored); a variant whose name
-    extends the other's at a '-' (``Llama-3.1-8B-Instruct`` / ``Llama-3.1-8B-Instruct-FP8``) counts as the same."""
-    if not candidate_draft or not doc_draft:
-        return False
-    a, b = (checkpoint_name(name).replace("_", "-") for name in (candidate_draft, doc_draft))
-    short, long = sorted((a, b), key=len)
-    return a == b or (len(short) >= 3 and (long.startswith(short + "-") or long.endswith("-" + short)))
+    """Both named and the same checkpoint (:func:`~specwise.specs.model.same_model`)."""
+    return bool(candidate_draft) and bool(doc_draft) and same_model(str(candidate_draft), str(doc_draft))
 
 
 def profile_for(
