@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,16 @@ from specwise.errors import SpecwiseError
 
 def write_text_atomic(path: Path, text: str) -> None:
     """``path`` holds ``text`` entirely, or is left as it was; a missing, read-only or full destination is one
-    line naming it."""
+    line naming it. A symlink is written through (its target gets the text; the link stays), and a device or
+    pipe (``/dev/stdout``, a FIFO) is written to directly: renaming a temp file over either would replace it."""
+    shown, path = path, _through_links(path)
+    if _special(path):
+        try:
+            with path.open("w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise SpecwiseError(f"{shown}: cannot write ({exc.strerror or exc})") from None
+        return
     tmp = _tmp(path)
     try:
         _check_destination(path)
@@ -25,10 +35,20 @@ def write_text_atomic(path: Path, text: str) -> None:
         tmp.replace(path)
     except OSError as exc:
         _discard(tmp)
-        raise SpecwiseError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise SpecwiseError(f"{shown}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
         _discard(tmp)
         raise
+
+
+def _through_links(path: Path) -> Path:
+    """Where writing ``path`` lands: a symlink's final target (a dangling one's too), else ``path`` itself."""
+    return path.resolve() if path.is_symlink() else path
+
+
+def _special(path: Path) -> bool:
+    """An existing path that is not a regular file or a directory: a device, a FIFO or a socket."""
+    return path.exists() and not path.is_file() and not path.is_dir()
 
 
 def _discard(tmp: Path) -> None:
@@ -43,6 +63,10 @@ def write_json_atomic(path: Path, doc: Any) -> None:
 def write_files_atomic(files: dict[Path, bytes]) -> None:
     """Write a set of files all-or-nothing: every one goes to a temp file first; only when all are written are
     they renamed into place. On failure none of the set is left (a previous set in place stays as it was)."""
+    files = {_through_links(path): data for path, data in files.items()}
+    for path in files:
+        if _special(path):
+            raise SpecwiseError(f"{path}: not a regular file (a device, pipe or socket); give a file name")
     done: list[Path] = []
     try:
         for path in files:
@@ -120,8 +144,22 @@ def read_text_bounded(path: Path, max_bytes: int, what: str) -> str:
         raise SpecwiseError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); not a {what} file") from None
 
 
-def check_output_file(path: Path) -> None:
-    """Fail early (before any work) when ``path`` cannot be written as a file."""
+def check_output_file(path: Path, inputs: Iterable[tuple[str, Path | str | None]] = ()) -> None:
+    """Fail early (before any work) when ``path`` cannot be written as a file, or is one of the command's
+    ``inputs`` (what it reads, by the flag that names it): an output never overwrites its own input."""
     if path.is_dir():
         raise SpecwiseError(f"{path}: is a directory; give a file name")
-    check_output_dir(path.parent)
+    for flag, source in inputs:
+        if source is not None and same_file(path, Path(source)):
+            raise SpecwiseError(f"{path}: is the {flag} file this command reads; write the output elsewhere")
+    if _special(_through_links(path)):
+        return  # a device or pipe is written to as it is (write_text_atomic)
+    check_output_dir(_through_links(path).parent)
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """The same file, however it is named (links, relative paths); paths that do not exist compare resolved."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a.resolve() == b.resolve()

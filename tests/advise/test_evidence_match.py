@@ -86,3 +86,26 @@ def test_names_match_is_not_a_substring_test(a: str | None, b: str, same: bool) 
     assert names_match(b, a) is same
     if a is not None:  # one rule for profiles, calibrations, scenarios and the monitor
         assert same_model(a, b) is same and same_model(b, a) is same
+
+
+def test_a_document_of_a_method_no_candidate_uses_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """Ignoring it would leave the acceptance 'assumed' while the user believes they measured it."""
+    from specwise.cli import main
+
+    root = Path(__file__).resolve().parents[2]
+    bench = root / "tests" / "fixtures" / "vllm_bench_serve" / "eagle3-on-mock.json"
+    args = ["advise", "--scenario", "example:advise/summarize-low-qps", "--processes", "1", "--bench", str(bench)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "eagle3-on-mock.json: the run measured acceptance of eagle3; no candidate of this scenario uses it" in err
+
+
+def test_a_profile_of_a_method_no_candidate_uses_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    from specwise.cli import main
+
+    profile = Path(__file__).resolve().parents[1] / "profiler" / "profile_document_golden.json"  # a draft_model one
+    args = ["advise", "--scenario", "example:advise/summarize-high-qps", "--processes", "1", "--profile", str(profile)]
+    assert main(args) == 2
+    assert "a profile of draft_model; no candidate of this scenario uses it (candidates: ngram)" in (
+        capsys.readouterr().err
+    )

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from specwise.advisor import rules
-from specwise.advisor.evidence import Evidence, attribute_methods, profile_for, resolve_evidence
+from specwise.advisor.evidence import Evidence, attribute_methods, profile_for, refuse_unused, resolve_evidence
 from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.advisor.priors import prior
 from specwise.catalog import resolve_model
@@ -570,6 +570,7 @@ def advise(
     ``executor`` (default: a local pool of ``processes``)."""
     profiles = [ProfileDoc.read(p) for p in profile_paths]
     benches = attribute_methods([read_bench(p) for p in bench_paths], inputs.candidates)
+    refuse_unused(profiles, benches, inputs.candidates)
     name = engine or inputs.deployment.engine  # default: the scenario's [deployment]
     if engine_version is not None and name == "vllm":  # the vLLM the config is for is the one simulated
         dep = inputs.deployment

@@ -134,6 +134,25 @@ def attribute_methods(benches: Sequence[BenchDoc], candidates: Sequence[Candidat
     return out
 
 
+def refuse_unused(profiles: Sequence[ProfileDoc], benches: Sequence[BenchDoc], candidates: Sequence[Candidate]) -> None:
+    """A ``--profile`` or ``--bench`` that measured no method of the scenario's candidates is refused in one line:
+    ignoring it would leave the acceptance "assumed" while the user believes they gave it."""
+    methods = sorted({c.method.name for c in candidates})
+    offered = ", ".join(c.label for c in candidates)
+    for p in profiles:
+        if not any(p.method == c.method.profile_as for c in candidates):
+            raise SpecwiseError(
+                f"{p.name}: a profile of {p.method}; no candidate of this scenario uses it (candidates: {offered})"
+            )
+    for doc in benches:
+        measured = sorted({str(c.method) for c in doc.acceptance_configs if c.pooled_acceptance() is not None})
+        if not set(measured) & set(methods):
+            raise SpecwiseError(
+                f"{doc.name}: the run measured acceptance of {', '.join(measured)}; no candidate of this scenario "
+                f"uses it (candidates: {offered})"
+            )
+
+
 def _attributed(doc: BenchDoc, candidate: Candidate) -> BenchDoc:
     spec: dict[str, object] = {"method": candidate.method.name}
     if candidate.speculation.draft:

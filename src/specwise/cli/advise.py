@@ -123,9 +123,11 @@ def run(args: argparse.Namespace) -> int:
         inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice))
     if args.report:
         require("matplotlib", "--report")
+    reads = [("--scenario", args.scenario), ("--calibration", args.calibration)]
+    reads += [("--profile", p) for p in args.profile] + [("--bench", b) for b in args.bench]
     for path in (args.report, args.write_launch):
         if path is not None:
-            check_output_file(path)  # before the simulations, as bench and profile check theirs
+            check_output_file(path, reads)  # before the simulations, as bench and profile check theirs
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with open_executor(args.executor, args.processes) as executor, progress_bar(*columns, disable=args.json) as bar:
         doc = advise(

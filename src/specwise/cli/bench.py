@@ -356,9 +356,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.output is not None:
         check_extension(args.output)
+    reads = [("--db", args.db), ("--prompts", args.prompts), ("--launch", args.launch)]
     for path in (args.export_jsonl, args.calibration_out, args.output):
         if path is not None:
-            check_output_file(path)  # before any request: a bad destination must not cost the run
+            check_output_file(path, reads)  # before any request: a bad destination must not cost the run
     store = ResultStore(args.db)
     try:
         with progress_bar(disable=args.json) as bar:

@@ -76,7 +76,7 @@ def render(cal: CalibrationDoc, request: VllmCalibrationInput, path: Path, wide:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_output_file(args.out)
+    check_output_file(args.out, [("result", path) for path in args.results])
     request = _input(args)
     cal = calibrate_vllm(request)
     write_json_atomic(args.out, json_safe(cal.to_json()))

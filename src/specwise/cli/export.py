@@ -105,7 +105,7 @@ def _emit(out: str, text: str) -> int:
 
 def run_rules(args: argparse.Namespace) -> int:
     if args.out != "-":
-        check_output_file(Path(args.out))
+        check_output_file(Path(args.out), [("--scenario", args.scenario)])
     refuse_without_scenario(args, extra=("model_name",))
     slowdown = None
     name = None

@@ -253,4 +253,4 @@ def _check_outputs(args: argparse.Namespace) -> None:
         raise SpecwiseError(f"--plot {args.plot}: expected a .png or .svg file name")
     for path in (args.plot, None if args.json is None or str(args.json) == "-" else args.json):
         if path is not None:
-            check_output_file(Path(path))
+            check_output_file(Path(path), [("--prompts", args.prompts)])
