@@ -188,3 +188,20 @@ def test_cli_json_and_html_report(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "<script" not in page and "http://" not in page.replace("http://HOST:PORT", "")
     assert page.count("data:image/png;base64,") >= 5
     assert "Enable draft_model" in page and "ASSUMED acceptance" in page
+
+
+def test_write_launch_names_the_file_it_wrote_in_the_bench_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bench command of a 'measure first' names the file --write-launch wrote, not SCENARIO.measure.toml."""
+    text = (EXAMPLES / "summarize-low-qps.toml").read_text()
+    scenario = tmp_path / "ngram-only.toml"
+    scenario.write_text(text[: text.index('[[candidate]]\nmethod = "draft_model"')])
+    launch = tmp_path / "my_launch.toml"
+    args = ["advise", "--scenario", str(scenario), "--processes", "1", "--json", "--write-launch", str(launch)]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["decision"] == "measure_first" and f"wrote {launch}" in captured.err
+    assert f"specwise bench --launch {launch} " in doc["measure"]["command"]
+    assert launch.read_text() == doc["measure"]["launch_toml"]

@@ -36,7 +36,7 @@ from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
 from specwise.scenario.build import build_scenario
 from specwise.scenario.model import Scenario, ScenarioSpec
-from specwise.study.decide import decide
+from specwise.study.decide import crossover, decide
 from specwise.study.sweep import run_cell, run_sweep
 
 VERDICT_ORDER = {"enable": 4, "enable_below": 3, "measure_first": 2, "disable": 1, "does_not_fit": 0, "unsupported": 0}
@@ -238,10 +238,17 @@ def _paying(
         if off
         else f"Enable {label} with k={k} only while the load stays "
         + (f"above ~{below[-1]:g} and " if below else "")
-        + f"below ~{above[0]:g} QPS"
+        + f"below ~{float(f'{_falls_below(gains, minimum, op, above[0]):.2g}'):g} QPS"
         + (" (the k-by-batch-size schedule in the config cuts the loss there, not all of it)" if carried else "")
     )
     return _Verdict("enable_below", k, reason, ev_sim, schedule, checks, head)
+
+
+def _falls_below(gains: Mapping[float, float], minimum: float, op: float, first_failing: float) -> float:
+    """The load above the operating one where the point estimate falls below ``minimum``, interpolated between the
+    last load that clears it and the first that does not (the crossover's rule, at ``minimum`` instead of 1)."""
+    loads = [q for q in sorted(gains) if op <= q <= first_failing]
+    return crossover(loads, [gains[q] for q in loads], minimum) or first_failing
 
 
 def _schedule_words(
@@ -561,13 +568,15 @@ def advise(
     host: str = LOOPBACK,
     engine_version: str | None = None,
     executor: Executor | None = None,
+    launch_file: str | None = None,
 ) -> Advice:
     """The decision for ``inputs``; ``host`` is the address the generated serve command binds (loopback unless
     the operator asks otherwise: ``0.0.0.0`` in a pod); ``engine`` the serving engine whose commands are written
     (None: the scenario's ``[deployment].engine``); ``engine_version`` the vLLM version the config is for
     (None: the scenario's ``[deployment].engine_version`` from 0.8 on, else the current one), which decides how a
     k-by-batch-size schedule is written and which methods it runs. The sweeps run on
-    ``executor`` (default: a local pool of ``processes``)."""
+    ``executor`` (default: a local pool of ``processes``). ``launch_file``: where a "measure first" launch file
+    is written (``--write-launch``), so that the bench command names it (default: ``SCENARIO.measure.toml``)."""
     profiles = [ProfileDoc.read(p) for p in profile_paths]
     benches = attribute_methods([read_bench(p) for p in bench_paths], inputs.candidates)
     refuse_unused(profiles, benches, inputs.candidates)
@@ -613,7 +622,7 @@ def advise(
             "acceptance_rate_promql": PROMQL_ACCEPTANCE_RATE,
             "acceptance_length_promql": PROMQL_ACCEPTANCE_LENGTH,
         },
-        measure=_measure_plan(inputs, top, eng) if decision == "measure_first" else None,
+        measure=_measure_plan(inputs, top, eng, launch_file) if decision == "measure_first" else None,
         predictor=first.sim.predictor if first and first.sim else "",
         band=first.sim.band if first and first.sim else 0.0,
         band_source=first.sim.band_source if first and first.sim else "",
@@ -644,8 +653,11 @@ def _deployment(inputs: AdviseInputs, top: CandidateAdvice) -> Deployment:
     )
 
 
-def _measure_plan(inputs: AdviseInputs, top: CandidateAdvice, engine: Engine) -> MeasurePlan:
-    """The launch file and bench command that measure ``top`` against no speculation at the scenario's loads."""
+def _measure_plan(
+    inputs: AdviseInputs, top: CandidateAdvice, engine: Engine, launch_file: str | None = None
+) -> MeasurePlan:
+    """The launch file and bench command that measure ``top`` against no speculation at the scenario's loads; the
+    follow-up advise keeps the scenario's calibration when it ran on one."""
     d = _deployment(inputs, top)
     cand = next(c for c in inputs.candidates if c.label == top.candidate)
     spec = Speculation(
@@ -663,10 +675,12 @@ def _measure_plan(inputs: AdviseInputs, top: CandidateAdvice, engine: Engine) ->
     rates = ",".join(f"{q:g}" for q in sorted({inputs.operating_qps, *served}) if q <= 2 * inputs.operating_qps)
     toml = launch_toml(engine, d, name, spec)
     stem = Path(inputs.file).stem
+    choice = inputs.deployment.predictor
+    calibration = f" --calibration {choice.calibration_path}" if choice.calibration_path is not None else ""
     command = (
-        f"specwise bench --launch {stem}.measure.toml --rates {rates} --requests-per-level 200 "
+        f"specwise bench --launch {launch_file or stem + '.measure.toml'} --rates {rates} --requests-per-level 200 "
         f"--prompts YOUR_PROMPTS.jsonl --calibrate --json > {stem}.bench.json && "
-        f"specwise advise --scenario {inputs.file} --bench {stem}.bench.json"
+        f"specwise advise --scenario {inputs.file}{calibration} --bench {stem}.bench.json"
     )
     return MeasurePlan(top.candidate, toml, command)
 

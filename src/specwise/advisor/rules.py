@@ -17,6 +17,7 @@ from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RA
 from specwise.memory.planner import MemoryPlan
 from specwise.methods import Method
 from specwise.specs.model import ModelSpec
+from specwise.study.decide import crossover
 
 RuleResult = RuleCheck  # pass | warn | fail, with the evidence it used
 
@@ -201,9 +202,12 @@ def _losses(gains: Sequence[tuple[float, float]], losing: Sequence[float], minim
     if middle:
         parts.append(f"below {minimum:g}x at {qs(middle)} QPS, between loads where it pays")
     if high:
+        last = max(paying)
+        segment = sorted((q, s) for q, s in gains if last <= q <= high[0])
+        cross = crossover([q for q, _ in segment], [s for _, s in segment], minimum) or high[0]
         parts.append(
-            f"stops paying (< {minimum:g}x) from ~{high[0]:g} QPS: verification competes with other requests for a "
-            "saturated GPU"
+            f"stops paying (< {minimum:g}x) between {last:g} and {high[0]:g} QPS (~{float(f'{cross:.2g}'):g}, "
+            "interpolated): verification competes with other requests for a saturated GPU"
         )
     return "; ".join(parts)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -138,11 +139,17 @@ def run(args: argparse.Namespace) -> int:
             host=args.host,
             engine_version=args.vllm_version,
             executor=executor,
+            launch_file=str(args.write_launch) if args.write_launch else None,
         )
-    if args.write_launch and doc.measure is not None:
-        from specwise.fileio import write_text_atomic
+    if args.write_launch:
+        if doc.measure is not None:
+            from specwise.fileio import write_text_atomic
 
-        write_text_atomic(args.write_launch, doc.measure.launch_toml)
+            write_text_atomic(args.write_launch, doc.measure.launch_toml)
+            print(f"wrote {args.write_launch}", file=sys.stderr)
+        else:
+            skipped = f"--write-launch: nothing written; the decision is {doc.decision}, not measure first"
+            print(skipped, file=sys.stderr)
     if args.report:
         from specwise.report.advise_html import write_report
 

@@ -45,13 +45,13 @@ def sweep_row(cell: Cell, base: SimSummary, capacity: float | None = None) -> Sw
     )
 
 
-def crossover(qps: Sequence[float], best_speedup: Sequence[float]) -> float | None:
-    """QPS where the best speculative speedup falls through 1, interpolated linearly between grid points;
-    None when it never pays or never stops paying."""
+def crossover(qps: Sequence[float], best_speedup: Sequence[float], threshold: float = 1.0) -> float | None:
+    """QPS where the best speculative speedup falls through ``threshold`` (1: where speculation stops paying),
+    interpolated linearly between grid points; None when it never clears it or never stops clearing it."""
     for i in range(1, len(qps)):
         s0, s1 = best_speedup[i - 1], best_speedup[i]
-        if s0 >= 1.0 > s1:
-            return qps[i - 1] + (qps[i] - qps[i - 1]) * (s0 - 1.0) / (s0 - s1)
+        if s0 >= threshold > s1:
+            return qps[i - 1] + (qps[i] - qps[i - 1]) * (s0 - threshold) / (s0 - s1)
     return None
 
 

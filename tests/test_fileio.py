@@ -1,0 +1,78 @@
+"""Writing outputs: through symlinks (the link stays), straight into devices and pipes (never replaced by a
+renamed temp file), and never over the command's own input."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from specwise.cli import main
+from specwise.errors import SpecwiseError
+from specwise.examples import example_path
+from specwise.fileio import check_output_file, write_files_atomic, write_json_atomic, write_text_atomic
+
+EXAMPLE = "example:advise/summarize-low-qps"
+
+
+def test_a_symlink_is_written_through_and_stays_a_link(tmp_path: Path) -> None:
+    link = tmp_path / "link.json"
+    link.symlink_to("real.json")  # dangling until written
+    write_json_atomic(link, {"a": 1})
+    assert link.is_symlink() and (tmp_path / "real.json").read_text() == '{\n  "a": 1\n}\n'
+    write_files_atomic({link: b"x"})
+    assert link.is_symlink() and (tmp_path / "real.json").read_bytes() == b"x"
+
+
+def test_a_fifo_is_written_to_not_replaced(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    check_output_file(fifo)
+    write_text_atomic(fifo, "hello")
+    reader.join(timeout=10)
+    assert got == ["hello"] and stat.S_ISFIFO(fifo.stat().st_mode)  # still a pipe
+    with pytest.raises(SpecwiseError, match="not a regular file"):
+        write_files_atomic({fifo: b"x"})  # a set of files is all-or-nothing: a pipe cannot take part
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_device_is_one_line_and_stays_a_device() -> None:
+    with pytest.raises(SpecwiseError, match=r"^/dev/full: cannot write \(No space left on device\)"):
+        write_text_atomic(Path("/dev/full"), "x" * 100_000)
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_an_output_that_is_an_input_is_refused(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text("x")
+    (tmp_path / "alias.toml").symlink_to(scenario)
+    for out in (scenario, tmp_path / "alias.toml", tmp_path / "sub" / ".." / "s.toml"):
+        with pytest.raises(SpecwiseError, match=r"is the --scenario file this command reads"):
+            check_output_file(out, [("--scenario", scenario)])
+    check_output_file(tmp_path / "other.html", [("--scenario", scenario), ("--bench", None)])
+
+
+def test_advise_report_over_its_scenario_is_exit_2_and_leaves_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.toml"
+    before = example_path(EXAMPLE).read_text()
+    scenario.write_text(before)
+    capsys.readouterr()
+    rc = main(["advise", "--scenario", str(scenario), "--report", str(scenario), "--processes", "1"])
+    assert rc == 2 and scenario.read_text() == before
+    assert "is the --scenario file this command reads" in capsys.readouterr().err
+
+
+def test_calibrate_out_over_its_result_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = tmp_path / "run.json"
+    result.write_text("{}")
+    assert main(["calibrate", str(result), "--out", str(result)]) == 2
+    assert result.read_text() == "{}" and "is the result file this command reads" in capsys.readouterr().err
