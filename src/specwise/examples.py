@@ -9,6 +9,7 @@ Their only copy is ``examples/`` at the repository root; the package reaches it 
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -106,6 +107,10 @@ def find_example(name: str) -> Example:
     matches = [e for e in examples if e.name.rsplit("/", 1)[-1] == key]
     if len(matches) == 1:
         return matches[0]
+    if not matches:
+        near = difflib.get_close_matches(key, [e.name for e in examples], n=3, cutoff=0.6)
+        if near:
+            raise SpecwiseError(f"{name!r} is not a shipped example; did you mean {', '.join(near)}?")
     names = ", ".join(e.name for e in (matches or examples))
     what = "is ambiguous" if matches else "is not a shipped example"
     raise SpecwiseError(f"{name!r} {what}: {names} (specwise examples lists them)")

@@ -205,3 +205,11 @@ def test_write_launch_names_the_file_it_wrote_in_the_bench_command(
     assert doc["decision"] == "measure_first" and f"wrote {launch}" in captured.err
     assert f"specwise bench --launch {launch} " in doc["measure"]["command"]
     assert launch.read_text() == doc["measure"]["launch_toml"]
+
+
+def test_a_report_that_is_not_html_is_refused_before_simulating(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report.md"
+    assert main(["advise", "--scenario", str(EXAMPLES / "summarize-low-qps.toml"), "--report", str(out)]) == 2
+    assert "the report is HTML; give a .html file name" in capsys.readouterr().err and not out.exists()

@@ -69,3 +69,11 @@ def test_a_scenario_flag_takes_example_name() -> None:
     assert args.scenario.read_bytes() == (EXAMPLES / "llama70b-ngram.toml").read_bytes()
     with pytest.raises(UsageError, match="is not a shipped example"):
         build_parser().parse_args(["advise", "--scenario", "example:nope"])
+
+
+def test_a_typo_in_an_example_name_gets_a_suggestion() -> None:
+    from specwise.errors import SpecwiseError
+    from specwise.examples import find_example
+
+    with pytest.raises(SpecwiseError, match=r"did you mean advise/summarize-low-qps"):
+        find_example("example:advise/sumarize-low-qps")

@@ -122,13 +122,15 @@ def run(args: argparse.Namespace) -> int:
     choice = predictor_override(args)
     if choice is not None:
         inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice))
-    if args.report:
-        require("matplotlib", "--report")
     reads = [("--scenario", args.scenario), ("--calibration", args.calibration)]
     reads += [("--profile", p) for p in args.profile] + [("--bench", b) for b in args.bench]
     for path in (args.report, args.write_launch):
         if path is not None:
             check_output_file(path, reads)  # before the simulations, as bench and profile check theirs
+    if args.report:
+        if args.report.suffix.lower() not in (".html", ".htm"):
+            raise SpecwiseError(f"--report {args.report}: the report is HTML; give a .html file name")
+        require("matplotlib", "--report")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with open_executor(args.executor, args.processes) as executor, progress_bar(*columns, disable=args.json) as bar:
         doc = advise(

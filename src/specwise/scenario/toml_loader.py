@@ -24,7 +24,7 @@ MAX_TOML_BYTES = 4 * 2**20  # a scenario is a page of settings, not megabytes
 
 def read_toml(path: Path, what: str = "scenario") -> dict[str, Any]:
     """A TOML file as a table; missing, unreadable, oversized or malformed files are one line naming the file."""
-    text = read_text_bounded(path, MAX_TOML_BYTES, what)
+    text = read_text_bounded(path, MAX_TOML_BYTES, what).removeprefix("\ufeff")  # a BOM (Windows editors) is not TOML
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
