@@ -79,8 +79,12 @@ class Fields:
         self.data: JsonObject = data
         self.where = where
 
+    def at(self, key: str) -> str:
+        """Where ``key`` is: ``file: key`` under a file, ``file: results[2].key`` further down."""
+        return f"{self.where}{'.' if ': ' in self.where else ': '}{key}"
+
     def fail(self, key: str, message: str) -> DocumentError:
-        return DocumentError(f"{self.where}.{key}: {message}")
+        return DocumentError(f"{self.at(key)}: {message}")
 
     def text(self, key: str, default: str | None = None, *, required: bool = False) -> str | None:
         value = self.data.get(key, default)
@@ -131,8 +135,8 @@ class Fields:
         value = self.data.get(key, [])
         if not isinstance(value, Sequence) or isinstance(value, str):
             raise self.fail(key, f"expected a list, got {type(value).__name__}")
-        return [Fields(v, f"{self.where}.{key}[{i}]") for i, v in enumerate(value)]
+        return [Fields(v, f"{self.at(key)}[{i}]") for i, v in enumerate(value)]
 
     def object(self, key: str) -> Fields | None:
         value = self.data.get(key)
-        return None if value is None else Fields(value, f"{self.where}.{key}")
+        return None if value is None else Fields(value, self.at(key))

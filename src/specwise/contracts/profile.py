@@ -311,7 +311,7 @@ class ProfileDoc:
         if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
             raise f.fail("verification", "expected a list of objects")
         verification = tuple(
-            VerificationRow.from_json(Fields(r, f"{where}.verification[{i}]")) for i, r in enumerate(rows)
+            VerificationRow.from_json(Fields(r, f"{f.at('verification')}[{i}]")) for i, r in enumerate(rows)
         )
         return cls(
             target=f.text("target"),
