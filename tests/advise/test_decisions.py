@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +189,7 @@ def test_cli_json_and_html_report(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "<script" not in page and "http://" not in page.replace("http://HOST:PORT", "")
     assert page.count("data:image/png;base64,") >= 5
     assert "Enable draft_model" in page and "ASSUMED acceptance" in page
+    assert not re.search(r"\+-\d", page) and "&plusmn;" in page  # one way to write a band on the page
 
 
 def test_write_launch_names_the_file_it_wrote_in_the_bench_command(

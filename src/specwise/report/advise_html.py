@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 import json
 from pathlib import Path
 
@@ -38,7 +39,11 @@ img{max-width:100%;border:1px solid #eee;margin:.4em 0} .grid{display:flex;flex-
 
 
 def _e(x: object) -> str:
-    return html.escape(str(x))
+    """Escaped text; a band the terminal writes in ASCII (``+-27%``) reads ``±27%`` here, as the page's own do."""
+    return _ASCII_BAND.sub("&plusmn;\\1", html.escape(str(x)))
+
+
+_ASCII_BAND = re.compile(r"\+-(\d+(?:\.\d+)?%)")
 
 
 def _img(png: bytes, alt: str) -> str:
