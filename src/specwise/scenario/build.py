@@ -58,6 +58,9 @@ def _check_vllm_method(spec: ScenarioSpec, draft_tp: int) -> None:
         )
 
 
+FEW_REQUESTS = 100  # per simulated cell: below it a cell's percentiles rest on a handful of requests
+
+
 def _fit_warnings(spec: ScenarioSpec, plan: MemoryPlan) -> list[str]:
     """Refuse (unless advise weighs it) a deployment that fits only without its draft: vLLM would not start it;
     advise's candidates get a warning instead."""
@@ -122,6 +125,11 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         kv_dtype=plan.kv_cache_dtype,
     )
     warnings += _length_limits(spec, plan.max_model_len, target) + _fit_warnings(spec, plan)
+    if spec.sweep.num_requests < FEW_REQUESTS:
+        warnings.append(
+            f"[sweep].num_requests = {spec.sweep.num_requests}: percentiles of so few requests per (QPS, k) cell "
+            f"are noisy, and the speedup band does not include that noise; use {FEW_REQUESTS} or more"
+        )
     # sliding-window layers hold at most their window of a sequence: the capacity at the traffic's mean length
     total = sum(c.share for c in spec.classes) or 1.0
     mean_len = sum(c.share * (c.prompt_tokens.mean + c.output_tokens.mean / 2) for c in spec.classes) / total
