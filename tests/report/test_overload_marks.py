@@ -254,3 +254,18 @@ def test_plots_without_overload_draw_no_mark(monkeypatch: pytest.MonkeyPatch) ->
     (ax,) = _axes(monkeypatch, lambda: advise_plots.speedup_vs_qps(cand, doc.operating_qps))
     assert not _hollow(ax) and not _span_left(ax)
     assert OVERLOAD_LABEL not in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_speedup_plots_shade_the_band_and_name_the_predictor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plots carry the uncertainty the tables print: the best speedup's band and the predictor that made it."""
+    doc = _advice("advise-int4-target.json")
+    cand = doc.ranked[0]
+    sim = cand.sim
+    assert sim is not None and sim.band > 0
+    (ax,) = _axes(monkeypatch, lambda: advise_plots.speedup_vs_qps(cand, doc.operating_qps))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert f"best k ±{sim.band:.0%}" in labels
+    assert f"predictor: {sim.predictor}" in ax.get_title() and f"±{sim.band:.0%}" in ax.get_title()
+    (band,) = [c for c in ax.collections if c.get_label() == f"best k ±{sim.band:.0%}"]
+    top = max(sim.best_speedup_by_qps.values())
+    assert band.get_paths()[0].vertices[:, 1].max() == pytest.approx(top * (1 + sim.band))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import base64
 import html
-import re
 import json
+import re
 from pathlib import Path
 
 from rich.text import Text

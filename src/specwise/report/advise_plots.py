@@ -17,8 +17,10 @@ from specwise.report.plotstyle import (
     plot_series,
     plt,
     png_bytes,
+    predictor_words,
     qps_axis,
     series_colour,
+    speedup_band,
     styled,
 )
 
@@ -48,11 +50,12 @@ def speedup_vs_qps(cand: CandidateAdvice, operating_qps: float | None = None) ->
         over = [speedup_overloaded(sim, q) for q in qs]
         hollow |= plot_series(ax, qs, ys, over, "k--s", label="k schedule")
     ax.axhline(1.0, color="grey", linewidth=1, label="no speculation")
+    speedup_band(ax, sim)
     mark_load(ax, operating_qps)
     qps_axis(ax, sim.qps)
     mark_overload(ax, first_overloaded_load(sim), hollow)
     ax.set_ylabel(f"{metric} p50 speedup vs no speculation (x)")
-    ax.set_title(cand.candidate, fontsize=9)
+    ax.set_title(f"{cand.candidate}\n{predictor_words(sim)}", fontsize=9)
     ax.grid(alpha=0.3)
     legend_outside(ax, title="draft tokens per step", title_fontsize=8)
     return _png(fig)

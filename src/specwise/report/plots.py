@@ -14,13 +14,16 @@ from specwise.report.plotstyle import (
     BASELINE_COLOUR,
     close,
     k_colour,
+    legend_outside,
     log_y_axis,
     mark_load,
     mark_overload,
     plot_series,
     plt,
     png_bytes,
+    predictor_words,
     qps_axis,
+    speedup_band,
     style,
     svg_bytes,
 )
@@ -44,7 +47,7 @@ def _title(doc: SweepResult) -> str:
 
 def _speedup(doc: SweepResult, operating_qps: float | None) -> Any:
     metric = doc.decision_metric
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(8.4, 4.2))
     hollow = False
     for k in doc.k_values:
         rows = [r for r in doc.results if r.k == k and r.speedup(metric) is not None]
@@ -54,14 +57,15 @@ def _speedup(doc: SweepResult, operating_qps: float | None) -> Any:
     if sched:
         hollow |= _speedups(ax, doc, sched, marker="s", linestyle="--", color="black", label="k schedule")
     ax.axhline(1.0, color="grey", linewidth=1, label="no speculation")
+    speedup_band(ax, doc)
     if doc.crossover_qps:
         ax.axvline(doc.crossover_qps, color="red", linestyle=":", label=f"crossover {doc.crossover_qps:.2f} QPS")
     mark_load(ax, operating_qps)
     qps_axis(ax, doc.qps)
     mark_overload(ax, first_overloaded_load(doc), hollow)
     ax.set_ylabel(f"{metric} p50 speedup vs no speculation (x)")
-    ax.set_title(_title(doc), fontsize=9)
-    ax.legend(fontsize=7, ncol=2, title="draft tokens per step", title_fontsize=7)
+    ax.set_title(f"{_title(doc)}\n{predictor_words(doc)}", fontsize=9)
+    legend_outside(ax, title="draft tokens per step", title_fontsize=8)
     ax.grid(True, alpha=0.3)
     return fig
 

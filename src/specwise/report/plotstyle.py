@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
 
+from specwise.contracts.sweep import SweepResult
 from specwise.extras import missing_extra
 from specwise.report.overload import OVERLOAD_LABEL
 
@@ -68,7 +69,7 @@ def legend_outside(ax: Any, **kw: Any) -> None:
     """A legend outside the axes, legible (8 pt) and never over the data: to the right, or below when its labels
     are long (candidate names) so the plot keeps its width."""
     _, labels = ax.get_legend_handles_labels()
-    if max((len(label) for label in labels), default=0) > 28:
+    if max((len(label) for label in labels), default=0) > len(OVERLOAD_LABEL) + 2:  # candidate names, not ours
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0.0, -0.2), borderaxespad=0.0, **kw)
     else:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kw)
@@ -172,3 +173,19 @@ def svg_bytes(fig: Any) -> bytes:
 
 def close(fig: Any) -> None:
     plt.close(fig)
+
+
+def speedup_band(ax: Any, sim: SweepResult) -> None:
+    """The best speedup's error band (the predictor's 80th-percentile error) shaded over the loads the deployment
+    keeps up with, labelled with the predictor: a plot shows the uncertainty the tables print."""
+    qs = [q for q in sorted(sim.best_speedup_by_qps) if q not in sim.overloaded_qps]
+    if not sim.band or not qs:
+        return
+    best = [sim.best_speedup_by_qps[q] for q in qs]
+    lo, hi = [b * (1 - sim.band) for b in best], [b * (1 + sim.band) for b in best]
+    ax.fill_between(qs, lo, hi, color="tab:blue", alpha=0.12, linewidth=0, label=f"best k ±{sim.band:.0%}")
+
+
+def predictor_words(sim: SweepResult) -> str:
+    """The line under a speedup plot's title: which step-time model made the curves, and its band."""
+    return f"predictor: {sim.predictor}" + (f", speedups ±{sim.band:.0%} (80th-percentile error)" if sim.band else "")
