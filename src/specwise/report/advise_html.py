@@ -83,6 +83,8 @@ def _head(doc: Advice) -> list[str]:
             + "</pre>"
         )
     parts.extend(f"<p><b>Note:</b> {_e(note)}</p>" for note in doc.serve.notes)
+    if not doc.serve.speculative_config:
+        return parts  # nothing speculative to monitor
     promql = doc.monitoring
     parts.append(
         "<p>Monitor it (PromQL):</p><pre>acceptance rate = "
@@ -168,18 +170,20 @@ def _sweeps(doc: Advice) -> list[str]:
 
 
 def _rules_and_evidence(top: CandidateAdvice, ranked: tuple[CandidateAdvice, ...]) -> list[str]:
-    parts = [
-        f"<h2>Rule checks: {_e(top.candidate)}</h2><table><tr><th>rule</th><th>status</th>"
-        "<th>message</th><th>evidence</th></tr>"
-    ]
-    for r in top.rules:
+    parts = []
+    if top.rules:  # an unsupported candidate is checked by no rule: no empty table
         parts.append(
-            f"<tr><td>{_e(r.rule)}</td><td class='{r.status}'>{r.status}</td>"
-            f"<td>{_e(r.message)}</td><td>{_e(r.evidence)}</td></tr>"
+            f"<h2>Rule checks: {_e(top.candidate)}</h2><table><tr><th>rule</th><th>status</th>"
+            "<th>message</th><th>evidence</th></tr>"
         )
+        for r in top.rules:
+            parts.append(
+                f"<tr><td>{_e(r.rule)}</td><td class='{r.status}'>{r.status}</td>"
+                f"<td>{_e(r.message)}</td><td>{_e(r.evidence)}</td></tr>"
+            )
+        parts.append("</table>")
     parts.append(
-        "</table><h2>Acceptance evidence</h2><table><tr><th>candidate</th><th>workload</th><th>kind</th>"
-        "<th>source</th></tr>"
+        "<h2>Acceptance evidence</h2><table><tr><th>candidate</th><th>workload</th><th>kind</th><th>source</th></tr>"
     )
     for c in ranked:
         for e in c.evidence:

@@ -1,0 +1,34 @@
+"""The HTML report shows only what applies: no PromQL to monitor when nothing speculative is served, no empty rule
+table for a candidate no rule checked (unsupported)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from specwise.contracts.advice import Advice
+from specwise.report.advise_html import render_html
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "examples"
+
+
+def _advice(name: str) -> Advice:
+    return Advice.from_json(json.loads((GOLDEN / name).read_text()))
+
+
+def test_monitoring_only_for_a_speculative_config() -> None:
+    enabled = _advice("advise-summarize-low-qps.json")
+    assert enabled.serve.speculative_config and "Monitor it (PromQL)" in render_html(enabled)
+    disabled = _advice("advise-draft-does-not-fit.json")
+    assert disabled.decision == "disable" and not disabled.serve.speculative_config
+    assert "Monitor it (PromQL)" not in render_html(disabled)
+
+
+def test_no_rule_table_without_rules() -> None:
+    doc = _advice("advise-draft-does-not-fit.json")
+    checked = render_html(doc)
+    assert f"Rule checks: {doc.ranked[0].candidate}" in checked
+    unchecked = replace(doc, candidates=tuple(replace(c, rules=()) for c in doc.candidates))
+    page = render_html(unchecked)
+    assert "Rule checks" not in page and "Acceptance evidence" in page
