@@ -117,3 +117,24 @@ def test_other_files_are_refused_in_one_line(tmp_path: Path, text: str, fragment
     with pytest.raises(DocumentError, match=fragment) as exc:
         read_bench(path)
     assert "\n" not in str(exc.value) and str(path) in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"spec_decode_num_drafts": -5}, r"spec_decode_num_drafts: a count cannot be negative, got -5"),
+        ({"spec_decode_accepted_tokens": 1e9}, r"spec_decode_accepted_tokens: 1e\+09 accepted of .* drafted"),
+    ],
+)
+def test_impossible_counts_are_refused_naming_the_field(tmp_path: Path, change: dict[str, Any], message: str) -> None:
+    with pytest.raises(DocumentError, match=rf"r\.json: {message}"):
+        read_bench(_write(tmp_path, recorded() | change))
+
+
+def test_a_speculative_config_written_as_an_object_reads_as_the_string(tmp_path: Path) -> None:
+    data = recorded()
+    as_text = read_bench(_write(tmp_path, data, name="s.json")).configs[0]
+    as_object = read_bench(
+        _write(tmp_path, data | {"speculative_config": json.loads(data["speculative_config"])}, name="o.json")
+    ).configs[0]
+    assert as_object.method == as_text.method == "eagle3" and as_object.draft == as_text.draft

@@ -107,12 +107,16 @@ def _spec_decode(f: Fields) -> SpecDecodeReading | None:
     rates = [r for r in f.numbers("spec_decode_per_position_acceptance_rates") if r is not None]
     if any(not 0.0 <= r <= 1.0 for r in rates):
         raise f.fail("spec_decode_per_position_acceptance_rates", f"rates must be fractions in [0, 1], got {rates}")
-    counts = SpecDecodeCounts(
-        drafts,
-        f.number("spec_decode_draft_tokens", 0.0) or 0.0,
-        f.number("spec_decode_accepted_tokens", 0.0) or 0.0,
-        tuple(r * drafts for r in rates),
-    )
+    draft_tokens = f.number("spec_decode_draft_tokens", 0.0) or 0.0
+    accepted = f.number("spec_decode_accepted_tokens", 0.0) or 0.0
+    for key, value in (("num_drafts", drafts), ("draft_tokens", draft_tokens), ("accepted_tokens", accepted)):
+        if value < 0:
+            raise f.fail(f"spec_decode_{key}", f"a count cannot be negative, got {value:g}")
+    if accepted > draft_tokens:  # vLLM accepts only drafted tokens (vllm/v1/spec_decode/metrics.py)
+        raise f.fail(
+            "spec_decode_accepted_tokens", f"{accepted:g} accepted of {draft_tokens:g} drafted: more than were drafted"
+        )
+    counts = SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(r * drafts for r in rates))
     return SpecDecodeReading("vllm", counts)
 
 
@@ -142,6 +146,8 @@ def parse_speculative_config(raw: object, where: str) -> JsonObject | None:
     """``--metadata speculative_config='{...}'`` (a JSON string; vLLM stores metadata values as strings)."""
     if raw is None or raw == "":
         return None
+    if isinstance(raw, dict):  # written as an object rather than vLLM's string: the same config
+        raw = json.dumps(raw)
     try:
         spec = json.loads(str(raw))
     except json.JSONDecodeError as exc:
@@ -155,7 +161,8 @@ def _groups(objects: Sequence[JsonObject]) -> dict[tuple[str, str], list[tuple[i
     """Runs grouped by configuration: specwise's ``config`` name (``bench --output``) and the speculative config."""
     groups: dict[tuple[str, str], list[tuple[int, JsonObject]]] = {}
     for i, o in enumerate(objects):
-        key = (str(o.get("config") or ""), str(o.get("speculative_config") or ""))
+        spec = o.get("speculative_config")
+        key = (str(o.get("config") or ""), json.dumps(spec) if isinstance(spec, dict) else str(spec or ""))
         groups.setdefault(key, []).append((i, o))
     return groups
 
