@@ -27,8 +27,10 @@ def speedup_overloaded(doc: SweepResult, qps: float, row: SweepRow | None = None
 
 
 def overloaded_loads(doc: SweepResult) -> tuple[float, ...]:
-    """The loads the footnote names: those the baseline cannot keep up with, else any load where some row cannot."""
-    return doc.overloaded_qps or tuple(sorted({r.qps for r in (*doc.results, *doc.schedule_results) if r.overloaded}))
+    """The loads the footnote names: every load with a marked cell -- those the baseline cannot keep up with and
+    those where some k cannot."""
+    rows = {r.qps for r in (*doc.results, *doc.schedule_results) if r.overloaded}
+    return tuple(sorted(set(doc.overloaded_qps) | rows))
 
 
 def first_overloaded_load(doc: SweepResult) -> float | None:
@@ -41,10 +43,19 @@ def overload_footnote(doc: SweepResult) -> str | None:
     marked = overloaded_loads(doc)
     if not marked:
         return None
+    base = [q for q in marked if q in doc.overloaded_qps]
+    some_k = [q for q in marked if q not in doc.overloaded_qps]
+    where = " and ".join(
+        part
+        for part in (
+            f"at {', '.join(f'{q:g}' for q in base)} QPS" if base else "",
+            f"for some k at {', '.join(f'{q:g}' for q in some_k)} QPS" if some_k else "",
+        )
+        if part
+    )
     return (
-        f"{OVERLOAD_MARK} overloaded at {', '.join(f'{q:g}' for q in marked)} QPS: requests arrive faster than they "
-        "are served and the queue grows without bound; those latencies and speedups depend on num_requests "
-        "(not a steady state)"
+        f"{OVERLOAD_MARK} overloaded {where}: requests arrive faster than they are served and the queue grows without "
+        "bound; those latencies and speedups depend on num_requests (not a steady state)"
     )
 
 
