@@ -130,6 +130,25 @@ def example_path(name: str) -> Path:
     return path
 
 
+_USED_BY = {
+    "bench --launch file": "specwise bench --launch",
+    "model directory": "--target / --draft",
+    "prompt dataset": "--prompts",
+}
+
+
+def scenario_example_path(name: str) -> Path:
+    """:func:`example_path` for a ``--scenario``: an example that is not a scenario (a launch file, a dataset) is
+    refused saying what it is and where it goes, not parsed as a scenario and refused for its keys."""
+    example = find_example(name)
+    if not example.kind.endswith("scenario"):
+        use = _USED_BY.get(example.kind, "specwise examples")
+        raise SpecwiseError(
+            f"{name!r} is a {example.kind}, not a scenario (it goes to {use}; specwise examples lists them)"
+        )
+    return example_path(name)
+
+
 @dataclass(frozen=True)
 class CopyResult:
     written: tuple[Path, ...]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -77,3 +78,19 @@ def test_a_typo_in_an_example_name_gets_a_suggestion() -> None:
 
     with pytest.raises(SpecwiseError, match=r"did you mean advise/summarize-low-qps"):
         find_example("example:advise/sumarize-low-qps")
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("example:launch/smollm2", "is a bench --launch file, not a scenario (it goes to specwise bench --launch"),
+        ("example:datasets/sharegpt_sample", "is a prompt dataset, not a scenario (it goes to --prompts"),
+    ],
+)
+def test_an_example_that_is_not_a_scenario_says_what_it_is(name: str, said: str) -> None:
+    from specwise.errors import SpecwiseError
+    from specwise.examples import scenario_example_path
+
+    with pytest.raises(SpecwiseError, match=re.escape(said)):
+        scenario_example_path(name)
+    assert scenario_example_path("example:advise/int4-target").name == "int4-target.toml"

@@ -251,12 +251,12 @@ def add_wide_flag(parser: argparse.ArgumentParser) -> None:
 
 def scenario_file(text: str) -> Path:
     """A ``--scenario`` value: a path, or ``example:NAME`` for a scenario shipped in the package."""
-    from specwise.examples import EXAMPLE_PREFIX, example_path
+    from specwise.examples import EXAMPLE_PREFIX, scenario_example_path
 
     if not text.startswith(EXAMPLE_PREFIX):
         return Path(text)
     try:
-        return example_path(text)
+        return scenario_example_path(text)
     except SpecwiseError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
