@@ -374,6 +374,19 @@ def profile(
     return build_document(str(target), draft_name, config, str(prompts), len(items), results, timings.as_dict())
 
 
+def _quantizations(value: object) -> tuple[dict[str, str], ...]:
+    """Quantisation what-ifs, each ``--quantize``'s text (``"draft=int8,target=int4"``) or a role -> scheme mapping,
+    through ``--quantize``'s parser."""
+    from specwise.profiler.quantize_spec import parse_quantize
+
+    texts = []
+    for item in (value,) if isinstance(value, Mapping) else _items("quantizations", value):
+        if isinstance(item, Mapping):
+            item = ",".join(f"{role}={scheme}" for role, scheme in item.items())
+        texts.append(_text("quantizations", item, "ROLE=SCHEME text or a role -> scheme mapping"))
+    return tuple(_checked("quantizations", parse_quantize, text, "--quantize") for text in texts)
+
+
 def _profile_int(name: str, value: object) -> None:
     """An integer setting through its ``specwise profile`` flag's check (None: not given)."""
     from specwise.cli.profile import CHECKS
@@ -399,6 +412,8 @@ def _profile_settings(
     )
     temps = _checked("temperatures", parse_temperatures, _numbers("temperatures", temperatures), "--temperatures")
     lo, hi = lookup_range(settings.pop("prompt_lookup_min", None), settings.pop("prompt_lookup_max", None))
+    if "quantizations" in settings:
+        settings["quantizations"] = _quantizations(settings["quantizations"])
     return ProfileSettings(
         method=method_name,
         temperatures=temps,
@@ -447,6 +462,8 @@ def bench(
     from specwise.loadgen.store import ResultStore
 
     run = _run_config(url, model, rates, requests_per_level, prompts, max_tokens, config)
+    if run_id is not None:
+        _text("run_id", run_id)
     store = ResultStore(_file("db", db))
     try:
         rid = run_id or uuid.uuid4().hex[:12]

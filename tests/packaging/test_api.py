@@ -89,6 +89,8 @@ def _free_port() -> int:
         ({"method": "ngram", "seed": -1}, "seed: expected an integer >= 0"),
         ({"method": "ngram", "top_p": "0.5"}, "top_p: expected a number"),
         ({"method": "ngram", "bogus": 1}, "profile: unexpected keyword argument 'bogus'"),
+        ({"draft": "d", "quantizations": "draft=int3"}, "quantizations 'draft=int3': scheme 'int3' is not one of"),
+        ({"draft": "d", "quantizations": {"draft": "int3"}}, "quantizations 'draft=int3': scheme 'int3' is not one"),
     ],
 )
 def test_profile_refuses_what_the_command_line_refuses_before_loading_anything(
@@ -184,6 +186,7 @@ def test_advise_reads_one_file_given_alone_as_a_list_of_one(
         ("http://127.0.0.1:8000", {"temperature": -1.0}, "temperature: expected a number >= 0"),
         ("http://127.0.0.1:8000", {"metrics_urls": "ftp://x"}, "metrics_urls: expected http://HOST:PORT"),
         ("http://127.0.0.1:8000", {"bogus": 1}, "bench: unexpected keyword argument 'bogus'"),
+        ("http://127.0.0.1:8000", {"run_id": 5}, "run_id: expected a string, got 5"),
     ],
 )
 def test_bench_refuses_what_the_command_line_refuses_before_any_request(
