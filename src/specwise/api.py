@@ -442,8 +442,9 @@ def bench(
     in the SQLite ``db`` under ``run_id``. ``prompts`` is a JSONL file or ``builtin:NAME`` (default: synthetic
     prompts); other :class:`~specwise.loadgen.plan.RunConfig` fields (``concurrency``, ``temperature``,
     ``metrics_urls``, ...) pass as keywords, each checked as its ``specwise bench`` flag is, before any request
-    (``rates``, ``concurrency`` and ``metrics_urls`` take one value or a list). A run in which every request
-    failed raises :class:`~specwise.errors.SpecwiseError` (its records stay in ``db``).
+    (``rates``, ``concurrency`` and ``metrics_urls`` take one value or a list; ``metrics_urls=()`` reads no
+    counters; default: ``url/metrics``). A run in which every request failed raises
+    :class:`~specwise.errors.SpecwiseError` (its records stay in ``db``).
 
     >>> import specwise, tempfile
     >>> from specwise.loadgen.mock_server import MockServer
@@ -479,6 +480,7 @@ def bench(
 
 
 _INTEGERS = frozenset({"concurrency", "sweep", "requests_per_level", "max_tokens", "max_concurrency", "seed"})
+_OPTIONAL = frozenset({"concurrency", "sweep", "slo_ttft", "slo_tpot"})  # None: not given
 
 
 def _run_config(
@@ -496,14 +498,12 @@ def _run_config(
     from specwise.loadgen.workload import load_prompts, synthetic_prompts
 
     _keywords("bench", config, RunConfig, ("url", "model", "prompts", "rates", "requests_per_level", "max_tokens"))
-    given = {"url": url, "rates": rates, "requests_per_level": requests_per_level, "max_tokens": max_tokens, **config}
-    values: dict[str, Any] = {}
+    given = {"rates": rates, "requests_per_level": requests_per_level, "max_tokens": max_tokens, **config}
+    values: dict[str, Any] = {"url": _checked("url", CHECKS["url"], _text("url", url, "http://HOST:PORT"))}
     for name, value in given.items():
         check = CHECKS.get(name)
-        if check is None or value is None:
+        if check is None or (value is None and name in _OPTIONAL):
             values[name] = value
-        elif name == "url":
-            values[name] = _checked(name, check, _text(name, value, "http://HOST:PORT"))
         elif name == "metrics_urls":
             values[name] = tuple(_checked(name, check, _text(name, u, "http://HOST:PORT")) for u in _items(name, value))
         elif name in ("rates", "concurrency"):

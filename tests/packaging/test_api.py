@@ -187,6 +187,8 @@ def test_advise_reads_one_file_given_alone_as_a_list_of_one(
         ("http://127.0.0.1:8000", {"metrics_urls": "ftp://x"}, "metrics_urls: expected http://HOST:PORT"),
         ("http://127.0.0.1:8000", {"bogus": 1}, "bench: unexpected keyword argument 'bogus'"),
         ("http://127.0.0.1:8000", {"run_id": 5}, "run_id: expected a string, got 5"),
+        (None, {}, "url: expected http://HOST:PORT, got None"),
+        ("http://127.0.0.1:8000", {"requests_per_level": None}, "requests_per_level: expected an integer, got None"),
     ],
 )
 def test_bench_refuses_what_the_command_line_refuses_before_any_request(
