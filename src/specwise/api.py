@@ -10,7 +10,9 @@ results -- and returns the document the command's ``--json`` prints (``doc.to_js
 * :func:`bench` -> :class:`~specwise.contracts.bench.BenchDoc`
 
 A scenario is a TOML file or ``example:NAME`` (a scenario shipped in the package: ``specwise examples``). A mistake
-in the input raises :class:`~specwise.errors.SpecwiseError` with the one line the command would print.
+in the input raises :class:`~specwise.errors.SpecwiseError` with one line, before any work: each argument goes
+through the check its command-line flag has (and the message names the argument, ``num_requests``, not the flag);
+a list argument also takes one value (one file, one URL, one number) as a list of one.
 
 >>> import specwise
 >>> advice = specwise.advise("example:advise/summarize-low-qps")
@@ -24,11 +26,13 @@ in the input raises :class:`~specwise.errors.SpecwiseError` with the one line th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import numbers
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from specwise.engines.base import LOOPBACK
+from specwise.errors import FieldNames, SpecwiseError
 
 if TYPE_CHECKING:  # the documents; imported where used, so ``import specwise`` stays light
     from specwise.advisor.inputs import AdviseInputs
@@ -36,19 +40,131 @@ if TYPE_CHECKING:  # the documents; imported where used, so ``import specwise`` 
     from specwise.contracts.bench import BenchDoc
     from specwise.contracts.profile import ProfileDoc
     from specwise.contracts.sweep import SweepResult
+    from specwise.executors import ExecutorSpec
+    from specwise.loadgen.plan import RunConfig
     from specwise.memory import MemoryPlan
+    from specwise.profiler.settings import ProfileSettings
     from specwise.scenario.model import Scenario
 
 ScenarioSource = str | Path  # a TOML file, or example:NAME (a scenario shipped in the package)
 
 __all__ = ["advise", "bench", "plan_memory", "profile", "simulate"]
 
+_T = TypeVar("_T")
 
-def _path(source: ScenarioSource) -> Path:
+
+class _ArgumentNames(FieldNames):
+    """How the library's messages name a setting for an API caller: the keyword (``draft_tp``), not the flag."""
+
+    def name(self, field: str) -> str:
+        return field
+
+    def setting(self, field: str, value: object) -> str:
+        return f"{field}={value!r}"
+
+
+_ARGUMENTS = _ArgumentNames()
+
+
+def _checked(name: str, check: Callable[[str], _T], text: str, flag: str | None = None) -> _T:
+    """``text`` through the command line's own check of it (an argparse type, or a parser whose messages start
+    with ``flag``); a refusal is one :class:`SpecwiseError` that names the API argument ``name``."""
+    import argparse
+
+    try:
+        return check(text)
+    except SpecwiseError as exc:
+        message = str(exc)
+        if flag and message.startswith(flag):
+            raise SpecwiseError(name + message.removeprefix(flag)) from None
+        raise SpecwiseError(f"{name}: {message}") from None
+    except (argparse.ArgumentTypeError, ValueError) as exc:
+        raise SpecwiseError(f"{name}: {exc}") from None
+
+
+def _number(name: str, value: object, integer: bool = False) -> str:
+    """A number's text, for the command line's check of it; anything else (a bool, a string) is refused."""
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise SpecwiseError(f"{name}: expected {'an integer' if integer else 'a number'}, got {value!r}")
+    return repr(int(value)) if isinstance(value, numbers.Integral) else repr(float(value))
+
+
+def _items(name: str, value: object) -> tuple[Any, ...]:
+    """A list argument's items; one string or path stands for a list of one (never its characters)."""
+    if isinstance(value, str | Path):
+        return (value,)
+    if not isinstance(value, Iterable):
+        raise SpecwiseError(f"{name}: expected a list, got {value!r}")
+    return tuple(value)
+
+
+def _numbers(name: str, value: object, integer: bool = False) -> str:
+    """A list of numbers as the command line writes it (comma-separated): a string passes as written (the command
+    line's own syntax: ``"1,4"``, ``"1-8"``), one number is a list of one."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Number):
+        return _number(name, value, integer)
+    return ",".join(_number(name, v, integer) for v in _items(name, value))
+
+
+def _text(name: str, value: object, what: str = "a string") -> str:
+    if not isinstance(value, str):
+        raise SpecwiseError(f"{name}: expected {what}, got {value!r}")
+    return value
+
+
+def _paths(name: str, value: object) -> list[Path]:
+    """A list of files; one str or Path is a list of one."""
+    items = _items(name, value)
+    for item in items:
+        if not isinstance(item, str | Path):
+            raise SpecwiseError(f"{name}: expected file paths (str or Path), got {item!r}")
+    return [Path(item) for item in items]
+
+
+def _keywords(function: str, given: Mapping[str, object], cls: type, own: Iterable[str]) -> None:
+    """Refuse keyword arguments ``cls`` has no field for (or that the function takes by name already), and a value
+    not of its field's kind where the field's default says it (an integer, a number, a string)."""
+    from dataclasses import MISSING, fields
+
+    known = {f.name: f.default for f in fields(cls) if f.name not in set(own)}
+    for name, value in given.items():
+        if name not in known:
+            takes = ", ".join(sorted(known))
+            raise SpecwiseError(f"{function}: unexpected keyword argument {name!r}; it takes {takes}")
+        default = known[name]
+        if default is MISSING or default is None or isinstance(default, bool):
+            continue
+        if isinstance(default, int | float):
+            _number(name, value, integer=isinstance(default, int))
+        elif isinstance(default, str):
+            _text(name, value)
+
+
+def _file(name: str, value: object, what: str = "a file path (str or Path)") -> Path:
+    if not isinstance(value, str | Path):
+        raise SpecwiseError(f"{name}: expected {what}, got {value!r}")
+    return Path(value)
+
+
+def _path(source: object) -> Path:
     """A scenario file, or the packaged file of ``example:NAME``."""
     from specwise.examples import EXAMPLE_PREFIX, example_path
 
-    return example_path(str(source)) if str(source).startswith(EXAMPLE_PREFIX) else Path(source)
+    path = _file("scenario", source, "a file path (str or Path) or example:NAME")
+    return example_path(str(source)) if str(source).startswith(EXAMPLE_PREFIX) else path
+
+
+def _executor(executor: object, processes: object) -> tuple[ExecutorSpec, int | None]:
+    """``executor`` and ``processes`` through ``--executor`` and ``--processes``' checks."""
+    from specwise.cli.common import executor_spec, positive_int
+
+    spec = _checked("executor", executor_spec, _text("executor", executor, "'local', 'ray' or 'ray:ADDRESS'"))
+    if processes is None:
+        return spec, None
+    return spec, _checked("processes", positive_int, _number("processes", processes, integer=True))
 
 
 def _advise_inputs(source: ScenarioSource) -> AdviseInputs:
@@ -57,24 +173,24 @@ def _advise_inputs(source: ScenarioSource) -> AdviseInputs:
     return load_inputs(_path(source))
 
 
-def _scenario(source: ScenarioSource, num_requests: int | None, metric: str | None) -> Scenario:
-    from dataclasses import replace
-
+def _scenario(source: ScenarioSource, num_requests: object, metric: object) -> Scenario:
+    """The scenario with ``num_requests`` and ``metric`` checked and applied as ``--num-requests`` and ``--metric``
+    are: before the sweep."""
+    from specwise.cli.simulate import requests_per_cell, with_overrides
     from specwise.scenario.toml_loader import load_scenario
 
-    scenario = load_scenario(_path(source))
-    if num_requests:
-        scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=num_requests))
-    if metric:
-        scenario = replace(scenario, decision_metric=metric)
-    return scenario
+    requests = None
+    if num_requests is not None:
+        requests = _checked("num_requests", requests_per_cell, _number("num_requests", num_requests, integer=True))
+    checked_metric = None if metric is None else _text("metric", metric)
+    return with_overrides(load_scenario(_path(source)), source, requests, checked_metric, flag="metric")
 
 
 def advise(
     scenario: ScenarioSource,
     *,
-    profiles: Sequence[str | Path] = (),
-    benches: Sequence[str | Path] = (),
+    profiles: Sequence[str | Path] | str | Path = (),
+    benches: Sequence[str | Path] | str | Path = (),
     processes: int | None = None,
     host: str = LOOPBACK,
     vllm_version: str | None = None,
@@ -84,9 +200,10 @@ def advise(
     disable, with the ranked candidates, their rule checks and the ``vllm serve`` command.
 
     ``profiles`` / ``benches`` are ``specwise profile`` / ``specwise bench`` (or ``vllm bench serve``) result
-    files whose measured acceptance replaces the assumed one; ``host`` is what the serve command binds;
-    ``vllm_version`` (e.g. ``"0.20"``) writes the config in the form that vLLM version takes; ``executor`` is
-    ``--executor``'s ``local``, ``ray`` or ``ray:ADDRESS`` (``processes``: the local pool's size).
+    files (a list, or one file) whose measured acceptance replaces the assumed one; ``host`` is what the serve
+    command binds; ``vllm_version`` (e.g. ``"0.20"``, a string) writes the config in the form that vLLM version
+    takes; ``executor`` is ``--executor``'s ``local``, ``ray`` or ``ray:ADDRESS`` (``processes``: the local pool's
+    size).
 
     >>> import specwise
     >>> advice = specwise.advise("example:advise/draft-does-not-fit")
@@ -96,18 +213,17 @@ def advise(
     [('draft_model:meta-llama/Llama-3.1-8B-Instruct', 'does_not_fit'), ('ngram', 'disable')]
     """
     from specwise.advisor.decision import advise as _advise
-    from specwise.executors import open_executor, parse_executor
+    from specwise.cli.advise import _host, _vllm_version
+    from specwise.executors import open_executor
 
+    profile_files, bench_files = _paths("profiles", profiles), _paths("benches", benches)
+    bind = _checked("host", _host, _text("host", host))
+    if vllm_version is not None:
+        _checked("vllm_version", _vllm_version, _text("vllm_version", vllm_version, "a version string such as '0.20'"))
+    spec, workers = _executor(executor, processes)
     inputs = _advise_inputs(scenario)
-    with open_executor(parse_executor(executor), processes) as on:
-        return _advise(
-            inputs,
-            [Path(p) for p in profiles],
-            [Path(p) for p in benches],
-            host=host,
-            engine_version=vllm_version,
-            executor=on,
-        )
+    with open_executor(spec, workers) as on:
+        return _advise(inputs, profile_files, bench_files, host=bind, engine_version=vllm_version, executor=on)
 
 
 def simulate(
@@ -129,12 +245,13 @@ def simulate(
     >>> all(sweep.best_speedup_by_qps[q] > 1.0 for q in sweep.qps)
     True
     """
-    from specwise.executors import open_executor, parse_executor
+    from specwise.executors import open_executor
     from specwise.study.decide import decide
     from specwise.study.sweep import run_sweep
 
+    spec, workers = _executor(executor, processes)
     sc = _scenario(scenario, num_requests, metric)
-    with open_executor(parse_executor(executor), processes) as on:
+    with open_executor(spec, workers) as on:
         return decide(sc, run_sweep(sc, on))
 
 
@@ -154,7 +271,9 @@ def plan_memory(
 
     ``target`` / ``draft`` are catalog ids or local paths (``draft`` also ``ngram``, ``suffix``, ``mtp``);
     other :class:`~specwise.memory.MemoryPlanRequest` fields (``draft_tp``, ``max_num_seqs``, ...) pass as
-    keywords. A draft whose vocabulary cannot serve the target raises :class:`~specwise.errors.SpecwiseError`.
+    keywords. A draft whose vocabulary cannot serve the target raises :class:`~specwise.errors.SpecwiseError`, and
+    so does ``draft_tp`` or ``draft_quantization`` with no draft weights to apply it to. ``plan.to_json()`` is what
+    ``specwise plan-memory --json`` prints (with the pair check under ``compatibility``).
 
     >>> import specwise
     >>> plan = specwise.plan_memory("meta-llama/Llama-3.1-70B-Instruct", "H100-SXM-80GB", tp=4)
@@ -163,37 +282,44 @@ def plan_memory(
     >>> specwise.plan_memory("meta-llama/Llama-3.1-70B-Instruct", "H100-SXM-80GB").fits
     False
     """
-    from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
-    from specwise.compat.pair import check_pair
-    from specwise.compat.tokenizer_files import gather_tokenizer_evidence
-    from specwise.errors import SpecwiseError
-    from specwise.extras import available
+    from dataclasses import replace
+
+    from specwise.catalog import resolve_gpu, resolve_model
+    from specwise.cli.plan_memory import QUANT_CHOICES, checked_draft
     from specwise.memory import MemoryPlanRequest
     from specwise.memory import plan_memory as _plan
 
-    target_spec = resolve_model(target)
-    choice = None
-    if draft:
-        choice, trained_for = resolve_draft(draft, target_spec)
-        if choice.kind == "model" and choice.spec is not None:
-            ev = gather_tokenizer_evidence(target_spec.tokenizer, choice.spec.tokenizer, encode=available("tokenizers"))
-            pair = check_pair(target_spec, choice.spec, tokenizer_evidence=ev, head_trained_for=trained_for)
-            if not pair.compatible:
-                reasons = "; ".join(f.message for f in pair.failures)
-                raise SpecwiseError(f"draft {choice.spec.name} cannot serve target {target_spec.name}: {reasons}")
-    return _plan(
+    own = ("target", "gpu", "draft", "tp", "max_model_len", "quantization", "kv_cache_dtype", "gpu_memory_utilization")
+    _keywords("plan_memory", request, MemoryPlanRequest, own)
+    for name, value in (("quantization", quantization), ("draft_quantization", request.get("draft_quantization"))):
+        if value is not None and value not in QUANT_CHOICES:
+            raise SpecwiseError(f"{name}: {value!r} is not one of {', '.join(QUANT_CHOICES)}")
+    target_spec = resolve_model(_text("target", target, "a catalog id or a local path"))
+    draft_name = None if draft is None else _text("draft", draft, "a catalog id, a local path, ngram, suffix or mtp")
+    choice, pair = checked_draft(
+        target_spec, draft_name, request.get("draft_tp"), request.get("draft_quantization", "auto"), _ARGUMENTS
+    )
+    plan = _plan(
         MemoryPlanRequest(
             target=target_spec,
-            gpu=resolve_gpu(gpu),
+            gpu=resolve_gpu(_text("gpu", gpu, "a GPU name")),
             tp=tp,
             draft=choice,
             quantization=quantization,
             kv_cache_dtype=kv_cache_dtype,
             max_model_len=max_model_len,
-            gpu_memory_utilization=gpu_memory_utilization,
-            **request,
+            gpu_memory_utilization=_gpu_memory_utilization(gpu_memory_utilization),
+            **{"names": _ARGUMENTS, **request},
         )
     )
+    return replace(plan, compatibility=pair)
+
+
+def _gpu_memory_utilization(value: object) -> float:
+    from specwise.cli.common import fraction
+
+    result: float = _checked("gpu_memory_utilization", fraction, _number("gpu_memory_utilization", value))
+    return result
 
 
 def profile(
@@ -203,8 +329,8 @@ def profile(
     method: str = "draft_model",
     prompts: str | Path = "builtin:chat",
     max_prompts: int | None = None,
-    temperatures: Sequence[float] = (0.0, 0.5, 1.0),
-    k: Sequence[int] = tuple(range(1, 9)),
+    temperatures: Sequence[float] | float | str = (0.0, 0.5, 1.0),
+    k: Sequence[int] | int | str = tuple(range(1, 9)),
     max_new_tokens: int = 128,
     threads: int | None = None,
     **settings: Any,
@@ -212,8 +338,11 @@ def profile(
     """Acceptance of a real draft/target pair, or of n-gram / suffix lookup, on real prompts
     (``specwise profile``; needs ``pip install 'specwise[profile]'``: torch and transformers on the CPU).
 
-    Other :class:`~specwise.profiler.settings.ProfileSettings` fields (``top_k``, ``quantizations``, ``seed``,
-    ``prompt_lookup_min``, ...) pass as keywords.
+    ``method`` ``draft_model`` needs a ``draft``; ``ngram`` and ``suffix`` take none. ``temperatures`` and ``k``
+    are lists, one number, or the command line's text (``"0,0.5,1"``, ``"1-8"``). Other
+    :class:`~specwise.profiler.settings.ProfileSettings` fields (``top_k``, ``quantizations``, ``seed``,
+    ``prompt_lookup_min``, ...) pass as keywords. Every value is checked as ``specwise profile`` checks its flag,
+    before any weights load.
 
     >>> import specwise
     >>> doc = specwise.profile("models/smollm2-135m", method="ngram", prompts="builtin:summarization",
@@ -222,23 +351,21 @@ def profile(
     [1, 4]
     """
     from specwise.extras import require
+    from specwise.loadgen.workload import load_prompts
 
+    config = _profile_settings(method, draft, temperatures, k, max_new_tokens, settings)
+    for name, count in (("max_prompts", max_prompts), ("threads", threads)):
+        _profile_int(name, count)
+    for name, where in (("target", target), ("draft", draft)):
+        if where is not None:
+            _file(name, where, "a model directory or .gguf file (str or Path)")
+    items = load_prompts(_file("prompts", prompts))[:max_prompts]  # a missing file is said before torch is needed
     for module in ("torch", "transformers"):
         require(module, "profile")
-    from specwise.loadgen.workload import load_prompts
     from specwise.profiler.document import build_document
     from specwise.profiler.runner import Prompt, Timings, load_pair, run_profile
-    from specwise.profiler.settings import ProfileSettings
     from specwise.profiler.threads import configure_threads
 
-    config = ProfileSettings(
-        method=method,
-        temperatures=tuple(float(t) for t in temperatures),
-        k_values=tuple(sorted({int(x) for x in k})),
-        max_new_tokens=max_new_tokens,
-        **settings,
-    )
-    items = load_prompts(Path(prompts))[:max_prompts]
     timings = Timings()
     timings.extra["threads"] = configure_threads(threads)
     loaded = load_pair(str(target), None if draft is None else str(draft), config, len(items), timings)
@@ -247,11 +374,62 @@ def profile(
     return build_document(str(target), draft_name, config, str(prompts), len(items), results, timings.as_dict())
 
 
+def _quantizations(value: object) -> tuple[dict[str, str], ...]:
+    """Quantisation what-ifs, each ``--quantize``'s text (``"draft=int8,target=int4"``) or a role -> scheme mapping,
+    through ``--quantize``'s parser."""
+    from specwise.profiler.quantize_spec import parse_quantize
+
+    texts = []
+    for item in (value,) if isinstance(value, Mapping) else _items("quantizations", value):
+        if isinstance(item, Mapping):
+            item = ",".join(f"{role}={scheme}" for role, scheme in item.items())
+        texts.append(_text("quantizations", item, "ROLE=SCHEME text or a role -> scheme mapping"))
+    return tuple(_checked("quantizations", parse_quantize, text, "--quantize") for text in texts)
+
+
+def _profile_int(name: str, value: object) -> None:
+    """An integer setting through its ``specwise profile`` flag's check (None: not given)."""
+    from specwise.cli.profile import CHECKS
+
+    if value is not None and name in CHECKS:
+        _checked(name, CHECKS[name], _number(name, value, integer=True))
+
+
+def _profile_settings(
+    method: object, draft: object, temperatures: object, k: object, max_new_tokens: object, settings: dict[str, Any]
+) -> ProfileSettings:
+    """What the run measures, checked as ``specwise profile`` checks its flags -- before any weights load."""
+    from specwise.cli.profile import CHECKS, check_method_draft, lookup_range
+    from specwise.profiler.settings import ProfileSettings, parse_k_values, parse_temperatures
+
+    method_name = _text("method", method)
+    check_method_draft(method_name, draft, _ARGUMENTS)
+    _keywords("profile", settings, ProfileSettings, ("method", "temperatures", "k_values", "max_new_tokens"))
+    for name, value in settings.items():
+        _profile_int(name, value)
+    new_tokens = _checked(
+        "max_new_tokens", CHECKS["max_new_tokens"], _number("max_new_tokens", max_new_tokens, integer=True)
+    )
+    temps = _checked("temperatures", parse_temperatures, _numbers("temperatures", temperatures), "--temperatures")
+    lo, hi = lookup_range(settings.pop("prompt_lookup_min", None), settings.pop("prompt_lookup_max", None))
+    if "quantizations" in settings:
+        settings["quantizations"] = _quantizations(settings["quantizations"])
+    return ProfileSettings(
+        method=method_name,
+        temperatures=temps,
+        k_values=_checked("k", parse_k_values, _numbers("k", k, integer=True), "--k"),
+        max_new_tokens=new_tokens,
+        prompt_lookup_min=lo,
+        prompt_lookup_max=hi,
+        **settings,
+    )
+
+
 def bench(
     url: str,
     model: str,
     *,
-    rates: Sequence[float] = (1.0, 4.0),
+    rates: Sequence[float] | float | str = (1.0, 4.0),
     requests_per_level: int = 20,
     prompts: str | Path | None = None,
     max_tokens: int = 64,
@@ -263,7 +441,10 @@ def bench(
     token-normalised latencies, throughput, and acceptance from the server's ``/metrics``. Every record is kept
     in the SQLite ``db`` under ``run_id``. ``prompts`` is a JSONL file or ``builtin:NAME`` (default: synthetic
     prompts); other :class:`~specwise.loadgen.plan.RunConfig` fields (``concurrency``, ``temperature``,
-    ``metrics_urls``, ...) pass as keywords.
+    ``metrics_urls``, ...) pass as keywords, each checked as its ``specwise bench`` flag is, before any request
+    (``rates``, ``concurrency`` and ``metrics_urls`` take one value or a list; ``metrics_urls=()`` reads no
+    counters; default: ``url/metrics``). A run in which every request failed raises
+    :class:`~specwise.errors.SpecwiseError` (its records stay in ``db``).
 
     >>> import specwise, tempfile
     >>> from specwise.loadgen.mock_server import MockServer
@@ -275,30 +456,65 @@ def bench(
     """
     import uuid
 
+    from specwise.cli.bench import all_failed
     from specwise.contracts.bench import BenchDoc
     from specwise.errors import redact_url
-    from specwise.loadgen.plan import RunConfig
     from specwise.loadgen.session import execute, new_run
     from specwise.loadgen.store import ResultStore
-    from specwise.loadgen.workload import load_prompts, synthetic_prompts
 
-    items = load_prompts(Path(prompts)) if prompts else synthetic_prompts(requests_per_level, 60, 0)  # the CLI defaults
-    metrics = config.pop("metrics_urls", (url.rstrip("/") + "/metrics",))
-    run = RunConfig(
-        url=url,
-        model=model,
-        prompts=tuple(items),
-        rates=tuple(float(r) for r in rates),
-        requests_per_level=requests_per_level,
-        max_tokens=max_tokens,
-        metrics_urls=tuple(metrics),
-        **config,
-    )
-    store = ResultStore(Path(db))
+    run = _run_config(url, model, rates, requests_per_level, prompts, max_tokens, config)
+    if run_id is not None:
+        _text("run_id", run_id)
+    store = ResultStore(_file("db", db))
     try:
         rid = run_id or uuid.uuid4().hex[:12]
         new_run(store, rid, run)
         levels = execute(store, rid, run, f"run {rid}")
     finally:
         store.close()
-    return BenchDoc(run_id=rid, db=str(db), model=model, url=redact_url(url), levels=tuple(levels))
+    doc = BenchDoc(run_id=rid, db=str(db), model=model, url=redact_url(url), levels=tuple(levels))
+    failed = all_failed(doc)
+    if failed is not None:  # the records are kept: what failed is in db
+        raise SpecwiseError(f"{failed}; check url, model and the server (run {rid} in {db})")
+    return doc
+
+
+_INTEGERS = frozenset({"concurrency", "sweep", "requests_per_level", "max_tokens", "max_concurrency", "seed"})
+_OPTIONAL = frozenset({"concurrency", "sweep", "slo_ttft", "slo_tpot"})  # None: not given
+
+
+def _run_config(
+    url: object,
+    model: object,
+    rates: object,
+    requests_per_level: object,
+    prompts: object,
+    max_tokens: object,
+    config: dict[str, Any],
+) -> RunConfig:
+    """The run's configuration, each value through its ``specwise bench`` flag's check, before any request."""
+    from specwise.cli.bench import CHECKS
+    from specwise.loadgen.plan import RunConfig
+    from specwise.loadgen.workload import load_prompts, synthetic_prompts
+
+    _keywords("bench", config, RunConfig, ("url", "model", "prompts", "rates", "requests_per_level", "max_tokens"))
+    given = {"rates": rates, "requests_per_level": requests_per_level, "max_tokens": max_tokens, **config}
+    values: dict[str, Any] = {"url": _checked("url", CHECKS["url"], _text("url", url, "http://HOST:PORT"))}
+    for name, value in given.items():
+        check = CHECKS.get(name)
+        if check is None or (value is None and name in _OPTIONAL):
+            values[name] = value
+        elif name == "metrics_urls":
+            values[name] = tuple(_checked(name, check, _text(name, u, "http://HOST:PORT")) for u in _items(name, value))
+        elif name in ("rates", "concurrency"):
+            values[name] = tuple(_checked(name, check, _numbers(name, value, integer=name in _INTEGERS)))
+        else:
+            values[name] = _checked(name, check, _number(name, value, integer=name in _INTEGERS))
+    values.setdefault("metrics_urls", (values["url"].rstrip("/") + "/metrics",))
+    if not isinstance(model, str) or not model:
+        raise SpecwiseError(f"model: expected the name of the model the server serves, got {model!r}")
+    if prompts:
+        items = load_prompts(_file("prompts", prompts))
+    else:  # the CLI's default: synthetic prompts of 60 words
+        items = synthetic_prompts(values["requests_per_level"], 60, values.get("seed", 0))
+    return RunConfig(model=model, prompts=tuple(items), **values)

@@ -1,15 +1,23 @@
-"""The Python API (issue 14): its doctests, the README's Python API example, and ``import specwise`` staying
-light (the API and its dependencies load on first use)."""
+"""The Python API (issue 14): its doctests, the README's Python API example, ``import specwise`` staying
+light (the API and its dependencies load on first use), and the command line's checks at its boundary."""
 
 from __future__ import annotations
 
 import doctest
+import json
 import re
+import socket
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 import specwise
 import specwise.api
+from specwise.cli import main
+from specwise.errors import SpecwiseError
 from tests.readme_examples import README
 
 
@@ -34,3 +42,220 @@ def test_the_api_is_exported_and_import_specwise_stays_light() -> None:
     code = "import sys, specwise; print(sorted(m for m in ('specwise.api', 'numpy', 'rich') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# ---- the command line's checks, at the API's boundary: one SpecwiseError naming the argument, before any work ----
+
+EXAMPLE_SIM = "example:llama70b-ngram"
+EXAMPLE_ADVISE = "example:advise/summarize-low-qps"
+TARGET_70B = "meta-llama/Llama-3.1-70B-Instruct"
+NO_SLO_SCENARIO = (
+    '[deployment]\ntarget = "meta-llama/Llama-3.1-8B-Instruct"\ngpu = "H100-SXM-80GB"\nmax_model_len = 8192\n'
+    '[speculation]\nmethod = "ngram"\nk = [0, 2]\nacceptance = 0.6\n[sweep]\nqps = [1.0]\nnum_requests = 20\n'
+    '[[workload]]\nname = "chat"\nprompt_tokens = 500\noutput_tokens = 100\n'
+)
+
+
+@pytest.fixture
+def no_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep that fails if it runs: the checks under test must refuse before simulating."""
+    import specwise.study.sweep
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the sweep ran before the arguments were checked")
+
+    monkeypatch.setattr(specwise.study.sweep, "run_sweep", refuse)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({}, "method draft_model needs a draft"),  # before: load_pair's AssertionError after loading the target
+        ({"draft": "d", "method": "ngram"}, "method ngram: drafts from the prompt, not with a draft"),
+        ({"method": "bogus"}, "method: 'bogus' is not one of"),
+        ({"method": "ngram", "max_prompts": 0}, "max_prompts: expected a positive integer"),
+        ({"method": "ngram", "max_new_tokens": "64"}, "max_new_tokens: expected an integer"),
+        ({"method": "ngram", "threads": 0}, "threads: expected a positive integer"),
+        ({"method": "ngram", "temperatures": (0.0, float("inf"))}, "temperatures: inf is not allowed"),
+        ({"method": "ngram", "k": (0, 2)}, "k '0,2': k must be >= 1"),
+        ({"method": "ngram", "k": (2.5,)}, "k: expected an integer, got 2.5"),
+        ({"method": "ngram", "seed": -1}, "seed: expected an integer >= 0"),
+        ({"method": "ngram", "top_p": "0.5"}, "top_p: expected a number"),
+        ({"method": "ngram", "bogus": 1}, "profile: unexpected keyword argument 'bogus'"),
+        ({"draft": "d", "quantizations": "draft=int3"}, "quantizations 'draft=int3': scheme 'int3' is not one of"),
+        ({"draft": "d", "quantizations": {"draft": "int3"}}, "quantizations 'draft=int3': scheme 'int3' is not one"),
+    ],
+)
+def test_profile_refuses_what_the_command_line_refuses_before_loading_anything(
+    kwargs: dict[str, Any], words: str
+) -> None:
+    with pytest.raises(SpecwiseError) as exc:
+        specwise.profile("no-such-model-dir", **kwargs)
+    assert words in str(exc.value)
+
+
+@pytest.mark.parametrize(("temperatures", "k"), [(0.5, 4), ("0,0.5", "1-4"), ([0.0, 1], (1, 2))])
+def test_profile_takes_one_value_or_the_command_lines_text_for_temperatures_and_k(
+    tmp_path: Path, temperatures: Any, k: Any
+) -> None:
+    # before: iterating a float raised TypeError, and "1-4" was read character by character
+    missing = tmp_path / "missing.jsonl"
+    with pytest.raises(SpecwiseError, match=r"missing\.jsonl"):  # the settings passed: the prompts are next
+        specwise.profile("no-such-model-dir", method="ngram", prompts=missing, temperatures=temperatures, k=k)
+
+
+@pytest.mark.usefixtures("no_sweep")
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"metric": "bogus"}, "metric: 'bogus' is not one of e2e, tpot, throughput, goodput"),  # before: KeyError
+        ({"num_requests": 10_000_001}, "num_requests: expected an integer in 1..10,000,000"),
+        ({"num_requests": 0}, "num_requests: expected an integer in 1..10,000,000"),  # before: silently ignored
+        ({"num_requests": "50"}, "num_requests: expected an integer, got '50'"),  # before: TypeError
+        ({"processes": 0}, "processes: expected a positive integer"),
+        ({"processes": -1}, "processes: expected a positive integer"),
+        ({"processes": "2"}, "processes: expected an integer, got '2'"),
+        ({"executor": "bogus"}, "executor: expected 'local', 'ray' or 'ray:ADDRESS', got 'bogus'"),  # ValueError
+    ],
+)
+def test_simulate_refuses_what_the_command_line_refuses_before_the_sweep(kwargs: dict[str, Any], words: str) -> None:
+    with pytest.raises(SpecwiseError) as exc:
+        specwise.simulate(EXAMPLE_SIM, **kwargs)
+    assert words in str(exc.value)
+
+
+@pytest.mark.usefixtures("no_sweep")
+def test_simulate_refuses_goodput_on_a_scenario_with_no_slo(tmp_path: Path) -> None:
+    # before: every cell scored 0 and the answer was "speculation never pays"
+    path = tmp_path / "s.toml"
+    path.write_text(NO_SLO_SCENARIO)
+    with pytest.raises(SpecwiseError, match=r"metric goodput: .* sets no slo_ttft_s or slo_tpot_s"):
+        specwise.simulate(path, metric="goodput", num_requests=20, processes=1)
+
+
+@pytest.mark.parametrize("scenario", [42, None])
+def test_advise_refuses_a_scenario_that_is_not_a_path(scenario: object) -> None:
+    with pytest.raises(SpecwiseError, match="scenario: expected a file path"):  # before: pathlib's TypeError
+        specwise.advise(scenario)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"vllm_version": 0.2}, "vllm_version: expected a version string such as '0.20', got 0.2"),
+        ({"vllm_version": "0.7"}, "vllm_version: 0.7.0: vLLM before 0.8"),
+        ({"host": "x; rm -rf /"}, "host: expected a host name or IP address"),  # before: pasted into the command
+        ({"processes": 0}, "processes: expected a positive integer"),
+        ({"executor": "bogus"}, "executor: expected 'local', 'ray' or 'ray:ADDRESS'"),
+        ({"profiles": [42]}, "profiles: expected file paths"),
+    ],
+)
+def test_advise_refuses_what_the_command_line_refuses(kwargs: dict[str, Any], words: str) -> None:
+    with pytest.raises(SpecwiseError) as exc:
+        specwise.advise(EXAMPLE_ADVISE, **kwargs)
+    assert words in str(exc.value)
+
+
+@pytest.mark.parametrize("argument", ["profiles", "benches"])
+@pytest.mark.parametrize("kind", [str, Path])
+def test_advise_reads_one_file_given_alone_as_a_list_of_one(
+    tmp_path: Path, argument: str, kind: type[str] | type[Path]
+) -> None:
+    # before: a str was read character by character ("/: is a directory"), a Path raised TypeError
+    missing = tmp_path / "x.json"
+    given: dict[str, Any] = {argument: kind(missing)}
+    with pytest.raises(SpecwiseError, match=re.escape(f"{missing}: no such")):
+        specwise.advise(EXAMPLE_ADVISE, processes=1, **given)
+
+
+@pytest.mark.parametrize(
+    ("url", "kwargs", "words"),
+    [
+        ("notaurl", {}, "url: expected http://HOST:PORT"),
+        ("http://127.0.0.1:8000", {"rates": ()}, "rates: rates must be > 0"),
+        ("http://127.0.0.1:8000", {"rates": (1.0, -2.0)}, "rates: rates must be > 0"),
+        ("http://127.0.0.1:8000", {"requests_per_level": 0}, "requests_per_level: expected a positive integer"),
+        ("http://127.0.0.1:8000", {"concurrency": (0,)}, "concurrency: concurrency levels must be >= 1"),
+        ("http://127.0.0.1:8000", {"temperature": -1.0}, "temperature: expected a number >= 0"),
+        ("http://127.0.0.1:8000", {"metrics_urls": "ftp://x"}, "metrics_urls: expected http://HOST:PORT"),
+        ("http://127.0.0.1:8000", {"bogus": 1}, "bench: unexpected keyword argument 'bogus'"),
+        ("http://127.0.0.1:8000", {"run_id": 5}, "run_id: expected a string, got 5"),
+        (None, {}, "url: expected http://HOST:PORT, got None"),
+        ("http://127.0.0.1:8000", {"requests_per_level": None}, "requests_per_level: expected an integer, got None"),
+    ],
+)
+def test_bench_refuses_what_the_command_line_refuses_before_any_request(
+    tmp_path: Path, url: str, kwargs: dict[str, Any], words: str
+) -> None:
+    db = tmp_path / "b.sqlite"
+    with pytest.raises(SpecwiseError) as exc:
+        specwise.bench(url, "m", db=db, **kwargs)
+    assert words in str(exc.value)
+    assert not db.exists()  # refused before the results database was opened
+
+
+def test_bench_raises_when_every_request_failed(tmp_path: Path) -> None:
+    # before: it returned the document of a run with nothing measured, as the CLI exits 2 instead
+    url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    with pytest.raises(SpecwiseError, match=r"all 2 requests failed \(2 connection\); check url, model"):
+        specwise.bench(url, "m", rates=(50.0,), requests_per_level=2, db=tmp_path / "b.sqlite")
+
+
+def test_bench_scrapes_one_metrics_url_given_alone(tmp_path: Path) -> None:
+    from specwise.loadgen.mock_server import MockServer
+
+    # before: the string was read as the URLs 'h', 't', 't', ... and no counters were read
+    with MockServer() as server:
+        doc = specwise.bench(
+            server.url, "mock", rates=(20.0,), requests_per_level=2, db=tmp_path / "b.sqlite",
+            metrics_urls=server.url + "/metrics",
+        )  # fmt: skip
+    level = doc.levels[0]
+    assert level.spec_decode is not None and not level.scrape_errors
+
+
+def test_a_bench_documents_json_is_strict_json() -> None:
+    from specwise.contracts.bench import BenchDoc, BenchLevel
+    from specwise.latency import LevelSummary
+    from specwise.stats import Percentiles
+
+    nothing = Percentiles.of_nothing()  # a level whose requests all failed: no latency samples
+    summary = LevelSummary(2, nothing, nothing, nothing, nothing, 0.0, 0.0, None, failed=2)
+    doc = BenchDoc(run_id="r", db="b.sqlite", model="m", levels=(BenchLevel(summary),))
+    data = doc.to_json()
+    json.dumps(data, allow_nan=False)  # before: ValueError, "mean": NaN
+    assert data["levels"][0]["ttft_s"]["mean"] is None  # null, as the command line prints it
+
+
+def test_plan_memory_to_json_is_what_the_command_line_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    draft = "meta-llama/Llama-3.2-1B-Instruct"
+    plan = specwise.plan_memory(TARGET_70B, "H100-SXM-80GB", draft=draft, tp=4)
+    assert main(["plan-memory", "--target", TARGET_70B, "--gpu", "H100-SXM-80GB", "--draft", draft, "--tp", "4",
+                 "--json"]) == 0  # fmt: skip
+    printed = json.loads(capsys.readouterr().out)
+    assert json.loads(json.dumps(plan.to_json())) == printed
+    assert printed["compatibility"]["compatible"] is True
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"draft_tp": 1}, "draft_tp: no draft given to place or quantize"),
+        ({"draft_quantization": "fp8"}, "draft_quantization: no draft given to place or quantize"),
+        ({"draft": "ngram", "draft_tp": 1}, "draft_tp: draft ngram has no weights to place or quantize"),
+        ({"gpu_memory_utilization": 1.5}, "gpu_memory_utilization: expected a number in (0, 1]"),
+        ({"quantization": "int3"}, "quantization: 'int3' is not one of"),
+        ({"bogus": 1}, "plan_memory: unexpected keyword argument 'bogus'"),
+    ],
+)
+def test_plan_memory_refuses_what_the_command_line_refuses(kwargs: dict[str, Any], words: str) -> None:
+    with pytest.raises(SpecwiseError) as exc:
+        specwise.plan_memory(TARGET_70B, "H100-SXM-80GB", tp=4, **kwargs)
+    assert words in str(exc.value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,27 @@ def _concurrency(text: str) -> list[int]:
 
 
 def _metrics_arg(text: str) -> str:
-    return text if text == "none" else http_url(text)
+    return text if text == "none" else CHECKS["metrics_urls"](text)
+
+
+CHECKS: dict[str, Callable[[str], Any]] = {
+    "url": http_url,
+    "rates": _rates,
+    "concurrency": _concurrency,
+    "sweep": positive_int,
+    "requests_per_level": positive_int,
+    "cv": positive_float,
+    "max_tokens": positive_int,
+    "temperature": non_negative_float,
+    "max_concurrency": positive_int,
+    "timeout": positive_float,
+    "metrics_urls": http_url,
+    "seed": seed_int,
+    "slo_ttft": positive_float,
+    "slo_tpot": positive_float,
+}
+"""Each :class:`RunConfig` field's check of its text (a list: comma-separated), by field: the flags' types here,
+the API's checks in :mod:`specwise.api`."""
 
 
 def register(sub: Any) -> None:
@@ -76,25 +97,27 @@ def register(sub: Any) -> None:
         "every request as it completes (SQLite, resumable), and read vLLM's spec-decode counters from /metrics "
         "before and after each level.",
     )
-    p.add_argument("--url", type=http_url, help="server base URL, e.g. http://127.0.0.1:8000")
+    p.add_argument("--url", type=CHECKS["url"], help="server base URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--model", help="model name the server serves")
     p.add_argument("--endpoint", choices=("completions", "chat"), default="completions")
-    p.add_argument("--rates", type=_rates, default=[1.0, 4.0], help="requests/s per level, e.g. 1,2,4 (default 1,4)")
+    p.add_argument(
+        "--rates", type=CHECKS["rates"], default=[1.0, 4.0], help="requests/s per level, e.g. 1,2,4 (default 1,4)"
+    )
     p.add_argument(
         "--concurrency",
-        type=_concurrency,
+        type=CHECKS["concurrency"],
         metavar="N[,N...]",
         help="closed-loop levels keeping N requests in flight, instead of --rates",
     )
     p.add_argument(
         "--sweep",
-        type=positive_int,
+        type=CHECKS["sweep"],
         metavar="N",
         help="probe synchronous and max throughput, then run N rates spread between (instead of --rates)",
     )
-    p.add_argument("--requests-per-level", type=positive_int, default=20)
+    p.add_argument("--requests-per-level", type=CHECKS["requests_per_level"], default=20)
     p.add_argument("--arrivals", choices=("poisson", "gamma", "constant"), default="poisson")
-    p.add_argument("--burstiness-cv", type=positive_float, default=1.0, help="gamma arrivals: gap CV")
+    p.add_argument("--burstiness-cv", type=CHECKS["cv"], default=1.0, help="gamma arrivals: gap CV")
     p.add_argument(
         "--prompts",
         metavar="FILE|hf:PATH|builtin:NAME",
@@ -117,11 +140,11 @@ def register(sub: Any) -> None:
         help="tokenizer for --synthetic-tokens: a model directory, a tokenizer.json, or a model id in the local "
         "Hugging Face cache (default: --model; nothing is downloaded)",
     )
-    p.add_argument("--max-tokens", type=positive_int, default=64)
-    p.add_argument("--temperature", type=non_negative_float, default=0.0)
+    p.add_argument("--max-tokens", type=CHECKS["max_tokens"], default=64)
+    p.add_argument("--temperature", type=CHECKS["temperature"], default=0.0)
     p.add_argument("--ignore-eos", action="store_true", help="ask the server to generate exactly --max-tokens")
-    p.add_argument("--max-concurrency", type=positive_int, default=256)
-    p.add_argument("--request-timeout", type=positive_float, default=120.0, help="seconds per request")
+    p.add_argument("--max-concurrency", type=CHECKS["max_concurrency"], default=256)
+    p.add_argument("--request-timeout", type=CHECKS["timeout"], default=120.0, help="seconds per request")
     p.add_argument(
         "--metrics-url",
         type=_metrics_arg,
@@ -130,9 +153,9 @@ def register(sub: Any) -> None:
         "replica: each replica's counters are read on its own and summed",
     )
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key (never stored)")
-    p.add_argument("--seed", type=seed_int, default=0)
-    p.add_argument("--slo-ttft", type=positive_float, help="goodput SLO on TTFT (s)")
-    p.add_argument("--slo-tpot", type=positive_float, help="goodput SLO on TPOT (s)")
+    p.add_argument("--seed", type=CHECKS["seed"], default=0)
+    p.add_argument("--slo-ttft", type=CHECKS["slo_ttft"], help="goodput SLO on TTFT (s)")
+    p.add_argument("--slo-tpot", type=CHECKS["slo_tpot"], help="goodput SLO on TPOT (s)")
     _add_storage_flags(p)
     _add_launch_flags(p)
     add_wide_flag(p)
@@ -391,20 +414,26 @@ def run(args: argparse.Namespace) -> int:
     return _exit_status(doc)
 
 
-def _exit_status(doc: BenchDoc) -> int:
-    """2 when no request of the run succeeded (an unreachable server, a wrong model name or key): the results are
-    printed and kept first, so what failed is on screen and in --db."""
+def all_failed(doc: BenchDoc) -> str | None:
+    """``all N requests failed (what failed)`` when no request of the run succeeded (an unreachable server, a wrong
+    model name or key), else None."""
     levels = [lv for c in doc.configs for lv in c.levels] if doc.configs else list(doc.levels)
     sent = sum(lv.summary.requests for lv in levels)
-    if sent and all(lv.summary.requests == lv.summary.failed for lv in levels):
-        errors: dict[str, int] = {}
-        for lv in levels:
-            for kind, n in lv.summary.errors.items():
-                errors[kind] = errors.get(kind, 0) + n
-        detail = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items(), key=lambda kv: -kv[1]))
-        print(
-            f"specwise bench: error: all {sent} requests failed ({detail}); check --url, --model and the server",
-            file=sys.stderr,
-        )
+    if not sent or any(lv.summary.requests != lv.summary.failed for lv in levels):
+        return None
+    errors: dict[str, int] = {}
+    for lv in levels:
+        for kind, n in lv.summary.errors.items():
+            errors[kind] = errors.get(kind, 0) + n
+    detail = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items(), key=lambda kv: -kv[1]))
+    return f"all {sent} requests failed ({detail})"
+
+
+def _exit_status(doc: BenchDoc) -> int:
+    """2 when no request of the run succeeded: the results are printed and kept first, so what failed is on screen
+    and in --db."""
+    failed = all_failed(doc)
+    if failed is not None:
+        print(f"specwise bench: error: {failed}; check --url, --model and the server", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
@@ -16,12 +17,14 @@ from specwise.cli.common import (
     positive_int,
     print_json,
 )
-from specwise.compat.pair import check_pair
+from specwise.compat.pair import PairReport, check_pair
 from specwise.compat.tokenizer_files import gather_tokenizer_evidence
-from specwise.errors import SpecwiseError
+from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.extras import available
 from specwise.memory import MemoryPlanRequest, plan_memory
 from specwise.report.memory import render_memory_plan
+from specwise.specs.draft import DraftChoice
+from specwise.specs.model import ModelSpec
 from specwise.specs.quant import QUANTIZATION_CHOICES
 from specwise.units import GIB
 
@@ -89,31 +92,44 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
+def checked_draft(
+    target: ModelSpec,
+    draft: str | None,
+    draft_tp: int | None,
+    draft_quantization: str,
+    names: FieldNames = CLI_FLAGS,
+) -> tuple[DraftChoice | None, PairReport | None]:
+    """The draft resolved, and its pair check with the target (a model draft): a draft that cannot serve the target
+    is refused, and so are a draft TP or draft quantization with no draft weights to apply them to (``names``:
+    how the caller names the settings)."""
+    choice, pair = None, None
+    if draft:
+        choice, trained_for = resolve_draft(draft, target)
+        if choice.kind == "model" and choice.spec is not None:
+            # the token tables always; sample encodings only where the tokenizers extra is installed
+            evidence = gather_tokenizer_evidence(
+                target.tokenizer, choice.spec.tokenizer, encode=available("tokenizers")
+            )
+            pair = check_pair(target, choice.spec, tokenizer_evidence=evidence, head_trained_for=trained_for)
+            if not pair.compatible:
+                raise SpecwiseError(
+                    f"draft {choice.spec.name} cannot serve target {target.name}: "
+                    + "; ".join(f.message for f in pair.failures)
+                )
+    if choice is None or choice.spec is None:  # no draft, or n-gram / suffix: nothing to place
+        given = [f for f, v in (("draft_tp", draft_tp), ("draft_quantization", draft_quantization))
+                 if v not in (None, "auto")]  # fmt: skip
+        if given:
+            what = f"{names.name('draft')} {draft} has no weights" if draft else f"no {names.name('draft')} given"
+            raise SpecwiseError(f"{names.name(given[0])}: {what} to place or quantize")
+    return choice, pair
+
+
 def run(args: argparse.Namespace) -> int:
     target = resolve_model(args.target)
     gpu = resolve_gpu(args.gpu)
     tp = args.tp if args.tp is not None else (args.num_gpus or 1)
-    draft_choice = None
-    pair = None
-    if args.draft:
-        draft_choice, trained_for = resolve_draft(args.draft, target)
-        if draft_choice.kind == "model" and draft_choice.spec is not None:
-            # the token tables always; sample encodings only where the tokenizers extra is installed
-            evidence = gather_tokenizer_evidence(
-                target.tokenizer, draft_choice.spec.tokenizer, encode=available("tokenizers")
-            )
-            pair = check_pair(target, draft_choice.spec, tokenizer_evidence=evidence, head_trained_for=trained_for)
-            if not pair.compatible:
-                raise SpecwiseError(
-                    f"draft {draft_choice.spec.name} cannot serve target {target.name}: "
-                    + "; ".join(f.message for f in pair.failures)
-                )
-    if draft_choice is None or draft_choice.spec is None:  # no draft, or n-gram / suffix: nothing to place
-        given = [f for f, v in (("--draft-tp", args.draft_tp), ("--draft-quantization", args.draft_quantization))
-                 if v not in (None, "auto")]  # fmt: skip
-        if given:
-            what = f"--draft {args.draft} has no weights" if args.draft else "no --draft given"
-            raise SpecwiseError(f"{given[0]}: {what} to place or quantize")
+    draft_choice, pair = checked_draft(target, args.draft, args.draft_tp, args.draft_quantization)
     request = MemoryPlanRequest(
         target=target,
         gpu=gpu,
@@ -132,11 +148,9 @@ def run(args: argparse.Namespace) -> int:
         num_speculative_tokens=args.num_speculative_tokens,
         reserve_bytes=int(args.reserve_gib * GIB) if args.reserve_gib is not None else None,
     )
-    plan = plan_memory(request)
+    plan = replace(plan_memory(request), compatibility=pair)
     if args.json:
-        data = plan.to_dict()
-        data["compatibility"] = pair.to_dict() if pair else None
-        print_json(data)
+        print_json(plan.to_json())
     else:
         render_memory_plan(plan, pair, wide=args.wide)
     return EXIT_OK if plan.fits else EXIT_NEGATIVE

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,13 +21,14 @@ from specwise.cli.common import (
     stage_progress,
 )
 from specwise.cli.datasets import add_dataset_flags, dataset_selection
-from specwise.errors import SpecwiseError
+from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.extras import require
 from specwise.fileio import check_output_file, write_json_atomic
 from specwise.profiler.document import PromptDetails, build_document
 from specwise.profiler.quantize_spec import parse_quantize
 from specwise.profiler.settings import (
     CONTEXTS,
+    METHODS,
     ProfileSettings,
     parse_k_values,
     parse_temperatures,
@@ -39,6 +41,19 @@ from specwise.prompts.sources import load_prompts
 if TYPE_CHECKING:
     from specwise.contracts.profile import ProfileDoc
     from specwise.profiler.runner import Prompt
+
+
+CHECKS: dict[str, Callable[[str], int]] = {
+    "max_prompts": positive_int,
+    "max_new_tokens": positive_int,
+    "top_k": non_negative_int,
+    "prompt_lookup_min": positive_int,
+    "prompt_lookup_max": positive_int,
+    "batch_size": positive_int,
+    "threads": positive_int,
+    "seed": non_negative_int,
+}
+"""The integer settings' checks, by setting (the flags' types here, the API's checks in :mod:`specwise.api`)."""
 
 
 def register(sub: Any) -> None:
@@ -61,7 +76,7 @@ def register(sub: Any) -> None:
         "dataset, or a built-in set",
     )
     add_dataset_flags(p)
-    p.add_argument("--max-prompts", type=positive_int, metavar="N", help="use the first N prompts")
+    p.add_argument("--max-prompts", type=CHECKS["max_prompts"], metavar="N", help="use the first N prompts")
     p.add_argument(
         "--chat-template",
         default="none",
@@ -71,7 +86,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--temperatures", default="0,0.5,1.0", help="comma list (default 0,0.5,1.0)")
     p.add_argument("--k", default="1-8", help="draft lengths: range or list (default 1-8)")
-    p.add_argument("--top-k", type=non_negative_int, default=0, help="top-k applied to both models (0 = off)")
+    p.add_argument("--top-k", type=CHECKS["top_k"], default=0, help="top-k applied to both models (0 = off)")
     p.add_argument("--top-p", type=float, default=1.0, help="top-p applied to both models (default 1 = off)")
     p.add_argument(
         "--quantize",
@@ -80,7 +95,9 @@ def register(sub: Any) -> None:
         metavar="ROLE=SCHEME[,...]",
         help="a quantisation what-if (repeatable), e.g. draft=int8 or draft=int8,target=int4; schemes int8, int4, fp8",
     )
-    p.add_argument("--max-new-tokens", type=positive_int, default=128, metavar="N", help="tokens per prompt")
+    p.add_argument(
+        "--max-new-tokens", type=CHECKS["max_new_tokens"], default=128, metavar="N", help="tokens per prompt"
+    )
     p.add_argument(
         "--contexts",
         choices=CONTEXTS,
@@ -96,16 +113,20 @@ def register(sub: Any) -> None:
         "speculative sampling loop; default) or from per-context means sum min(p,q) (lower variance, "
         "over-predicts at T > 0)",
     )
-    p.add_argument("--prompt-lookup-min", type=positive_int, help="ngram: shortest n-gram (vLLM default 5)")
-    p.add_argument("--prompt-lookup-max", type=positive_int, help="ngram: longest n-gram (vLLM default 5)")
-    p.add_argument("--batch-size", type=positive_int, default=8, help="prompts per continuation batch")
+    p.add_argument(
+        "--prompt-lookup-min", type=CHECKS["prompt_lookup_min"], help="ngram: shortest n-gram (vLLM default 5)"
+    )
+    p.add_argument(
+        "--prompt-lookup-max", type=CHECKS["prompt_lookup_max"], help="ngram: longest n-gram (vLLM default 5)"
+    )
+    p.add_argument("--batch-size", type=CHECKS["batch_size"], default=8, help="prompts per continuation batch")
     p.add_argument(
         "--threads",
-        type=positive_int,
+        type=CHECKS["threads"],
         metavar="N",
         help="torch threads for the forward passes (default: the cores this process may run on)",
     )
-    p.add_argument("--seed", type=non_negative_int, default=0)
+    p.add_argument("--seed", type=CHECKS["seed"], default=0)
     p.add_argument("--verify", action="store_true", help="also run the real speculative sampling loop and compare")
     p.add_argument("--verify-temperatures", default="0,1", help="temperatures for --verify (default 0,1)")
     p.add_argument("--verify-k", type=positive_int, default=4, help="k for --verify (default 4)")
@@ -122,15 +143,28 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
-def _lookup(args: argparse.Namespace) -> tuple[int, int]:
-    lo, hi = args.prompt_lookup_min, args.prompt_lookup_max
-    if lo is None and hi is None:
-        return 5, 5  # vLLM's SpeculativeConfig default
-    return (lo if lo is not None else hi), (hi if hi is not None else lo)
+def lookup_range(lo: int | None, hi: int | None) -> tuple[int, int]:
+    """ngram's (shortest, longest) n-gram: vLLM's default 5, 5 when neither is given, else one stands for both."""
+    if lo is None:
+        return (5, 5) if hi is None else (hi, hi)  # 5, 5: vLLM's SpeculativeConfig default
+    return lo, (hi if hi is not None else lo)
+
+
+def check_method_draft(method: str | None, draft: object, names: FieldNames = CLI_FLAGS) -> None:
+    """A draft model's method needs a draft; n-gram and suffix lookup take none (checked before any weights load)."""
+    if method is not None and method not in METHODS:
+        raise SpecwiseError(f"{names.name('method')}: {method!r} is not one of {', '.join(METHODS)}")
+    if (method or "draft_model") == "draft_model" and draft is None:
+        raise SpecwiseError(f"{names.name('method')} draft_model needs a {names.name('draft')} model")
+    if method not in (None, "draft_model") and draft is not None:
+        raise SpecwiseError(
+            f"{names.name('method')} {method}: drafts from the prompt, not with a {names.name('draft')}"
+        )
 
 
 def build_settings(args: argparse.Namespace) -> ProfileSettings:
-    lo, hi = _lookup(args)
+    check_method_draft(args.method, args.draft)  # argparse's group already pairs them; the API's check too
+    lo, hi = lookup_range(args.prompt_lookup_min, args.prompt_lookup_max)
     if not 0 < args.top_p <= 1:
         raise SpecwiseError(f"--top-p: expected a number in (0, 1], got {args.top_p}")
     return ProfileSettings(

@@ -25,10 +25,32 @@ from specwise.extras import require
 from specwise.fileio import check_output_dir
 from specwise.report.sim import render_sweep
 from specwise.scenario import load_scenario
-from specwise.scenario.model import DECISION_METRICS
+from specwise.scenario.model import DECISION_METRICS, Scenario
 from specwise.scenario.parse import MAX_NUM_REQUESTS, sets_an_slo
 from specwise.study.decide import decide
 from specwise.study.sweep import run_sweep
+
+requests_per_cell = bounded(int, f"an integer in 1..{MAX_NUM_REQUESTS:,}", low=1, high=MAX_NUM_REQUESTS)
+"""``--num-requests`` (and the API's ``num_requests``): requests per (QPS, k) cell."""
+
+
+def with_overrides(
+    scenario: Scenario, source: object, requests: int | None, metric: str | None, flag: str = "--metric"
+) -> Scenario:
+    """The scenario with ``--num-requests`` / ``--metric`` applied (None: the scenario's own), refused before the
+    sweep: a metric that is not one of DECISION_METRICS, and goodput where no [[workload]] sets an SLO (no request
+    could meet one, so every cell would score 0). ``flag`` is how the metric is named in the message."""
+    if requests:
+        scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=requests))
+    if metric is None:
+        return scenario
+    if metric not in DECISION_METRICS:
+        raise SpecwiseError(f"{flag}: {metric!r} is not one of {', '.join(DECISION_METRICS)}")
+    if metric == "goodput" and not sets_an_slo(scenario.classes):
+        raise SpecwiseError(
+            f"{flag} goodput: {source} sets no slo_ttft_s or slo_tpot_s on any [[workload]], so no request can meet one"
+        )
+    return replace(scenario, decision_metric=metric)
 
 
 def register(sub: Any) -> None:
@@ -45,7 +67,7 @@ def register(sub: Any) -> None:
     p.add_argument("--plot", type=Path, metavar="DIR", help="write speedup and latency plots (PNG + SVG) here")
     p.add_argument(
         "--num-requests",
-        type=bounded(int, f"an integer in 1..{MAX_NUM_REQUESTS:,}", low=1, high=MAX_NUM_REQUESTS),
+        type=requests_per_cell,
         help="override [sweep].num_requests",
     )
     p.add_argument(
@@ -65,15 +87,7 @@ def run(args: argparse.Namespace) -> int:
         require("matplotlib", "--plot")  # before the sweep, as the destination check
         check_output_dir(args.plot)  # before the sweep: a bad destination must not cost the run
     scenario = load_scenario(args.scenario, predictor_override(args))
-    if args.num_requests:
-        scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=args.num_requests))
-    if args.metric:
-        if args.metric == "goodput" and not sets_an_slo(scenario.classes):
-            raise SpecwiseError(
-                f"--metric goodput: {args.scenario} sets no slo_ttft_s or slo_tpot_s on any [[workload]], so no "
-                "request can meet one"
-            )
-        scenario = replace(scenario, decision_metric=args.metric)
+    scenario = with_overrides(scenario, args.scenario, args.num_requests, args.metric)
     with open_executor(args.executor, args.processes) as executor, progress_bar(disable=args.json) as bar:
         task = bar.add_task("simulating", total=len(scenario.sweep.qps) * len(scenario.sweep.k_values))
 

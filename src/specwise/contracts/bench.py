@@ -6,6 +6,7 @@ comparison and optionally a calibration.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -123,6 +124,21 @@ class BenchLevel:
             concurrency=f.integer("concurrency"),
             replicas=tuple(ReplicaReading.from_json(r) for r in f.objects("replicas")),
         )
+
+
+def _null_non_finite(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with NaN and infinities as None (JSON has neither; RFC 8259 section 6)."""
+    return {k: _finite(v) for k, v in data.items()}
+
+
+def _finite(data: Any) -> Any:
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_finite(v) for v in data]
+    return data
 
 
 def _percentiles(f: Fields, key: str) -> Percentiles:
@@ -351,6 +367,8 @@ class BenchDoc:
         return None
 
     def to_json(self) -> dict[str, Any]:
+        """The document as strict JSON: a statistic of no samples (NaN, e.g. the mean TTFT of a level whose
+        requests all failed) is null, as ``from_json`` reads it back."""
         out: dict[str, Any] = {"run_id": self.run_id, "db": self.db}
         if self.configs:
             out["model"] = self.model
@@ -358,11 +376,11 @@ class BenchDoc:
             out["comparison"] = [r.to_json() for r in self.comparison]
             if self.calibration is not None:
                 out["calibration"] = self.calibration.to_json()
-            return out
+            return _null_non_finite(out)
         out.update(url=self.url, model=self.model, levels=[lv.to_json() for lv in self.levels])
         if self.jsonl:
             out["jsonl"] = self.jsonl
-        return out
+        return _null_non_finite(out)
 
     @classmethod
     def from_json(cls, data: JsonObject, where: str = "bench", path: Path | None = None) -> BenchDoc:

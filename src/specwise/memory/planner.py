@@ -15,7 +15,7 @@ vLLM refuses to start when one sequence of ``max_model_len`` tokens does not fit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.memory.reserve import ReserveBreakdown, estimate_reserve
@@ -25,6 +25,9 @@ from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
 from specwise.specs.quant import Quantization
 from specwise.units import DTYPE_BYTES, canonical_dtype, fmt_bytes
+
+if TYPE_CHECKING:
+    from specwise.compat.pair import PairReport
 
 BLOCK_SIZE_TOKENS = 16  # vLLM's default KV block size on GPUs
 
@@ -125,6 +128,7 @@ class MemoryPlan:
     max_model_len_that_fits: int
     problems: tuple[str, ...]
     warnings: tuple[str, ...]
+    compatibility: PairReport | None = None  # the draft/target pair check, where the caller ran one
 
     @property
     def draft_concurrency_cost(self) -> float | None:
@@ -171,6 +175,10 @@ class MemoryPlan:
             "problems": list(self.problems),
             "warnings": list(self.warnings),
         }
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``specwise plan-memory --json`` prints: :meth:`to_dict` and the pair check (null without one)."""
+        return {**self.to_dict(), "compatibility": self.compatibility.to_dict() if self.compatibility else None}
 
 
 # ------------------------------------------------------------------------------------------------
