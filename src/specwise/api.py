@@ -151,10 +151,10 @@ def _file(name: str, value: object, what: str = "a file path (str or Path)") -> 
 
 def _path(source: object) -> Path:
     """A scenario file, or the packaged file of ``example:NAME``."""
-    from specwise.examples import EXAMPLE_PREFIX, example_path
+    from specwise.examples import EXAMPLE_PREFIX, scenario_example_path
 
     path = _file("scenario", source, "a file path (str or Path) or example:NAME")
-    return example_path(str(source)) if str(source).startswith(EXAMPLE_PREFIX) else path
+    return scenario_example_path(str(source)) if str(source).startswith(EXAMPLE_PREFIX) else path
 
 
 def _executor(executor: object, processes: object) -> tuple[ExecutorSpec, int | None]:
@@ -213,13 +213,14 @@ def advise(
     [('draft_model:meta-llama/Llama-3.1-8B-Instruct', 'does_not_fit'), ('ngram', 'disable')]
     """
     from specwise.advisor.decision import advise as _advise
-    from specwise.cli.advise import _host, _vllm_version
+    from specwise.cli.advise import host_address, vllm_version_text
     from specwise.executors import open_executor
 
     profile_files, bench_files = _paths("profiles", profiles), _paths("benches", benches)
-    bind = _checked("host", _host, _text("host", host))
+    bind = _checked("host", host_address, _text("host", host))
     if vllm_version is not None:
-        _checked("vllm_version", _vllm_version, _text("vllm_version", vllm_version, "a version string such as '0.20'"))
+        version = _text("vllm_version", vllm_version, "a version string such as '0.20'")
+        _checked("vllm_version", vllm_version_text, version)
     spec, workers = _executor(executor, processes)
     inputs = _advise_inputs(scenario)
     with open_executor(spec, workers) as on:

@@ -77,14 +77,14 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--host",
-        type=_host,
+        type=host_address,
         default=LOOPBACK,
         help=f"the address the generated 'vllm serve' command binds (default {LOOPBACK}: this machine only; "
         "0.0.0.0 to serve other machines, e.g. in a Kubernetes pod)",
     )
     p.add_argument(
         "--vllm-version",
-        type=_vllm_version,
+        type=vllm_version_text,
         metavar="X.Y",
         help="the vLLM version the config is for (default: the scenario's [deployment].engine_version if 0.8 or "
         "later, else the current one): 0.24+ takes the k-by-batch-size "
@@ -102,14 +102,14 @@ def register(sub: Any) -> None:
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*|\[?[0-9A-Fa-f:.]+\]?")
 
 
-def _host(text: str) -> str:
+def host_address(text: str) -> str:
     """A host name, an IPv4 or an IPv6 address (what ``vllm serve --host`` binds); nothing a shell would read."""
     if len(text) > 253 or not _HOST.fullmatch(text):
         raise argparse.ArgumentTypeError(f"expected a host name or IP address, got {text!r}")
     return text.strip("[]")
 
 
-def _vllm_version(text: str) -> str:
+def vllm_version_text(text: str) -> str:
     try:
         schedule_form(VllmVersion.parse(text))  # a malformed or too-old version: one line, before any work
     except SpecwiseError as exc:  # argparse names the flag already
