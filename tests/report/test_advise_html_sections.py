@@ -32,3 +32,23 @@ def test_no_rule_table_without_rules() -> None:
     unchecked = replace(doc, candidates=tuple(replace(c, rules=()) for c in doc.candidates))
     page = render_html(unchecked)
     assert "Rule checks" not in page and "Acceptance evidence" in page
+
+
+def test_a_best_no_cell_has_is_shown_as_the_bound_it_is() -> None:
+    """Where the baseline keeps up and no k does, the 'best' is capacity / load (an upper bound), not a cell."""
+    from specwise.advisor.decision import advise
+    from specwise.advisor.inputs import load_inputs
+    from specwise.examples import example_path
+
+    doc = advise(load_inputs(example_path("example:advise/schedule-llama31-70b-1b")), processes=1)
+    sim = doc.ranked[0].sim
+    assert sim is not None
+    bounded = [
+        q
+        for q in sim.qps
+        if q not in sim.overloaded_qps and all(r.overloaded for r in sim.results if r.qps == q and r.k)
+    ]
+    assert bounded  # this example has such a load
+    page = render_html(doc)
+    for q in bounded:
+        assert f"≤{sim.best_speedup_by_qps[q]:.2f} (no k keeps up: capacity / load)" in page
