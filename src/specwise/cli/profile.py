@@ -127,6 +127,14 @@ def register(sub: Any) -> None:
         help="torch threads for the forward passes (default: the cores this process may run on)",
     )
     p.add_argument("--seed", type=CHECKS["seed"], default=0)
+    _add_verify_flags(p)
+    p.add_argument("--json", type=Path, metavar="OUT", help="write the profile JSON here ('-' prints it)")
+    add_wide_flag(p)
+    p.add_argument("--plot", type=Path, metavar="OUT.png", help="write acceptance vs temperature (.png or .svg)")
+    p.set_defaults(handler=run)
+
+
+def _add_verify_flags(p: Any) -> None:
     p.add_argument("--verify", action="store_true", help="also run the real speculative sampling loop and compare")
     p.add_argument("--verify-temperatures", default="0,1", help="temperatures for --verify (default 0,1)")
     p.add_argument("--verify-k", type=positive_int, default=4, help="k for --verify (default 4)")
@@ -137,10 +145,6 @@ def register(sub: Any) -> None:
         help="loop runs per prompt at T > 0 for --verify (default 1; per-path acceptance is heavy-tailed, so the "
         "comparison with the profile's own number needs several)",
     )
-    p.add_argument("--json", type=Path, metavar="OUT", help="write the profile JSON here ('-' prints it)")
-    add_wide_flag(p)
-    p.add_argument("--plot", type=Path, metavar="OUT.png", help="write acceptance vs temperature (.png or .svg)")
-    p.set_defaults(handler=run)
 
 
 def lookup_range(lo: int | None, hi: int | None) -> tuple[int, int]:
