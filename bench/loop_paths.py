@@ -19,6 +19,11 @@ Run (appends one JSON line per path; reruns skip paths already there). What is i
   .venv/bin/python bench/loop_paths.py --kind ar --seeds 5,6
   .venv/bin/python bench/loop_paths.py --kind loop --drafting greedy --prompts 20 --seeds 0   # stopped at 18 prompts
   .venv/bin/python bench/loop_paths.py --summary            # table + bench/results/loop_paths_qwen.json
+The SmolLM2 pair (after the walk and the loop moved to start at output position 1, 10 paths, ~5 min here):
+  OMP_NUM_THREADS=1 .venv/bin/python bench/loop_paths.py --target models/smollm2-135m \
+      --draft models/smollm2-135m-draft4 --out $PWD/bench/results/loop_paths_smollm2.jsonl --seeds 0
+  .venv/bin/python bench/loop_paths.py --out $PWD/bench/results/loop_paths_smollm2.jsonl \
+      --summary-out $PWD/bench/results/loop_paths_smollm2.json --summary
 """
 
 from __future__ import annotations
