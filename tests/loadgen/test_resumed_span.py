@@ -8,8 +8,8 @@ import json
 
 from rich.console import Console
 
-from specwise.cli.common import json_safe
 from specwise.contracts.bench import BenchDoc, BenchLevel
+from specwise.contracts.document import json_safe
 from specwise.loadgen.records import RequestRecord, active_span_s, summarize_level
 from specwise.report.bench import render_bench
 

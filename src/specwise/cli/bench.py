@@ -19,7 +19,6 @@ from specwise.cli.common import (
     add_json_flag,
     add_wide_flag,
     http_url,
-    json_safe,
     non_negative_float,
     positive_float,
     positive_int,
@@ -32,6 +31,7 @@ from specwise.contracts.bench import BenchDoc
 from specwise.contracts.bench_table import bench_rows, check_extension
 from specwise.contracts.bench_table import render as render_table
 from specwise.contracts.calibration import CalibrationDoc
+from specwise.contracts.document import json_safe
 from specwise.errors import SpecwiseError, redact_url
 from specwise.fileio import check_output_file, write_json_atomic, write_text_atomic
 from specwise.loadgen.launcher import load_launch_file

@@ -8,8 +8,9 @@ from typing import Any
 
 from specwise.calibration.from_bench import DEFAULT_MAX_NUM_BATCHED_TOKENS, DEFAULT_MAX_NUM_SEQS
 from specwise.calibration.from_vllm import VllmCalibrationInput, calibrate_vllm
-from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, json_safe, positive_int, print_json
+from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, positive_int, print_json
 from specwise.contracts.calibration import CalibrationDoc
+from specwise.contracts.document import json_safe
 from specwise.fileio import check_output_file, write_json_atomic
 from specwise.report.bench import render_calibration
 from specwise.report.console import console

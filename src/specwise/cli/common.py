@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from specwise.contracts.document import json_safe
 from specwise.errors import SpecwiseError, redact_url
 from specwise.executors import EXECUTOR_HELP, LOCAL, ExecutorSpec, parse_executor
 
@@ -65,17 +66,6 @@ fraction = bounded(float, "a number in (0, 1]", low=0.0, high=1.0, low_open=True
 probability = bounded(float, "a number in [0, 1]", low=0.0, high=1.0)
 non_negative_float = bounded(float, "a number >= 0", low=0.0)
 positive_float = bounded(float, "a number > 0", low=0.0, low_open=True)
-
-
-def json_safe(data: Any) -> Any:
-    """NaN and infinities (e.g. a percentile of no samples) become null: JSON has no NaN."""
-    if isinstance(data, float):
-        return data if math.isfinite(data) else None
-    if isinstance(data, dict):
-        return {k: json_safe(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [json_safe(v) for v in data]
-    return data
 
 
 def print_json(data: Any) -> None:

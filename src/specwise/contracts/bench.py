@@ -6,7 +6,6 @@ comparison and optionally a calibration.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.acceptance.model import AcceptanceModel
 from specwise.contracts.calibration import CalibrationDoc
-from specwise.contracts.document import DocumentError, Fields, JsonObject, Schema, read_json_file
+from specwise.contracts.document import DocumentError, Fields, JsonObject, Schema, json_safe, read_json_file
 from specwise.errors import SpecError
 from specwise.latency import LevelSummary
 from specwise.methods import LOOKUP_METHODS
@@ -124,21 +123,6 @@ class BenchLevel:
             concurrency=f.integer("concurrency"),
             replicas=tuple(ReplicaReading.from_json(r) for r in f.objects("replicas")),
         )
-
-
-def _null_non_finite(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with NaN and infinities as None (JSON has neither; RFC 8259 section 6)."""
-    return {k: _finite(v) for k, v in data.items()}
-
-
-def _finite(data: Any) -> Any:
-    if isinstance(data, float):
-        return data if math.isfinite(data) else None
-    if isinstance(data, dict):
-        return {k: _finite(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [_finite(v) for v in data]
-    return data
 
 
 def _percentiles(f: Fields, key: str) -> Percentiles:
@@ -376,11 +360,13 @@ class BenchDoc:
             out["comparison"] = [r.to_json() for r in self.comparison]
             if self.calibration is not None:
                 out["calibration"] = self.calibration.to_json()
-            return _null_non_finite(out)
+            finite: dict[str, Any] = json_safe(out)
+            return finite
         out.update(url=self.url, model=self.model, levels=[lv.to_json() for lv in self.levels])
         if self.jsonl:
             out["jsonl"] = self.jsonl
-        return _null_non_finite(out)
+        safe: dict[str, Any] = json_safe(out)
+        return safe
 
     @classmethod
     def from_json(cls, data: JsonObject, where: str = "bench", path: Path | None = None) -> BenchDoc:

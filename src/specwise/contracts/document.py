@@ -8,6 +8,7 @@ and a JSON file that is no specwise document at all is refused saying what was e
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,3 +141,15 @@ class Fields:
     def object(self, key: str) -> Fields | None:
         value = self.data.get(key)
         return None if value is None else Fields(value, self.at(key))
+
+
+def json_safe(data: Any) -> Any:
+    """``data`` with every NaN or infinity replaced by None: JSON has neither (RFC 8259 section 6), and a
+    browser's ``JSON.parse`` fails on them (e.g. a percentile of no samples)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: json_safe(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [json_safe(v) for v in data]
+    return data

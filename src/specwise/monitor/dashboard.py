@@ -12,9 +12,9 @@ import threading
 from collections import deque
 from typing import Any
 
+from specwise.contracts.document import json_safe
 from specwise.monitor.http_serve import GetServer
 from specwise.monitor.loop import Target
-from specwise.monitor.window import json_finite
 
 SERIES = (
     ("acceptance_rate", "acceptance rate"),
@@ -96,7 +96,7 @@ class Dashboard:
         if path in ("/", "/index.html"):
             return 200, "text/html; charset=utf-8", self._page
         if path == "/api/state":
-            return 200, "application/json", json.dumps(json_finite(self.state()), allow_nan=False).encode()
+            return 200, "application/json", json.dumps(json_safe(self.state()), allow_nan=False).encode()
         return 404, "text/plain", b"not found"
 
     @property
@@ -110,7 +110,7 @@ class Dashboard:
             for t in targets:
                 ring = self._series.setdefault(t.url, deque(maxlen=self._history))
                 if t.last is not None and t.failing is None and (not ring or ring[-1][0] != t.previous_t):
-                    ring.append((t.previous_t, {key: json_finite(getattr(t.last, key)) for key, _ in SERIES}))
+                    ring.append((t.previous_t, {key: json_safe(getattr(t.last, key)) for key, _ in SERIES}))
                     self._windows += 1
                 self._status[t.url] = {
                     "failing": t.failing,

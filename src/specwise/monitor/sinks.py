@@ -17,18 +17,18 @@ from typing import TextIO
 import httpx
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
+from specwise.contracts.document import json_safe
 from specwise.monitor.events import MonitorEvent, WebhookFailed
 from specwise.monitor.fetch import redact, redact_url
 from specwise.monitor.http_serve import GetServer
 from specwise.monitor.loop import Emit, Target
-from specwise.monitor.window import json_finite
 
 _RULES = ("low_acceptance_rate", "low_acceptance_length", "position_collapse")
 
 
 def event_line(event: MonitorEvent) -> str:
     """An event as one JSON line: strict JSON (no NaN), URL credentials redacted."""
-    return redact(json.dumps(json_finite(event.to_json()), allow_nan=False))
+    return redact(json.dumps(json_safe(event.to_json()), allow_nan=False))
 
 
 def json_lines(out: TextIO) -> Emit:

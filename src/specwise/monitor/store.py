@@ -12,8 +12,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from specwise.contracts.document import json_safe
 from specwise.errors import SpecwiseError
-from specwise.monitor.window import json_finite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS windows (url TEXT NOT NULL, end_s REAL NOT NULL, stats TEXT NOT NULL);
@@ -45,7 +45,7 @@ class MonitorStore:
         """Queued in the pass's transaction (:meth:`commit`). Non-finite numbers are stored as null."""
         self.db.execute(
             "INSERT INTO windows (url, end_s, stats) VALUES (?, ?, ?)",
-            (url, end_s, json.dumps(json_finite(stats), allow_nan=False)),
+            (url, end_s, json.dumps(json_safe(stats), allow_nan=False)),
         )
         self._latest, self._pending = max(self._latest, end_s), True
 

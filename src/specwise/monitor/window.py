@@ -7,10 +7,10 @@ bucket deltas (``histogram_quantile`` semantics), gauges from the latest scrape.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
+from specwise.contracts.document import json_safe
 from specwise.engines.vllm import METRICS as VLLM
 from specwise.metrics.exposition import Scrape
 from specwise.metrics.histogram import HistogramSnapshot, histogram_quantile
@@ -65,19 +65,8 @@ class WindowStats:
 
     def to_dict(self) -> dict[str, Any]:
         """The stats as JSON-ready data (a non-finite number, which JSON cannot carry, becomes None)."""
-        out: dict[str, Any] = json_finite({f.name: getattr(self, f.name) for f in fields(self)})
+        out: dict[str, Any] = json_safe({f.name: getattr(self, f.name) for f in fields(self)})
         return out
-
-
-def json_finite(data: Any) -> Any:
-    """``data`` with every NaN or infinity replaced by None (JSON has neither; a browser's JSON.parse fails)."""
-    if isinstance(data, float):
-        return data if math.isfinite(data) else None
-    if isinstance(data, dict):
-        return {k: json_finite(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [json_finite(v) for v in data]
-    return data
 
 
 def spec_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
