@@ -215,3 +215,13 @@ def test_a_report_that_is_not_html_is_refused_before_simulating(
     out = tmp_path / "report.md"
     assert main(["advise", "--scenario", str(EXAMPLES / "summarize-low-qps.toml"), "--report", str(out)]) == 2
     assert "the report is HTML; give a .html file name" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_lookups_temperature_curve_says_it_is_per_match() -> None:
+    """n-gram's first-position rate is per match (vLLM counts its drafts only on a match): not a draft's per-step
+    rate, and its series says so."""
+    from specwise.advisor.decision import temperature_curves
+
+    series = {p.series for p in temperature_curves(load_inputs(EXAMPLES / "summarize-low-qps.toml"), [])}
+    assert "ngram / summarization (assumed, per match)" in series
+    assert "draft_model:meta-llama/Llama-3.2-1B-Instruct / summarization (assumed)" in series

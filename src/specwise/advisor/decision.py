@@ -34,6 +34,7 @@ from specwise.engines.vllm_versions import CONFIG_JSON_SINCE, DYNAMIC_K_CAVEAT, 
 from specwise.errors import SpecwiseError
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
+from specwise.methods import LOOKUP_METHODS
 from specwise.scenario.build import build_scenario
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.study.decide import crossover, decide
@@ -722,18 +723,23 @@ def _serve(
 
 def temperature_curves(inputs: AdviseInputs, profiles: Sequence[ProfileDoc]) -> list[TemperaturePoint]:
     """First-position acceptance vs temperature per candidate: measured points from profiles (all prompts, no
-    quantisation), else the prior's curve for each task, labelled as assumed."""
+    quantisation), else the prior's curve for each task, labelled as assumed. A lookup's rate is per match (vLLM
+    counts its drafts only where the n-gram or suffix matched), and its series says so: it is not comparable with a
+    draft model's per-step rate."""
     out: list[TemperaturePoint] = []
     for doc in profiles:
+        per_match = ", per match" if doc.method in LOOKUP_METHODS else ""
         for r in doc.results:
             first = r.per_position_acceptance[0] if r.per_position_acceptance else None
             if r.workload_class is None and not r.quantization and first is not None:
-                out.append(TemperaturePoint(f"{doc.name} ({r.drafting}, profiled)", r.temperature, first))
+                out.append(TemperaturePoint(f"{doc.name} ({r.drafting}, profiled{per_match})", r.temperature, first))
     for c in inputs.candidates:
         if profile_for(c, profiles) is not None:
             continue
+        per_match = ", per match" if c.method.is_lookup else ""
         for task in sorted({w.task for w in inputs.workloads}):
             for t in (0.0, 0.25, 0.5, 0.75, 1.0):
                 p = prior(c.method, task, t, c.drafting)
-                out.append(TemperaturePoint(f"{c.label} / {task} (assumed)", t, p.model.per_position(1)[0]))
+                label = f"{c.label} / {task} (assumed{per_match})"
+                out.append(TemperaturePoint(label, t, p.model.per_position(1)[0]))
     return out
