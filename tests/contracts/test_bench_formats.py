@@ -106,7 +106,7 @@ def test_unusable_vllm_results_are_refused(tmp_path: Path, change: dict[str, Any
         ('{"benchmarks": [{"type_": "generative_benchmark"}]}', r"benchmarks\[0\]\.config\.strategy: missing"),
         ('{"hello": 1}', "not a bench result specwise reads"),
         ("[1, 2]", "must be an object, got list"),
-        ("", "no JSON object in the file"),
+        ("", "empty file; expected a bench JSON"),
         ("{broken", "not a readable bench JSON"),
         ('{"model_id": "m", "completed": 1, "spec_decode_num_drafts": 1}\nnot json', "line 2: not JSON"),
     ],

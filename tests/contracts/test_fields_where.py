@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from specwise.contracts.document import DocumentError, Fields
@@ -20,3 +22,15 @@ def test_errors_separate_the_file_from_the_field() -> None:
     nested = Fields({"k": []}, "evidence.json: records[3]")  # a record already placed in its file
     with pytest.raises(DocumentError, match=r"^evidence\.json: records\[3\]\.k: expected a finite number"):
         nested.number("k")
+
+
+def test_an_empty_document_is_said_the_same_way_for_every_kind(tmp_path: Path) -> None:
+    from specwise.contracts.bench_formats import read_bench
+    from specwise.contracts.calibration import CalibrationDoc
+    from specwise.contracts.profile import ProfileDoc
+
+    empty = tmp_path / "e.json"
+    empty.write_text("\n")
+    for read, what in ((read_bench, "bench"), (ProfileDoc.read, "profile"), (CalibrationDoc.read, "calibration")):
+        with pytest.raises(DocumentError, match=rf"e\.json: empty file; expected a {what} JSON$"):
+            read(empty)

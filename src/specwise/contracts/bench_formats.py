@@ -76,7 +76,7 @@ def _json_lines(text: str, where: str, whole_error: Exception) -> list[JsonObjec
             raise DocumentError(f"{where}: line {n}: expected a JSON object, got {type(obj).__name__}")
         objects.append(obj)
     if not objects:
-        raise DocumentError(f"{where}: no JSON object in the file")
+        raise DocumentError(f"{where}: empty file; expected a bench JSON")
     return objects
 
 

@@ -62,6 +62,8 @@ def read_json_file(path: Path, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -
         raw = read_bytes_bounded(path, max_bytes, what)
     except SpecwiseError as exc:
         raise DocumentError(str(exc)) from None
+    if not raw.strip():
+        raise DocumentError(f"{path}: empty file; expected a {what} JSON")
     try:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
