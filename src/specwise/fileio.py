@@ -152,9 +152,10 @@ def check_output_file(path: Path, inputs: Iterable[tuple[str, Path | str | None]
     for flag, source in inputs:
         if source is not None and same_file(path, Path(source)):
             raise SpecwiseError(f"{path}: is the {flag} file this command reads; write the output elsewhere")
-    if _special(_through_links(path)):
+    lands = _through_links(path)
+    if _special(lands):
         return  # a device or pipe is written to as it is (write_text_atomic)
-    check_output_dir(_through_links(path).parent)
+    check_output_dir(lands.parent)
 
 
 def same_file(a: Path, b: Path) -> bool:

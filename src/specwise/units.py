@@ -56,3 +56,8 @@ def fmt_count(n: float) -> str:
     if n >= 1e6:
         return f"{n / 1e6:.1f}M"
     return f"{n:,.0f}"
+
+
+def fmt_about(x: float) -> str:
+    """An interpolated value to two significant digits, in plain notation: 2.6, 26, 150 (never 1.5e+02)."""
+    return f"{float(f'{x:.2g}'):g}"

@@ -37,8 +37,9 @@ from specwise.executors.local import LocalExecutor
 from specwise.methods import LOOKUP_METHODS
 from specwise.scenario.build import build_scenario
 from specwise.scenario.model import Scenario, ScenarioSpec
-from specwise.study.decide import crossover, decide
+from specwise.study.decide import decide, falls_below
 from specwise.study.sweep import run_cell, run_sweep
+from specwise.units import fmt_about
 
 VERDICT_ORDER = {"enable": 4, "enable_below": 3, "measure_first": 2, "disable": 1, "does_not_fit": 0, "unsupported": 0}
 Progress = Callable[[str, int, int], None]
@@ -239,17 +240,10 @@ def _paying(
         if off
         else f"Enable {label} with k={k} only while the load stays "
         + (f"above ~{below[-1]:g} and " if below else "")
-        + f"below ~{float(f'{_falls_below(gains, minimum, op, above[0]):.2g}'):g} QPS"
+        + f"below ~{fmt_about(falls_below(gains, minimum, above[0]))} QPS"
         + (" (the k-by-batch-size schedule in the config cuts the loss there, not all of it)" if carried else "")
     )
     return _Verdict("enable_below", k, reason, ev_sim, schedule, checks, head)
-
-
-def _falls_below(gains: Mapping[float, float], minimum: float, op: float, first_failing: float) -> float:
-    """The load above the operating one where the point estimate falls below ``minimum``, interpolated between the
-    last load that clears it and the first that does not (the crossover's rule, at ``minimum`` instead of 1)."""
-    loads = [q for q in sorted(gains) if op <= q <= first_failing]
-    return crossover(loads, [gains[q] for q in loads], minimum) or first_failing
 
 
 def _schedule_words(

@@ -17,7 +17,8 @@ from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RA
 from specwise.memory.planner import MemoryPlan
 from specwise.methods import Method
 from specwise.specs.model import ModelSpec
-from specwise.study.decide import crossover
+from specwise.study.decide import falls_below
+from specwise.units import fmt_about
 
 RuleResult = RuleCheck  # pass | warn | fail, with the evidence it used
 
@@ -202,12 +203,10 @@ def _losses(gains: Sequence[tuple[float, float]], losing: Sequence[float], minim
     if middle:
         parts.append(f"below {minimum:g}x at {qs(middle)} QPS, between loads where it pays")
     if high:
-        last = max(paying)
-        segment = sorted((q, s) for q, s in gains if last <= q <= high[0])
-        cross = crossover([q for q, _ in segment], [s for _, s in segment], minimum) or high[0]
+        cross = fmt_about(falls_below(dict(gains), minimum, high[0]))
         parts.append(
-            f"stops paying (< {minimum:g}x) between {last:g} and {high[0]:g} QPS (~{float(f'{cross:.2g}'):g}, "
-            "interpolated): verification competes with other requests for a saturated GPU"
+            f"stops paying (< {minimum:g}x) between {max(paying):g} and {high[0]:g} QPS (~{cross}, interpolated): "
+            "verification competes with other requests for a saturated GPU"
         )
     return "; ".join(parts)
 

@@ -55,6 +55,17 @@ def crossover(qps: Sequence[float], best_speedup: Sequence[float], threshold: fl
     return None
 
 
+def falls_below(gains: Mapping[float, float], threshold: float, first_failing: float) -> float:
+    """The load where ``gains`` (load -> speedup) falls below ``threshold`` on its way to ``first_failing``, the
+    first load that misses it: interpolated from the load just below (:func:`crossover`'s rule); ``first_failing``
+    itself when there is no load below it or the segment does not cross."""
+    below = [q for q in gains if q < first_failing]
+    if not below:
+        return first_failing
+    last = max(below)
+    return crossover([last, first_failing], [gains[last], gains[first_failing]], threshold) or first_failing
+
+
 def _best(
     q: float, rows: Sequence[SweepRow], metric: str, capacity: Mapping[int | None, float], base_overloaded: bool
 ) -> tuple[int, float]:
