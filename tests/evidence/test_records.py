@@ -44,3 +44,21 @@ def test_lengths_come_from_the_record_the_dataset_or_an_assumption_said_so() -> 
         assert got.prompt_tokens > 0 and got.output_tokens > 0
         if r.prompt_tokens is None and r.dataset not in DATASETS:
             assert got.assumed
+
+
+def test_thinking_mode_records_say_their_output_lengths_are_assumed() -> None:
+    thinking = [r for r in all_records() if r.reasoning and r.output_tokens is None]
+    assert thinking
+    for r in thinking:
+        assert lengths_for(r).assumed, r.id
+
+
+def test_reasoning_must_be_a_boolean() -> None:
+    import pytest
+
+    from specwise.contracts.document import DocumentError, Fields
+
+    assert Fields({"reasoning": True}, "f.json").flag("reasoning") is True
+    assert Fields({}, "f.json").flag("reasoning") is False
+    with pytest.raises(DocumentError, match=r"f.json: reasoning: expected true or false"):
+        Fields({"reasoning": "yes"}, "f.json").flag("reasoning")

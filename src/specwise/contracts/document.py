@@ -120,6 +120,12 @@ class Fields:
             raise self.fail(key, f"expected an integer, got {value!r}")
         return int(value)
 
+    def flag(self, key: str, default: bool = False) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            raise self.fail(key, f"expected true or false, got {value!r}")
+        return value
+
     def numbers(self, key: str, *, allow_null: bool = False) -> tuple[float | None, ...]:
         value = self.data.get(key, [])
         if not isinstance(value, Sequence) or isinstance(value, str):

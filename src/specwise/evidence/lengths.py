@@ -46,4 +46,6 @@ def lengths_for(record: EvidenceRecord) -> Lengths:
     output = record.output_tokens if record.output_tokens is not None else known.output_tokens
     if record.prompt_tokens is not None and record.output_tokens is not None:
         return Lengths(prompt, output, "published with the record")
+    if record.reasoning and record.output_tokens is None and "thinking" not in known.how:
+        return Lengths(prompt, output, f"ASSUMED: thinking-mode outputs unpublished; the dataset's ({known.how})")
     return Lengths(prompt, output, known.how)

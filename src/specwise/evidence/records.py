@@ -61,6 +61,9 @@ class EvidenceRecord:
     uncertainty: float | None
     notes: str
     tree_branching: int | None = None  # a tree's top-k per draft step (SGLang's speculative_eagle_topk)
+    # The target generated in thinking (reasoning) mode: another workload than the same dataset without it (longer
+    # outputs, other acceptance), so never one series with it.
+    reasoning: bool = False
 
     @property
     def speculative(self) -> bool:
@@ -101,6 +104,7 @@ class EvidenceRecord:
             self.tree_size,
             self.dataset,
             self.temperature,
+            self.reasoning,
             self.metric in SPEEDUP_METRICS or self.baseline_value is not None,
         )
 
@@ -146,6 +150,7 @@ class EvidenceRecord:
             baseline_value=f.number("baseline_value"),
             uncertainty=f.number("uncertainty"),
             notes=f.text("notes", "") or "",
+            reasoning=f.flag("reasoning"),
         )
 
 

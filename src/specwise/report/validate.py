@@ -8,7 +8,7 @@ from rich.table import Table
 
 from specwise.report.console import console
 from specwise.report.tables import print_table
-from specwise.validate.run import Validation
+from specwise.validate.run import Crossover, Validation
 from specwise.validate.stats import ErrorSummary
 
 
@@ -57,9 +57,19 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
         for col in ("series", "load", "published", "predicted", "within 2x"):
             c.add_column(col, justify="left" if col in ("series", "load") else "right")
         for x in v.crossovers:
-            pred = "never" if x.predicted is None else f"{x.predicted:.3g}"
-            c.add_row(x.series, x.load_kind, f"{x.published:.3g}", pred, "yes" if x.within_2x else "[red]no[/]")
+            c.add_row(
+                x.series,
+                x.load_kind,
+                f"{x.published:.3g}",
+                _predicted_crossing(x),
+                "yes" if x.within_2x else "[red]no[/]",
+            )
         print_table(out, c, wide=wide)
+        if any(x.searched_to is not None for x in v.crossovers):
+            out.print(
+                "* beyond the loads the source measured: the prediction followed past them in x1.25 steps, as far as "
+                "twice (or half) the published crossover; '> N' ('< N'): it does not cross up to (down to) load N"
+            )
     base = "-" if v.baseline_within_20pct is None else f"{v.baseline_within_20pct:.0%}"
     out.print(
         f"plain-decoding records within +-20%: {base}; Leviathan Table 4 max |diff| {v.leviathan_max_abs_diff:.3f}"
@@ -67,6 +77,14 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
     for name, ok in v.criteria.items():
         out.print(f"  {'[green]met[/]' if ok else '[red]not met[/]'}  {name}")
     _records(v, show_all, out, wide)
+
+
+def _predicted_crossing(x: Crossover) -> str:
+    if x.predicted is None:
+        if x.searched_to is None:
+            return "never"
+        return f"{'>' if x.searched_to > x.published else '<'} {x.searched_to:.3g}"
+    return f"{x.predicted:.3g}" + ("*" if x.searched_to is not None else "")
 
 
 # what a plain-decoding record's value is, shown in display units (seconds and tokens/s inside)

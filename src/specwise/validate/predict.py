@@ -13,12 +13,12 @@ import itertools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from specwise.acceptance.lookup import split_per_step
 from specwise.acceptance.model import AcceptanceModel
-from specwise.evidence.records import SPEEDUP_METRICS, THROUGHPUT_METRICS, EvidenceRecord
+from specwise.evidence.records import SPEEDUP_METRICS, THROUGHPUT_METRICS, EvidenceRecord, Load
 from specwise.executors import Executor
 from specwise.methods import METHODS
 from specwise.perfmodel.drafting import DraftCost
@@ -41,6 +41,7 @@ class Prediction:
     k: int | None = None
     acceptance: str = ""
     lengths: str = ""
+    drafted_with: Acceptance | None = None  # what it was predicted with (a prediction at another load reuses it)
 
     @property
     def ratio(self) -> float | None:
@@ -290,7 +291,20 @@ def _predict(r: EvidenceRecord, p: Predictor, anchors: Mapping[Any, tuple[Accept
         given, anchor_id = anchors[r.series]
         status = "anchor" if anchor_id == r.id else "predicted"
     value, speedup, k = p.speculative(s, given)
-    return Prediction(r, status, "; ".join(s.notes), value, speedup, k, given.how, s.lengths.how)
+    return Prediction(r, status, "; ".join(s.notes), value, speedup, k, given.how, s.lengths.how, given)
+
+
+def speedup_at(pred: Prediction, p: Predictor, load: float) -> float | None:
+    """The predicted speedup of ``pred``'s experiment at another ``load`` of the same kind, with the acceptance it
+    was predicted with (where a predicted curve crosses 1 beyond the loads a source measured)."""
+    r = pred.record
+    if pred.drafted_with is None:
+        return None
+    moved = replace(r, id=f"{r.id}@{load:g}", load=Load(r.load.kind, load))
+    try:
+        return p.speculative(p.setup(moved), pred.drafted_with)[1]
+    except Unreplayable:
+        return None
 
 
 @dataclass(frozen=True)

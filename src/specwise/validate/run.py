@@ -15,7 +15,8 @@ from specwise.acceptance.model import expected_speedup_iid
 from specwise.evidence.records import EvidenceRecord, all_records
 from specwise.executors import Executor
 from specwise.perfmodel.profiles import published_fit
-from specwise.validate.predict import Models, Prediction, Predictor, predict_all
+from specwise.validate.predict import Models, Prediction, Predictor, predict_all, speedup_at
+from specwise.validate.replay import MAX_NUM_SEQS
 from specwise.validate.stats import ErrorSummary, summarize, summarize_by_engine
 
 # Leviathan et al. 2023, Table 4: (alpha from Table 3, gamma, c) -> expected walltime improvement.
@@ -42,7 +43,10 @@ class Crossover:
     series: str
     load_kind: str
     published: float  # interpolated load where the published speedup crosses 1
-    predicted: float | None  # the same for the prediction; None: it never crosses in the series' range
+    predicted: float | None  # the same for the prediction; None: it never crosses in the loads searched
+    # Where the prediction does not cross within the series' loads, it is followed beyond them to this load (half
+    # or twice the published crossover: what decides "within 2x"); None when the series' loads sufficed.
+    searched_to: float | None = None
 
     @property
     def within_2x(self) -> bool:
@@ -81,7 +85,58 @@ def _crossing(points: Sequence[tuple[float, float]]) -> float | None:
     return None
 
 
-def crossovers(preds: Sequence[Prediction]) -> list[Crossover]:
+SpeedupAt = Callable[[Prediction, float], float | None]  # a series member's predicted speedup at another load
+_STEP = 1.25  # geometric step of the loads a prediction is followed to beyond a series' own
+
+
+def _loads_beyond(start: float, stop: float, kind: str) -> list[float]:
+    """Loads from ``start`` (exclusive) to ``stop`` (inclusive) in steps of x1.25 either way; whole numbers for a
+    batch or a concurrency (at least one apart), between 1 and the replay's ``max_num_seqs``."""
+    up, whole = stop > start, kind != "qps"
+    if whole:
+        stop = float(min(max(1, round(stop)), MAX_NUM_SEQS))
+    out: list[float] = []
+    x = start
+    while (x < stop) if up else (x > stop):
+        step = x * _STEP if up else x / _STEP
+        if whole:
+            step = float(max(round(step), x + 1) if up else min(round(step), x - 1))
+        x = min(step, stop) if up else max(step, stop)
+        out.append(x)
+    return out
+
+
+def _followed(
+    members: Sequence[Prediction], published: float, speedup_at: SpeedupAt
+) -> tuple[float | None, float | None]:
+    """(crossing, searched to) for a prediction that does not cross 1 within its series' loads: still above 1 at
+    the last load, it is followed up to twice the published crossover; already below 1 at the first, down to half.
+    The crossing is interpolated as within the series (:func:`_crossing`)."""
+    first, last = members[0], members[-1]
+    if (last.predicted_speedup or 0.0) >= 1.0:
+        start, anchor, stop = last.record.load.value, last, 2.0 * published
+    elif (first.predicted_speedup or 0.0) < 1.0:
+        start, anchor, stop = first.record.load.value, first, published / 2.0
+        if stop >= start:
+            return None, start  # below 1 from a load under half the published crossover on
+    else:
+        return None, None  # it crosses back up and down within the series: nothing beyond it decides that
+    points = [(start, anchor.predicted_speedup or 0.0)]
+    for load in _loads_beyond(start, stop, anchor.record.load.kind):
+        s = speedup_at(anchor, load)
+        if s is None:
+            break
+        points.append((load, s))
+        ordered = sorted(points)
+        crossing = _crossing(ordered)
+        if crossing is not None:
+            return crossing, load
+    return None, points[-1][0] if len(points) > 1 else None
+
+
+def crossovers(preds: Sequence[Prediction], speedup_at: SpeedupAt | None = None) -> list[Crossover]:
+    """Each series whose published speedup falls through 1, with where the prediction does: within the series'
+    loads, else (given ``speedup_at``) beyond them as far as decides whether it is within 2x."""
     series: dict[Any, list[Prediction]] = defaultdict(list)
     for p in preds:
         if p.status in ("predicted", "anchor") and p.record.speedup is not None and p.predicted_speedup is not None:
@@ -93,9 +148,12 @@ def crossovers(preds: Sequence[Prediction]) -> list[Crossover]:
         if published is None:
             continue
         predicted = _crossing([(p.record.load.value, p.predicted_speedup or 0.0) for p in members])
+        searched = None
+        if predicted is None and speedup_at is not None:
+            predicted, searched = _followed(members, published, speedup_at)
         r = members[0].record
         name = f"{r.family}: {r.target} {r.method} k={r.k} {r.dataset} on {r.gpu}"
-        out.append(Crossover(name, r.load.kind, published, predicted))
+        out.append(Crossover(name, r.load.kind, published, predicted, searched))
     return out
 
 
@@ -129,7 +187,7 @@ def validate(
         for name in fam_names
     )
     plain = [x for x in preds if x.status == "predicted" and not x.record.speculative and x.ratio is not None]
-    cross = tuple(crossovers(preds))
+    cross = tuple(crossovers(preds, lambda pred, load: speedup_at(pred, p, load)))
     v = Validation(
         predictor=predictor,
         fit_families=fit.training_families,
@@ -211,7 +269,7 @@ def to_json(v: Validation, records: bool = True) -> dict[str, Any]:
         "held_back_by_engine": {engine: e.to_json() for engine, e in v.held_back_by_engine.items()},
         "crossovers": [
             {"series": c.series, "load_kind": c.load_kind, "published": c.published, "predicted": c.predicted}
-            | {"within_2x": c.within_2x}
+            | {"searched_to": c.searched_to, "within_2x": c.within_2x}
             for c in v.crossovers
         ],
         "baseline_within_20pct": v.baseline_within_20pct,
