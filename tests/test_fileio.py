@@ -4,7 +4,10 @@ renamed temp file), and never over the command's own input."""
 from __future__ import annotations
 
 import os
+import shlex
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -13,7 +16,13 @@ import pytest
 from specwise.cli import main
 from specwise.errors import SpecwiseError
 from specwise.examples import example_path
-from specwise.fileio import check_output_file, write_files_atomic, write_json_atomic, write_text_atomic
+from specwise.fileio import (
+    check_output_file,
+    stream_fd,
+    write_files_atomic,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 EXAMPLE = "example:advise/summarize-low-qps"
 
@@ -76,3 +85,33 @@ def test_calibrate_out_over_its_result_is_exit_2(tmp_path: Path, capsys: pytest.
     result.write_text("{}")
     assert main(["calibrate", str(result), "--out", str(result)]) == 2
     assert result.read_text() == "{}" and "is the result file this command reads" in capsys.readouterr().err
+
+
+def _export_to(out: str, shell_tail: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``specwise export grafana --out OUT`` under a shell, its streams redirected by ``shell_tail``."""
+    cmd = f"{shlex.quote(sys.executable)} -m specwise.cli export grafana --out {out} {shell_tail}"
+    return subprocess.run(["bash", "-c", cmd], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_dev_stdout_redirected_to_a_file_is_appended_to_not_replaced(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_text("PRECIOUS EXISTING LINE\n")
+    proc = _export_to("/dev/stdout", f">> {log}", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    text = log.read_text()
+    assert text.startswith("PRECIOUS EXISTING LINE\n") and '"panels"' in text  # appended after it
+
+
+def test_dev_stdout_into_a_pipe_and_dev_stderr(tmp_path: Path) -> None:
+    proc = _export_to("/dev/stdout", "| wc -c", tmp_path)
+    assert proc.returncode == 0 and int(proc.stdout) > 1000, proc.stderr
+    proc = _export_to("/dev/stderr", "2>&1 >/dev/null | wc -c", tmp_path)
+    assert proc.returncode == 0 and int(proc.stdout) > 1000, proc.stderr
+
+
+def test_stream_paths_name_their_descriptor() -> None:
+    assert [stream_fd(Path(p)) for p in ("/dev/stdout", "/dev/stderr", "/dev/fd/3", "/proc/self/fd/1")] == [1, 2, 3, 1]
+    assert stream_fd(Path(f"/proc/{os.getpid()}/fd/4")) == 4
+    assert stream_fd(Path("/dev/null")) is None and stream_fd(Path("out/x.json")) is None
+    with pytest.raises(SpecwiseError, match="not a regular file"):
+        write_files_atomic({Path("/dev/stdout"): b"x"})

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -16,15 +18,21 @@ from specwise.errors import SpecwiseError
 def write_text_atomic(path: Path, text: str) -> None:
     """``path`` holds ``text`` entirely, or is left as it was; a missing, read-only or full destination is one
     line naming it. A symlink is written through (its target gets the text; the link stays), and a device or
-    pipe (``/dev/stdout``, a FIFO) is written to directly: renaming a temp file over either would replace it."""
-    shown, path = path, _through_links(path)
+    pipe (a FIFO, ``/dev/null``) is written to directly: renaming a temp file over either would replace it. An
+    open stream named by descriptor (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``) is written into as it is
+    open -- appended to a file redirected with ``>>``, into a pipe -- never reopened or replaced."""
+    fd = stream_fd(path)
+    if fd is not None:
+        _write_fd(path, fd, text)
+        return
     if _special(path):
         try:
             with path.open("w", encoding="utf-8") as fh:
                 fh.write(text)
         except OSError as exc:
-            raise SpecwiseError(f"{shown}: cannot write ({exc.strerror or exc})") from None
+            raise SpecwiseError(f"{path}: cannot write ({exc.strerror or exc})") from None
         return
+    shown, path = path, _through_links(path)
     tmp = _tmp(path)
     try:
         _check_destination(path)
@@ -41,14 +49,48 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
+_STD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_FD_DIRS = ("/dev/fd", "/proc/self/fd")
+
+
+def stream_fd(path: Path) -> int | None:
+    """The descriptor ``path`` names when it is one of this process's open streams (``/dev/stdout``,
+    ``/dev/fd/3``, ``/proc/self/fd/1``), else None: opening such a path reopens what the descriptor points at
+    (truncating a file the shell opened for appending), so it is written through the descriptor instead."""
+    text = os.path.normpath(str(path))
+    if text in _STD_STREAMS:
+        return _STD_STREAMS[text]
+    head, _, tail = text.rpartition("/")
+    own = f"/proc/{os.getpid()}/fd"
+    if (head in _FD_DIRS or head == own) and tail.isdigit():
+        return int(tail)
+    return None
+
+
+def _write_fd(shown: Path, fd: int, text: str) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()  # what was printed before comes first
+    try:
+        with open(fd, "w", encoding="utf-8", closefd=False) as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise SpecwiseError(f"{shown}: cannot write ({exc.strerror or exc})") from None
+
+
 def _through_links(path: Path) -> Path:
     """Where writing ``path`` lands: a symlink's final target (a dangling one's too), else ``path`` itself."""
     return path.resolve() if path.is_symlink() else path
 
 
 def _special(path: Path) -> bool:
-    """An existing path that is not a regular file or a directory: a device, a FIFO or a socket."""
-    return path.exists() and not path.is_file() and not path.is_dir()
+    """An existing path that is not a regular file or a directory, links followed: a device, a FIFO, a socket
+    or a pipe behind ``/proc/PID/fd`` (whose resolved name does not exist)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def _discard(tmp: Path) -> None:
@@ -63,10 +105,10 @@ def write_json_atomic(path: Path, doc: Any) -> None:
 def write_files_atomic(files: dict[Path, bytes]) -> None:
     """Write a set of files all-or-nothing: every one goes to a temp file first; only when all are written are
     they renamed into place. On failure none of the set is left (a previous set in place stays as it was)."""
-    files = {_through_links(path): data for path, data in files.items()}
     for path in files:
-        if _special(path):
+        if stream_fd(path) is not None or _special(path):
             raise SpecwiseError(f"{path}: not a regular file (a device, pipe or socket); give a file name")
+    files = {_through_links(path): data for path, data in files.items()}
     done: list[Path] = []
     try:
         for path in files:
@@ -109,6 +151,10 @@ def check_output_dir(path: Path) -> None:
     """Fail early (before any work) when ``path`` cannot become a directory of outputs."""
     if path.exists() and not path.is_dir():
         raise SpecwiseError(f"{path}: is a file, not a directory (give a directory for the outputs)")
+    if path.is_dir():
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise SpecwiseError(f"{path}: not writable")
+        return
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():
@@ -152,10 +198,9 @@ def check_output_file(path: Path, inputs: Iterable[tuple[str, Path | str | None]
     for flag, source in inputs:
         if source is not None and same_file(path, Path(source)):
             raise SpecwiseError(f"{path}: is the {flag} file this command reads; write the output elsewhere")
-    lands = _through_links(path)
-    if _special(lands):
-        return  # a device or pipe is written to as it is (write_text_atomic)
-    check_output_dir(lands.parent)
+    if stream_fd(path) is not None or _special(path):
+        return  # an open stream, a device or a pipe is written to as it is (write_text_atomic)
+    check_output_dir(_through_links(path).parent)
 
 
 def same_file(a: Path, b: Path) -> bool:

@@ -38,6 +38,28 @@ def test_a_bug_exits_3_with_the_traceback_in_a_file(
     assert "Traceback" in crash.read_text() and "planted bug" in crash.read_text() and str(crash) in err
 
 
+def test_the_crash_file_never_holds_url_credentials(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*_: object, **__: object) -> None:
+        raise ZeroDivisionError("while reading http://admin:Hunter2@127.0.0.1:1/x")
+
+    monkeypatch.setattr(plan_memory_cli, "plan_memory", broken)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    argv = ["plan-memory", "--target", "Qwen/Qwen3-8B", "--gpu", "H100", "--config", "http://u:Hunter2@h:1/c"]
+    assert main(argv[:5]) == 3
+    from specwise.cli import crash_report
+
+    try:
+        raise ZeroDivisionError("while reading http://admin:Hunter2@127.0.0.1:1/x")
+    except ZeroDivisionError:
+        path = Path(crash_report("plan-memory", argv))
+    capsys.readouterr()
+    for crash in [path, *(tmp_path / "specwise" / "crashes").glob("*.txt")]:
+        text = crash.read_text()
+        assert "Hunter2" not in text and "***@" in text, text
+
+
 def test_out_of_memory_is_not_a_no(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     def hungry(*_: object, **__: object) -> None:
         raise MemoryError

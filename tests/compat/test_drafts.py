@@ -49,6 +49,14 @@ def test_memory_can_leave_only_lookup_methods(capsys: pytest.CaptureFixture[str]
     assert code == 0 and doc["drafts"][0]["draft"] == "AngelSlim/Qwen3-8B_eagle3"
 
 
+def test_a_target_that_cannot_be_served_is_said_not_hidden(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 7: --tp 3 for a 64-head target was "no draft fits" (exit 1) with n-gram "fits: yes"."""
+    assert main(["drafts", "--target", LLAMA70, "--gpu", "H100-SXM-80GB", "--tp", "3"]) == 2
+    assert "64 attention heads do not divide evenly over 3 GPUs" in capsys.readouterr().err
+    code, doc = _run(capsys, "--target", LLAMA70, "--gpu", "L4")  # 70B on one L4: nothing to draft for
+    assert code == 1 and doc["target_fits"] is False and "misses by" in doc["why"] and "drafts" not in doc
+
+
 def test_mtp_layers_and_a_draft_that_needs_tp_1() -> None:
     v3 = resolve_model("deepseek-ai/DeepSeek-V3")
     found = suggest_drafts(v3, plan_for=memory_check(MemoryPlanRequest(v3, resolve_gpu("H200"), tp=8)))

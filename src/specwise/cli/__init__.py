@@ -113,16 +113,19 @@ def crash_report(command: str, argv: Sequence[str] | None) -> str:
     import time
     import traceback
 
+    from specwise.errors import redact_text
+
     root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "specwise" / "crashes"
     try:
         root.mkdir(parents=True, exist_ok=True)
         path = root / f"{time.strftime('%Y%m%d-%H%M%S')}-{command}-{os.getpid()}.txt"
-        path.write_text(f"specwise {command} {list(argv or sys.argv[1:])!r}\n\n{traceback.format_exc()}")
+        args = [redact_text(a) for a in (argv or sys.argv[1:])]  # URL credentials never reach the disk
+        path.write_text(f"specwise {command} {args!r}\n\n{redact_text(traceback.format_exc())}")
         return str(path)
     except OSError:
         fd, name = tempfile.mkstemp(prefix="specwise-crash-", suffix=".txt")
         with os.fdopen(fd, "w") as fh:
-            fh.write(traceback.format_exc())
+            fh.write(redact_text(traceback.format_exc()))
         return name
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from specwise.catalog import resolve_gpu, resolve_model
 from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, add_wide_flag, positive_int, print_json
 from specwise.compat.drafts import MemoryCheck, memory_check, suggest_drafts
-from specwise.memory import MemoryPlanRequest
+from specwise.memory import MemoryPlanRequest, plan_memory
 from specwise.report.drafts import render_drafts
 
 
@@ -37,6 +37,16 @@ def run(args: argparse.Namespace) -> int:
     plan_for: MemoryCheck | None = None
     if args.gpu:
         gpu = resolve_gpu(args.gpu)
+        # the target alone first: a TP its heads do not divide is a bad input (exit 2), not "no draft fits"; a
+        # target that does not fit leaves nothing to draft for, lookup methods included (exit 1)
+        alone = plan_memory(MemoryPlanRequest(target=target, gpu=gpu, tp=args.tp, max_model_len=args.max_model_len))
+        if not alone.fits_without_draft:
+            why = "; ".join(alone.problems)
+            if args.json:
+                print_json({"target": target.name, "gpu": args.gpu, "tp": args.tp, "target_fits": False, "why": why})
+            else:
+                print(f"{target.name} itself does not fit on {args.tp} x {gpu.name}: {why} (see specwise plan-memory)")
+            return EXIT_NEGATIVE
         plan_for = memory_check(MemoryPlanRequest(target=target, gpu=gpu, tp=args.tp, max_model_len=args.max_model_len))
 
     suggestions = suggest_drafts(target, max_model_len=args.max_model_len, plan_for=plan_for)
