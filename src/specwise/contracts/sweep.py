@@ -7,7 +7,9 @@ Rows are per (QPS, k) cell with latency percentiles, throughput and speedups aga
 ``capacity_per_s_by_k``: requests/s each k serves once saturated (k = 0: without speculation; measured by a
 saturated run, :mod:`specwise.sim.saturation`); ``sustainable_qps`` is the baseline's. Every row and baseline point
 says whether its load is above its capacity (``overloaded``: the queue grows without bound); a speedup at such a
-load compares two growing queues, not two steady states.
+load compares two growing queues, not two steady states. ``capacity_bound_qps``: the loads the deployment keeps up
+with without speculation but with no k; their best speedup (k = 0) is an upper bound, the share of the load the
+best k can serve (capacity / load), not a simulated cell (:func:`specwise.study.decide.decide`).
 """
 
 from __future__ import annotations
@@ -154,6 +156,7 @@ class SweepResult:
     band_source: str = ""
     capacity_per_s_by_k: Mapping[int, float] = field(default_factory=dict)  # k = 0: without speculation
     schedule_capacity_per_s: float | None = None
+    capacity_bound_qps: tuple[float, ...] = ()  # loads whose best speedup is capacity / load, an upper bound
 
     @property
     def qps(self) -> tuple[float, ...]:
@@ -212,6 +215,7 @@ class SweepResult:
             "crossover_qps": self.crossover_qps,
             "never_pays": self.never_pays,
             "overloaded_qps": list(self.overloaded_qps),
+            "capacity_bound_qps": list(self.capacity_bound_qps),
             "sustainable_qps": self.sustainable_qps,
             "capacity_per_s_by_k": {str(k): c for k, c in self.capacity_per_s_by_k.items()},
             "schedule_capacity_per_s": self.schedule_capacity_per_s,
@@ -267,4 +271,5 @@ class SweepResult:
             band_source=(pred.text("source", "") if pred else "") or "",
             capacity_per_s_by_k={int(k): v for k, v in per_qps("capacity_per_s_by_k").items()},
             schedule_capacity_per_s=f.number("schedule_capacity_per_s"),
+            capacity_bound_qps=tuple(q for q in f.numbers("capacity_bound_qps") if q is not None),
         )

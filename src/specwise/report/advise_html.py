@@ -153,9 +153,8 @@ def _sweep_table(c: CandidateAdvice) -> list[str]:
             cells.append("<td>-</td>" if s is None else _cell(f"{s:.2f}", speedup_overloaded(sim, q, row)))
         best = sim.best_speedup_by_qps.get(q)
         band = f"{best:.2f} ({best * (1 - sim.band):.2f}-{best * (1 + sim.band):.2f})" if best else "-"
-        spec_rows = [r for r in (sim.row(q, k) for k in ks) if r is not None]
-        if best and not b.overloaded and spec_rows and all(r.overloaded for r in spec_rows):
-            band = f"≤{best:.2f} (no k keeps up: capacity / load)"  # study.decide._best's bound, not a cell
+        if best and q in sim.capacity_bound_qps:
+            band = f"≤{best:.2f} (no k keeps up: capacity / load)"  # an upper bound, not a cell
         cells.append(f"<td>{sim.best_k_by_qps.get(q, 0)}</td>" + _cell(band, bool(best) and best_overloaded(sim, q)))
         parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</table>")

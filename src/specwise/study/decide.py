@@ -68,19 +68,20 @@ def falls_below(gains: Mapping[float, float], threshold: float, first_failing: f
 
 def _best(
     q: float, rows: Sequence[SweepRow], metric: str, capacity: Mapping[int | None, float], base_overloaded: bool
-) -> tuple[int, float]:
-    """(best k, its speedup) at load ``q``. Where the deployment keeps up without speculation, a k whose capacity
-    is below the load is not a choice: its queue grows without bound, so its steady-state speedup tends to 0
-    whatever a finite run measured. If every k is so, speculation loses there: k = 0, and the speedup is at most
-    the share of the load the best k can serve (capacity / load < 1)."""
+) -> tuple[int, float, bool]:
+    """(best k, its speedup, whether that speedup is a capacity bound) at load ``q``. Where the deployment keeps
+    up without speculation, a k whose capacity is below the load is not a choice: its queue grows without bound,
+    so its steady-state speedup tends to 0 whatever a finite run measured. If every k is so, speculation loses
+    there: k = 0, and the speedup is at most the share of the load the best k can serve (capacity / load < 1) --
+    an upper bound, not a simulated cell (the third value is then True)."""
     spec_rows = [r for r in rows if r.qps == q and r.k != 0 and r.speedup(metric) is not None]
     keeping_up = [r for r in spec_rows if base_overloaded or not r.overloaded]
     top = max(keeping_up, key=lambda r: r.speedup(metric) or 0.0, default=None)
     if top is None and spec_rows:
         bounded = [min(r.speedup(metric) or 0.0, (capacity.get(r.k) or 0.0) / q) for r in spec_rows]
-        return 0, max(bounded)
+        return 0, max(bounded), True
     best = float(top.speedup(metric) or 0.0) if top else 0.0
-    return (int(top.k or 0) if top and best > 1.0 else 0), best
+    return (int(top.k or 0) if top and best > 1.0 else 0), best, False
 
 
 def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
@@ -92,8 +93,11 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
     rows = tuple(sweep_row(c, base[c.qps], capacity.get(c.k)) for c in cells if c.k is not None)
     best_k: dict[float, int] = {}
     best_speedup: dict[float, float] = {}
+    bound: list[float] = []
     for q in sc.sweep.qps:
-        best_k[q], best_speedup[q] = _best(q, rows, metric, capacity, overloaded(q, capacity.get(0)))
+        best_k[q], best_speedup[q], is_bound = _best(q, rows, metric, capacity, overloaded(q, capacity.get(0)))
+        if is_bound:
+            bound.append(q)
     return SweepResult(
         scenario=sc.name,
         target=sc.target.name,
@@ -120,6 +124,7 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
         decision_metric=metric,
         best_k_by_qps=best_k,
         best_speedup_by_qps=best_speedup,
+        capacity_bound_qps=tuple(bound),
         crossover_qps=crossover(sc.sweep.qps, [best_speedup[q] for q in sc.sweep.qps]),
         warnings=sc.warnings,
         predictor=sc.models.predictor,
