@@ -36,21 +36,20 @@ def test_no_rule_table_without_rules() -> None:
 
 def test_a_best_no_cell_has_is_shown_as_the_bound_it_is() -> None:
     """Where the baseline keeps up and no k does, the 'best' is capacity / load (an upper bound), not a cell: the
-    report shows the loads the sweep result names (``capacity_bound_qps``) so, and no other."""
-    from specwise.advisor.decision import advise
-    from specwise.advisor.inputs import load_inputs
-    from specwise.examples import example_path
-
-    doc = advise(load_inputs(example_path("example:advise/schedule-llama31-70b-1b")), processes=1)
+    report shows the loads the sweep result names (``capacity_bound_qps``, filled by ``study.decide``; its own
+    test is tests/study/test_decide.py) so, and no other."""
+    doc = _advice("advise-summarize-low-qps.json")
     sim = doc.ranked[0].sim
-    assert sim is not None
-    assert sim.capacity_bound_qps  # this example has such a load
-    page = render_html(doc)
-    for q in sim.capacity_bound_qps:
-        assert f"≤{sim.best_speedup_by_qps[q]:.2f} (no k keeps up: capacity / load)" in page
-    # the field, not the rows, decides: a document that names no bound shows a plain best
-    unnamed = replace(
+    assert sim is not None and not sim.capacity_bound_qps
+    assert "no k keeps up" not in render_html(doc)
+    q = sim.baseline[-1].qps
+    named = replace(
         doc,
-        candidates=tuple(replace(c, sim=replace(c.sim, capacity_bound_qps=())) if c.sim else c for c in doc.candidates),
+        candidates=tuple(
+            replace(c, sim=replace(c.sim, capacity_bound_qps=(q,))) if c is doc.ranked[0] and c.sim else c
+            for c in doc.candidates
+        ),
     )
-    assert "no k keeps up" not in render_html(unnamed)
+    page = render_html(named)
+    assert f"≤{sim.best_speedup_by_qps[q]:.2f} (no k keeps up: capacity / load)" in page
+    assert page.count("no k keeps up") == 1  # that load only
