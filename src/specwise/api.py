@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # the documents; imported where used, so ``import specwise`` 
     from specwise.loadgen.plan import RunConfig
     from specwise.memory import MemoryPlan
     from specwise.profiler.settings import ProfileSettings
+    from specwise.profiler.templates import TemplateChoice
     from specwise.scenario.model import Scenario
 
 ScenarioSource = str | Path  # a TOML file, or example:NAME (a scenario shipped in the package)
@@ -334,6 +335,10 @@ def profile(
     k: Sequence[int] | int | str = tuple(range(1, 9)),
     max_new_tokens: int = 128,
     threads: int | None = None,
+    chat_template: str | Path = "none",
+    verify_temperatures: Sequence[float] | float | str | None = None,
+    verify_k: int = 4,
+    verify_paths: int = 1,
     **settings: Any,
 ) -> ProfileDoc:
     """Acceptance of a real draft/target pair, or of n-gram / suffix lookup, on real prompts
@@ -343,7 +348,10 @@ def profile(
     are lists, one number, or the command line's text (``"0,0.5,1"``, ``"1-8"``). Other
     :class:`~specwise.profiler.settings.ProfileSettings` fields (``top_k``, ``quantizations``, ``seed``,
     ``prompt_lookup_min``, ...) pass as keywords. Every value is checked as ``specwise profile`` checks its flag,
-    before any weights load.
+    before any weights load. ``chat_template`` is ``--chat-template`` (``"auto"``, ``"none"`` or a Jinja file);
+    ``verify_temperatures`` (``--verify --verify-temperatures``) also runs the real speculative sampling loop at
+    ``verify_k`` (``verify_paths`` runs per prompt at T > 0) and records the comparison in ``doc.verification``;
+    :func:`specwise.report.profile_plots.plot_acceptance_vs_temperature` draws ``--plot``'s figure from the result.
 
     >>> import specwise
     >>> doc = specwise.profile("models/smollm2-135m", method="ngram", prompts="builtin:summarization",
@@ -357,22 +365,60 @@ def profile(
     config = _profile_settings(method, draft, temperatures, k, max_new_tokens, settings)
     for name, count in (("max_prompts", max_prompts), ("threads", threads)):
         _profile_int(name, count)
+    from specwise.cli.common import positive_int
+
+    choice, verify_temps = _template_choice(chat_template), _verify_temperatures(verify_temperatures)
+    for name, count in (("verify_k", verify_k), ("verify_paths", verify_paths)):
+        _checked(name, positive_int, _number(name, count, integer=True))
     for name, where in (("target", target), ("draft", draft)):
         if where is not None:
             _file(name, where, "a model directory or .gguf file (str or Path)")
     items = load_prompts(_file("prompts", prompts))[:max_prompts]  # a missing file is said before torch is needed
     for module in ("torch", "transformers"):
         require(module, "profile")
-    from specwise.profiler.document import build_document
-    from specwise.profiler.runner import Prompt, Timings, load_pair, run_profile
+    from specwise.cli.profile import rendered_prompts
+    from specwise.profiler.document import PromptDetails, build_document
+    from specwise.profiler.runner import Timings, load_pair, run_profile
+    from specwise.profiler.templates import resolve as resolve_template
     from specwise.profiler.threads import configure_threads
+    from specwise.profiler.verify import verify
 
     timings = Timings()
     timings.extra["threads"] = configure_threads(threads)
     loaded = load_pair(str(target), None if draft is None else str(draft), config, len(items), timings)
-    results, _continuations, _ids = run_profile(loaded, [Prompt(i.prompt, i.workload_class) for i in items], config)
+    template = resolve_template(choice, loaded.tokenizer, loaded.target_files.path)
+    results, _continuations, ids = run_profile(loaded, rendered_prompts(items, template, loaded.tokenizer), config)
+    checks = None
+    if verify_temps:
+        checks = verify(
+            loaded.target, loaded.draft, ids, results, config, verify_temps, verify_k, paths_per_prompt=verify_paths
+        )
     draft_name = None if draft is None else str(draft)
-    return build_document(str(target), draft_name, config, str(prompts), len(items), results, timings.as_dict())
+    details = PromptDetails(chat_template=template)
+    return build_document(
+        str(target), draft_name, config, str(prompts), len(items), results, timings.as_dict(), checks, details
+    )
+
+
+def _template_choice(value: object) -> TemplateChoice:
+    """``chat_template`` through ``--chat-template``'s parser: auto, none or a Jinja template file."""
+    from specwise.profiler.templates import TemplateChoice
+
+    if not isinstance(value, str | Path):
+        raise SpecwiseError(f"chat_template: expected 'auto', 'none' or a template file path, got {value!r}")
+    try:
+        return TemplateChoice.parse(str(value))
+    except SpecwiseError as exc:
+        raise SpecwiseError(str(exc).replace("--chat-template", "chat_template", 1)) from None
+
+
+def _verify_temperatures(value: object) -> tuple[float, ...]:
+    """``--verify-temperatures``' list through its parser; None: no verification."""
+    from specwise.profiler.settings import parse_temperatures
+
+    if value is None:
+        return ()
+    return _checked("verify_temperatures", parse_temperatures, _numbers("verify_temperatures", value), "--temperatures")
 
 
 def _quantizations(value: object) -> tuple[dict[str, str], ...]:

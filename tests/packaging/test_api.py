@@ -91,6 +91,11 @@ def _free_port() -> int:
         ({"method": "ngram", "bogus": 1}, "profile: unexpected keyword argument 'bogus'"),
         ({"draft": "d", "quantizations": "draft=int3"}, "quantizations 'draft=int3': scheme 'int3' is not one of"),
         ({"draft": "d", "quantizations": {"draft": "int3"}}, "quantizations 'draft=int3': scheme 'int3' is not one"),
+        ({"method": "ngram", "chat_template": "no-such.jinja"}, "chat_template 'no-such.jinja': expected auto, none"),
+        ({"method": "ngram", "chat_template": 3}, "chat_template: expected 'auto', 'none' or a template file path"),
+        ({"method": "ngram", "verify_temperatures": (0.0, float("inf"))}, "verify_temperatures: inf is not allowed"),
+        ({"method": "ngram", "verify_k": 0}, "verify_k: expected a positive integer"),
+        ({"method": "ngram", "verify_paths": 1.5}, "verify_paths: expected an integer, got 1.5"),
     ],
 )
 def test_profile_refuses_what_the_command_line_refuses_before_loading_anything(

@@ -33,7 +33,7 @@ from specwise.profiler.settings import (
     parse_k_values,
     parse_temperatures,
 )
-from specwise.profiler.templates import AppliedTemplate, TemplateChoice, render
+from specwise.profiler.templates import AppliedTemplate, ChatTokenizer, TemplateChoice, render
 from specwise.profiler.templates import resolve as resolve_template
 from specwise.prompts.items import PromptItem
 from specwise.prompts.sources import load_prompts
@@ -188,7 +188,8 @@ def build_settings(args: argparse.Namespace) -> ProfileSettings:
     )
 
 
-def _rendered(items: list[PromptItem], template: AppliedTemplate, tokenizer: Any) -> list[Prompt]:
+def rendered_prompts(items: list[PromptItem], template: AppliedTemplate, tokenizer: ChatTokenizer) -> list[Prompt]:
+    """The prompts as the profile feeds them: each rendered with ``template`` (or raw), its workload class kept."""
     from specwise.profiler.runner import Prompt
 
     texts = render(items, template, tokenizer)
@@ -231,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
         loaded = load_pair(args.target, args.draft, settings, len(items), timings)
         progress(loading, 1, 1)
         template = resolve_template(choice, loaded.tokenizer, loaded.target_files.path)
-        prompts = _rendered(items, template, loaded.tokenizer)
+        prompts = rendered_prompts(items, template, loaded.tokenizer)
         try:
             results, _conts, ids = run_profile(loaded, prompts, settings, progress, timings)
         except ProfileInterrupted as stop:
