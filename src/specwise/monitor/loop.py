@@ -280,6 +280,7 @@ def observe_fleet(
             t = targets[instance] = Target(instance, instance=instance)
         t.answered = True
         t.model_name = ",".join(sorted({row.model_name for row in rows}))
+        t.previous_t = fleet.end_s  # the window's time: what the dashboard keys each new point on
         _judge(t, fleet.end_s, instance_stats(rows, fleet.window_s), r)
     if store is not None:
         store.commit()
