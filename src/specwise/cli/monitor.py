@@ -93,7 +93,12 @@ def register(sub: Any) -> None:
         help="a simulate scenario of this deployment: alert when its perf model predicts speculation costs TPOT "
         "at the live batch size and AL",
     )
-    p.add_argument("--k", type=int, help="with --scenario: the deployed num_speculative_tokens (default: its largest)")
+    p.add_argument(
+        "--k",
+        type=int,
+        help="with --scenario: the deployed num_speculative_tokens (default: the live k the counters show, draft "
+        "tokens / drafts; the scenario's largest until they show one)",
+    )
     p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
     p.add_argument("--db", type=Path, default=_default_db(), help="loop mode: history database")
     p.add_argument("--retention", type=positive_float, default=7 * 86400.0, help="seconds of history to keep")

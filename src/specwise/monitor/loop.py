@@ -142,9 +142,12 @@ def findings(stats: WindowStats, thresholds: Thresholds, slowdown: SlowdownModel
 def assess(
     stats: WindowStats, thresholds: Thresholds, slowdown: SlowdownModel | None = None
 ) -> tuple[WindowStats, list[Finding]]:
-    """:func:`findings`, and ``stats`` with a note when the window had too few drafts for the rules to judge, or
-    when the server serves another model than the scenario behind the slowdown check."""
-    notes = [unjudged_note(stats, thresholds), slowdown.model_note(stats.model_names) if slowdown else None]
+    """:func:`findings`, and ``stats`` with a note when the window had too few drafts for the rules to judge, when
+    the server serves another model than the scenario behind the slowdown check, or when --k disagrees with the
+    live draft length."""
+    notes = [unjudged_note(stats, thresholds)]
+    if slowdown is not None:
+        notes += [slowdown.model_note(stats.model_names), slowdown.k_note(stats, thresholds.min_drafts)]
     if any(notes):
         stats = replace(stats, notes=(*stats.notes, *(n for n in notes if n)))
     return stats, findings(stats, thresholds, slowdown)
