@@ -131,3 +131,24 @@ def test_a_labelled_class_dragging_acceptance_down_is_named() -> None:
     found = {f.rule: f for f in check(stats, Thresholds())}
     assert "class_drag:chat-lora" in found and "code-lora" not in str(list(found))
     assert "model_name='chat-lora' accepts 0.15 vs 0.73" in found["class_drag:chat-lora"].message
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--webhook", "http://127.0.0.1:9/x"], "--webhook"),
+        (["--serve", "127.0.0.1:0"], "--serve"),
+        (["--serve-metrics", "127.0.0.1:0"], "--serve-metrics"),
+        (["--live"], "--live"),
+        (["--duration", "5"], "--duration"),
+        (["--db", "x.sqlite"], "--db"),
+        (["--retention", "60"], "--retention"),
+        (["--live", "--duration", "5"], "--live and --duration"),
+    ],
+)
+def test_once_refuses_loop_only_flags(capsys: pytest.CaptureFixture[str], extra: list[str], named: str) -> None:
+    """--once would silently ignore these (a cron job's --webhook never posting): exit 2 naming the flag, before
+    any scrape (the URL below answers nothing). Review 7 #6."""
+    assert main(["monitor", "--url", "http://127.0.0.1:9/metrics", "--once", "--interval", "0.1", *extra]) == 2
+    err = capsys.readouterr().err
+    assert f"{named}: loop mode only; drop" in err and "--once" in err and len(err.strip().splitlines()) == 1

@@ -100,8 +100,12 @@ def register(sub: Any) -> None:
         "tokens / drafts; the scenario's largest until they show one)",
     )
     p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
-    p.add_argument("--db", type=Path, default=_default_db(), help="loop mode: history database")
-    p.add_argument("--retention", type=positive_float, default=7 * 86400.0, help="seconds of history to keep")
+    p.add_argument(
+        "--db", type=Path, help="loop mode: history database (default: $XDG_DATA_HOME/specwise/monitor.sqlite)"
+    )
+    p.add_argument(
+        "--retention", type=positive_float, help=f"loop mode: seconds of history to keep (default {RETENTION_S:g})"
+    )
     p.add_argument(
         "--webhook", type=http_url, metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)"
     )
@@ -170,6 +174,18 @@ def _prometheus_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+RETENTION_S = 7 * 86400.0
+# Flags only the loop reads: --once refuses them instead of ignoring them (a cron job's --webhook never posting).
+LOOP_ONLY = ("webhook", "serve", "serve_metrics", "live", "duration", "db", "retention")
+
+
+def _refuse_loop_flags(args: argparse.Namespace) -> None:
+    given = [f"--{name.replace('_', '-')}" for name in LOOP_ONLY if getattr(args, name) not in (None, False)]
+    if given:
+        it = "it" if len(given) == 1 else "them"
+        raise SpecwiseError(f"{' and '.join(given)}: loop mode only; drop {it} or --once")
+
+
 def _default_db() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "specwise" / "monitor.sqlite"
@@ -217,7 +233,7 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
     window = _window_s(args)
     if window < args.interval:
         raise SpecwiseError(f"--window {window:g}: must be at least --interval ({args.interval:g} s)")
-    store = MonitorStore(args.db, args.retention)
+    store = MonitorStore(args.db or _default_db(), args.retention or RETENTION_S)
     fleet = FleetSource(args.prometheus, window, args.instance, _scrape_timeout(args)) if args.prometheus else None
     scrapes = max(1, round(window / args.interval))
     targets = [Target(url, window_scrapes=scrapes) for url in args.url] if fleet is None else fleet.targets
@@ -436,6 +452,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     _resolve_targets(args)
+    if args.once:
+        _refuse_loop_flags(args)
     slowdown = _slowdown(args)
     thresholds = Thresholds(min_acceptance_rate=args.min_acceptance, min_drafts=args.min_drafts)
     if not args.once:
