@@ -152,3 +152,12 @@ def test_once_refuses_loop_only_flags(capsys: pytest.CaptureFixture[str], extra:
     assert main(["monitor", "--url", "http://127.0.0.1:9/metrics", "--once", "--interval", "0.1", *extra]) == 2
     err = capsys.readouterr().err
     assert f"{named}: loop mode only; drop" in err and "--once" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("flag", ["--serve", "--serve-metrics"])
+def test_a_bind_port_out_of_range_is_bad_input(capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    """Exit 2 with one line, not an internal error (review 7 #7)."""
+    argv = ["monitor", "--url", "http://127.0.0.1:9/metrics", "--duration", "0.2", flag, "127.0.0.1:99999"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} 127.0.0.1:99999: port must be 0-65535" in err and len(err.strip().splitlines()) == 1

@@ -314,9 +314,15 @@ def _bind(flag: str, value: str, allow_remote: bool) -> tuple[str, int]:
     host, _, port = value.rpartition(":")
     if not host or not port.isdigit():
         raise SpecwiseError(f"{flag} {value!r}: expected HOST:PORT, e.g. 127.0.0.1:9400")
+    if int(port) > 65535:
+        raise SpecwiseError(f"{flag} {value}: port must be 0-65535")
     if host not in ("127.0.0.1", "localhost", "::1") and not allow_remote:
         raise SpecwiseError(f"{flag} {host}: binding beyond loopback needs --allow-remote")
     return host, int(port)
+
+
+def _why(exc: OSError | OverflowError) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc).rstrip(".")
 
 
 def _exporter(args: argparse.Namespace) -> MetricsExporter | None:
@@ -325,8 +331,8 @@ def _exporter(args: argparse.Namespace) -> MetricsExporter | None:
     host, port = _bind("--serve-metrics", args.serve_metrics, args.allow_remote)
     try:
         exporter = MetricsExporter(host, port)
-    except OSError as exc:
-        raise SpecwiseError(f"--serve-metrics {args.serve_metrics}: cannot bind: {exc.strerror}") from None
+    except (OSError, OverflowError) as exc:
+        raise SpecwiseError(f"--serve-metrics {args.serve_metrics}: cannot bind: {_why(exc)}") from None
     print(json.dumps({"event": "exporter", "url": exporter.url}), flush=True)
     return exporter
 
@@ -337,8 +343,8 @@ def _dashboard(args: argparse.Namespace) -> Dashboard | None:
     host, port = _bind("--serve", args.serve, args.allow_remote)
     try:
         board = Dashboard(host, port, refresh_s=min(args.interval, 5.0))
-    except OSError as exc:
-        raise SpecwiseError(f"--serve {args.serve}: cannot bind: {exc.strerror}") from None
+    except (OSError, OverflowError) as exc:
+        raise SpecwiseError(f"--serve {args.serve}: cannot bind: {_why(exc)}") from None
     print(json.dumps({"event": "dashboard", "url": board.url}), flush=True)
     return board
 
