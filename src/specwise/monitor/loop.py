@@ -43,6 +43,7 @@ from specwise.monitor.window import IMPOSSIBLE_COUNTER, WINDOW_SAMPLES, WindowSt
 TARGET_DOWN = "target_down"  # the alert a --once report raises for a server that did not answer
 SERVER_RESTART = "server_restart"  # the alert a --once report raises for a restart inside its window
 RESTART_DETAIL = "the server restarted inside the window (new _created timestamps, or counters went back)"
+RESTART_WHILE_DOWN = "the server restarted while it was down (new _created timestamps, or counters went back)"
 
 
 @dataclass
@@ -235,18 +236,35 @@ def _down(t: Target, now: float, result: SpecwiseError, r: _Round) -> None:
     t.failing = error
 
 
+def _restart(t: Target, now: float, detail: str, r: _Round) -> None:
+    t.restarts += 1
+    _out(r.emit, ServerRestart(now, t.url, detail))
+    r.record(t.url, now, "restart", SERVER_RESTART, detail)
+
+
+def _restarted_while_down(t: Target, now: float, scrape: Scrape | None) -> bool:
+    """Whether the server that answers again is a new life of the one last scraped before the outage: the same
+    test as inside a window (new ``_created`` timestamps, or counters gone back where there are none), against the
+    last good scrape (kept through the outage; a real restart takes tens of seconds of failed scrapes)."""
+    if t.previous is None or scrape is None:
+        return False
+    return window_stats(t.previous, scrape, max(now - t.previous_t, 1e-9)).counter_reset
+
+
 def _observe(t: Target, now: float, result: Scrape | SpecwiseError, r: _Round) -> None:
     """One scrape result of ``t`` at ``now``: failure/recovery, faults, restart, the window, the scrape kept."""
     if isinstance(result, SpecwiseError):
         _down(t, now, result, r)
         return
+    vetted = vet(result)
     if t.failing is not None:
         _out(r.emit, TargetUp(now, t.url))
         r.record(t.url, now, "up", "target_up", "")
         t.failing = None
         t.history.clear()  # do not window across the outage
+        if _restarted_while_down(t, now, vetted.scrape):
+            _restart(t, now, RESTART_WHILE_DOWN, r)
     t.answered = True
-    vetted = vet(result)
     stats = None
     if vetted.scrape is not None and t.history and now > t.history[0][0]:
         base_t, base = t.history[0]
@@ -257,9 +275,7 @@ def _observe(t: Target, now: float, result: Scrape | SpecwiseError, r: _Round) -
         return
     if stats is not None:
         if stats.counter_reset:  # reported once: the windows after it start at the restart
-            t.restarts += 1
-            _out(r.emit, ServerRestart(now, t.url, RESTART_DETAIL))
-            r.record(t.url, now, "restart", SERVER_RESTART, RESTART_DETAIL)
+            _restart(t, now, RESTART_DETAIL, r)
             t.history.clear()
         _judge(t, now, stats, r)
     t.remember(now, vetted.scrape)
