@@ -59,6 +59,7 @@ from specwise.monitor.report import FleetReport, MonitorReport, ServerWindow
 from specwise.monitor.rules import Finding, Thresholds
 from specwise.monitor.sinks import Background, MetricsExporter, event_line, json_lines, webhook
 from specwise.monitor.store import MonitorStore
+from specwise.monitor.summary import LoopTally, closing_line, start_line, watched
 from specwise.monitor.vet import vet
 from specwise.monitor.window import window_stats
 from specwise.report.console import console
@@ -73,7 +74,10 @@ def register(sub: Any) -> None:
         "mean acceptance length, per-position acceptance, token and request rates, latency quantiles and alerts. "
         "Exit status: 0 no alert, 1 an alert fired (low acceptance or AL, a target down while another answers, a "
         "server restart, impossible counters; loop mode: an alert still open or a target down at the end, or a "
-        "restart during the run), 2 bad input or no server answered.",
+        "restart during the run), 2 bad input or no server answered. Loop mode says what it watches on stderr when "
+        "it starts and, when it stops (--duration or Ctrl-C), how many windows it judged and why the exit status is "
+        "what it is; events are JSON lines on stdout, and with --json so is each judged window "
+        '({"event": "window", "url", "stats", "alerts"}).',
     )
     p.add_argument(
         "--url",
@@ -208,9 +212,12 @@ def _scrape_timeout(args: argparse.Namespace) -> float:
     return float(args.scrape_timeout) if args.scrape_timeout else min(10.0, 0.8 * args.interval)
 
 
-def _emitter(args: argparse.Namespace, live: Live | None) -> tuple[Callable[[MonitorEvent], None], Background | None]:
+def _emitter(
+    args: argparse.Namespace, live: Live | None
+) -> tuple[Callable[[MonitorEvent], None], Callable[[MonitorEvent], None], Background | None]:
     """Events go to stdout as JSON lines (above the live table with --live) and to the --webhook on its own
-    thread (a slow webhook never stalls scraping)."""
+    thread (a slow webhook never stalls scraping). Also returns the stdout half alone (for --json's window lines,
+    which no webhook receives)."""
     log = (
         json_lines(sys.stdout)
         if live is None
@@ -223,62 +230,97 @@ def _emitter(args: argparse.Namespace, live: Live | None) -> tuple[Callable[[Mon
         if hook is not None:
             hook(event)
 
-    return emit, hook
+    return emit, log, hook
 
 
-def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
+def _say(line: str) -> None:
+    print(f"specwise monitor: {line}", file=sys.stderr, flush=True)
+
+
+def _loop(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownModel | None) -> int:
     exporter = _exporter(args)  # validate the bind addresses before creating anything
     board = _dashboard(args)
-    slowdown = _slowdown(args)
     window = _window_s(args)
     if window < args.interval:
         raise SpecwiseError(f"--window {window:g}: must be at least --interval ({args.interval:g} s)")
-    store = MonitorStore(args.db or _default_db(), args.retention or RETENTION_S)
+    db = args.db or _default_db()
+    store = MonitorStore(db, args.retention or RETENTION_S)
     fleet = FleetSource(args.prometheus, window, args.instance, _scrape_timeout(args)) if args.prometheus else None
     scrapes = max(1, round(window / args.interval))
     targets = [Target(url, window_scrapes=scrapes) for url in args.url] if fleet is None else fleet.targets
     scraper = None if fleet is not None else Scraper(window_parser(), _scrape_timeout(args), args.max_page_bytes)
     live = Live(live_table(targets, window), console=console(), auto_refresh=False) if args.live else None
-    emit, hook = _emitter(args, live)
-    judge = Judge(thresholds, store, emit, slowdown)
+    emit, log, hook = _emitter(args, live)
+    tally = LoopTally(log if args.json else None)
+    judge = Judge(thresholds, store, emit, slowdown, tally.on_window)
+    shown = redact_url(args.prometheus) if args.prometheus else None
+    _say(start_line(watched(len(targets), shown), args.interval, window, args.duration, db))
     start = time.monotonic()
-    end = start + args.duration if args.duration else None
+    interrupted = False
     if live is not None:
         live.start()
     try:
         if fleet is not None and args.lookback:
             lookback = duration_s(args.lookback)
             fleet.backfill(lookback, time.time(), max(args.interval, lookback / 1000), judge)
-        tick = start
-        while True:
-            left = _scrape_timeout(args) if end is None else min(_scrape_timeout(args), end - time.monotonic())
-            if fleet is not None:
-                fleet.round(time.time(), judge)
-            else:
-                evaluate_once(
-                    targets, thresholds, store, emit, slowdown=slowdown, scraper=scraper, deadline_s=max(0.05, left)
-                )
-            if exporter is not None:
-                exporter.update(targets)
-            if board is not None:
-                board.update(targets, time.time())
-            if live is not None:
-                live.update(live_table(targets, window), refresh=True)
-            tick, now = tick + args.interval, time.monotonic()
-            while tick < now:  # a round that overran skips the ticks it missed instead of bunching them
-                tick += args.interval
-            if end is not None and tick > end:
-                break
-            time.sleep(tick - now)
+        _rounds(args, start, targets, fleet, scraper, judge, (exporter, board, live), window)
     except KeyboardInterrupt:
-        pass
+        interrupted = True
     finally:
         _close(live, hook, store, scraper, exporter, board)
-    watched = targets if fleet is None else [fleet.server]
-    if not any(t.answered for t in watched):
-        errors = sorted({t.failing for t in watched if t.failing})
+    answering = targets if fleet is None else [fleet.server]  # fleet.targets is `targets`, grown as instances appear
+    if not any(t.answered for t in answering):
+        errors = sorted({t.failing for t in answering if t.failing})
         raise SpecwiseError("no server answered: " + ("; ".join(errors)[:400] or "no scrape completed"))
+    _say(closing_line(targets, tally.windows, time.monotonic() - start, interrupted))
     return EXIT_NEGATIVE if any(t.alerting for t in targets) else EXIT_OK
+
+
+Views = tuple[MetricsExporter | None, Dashboard | None, Live | None]
+
+
+def _rounds(
+    args: argparse.Namespace,
+    start: float,
+    targets: list[Target],
+    fleet: FleetSource | None,
+    scraper: Scraper | None,
+    judge: Judge,
+    views: Views,
+    window: float,
+) -> None:
+    """Every --interval (a round that overran skips the ticks it missed): one round of scrapes (or one fleet
+    window), then the views updated; until --duration (or Ctrl-C)."""
+    exporter, board, live = views
+    end = start + args.duration if args.duration else None
+    tick = start
+    while True:
+        left = _scrape_timeout(args) if end is None else min(_scrape_timeout(args), end - time.monotonic())
+        if fleet is not None:
+            fleet.round(time.time(), judge)
+        else:
+            evaluate_once(
+                targets,
+                judge.thresholds,
+                judge.store,
+                judge.emit,
+                slowdown=judge.slowdown,
+                scraper=scraper,
+                deadline_s=max(0.05, left),
+                on_window=judge.on_window,
+            )
+        if exporter is not None:
+            exporter.update(targets)
+        if board is not None:
+            board.update(targets, time.time())
+        if live is not None:
+            live.update(live_table(targets, window), refresh=True)
+        tick, now = tick + args.interval, time.monotonic()
+        while tick < now:  # a round that overran skips the ticks it missed instead of bunching them
+            tick += args.interval
+        if end is not None and tick > end:
+            break
+        time.sleep(tick - now)
 
 
 def _close(
@@ -463,7 +505,7 @@ def _run(args: argparse.Namespace) -> int:
     slowdown = _slowdown(args)
     thresholds = Thresholds(min_acceptance_rate=args.min_acceptance, min_drafts=args.min_drafts)
     if not args.once:
-        return _loop(args, thresholds)
+        return _loop(args, thresholds, slowdown)
     if args.prometheus:
         fleet = _fleet_once(args, thresholds, slowdown)
         if args.json:

@@ -183,6 +183,7 @@ def _fetch_all(
 
 
 Emit = Callable[[MonitorEvent], None]
+OnWindow = Callable[["Target", float], None]  # a target was judged at this time (its window in ``Target.last``)
 
 
 def _out(emit: Emit | None, event: MonitorEvent) -> None:
@@ -196,6 +197,7 @@ class _Round:
     store: MonitorStore | None
     emit: Emit | None
     slowdown: SlowdownModel | None
+    on_window: OnWindow | None = None
 
     def record(self, url: str, now: float, event: str, rule: str, message: str) -> None:
         if self.store is not None:
@@ -215,6 +217,8 @@ def _judge(t: Target, now: float, stats: WindowStats, r: _Round) -> None:
     for rule in cleared:
         _out(r.emit, AlertResolved(now, t.url, rule))
         r.record(t.url, now, "resolved", rule, "")
+    if r.on_window is not None:
+        r.on_window(t, now)
 
 
 def _faults(t: Target, now: float, faults: list[tuple[str, str]], r: _Round) -> None:
@@ -288,11 +292,12 @@ def observe_fleet(
     store: MonitorStore | None,
     emit: Emit | None,
     slowdown: SlowdownModel | None = None,
+    on_window: OnWindow | None = None,
 ) -> None:
     """One fleet window read from Prometheus (:mod:`specwise.monitor.prometheus_source`): each instance in it
     becomes (or updates) the target of that name and is judged by the same rules, with the same hysteresis, as a
     scraped server; the window's end time stamps the transitions (so back-filled history keeps its own times)."""
-    r = _Round(thresholds, store, emit, slowdown)
+    r = _Round(thresholds, store, emit, slowdown, on_window)
     for instance, rows in fleet.instances().items():
         t = targets.get(instance)
         if t is None:
@@ -317,13 +322,15 @@ def evaluate_once(
     workers: int = 1,
     scraper: Scraper | None = None,
     deadline_s: float | None = None,
+    on_window: OnWindow | None = None,
 ) -> None:
     """One pass over every target: scrape, window against the kept scrapes, rules, transitions.
 
     By default every target is fetched at once by ``scraper`` (each within ``deadline_s``) and handled as its
     answer arrives. With ``fetch`` (a blocking function of the target's URL; ``workers`` at a time) the results are
-    handled in target order. The history database is committed once per pass."""
-    r = _Round(thresholds, store, emit, slowdown)
+    handled in target order. The history database is committed once per pass; ``on_window`` hears of each
+    judged window."""
+    r = _Round(thresholds, store, emit, slowdown, on_window)
     if fetch is not None:
         fetched = _fetch_all([t.source for t in targets], fetch, workers, deadline_s)
         for t, result in zip(targets, fetched, strict=True):

@@ -29,7 +29,7 @@ from specwise.monitor.fleet import (
     replica_windows,
     windows_over_time,
 )
-from specwise.monitor.loop import Emit, Target, observe_fleet
+from specwise.monitor.loop import Emit, OnWindow, Target, observe_fleet
 from specwise.monitor.predicted import SlowdownModel
 from specwise.monitor.rules import Thresholds
 from specwise.monitor.store import MonitorStore
@@ -43,6 +43,7 @@ class Judge:
     store: MonitorStore | None = None
     emit: Emit | None = None
     slowdown: SlowdownModel | None = None
+    on_window: OnWindow | None = None
 
     def emit_event(self, event: MonitorEvent) -> None:
         if self.emit is not None:
@@ -133,7 +134,9 @@ class FleetSource:
         self.server.answered = True
         for w in windows:
             self.queries += w.queries
-            observe_fleet(self._by_instance, w, judge.thresholds, judge.store, judge.emit, judge.slowdown)
+            observe_fleet(
+                self._by_instance, w, judge.thresholds, judge.store, judge.emit, judge.slowdown, judge.on_window
+            )
         self.targets += [t for t in self._by_instance.values() if t not in self.targets]
 
     def _failed(self, now: float, exc: SpecwiseError, judge: Judge) -> None:
