@@ -103,22 +103,7 @@ def register(sub: Any) -> None:
         help="with --scenario: the deployed num_speculative_tokens (default: the live k the counters show, draft "
         "tokens / drafts; the scenario's largest until they show one)",
     )
-    p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
-    p.add_argument(
-        "--db", type=Path, help="loop mode: history database (default: $XDG_DATA_HOME/specwise/monitor.sqlite)"
-    )
-    p.add_argument(
-        "--retention", type=positive_float, help=f"loop mode: seconds of history to keep (default {RETENTION_S:g})"
-    )
-    p.add_argument(
-        "--webhook", type=http_url, metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)"
-    )
-    p.add_argument("--serve-metrics", metavar="HOST:PORT", help="loop mode: expose specwise_* gauges at /metrics")
-    p.add_argument(
-        "--serve",
-        metavar="HOST:PORT",
-        help="loop mode: a live dashboard page (charts, active alerts) at http://HOST:PORT/",
-    )
+    _loop_flags(p)
     p.add_argument("--allow-remote", action="store_true", help="allow --serve / --serve-metrics beyond loopback")
     p.add_argument("--interval", type=positive_float, default=5.0, help="seconds between scrapes")
     p.add_argument(
@@ -152,6 +137,26 @@ def register(sub: Any) -> None:
     add_json_flag(p)
     add_wide_flag(p)
     p.set_defaults(handler=run)
+
+
+def _loop_flags(p: argparse.ArgumentParser) -> None:
+    """The flags only loop mode reads (:data:`LOOP_ONLY`: --once refuses them)."""
+    p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
+    p.add_argument(
+        "--db", type=Path, help="loop mode: history database (default: $XDG_DATA_HOME/specwise/monitor.sqlite)"
+    )
+    p.add_argument(
+        "--retention", type=positive_float, help=f"loop mode: seconds of history to keep (default {RETENTION_S:g})"
+    )
+    p.add_argument(
+        "--webhook", type=http_url, metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)"
+    )
+    p.add_argument("--serve-metrics", metavar="HOST:PORT", help="loop mode: expose specwise_* gauges at /metrics")
+    p.add_argument(
+        "--serve",
+        metavar="HOST:PORT",
+        help="loop mode: a live dashboard page (charts, active alerts) at http://HOST:PORT/",
+    )
 
 
 def _prometheus_flags(p: argparse.ArgumentParser) -> None:
