@@ -161,3 +161,18 @@ def test_a_bind_port_out_of_range_is_bad_input(capsys: pytest.CaptureFixture[str
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"{flag} 127.0.0.1:99999: port must be 0-65535" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_url_without_a_path_scrapes_metrics_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--url http://HOST:PORT`` (what the error text used to ask for) scrapes /metrics, said once on stderr
+    (review 7 #10); a bad URL's error names the metrics form."""
+    with mock_with_traffic() as server:
+        assert server.url.count("/") == 2  # no path
+        argv = ["monitor", "--url", server.url, "--once", "--interval", "0.3", "--json", "--min-drafts", "1"]
+        code = main(argv)
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert code == 1 and doc["servers"][0]["url"] == server.url + "/metrics" and "stats" in doc["servers"][0]
+    assert captured.err.count(f"--url {server.url} has no path: scraping {server.url}/metrics") == 1
+    assert main(["monitor", "--url", "127.0.0.1:8000/metrics", "--once"]) == 2
+    assert "expected http://HOST:PORT/metrics" in capsys.readouterr().err

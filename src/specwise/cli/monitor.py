@@ -28,6 +28,7 @@ from specwise.cli.common import (
     check_modelled_k,
     duration_s,
     http_url,
+    metrics_url,
     positive_float,
     positive_int,
     predictor_override,
@@ -41,7 +42,7 @@ from specwise.errors import SpecwiseError
 from specwise.metrics.exposition import Scrape
 from specwise.monitor.dashboard import Dashboard
 from specwise.monitor.events import MonitorEvent
-from specwise.monitor.fetch import DEFAULT_MAX_BYTES, Scraper, endpoint, redact, redact_url
+from specwise.monitor.fetch import DEFAULT_MAX_BYTES, Scraper, endpoint, redact, redact_url, with_metrics_path
 from specwise.monitor.fleet import FAMILIES, FleetWindow
 from specwise.monitor.loop import (
     RESTART_DETAIL,
@@ -82,10 +83,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--url",
         action="append",
-        type=http_url,
+        type=metrics_url,
         default=[],
         metavar="URL",
-        help="a server's metrics URL, e.g. http://127.0.0.1:8000/metrics (repeatable)",
+        help="a server's metrics URL, e.g. http://127.0.0.1:8000/metrics (repeatable; with no path, /metrics)",
     )
     _prometheus_flags(p)
     p.add_argument("--once", action="store_true", help="evaluate one window and exit")
@@ -412,10 +413,14 @@ def _resolve_targets(args: argparse.Namespace) -> None:
         raise SpecwiseError("--lookback and --instance need --prometheus")
     if not args.url:
         raise SpecwiseError("give at least one --url http://HOST:PORT/metrics, or --prometheus http://HOST:9090")
-    for url in args.url:
+    for i, url in enumerate(args.url):
         if not url.startswith(("http://", "https://")):
             raise SpecwiseError(f"--url {redact_url(url)!r}: expected http://HOST:PORT/metrics")
         endpoint(url)  # a malformed URL is bad input now, not a failing target later
+        fixed = with_metrics_path(url)
+        if fixed is not None:
+            _say(f"--url {redact_url(url)} has no path: scraping {redact_url(fixed)}")
+            args.url[i] = fixed
 
 
 def _fault_alert(kind: str, detail: str) -> Finding:

@@ -21,7 +21,7 @@ import weakref
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from specwise.errors import SpecwiseError, redact_text
 from specwise.metrics.exposition import Scrape
@@ -39,6 +39,18 @@ def redact_url(url: str) -> str:
         authority, sep, rest = url.partition("/")
         return "***@" + authority.rpartition("@")[2] + sep + rest if "@" in authority else url
     return _USERINFO.sub("***@", url, count=1)
+
+
+def with_metrics_path(url: str) -> str | None:
+    """``http://host:8000`` (no path at all) -> ``http://host:8000/metrics``, where vLLM serves its metrics
+    (None: the URL has a path, used as given)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.path or not parts.netloc:
+        return None
+    return urlunsplit((parts.scheme, parts.netloc, "/metrics", parts.query, parts.fragment))
 
 
 redact = redact_text  # every URL userinfo in free text, as the bench client masks it too
