@@ -175,3 +175,25 @@ def test_ctrl_c_still_prints_the_summary(
     err = capsys.readouterr().err
     assert code == 0  # one scrape, no window judged: nothing open
     assert "Ctrl-C stops" in err and "(Ctrl-C): 0 windows judged over 1 target; exit 0: no alert open" in err
+
+
+def test_live_table_names_servers_by_host_and_port_at_80_columns() -> None:
+    """At 80 columns every row used to read ``http:…`` (review 7 #11): the host:port is shown whole; --wide shows
+    the whole URL."""
+    from rich.console import Console
+
+    from specwise.report.monitor import live_table
+
+    targets = [Target("http://10.0.0.5:8000/metrics"), Target("http://user:pw@10.0.0.6:8001/metrics")]
+    targets[1].failing = "connection refused"
+
+    def shown(wide: bool, width: int = 80) -> str:
+        out = Console(width=width, record=True, color_system=None)
+        out.print(live_table(targets, 5.0, wide))
+        return out.export_text()
+
+    narrow = shown(False)
+    assert "10.0.0.5:8000" in narrow and "10.0.0.6:8001" in narrow and "…" not in narrow
+    assert "pw" not in narrow and "pw" not in shown(True)
+    assert "http://10.0.0.5:8000/metrics" in shown(True, 160) and "http://10.0.0.5:8000/metrics" not in narrow
+    assert "…" not in shown(True)  # folded, never cut

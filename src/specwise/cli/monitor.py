@@ -255,7 +255,7 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
     scrapes = max(1, round(window / args.interval))
     targets = [Target(url, window_scrapes=scrapes) for url in args.url] if fleet is None else fleet.targets
     scraper = None if fleet is not None else Scraper(window_parser(), _scrape_timeout(args), args.max_page_bytes)
-    live = Live(live_table(targets, window), console=console(), auto_refresh=False) if args.live else None
+    live = Live(live_table(targets, window, args.wide), console=console(), auto_refresh=False) if args.live else None
     emit, log, hook = _emitter(args, live)
     tally = LoopTally(log if args.json else None)
     judge = Judge(thresholds, store, emit, slowdown, tally.on_window)
@@ -320,7 +320,7 @@ def _rounds(
         if board is not None:
             board.update(targets, time.time())
         if live is not None:
-            live.update(live_table(targets, window), refresh=True)
+            live.update(live_table(targets, window, args.wide), refresh=True)
         tick, now = tick + args.interval, time.monotonic()
         while tick < now:  # a round that overran skips the ticks it missed instead of bunching them
             tick += args.interval
