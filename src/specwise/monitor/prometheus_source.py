@@ -18,7 +18,7 @@ import httpx
 
 from specwise.errors import SpecwiseError
 from specwise.monitor.events import MonitorEvent, TargetDown, TargetUp
-from specwise.monitor.fetch import redact_url
+from specwise.monitor.fetch import failure_words, redact_url
 from specwise.monitor.fleet import (
     FAMILIES,
     FleetWindow,
@@ -50,6 +50,15 @@ class Judge:
             self.emit(event)
 
 
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+
+
 def api_get(prom_url: str, path: str, params: dict[str, str], timeout_s: float) -> tuple[Point, ...]:
     """One HTTP API call (``path``: ``query`` or ``query_range``); every failure is one line naming the server
     with its credentials redacted."""
@@ -57,7 +66,7 @@ def api_get(prom_url: str, path: str, params: dict[str, str], timeout_s: float) 
     try:
         resp = httpx.get(f"{prom_url.rstrip('/')}/api/v1/{path}", params=params, timeout=timeout_s)
     except httpx.HTTPError as exc:
-        raise SpecwiseError(f"{shown}: Prometheus query failed: {type(exc).__name__}") from None
+        raise SpecwiseError(f"{shown}: Prometheus query failed: {failure_words(exc, _host(prom_url))}") from None
     try:
         body: Any = resp.json()
     except ValueError:
