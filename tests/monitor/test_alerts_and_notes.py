@@ -319,3 +319,31 @@ def test_a_k_the_scenario_does_not_model_is_refused(serve: Any, capsys: pytest.C
     scenario = str(EXAMPLES / "llama70b-ngram.toml")
     assert main(["monitor", "--once", "--interval", "0.1", "--url", url, "--scenario", scenario, "--k", "99"]) == 2
     assert "--k 99: the scenario models k =" in capsys.readouterr().err
+
+
+def test_a_restart_across_an_outage_is_reported_and_fails_the_loop() -> None:
+    """A real restart takes tens of seconds of failed scrapes: the first answer after them is compared with the
+    last one before (review 7 #5), so the restart is reported and the loop exits 1 as its help says."""
+    pages: Iterator[Scrape | None] = iter([*_parsed(AFTER, AFTER), None, None, *_parsed(RESTARTED, RESTARTED)])
+    clock = iter(float(i) for i in range(10))
+
+    def fetch(url: str) -> Scrape:
+        page = next(pages)
+        if page is None:
+            raise SpecwiseError(f"{url}: scrape failed: connection refused")
+        return page
+
+    log = io.StringIO()
+    target = Target("http://t/metrics")
+    for _ in range(6):
+        evaluate_once([target], Thresholds(), None, json_lines(log), clock=lambda: next(clock), fetch=fetch)
+    events = [json.loads(line)["event"] for line in log.getvalue().splitlines()]
+    assert events == ["target_down", "target_up", "server_restart"]
+    assert target.restarts == 1 and target.alerting
+    # the same server answering again after an outage is no restart
+    pages = iter([*_parsed(BEFORE, AFTER), None, *_parsed(AFTER)])
+    log, target = io.StringIO(), Target("http://t/metrics")
+    for _ in range(4):
+        evaluate_once([target], Thresholds(), None, json_lines(log), clock=lambda: next(clock), fetch=fetch)
+    assert [json.loads(line)["event"] for line in log.getvalue().splitlines()] == ["target_down", "target_up"]
+    assert target.restarts == 0

@@ -33,3 +33,27 @@ def test_state_has_one_point_per_window_and_bounded_history() -> None:
         assert httpx.get(board.url + "nope", timeout=5).status_code == 404
     finally:
         board.close()
+
+
+def test_fleet_windows_each_add_a_point_at_their_own_time() -> None:
+    """In fleet mode (--prometheus) every window is a new point, stamped with the window's end (review 7 #3)."""
+    from specwise.acceptance.counts import SpecDecodeCounts
+    from specwise.monitor.fleet import FleetWindow, ReplicaWindow
+    from specwise.monitor.loop import observe_fleet
+
+    def fleet(end_s: float, rate: float) -> FleetWindow:
+        return FleetWindow(
+            end_s, 60.0, (ReplicaWindow("m", "a:8000", SpecDecodeCounts(100.0, 400.0, 400.0 * rate, ())),)
+        )
+
+    board = Dashboard()
+    try:
+        targets: dict[str, Target] = {}
+        for end_s, rate in ((100.0, 0.5), (105.0, 0.6), (110.0, 0.7)):
+            observe_fleet(targets, fleet(end_s, rate), Thresholds(), None, None)
+            board.update(list(targets.values()), end_s)
+        [t] = board.state()["targets"]
+        assert t["series"]["t"] == [100.0, 105.0, 110.0]
+        assert t["series"]["acceptance_rate"] == [0.5, 0.6, 0.7]
+    finally:
+        board.close()

@@ -135,3 +135,65 @@ def test_live_terminal_table(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert code == 1  # the mock accepts 0.25 of drafts: an alert is open at the end
     assert "specwise monitor: last 0.3 s per server" in out and server.url in out
     assert "low_acceptance_rate" in out and '"event": "alert"' in out
+
+
+def test_loop_says_what_it_watches_and_why_it_exits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Loop mode is not silent (review 7 #8): a start line and a closing summary on stderr; with --json one JSON line
+    per judged window on stdout, beside the events."""
+    db = tmp_path / "m.sqlite"
+    with mock_with_traffic() as server:
+        url = server.url + "/metrics"
+        argv = ["monitor", "--url", url, "--interval", "0.3", "--duration", "1.5", "--min-drafts", "1"]
+        code = main([*argv, "--db", str(db), "--json"])
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    windows = [e for e in lines if e["event"] == "window"]
+    assert code == 1 and len(windows) >= 2 and all(w["url"] == url for w in windows)
+    assert windows[-1]["stats"]["acceptance_rate"] == pytest.approx(0.25) and windows[-1]["alerts"]
+    assert [e.get("rule") for e in lines if e["event"] == "alert"].count("low_acceptance_rate") == 1  # events too
+    start, end = captured.err.strip().splitlines()
+    assert start == f"specwise monitor: watching 1 target every 0.3 s (windows of 0.3 s) for 1.5 s; history in {db}"
+    assert f"{len(windows)} windows judged over 1 target; exit 1: low_acceptance_rate open on {url}" in end
+
+
+def test_ctrl_c_still_prints_the_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+    import types
+
+    import specwise.cli.monitor as cli_monitor
+
+    def interrupt(_: float) -> None:
+        raise KeyboardInterrupt
+
+    clock = types.SimpleNamespace(sleep=interrupt, monotonic=time.monotonic, time=time.time)
+    monkeypatch.setattr(cli_monitor, "time", clock)
+    with mock_with_traffic() as server:
+        argv = ["monitor", "--url", server.url + "/metrics", "--interval", "0.3", "--db", str(tmp_path / "m.sqlite")]
+        code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 0  # one scrape, no window judged: nothing open
+    assert "Ctrl-C stops" in err and "(Ctrl-C): 0 windows judged over 1 target; exit 0: no alert open" in err
+
+
+def test_live_table_names_servers_by_host_and_port_at_80_columns() -> None:
+    """At 80 columns every row used to read ``http:…`` (review 7 #11): the host:port is shown whole; --wide shows
+    the whole URL."""
+    from rich.console import Console
+
+    from specwise.report.monitor import live_table
+
+    targets = [Target("http://10.0.0.5:8000/metrics"), Target("http://user:pw@10.0.0.6:8001/metrics")]
+    targets[1].failing = "connection refused"
+
+    def shown(wide: bool, width: int = 80) -> str:
+        out = Console(width=width, record=True, color_system=None)
+        out.print(live_table(targets, 5.0, wide))
+        return out.export_text()
+
+    narrow = shown(False)
+    assert "10.0.0.5:8000" in narrow and "10.0.0.6:8001" in narrow and "…" not in narrow
+    assert "pw" not in narrow and "pw" not in shown(True)
+    assert "http://10.0.0.5:8000/metrics" in shown(True, 160) and "http://10.0.0.5:8000/metrics" not in narrow
+    assert "…" not in shown(True)  # folded, never cut

@@ -131,3 +131,48 @@ def test_a_labelled_class_dragging_acceptance_down_is_named() -> None:
     found = {f.rule: f for f in check(stats, Thresholds())}
     assert "class_drag:chat-lora" in found and "code-lora" not in str(list(found))
     assert "model_name='chat-lora' accepts 0.15 vs 0.73" in found["class_drag:chat-lora"].message
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--webhook", "http://127.0.0.1:9/x"], "--webhook"),
+        (["--serve", "127.0.0.1:0"], "--serve"),
+        (["--serve-metrics", "127.0.0.1:0"], "--serve-metrics"),
+        (["--live"], "--live"),
+        (["--duration", "5"], "--duration"),
+        (["--db", "x.sqlite"], "--db"),
+        (["--retention", "60"], "--retention"),
+        (["--live", "--duration", "5"], "--live and --duration"),
+    ],
+)
+def test_once_refuses_loop_only_flags(capsys: pytest.CaptureFixture[str], extra: list[str], named: str) -> None:
+    """--once would silently ignore these (a cron job's --webhook never posting): exit 2 naming the flag, before
+    any scrape (the URL below answers nothing). Review 7 #6."""
+    assert main(["monitor", "--url", "http://127.0.0.1:9/metrics", "--once", "--interval", "0.1", *extra]) == 2
+    err = capsys.readouterr().err
+    assert f"{named}: loop mode only; drop" in err and "--once" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("flag", ["--serve", "--serve-metrics"])
+def test_a_bind_port_out_of_range_is_bad_input(capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    """Exit 2 with one line, not an internal error (review 7 #7)."""
+    argv = ["monitor", "--url", "http://127.0.0.1:9/metrics", "--duration", "0.2", flag, "127.0.0.1:99999"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} 127.0.0.1:99999: port must be 0-65535" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_url_without_a_path_scrapes_metrics_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--url http://HOST:PORT`` (what the error text used to ask for) scrapes /metrics, said once on stderr
+    (review 7 #10); a bad URL's error names the metrics form."""
+    with mock_with_traffic() as server:
+        assert server.url.count("/") == 2  # no path
+        argv = ["monitor", "--url", server.url, "--once", "--interval", "0.3", "--json", "--min-drafts", "1"]
+        code = main(argv)
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert code == 1 and doc["servers"][0]["url"] == server.url + "/metrics" and "stats" in doc["servers"][0]
+    assert captured.err.count(f"--url {server.url} has no path: scraping {server.url}/metrics") == 1
+    assert main(["monitor", "--url", "127.0.0.1:8000/metrics", "--once"]) == 2
+    assert "expected http://HOST:PORT/metrics" in capsys.readouterr().err

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from specwise.monitor.loop import findings
-from specwise.monitor.predicted import slowdown_model
+from specwise.monitor.loop import assess, findings
+from specwise.monitor.predicted import live_k, slowdown_model
 from specwise.monitor.rules import Thresholds
 from specwise.monitor.window import WindowStats
 from specwise.scenario import load_scenario
@@ -57,3 +57,37 @@ def test_alert_names_batch_al_cost_and_the_break_even_batch() -> None:
         if x.rule == "predicted_net_slowdown"
     ]
     assert model.check(_stats(running=200, al=1.6, drafts=3), min_drafts=50) is None
+
+
+def _live(running: float, al: float, k: int, drafts: float = 1000.0) -> WindowStats:
+    """A window whose counters show draft length ``k``: draft tokens / drafts = k."""
+    return replace(_stats(running, al, drafts), draft_tokens_per_s=k * drafts / 10.0)
+
+
+def test_the_live_k_from_the_counters_is_priced_without_k() -> None:
+    """Without --k the check prices the k the server runs (draft tokens / drafts), not the scenario's largest
+    (review 7 #4): k=8 would cost three times what k=4 does at the same batch and AL."""
+    scenario = load_scenario(EXAMPLE)
+    assert max(scenario.sweep.k_values) == 8
+    model, at_4 = slowdown_model(scenario), slowdown_model(scenario, k=4)
+    even = at_4.break_even_batch(1.6)
+    assert even is not None
+    stats = _live(running=min(even + 40, model.max_num_seqs), al=1.6, k=4)
+    found = model.check(stats, min_drafts=50)
+    expected = at_4.check(stats, min_drafts=50)
+    assert found is not None and expected is not None
+    assert "k=4 from the counters" in found.message and f"set k=0 above batch {even}" in found.message
+    assert found.message.split("TPOT")[0] == expected.message.split("TPOT")[0]  # the same predicted cost
+    assert "k=4 from --k" in expected.message
+    # too few drafts to read k: nothing is priced at all (the rules need min_drafts too)
+    assert live_k(_live(running=100, al=1.6, k=4, drafts=10), min_drafts=50) is None
+    assert "the live draft length" in model.describe() and "k=4 (--k)" in at_4.describe()
+
+
+def test_k_that_disagrees_with_the_live_k_is_noted() -> None:
+    scenario = load_scenario(EXAMPLE)
+    stats, _ = assess(_live(running=4, al=3.0, k=4), Thresholds(), slowdown_model(scenario, k=8))
+    assert any("--k 8 disagrees with the live draft length 4" in n for n in stats.notes)
+    agreed, _ = assess(_live(running=4, al=3.0, k=4), Thresholds(), slowdown_model(scenario, k=4))
+    unset, _ = assess(_live(running=4, al=3.0, k=4), Thresholds(), slowdown_model(scenario))
+    assert not [n for n in (*agreed.notes, *unset.notes) if "disagrees" in n]

@@ -180,8 +180,8 @@ def test_loop_with_no_server_answering_exits_2(tmp_path: Path, capsys: pytest.Ca
         ["monitor", "--url", "http://127.0.0.1:9/metrics", "--interval", "0.2", "--duration", "0.6",
          "--db", str(tmp_path / "m.sqlite")]
     )  # fmt: skip
-    err = capsys.readouterr().err
-    assert code == 2 and "no server answered" in err and len(err.strip().splitlines()) == 1
+    start, error = capsys.readouterr().err.strip().splitlines()  # the loop's start line, then one error line
+    assert code == 2 and start.startswith("specwise monitor: watching 1 target") and "no server answered" in error
 
 
 class _Recorder(BaseHTTPRequestHandler):
@@ -256,3 +256,25 @@ def test_redaction() -> None:
     assert redact("a http://u:p@h/x and https://v@k/y") == "a http://***@h/x and https://***@k/y"
     assert Target("http://u:p@h/metrics").url == "http://***@h/metrics"
     assert Target("http://u:p@h/metrics").source == "http://u:p@h/metrics"
+
+
+def test_connection_failures_are_words_not_exception_class_names() -> None:
+    """Review 7 #16: ``scrape failed: ConnectionRefusedError`` / ``gaierror`` / ``ConnectError`` read as words."""
+    from specwise.monitor.events import TargetUp
+    from specwise.monitor.prometheus_source import api_get
+    from specwise.monitor.sinks import webhook
+
+    scraper = Scraper(window_parser())
+    try:
+        refused, unknown = scraper.fetch_all(["http://127.0.0.1:9/metrics", "http://no-such-host.invalid/metrics"], 5)
+    finally:
+        scraper.close()
+    assert str(refused) == "http://127.0.0.1:9/metrics: scrape failed: connection refused"
+    assert (
+        str(unknown) == "http://no-such-host.invalid/metrics: scrape failed: cannot resolve host 'no-such-host.invalid'"
+    )
+    with pytest.raises(SpecwiseError, match=r"Prometheus query failed: connection refused$"):
+        api_get("http://127.0.0.1:9", "query", {"query": "up"}, 5)
+    failed: list[object] = []
+    webhook("http://127.0.0.1:9/hook", retries=1, on_failure=failed.append)(TargetUp(1.0, "u"))
+    assert [f.error for f in failed] == ["connection refused"]  # type: ignore[attr-defined]

@@ -81,7 +81,7 @@ def test_webhook_failure_is_reported_not_raised() -> None:
         hook.close()
     assert [f.to_json() for f in failures] == [
         {"at": 1.0, "event": "webhook_failed", "error": "HTTP 500", "for": "resolved"},
-        {"at": 2.0, "event": "webhook_failed", "error": "ConnectError", "for": "alert"},
+        {"at": 2.0, "event": "webhook_failed", "error": "connection refused", "for": "alert"},
     ]
 
 

@@ -167,20 +167,26 @@ def predictor_override(args: argparse.Namespace) -> PredictorChoice | None:
     return PredictorChoice(args.predictor) if args.predictor else None
 
 
-def http_url(text: str) -> str:
-    """An argparse type: an http(s) URL with a host and a valid port (userinfo allowed; never echoed)."""
+def http_url(text: str, form: str = "http://HOST:PORT") -> str:
+    """An argparse type: an http(s) URL with a host and a valid port (userinfo allowed; never echoed); ``form`` is
+    the shape its errors ask for."""
     from urllib.parse import urlsplit
 
     try:
         parts = urlsplit(text)
         port = parts.port
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not a valid URL ({exc}); expected http://HOST:PORT") from None
+        raise argparse.ArgumentTypeError(f"not a valid URL ({exc}); expected {form}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise argparse.ArgumentTypeError(f"expected http://HOST:PORT (or https://...), got {redact_url(text)!r}")
+        raise argparse.ArgumentTypeError(f"expected {form} (or https://...), got {redact_url(text)!r}")
     if port is not None and not 0 < port < 65536:
         raise argparse.ArgumentTypeError(f"port {port} is not in 1..65535")
     return text
+
+
+def metrics_url(text: str) -> str:
+    """An argparse type: a server's /metrics URL (:func:`http_url`; its errors ask for http://HOST:PORT/metrics)."""
+    return http_url(text, "http://HOST:PORT/metrics")
 
 
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}

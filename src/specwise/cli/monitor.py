@@ -28,6 +28,7 @@ from specwise.cli.common import (
     check_modelled_k,
     duration_s,
     http_url,
+    metrics_url,
     positive_float,
     positive_int,
     predictor_override,
@@ -41,7 +42,7 @@ from specwise.errors import SpecwiseError
 from specwise.metrics.exposition import Scrape
 from specwise.monitor.dashboard import Dashboard
 from specwise.monitor.events import MonitorEvent
-from specwise.monitor.fetch import DEFAULT_MAX_BYTES, Scraper, endpoint, redact, redact_url
+from specwise.monitor.fetch import DEFAULT_MAX_BYTES, Scraper, endpoint, redact, redact_url, with_metrics_path
 from specwise.monitor.fleet import FAMILIES, FleetWindow
 from specwise.monitor.loop import (
     RESTART_DETAIL,
@@ -59,6 +60,7 @@ from specwise.monitor.report import FleetReport, MonitorReport, ServerWindow
 from specwise.monitor.rules import Finding, Thresholds
 from specwise.monitor.sinks import Background, MetricsExporter, event_line, json_lines, webhook
 from specwise.monitor.store import MonitorStore
+from specwise.monitor.summary import LoopTally, closing_line, start_line, watched
 from specwise.monitor.vet import vet
 from specwise.monitor.window import window_stats
 from specwise.report.console import console
@@ -73,15 +75,18 @@ def register(sub: Any) -> None:
         "mean acceptance length, per-position acceptance, token and request rates, latency quantiles and alerts. "
         "Exit status: 0 no alert, 1 an alert fired (low acceptance or AL, a target down while another answers, a "
         "server restart, impossible counters; loop mode: an alert still open or a target down at the end, or a "
-        "restart during the run), 2 bad input or no server answered.",
+        "restart during the run), 2 bad input or no server answered. Loop mode says what it watches on stderr when "
+        "it starts and, when it stops (--duration or Ctrl-C), how many windows it judged and why the exit status is "
+        "what it is; events are JSON lines on stdout, and with --json so is each judged window "
+        '({"event": "window", "url", "stats", "alerts"}).',
     )
     p.add_argument(
         "--url",
         action="append",
-        type=http_url,
+        type=metrics_url,
         default=[],
         metavar="URL",
-        help="a server's metrics URL, e.g. http://127.0.0.1:8000/metrics (repeatable)",
+        help="a server's metrics URL, e.g. http://127.0.0.1:8000/metrics (repeatable; with no path, /metrics)",
     )
     _prometheus_flags(p)
     p.add_argument("--once", action="store_true", help="evaluate one window and exit")
@@ -93,19 +98,13 @@ def register(sub: Any) -> None:
         help="a simulate scenario of this deployment: alert when its perf model predicts speculation costs TPOT "
         "at the live batch size and AL",
     )
-    p.add_argument("--k", type=int, help="with --scenario: the deployed num_speculative_tokens (default: its largest)")
-    p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
-    p.add_argument("--db", type=Path, default=_default_db(), help="loop mode: history database")
-    p.add_argument("--retention", type=positive_float, default=7 * 86400.0, help="seconds of history to keep")
     p.add_argument(
-        "--webhook", type=http_url, metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)"
+        "--k",
+        type=int,
+        help="with --scenario: the deployed num_speculative_tokens (default: the live k the counters show, draft "
+        "tokens / drafts; the scenario's largest until they show one)",
     )
-    p.add_argument("--serve-metrics", metavar="HOST:PORT", help="loop mode: expose specwise_* gauges at /metrics")
-    p.add_argument(
-        "--serve",
-        metavar="HOST:PORT",
-        help="loop mode: a live dashboard page (charts, active alerts) at http://HOST:PORT/",
-    )
+    _loop_flags(p)
     p.add_argument("--allow-remote", action="store_true", help="allow --serve / --serve-metrics beyond loopback")
     p.add_argument("--interval", type=positive_float, default=5.0, help="seconds between scrapes")
     p.add_argument(
@@ -141,6 +140,26 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
+def _loop_flags(p: argparse.ArgumentParser) -> None:
+    """The flags only loop mode reads (:data:`LOOP_ONLY`: --once refuses them)."""
+    p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
+    p.add_argument(
+        "--db", type=Path, help="loop mode: history database (default: $XDG_DATA_HOME/specwise/monitor.sqlite)"
+    )
+    p.add_argument(
+        "--retention", type=positive_float, help=f"loop mode: seconds of history to keep (default {RETENTION_S:g})"
+    )
+    p.add_argument(
+        "--webhook", type=http_url, metavar="URL", help="loop mode: POST each alert event here as JSON (3 tries)"
+    )
+    p.add_argument("--serve-metrics", metavar="HOST:PORT", help="loop mode: expose specwise_* gauges at /metrics")
+    p.add_argument(
+        "--serve",
+        metavar="HOST:PORT",
+        help="loop mode: a live dashboard page (charts, active alerts) at http://HOST:PORT/",
+    )
+
+
 def _prometheus_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--prometheus",
@@ -165,6 +184,18 @@ def _prometheus_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+RETENTION_S = 7 * 86400.0
+# Flags only the loop reads: --once refuses them instead of ignoring them (a cron job's --webhook never posting).
+LOOP_ONLY = ("webhook", "serve", "serve_metrics", "live", "duration", "db", "retention")
+
+
+def _refuse_loop_flags(args: argparse.Namespace) -> None:
+    given = [f"--{name.replace('_', '-')}" for name in LOOP_ONLY if getattr(args, name) not in (None, False)]
+    if given:
+        it = "it" if len(given) == 1 else "them"
+        raise SpecwiseError(f"{' and '.join(given)}: loop mode only; drop {it} or --once")
+
+
 def _default_db() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "specwise" / "monitor.sqlite"
@@ -187,9 +218,12 @@ def _scrape_timeout(args: argparse.Namespace) -> float:
     return float(args.scrape_timeout) if args.scrape_timeout else min(10.0, 0.8 * args.interval)
 
 
-def _emitter(args: argparse.Namespace, live: Live | None) -> tuple[Callable[[MonitorEvent], None], Background | None]:
+def _emitter(
+    args: argparse.Namespace, live: Live | None
+) -> tuple[Callable[[MonitorEvent], None], Callable[[MonitorEvent], None], Background | None]:
     """Events go to stdout as JSON lines (above the live table with --live) and to the --webhook on its own
-    thread (a slow webhook never stalls scraping)."""
+    thread (a slow webhook never stalls scraping). Also returns the stdout half alone (for --json's window lines,
+    which no webhook receives)."""
     log = (
         json_lines(sys.stdout)
         if live is None
@@ -202,62 +236,97 @@ def _emitter(args: argparse.Namespace, live: Live | None) -> tuple[Callable[[Mon
         if hook is not None:
             hook(event)
 
-    return emit, hook
+    return emit, log, hook
 
 
-def _loop(args: argparse.Namespace, thresholds: Thresholds) -> int:
+def _say(line: str) -> None:
+    print(f"specwise monitor: {line}", file=sys.stderr, flush=True)
+
+
+def _loop(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownModel | None) -> int:
     exporter = _exporter(args)  # validate the bind addresses before creating anything
     board = _dashboard(args)
-    slowdown = _slowdown(args)
     window = _window_s(args)
     if window < args.interval:
         raise SpecwiseError(f"--window {window:g}: must be at least --interval ({args.interval:g} s)")
-    store = MonitorStore(args.db, args.retention)
+    db = args.db or _default_db()
+    store = MonitorStore(db, args.retention or RETENTION_S)
     fleet = FleetSource(args.prometheus, window, args.instance, _scrape_timeout(args)) if args.prometheus else None
     scrapes = max(1, round(window / args.interval))
     targets = [Target(url, window_scrapes=scrapes) for url in args.url] if fleet is None else fleet.targets
     scraper = None if fleet is not None else Scraper(window_parser(), _scrape_timeout(args), args.max_page_bytes)
-    live = Live(live_table(targets, window), console=console(), auto_refresh=False) if args.live else None
-    emit, hook = _emitter(args, live)
-    judge = Judge(thresholds, store, emit, slowdown)
+    live = Live(live_table(targets, window, args.wide), console=console(), auto_refresh=False) if args.live else None
+    emit, log, hook = _emitter(args, live)
+    tally = LoopTally(log if args.json else None)
+    judge = Judge(thresholds, store, emit, slowdown, tally.on_window)
+    shown = redact_url(args.prometheus) if args.prometheus else None
+    _say(start_line(watched(len(targets), shown), args.interval, window, args.duration, db))
     start = time.monotonic()
-    end = start + args.duration if args.duration else None
+    interrupted = False
     if live is not None:
         live.start()
     try:
         if fleet is not None and args.lookback:
             lookback = duration_s(args.lookback)
             fleet.backfill(lookback, time.time(), max(args.interval, lookback / 1000), judge)
-        tick = start
-        while True:
-            left = _scrape_timeout(args) if end is None else min(_scrape_timeout(args), end - time.monotonic())
-            if fleet is not None:
-                fleet.round(time.time(), judge)
-            else:
-                evaluate_once(
-                    targets, thresholds, store, emit, slowdown=slowdown, scraper=scraper, deadline_s=max(0.05, left)
-                )
-            if exporter is not None:
-                exporter.update(targets)
-            if board is not None:
-                board.update(targets, time.time())
-            if live is not None:
-                live.update(live_table(targets, window), refresh=True)
-            tick, now = tick + args.interval, time.monotonic()
-            while tick < now:  # a round that overran skips the ticks it missed instead of bunching them
-                tick += args.interval
-            if end is not None and tick > end:
-                break
-            time.sleep(tick - now)
+        _rounds(args, start, targets, fleet, scraper, judge, (exporter, board, live), window)
     except KeyboardInterrupt:
-        pass
+        interrupted = True
     finally:
         _close(live, hook, store, scraper, exporter, board)
-    watched = targets if fleet is None else [fleet.server]
-    if not any(t.answered for t in watched):
-        errors = sorted({t.failing for t in watched if t.failing})
+    answering = targets if fleet is None else [fleet.server]  # fleet.targets is `targets`, grown as instances appear
+    if not any(t.answered for t in answering):
+        errors = sorted({t.failing for t in answering if t.failing})
         raise SpecwiseError("no server answered: " + ("; ".join(errors)[:400] or "no scrape completed"))
+    _say(closing_line(targets, tally.windows, time.monotonic() - start, interrupted))
     return EXIT_NEGATIVE if any(t.alerting for t in targets) else EXIT_OK
+
+
+Views = tuple[MetricsExporter | None, Dashboard | None, Live | None]
+
+
+def _rounds(
+    args: argparse.Namespace,
+    start: float,
+    targets: list[Target],
+    fleet: FleetSource | None,
+    scraper: Scraper | None,
+    judge: Judge,
+    views: Views,
+    window: float,
+) -> None:
+    """Every --interval (a round that overran skips the ticks it missed): one round of scrapes (or one fleet
+    window), then the views updated; until --duration (or Ctrl-C)."""
+    exporter, board, live = views
+    end = start + args.duration if args.duration else None
+    tick = start
+    while True:
+        left = _scrape_timeout(args) if end is None else min(_scrape_timeout(args), end - time.monotonic())
+        if fleet is not None:
+            fleet.round(time.time(), judge)
+        else:
+            evaluate_once(
+                targets,
+                judge.thresholds,
+                judge.store,
+                judge.emit,
+                slowdown=judge.slowdown,
+                scraper=scraper,
+                deadline_s=max(0.05, left),
+                on_window=judge.on_window,
+            )
+        if exporter is not None:
+            exporter.update(targets)
+        if board is not None:
+            board.update(targets, time.time())
+        if live is not None:
+            live.update(live_table(targets, window, args.wide), refresh=True)
+        tick, now = tick + args.interval, time.monotonic()
+        while tick < now:  # a round that overran skips the ticks it missed instead of bunching them
+            tick += args.interval
+        if end is not None and tick > end:
+            break
+        time.sleep(tick - now)
 
 
 def _close(
@@ -293,9 +362,15 @@ def _bind(flag: str, value: str, allow_remote: bool) -> tuple[str, int]:
     host, _, port = value.rpartition(":")
     if not host or not port.isdigit():
         raise SpecwiseError(f"{flag} {value!r}: expected HOST:PORT, e.g. 127.0.0.1:9400")
+    if int(port) > 65535:
+        raise SpecwiseError(f"{flag} {value}: port must be 0-65535")
     if host not in ("127.0.0.1", "localhost", "::1") and not allow_remote:
         raise SpecwiseError(f"{flag} {host}: binding beyond loopback needs --allow-remote")
     return host, int(port)
+
+
+def _why(exc: OSError | OverflowError) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc).rstrip(".")
 
 
 def _exporter(args: argparse.Namespace) -> MetricsExporter | None:
@@ -304,8 +379,8 @@ def _exporter(args: argparse.Namespace) -> MetricsExporter | None:
     host, port = _bind("--serve-metrics", args.serve_metrics, args.allow_remote)
     try:
         exporter = MetricsExporter(host, port)
-    except OSError as exc:
-        raise SpecwiseError(f"--serve-metrics {args.serve_metrics}: cannot bind: {exc.strerror}") from None
+    except (OSError, OverflowError) as exc:
+        raise SpecwiseError(f"--serve-metrics {args.serve_metrics}: cannot bind: {_why(exc)}") from None
     print(json.dumps({"event": "exporter", "url": exporter.url}), flush=True)
     return exporter
 
@@ -316,8 +391,8 @@ def _dashboard(args: argparse.Namespace) -> Dashboard | None:
     host, port = _bind("--serve", args.serve, args.allow_remote)
     try:
         board = Dashboard(host, port, refresh_s=min(args.interval, 5.0))
-    except OSError as exc:
-        raise SpecwiseError(f"--serve {args.serve}: cannot bind: {exc.strerror}") from None
+    except (OSError, OverflowError) as exc:
+        raise SpecwiseError(f"--serve {args.serve}: cannot bind: {_why(exc)}") from None
     print(json.dumps({"event": "dashboard", "url": board.url}), flush=True)
     return board
 
@@ -338,10 +413,14 @@ def _resolve_targets(args: argparse.Namespace) -> None:
         raise SpecwiseError("--lookback and --instance need --prometheus")
     if not args.url:
         raise SpecwiseError("give at least one --url http://HOST:PORT/metrics, or --prometheus http://HOST:9090")
-    for url in args.url:
+    for i, url in enumerate(args.url):
         if not url.startswith(("http://", "https://")):
             raise SpecwiseError(f"--url {redact_url(url)!r}: expected http://HOST:PORT/metrics")
         endpoint(url)  # a malformed URL is bad input now, not a failing target later
+        fixed = with_metrics_path(url)
+        if fixed is not None:
+            _say(f"--url {redact_url(url)} has no path: scraping {redact_url(fixed)}")
+            args.url[i] = fixed
 
 
 def _fault_alert(kind: str, detail: str) -> Finding:
@@ -431,10 +510,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     _resolve_targets(args)
+    if args.once:
+        _refuse_loop_flags(args)
     slowdown = _slowdown(args)
     thresholds = Thresholds(min_acceptance_rate=args.min_acceptance, min_drafts=args.min_drafts)
     if not args.once:
-        return _loop(args, thresholds)
+        return _loop(args, thresholds, slowdown)
     if args.prometheus:
         fleet = _fleet_once(args, thresholds, slowdown)
         if args.json:

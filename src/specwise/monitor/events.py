@@ -1,7 +1,7 @@
 """What the monitor loop reports, once per transition: a server going down or coming back, a server restart, an alert
 opening or clearing, a fault in what a server reports starting or ending (non-finite samples, impossible counters),
-a webhook that could not be delivered. Each event's ``to_json()`` is the JSON line (and webhook body) the monitor
-prints: ``{"at", "url", "event", ...}``."""
+a webhook that could not be delivered; with ``--json``, each judged window too. Each event's ``to_json()`` is the
+JSON line (and webhook body) the monitor prints: ``{"at", "url", "event", ...}``."""
 
 from __future__ import annotations
 
@@ -113,6 +113,29 @@ class WebhookFailed:
         return {"at": self.at, "event": self.event, "error": self.error, "for": self.failed_event}
 
 
+@dataclass(frozen=True)
+class WindowJudged:
+    """One judged window of a target (loop mode with ``--json`` only; never sent to a webhook): its stats and the
+    alerts open after it."""
+
+    at: float
+    url: str
+    stats: dict[str, Any]
+    open_alerts: tuple[str, ...] = ()
+    event: ClassVar[str] = "window"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "url": self.url, "event": self.event, "stats": self.stats, "alerts": [*self.open_alerts]}
+
+
 MonitorEvent = (
-    TargetDown | TargetUp | ServerRestart | AlertOpened | AlertResolved | TargetFault | FaultCleared | WebhookFailed
+    TargetDown
+    | TargetUp
+    | ServerRestart
+    | AlertOpened
+    | AlertResolved
+    | TargetFault
+    | FaultCleared
+    | WebhookFailed
+    | WindowJudged
 )

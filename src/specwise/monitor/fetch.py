@@ -21,7 +21,7 @@ import weakref
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from specwise.errors import SpecwiseError, redact_text
 from specwise.metrics.exposition import Scrape
@@ -39,6 +39,52 @@ def redact_url(url: str) -> str:
         authority, sep, rest = url.partition("/")
         return "***@" + authority.rpartition("@")[2] + sep + rest if "@" in authority else url
     return _USERINFO.sub("***@", url, count=1)
+
+
+def with_metrics_path(url: str) -> str | None:
+    """``http://host:8000`` (no path at all) -> ``http://host:8000/metrics``, where vLLM serves its metrics
+    (None: the URL has a path, used as given)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.path or not parts.netloc:
+        return None
+    return urlunsplit((parts.scheme, parts.netloc, "/metrics", parts.query, parts.fragment))
+
+
+def failure_words(exc: BaseException, host: str = "") -> str:
+    """A connection failure in words (``connection refused``, ``cannot resolve host 'x'``, ``timed out``), never an
+    exception class name; httpx's errors are read through the OS error they wrap."""
+    import socket
+
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, socket.gaierror):
+            return f"cannot resolve host {host!r}" if host else "cannot resolve the host"
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, ConnectionResetError):
+            return "connection reset by the server"
+        if isinstance(cause, TimeoutError):
+            return "timed out"
+        if isinstance(cause, ssl.SSLError):
+            return f"TLS failed ({cause.reason or 'handshake'})"
+        cause = cause.__cause__ or cause.__context__
+    text = str(exc).lower()
+    for needle, words in (
+        ("refused", "connection refused"),
+        ("name or service not known", f"cannot resolve host {host!r}"),
+        ("nodename nor servname", f"cannot resolve host {host!r}"),
+        ("temporary failure in name resolution", f"cannot resolve host {host!r}"),
+        ("timed out", "timed out"),
+        ("timeout", "timed out"),
+    ):
+        if needle in text:
+            return words
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return "connection failed"
 
 
 redact = redact_text  # every URL userinfo in free text, as the bench client masks it too
@@ -343,7 +389,7 @@ class Scraper:
             return SpecwiseError(f"{ep.display}: scrape failed: {exc}")
         except (OSError, ssl.SSLError, asyncio.IncompleteReadError) as exc:
             slot.drop()
-            return SpecwiseError(f"{ep.display}: scrape failed: {type(exc).__name__}")
+            return SpecwiseError(f"{ep.display}: scrape failed: {failure_words(exc, ep.host)}")
         try:
             return self.parser.parse(body.decode("utf-8", "replace"), ep.display)
         except SpecwiseError as exc:

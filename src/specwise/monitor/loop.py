@@ -43,6 +43,7 @@ from specwise.monitor.window import IMPOSSIBLE_COUNTER, WINDOW_SAMPLES, WindowSt
 TARGET_DOWN = "target_down"  # the alert a --once report raises for a server that did not answer
 SERVER_RESTART = "server_restart"  # the alert a --once report raises for a restart inside its window
 RESTART_DETAIL = "the server restarted inside the window (new _created timestamps, or counters went back)"
+RESTART_WHILE_DOWN = "the server restarted while it was down (new _created timestamps, or counters went back)"
 
 
 @dataclass
@@ -142,9 +143,12 @@ def findings(stats: WindowStats, thresholds: Thresholds, slowdown: SlowdownModel
 def assess(
     stats: WindowStats, thresholds: Thresholds, slowdown: SlowdownModel | None = None
 ) -> tuple[WindowStats, list[Finding]]:
-    """:func:`findings`, and ``stats`` with a note when the window had too few drafts for the rules to judge, or
-    when the server serves another model than the scenario behind the slowdown check."""
-    notes = [unjudged_note(stats, thresholds), slowdown.model_note(stats.model_names) if slowdown else None]
+    """:func:`findings`, and ``stats`` with a note when the window had too few drafts for the rules to judge, when
+    the server serves another model than the scenario behind the slowdown check, or when --k disagrees with the
+    live draft length."""
+    notes = [unjudged_note(stats, thresholds)]
+    if slowdown is not None:
+        notes += [slowdown.model_note(stats.model_names), slowdown.k_note(stats, thresholds.min_drafts)]
     if any(notes):
         stats = replace(stats, notes=(*stats.notes, *(n for n in notes if n)))
     return stats, findings(stats, thresholds, slowdown)
@@ -179,6 +183,7 @@ def _fetch_all(
 
 
 Emit = Callable[[MonitorEvent], None]
+OnWindow = Callable[["Target", float], None]  # a target was judged at this time (its window in ``Target.last``)
 
 
 def _out(emit: Emit | None, event: MonitorEvent) -> None:
@@ -192,6 +197,7 @@ class _Round:
     store: MonitorStore | None
     emit: Emit | None
     slowdown: SlowdownModel | None
+    on_window: OnWindow | None = None
 
     def record(self, url: str, now: float, event: str, rule: str, message: str) -> None:
         if self.store is not None:
@@ -211,6 +217,8 @@ def _judge(t: Target, now: float, stats: WindowStats, r: _Round) -> None:
     for rule in cleared:
         _out(r.emit, AlertResolved(now, t.url, rule))
         r.record(t.url, now, "resolved", rule, "")
+    if r.on_window is not None:
+        r.on_window(t, now)
 
 
 def _faults(t: Target, now: float, faults: list[tuple[str, str]], r: _Round) -> None:
@@ -232,18 +240,35 @@ def _down(t: Target, now: float, result: SpecwiseError, r: _Round) -> None:
     t.failing = error
 
 
+def _restart(t: Target, now: float, detail: str, r: _Round) -> None:
+    t.restarts += 1
+    _out(r.emit, ServerRestart(now, t.url, detail))
+    r.record(t.url, now, "restart", SERVER_RESTART, detail)
+
+
+def _restarted_while_down(t: Target, now: float, scrape: Scrape | None) -> bool:
+    """Whether the server that answers again is a new life of the one last scraped before the outage: the same
+    test as inside a window (new ``_created`` timestamps, or counters gone back where there are none), against the
+    last good scrape (kept through the outage; a real restart takes tens of seconds of failed scrapes)."""
+    if t.previous is None or scrape is None:
+        return False
+    return window_stats(t.previous, scrape, max(now - t.previous_t, 1e-9)).counter_reset
+
+
 def _observe(t: Target, now: float, result: Scrape | SpecwiseError, r: _Round) -> None:
     """One scrape result of ``t`` at ``now``: failure/recovery, faults, restart, the window, the scrape kept."""
     if isinstance(result, SpecwiseError):
         _down(t, now, result, r)
         return
+    vetted = vet(result)
     if t.failing is not None:
         _out(r.emit, TargetUp(now, t.url))
         r.record(t.url, now, "up", "target_up", "")
         t.failing = None
         t.history.clear()  # do not window across the outage
+        if _restarted_while_down(t, now, vetted.scrape):
+            _restart(t, now, RESTART_WHILE_DOWN, r)
     t.answered = True
-    vetted = vet(result)
     stats = None
     if vetted.scrape is not None and t.history and now > t.history[0][0]:
         base_t, base = t.history[0]
@@ -254,9 +279,7 @@ def _observe(t: Target, now: float, result: Scrape | SpecwiseError, r: _Round) -
         return
     if stats is not None:
         if stats.counter_reset:  # reported once: the windows after it start at the restart
-            t.restarts += 1
-            _out(r.emit, ServerRestart(now, t.url, RESTART_DETAIL))
-            r.record(t.url, now, "restart", SERVER_RESTART, RESTART_DETAIL)
+            _restart(t, now, RESTART_DETAIL, r)
             t.history.clear()
         _judge(t, now, stats, r)
     t.remember(now, vetted.scrape)
@@ -269,17 +292,19 @@ def observe_fleet(
     store: MonitorStore | None,
     emit: Emit | None,
     slowdown: SlowdownModel | None = None,
+    on_window: OnWindow | None = None,
 ) -> None:
     """One fleet window read from Prometheus (:mod:`specwise.monitor.prometheus_source`): each instance in it
     becomes (or updates) the target of that name and is judged by the same rules, with the same hysteresis, as a
     scraped server; the window's end time stamps the transitions (so back-filled history keeps its own times)."""
-    r = _Round(thresholds, store, emit, slowdown)
+    r = _Round(thresholds, store, emit, slowdown, on_window)
     for instance, rows in fleet.instances().items():
         t = targets.get(instance)
         if t is None:
             t = targets[instance] = Target(instance, instance=instance)
         t.answered = True
         t.model_name = ",".join(sorted({row.model_name for row in rows}))
+        t.previous_t = fleet.end_s  # the window's time: what the dashboard keys each new point on
         _judge(t, fleet.end_s, instance_stats(rows, fleet.window_s), r)
     if store is not None:
         store.commit()
@@ -297,13 +322,15 @@ def evaluate_once(
     workers: int = 1,
     scraper: Scraper | None = None,
     deadline_s: float | None = None,
+    on_window: OnWindow | None = None,
 ) -> None:
     """One pass over every target: scrape, window against the kept scrapes, rules, transitions.
 
     By default every target is fetched at once by ``scraper`` (each within ``deadline_s``) and handled as its
     answer arrives. With ``fetch`` (a blocking function of the target's URL; ``workers`` at a time) the results are
-    handled in target order. The history database is committed once per pass."""
-    r = _Round(thresholds, store, emit, slowdown)
+    handled in target order. The history database is committed once per pass; ``on_window`` hears of each
+    judged window."""
+    r = _Round(thresholds, store, emit, slowdown, on_window)
     if fetch is not None:
         fetched = _fetch_all([t.source for t in targets], fetch, workers, deadline_s)
         for t, result in zip(targets, fetched, strict=True):

@@ -4,12 +4,16 @@ step times, its draft cost) evaluated at the batch the server runs now, with the
 Per generated token, a speculative decode step costs (verify(B, k+1) + propose(B, k)) / AL against
 decode(B, 1) without speculation (Leviathan et al. 2023, Theorem 3.8, with batch-dependent step times instead
 of a constant cost ratio). Above the batch where that ratio passes 1, k should be 0.
+
+The k priced is the one the server runs: its counters show it (vLLM adds num_speculative_tokens draft tokens per
+draft, ``vllm/v1/spec_decode/metrics.py``, so Δ draft tokens / Δ drafts is k), unless ``--k`` names one; the
+scenario's largest k is only the fallback while the counters show too few drafts.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -38,6 +42,7 @@ class SlowdownModel:
     band: float = 0.0  # the predictor's relative speedup error (validation or calibration replay)
     band_source: str = ""
     target_model: str = ""  # the scenario's target (its served model_name, unless --served-model-name renamed it)
+    k_given: bool = False  # k came from --k; otherwise the live k from the counters is priced when they show one
 
     def model_note(self, served: tuple[str, ...]) -> str | None:
         """Said when a server serves none of the scenario's target by name: the slowdown check may be priced for
@@ -49,10 +54,31 @@ class SlowdownModel:
             "(the scenario's target): right only if that is the same model under a --served-model-name"
         )
 
+    def k_note(self, stats: WindowStats, min_drafts: float) -> str | None:
+        """Said when --k disagrees with the draft length the server's counters show."""
+        live = live_k(stats, min_drafts)
+        if not self.k_given or live is None or live == self.k:
+            return None
+        return (
+            f"--k {self.k} disagrees with the live draft length {live} (draft tokens / drafts of this window): "
+            f"the predicted-slowdown check is priced at k={self.k}; drop --k to price the live k"
+        )
+
+    def priced(self, stats: WindowStats, min_drafts: float) -> tuple[SlowdownModel, str]:
+        """The model priced for this window and where its k came from: --k, else the live k, else the
+        scenario's largest."""
+        if self.k_given:
+            return self, " from --k"
+        live = live_k(stats, min_drafts)
+        if live is None:
+            return self, ", the scenario's largest"
+        return replace(self, k=live), " from the counters"
+
     def describe(self) -> str:
         """The predictor behind the slowdown check and its error, in one line (shown with every result)."""
         error = f", speedups +-{self.band:.0%} ({self.band_source})" if self.band else ""
-        return f"{self.predictor}, k={self.k}, context {self.context_tokens} tokens{error}"
+        k = f"k={self.k} (--k)" if self.k_given else f"k: the live draft length (else the scenario's largest, {self.k})"
+        return f"{self.predictor}, {k}, context {self.context_tokens} tokens{error}"
 
     def tpot_ratio(self, batch: int, al: float) -> float:
         """Time per token with speculation / without, at ``batch`` decoding sequences (the simulator's step
@@ -79,7 +105,10 @@ class SlowdownModel:
             return None  # a non-finite gauge never reaches here (vet drops it); this guard keeps round() safe
         if running < 1 or (stats.drafts or 0) < min_drafts:
             return None
-        batch = min(round(running), self.max_num_seqs)
+        model, source = self.priced(stats, min_drafts)
+        return model._check(al, min(round(running), self.max_num_seqs), source)
+
+    def _check(self, al: float, batch: int, k_source: str) -> Finding | None:
         ratio = self.tpot_ratio(batch, al)
         if ratio <= 1.0 + self.margin:
             return None
@@ -88,14 +117,26 @@ class SlowdownModel:
         return Finding(
             "predicted_net_slowdown",
             "critical" if ratio > 1.2 else "warning",
-            f"at batch {batch} with AL {al:.2f} speculation costs ~{ratio - 1:.0%} TPOT ({self.predictor}, k={self.k}) "
+            f"at batch {batch} with AL {al:.2f} speculation costs ~{ratio - 1:.0%} TPOT "
+            f"({self.predictor}, k={self.k}{k_source}) "
             f"-- {advice} (num_speculative_tokens_per_batch_size)",
         )
 
 
+def live_k(stats: WindowStats, min_drafts: float) -> int | None:
+    """The draft length the server runs, from its counters: Δ draft tokens / Δ drafts, rounded (None with fewer
+    than ``min_drafts`` drafts in the window, or no draft-token rate)."""
+    drafts, per_s = stats.drafts, stats.draft_tokens_per_s
+    if drafts is None or per_s is None or drafts < max(min_drafts, 1) or not math.isfinite(per_s):
+        return None
+    k = round(per_s * stats.window_s / drafts)
+    return k if k >= 1 else None
+
+
 def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
-    """From a simulate scenario: its target/draft step-time models; k = the largest in its list unless given;
-    context = the share-weighted mean prompt plus half the mean output."""
+    """From a simulate scenario: its target/draft step-time models; k = the given one (``--k``), else the live k
+    of each window (:func:`live_k`), else the largest in its list; context = the share-weighted mean prompt plus
+    half the mean output."""
     target, draft = sc.models.target, sc.models.draft_cost
     total = sum(c.share for c in sc.classes)
     ctx = sum(c.share * (c.prompt_tokens.mean + c.output_tokens.mean / 2) for c in sc.classes) / total
@@ -111,4 +152,5 @@ def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
         band=sc.models.band,
         band_source=sc.models.band_source,
         target_model=sc.target.name,
+        k_given=k is not None,
     )

@@ -18,7 +18,7 @@ import httpx
 
 from specwise.errors import SpecwiseError
 from specwise.monitor.events import MonitorEvent, TargetDown, TargetUp
-from specwise.monitor.fetch import redact_url
+from specwise.monitor.fetch import failure_words, redact_url
 from specwise.monitor.fleet import (
     FAMILIES,
     FleetWindow,
@@ -29,7 +29,7 @@ from specwise.monitor.fleet import (
     replica_windows,
     windows_over_time,
 )
-from specwise.monitor.loop import Emit, Target, observe_fleet
+from specwise.monitor.loop import Emit, OnWindow, Target, observe_fleet
 from specwise.monitor.predicted import SlowdownModel
 from specwise.monitor.rules import Thresholds
 from specwise.monitor.store import MonitorStore
@@ -43,10 +43,20 @@ class Judge:
     store: MonitorStore | None = None
     emit: Emit | None = None
     slowdown: SlowdownModel | None = None
+    on_window: OnWindow | None = None
 
     def emit_event(self, event: MonitorEvent) -> None:
         if self.emit is not None:
             self.emit(event)
+
+
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
 
 
 def api_get(prom_url: str, path: str, params: dict[str, str], timeout_s: float) -> tuple[Point, ...]:
@@ -56,7 +66,7 @@ def api_get(prom_url: str, path: str, params: dict[str, str], timeout_s: float) 
     try:
         resp = httpx.get(f"{prom_url.rstrip('/')}/api/v1/{path}", params=params, timeout=timeout_s)
     except httpx.HTTPError as exc:
-        raise SpecwiseError(f"{shown}: Prometheus query failed: {type(exc).__name__}") from None
+        raise SpecwiseError(f"{shown}: Prometheus query failed: {failure_words(exc, _host(prom_url))}") from None
     try:
         body: Any = resp.json()
     except ValueError:
@@ -133,7 +143,9 @@ class FleetSource:
         self.server.answered = True
         for w in windows:
             self.queries += w.queries
-            observe_fleet(self._by_instance, w, judge.thresholds, judge.store, judge.emit, judge.slowdown)
+            observe_fleet(
+                self._by_instance, w, judge.thresholds, judge.store, judge.emit, judge.slowdown, judge.on_window
+            )
         self.targets += [t for t in self._by_instance.values() if t not in self.targets]
 
     def _failed(self, now: float, exc: SpecwiseError, judge: Judge) -> None:

@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
 from specwise.contracts.document import json_safe
 from specwise.monitor.events import MonitorEvent, WebhookFailed
-from specwise.monitor.fetch import redact, redact_url
+from specwise.monitor.fetch import failure_words, redact, redact_url
 from specwise.monitor.http_serve import GetServer
 from specwise.monitor.loop import Emit, Target
 
@@ -100,7 +100,7 @@ def webhook(
                 if resp.status_code < 500 and resp.status_code != 429:
                     break  # a client error will not get better
             except httpx.HTTPError as exc:
-                last = type(exc).__name__
+                last = failure_words(exc)
             if attempt + 1 < retries:
                 sleep(backoff_s * (2**attempt))
         if on_failure is not None:

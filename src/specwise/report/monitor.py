@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -64,16 +65,38 @@ def render_monitor(report: MonitorReport, out: Console | None = None, wide: bool
             out.print(f"[yellow]note[/yellow] {s.url}: {note}")
 
 
-def live_table(targets: Sequence[Target], window_s: float) -> Table:
-    """The loop's live terminal view: one row per target, its last window and its open alerts."""
-    table = Table(title=f"specwise monitor: last {window_s:g} s per server", title_justify="left")
-    for col in ("server", "state", "accept", "AL", "gen tok/s", "running", "waiting", "TPOT p50 ms", "alerts"):
-        table.add_column(col, justify="left" if col in ("server", "state", "alerts") else "right")
-    for t in targets:
+def _labels(targets: Sequence[Target], wide: bool) -> list[str]:
+    """How the live table names each target: ``host:port`` (its ``instance``, as Prometheus names it), never an
+    ellipsised scheme; the whole (redacted) URL with ``wide``, or where two targets share a host:port."""
+    short = [t.instance or t.url for t in targets]
+    if wide or len(set(short)) < len(short):
+        return [t.url for t in targets]
+    return short
+
+
+def live_table(targets: Sequence[Target], window_s: float, wide: bool = False) -> Table:
+    """The loop's live terminal view: one row per target, its last window and its open alerts. The server column
+    is never cut (host:port keeps its width; a --wide URL folds), so rows can always be told apart."""
+    labels = _labels(targets, wide)
+    table = Table(
+        title=f"specwise monitor: last {window_s:g} s per server",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    for col in ("server", "state", "accept", "AL", "tok/s", "run", "wait", "TPOT ms", "alerts"):
+        table.add_column(
+            col,
+            justify="left" if col in ("server", "state", "alerts") else "right",
+            overflow="fold",
+            min_width=max((len(x) for x in labels), default=6) if col == "server" and not wide else None,
+        )
+    for t, label in zip(targets, labels, strict=True):
         s = t.last
         tpot = _tpot_p50(s)
         table.add_row(
-            t.url,
+            escape(label),
             "[red]down[/]" if t.failing else "[green]up[/]",
             _f(s.acceptance_rate if s else None),
             _f(s.mean_acceptance_length if s else None),

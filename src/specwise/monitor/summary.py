@@ -1,0 +1,69 @@
+"""What the monitor loop says besides its events: a start line on stderr (what it watches, how often, where the
+history goes), each judged window as a JSON line with ``--json``, and a closing line on stderr (windows judged,
+what is open at the end and why the exit status is what it is) -- so a healthy loop is not silent."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from specwise.monitor.events import WindowJudged
+from specwise.monitor.loop import Emit, Target
+from specwise.monitor.window import IMPOSSIBLE_COUNTER
+
+_SHOWN = 5  # reasons listed in the closing line before "and N more"
+
+
+@dataclass
+class LoopTally:
+    """Counts judged windows; with ``log`` (``--json``) each one is also a JSON line."""
+
+    log: Emit | None = None
+    windows: int = 0
+
+    def on_window(self, t: Target, now: float) -> None:
+        self.windows += 1
+        if self.log is not None and t.last is not None:
+            self.log(WindowJudged(now, t.url, t.last.to_dict(), tuple(sorted(t.alerts.active))))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def start_line(watched: str, interval_s: float, window_s: float, duration_s: float | None, db: Path) -> str:
+    """``watching 2 targets every 5 s (windows of 5 s); history in DB; Ctrl-C stops``."""
+    until = f" for {duration_s:g} s" if duration_s else "; Ctrl-C stops"
+    return f"watching {watched} every {interval_s:g} s (windows of {window_s:g} s){until}; history in {db}"
+
+
+def watched(targets: int, prometheus: str | None) -> str:
+    return f"the fleet via {prometheus}" if prometheus else _plural(targets, "target")
+
+
+def reasons(targets: Sequence[Target]) -> list[str]:
+    """Why the loop exits 1 (empty: it exits 0): each alert open at the end, each target down at the end, each
+    restart during the run, impossible counters still reported (:attr:`Target.alerting`)."""
+    out: list[str] = []
+    for t in targets:
+        out += [f"{rule} open on {t.url}" for rule in sorted(t.alerts.active)]
+        if t.failing:
+            out.append(f"{t.url} down")
+        if t.restarts:
+            out.append(f"{t.url} restarted" + (f" {t.restarts} times" if t.restarts > 1 else ""))
+        if IMPOSSIBLE_COUNTER in t.faults.active:
+            out.append(f"impossible counters on {t.url}")
+    return out
+
+
+def closing_line(targets: Sequence[Target], windows: int, elapsed_s: float, interrupted: bool) -> str:
+    """``stopped after 12 s (Ctrl-C): 9 windows judged over 2 targets; exit 1: low_acceptance_rate open on URL``."""
+    why = reasons(targets)
+    how = " (Ctrl-C)" if interrupted else ""
+    head = f"stopped after {elapsed_s:.0f} s{how}: {_plural(windows, 'window')} judged over "
+    head += _plural(len(targets), "target")
+    if not why:
+        return head + "; exit 0: no alert open, no target down, no restart during the run"
+    more = f"; and {len(why) - _SHOWN} more" if len(why) > _SHOWN else ""
+    return head + f"; exit 1: {'; '.join(why[:_SHOWN])}{more}"
