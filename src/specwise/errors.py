@@ -43,24 +43,23 @@ CLI_FLAGS = FieldNames()
 
 
 def redact_url(url: str) -> str:
-    """The URL with any ``user:password@`` replaced by ``***@`` (for messages, logs and stored results)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable URL>"
-    if "@" not in parts.netloc:
-        if "@" in url and not parts.netloc:  # "user:pass@host/..." (no "//"): hide up to the last "@"
-            return "***@" + url.rsplit("@", 1)[1]
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+    """The URL with any ``user:password@`` replaced by ``***@`` (``user:pass@host/...`` without a scheme too) and
+    the value of every secret-looking query parameter (``?token=...``, ``api_key``, ``password``...; an
+    authenticating proxy's) by ``***``: for messages, logs and stored results."""
+    if "://" not in url:
+        authority, sep, rest = url.partition("/")
+        url = "***@" + authority.rpartition("@")[2] + sep + rest if "@" in authority else url
+    return redact_text(url)
 
 
 _USERINFO_IN_TEXT = re.compile(r"(?<=://)[^/\s@]+@")
+# the value of a query parameter whose name says it is a credential (token, key, secret, password, auth, sig...)
+_SECRET_QUERY = re.compile(
+    r"([?&;](?:[\w.-]*(?:token|key|secret|passw(?:or)?d|pwd|auth|credential|signature|sig))=)[^&#;\s]*", re.IGNORECASE
+)
 
 
 def redact_text(text: str) -> str:
-    """Every URL userinfo (``user:password@``) in free ``text`` (an exception message) replaced by ``***@``."""
-    return _USERINFO_IN_TEXT.sub("***@", text)
+    """Every URL userinfo (``user:password@``) in free ``text`` (an exception message, a URL) replaced by ``***@``
+    and every secret-looking query value (:func:`redact_url`) by ``***``."""
+    return _SECRET_QUERY.sub(r"\1***", _USERINFO_IN_TEXT.sub("***@", text))

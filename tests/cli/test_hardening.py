@@ -96,6 +96,27 @@ def test_a_password_in_the_url_is_never_echoed(capsys: pytest.CaptureFixture[str
     assert redact_url("http://127.0.0.1:8000") == "http://127.0.0.1:8000"
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://127.0.0.1:1/metrics?token=Sup3r&x=1", "http://127.0.0.1:1/metrics?token=***&x=1"),
+        ("http://a:b@h:1/m?api_key=K#frag", "http://***@h:1/m?api_key=***#frag"),
+        ("https://h/x?access_token=T;password=P&page=2", "https://h/x?access_token=***;password=***&page=2"),
+        ("https://h/x?X-Amz-Signature=abc&X-Amz-Credential=c", "https://h/x?X-Amz-Signature=***&X-Amz-Credential=***"),
+        ("u:p@h/x", "***@h/x"),
+        ("http://h/m?page=2&sort=asc", "http://h/m?page=2&sort=asc"),
+    ],
+)
+def test_query_string_credentials_are_redacted_too(url: str, shown: str) -> None:
+    """Review 7: a token in the query string (common behind an authenticating proxy) reached --json, events and the
+    monitor database; there were two redact_url implementations, now one."""
+    from specwise.errors import redact_text
+    from specwise.monitor import fetch
+
+    assert redact_url(url) == shown and fetch.redact_url is redact_url
+    assert redact_text(f"GET {url} failed") == f"GET {shown} failed" or "://" not in url
+
+
 def test_credentials_in_urls_are_not_stored_and_resume_asks_for_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

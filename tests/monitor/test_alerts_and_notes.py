@@ -256,6 +256,15 @@ def test_a_server_without_spec_decode_counters_says_so(serve: Any, capsys: pytes
     assert code == 0 and "speculation off?" in text
 
 
+def test_a_page_with_no_vllm_series_is_said_to_be_no_vllm_page(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 7: the node exporter's port by mistake read as 'speculation off?'."""
+    node = '# TYPE node_cpu_seconds_total counter\nnode_cpu_seconds_total{cpu="0"} 123\n'
+    code, doc = once(capsys, serve("node", node, node))
+    notes = doc["servers"][0]["stats"]["notes"]
+    assert code == 0 and "not a vLLM /metrics page (no vllm:* series at all): wrong port or path?" in notes
+    assert not any("speculation off?" in n for n in notes)
+
+
 def test_the_error_line_names_the_url_once(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:
     code, text = once(capsys, serve("ok", BEFORE, AFTER), DOWN, json_out=False)
     lines = [line for line in text.splitlines() if "scrape failed" in line]

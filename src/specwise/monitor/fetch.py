@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import re
 import ssl
 import weakref
 import zlib
@@ -23,22 +22,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from specwise.errors import SpecwiseError, redact_text
+from specwise.errors import SpecwiseError, redact_text, redact_url
 from specwise.metrics.exposition import Scrape
 from specwise.metrics.families import FamilyParser
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 _MAX_HEADER_BYTES = 64 * 1024
-_USERINFO = re.compile(r"(?<=://)[^/\s@]+@")
-
-
-def redact_url(url: str) -> str:
-    """``http://user:pass@host/metrics`` -> ``http://***@host/metrics`` (also without a scheme:
-    ``user:pass@host`` -> ``***@host``); other URLs unchanged."""
-    if "://" not in url:
-        authority, sep, rest = url.partition("/")
-        return "***@" + authority.rpartition("@")[2] + sep + rest if "@" in authority else url
-    return _USERINFO.sub("***@", url, count=1)
 
 
 def with_metrics_path(url: str) -> str | None:

@@ -102,6 +102,7 @@ def _rate(before: float | None, after: float | None, window_s: float) -> tuple[f
 
 
 NO_SPEC_NOTE = "no spec-decode counters on this server (speculation off?)"
+NOT_VLLM_NOTE = "not a vLLM /metrics page (no vllm:* series at all): wrong port or path?"
 RESTART_NOTE = "counters went back: the server restarted inside the window; rates count since the restart"
 IMPOSSIBLE_COUNTER = "impossible_counter"  # the fault kind (:mod:`specwise.monitor.vet` reports it per scrape)
 
@@ -196,7 +197,8 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
     same_server = _same_server(before_c, after_c)
     delta = total_delta(before_c, after_c)
     if delta is None:
-        notes.append(NO_SPEC_NOTE)
+        vllm = any(x.name.startswith("vllm:") for x in after.samples)
+        notes.append(NO_SPEC_NOTE if vllm else NOT_VLLM_NOTE)
     elif delta.impossible is not None:
         faults.append((IMPOSSIBLE_COUNTER, f"{delta.impossible}: acceptance not computed for this window"))
     rates, rates_reset = _rates(before, after, window_s, same_server, faults)
