@@ -38,11 +38,11 @@ from specwise.cli.common import (
     refuse_without_scenario,
     scenario_file,
 )
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, redact_url
 from specwise.metrics.exposition import Scrape
 from specwise.monitor.dashboard import Dashboard
 from specwise.monitor.events import MonitorEvent
-from specwise.monitor.fetch import DEFAULT_MAX_BYTES, Scraper, endpoint, redact, redact_url, with_metrics_path
+from specwise.monitor.fetch import DEFAULT_MAX_BYTES, Scraper, endpoint, redact, with_metrics_path
 from specwise.monitor.fleet import FAMILIES, FleetWindow
 from specwise.monitor.loop import (
     RESTART_DETAIL,

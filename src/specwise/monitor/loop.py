@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, redact_url
 from specwise.metrics.exposition import Scrape
 from specwise.metrics.families import FamilyParser
 from specwise.monitor.events import (
@@ -32,7 +32,7 @@ from specwise.monitor.events import (
     TargetFault,
     TargetUp,
 )
-from specwise.monitor.fetch import Endpoint, Scraper, Slot, endpoint, redact, redact_url
+from specwise.monitor.fetch import Endpoint, Scraper, Slot, endpoint, redact
 from specwise.monitor.fleet import FleetWindow, instance_stats
 from specwise.monitor.predicted import SlowdownModel
 from specwise.monitor.rules import AlertState, Finding, Thresholds, check, unjudged_note

@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, redact_url
 from specwise.monitor.events import MonitorEvent, TargetDown, TargetUp
-from specwise.monitor.fetch import failure_words, redact_url
+from specwise.monitor.fetch import failure_words
 from specwise.monitor.fleet import (
     FAMILIES,
     FleetWindow,

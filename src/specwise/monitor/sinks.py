@@ -18,8 +18,9 @@ import httpx
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
 from specwise.contracts.document import json_safe
+from specwise.errors import redact_url
 from specwise.monitor.events import MonitorEvent, WebhookFailed
-from specwise.monitor.fetch import failure_words, redact, redact_url
+from specwise.monitor.fetch import failure_words, redact
 from specwise.monitor.http_serve import GetServer
 from specwise.monitor.loop import Emit, Target
 
