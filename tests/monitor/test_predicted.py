@@ -91,3 +91,28 @@ def test_k_that_disagrees_with_the_live_k_is_noted() -> None:
     agreed, _ = assess(_live(running=4, al=3.0, k=4), Thresholds(), slowdown_model(scenario, k=4))
     unset, _ = assess(_live(running=4, al=3.0, k=4), Thresholds(), slowdown_model(scenario))
     assert not [n for n in (*agreed.notes, *unset.notes) if "disagrees" in n]
+
+
+def test_data_parallel_engines_are_priced_at_one_engines_batch() -> None:
+    """Review 7: with engine="0" running 10 and engine="1" running 20 the check priced batch 30; each engine decodes
+    its own batch, so the busiest one's (20) is what a step costs."""
+    from specwise.metrics.exposition import parse_exposition
+    from specwise.monitor.window import window_stats
+
+    page = (
+        "# TYPE vllm:num_requests_running gauge\n"
+        'vllm:num_requests_running{model_name="m",engine="0"} 10\n'
+        'vllm:num_requests_running{model_name="m",engine="1"} 20\n'
+    )
+    stats = window_stats(parse_exposition(page), parse_exposition(page), 10.0)
+    assert stats.running == 30 and stats.running_per_engine == 20 and stats.batch == 20
+    single = window_stats(*(parse_exposition('vllm:num_requests_running{model_name="m"} 7\n'),) * 2, 10.0)
+    assert single.batch == 7
+    model = replace(slowdown_model(load_scenario(EXAMPLE), k=4), max_num_seqs=256)
+    even = model.break_even_batch(1.6)
+    assert even is not None and even < 100
+    summed = replace(_stats(running=2 * (even + 40), al=1.6), running_per_engine=float(even // 2))
+    assert model.check(summed, min_drafts=50) is None  # each engine is below break-even: no alert
+    busy = replace(summed, running_per_engine=float(even + 40))
+    found = model.check(busy, min_drafts=50)
+    assert found is not None and f"at batch {even + 40} " in found.message

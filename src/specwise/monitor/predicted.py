@@ -100,7 +100,7 @@ class SlowdownModel:
         return None
 
     def check(self, stats: WindowStats, min_drafts: float) -> Finding | None:
-        al, running = stats.mean_acceptance_length, stats.running
+        al, running = stats.mean_acceptance_length, stats.batch  # one engine's batch under data parallelism
         if al is None or running is None or not (math.isfinite(al) and math.isfinite(running)):
             return None  # a non-finite gauge never reaches here (vet drops it); this guard keeps round() safe
         if running < 1 or (stats.drafts or 0) < min_drafts:

@@ -62,6 +62,14 @@ class WindowStats:
     # (kind, detail) of what the server reported that this window could not use (kind: ``impossible_counter``)
     faults: tuple[tuple[str, str], ...] = ()
     model_names: tuple[str, ...] = ()  # the model_name labels of its spec-decode series (served names)
+    # the largest running count of one engine (vLLM labels each data-parallel engine ``engine="N"``): the batch
+    # one GPU group decodes, where ``running`` sums every engine's (None: as ``running``)
+    running_per_engine: float | None = None
+
+    @property
+    def batch(self) -> float | None:
+        """The batch a step-time model prices: the busiest engine's running count, not the sum over engines."""
+        return self.running_per_engine if self.running_per_engine is not None else self.running
 
     def to_dict(self) -> dict[str, Any]:
         """The stats as JSON-ready data (a non-finite number, which JSON cannot carry, becomes None)."""
@@ -91,6 +99,14 @@ def _counter_sum(scrape: Scrape, name: str) -> float | None:
 
 def _gauge_sum(scrape: Scrape, name: str) -> float | None:
     return _counter_sum(scrape, name)
+
+
+def _busiest_engine(scrape: Scrape, name: str) -> float | None:
+    """The largest per-engine total of a gauge (its samples summed per ``engine`` label; one engine: the sum)."""
+    per: dict[str | None, float] = {}
+    for x in scrape.named(name):
+        per[x.label("engine")] = per.get(x.label("engine"), 0.0) + x.value
+    return max(per.values()) if per else None
 
 
 def _rate(before: float | None, after: float | None, window_s: float) -> tuple[float | None, bool]:
@@ -218,6 +234,7 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
         generation_tokens_per_s=rates["generation"],
         requests_per_s=rates["requests"],
         running=_gauge_sum(after, VLLM.running),
+        running_per_engine=_busiest_engine(after, VLLM.running),
         waiting=_gauge_sum(after, VLLM.waiting),
         kv_cache_usage=_gauge_sum(after, VLLM.kv_usage),
         preemptions_per_s=rates["preemptions"],
