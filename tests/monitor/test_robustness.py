@@ -175,6 +175,18 @@ def test_duration_is_honoured_while_a_scrape_hangs(fakes: dict[str, str], tmp_pa
     assert code in (0, 1)
 
 
+def test_one_server_with_impossible_counters_is_an_alert_not_bad_input(
+    fakes: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 7: alone, a server answering with impossible counters exited 2 ("no server answered"); beside a
+    healthy one the same server was an alert (exit 1). It answered: exit 1 either way; a down server alone stays 2."""
+    code = main(["monitor", "--url", fakes["badvalues"], "--once", "--interval", "0.2"])
+    out = capsys.readouterr().out
+    assert code == 1 and "impossible" in out
+    assert main(["monitor", "--url", "http://127.0.0.1:9/metrics", "--once", "--interval", "0.2"]) == 2
+    assert "connection refused" in capsys.readouterr().err
+
+
 def test_loop_with_no_server_answering_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(
         ["monitor", "--url", "http://127.0.0.1:9/metrics", "--interval", "0.2", "--duration", "0.6",

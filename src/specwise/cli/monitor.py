@@ -525,7 +525,8 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_NEGATIVE if fleet.alerting else EXIT_OK
     report = _once(args, thresholds, slowdown)
     errors = [s.error for s in report.servers if s.error is not None]
-    if len(errors) == len(report.servers):
+    answered = any(s.error is None or any(a.rule != TARGET_DOWN for a in s.alerts) for s in report.servers)
+    if not answered:  # a server that answered with impossible counters is an alert (exit 1), as beside others
         raise SpecwiseError("; ".join(errors))
     if args.json:
         print_json(report.to_json())
