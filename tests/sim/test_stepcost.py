@@ -121,3 +121,35 @@ def test_batch_expansion_over_mqa_matches_vllm_pr_5691(batch: int) -> None:
     mqa = StepCost(t, None, V0.overhead).decode_step_s(shape, ones, ctx, 5)
     expansion = StepCost(t, None, V0.overhead, batch_expansion=True).decode_step_s(shape, ones, ctx, 5)
     assert expansion / mqa == pytest.approx(expansion_ms / mqa_ms, rel=0.20)
+
+
+def test_an_overlapping_engine_hides_its_work_only_when_nothing_speculates() -> None:
+    """SGLang's overlap scheduler runs a step's CPU work under the previous forward pass, and is switched off with
+    speculative decoding (``disable_overlap_schedule = True`` for EAGLE/EAGLE3/STANDALONE/NGRAM): a plain step
+    costs max(forward, engine), a speculating one forward + engine + the proposal, as vLLM's always does."""
+    from dataclasses import replace
+
+    t = _target()
+    sglang = profile_for("sglang", "0.5.9").overhead
+    assert sglang.overlapped_without_speculation and not V0.overhead.overlapped_without_speculation
+    batch, draft_q, ctx = _decode([1] * 64, [600] * 64)
+    forward, engine = t.step_time_s(batch), sglang.step_s(64)
+    plain = StepCost(t, None, sglang)
+    assert plain.decode_step_s(batch, draft_q[:0], ctx[:0], 0) == max(forward, engine)
+    assert StepCost(t, None, replace(sglang, overlapped_without_speculation=False)).decode_step_s(
+        batch, draft_q[:0], ctx[:0], 0
+    ) == pytest.approx(forward + engine, rel=1e-12)
+    slow_cpu = replace(sglang, base_s=1.0)  # the engine's work longer than the pass: it is what the step costs
+    assert StepCost(t, None, slow_cpu).decode_step_s(batch, draft_q[:0], ctx[:0], 0) == slow_cpu.step_s(64)
+    draft = ModelDraftCost(StepModelV2(resolve_model("meta-llama/Llama-3.2-1B-Instruct"), t.gpu, V0.gpu))
+    speculating = StepCost(t, draft, sglang)
+    verify, q, c = _decode([4] * 64, [600] * 64)
+    spec = speculating.decode_step_s(verify, q, c, 3)
+    assert spec > t.step_time_s(verify) + engine  # in series: nothing hidden
+    # both pricing paths agree, with and without speculation
+    for cost, shape, dq, k in ((plain, batch, draft_q[:0], 0), (speculating, verify, q, 3)):
+        q_sum, kv, pairs = batch_totals(shape.query_tokens, shape.context_tokens)
+        d_sum, dkv, dpairs = batch_totals(dq, c[: dq.size])
+        n = shape.num_seqs
+        via_totals = cost.decode_step_totals(n, q_sum, kv, pairs, q_sum, k, n if k else 0, d_sum, dkv - d_sum, dpairs)
+        assert via_totals == pytest.approx(cost.decode_step_s(shape, dq, c[: dq.size], k), rel=1e-12)

@@ -45,6 +45,8 @@ class SglangEngine:
         argv += ["--tp-size", str(d.tp), "--mem-fraction-static", f"{d.gpu_memory_utilization:g}"]
         if d.max_model_len is not None:
             argv += ["--context-length", str(d.max_model_len)]
+        # always given: with speculation and no --max-running-requests SGLang sets it to 48 ("Max running requests
+        # is reset to 48 for speculative decoding", ServerArgs._handle_speculative_decoding), whatever the scenario
         argv += ["--max-running-requests", str(d.max_num_seqs)]
         if d.quantization in ONLINE_QUANTIZATION:
             argv += ["--quantization", d.quantization]

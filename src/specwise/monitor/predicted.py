@@ -84,9 +84,10 @@ class SlowdownModel:
         """Time per token with speculation / without, at ``batch`` decoding sequences (the simulator's step
         prices: :class:`specwise.sim.stepcost.StepCost`)."""
         cost = StepCost(self.target, self.draft, self.overhead, self.batch_expansion_scorer)
+        plain = StepCost(self.target, None, self.overhead)  # the server without speculation configured
         ctx = np.full(batch, self.context_tokens, dtype=np.int64)
         none = np.zeros(0, dtype=np.int64)
-        base = cost.decode_step_s(BatchShape.uniform(batch, 1, self.context_tokens), none, none, 0)
+        base = plain.decode_step_s(BatchShape.uniform(batch, 1, self.context_tokens), none, none, 0)
         spec = cost.decode_step_s(
             BatchShape.uniform(batch, self.k + 1, self.context_tokens), np.ones(batch, dtype=np.int64), ctx, self.k
         )

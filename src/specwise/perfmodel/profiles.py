@@ -11,7 +11,8 @@ sampler) and the engine's scheduling rules that matter for speculation:
   decodes, prompts first (``vllm/spec_decode`` in 0.6.x disabled chunked prefill for speculative runs); and
   verification by batch expansion, k + 1 single-token sequences per speculating sequence, each re-reading its
   context (``vllm/spec_decode/batch_expansion.py``; the MQA scorer was off whenever CUDA graphs were on).
-* ``sglang``: SGLang's scheduler, same shape as V1 here.
+* ``sglang``: SGLang's scheduler, same shape as V1 here, but its overlap scheduler hides the engine's per-step work
+  under the forward pass when nothing speculates (:attr:`EngineOverhead.overlapped_without_speculation`).
 
 The coefficients are fitted to a declared training set of published measurements
 (``perfmodel/data/published_fit.json``; ``scripts/fit_published.py`` writes it, ``specwise validate`` checks it).
@@ -40,9 +41,25 @@ class EngineOverhead:
     per_seq_s: float = 0.0
     per_draft_token_s: float = 0.0
     rejection_fraction: float = 0.0  # of the verification pass (the roofline predictor's legacy charge)
+    # The step's CPU work runs under the GPU's forward pass when nothing speculates, and in series with it when
+    # something does: SGLang's overlap scheduler (on by default) schedules batch i+1 while batch i runs, and
+    # ``ServerArgs._handle_speculative_decoding`` sets ``disable_overlap_schedule = True`` for EAGLE, EAGLE3,
+    # STANDALONE and NGRAM ("Overlap scheduler is disabled because of using eagle3 or standalone speculative
+    # decoding"; python/sglang/srt/server_args.py, SGLang 0.5.x). SGLang PR #9588: "Speculative decoding
+    # currently does not support overlap scheduling due to the sequential logic between the draft and target
+    # models. However, overlap scheduling has been shown to achieve up to 10% performance gains in
+    # non-speculative use cases." The overlapped variant (SGLANG_ENABLE_SPEC_V2) needs topk 1 and was not the
+    # default in 2026-04 (sgl-project/sglang#23005); trees never have it. vLLM V1 overlaps neither (False).
+    overlapped_without_speculation: bool = False
 
     def step_s(self, seqs: int) -> float:
         return self.base_s + self.per_seq_s * seqs
+
+    def plain_step_s(self, forward_s: float, seqs: int) -> float:
+        """A step with no speculation configured: the forward pass and the engine's work, in series -- or the
+        longer of the two where the engine overlaps them (``overlapped_without_speculation``)."""
+        engine = self.base_s + self.per_seq_s * seqs
+        return max(forward_s, engine) if self.overlapped_without_speculation else forward_s + engine
 
     def speculation_s(self, draft_tokens: int, verify_s: float) -> float:
         return self.per_draft_token_s * draft_tokens + self.rejection_fraction * verify_s

@@ -1,7 +1,9 @@
 """What one engine step costs: the target's forward pass, the proposer, the engine's own work.
 
 ``t = verify(batch) + engine step [+ propose(decode sequences, k) + speculation bookkeeping] [+ the draft's prefill
-of the step's prompt chunks]`` -- each term from the predictors the caller built (:mod:`specwise.perfmodel`), so the
+of the step's prompt chunks]`` -- with nothing speculating, ``max(verify, engine step)`` where the engine overlaps
+its work with the forward pass (SGLang's overlap scheduler: :class:`~specwise.perfmodel.profiles.EngineOverhead`)
+-- each term from the predictors the caller built (:mod:`specwise.perfmodel`), so the
 simulator knows no model, GPU or method, only these seconds.
 
 Two entry points price the same step: :meth:`StepCost.decode_step_s` from :class:`BatchShape` arrays, and
@@ -60,8 +62,10 @@ class StepCost:
         if self.batch_expansion and k > 0 and draft_q.size == batch.num_seqs:
             return self._expanded_step_s(batch, draft_q, draft_ctx, k)
         verify = self.target.step_time_s(batch)
+        if self.draft is None:  # nothing speculates: the engine may overlap its work (EngineOverhead)
+            return self.overhead.plain_step_s(verify, batch.num_seqs)
         step = verify + self.overhead.step_s(batch.num_seqs)
-        if self.draft is not None and k > 0 and draft_q.size:
+        if k > 0 and draft_q.size:
             step += self.draft.propose_time_s(BatchShape(draft_q, draft_ctx), k, verify)
             step += self.overhead.speculation_s(k * int(draft_q.size), verify)
         return step
@@ -111,9 +115,12 @@ class StepCost:
             num_seqs, kv_tokens = batched_tokens, pairs
         verify = self._target_totals.step_time_totals(num_seqs, batched_tokens, kv_tokens, pairs, logit_rows)
         o = self.overhead
-        step = verify + (o.base_s + o.per_seq_s * num_seqs)  # o.step_s, inlined
         draft = self._draft_totals
-        if draft is not None and k > 0 and decoding:
+        if draft is None:  # o.plain_step_s
+            engine = o.base_s + o.per_seq_s * num_seqs
+            return max(verify, engine) if o.overlapped_without_speculation else verify + engine
+        step = verify + (o.base_s + o.per_seq_s * num_seqs)  # o.step_s, inlined
+        if k > 0 and decoding:
             step += draft.propose_time_totals(decoding, draft_q, draft_ctx, draft_pairs, k, verify)
             step += o.per_draft_token_s * (k * decoding) + o.rejection_fraction * verify  # o.speculation_s
         return step
