@@ -18,7 +18,9 @@ def _advice(name: str) -> Advice:
 
 
 def test_monitoring_only_for_a_speculative_config() -> None:
-    enabled = _advice("advise-summarize-low-qps.json")
+    enabled = Advice.from_json(
+        json.loads((GOLDEN.parent / "examples_published_fit" / "advise-summarize-low-qps.json").read_text())
+    )  # enabled under the published fit (the roofline's wider band says measure first)
     assert enabled.serve.speculative_config and "Monitor it (PromQL)" in render_html(enabled)
     disabled = _advice("advise-draft-does-not-fit.json")
     assert disabled.decision == "disable" and not disabled.serve.speculative_config
