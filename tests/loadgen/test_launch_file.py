@@ -142,3 +142,32 @@ def test_a_losing_draft_is_explained() -> None:
     notes = losing_draft_notes(BenchDoc.from_json(doc))
     assert len(notes) == 1 and notes[0].startswith("note: ngram accepts under 2% of drafted tokens, AL 1.03")
     assert "x0.29" in notes[0]
+
+
+def test_a_configuration_whose_requests_all_timed_out_says_why_and_still_gets_its_acceptance_note() -> None:
+    """A CI run on a loaded machine: the poor draft's 8 requests all timed out, so its row had no TPOT; the table
+    showed `fail 8` and nothing said why, and the note on its acceptance (measured by the counters) was dropped."""
+    from rich.console import Console
+
+    from specwise.contracts.bench import BenchDoc
+    from specwise.report.bench import losing_draft_notes, render_comparison
+    from tests.hardening.cases import bench_doc
+
+    doc = bench_doc()
+    bad = doc["configs"][1]["levels"][0]
+    bad["spec_decode"]["spec_decode_accepted_tokens"] = 3.0
+    bad["spec_decode"]["spec_decode_per_position_acceptance_rates"] = [0.03, 0.0, 0.0]
+    bad["failed"] = bad["requests"]
+    bad["errors"] = {"timeout": bad["requests"]}
+    for key in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):
+        bad[key] = {"mean": None, "p50": None, "p90": None, "p99": None}
+    parsed = BenchDoc.from_json(doc)
+    notes = losing_draft_notes(parsed)
+    assert len(notes) == 1 and notes[0].startswith("note: ngram accepts under 2% of drafted tokens")
+    assert "no request finished" in notes[0]
+    out = Console(record=True, width=200)
+    render_comparison(parsed, out=out)
+    text = out.export_text()
+    n = bad["requests"]
+    assert f"ngram at {bad['target_rate_per_s']:g} rps: {n} of {n} requests failed ({n} timeout)" in text
+    assert "--request-timeout" in text

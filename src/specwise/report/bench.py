@@ -57,9 +57,27 @@ def render_bench(doc: BenchDoc, out: Console | None = None, wide: bool = False) 
     for lv in doc.levels:
         for e in lv.scrape_errors:
             out.print(f"[yellow]level {lv.summary.level}[/yellow]: {e}")
-        if lv.summary.errors:
-            out.print(f"[yellow]level {lv.summary.level} failures[/yellow]: {lv.summary.errors}")
+    for line in failure_lines("", doc.levels):
+        out.print(line, highlight=False)
     out.print(f"records in {doc.db} (run {doc.run_id})")
+
+
+def failure_lines(prefix: str, levels: tuple[BenchLevel, ...]) -> list[str]:
+    """One line per level with failed requests: how many of how many, by kind (the record's ``error`` up to its
+    first colon; each record in --db keeps the whole message), and what to change for a timeout."""
+    lines: list[str] = []
+    for lv in levels:
+        s = lv.summary
+        if not s.failed:
+            continue
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(s.errors.items(), key=lambda kv: (-kv[1], kv[0])))
+        hint = "; a slow configuration needs a longer --request-timeout" if "timeout" in s.errors else ""
+        if lv.concurrency is not None:
+            where = f"concurrency {lv.concurrency}"
+        else:
+            where = "-" if s.target_rate_per_s is None else f"{s.target_rate_per_s:g} rps"
+        lines.append(f"{prefix}at {where}: {s.failed} of {s.requests} requests failed ({kinds}){hint}")
+    return lines
 
 
 def _resumed_lines(out: Console, prefix: str, levels: tuple[BenchLevel, ...]) -> None:
@@ -116,6 +134,8 @@ def render_comparison(doc: BenchDoc, out: Console | None = None, wide: bool = Fa
     for c in doc.configs:
         out.print(f"{c.name}: run {c.run_id}, server log {c.server_log}")
         _resumed_lines(out, f"{c.name} ", c.levels)
+        for line in failure_lines(f"  {c.name} ", c.levels):
+            out.print(line, highlight=False)
     for line in losing_draft_notes(doc):
         out.print(line)
 
@@ -127,15 +147,20 @@ def losing_draft_notes(doc: BenchDoc, max_acceptance: float = 0.2) -> list[str]:
     seen: set[str] = set()
     for r in doc.comparison:
         acc, speedup = r.spec_decode_acceptance_rate, r.speedup_tpot
-        if r.config in seen or acc is None or speedup is None or acc > max_acceptance or speedup >= 1.0:
+        # no TPOT when none of the level's requests finished (e.g. all timed out): the counters still measured
+        # the acceptance, and a draft this poor is the likely reason it was too slow
+        if r.config in seen or acc is None or acc > max_acceptance or (speedup is not None and speedup >= 1.0):
+            continue
+        if speedup is None and not r.failed:
             continue
         seen.add(r.config)
         al = "" if r.spec_decode_acceptance_length is None else f", AL {r.spec_decode_acceptance_length:.2f}"
         share = "under 2%" if acc < 0.02 else f"{acc:.0%}"  # a few requests cannot tell 0.4% from 1.4%
+        cost = "no request finished: see its failures above" if speedup is None else f"TPOT x{speedup:.2f}"
         notes.append(
             f"note: {r.config} accepts {share} of drafted tokens{al}: the draft almost never agrees with the "
             f"target, so each step pays for drafting and a longer verification and gains ~nothing "
-            f"(TPOT x{speedup:.2f}); profile the pair (specwise profile) or pick a trained draft"
+            f"({cost}); profile the pair (specwise profile) or pick a trained draft"
         )
     return notes
 
