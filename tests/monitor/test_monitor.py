@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -176,3 +177,31 @@ def test_a_url_without_a_path_scrapes_metrics_and_says_so(capsys: pytest.Capture
     assert captured.err.count(f"--url {server.url} has no path: scraping {server.url}/metrics") == 1
     assert main(["monitor", "--url", "127.0.0.1:8000/metrics", "--once"]) == 2
     assert "expected http://HOST:PORT/metrics" in capsys.readouterr().err
+
+
+def test_a_ctrl_c_while_the_webhook_drains_still_closes_the_rest() -> None:
+    """A second Ctrl-C during the up-to-10-s webhook drain used to escape the loop's handler: exit 130, no closing
+    line, the history database and sockets left to the interpreter (review 7 #20). Now the drain is cut short, the
+    rest is closed, and the loop says what was dropped."""
+    from specwise.cli.monitor import _close
+
+    closed: list[str] = []
+
+    class Part:
+        def __init__(self, name: str, interrupt: bool = False) -> None:
+            self.name, self.interrupt = name, interrupt
+
+        def close(self) -> None:
+            closed.append(self.name)
+            if self.interrupt:
+                raise KeyboardInterrupt
+
+        def stop(self) -> None:
+            closed.append(self.name)
+
+    parts: Any = [Part("live"), Part("hook", interrupt=True), Part("store"), Part("scraper"), Part("exp"), Part("b")]
+    assert _close(*parts) is False
+    assert closed == ["live", "hook", "store", "scraper", "exp", "b"]
+    closed.clear()
+    parts[1] = Part("hook")
+    assert _close(*parts) is True and closed == ["live", "hook", "store", "scraper", "exp", "b"]

@@ -169,3 +169,28 @@ def test_loop_with_webhook_and_exporter(tmp_path: Path, capsys: pytest.CaptureFi
         "low_acceptance_rate",
         "position_collapse",
     ]
+
+
+@pytest.mark.parametrize("value", ["[::1]:0", "::1:0"])
+def test_the_ipv6_loopback_binds_without_allow_remote(value: str) -> None:
+    """``--serve-metrics [::1]:0`` is loopback: it used to need --allow-remote (``[::1]`` was not in the list) and
+    then failed to bind (an IPv4 socket for an IPv6 address). Review 7 #17."""
+    from specwise.cli.monitor import _bind
+
+    host, port = _bind("--serve-metrics", value, allow_remote=False)
+    assert (host, port) == ("::1", 0)
+    exporter = MetricsExporter(host, port)
+    try:
+        assert exporter.url.startswith("http://[::1]:")
+        assert httpx.get(exporter.url, timeout=5).status_code == 200
+    finally:
+        exporter.close()
+
+
+@pytest.mark.parametrize("value", ["[::]:0", "[2001:db8::1]:9400", "[::1:9400", "::1]:9400"])
+def test_ipv6_beyond_loopback_or_half_bracketed_is_refused(value: str) -> None:
+    from specwise.cli.monitor import _bind
+    from specwise.errors import SpecwiseError
+
+    with pytest.raises(SpecwiseError, match=r"needs --allow-remote|expected HOST:PORT"):
+        _bind("--serve", value, allow_remote=False)

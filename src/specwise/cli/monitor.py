@@ -8,6 +8,7 @@ transition (and each target going down, restart and fault) once, as a JSON line.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import os
 import sys
@@ -105,7 +106,11 @@ def register(sub: Any) -> None:
         "tokens / drafts; the scenario's largest until they show one)",
     )
     _loop_flags(p)
-    p.add_argument("--allow-remote", action="store_true", help="allow --serve / --serve-metrics beyond loopback")
+    p.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow --serve / --serve-metrics beyond loopback (127.0.0.0/8, ::1 as [::1]:PORT, localhost)",
+    )
     p.add_argument("--interval", type=positive_float, default=5.0, help="seconds between scrapes")
     p.add_argument(
         "--scrape-timeout",
@@ -273,7 +278,9 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        _close(live, hook, store, scraper, exporter, board)
+        if not _close(live, hook, store, scraper, exporter, board):
+            interrupted = True
+            _say("Ctrl-C while delivering the webhook's queued events: those not yet sent were dropped")
     answering = targets if fleet is None else [fleet.server]  # fleet.targets is `targets`, grown as instances appear
     if not any(t.answered for t in answering):
         errors = sorted({t.failing for t in answering if t.failing})
@@ -336,11 +343,17 @@ def _close(
     scraper: Scraper | None,
     exporter: MetricsExporter | None,
     board: Dashboard | None,
-) -> None:
+) -> bool:
+    """Stop everything the loop started; False when a Ctrl-C cut the webhook's drain short (the rest is still
+    closed: the history database, the sockets)."""
     if live is not None:
         live.stop()
+    drained = True
     if hook is not None:
-        hook.close()
+        try:
+            hook.close()
+        except KeyboardInterrupt:  # a second Ctrl-C while up to 10 s of queued deliveries drain
+            drained = False
     store.close()
     if scraper is not None:
         scraper.close()
@@ -348,6 +361,7 @@ def _close(
         exporter.close()
     if board is not None:
         board.close()
+    return drained
 
 
 def _window_s(args: argparse.Namespace) -> float:
@@ -359,14 +373,26 @@ def _window_s(args: argparse.Namespace) -> float:
 
 
 def _bind(flag: str, value: str, allow_remote: bool) -> tuple[str, int]:
+    """HOST:PORT to bind: an IPv6 host as ``[::1]:9400`` (or ``::1:9400``); loopback only unless allowed."""
     host, _, port = value.rpartition(":")
-    if not host or not port.isdigit():
-        raise SpecwiseError(f"{flag} {value!r}: expected HOST:PORT, e.g. 127.0.0.1:9400")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not host or not port.isdigit() or "[" in host or "]" in host:
+        raise SpecwiseError(f"{flag} {value!r}: expected HOST:PORT, e.g. 127.0.0.1:9400 or [::1]:9400")
     if int(port) > 65535:
         raise SpecwiseError(f"{flag} {value}: port must be 0-65535")
-    if host not in ("127.0.0.1", "localhost", "::1") and not allow_remote:
+    if not _loopback(host) and not allow_remote:
         raise SpecwiseError(f"{flag} {host}: binding beyond loopback needs --allow-remote")
     return host, int(port)
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name
+        return False
 
 
 def _why(exc: OSError | OverflowError) -> str:

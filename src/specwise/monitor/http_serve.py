@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Route = Callable[[str], tuple[int, str, bytes]]  # path -> (status, content type, body)
+
+
+class _ServerV6(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
 
 
 class GetServer:
@@ -28,14 +33,16 @@ class GetServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.httpd = ThreadingHTTPServer((host, port), Handler)
+        server = _ServerV6 if ":" in host else ThreadingHTTPServer  # an IPv6 address such as ::1
+        self.httpd = server((host, port), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
     def base_url(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        shown = f"[{host!s}]" if ":" in str(host) else str(host)
+        return f"http://{shown}:{port}"
 
     def close(self) -> None:
         self.httpd.shutdown()
