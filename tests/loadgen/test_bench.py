@@ -324,3 +324,19 @@ def test_progress_reports_live_acceptance(tmp_path: Path) -> None:
     assert counts == sorted(counts) and counts[-1] == 12 and len(set(counts)) == len(counts)
     live = [a for a in seen if a is not None]
     assert live and all(a == pytest.approx(0.5) for a in live)  # 2 of 4 drafts accepted per step
+
+
+def test_a_run_whose_every_request_timed_out_points_at_the_timeout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every request timing out is not a wrong URL or model: exit 2 (nothing measured), the hint is the timeout,
+    and the line under the table says how many of how many failed and why."""
+    from specwise.cli import main
+
+    with MockServer(MockBehaviour(hang_every=1, hang_s=3.0)) as server:
+        argv = ["bench", "--url", server.url, "--model", "mock", "--rates", "20", "--requests-per-level", "2"]
+        code = main([*argv, "--request-timeout", "0.5", "--db", str(tmp_path / "r.sqlite"), "--max-tokens", "8"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "all 2 requests failed (2 timeout); raise --request-timeout" in captured.err
+    assert "at 20 rps: 2 of 2 requests failed (2 timeout)" in captured.out

@@ -434,6 +434,8 @@ def _exit_status(doc: BenchDoc) -> int:
     and in --db."""
     failed = all_failed(doc)
     if failed is not None:
-        print(f"specwise bench: error: {failed}; check --url, --model and the server", file=sys.stderr)
+        kinds = {kind for c in (doc.configs or (doc,)) for lv in c.levels for kind in lv.summary.errors}
+        hint = "raise --request-timeout" if kinds == {"timeout"} else "check --url, --model and the server"
+        print(f"specwise bench: error: {failed}; {hint}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK
