@@ -171,3 +171,21 @@ def test_a_configuration_whose_requests_all_timed_out_says_why_and_still_gets_it
     n = bad["requests"]
     assert f"ngram at {bad['target_rate_per_s']:g} rps: {n} of {n} requests failed ({n} timeout)" in text
     assert "--request-timeout" in text
+
+
+def test_no_acceptance_note_from_a_handful_of_drafted_tokens() -> None:
+    """Requests that all timed out after a second drafted 4 n-gram tokens and accepted none: 'accepts under 2%'
+    from 4 tokens would blame a draft that accepts 73% on this server (seen on a loaded machine)."""
+    from specwise.contracts.bench import BenchDoc
+    from specwise.report.bench import losing_draft_notes
+    from tests.hardening.cases import bench_doc
+
+    doc = bench_doc()
+    bad = doc["configs"][1]["levels"][0]
+    sd = bad["spec_decode"]
+    sd["spec_decode_num_drafts"], sd["spec_decode_draft_tokens"] = 1.0, 3.0
+    sd["spec_decode_accepted_tokens"] = 0.0
+    sd["spec_decode_per_position_acceptance_rates"] = [0.0, 0.0, 0.0]
+    bad["tpot_s"] = {"mean": 0.07, "p50": 0.07, "p90": 0.08, "p99": 0.09}
+    assert losing_draft_notes(BenchDoc.from_json(doc)) == []
+    assert losing_draft_notes(BenchDoc.from_json(doc), min_draft_tokens=3.0) != []

@@ -140,13 +140,19 @@ def render_comparison(doc: BenchDoc, out: Console | None = None, wide: bool = Fa
         out.print(line)
 
 
-def losing_draft_notes(doc: BenchDoc, max_acceptance: float = 0.2) -> list[str]:
+def losing_draft_notes(doc: BenchDoc, max_acceptance: float = 0.2, min_draft_tokens: float = 100.0) -> list[str]:
     """Why a speculative configuration lost, when the reason is its acceptance: a draft that agrees with the target
-    this rarely pays for k proposals and a (1 + k)-token verification every step and gains almost nothing."""
+    this rarely pays for k proposals and a (1 + k)-token verification every step and gains almost nothing. Only
+    from ``min_draft_tokens`` drafted tokens up (a level whose requests all timed out early may have drafted 4:
+    0 of 4 accepted says nothing about n-gram lookup)."""
+    drafted = {(c.name, lv.summary.level): _draft_tokens(lv) for c in doc.configs for lv in c.levels}
     notes: list[str] = []
     seen: set[str] = set()
     for r in doc.comparison:
         acc, speedup = r.spec_decode_acceptance_rate, r.speedup_tpot
+        n = drafted.get((r.config, r.level))
+        if n is not None and n < min_draft_tokens:
+            continue
         # no TPOT when none of the level's requests finished (e.g. all timed out): the counters still measured
         # the acceptance, and a draft this poor is the likely reason it was too slow
         if r.config in seen or acc is None or acc > max_acceptance or (speedup is not None and speedup >= 1.0):
@@ -163,6 +169,14 @@ def losing_draft_notes(doc: BenchDoc, max_acceptance: float = 0.2) -> list[str]:
             f"({cost}); profile the pair (specwise profile) or pick a trained draft"
         )
     return notes
+
+
+def _draft_tokens(lv: BenchLevel) -> float | None:
+    """Tokens the level's counters say were drafted; None when the engine reports gauges, not counts."""
+    sd = lv.spec_decode
+    if sd is None:
+        return None
+    return sd.counts.draft_tokens if sd.counts is not None else sd.draft_tokens
 
 
 def render_calibration(
