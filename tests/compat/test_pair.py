@@ -25,9 +25,12 @@ def test_qwen25_padding_difference_fails_as_vllm_refuses_it_and_says_how_to_pad(
     vocab = next(f for f in report.findings if f.check == "vocab")
     assert vocab.status == "fail" and "differ by 128 rows" in vocab.message and "all of it padding" in vocab.message
     assert (
-        "vLLM refuses any difference" in vocab.message
+        "vLLM refuses any difference by default" in vocab.message
         and "pad the draft's embedding and lm_head to 152064" in vocab.message
     )
+    # vLLM 0.32's SpeculativeConfig.use_heterogeneous_vocab (PR #38174) runs the pair without new weights
+    assert '"use_heterogeneous_vocab": true' in vocab.message and "limits no proposal" in vocab.message
+    assert vocab.evidence["vllm_option"] == "use_heterogeneous_vocab"
 
 
 def test_other_vocabulary_fails() -> None:
@@ -37,6 +40,7 @@ def test_other_vocabulary_fails() -> None:
     assert not report.compatible
     assert _status(report, "vocab") == "fail" and _status(report, "tokenizer") == "fail"
     assert "152064" in report.failures[0].message and "128256" in report.failures[0].message
+    assert "use_heterogeneous_vocab" in report.failures[0].message and "lowers acceptance" in report.failures[0].message
 
 
 def test_qwen3_target_with_qwen25_draft_warns_about_extra_tokens() -> None:

@@ -10,7 +10,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
 MODEL = ROOT / "models" / "smollm2-135m"
 DRAFT = ROOT / "models" / "smollm2-135m-draft4"
-EXTRA = ("--dtype", "bfloat16", "--max-model-len", "2048", "--max-num-seqs", "8", "--enforce-eager")
+# float32, not the checkpoint's bfloat16: a CPU without AVX512-BF16 / AMX (this project's 2-core AVX2 CI machines)
+# emulates bf16 at ~3x the time per token, enough to time requests out (CI run of 2026-12-01: TPOT 456 ms, not 34 ms)
+EXTRA = ("--dtype", "float32", "--max-model-len", "2048", "--max-num-seqs", "8", "--enforce-eager")
 ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CACHE_ROOT": "/tmp/specwise-vllm-cache"}
 
 

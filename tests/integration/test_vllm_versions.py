@@ -42,3 +42,24 @@ def test_each_versions_config_against_vllm_0_32() -> None:
     assert current == v032 and current["schedule"] == [[1, 34, 4], [35, 256, 0]] and current["k"] == 4
     assert v020 == {"version": current["version"], "k": 2, "schedule": None}
     assert "disable_by_batch_size" in v09["error"]
+
+
+def test_the_vocabulary_option_check_pair_names_is_vllm_0_32s() -> None:
+    """check-pair offers ``use_heterogeneous_vocab`` for a draft whose vocabulary differs: the real 0.32
+    SpeculativeConfig has the field (default off) and, as the finding says, takes it only with method draft_model."""
+    require_engine()
+    probe = (
+        "from vllm.config import SpeculativeConfig as S\n"
+        "f = S.__dataclass_fields__['use_heterogeneous_vocab']\n"
+        "print(f.default)\n"
+        "try:\n"
+        "    S(method='ngram', num_speculative_tokens=2, prompt_lookup_max=2, use_heterogeneous_vocab=True)\n"
+        "    print('accepted')\n"
+        "except Exception as exc:\n"
+        "    print('refused:', ' '.join(str(exc).split()))\n"
+    )
+    proc = subprocess.run([str(PYTHON), "-c", probe], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    default, verdict = proc.stdout.strip().splitlines()[-2:]
+    assert default == "False"
+    assert verdict.startswith("refused:") and "only works with method='draft_model'" in verdict
