@@ -23,10 +23,26 @@ LATENCY_METRICS = ("tpot_s", "e2e_latency_s")
 LOAD_KINDS = ("batch", "concurrency", "qps")
 
 
+STATISTICS = ("mean", "p50")
+ARRIVALS = ("poisson", "constant")
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """A load that is one stage of a ladder the source ran back to back: ``rates_per_s`` are every stage's rate in
+    order (the load's value among them), each ``stage_s`` long, so a queue an over-capacity stage leaves carries
+    into the next, and the requests of one stage still running when the next starts share the server with it."""
+
+    rates_per_s: tuple[float, ...]
+    stage_s: float
+
+
 @dataclass(frozen=True)
 class Load:
-    kind: str  # batch (a closed batch of copies) | concurrency (N in flight) | qps (Poisson arrivals)
+    kind: str  # batch (a closed batch of copies) | concurrency (N in flight) | qps (arrivals per second)
     value: float
+    arrivals: str = "poisson"  # qps: Poisson or constant-rate (evenly spaced) arrivals
+    ladder: Ladder | None = None  # qps: the stages the source ran before this one, back to back
 
 
 @dataclass(frozen=True)
@@ -64,6 +80,7 @@ class EvidenceRecord:
     # The target generated in thinking (reasoning) mode: another workload than the same dataset without it (longer
     # outputs, other acceptance), so never one series with it.
     reasoning: bool = False
+    statistic: str = "mean"  # of a latency metric over the requests: mean or p50 (median)
 
     @property
     def speculative(self) -> bool:
@@ -142,7 +159,7 @@ class EvidenceRecord:
             dataset=f.text("dataset", "") or "",
             prompt_tokens=f.number("prompt_tokens"),
             output_tokens=f.number("output_tokens"),
-            load=Load(kind, load.number("value", required=True) or 0.0),
+            load=_load(load, kind),
             acceptance_length=f.number("acceptance_length"),
             per_position=tuple(x for x in f.numbers("per_position") if x is not None) if per_position else None,
             metric=f.text("metric", required=True) or "",
@@ -151,7 +168,32 @@ class EvidenceRecord:
             uncertainty=f.number("uncertainty"),
             notes=f.text("notes", "") or "",
             reasoning=f.flag("reasoning"),
+            statistic=_choice(f, "statistic", STATISTICS),
         )
+
+
+def _choice(f: Fields, key: str, choices: tuple[str, ...]) -> str:
+    value = f.text(key, choices[0]) or choices[0]
+    if value not in choices:
+        raise f.fail(key, f"expected one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def _load(load: Fields, kind: str) -> Load:
+    value = load.number("value", required=True) or 0.0
+    arrivals = _choice(load, "arrivals", ARRIVALS)
+    ladder = load.object("ladder")
+    if (arrivals != "poisson" or ladder is not None) and kind != "qps":
+        raise load.fail("arrivals" if ladder is None else "ladder", "only a qps load has arrivals or a ladder")
+    if ladder is None:
+        return Load(kind, value, arrivals)
+    rates = tuple(x for x in ladder.numbers("rates_per_s") if x is not None)
+    stage_s = ladder.number("stage_s", required=True) or 0.0
+    if stage_s <= 0 or not rates or any(x <= 0 for x in rates):
+        raise load.fail("ladder", "stage_s and every rate must be positive")
+    if rates.count(value) != 1:
+        raise load.fail("ladder", f"the load's value {value:g} must be exactly one of its rates_per_s")
+    return Load(kind, value, arrivals, Ladder(rates, stage_s))
 
 
 @dataclass(frozen=True)

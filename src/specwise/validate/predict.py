@@ -300,7 +300,8 @@ def speedup_at(pred: Prediction, p: Predictor, load: float) -> float | None:
     r = pred.record
     if pred.drafted_with is None:
         return None
-    moved = replace(r, id=f"{r.id}@{load:g}", load=Load(r.load.kind, load))
+    # the same arrivals at the new rate; a ladder's other stages are not the source's, so the load stands alone
+    moved = replace(r, id=f"{r.id}@{load:g}", load=Load(r.load.kind, load, r.load.arrivals))
     try:
         return p.speculative(p.setup(moved), pred.drafted_with)[1]
     except Unreplayable:
