@@ -8,6 +8,7 @@ import json
 import os
 import stat
 import sys
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -152,16 +153,28 @@ def check_output_dir(path: Path) -> None:
     if path.exists() and not path.is_dir():
         raise SpecwiseError(f"{path}: is a file, not a directory (give a directory for the outputs)")
     if path.is_dir():
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise SpecwiseError(f"{path}: not writable")
+        _check_writable(path)
         return
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():
                 raise SpecwiseError(f"{parent}: is a file, not a directory")
-            if not os.access(parent, os.W_OK | os.X_OK):
-                raise SpecwiseError(f"{parent}: not writable")
+            _check_writable(parent)
             return
+
+
+def _check_writable(directory: Path) -> None:
+    """One line when nothing can be created in ``directory``. ``os.access`` alone passes for root wherever the
+    file system is not read-only (``/proc``, ``/sys`` refuse every new name), so a file is created there and
+    removed at once."""
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise SpecwiseError(f"{directory}: not writable")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".specwise-probe-", dir=directory)
+    except OSError as exc:
+        raise SpecwiseError(f"{directory}: not writable (creating a file there: {exc.strerror or exc})") from None
+    os.close(fd)
+    _discard(Path(probe))
 
 
 def read_bytes_bounded(path: Path, max_bytes: int, what: str) -> bytes:

@@ -61,3 +61,9 @@ def fmt_count(n: float) -> str:
 def fmt_about(x: float) -> str:
     """An interpolated value to two significant digits, in plain notation: 2.6, 26, 150 (never 1.5e+02)."""
     return f"{float(f'{x:.2g}'):g}"
+
+
+def fmt_ratio(x: float, edge: float = 1.0) -> str:
+    """A speedup to two decimals, or to three where two would print ``edge``, the threshold it is compared with,
+    for a value on one side of it: 0.998 is "below 1x" and shows as 0.998, not 1.00 (1.049 is not "1.05")."""
+    return f"{x:.3f}" if round(x, 2) == round(edge, 2) and x != edge else f"{x:.2f}"

@@ -35,11 +35,11 @@ from specwise.errors import SpecwiseError
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
 from specwise.methods import LOOKUP_METHODS
-from specwise.scenario.build import build_scenario
+from specwise.scenario.build import FEW_REQUESTS, build_scenario, few_requests_warning
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.study.decide import decide, falls_below
 from specwise.study.sweep import run_cell, run_sweep
-from specwise.units import fmt_about
+from specwise.units import fmt_about, fmt_ratio
 
 VERDICT_ORDER = {"enable": 4, "enable_below": 3, "measure_first": 2, "disable": 1, "does_not_fit": 0, "unsupported": 0}
 Progress = Callable[[str, int, int], None]
@@ -147,10 +147,10 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engin
         return overloaded
     gains = {q: s for q, s in sim.best_speedup_by_qps.items() if q not in sim.overloaded_qps}
     s_op, k_op = gains[op], sim.best_k_by_qps[op]
-    shown = f"{s_op:.3f}" if round(s_op, 2) == round(minimum, 2) else f"{s_op:.2f}"  # 1.049 is not "1.05x"
+    low, high = (fmt_ratio(s_op * (1 + side * band), minimum) for side in (-1, 1))  # as compared: 1.049 < 1.05
     ev_sim = (
-        f"simulated {metric} p50 speedup {shown}x with k={k_op or sim.top_k(op)} (band {s_op * (1 - band):.2f}-"
-        f"{s_op * (1 + band):.2f}x, {sim.predictor})"
+        f"simulated {metric} p50 speedup {fmt_ratio(s_op, minimum)}x with k={k_op or sim.top_k(op)} "
+        f"(band {low}-{high}x, {sim.predictor})"
     )
     if s_op * (1.0 - band) >= minimum:
         return _paying(inputs, sc, sim, engine, label, gains, ev_sim)
@@ -172,6 +172,23 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engin
     )
     schedule = tuple(_schedule_for(sim, sc, minimum)) if paying else ()
     return _Verdict("disable", 0, reason, ev_sim, schedule, headline=f"Do not enable {label}")
+
+
+def _too_few_requests(v: _Verdict, sc: Scenario, sim: SweepResult, op: float, label: str) -> _Verdict:
+    """An enabling verdict from a sweep too small to decide on (:data:`FEW_REQUESTS`) is at most measure_first:
+    the predictor's band does not include the sampling noise of a few requests' percentiles (a single request per
+    load turned n-gram's "measure first" into "enable" on summarize-low-qps). Other verdicts stand."""
+    n = sc.sweep.num_requests
+    if v.verdict not in ("enable", "enable_below") or few_requests_warning(n) is None:
+        return v
+    k = sim.best_k_by_qps[op] or sim.top_k(op)
+    few = f"{n} simulated request{'s' if n > 1 else ''} per load {'are' if n > 1 else 'is'} too few to decide on"
+    reason = (
+        f"{few} (the band does not include their sampling noise): re-run with [sweep].num_requests = "
+        f"{FEW_REQUESTS} or more, or measure it; the simulation alone says: {v.reason}"
+    )
+    head = f"Re-run with [sweep].num_requests = {FEW_REQUESTS} or more, or measure {label} (k={k}): {few}"
+    return _Verdict("measure_first", k, reason, v.simulated, headline=head)
 
 
 def _measure_headline(label: str, k: int) -> str:
@@ -486,6 +503,7 @@ def evaluate_candidate(
     if v.verdict != "disable" and vetoes:
         reason = "; ".join(f"rule '{r.rule}' fails: {r.message}" for r in vetoes) + f" (despite {v.simulated})"
         v = _Verdict("disable", 0, reason, headline=f"Do not enable {c.label}")
+    v = _too_few_requests(v, sc, sim, inputs.operating_qps, c.label)
     spec = None
     if v.verdict in ("enable", "enable_below", "measure_first"):
         spec = engine.speculative_config(_speculation(c, sc, v.k, v.schedule))
@@ -497,19 +515,21 @@ def evaluate_candidate(
         rules=tuple(checks),
         schedule=v.schedule,
         schedule_results=v.schedule_results,
-        speedup_at_operating_qps=_speedup_at(sim, inputs.operating_qps),
+        speedup_at_operating_qps=_speedup_at(sim, inputs.operating_qps) if v.verdict != "disable" else None,
         sim=sim,
         speculative_config=spec,
         headline=v.headline,
     )
 
 
-def _rank_key(r: CandidateAdvice) -> tuple[int, float, int, float]:
-    """Verdict, then the speedup at the operating load, then fewer failed rules, then capacity at its k (what
-    tells candidates apart where no speedup is quoted: an operating load above capacity)."""
+def _rank_key(r: CandidateAdvice, op: float) -> tuple[int, float, int, float]:
+    """Verdict, then the simulated speedup at the operating load ``op`` (a disabled candidate's too, though its row
+    quotes none), then fewer failed rules, then capacity at its k (what tells candidates apart where no speedup is
+    simulated: an operating load above capacity)."""
     failed = sum(1 for rule in r.rules if rule.status == "fail")
     capacity = (r.sim.sustainable_qps_with(r.k) if r.k else r.sim.sustainable_qps) if r.sim is not None else None
-    return (VERDICT_ORDER[r.verdict], r.speedup_at_operating_qps or 0.0, -failed, capacity or 0.0)
+    speedup = _speedup_at(r.sim, op) if r.sim is not None else None
+    return (VERDICT_ORDER[r.verdict], speedup or 0.0, -failed, capacity or 0.0)
 
 
 def _disable_headline(op: float, ranked: Sequence[CandidateAdvice]) -> str:
@@ -524,7 +544,8 @@ def _disable_headline(op: float, ranked: Sequence[CandidateAdvice]) -> str:
 
 def _speedup_at(sim: SweepResult, qps: float) -> float | None:
     """The best speedup at ``qps``; none is quoted for a load the baseline cannot keep up with, nor where no k
-    can (a queue that grows has no steady-state latency)."""
+    can (a queue that grows has no steady-state latency). A disabled candidate's row quotes none either: it runs
+    at k = 0, and the best k's speedup is in its reason."""
     base = sim.baseline_at(qps)
     if (base is not None and base.overloaded) or _no_k_keeps_up(sim, qps):
         return None
@@ -583,7 +604,7 @@ def advise(
     eng = get_engine(name, engine_version or (_config_version(inputs) if name == "vllm" else None))
     executor = executor or LocalExecutor(processes)
     results = [evaluate_candidate(inputs, c, profiles, benches, eng, executor, progress) for c in inputs.candidates]
-    ranked = sorted(results, key=_rank_key, reverse=True)
+    ranked = sorted(results, key=lambda r: _rank_key(r, inputs.operating_qps), reverse=True)
     top = ranked[0]
     if top.verdict in ("enable", "enable_below"):
         decision, headline = top.verdict, top.headline

@@ -162,7 +162,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         from specwise.report.advise import render_advise
 
-        render_advise(doc, wide=args.wide)
+        written = args.write_launch if args.write_launch and doc.measure is not None else None
+        render_advise(doc, wide=args.wide, launch_written=written)
         if args.report:
             print(f"report: {args.report}")
     # "do not enable" is the answer no, and so is "nothing proposed runs on this engine"

@@ -25,6 +25,7 @@ from specwise.extras import require
 from specwise.fileio import check_output_dir
 from specwise.report.sim import render_sweep
 from specwise.scenario import load_scenario
+from specwise.scenario.build import few_requests_warning
 from specwise.scenario.model import DECISION_METRICS, Scenario
 from specwise.scenario.parse import MAX_NUM_REQUESTS, sets_an_slo
 from specwise.study.decide import decide
@@ -37,11 +38,16 @@ requests_per_cell = bounded(int, f"an integer in 1..{MAX_NUM_REQUESTS:,}", low=1
 def with_overrides(
     scenario: Scenario, source: object, requests: int | None, metric: str | None, flag: str = "--metric"
 ) -> Scenario:
-    """The scenario with ``--num-requests`` / ``--metric`` applied (None: the scenario's own), refused before the
-    sweep: a metric that is not one of DECISION_METRICS, and goodput where no [[workload]] sets an SLO (no request
-    could meet one, so every cell would score 0). ``flag`` is how the metric is named in the message."""
+    """The scenario with ``--num-requests`` / ``--metric`` applied (None: the scenario's own; a count too small to
+    decide on is warned about, as a file's is), refused before the sweep: a metric that is not one of
+    DECISION_METRICS, and goodput where no [[workload]] sets an SLO (no request could meet one, so every cell would
+    score 0). ``flag`` is how the metric is named in the message."""
     if requests:
-        scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=requests))
+        said = few_requests_warning(scenario.sweep.num_requests)
+        warnings = [w for w in scenario.warnings if w != said]  # the file's count no longer holds
+        if (few := few_requests_warning(requests)) is not None:
+            warnings.append(few)
+        scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=requests), warnings=tuple(warnings))
     if metric is None:
         return scenario
     if metric not in DECISION_METRICS:

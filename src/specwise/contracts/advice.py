@@ -229,6 +229,11 @@ class Advice:
     def ranked(self) -> tuple[CandidateAdvice, ...]:
         return tuple(self.candidate(name) for name in self.ranking)
 
+    def in_rank_order(self) -> tuple[CandidateAdvice, ...]:
+        """Every candidate, ranked first (as ``ranking`` names them), any the ranking does not name after them."""
+        place = {name: i for i, name in enumerate(self.ranking)}
+        return tuple(sorted(self.candidates, key=lambda c: place.get(c.candidate, len(place))))
+
     def to_json(self, bulk: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
             "schema": SCHEMA.id,
@@ -244,7 +249,7 @@ class Advice:
             "reason": self.reason,
             "assumed_acceptance_for": list(self.assumed_acceptance_for),
             "ranking": list(self.ranking),
-            "candidates": [c.to_json(bulk) for c in self.candidates],
+            "candidates": [c.to_json(bulk) for c in self.in_rank_order()],
             self.serve.engine: {
                 "serve_argv": list(self.serve.argv),
                 "serve_command": self.serve.command,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
@@ -12,7 +13,7 @@ from rich.table import Table
 from specwise.contracts.advice import Advice, CandidateAdvice, RuleCheck
 from specwise.engines.base import shell_lines
 from specwise.report.console import console
-from specwise.report.tables import print_table
+from specwise.report.tables import print_table, print_wide
 
 _STATUS = {"pass": "[green]pass[/]", "warn": "[yellow]warn[/]", "fail": "[red]fail[/]"}
 _COUNT_STYLE = {"pass": "green", "warn": "yellow", "fail": "red"}
@@ -82,33 +83,47 @@ def _rules_table(top: CandidateAdvice) -> Table:
     return rt
 
 
-def render_advise(doc: Advice, out: Console | None = None, wide: bool = False) -> None:
+def render_advise(
+    doc: Advice, out: Console | None = None, wide: bool = False, launch_written: Path | None = None
+) -> None:
+    """The decision, the ranked candidates, the top one's rule checks, warnings and the commands;
+    ``launch_written``: where ``--write-launch`` wrote the measure-first launch file (None: not written)."""
     out = console(out)
-    out.print(f"[bold]specwise advise[/]: {escape(f'{doc.scenario} ({doc.target} on {doc.tp} x {doc.gpu})')}")
-    out.print(_decision_panel(doc))
+
+    def show(line: RenderableType) -> None:  # --wide: the title, panel and lines unwrapped, as the tables
+        if wide:
+            print_wide(out, line)
+        else:
+            out.print(line)
+
+    show(f"[bold]specwise advise[/]: {escape(f'{doc.scenario} ({doc.target} on {doc.tp} x {doc.gpu})')}")
+    show(_decision_panel(doc))
     print_table(out, _candidates_table(doc), wide=wide, key=1)
     top = doc.ranked[0]
     if top.rules:
         print_table(out, _rules_table(top), wide=wide)
     for other in doc.ranked[0 if top.verdict == "unsupported" else 1 :]:
-        out.print(rule_line(other))
+        show(rule_line(other))
     for c in doc.ranked:
         for w in dict.fromkeys(c.warnings):
-            out.print(f"[bold yellow]warning[/] ({escape(c.candidate)}): {escape(w)}")
+            show(f"[bold yellow]warning[/] ({escape(c.candidate)}): {escape(w)}")
     if doc.predictor:
-        out.print(
+        show(
             escape(
                 f"predictor: {doc.predictor}; speedups carry a +-{doc.band:.0%} band (80th percentile error of "
                 f"{doc.band_source})"
             )
         )
     if doc.measure is not None:
-        out.print(
-            f"[bold]measure first[/] ({escape(doc.measure.candidate)}): save this launch file as the command names it"
+        where = (
+            f"this launch file is written to {escape(str(launch_written))}, as the command names it"
+            if launch_written is not None
+            else "save this launch file as the command names it"
         )
+        show(f"[bold]measure first[/] ({escape(doc.measure.candidate)}): {where}")
         out.print(doc.measure.launch_toml, soft_wrap=True, markup=False)
         out.print("[bold]then:[/] " + escape(doc.measure.command), soft_wrap=True)
     out.print(f"[bold]{doc.serve.engine}:[/]")
     out.print(shell_lines(doc.serve.argv), soft_wrap=True, markup=False)
     for note in doc.serve.notes:
-        out.print("[bold]note:[/] " + escape(note))
+        show("[bold]note:[/] " + escape(note))

@@ -18,6 +18,7 @@ from specwise.fileio import write_text_atomic
 from specwise.report import advise_plots
 from specwise.report.overload import best_overloaded, mark, overload_footnote, speedup_overloaded
 from specwise.report.sim import capacity_sentence, pays_sentence
+from specwise.units import fmt_ratio
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;color:#222;
@@ -132,6 +133,12 @@ def _footnote(sim: SweepResult) -> str:
     return "" if note is None else f"<p class='footnote'>{_e(capacity_sentence(sim))}<br>{_e(note)}</p>"
 
 
+def _band_cell(best: float, band: float) -> str:
+    """A best speedup and its band's ends, shown as the sentence above the table compares them with 1x: a low end
+    of 0.998 is "below 1x" and shows as 0.998, not 1.00."""
+    return f"{fmt_ratio(best)} ({fmt_ratio(best * (1 - band))}-{fmt_ratio(best * (1 + band))})"
+
+
 def _sweep_table(c: CandidateAdvice) -> list[str]:
     """A candidate's simulated speedups by load and k, marked as in the terminal's table (``specwise simulate``):
     an overloaded cell carries the mark and the footnote says what it means."""
@@ -152,7 +159,7 @@ def _sweep_table(c: CandidateAdvice) -> list[str]:
             s = row.speedup(metric) if row is not None else None
             cells.append("<td>-</td>" if s is None else _cell(f"{s:.2f}", speedup_overloaded(sim, q, row)))
         best = sim.best_speedup_by_qps.get(q)
-        band = f"{best:.2f} ({best * (1 - sim.band):.2f}-{best * (1 + sim.band):.2f})" if best else "-"
+        band = _band_cell(best, sim.band) if best else "-"
         if best and q in sim.capacity_bound_qps:
             band = f"≤{best:.2f} (no k keeps up: capacity / load)"  # an upper bound, not a cell
         cells.append(f"<td>{sim.best_k_by_qps.get(q, 0)}</td>" + _cell(band, bool(best) and best_overloaded(sim, q)))

@@ -92,7 +92,7 @@ def print_table(out: Console, table: Table, *, wide: bool = False, key: int = 0)
     """Print ``table`` on ``out`` whole: at its natural width with ``wide``, else fitted (see the module);
     ``key`` is the column that goes on a line of its own when the table is folded (the row's id)."""
     if wide:
-        _print_wide(out, table)
+        print_wide(out, table)
         return
     if min_width(table) > out.width and table.box is not None:
         _lighten(table)
@@ -107,12 +107,14 @@ def print_table(out: Console, table: Table, *, wide: bool = False, key: int = 0)
     _print_records(out, table)
 
 
-def _print_wide(out: Console, table: Table) -> None:
-    natural = Measurement.get(out, out.options.update_width(_WIDE_LIMIT), table).maximum
+def print_wide(out: Console, renderable: RenderableType) -> None:
+    """Print ``renderable`` at its natural width (``--wide``): a table, a panel or a line is never wrapped to fit
+    the terminal."""
+    natural = Measurement.get(out, out.options.update_width(_WIDE_LIMIT), renderable).maximum
     saved = out.width
     out.width = max(saved, natural)
     try:
-        out.print(table)
+        out.print(renderable)
     finally:
         out.width = saved
 
