@@ -8,6 +8,9 @@ The Python API (:mod:`specwise.api`) does what the commands do and returns their
     plan = specwise.plan_memory("Qwen/Qwen3-8B", "L40S", draft="Qwen/Qwen3-0.6B")  # -> MemoryPlan
     doc = specwise.profile("models/target", "models/draft")        # -> ProfileDoc (specwise[profile])
     run = specwise.bench("http://127.0.0.1:8000", "my-model")      # -> BenchDoc
+    pair = specwise.check_pair("Qwen/Qwen3-8B", "Qwen/Qwen3-0.6B")  # -> PairReport
+    view = specwise.inspect("Qwen/Qwen3-8B")                        # -> ModelSpecView
+    summary = specwise.prompt_summary("builtin:chat")              # -> PromptSummary (specwise prompts)
 
 ``import specwise`` loads none of it: each name is imported on first use.
 """
@@ -19,12 +22,24 @@ from typing import TYPE_CHECKING, Any
 from specwise.errors import SpecwiseError
 
 if TYPE_CHECKING:
-    from specwise.api import advise, bench, plan_memory, profile, simulate
+    from specwise.api import advise, bench, check_pair, inspect, plan_memory, profile, prompt_summary, simulate
 
-__all__ = ["SpecwiseError", "__version__", "advise", "bench", "plan_memory", "profile", "simulate"]
+__all__ = [
+    "SpecwiseError",
+    "__version__",
+    "advise",
+    "bench",
+    "check_pair",
+    "inspect",
+    "plan_memory",
+    "profile",
+    "prompt_summary",
+    "simulate",
+]
 __version__ = "0.1.0"
 
-_API = frozenset({"advise", "bench", "plan_memory", "profile", "simulate"})
+# specwise.api.__all__, named here so that ``import specwise`` imports nothing more (a test keeps the two equal)
+_API = frozenset({"advise", "bench", "check_pair", "inspect", "plan_memory", "profile", "prompt_summary", "simulate"})
 
 
 def __getattr__(name: str) -> Any:
@@ -33,3 +48,8 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     raise AttributeError(f"module 'specwise' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names (the lazily imported functions among them), not this module's imports."""
+    return sorted(__all__)

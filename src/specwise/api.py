@@ -8,6 +8,9 @@ results -- and returns the document the command's ``--json`` prints (``doc.to_js
 * :func:`plan_memory` -> :class:`~specwise.memory.MemoryPlan`
 * :func:`profile` -> :class:`~specwise.contracts.profile.ProfileDoc` (needs ``specwise[profile]``)
 * :func:`bench` -> :class:`~specwise.contracts.bench.BenchDoc`
+* :func:`check_pair` -> :class:`~specwise.compat.pair.PairReport`
+* :func:`inspect` -> :class:`~specwise.report.models.ModelSpecView`
+* :func:`prompt_summary` -> :class:`~specwise.prompts.summary.PromptSummary` (``specwise prompts``)
 
 A scenario is a TOML file or ``example:NAME`` (a scenario shipped in the package: ``specwise examples``). A mistake
 in the input raises :class:`~specwise.errors.SpecwiseError` with one line, before any work: each argument goes
@@ -36,6 +39,7 @@ from specwise.errors import FieldNames, SpecwiseError
 
 if TYPE_CHECKING:  # the documents; imported where used, so ``import specwise`` stays light
     from specwise.advisor.inputs import AdviseInputs
+    from specwise.compat.pair import PairReport
     from specwise.contracts.advice import Advice
     from specwise.contracts.bench import BenchDoc
     from specwise.contracts.profile import ProfileDoc
@@ -43,13 +47,16 @@ if TYPE_CHECKING:  # the documents; imported where used, so ``import specwise`` 
     from specwise.executors import ExecutorSpec
     from specwise.loadgen.plan import RunConfig
     from specwise.memory import MemoryPlan
+    from specwise.perfmodel.factory import PredictorChoice
     from specwise.profiler.settings import ProfileSettings
     from specwise.profiler.templates import TemplateChoice
+    from specwise.prompts.summary import PromptSummary
+    from specwise.report.models import ModelSpecView
     from specwise.scenario.model import Scenario
 
 ScenarioSource = str | Path  # a TOML file, or example:NAME (a scenario shipped in the package)
 
-__all__ = ["advise", "bench", "plan_memory", "profile", "simulate"]
+__all__ = ["advise", "bench", "check_pair", "inspect", "plan_memory", "profile", "prompt_summary", "simulate"]
 
 _T = TypeVar("_T")
 
@@ -174,9 +181,11 @@ def _advise_inputs(source: ScenarioSource) -> AdviseInputs:
     return load_inputs(_path(source))
 
 
-def _scenario(source: ScenarioSource, num_requests: object, metric: object) -> Scenario:
+def _scenario(
+    source: ScenarioSource, num_requests: object, metric: object, predictor: PredictorChoice | None
+) -> Scenario:
     """The scenario with ``num_requests`` and ``metric`` checked and applied as ``--num-requests`` and ``--metric``
-    are: before the sweep."""
+    are, simulated with ``predictor`` (None: its own): before the sweep."""
     from specwise.cli.simulate import requests_per_cell, with_overrides
     from specwise.scenario.toml_loader import load_scenario
 
@@ -184,7 +193,17 @@ def _scenario(source: ScenarioSource, num_requests: object, metric: object) -> S
     if num_requests is not None:
         requests = _checked("num_requests", requests_per_cell, _number("num_requests", num_requests, integer=True))
     checked_metric = None if metric is None else _text("metric", metric)
-    return with_overrides(load_scenario(_path(source)), source, requests, checked_metric, flag="metric")
+    return with_overrides(load_scenario(_path(source), predictor), source, requests, checked_metric, flag="metric")
+
+
+def _predictor(predictor: object, calibration: object) -> PredictorChoice | None:
+    """``predictor`` and ``calibration`` through ``--predictor`` and ``--calibration``'s checks (None: the
+    scenario's own step-time model); reads the calibration file."""
+    from specwise.cli.common import predictor_choice
+
+    name = None if predictor is None else _text("predictor", predictor)
+    path = None if calibration is None else _file("calibration", calibration)
+    return predictor_choice(name, path, _ARGUMENTS)
 
 
 def advise(
@@ -196,6 +215,8 @@ def advise(
     host: str = LOOPBACK,
     vllm_version: str | None = None,
     executor: str = "local",
+    predictor: str | None = None,
+    calibration: str | Path | None = None,
 ) -> Advice:
     """The decision for an advise scenario (``specwise advise``): enable, enable below a load, measure first or
     disable, with the ranked candidates, their rule checks and the ``vllm serve`` command.
@@ -204,7 +225,9 @@ def advise(
     files (a list, or one file) whose measured acceptance replaces the assumed one; ``host`` is what the serve
     command binds; ``vllm_version`` (e.g. ``"0.20"``, a string) writes the config in the form that vLLM version
     takes; ``executor`` is ``--executor``'s ``local``, ``ray`` or ``ray:ADDRESS`` (``processes``: the local pool's
-    size).
+    size). ``predictor`` (``published-fit``, ``roofline`` or ``calibrated``) and ``calibration`` (a calibration file
+    from ``specwise bench --launch --calibrate`` or ``specwise calibrate``; it implies ``calibrated``) replace the
+    scenario's step-time model, as ``--predictor`` and ``--calibration`` do.
 
     >>> import specwise
     >>> advice = specwise.advise("example:advise/draft-does-not-fit")
@@ -213,9 +236,12 @@ def advise(
     >>> [(c.candidate, c.verdict) for c in advice.candidates]
     [('draft_model:meta-llama/Llama-3.1-8B-Instruct', 'does_not_fit'), ('ngram', 'disable')]
     """
+    from dataclasses import replace
+
     from specwise.advisor.decision import advise as _advise
     from specwise.cli.advise import host_address, vllm_version_text
     from specwise.executors import open_executor
+    from specwise.scenario.toml_loader import with_predictor
 
     profile_files, bench_files = _paths("profiles", profiles), _paths("benches", benches)
     bind = _checked("host", host_address, _text("host", host))
@@ -224,6 +250,9 @@ def advise(
         _checked("vllm_version", vllm_version_text, version)
     spec, workers = _executor(executor, processes)
     inputs = _advise_inputs(scenario)
+    choice = _predictor(predictor, calibration)
+    if choice is not None:
+        inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice))
     with open_executor(spec, workers) as on:
         return _advise(inputs, profile_files, bench_files, host=bind, engine_version=vllm_version, executor=on)
 
@@ -235,10 +264,14 @@ def simulate(
     metric: str | None = None,
     processes: int | None = None,
     executor: str = "local",
+    predictor: str | None = None,
+    calibration: str | Path | None = None,
 ) -> SweepResult:
     """The QPS x k sweep of a simulate scenario (``specwise simulate``): latencies with and without speculation,
     the best k per load and the crossover load where speculation stops paying; the cells on ``executor``
     (``local``, ``ray`` or ``ray:ADDRESS``, as ``--executor``; ``processes``: the local pool's size).
+    ``predictor`` / ``calibration`` replace the scenario's step-time model as ``--predictor`` /
+    ``--calibration`` do (see :func:`advise`).
 
     >>> import specwise
     >>> sweep = specwise.simulate("example:llama70b-ngram", num_requests=100, processes=1)
@@ -252,7 +285,7 @@ def simulate(
     from specwise.study.sweep import run_sweep
 
     spec, workers = _executor(executor, processes)
-    sc = _scenario(scenario, num_requests, metric)
+    sc = _scenario(scenario, num_requests, metric, _predictor(predictor, calibration))
     with open_executor(spec, workers) as on:
         return decide(sc, run_sweep(sc, on))
 
@@ -315,6 +348,84 @@ def plan_memory(
         )
     )
     return replace(plan, compatibility=pair)
+
+
+def check_pair(target: str, draft: str, *, max_model_len: int | None = None) -> PairReport:
+    """Can ``draft`` serve ``target`` in vLLM, and how do their sizes compare (``specwise check-pair``): vocabulary,
+    special tokens, tokenizer agreement (from files when present), an EAGLE/MTP head's fit, the size ratio and,
+    with ``max_model_len``, the draft's positions. ``target`` / ``draft`` are catalog ids or local paths (``draft``
+    also an EAGLE head or ``mtp``); ``report.compatible`` is the command's exit status 0.
+
+    >>> import specwise
+    >>> report = specwise.check_pair("Qwen/Qwen3-8B", "Qwen/Qwen3-0.6B")
+    >>> report.compatible, [f.check for f in report.findings][:3]
+    (True, ['vocab', 'special_tokens', 'tokenizer'])
+    """
+    from specwise.cli.check_pair import named_pair_report
+    from specwise.cli.common import positive_int
+
+    length = None
+    if max_model_len is not None:
+        length = _checked("max_model_len", positive_int, _number("max_model_len", max_model_len, integer=True))
+    target_name = _text("target", target, "a catalog id or a local path")
+    draft_name = _text("draft", draft, "a catalog id, a local path or mtp")
+    return named_pair_report(target_name, draft_name, length, _ARGUMENTS)
+
+
+def inspect(model: str, *, kv_cache_dtype: str = "auto") -> ModelSpecView:
+    """A model's derived spec (``specwise inspect``): parameters, layout and KV bytes per token at
+    ``kv_cache_dtype`` (vLLM's ``--kv-cache-dtype``: ``auto`` is the model's dtype). ``model`` is a catalog id,
+    an HF directory, a config.json or a GGUF file.
+
+    >>> import specwise
+    >>> view = specwise.inspect("Qwen/Qwen3-8B", kv_cache_dtype="fp8_e4m3")
+    >>> view.kv_dtype, view.kv_bytes_per_token
+    ('fp8', 73728)
+    """
+    from specwise.catalog import resolve_model
+    from specwise.report.models import ModelSpecView
+    from specwise.units import KV_CACHE_DTYPES
+    from specwise.units import kv_cache_dtype as kv_format
+
+    choice = _text("kv_cache_dtype", kv_cache_dtype)
+    if choice not in KV_CACHE_DTYPES:
+        raise SpecwiseError(f"kv_cache_dtype: {choice!r} is not one of {', '.join(KV_CACHE_DTYPES)}")
+    spec = resolve_model(_text("model", model, "a catalog id or a local path"))
+    return ModelSpecView(spec, kv_format(choice, spec.dtype))
+
+
+def prompt_summary(
+    source: str | Path,
+    *,
+    category: Sequence[str] | str | None = None,
+    turns: str = "first",
+    tokenizer: str | Path | None = None,
+) -> PromptSummary:
+    """What a prompt source yields for bench and profile (``specwise prompts``; not named ``prompts``, which is the
+    :mod:`specwise.prompts` package): requests per category, how many carry earlier turns, and their length in
+    words (or in tokens of ``tokenizer``). ``source`` is a JSON/JSONL
+    file, ``hf:PATH`` or ``builtin:NAME``; ``category`` keeps those categories (a list, or ``--category``'s
+    ``"a,b"``); ``turns`` is ``first`` or ``all``.
+
+    >>> import specwise
+    >>> summary = specwise.prompt_summary("builtin:chat")
+    >>> [(row.category, row.requests) for row in summary.rows]
+    [('chat', 24)]
+    """
+    from specwise.prompts.items import TURN_MODES
+    from specwise.prompts.sources import Selection, parse_categories
+    from specwise.prompts.summary import summarize_source
+
+    categories: tuple[str, ...] = ()
+    if category is not None:
+        text = ",".join(_text("category", c, "category names (str)") for c in _items("category", category))
+        categories = _checked("category", parse_categories, text, "--category")
+    if _text("turns", turns) not in TURN_MODES:
+        raise SpecwiseError(f"turns: {turns!r} is not one of {', '.join(TURN_MODES)}")
+    selection = Selection(categories, turns)
+    where = str(_file("source", source, "a file path, hf:PATH or builtin:NAME"))
+    tok = None if tokenizer is None else str(_file("tokenizer", tokenizer, "a directory, a file or ORG/NAME"))
+    return summarize_source(where, selection, tok)
 
 
 def _gpu_memory_utilization(value: object) -> float:

@@ -36,6 +36,18 @@ def canonical_dtype(name: str) -> str:
     return key
 
 
+# vLLM's ``--kv-cache-dtype`` choices (``CacheDType`` in vllm/config/cache.py, vLLM 0.32) whose bytes per element
+# specwise prices: the model's dtype (auto), 16-bit, or one byte (every fp8 variant). vLLM's other choices (fp8_inc,
+# fp8_ds_mla, nvfp4, turboquant_*, *_per_token_head...) store scales or sub-byte packing this planner does not model.
+KV_CACHE_DTYPES: tuple[str, ...] = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
+
+
+def kv_cache_dtype(choice: str, model_dtype: str) -> str:
+    """The KV cache's element format (a :data:`DTYPE_BYTES` key) for a ``--kv-cache-dtype`` choice: ``auto`` is the
+    model's dtype. ``choice`` must be one of :data:`KV_CACHE_DTYPES` (callers check it and name their own flag)."""
+    return canonical_dtype(model_dtype if choice == "auto" else choice)
+
+
 def fmt_bytes(n_bytes: float) -> str:
     """Human-readable binary size: ``141.1 GB (131.4 GiB)`` style is too long for tables; GiB only."""
     sign = "-" if n_bytes < 0 else ""

@@ -264,3 +264,138 @@ def test_plan_memory_refuses_what_the_command_line_refuses(kwargs: dict[str, Any
     with pytest.raises(SpecwiseError) as exc:
         specwise.plan_memory(TARGET_70B, "H100-SXM-80GB", tp=4, **kwargs)
     assert words in str(exc.value)
+
+
+# ---- every command with a function is exported, listed by dir(), and its document is the command's --json ----
+
+FUNCTIONS = {"advise", "simulate", "plan_memory", "profile", "bench", "check_pair", "inspect", "prompt_summary"}
+
+
+def test_every_api_function_is_exported_lazily_and_listed_by_dir() -> None:
+    # before: check_pair, inspect and prompt_summary did not exist, and dir() listed Any, TYPE_CHECKING,
+    # annotations and errors but none of the functions
+    assert set(specwise.api.__all__) == FUNCTIONS
+    assert set(specwise.__all__) == FUNCTIONS | {"SpecwiseError", "__version__"}
+    assert set(specwise.api.__all__) == specwise._API
+    listed = dir(specwise)
+    assert set(listed) >= FUNCTIONS
+    assert not {"Any", "TYPE_CHECKING", "annotations"} & set(listed)
+
+
+def test_the_readme_names_exactly_the_commands_that_have_functions() -> None:
+    # before: "Every command is also a function", while only five of the seventeen were
+    import argparse
+
+    from specwise.cli import build_parser
+
+    section = README.read_text().split("## Python API", 1)[1].split("\n## ", 1)[0]
+    with_functions, cli_only = section.split("command-line only", 1)[0].split("The others", 1)
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    function_of = {command: command.replace("-", "_") for command in sub.choices} | {"prompts": "prompt_summary"}
+    for command, function in function_of.items():
+        if function in FUNCTIONS:
+            assert f"`{function}`" in with_functions, f"the README does not list specwise.{function}"
+        else:
+            assert f"`{command}`" in cli_only, f"the README does not say {command} is command-line only"
+
+
+def _cli_json(capsys: pytest.CaptureFixture[str], argv: list[str], code: int = 0) -> Any:
+    assert main([*argv, "--json"]) == code
+    return json.loads(capsys.readouterr().out)
+
+
+def test_check_pair_inspect_and_prompt_summary_return_what_their_commands_print(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pair = specwise.check_pair("Qwen/Qwen3-8B", "Qwen/Qwen3-0.6B", max_model_len=16384)
+    printed = _cli_json(capsys, ["check-pair", "--target", "Qwen/Qwen3-8B", "--draft", "Qwen/Qwen3-0.6B",
+                                 "--max-model-len", "16384"])  # fmt: skip
+    assert json.loads(json.dumps(pair.to_json())) == printed and pair.compatible
+    view = specwise.inspect("Qwen/Qwen3-8B", kv_cache_dtype="fp8_e4m3")
+    printed = _cli_json(capsys, ["inspect", "Qwen/Qwen3-8B", "--kv-cache-dtype", "fp8_e4m3"])
+    assert json.loads(json.dumps(view.to_json())) == printed and printed["kv_cache_dtype"] == "fp8"
+    summary = specwise.prompt_summary("builtin:chat", category=["chat"], turns="all")
+    printed = _cli_json(capsys, ["prompts", "builtin:chat", "--category", "chat", "--turns", "all"])
+    assert json.loads(json.dumps(summary.to_json())) == printed and printed["categories"][0]["requests"] > 0
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda: specwise.check_pair("Qwen/Qwen3-8B", "ngram"), "draft='ngram': a model-free method has no model"),
+        (
+            lambda: specwise.check_pair("Qwen/Qwen3-8B", "Qwen/Qwen3-0.6B", max_model_len=10**6),
+            "max_model_len=1000000 exceeds Qwen/Qwen3-8B's max_position_embeddings",
+        ),
+        (
+            lambda: specwise.check_pair("Qwen/Qwen3-8B", "Qwen/Qwen3-0.6B", max_model_len=0),
+            "max_model_len: expected a positive integer",
+        ),
+        (lambda: specwise.inspect("Qwen/Qwen3-8B", kv_cache_dtype="bf16"), "kv_cache_dtype: 'bf16' is not one of auto"),
+        (lambda: specwise.prompt_summary("builtin:chat", turns="some"), "turns: 'some' is not one of first, all"),
+        (lambda: specwise.prompt_summary("builtin:chat", category=","), "category ',': expected one or more names"),
+    ],
+)
+def test_check_pair_inspect_and_prompt_summary_refuse_what_their_commands_refuse(call: Any, words: str) -> None:
+    with pytest.raises(SpecwiseError) as exc:
+        call()
+    assert words in str(exc.value)
+
+
+# ---- advise and simulate take the step-time model as --predictor / --calibration give it ----
+
+ADVISE_NGRAM = (
+    '[deployment]\ntarget = "meta-llama/Llama-3.1-8B-Instruct"\ngpu = "H100"\nmax_model_len = 4096\n'
+    "[sweep]\nqps = [1, 4]\nnum_requests = 40\n"
+    '[[workload]]\nname = "w"\nprompt_tokens = 200\noutput_tokens = 60\n'
+    '[[candidate]]\nmethod = "ngram"\nk = [0, 4]\n'
+)
+
+
+def test_advise_and_simulate_with_a_calibration_file_are_the_commands_with_calibration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.perfmodel.test_calibration_use import SCENARIO, _calibration
+
+    # before: neither function took a calibration, so a calibration file could not be used from Python
+    cal = _calibration(tmp_path / "cal.json")
+    sim, adv = tmp_path / "s.toml", tmp_path / "a.toml"
+    sim.write_text(SCENARIO)
+    adv.write_text(ADVISE_NGRAM)
+    sweep = specwise.simulate(sim, calibration=cal, processes=1)
+    printed = _cli_json(capsys, ["simulate", "--scenario", str(sim), "--calibration", str(cal), "--processes", "1"])
+    assert json.loads(json.dumps(sweep.to_json())) == printed
+    assert printed["predictor"]["name"] == f"calibrated: {cal}"
+    advice = specwise.advise(str(adv), calibration=str(cal), predictor="calibrated", processes=1)
+    printed = _cli_json(capsys, ["advise", "--scenario", str(adv), "--calibration", str(cal), "--processes", "1"], 1)
+    assert json.loads(json.dumps(advice.to_json())) == printed
+    assert printed["predictor"]["name"] == f"calibrated: {cal}"
+
+
+def test_simulate_with_the_roofline_predictor_is_the_command_with_it(capsys: pytest.CaptureFixture[str]) -> None:
+    sweep = specwise.simulate(EXAMPLE_SIM, predictor="roofline", num_requests=40, processes=1)
+    printed = _cli_json(capsys, ["simulate", "--scenario", EXAMPLE_SIM, "--predictor", "roofline", "--num-requests",
+                                 "40", "--processes", "1"])  # fmt: skip
+    assert json.loads(json.dumps(sweep.to_json())) == printed
+    assert printed["predictor"]["name"].startswith("roofline")
+
+
+@pytest.mark.usefixtures("no_sweep")
+@pytest.mark.parametrize("function", ["advise", "simulate"])
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"predictor": "bogus"}, "predictor: 'bogus' is not one of published-fit, roofline, calibrated"),
+        ({"predictor": "calibrated"}, "predictor='calibrated' needs calibration FILE"),
+        ({"predictor": "roofline", "calibration": "c.json"}, "calibration needs predictor='calibrated'"),
+        ({"calibration": 3}, "calibration: expected a file path (str or Path), got 3"),
+        ({"calibration": "no-such-calibration.json"}, "no-such-calibration.json"),
+    ],
+)
+def test_advise_and_simulate_refuse_what_predictor_and_calibration_refuse(
+    function: str, kwargs: dict[str, Any], words: str
+) -> None:
+    scenario = EXAMPLE_ADVISE if function == "advise" else EXAMPLE_SIM
+    with pytest.raises(SpecwiseError) as exc:
+        getattr(specwise, function)(scenario, processes=1, **kwargs)
+    assert words in str(exc.value)

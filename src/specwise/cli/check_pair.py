@@ -7,9 +7,9 @@ from typing import Any
 
 from specwise.catalog import resolve_draft, resolve_model
 from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, add_wide_flag, positive_int, print_json
-from specwise.compat.pair import check_pair
+from specwise.compat.pair import PairReport, check_pair
 from specwise.compat.tokenizer_files import gather_tokenizer_evidence
-from specwise.errors import SpecwiseError
+from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.report.models import render_pair
 
 
@@ -35,27 +35,36 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    target = resolve_model(args.target)
-    choice, trained_for = resolve_draft(args.draft, target)
+    report = named_pair_report(args.target, args.draft, args.max_model_len)
+    if args.json:
+        print_json(report.to_json())
+    else:
+        render_pair(report, wide=args.wide)
+    return EXIT_OK if report.compatible else EXIT_NEGATIVE
+
+
+def named_pair_report(
+    target_name: str, draft_name: str, max_model_len: int | None = None, names: FieldNames = CLI_FLAGS
+) -> PairReport:
+    """The pair check of a target and a draft given by catalog id or path (the draft also an EAGLE head or
+    ``mtp``), with the tokenizer files' evidence; ``names`` says how the messages name ``draft`` and
+    ``max_model_len`` (flags, or the API's arguments)."""
+    target = resolve_model(target_name)
+    choice, trained_for = resolve_draft(draft_name, target)
     if choice.spec is None:
         raise SpecwiseError(
-            f"--draft {args.draft}: a model-free method has no model to check; it works with any target"
+            f"{names.setting('draft', draft_name)}: a model-free method has no model to check; it works with any target"
         )
-    if args.max_model_len is not None and args.max_model_len > target.max_position_embeddings:
+    if max_model_len is not None and max_model_len > target.max_position_embeddings:
         raise SpecwiseError(
-            f"--max-model-len {args.max_model_len} exceeds {target.name}'s max_position_embeddings "
+            f"{names.setting('max_model_len', max_model_len)} exceeds {target.name}'s max_position_embeddings "
             f"({target.max_position_embeddings}); vLLM refuses it"
         )
     evidence = gather_tokenizer_evidence(target.tokenizer, choice.spec.tokenizer)
-    report = check_pair(
+    return check_pair(
         target,
         choice.spec,
         tokenizer_evidence=evidence,
         head_trained_for=trained_for,
-        max_model_len=args.max_model_len,
+        max_model_len=max_model_len,
     )
-    if args.json:
-        print_json(report.to_dict())
-    else:
-        render_pair(report, wide=args.wide)
-    return EXIT_OK if report.compatible else EXIT_NEGATIVE

@@ -8,14 +8,14 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from specwise.contracts.document import json_safe
-from specwise.errors import SpecwiseError, redact_url
+from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError, redact_url
 from specwise.executors import EXECUTOR_HELP, LOCAL, ExecutorSpec, parse_executor
 
 if TYPE_CHECKING:
-    from specwise.perfmodel.factory import PredictorChoice
+    from specwise.perfmodel.factory import PredictorChoice, PredictorKind
 
 EXIT_OK = 0
 EXIT_NEGATIVE = 1  # the command worked and its answer is "no" (does not fit, incompatible pair)
@@ -153,18 +153,32 @@ def check_modelled_k(k: int | None, modelled: Sequence[int]) -> None:
 
 def predictor_override(args: argparse.Namespace) -> PredictorChoice | None:
     """The flags' choice (None: the scenario's own); reads the calibration file."""
-    from specwise.contracts.calibration import CalibrationDoc
-    from specwise.perfmodel.factory import PredictorChoice
+    return predictor_choice(args.predictor, args.calibration)
 
-    if args.calibration is not None:
-        if args.predictor not in (None, "calibrated"):
-            raise SpecwiseError(f"--calibration needs --predictor calibrated (or no --predictor), got {args.predictor}")
-        return PredictorChoice("calibrated", CalibrationDoc.read(args.calibration), args.calibration)
-    if args.predictor == "calibrated":
+
+def predictor_choice(
+    predictor: str | None, calibration: Path | None, names: FieldNames = CLI_FLAGS
+) -> PredictorChoice | None:
+    """``--predictor`` / ``--calibration`` (or the API's ``predictor`` / ``calibration``, named by ``names``): the
+    step-time model that replaces the scenario's own (None: no override); reads the calibration file."""
+    from specwise.contracts.calibration import CalibrationDoc
+    from specwise.perfmodel.factory import PREDICTORS, PredictorChoice
+
+    if predictor is not None and predictor not in PREDICTORS:
+        raise SpecwiseError(f"{names.name('predictor')}: {predictor!r} is not one of {', '.join(PREDICTORS)}")
+    calibrated = names.setting("predictor", "calibrated")
+    if calibration is not None:
+        if predictor not in (None, "calibrated"):
+            raise SpecwiseError(
+                f"{names.name('calibration')} needs {calibrated} (or no {names.name('predictor')}), got {predictor}"
+            )
+        return PredictorChoice("calibrated", CalibrationDoc.read(calibration), calibration)
+    if predictor == "calibrated":
         raise SpecwiseError(
-            "--predictor calibrated needs --calibration FILE (from specwise bench --calibrate or specwise calibrate)"
+            f"{calibrated} needs {names.name('calibration')} FILE "
+            "(from specwise bench --calibrate or specwise calibrate)"
         )
-    return PredictorChoice(args.predictor) if args.predictor else None
+    return PredictorChoice(cast("PredictorKind", predictor)) if predictor else None  # checked: one of PREDICTORS
 
 
 def http_url(text: str, form: str = "http://HOST:PORT") -> str:

@@ -8,6 +8,7 @@ from typing import Any
 from specwise.catalog import resolve_model
 from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, print_json
 from specwise.report.models import ModelSpecView, render_model_spec
+from specwise.units import KV_CACHE_DTYPES, kv_cache_dtype
 
 
 def register(sub: Any) -> None:
@@ -21,8 +22,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--kv-cache-dtype",
         default="auto",
-        choices=("auto", "bf16", "fp16", "fp8"),
-        help="KV dtype for the per-token figures (auto: the model dtype)",
+        choices=KV_CACHE_DTYPES,
+        help="vLLM's --kv-cache-dtype, for the per-token figures (auto: the model dtype; every fp8 variant is 1 byte)",
     )
     add_json_flag(p)
     add_wide_flag(p)
@@ -31,8 +32,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     spec = resolve_model(args.model)
-    kv_dtype = spec.dtype if args.kv_cache_dtype == "auto" else args.kv_cache_dtype
-    view = ModelSpecView(spec, kv_dtype)
+    view = ModelSpecView(spec, kv_cache_dtype(args.kv_cache_dtype, spec.dtype))
     if args.json:
         print_json(view.to_json())
     else:

@@ -12,6 +12,7 @@ from specwise.cli.common import (
     EXIT_OK,
     add_json_flag,
     add_wide_flag,
+    bounded,
     fraction,
     non_negative_float,
     positive_int,
@@ -22,13 +23,16 @@ from specwise.compat.tokenizer_files import gather_tokenizer_evidence
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.extras import available
 from specwise.memory import MemoryPlanRequest, plan_memory
+from specwise.methods import MAX_K
 from specwise.report.memory import render_memory_plan
 from specwise.specs.draft import DraftChoice
 from specwise.specs.model import ModelSpec
 from specwise.specs.quant import QUANTIZATION_CHOICES
-from specwise.units import GIB
+from specwise.units import GIB, KV_CACHE_DTYPES
 
 QUANT_CHOICES = ("auto", *QUANTIZATION_CHOICES)
+speculative_tokens = bounded(int, f"an integer in 1..{MAX_K}", low=1, high=MAX_K)
+"""``--num-speculative-tokens``: the k a scenario's [speculation].k also allows (:data:`specwise.methods.MAX_K`)."""
 
 
 def register(sub: Any) -> None:
@@ -66,7 +70,12 @@ def register(sub: Any) -> None:
         help="target weight quantization (auto: as the checkpoint stores it)",
     )
     p.add_argument("--draft-quantization", default="auto", choices=QUANT_CHOICES, help="draft weight quantization")
-    p.add_argument("--kv-cache-dtype", default="auto", help="auto (the model dtype) or fp8 / fp8_e4m3 / fp8_e5m2")
+    p.add_argument(
+        "--kv-cache-dtype",
+        default="auto",
+        choices=KV_CACHE_DTYPES,
+        help="vLLM's --kv-cache-dtype (auto: the model dtype; every fp8 variant is 1 byte)",
+    )
     p.add_argument("--max-model-len", type=positive_int, help="context length to plan for (default: the model's)")
     p.add_argument("--gpu-memory-utilization", type=fraction, default=0.9, help="vLLM's fraction (default 0.9)")
     p.add_argument(
@@ -78,9 +87,9 @@ def register(sub: Any) -> None:
     p.add_argument("--max-num-seqs", type=positive_int, default=256, help="vLLM's max_num_seqs (default 256)")
     p.add_argument(
         "--num-speculative-tokens",
-        type=positive_int,
+        type=speculative_tokens,
         default=4,
-        help="k, for the logits part of the reserve (default 4)",
+        help=f"k, for the logits part of the reserve (default 4; at most {MAX_K}, as a scenario's k)",
     )
     p.add_argument(
         "--reserve-gib",

@@ -7,9 +7,7 @@ from typing import Any
 
 from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, print_json
 from specwise.cli.datasets import add_dataset_flags, dataset_selection
-from specwise.prompts.sources import load_prompts
-from specwise.prompts.summary import summarize
-from specwise.prompts.tokenizer import load_tokenizer
+from specwise.prompts.summary import summarize_source
 from specwise.report.prompts import render_prompt_summary
 
 
@@ -30,12 +28,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    items = load_prompts(args.source, dataset_selection(args))
-    if args.tokenizer:
-        tok = load_tokenizer(args.tokenizer)
-        summary = summarize(args.source, items, lambda text: len(tok.encode(text)), "tokens")
-    else:
-        summary = summarize(args.source, items)
+    summary = summarize_source(args.source, dataset_selection(args), args.tokenizer)
     if args.json:
         print_json(summary.to_json())
     else:

@@ -82,6 +82,10 @@ class PairReport:
             "findings": [f.to_dict() for f in self.findings],
         }
 
+    def to_json(self) -> dict[str, Any]:
+        """What ``specwise check-pair --json`` prints (the name every typed document's JSON has)."""
+        return self.to_dict()
+
 
 def check_pair(
     target: ModelSpec,

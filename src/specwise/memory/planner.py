@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.memory.reserve import ReserveBreakdown, estimate_reserve
 from specwise.memory.weights import weight_bytes, weight_bytes_per_gpu
+from specwise.methods import MAX_K
 from specwise.specs.draft import DraftChoice
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
 from specwise.specs.quant import Quantization
-from specwise.units import DTYPE_BYTES, canonical_dtype, fmt_bytes
+from specwise.units import DTYPE_BYTES, KV_CACHE_DTYPES, canonical_dtype, fmt_bytes, kv_cache_dtype
 
 if TYPE_CHECKING:
     from specwise.compat.pair import PairReport
@@ -61,8 +62,11 @@ class MemoryPlanRequest:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise SpecwiseError(f"{name}: must be a positive integer, got {value!r}")
-        if self.num_speculative_tokens < 1:
-            raise SpecwiseError(f"num_speculative_tokens: must be >= 1, got {self.num_speculative_tokens}")
+        k = self.num_speculative_tokens
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise SpecwiseError(
+                f"{self.names.name('num_speculative_tokens')}: expected an integer in 1..{MAX_K}, got {k!r}"
+            )
         if not 0.0 < self.gpu_memory_utilization <= 1.0:
             raise SpecwiseError(f"gpu_memory_utilization: must be in (0, 1], got {self.gpu_memory_utilization}")
         if self.reserve_bytes is not None and self.reserve_bytes < 0:
@@ -384,11 +388,9 @@ def _check_parallelism(req: MemoryPlanRequest) -> tuple[int, int]:
 
 
 def _kv_dtype(choice: str, dtype: str, n: FieldNames) -> str:
-    if choice == "auto":
-        return dtype
-    if choice.lower().startswith("fp8"):
-        return "fp8"
-    raise SpecwiseError(f"{n.name('kv_cache_dtype')} {choice!r}: expected auto, fp8, fp8_e4m3 or fp8_e5m2")
+    if choice not in KV_CACHE_DTYPES:
+        raise SpecwiseError(f"{n.name('kv_cache_dtype')} {choice!r}: expected one of {', '.join(KV_CACHE_DTYPES)}")
+    return kv_cache_dtype(choice, dtype)
 
 
 def _memories(

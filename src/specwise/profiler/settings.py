@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from specwise.errors import SpecwiseError
+from specwise.methods import MAX_K
 
 METHODS = ("draft_model", "ngram", "suffix")
 DRAFTING_MODES = ("greedy", "probabilistic")
 CONTEXTS = ("per-temperature", "shared")
 ESTIMATORS = ("realized", "expected")
-MAX_K = 16
 
 
 @dataclass(frozen=True)

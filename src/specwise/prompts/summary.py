@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from specwise.prompts.items import PromptItem
+
+if TYPE_CHECKING:
+    from specwise.prompts.sources import Selection
 
 Counter = Callable[[str], int]  # text -> its length (words, or tokens of a tokenizer)
 
@@ -54,3 +58,17 @@ def summarize(
     if len(rows) > 1:
         rows.append(_row("all", items, counter))
     return PromptSummary(source, unit, tuple(rows))
+
+
+def summarize_source(source: str, selection: Selection | None = None, tokenizer: str | None = None) -> PromptSummary:
+    """What ``source`` (a file, ``hf:PATH`` or ``builtin:NAME``) yields under ``selection``: lengths in words, or in
+    tokens of ``tokenizer`` (a directory, a tokenizer.json or a hub id) -- ``specwise prompts``."""
+    from specwise.prompts.sources import load_prompts
+
+    items = load_prompts(source, selection)
+    if not tokenizer:
+        return summarize(source, items)
+    from specwise.prompts.tokenizer import load_tokenizer
+
+    tok = load_tokenizer(tokenizer)
+    return summarize(source, items, lambda text: len(tok.encode(text)), "tokens")

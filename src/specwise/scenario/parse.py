@@ -36,6 +36,7 @@ from specwise.scenario.model import (
 from specwise.sim.workload import WorkloadClass
 from specwise.specs.model import same_model
 from specwise.traffic import Arrivals, LengthDist
+from specwise.units import KV_CACHE_DTYPES
 
 MAX_NUM_REQUESTS = 10_000_000  # per (QPS, k) cell: ~100 MB of request arrays; more is a typo
 MAX_TRACE_BYTES = 256 * 2**20
@@ -151,7 +152,7 @@ def parse_deployment(s: Section, base_dir: Path | None = None) -> DeploymentSpec
         max_num_seqs=seqs,
         max_num_batched_tokens=batched,
         quantization=s.string("quantization", "auto"),
-        kv_cache_dtype=s.string("kv_cache_dtype", "auto"),
+        kv_cache_dtype=s.choice("kv_cache_dtype", KV_CACHE_DTYPES, "auto"),
         engine=engine,
         engine_version=version,
         predictor=parse_predictor(s, base_dir, engine, version),
