@@ -227,3 +227,15 @@ def test_a_draft_larger_than_its_target_reads_as_such() -> None:
     from specwise.compat.pair import ratio_text
 
     assert ratio_text(12.34) == "1:12.3" and ratio_text(1 / 57.1) == "57.1:1"  # before: "1:0.0"
+
+
+def test_an_eagle_head_of_another_vocabulary_is_offered_no_vllm_option() -> None:
+    """use_heterogeneous_vocab is vLLM's for method draft_model only (0.32 refuses it otherwise): a head whose
+    vocabulary differs gets no such advice."""
+    target = catalog_model_spec("Qwen/Qwen3-8B")
+    choice, _ = resolve_draft("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", target)
+    assert choice.spec is not None and choice.spec.draft_head == "eagle3"
+    report = check_pair(target, choice.spec)
+    vocab = next(f for f in report.findings if f.check == "vocab")
+    assert vocab.status == "fail" and "use_heterogeneous_vocab" not in vocab.message
+    assert "vllm_option" not in vocab.evidence

@@ -179,9 +179,15 @@ def _defined_tokens(spec: ModelSpec, evidence_count: int | None) -> int | None:
 # is in vLLM 0.32.0's vllm/config/speculative.py, where SpeculativeConfig skips the equal-vocabulary check when it is
 # set, refuses it for any method but draft_model, and refuses a draft_sample_method other than greedy.
 HETEROGENEOUS_VOCAB = (
-    'on a vLLM with PR #38174 (0.32 has it) add "use_heterogeneous_vocab": true to --speculative-config (method '
+    'on a vLLM with PR #38174 (0.32 has it) set "use_heterogeneous_vocab": true in the speculative config (method '
     "draft_model, greedy draft sampling only)"
 )
+
+
+def _other_vocab_option(draft: ModelSpec, cost: str) -> str:
+    """vLLM's option for a draft model whose vocabulary differs; an EAGLE/MTP head has none (vLLM takes it with
+    method draft_model only), so for a head nothing is added."""
+    return "" if draft.draft_head is not None else f"; or {HETEROGENEOUS_VOCAB} -- {cost}"
 
 
 def _vocab(target: ModelSpec, draft: ModelSpec, ev: TokenizerEvidence | None) -> Finding:
@@ -189,7 +195,8 @@ def _vocab(target: ModelSpec, draft: ModelSpec, ev: TokenizerEvidence | None) ->
     evidence: dict[str, Any] = {"target_vocab_size": vt, "draft_vocab_size": vd, "difference": abs(vt - vd)}
     if vt == vd:
         return Finding("vocab", "pass", f"same vocabulary size ({vt})", evidence)
-    evidence["vllm_option"] = "use_heterogeneous_vocab"
+    if draft.draft_head is None:
+        evidence["vllm_option"] = "use_heterogeneous_vocab"
     t_defined = _defined_tokens(target, ev.target_tokens if ev else None)
     d_defined = _defined_tokens(draft, ev.draft_tokens if ev else None)
     same_family = target.tokenizer.family is not None and target.tokenizer.family == draft.tokenizer.family
@@ -209,17 +216,20 @@ def _vocab(target: ModelSpec, draft: ModelSpec, ev: TokenizerEvidence | None) ->
             f"{max(t_defined, d_defined)} tokens the tokenizers define, but vLLM refuses any difference by default "
             "(V1: SpeculativeConfig.verify_equal_vocab_size_if_draft_model; V0 asserted it, issue #5203; the padding "
             f"tolerance of PR #13849 was never merged): pad the draft's embedding and lm_head to {max(vt, vd)} rows "
-            f"and set its config's vocab_size to match; or {HETEROGENEOUS_VOCAB} -- here every defined token is "
-            "shared, so it limits no proposal",
+            f"and set its config's vocab_size to match"
+            + _other_vocab_option(draft, "here every defined token is shared, so it limits no proposal"),
             evidence,
         )
     return Finding(
         "vocab",
         "fail",
         f"different vocabularies: target {target.name} has {vt} token ids, draft {draft.name} has {vd}; "
-        f"vLLM needs the draft to share the target's tokenizer by default; or {HETEROGENEOUS_VOCAB} -- proposals "
-        "are then limited to the tokens both vocabularies share (TLI, Timor et al., ICML 2025, arXiv 2502.05202), "
-        "which lowers acceptance: measure it (specwise bench --launch)",
+        "vLLM needs the draft to share the target's tokenizer by default"
+        + _other_vocab_option(
+            draft,
+            "proposals are then limited to the tokens both vocabularies share (TLI, Timor et al., ICML 2025, "
+            "arXiv 2502.05202), which lowers acceptance: measure it (specwise bench --launch)",
+        ),
         evidence,
     )
 
