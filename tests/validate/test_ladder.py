@@ -64,3 +64,16 @@ def test_a_queue_left_by_an_overloaded_stage_is_what_the_next_stage_sees() -> No
     ladder = p.baseline(p.setup(r))
     alone = p.baseline(p.setup(replace(r, id="alone", load=Load("qps", 8.0), statistic="mean")))
     assert ladder > 1.5 * alone
+
+
+def test_a_baseline_of_another_statistic_is_not_the_cached_one() -> None:
+    """The no-speculation run is cached per experiment; a p50 record and a mean record of the same experiment
+    measure different numbers of it (the cache key once left the statistic out)."""
+    fit = published_fit()
+    p = Predictor(fit.profiles, Models("v2"), fit.first_given_match)
+    r = _llmd(16)
+    p50 = p.baseline(p.setup(r))
+    mean = p.baseline(p.setup(replace(r, id="mean", statistic="mean")))
+    fresh = Predictor(fit.profiles, Models("v2"), fit.first_given_match)
+    assert mean == fresh.baseline(fresh.setup(replace(r, id="mean", statistic="mean")))
+    assert mean != p50

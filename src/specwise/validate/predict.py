@@ -158,7 +158,7 @@ class Predictor:
 
     def baseline(self, s: Setup) -> float:
         r = s.record
-        key = (r.target, r.gpu, r.tp, r.engine, r.engine_version, r.load, r.metric, s.lengths)
+        key = (r.target, r.gpu, r.tp, r.engine, r.engine_version, r.load, r.metric, r.statistic, s.lengths)
         if key not in self._baselines:
             self._baselines[key] = run(s, self.models.target(s), None, 0, None)
         return self._baselines[key]
