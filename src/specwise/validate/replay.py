@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -277,20 +276,4 @@ def run(
             tree_size=(s.record.tree_size or k) if tree else 0,
             shared_acceptance=s.record.load.kind == "batch",
         )
-    load = s.record.load
-    if load.ladder is None:
-        return measure(s, simulate(table, [cls], engine, target, spec, WeylUniforms()))
-    # every stage of a ladder is one run: the records of its other stages measure other requests of the same run
-    key = (s.lengths, _ladder_run(load), load.ladder.stage_s, load.arrivals, engine, target, spec, cls)
-    try:
-        result = _LADDER_RUNS.get(key)
-    except TypeError:  # a predictor that is not hashable: no reuse
-        return measure(s, simulate(table, [cls], engine, target, spec, WeylUniforms()))
-    if result is None:
-        if len(_LADDER_RUNS) >= 64:
-            _LADDER_RUNS.clear()
-        result = _LADDER_RUNS[key] = simulate(table, [cls], engine, target, spec, WeylUniforms())
-    return measure(s, result)
-
-
-_LADDER_RUNS: dict[tuple[Any, ...], SimResult] = {}
+    return measure(s, simulate(table, [cls], engine, target, spec, WeylUniforms()))
