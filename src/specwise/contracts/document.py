@@ -97,6 +97,13 @@ class Fields:
             raise self.fail(key, f"expected a string, got {value!r}")
         return value
 
+    def choice(self, key: str, choices: tuple[str, ...], *, required: bool = False) -> str:
+        """A string that must be one of ``choices``; the first when the key is absent (unless ``required``)."""
+        value = self.text(key, None if required else choices[0], required=required) or ""
+        if value not in choices:
+            raise self.fail(key, f"expected one of {', '.join(choices)}, got {value!r}")
+        return value
+
     def number(self, key: str, default: float | None = None, *, required: bool = False) -> float | None:
         value = self.data.get(key, default)
         if value is None:

@@ -42,7 +42,7 @@ class Load:
     kind: str  # batch (a closed batch of copies) | concurrency (N in flight) | qps (arrivals per second)
     value: float
     arrivals: str = "poisson"  # qps: Poisson or constant-rate (evenly spaced) arrivals
-    ladder: Ladder | None = None  # qps: the stages the source ran before this one, back to back
+    ladder: Ladder | None = None  # qps: the ladder of stages, run back to back, that this load is one of
 
 
 @dataclass(frozen=True)
@@ -131,9 +131,7 @@ class EvidenceRecord:
         load = f.object("load")
         if load is None:
             raise f.fail("load", "missing")
-        kind = load.text("kind", required=True) or ""
-        if kind not in LOAD_KINDS:
-            raise load.fail("kind", f"expected one of {', '.join(LOAD_KINDS)}, got {kind!r}")
+        kind = load.choice("kind", LOAD_KINDS, required=True)
         tree = f.object("tree")
         per_position = data.get("per_position")
         return cls(
@@ -168,20 +166,13 @@ class EvidenceRecord:
             uncertainty=f.number("uncertainty"),
             notes=f.text("notes", "") or "",
             reasoning=f.flag("reasoning"),
-            statistic=_choice(f, "statistic", STATISTICS),
+            statistic=f.choice("statistic", STATISTICS),
         )
-
-
-def _choice(f: Fields, key: str, choices: tuple[str, ...]) -> str:
-    value = f.text(key, choices[0]) or choices[0]
-    if value not in choices:
-        raise f.fail(key, f"expected one of {', '.join(choices)}, got {value!r}")
-    return value
 
 
 def _load(load: Fields, kind: str) -> Load:
     value = load.number("value", required=True) or 0.0
-    arrivals = _choice(load, "arrivals", ARRIVALS)
+    arrivals = load.choice("arrivals", ARRIVALS)
     ladder = load.object("ladder")
     if (arrivals != "poisson" or ladder is not None) and kind != "qps":
         raise load.fail("arrivals" if ladder is None else "ladder", "only a qps load has arrivals or a ladder")
