@@ -631,9 +631,9 @@ def bench(
     finally:
         store.close()
     doc = BenchDoc(run_id=rid, db=str(db), model=model, url=redact_url(url), levels=tuple(levels))
-    failed = all_failed(doc)
+    failed = all_failed(doc, url="url", model="model", timeout="config's timeout")
     if failed is not None:  # the records are kept: what failed is in db
-        raise SpecwiseError(f"{failed}; check url, model and the server (run {rid} in {db})")
+        raise SpecwiseError(f"{failed} (run {rid} in {db})")
     return doc
 
 

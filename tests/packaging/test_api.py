@@ -213,6 +213,15 @@ def test_bench_raises_when_every_request_failed(tmp_path: Path) -> None:
         specwise.bench(url, "m", rates=(50.0,), requests_per_level=2, db=tmp_path / "b.sqlite")
 
 
+def test_bench_whose_every_request_timed_out_points_at_the_timeout(tmp_path: Path) -> None:
+    """As the CLI: a server too slow for every request is not a wrong url or model (the hint was the CLI's only)."""
+    from specwise.loadgen.mock_server import MockBehaviour, MockServer
+
+    with MockServer(MockBehaviour(hang_every=1, hang_s=3.0)) as server, pytest.raises(SpecwiseError) as exc:
+        specwise.bench(server.url, "mock", rates=(20.0,), requests_per_level=2, db=tmp_path / "b.sqlite", timeout=0.5)
+    assert "all 2 requests failed (2 timeout); raise config's timeout (run " in str(exc.value)
+
+
 def test_bench_scrapes_one_metrics_url_given_alone(tmp_path: Path) -> None:
     from specwise.loadgen.mock_server import MockServer
 

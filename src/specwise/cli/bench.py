@@ -414,9 +414,13 @@ def run(args: argparse.Namespace) -> int:
     return _exit_status(doc)
 
 
-def all_failed(doc: BenchDoc) -> str | None:
-    """``all N requests failed (what failed)`` when no request of the run succeeded (an unreachable server, a wrong
-    model name or key), else None."""
+def all_failed(
+    doc: BenchDoc, url: str = "--url", model: str = "--model", timeout: str = "--request-timeout"
+) -> str | None:
+    """``all N requests failed (what failed); what to check`` when no request of the run succeeded, else None:
+    every one timed out (raise the ``timeout``: a slow server or configuration) or something else (an unreachable
+    server, a wrong model name or key: check ``url`` and ``model``). The names are the caller's (flags, or the
+    API's arguments)."""
     levels = [lv for c in doc.configs for lv in c.levels] if doc.configs else list(doc.levels)
     sent = sum(lv.summary.requests for lv in levels)
     if not sent or any(lv.summary.requests != lv.summary.failed for lv in levels):
@@ -426,7 +430,8 @@ def all_failed(doc: BenchDoc) -> str | None:
         for kind, n in lv.summary.errors.items():
             errors[kind] = errors.get(kind, 0) + n
     detail = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items(), key=lambda kv: -kv[1]))
-    return f"all {sent} requests failed ({detail})"
+    hint = f"raise {timeout}" if set(errors) == {"timeout"} else f"check {url}, {model} and the server"
+    return f"all {sent} requests failed ({detail}); {hint}"
 
 
 def _exit_status(doc: BenchDoc) -> int:
@@ -434,8 +439,6 @@ def _exit_status(doc: BenchDoc) -> int:
     and in --db."""
     failed = all_failed(doc)
     if failed is not None:
-        kinds = {kind for c in (doc.configs or (doc,)) for lv in c.levels for kind in lv.summary.errors}
-        hint = "raise --request-timeout" if kinds == {"timeout"} else "check --url, --model and the server"
-        print(f"specwise bench: error: {failed}; {hint}", file=sys.stderr)
+        print(f"specwise bench: error: {failed}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK
