@@ -115,3 +115,13 @@ def test_stream_paths_name_their_descriptor() -> None:
     assert stream_fd(Path("/dev/null")) is None and stream_fd(Path("out/x.json")) is None
     with pytest.raises(SpecwiseError, match="not a regular file"):
         write_files_atomic({Path("/dev/stdout"): b"x"})
+
+
+def test_an_output_inside_an_input_directory_is_refused(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    (tmp_path / "link").symlink_to(model)
+    for out in (model / "config.json", model / "sub" / "new.json", tmp_path / "link" / "x.json"):
+        with pytest.raises(SpecwiseError, match=rf"^--json {out}: is in the --target directory {model}, which"):
+            check_output_file(out, [("--target", model)], "--json")
+    check_output_file(tmp_path / "model.json", [("--target", model), ("--draft", tmp_path / "missing")])

@@ -203,17 +203,38 @@ def read_text_bounded(path: Path, max_bytes: int, what: str) -> str:
         raise SpecwiseError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); not a {what} file") from None
 
 
-def check_output_file(path: Path, inputs: Iterable[tuple[str, Path | str | None]] = ()) -> None:
+def check_output_file(
+    path: Path, inputs: Iterable[tuple[str, Path | str | None]] = (), flag: str | None = None
+) -> None:
     """Fail early (before any work) when ``path`` cannot be written as a file, or is one of the command's
-    ``inputs`` (what it reads, by the flag that names it): an output never overwrites its own input."""
+    ``inputs`` (what it reads, by the flag that names it) or lies inside an input directory (a model's): an output
+    never overwrites its own input. ``flag`` (the output's) starts the message when given."""
+    shown = f"{flag} {path}" if flag else str(path)
     if path.is_dir():
-        raise SpecwiseError(f"{path}: is a directory; give a file name")
-    for flag, source in inputs:
-        if source is not None and same_file(path, Path(source)):
-            raise SpecwiseError(f"{path}: is the {flag} file this command reads; write the output elsewhere")
+        raise SpecwiseError(f"{shown}: is a directory; give a file name")
+    for source_flag, source in inputs:
+        if source is None:
+            continue
+        if same_file(path, Path(source)):
+            raise SpecwiseError(f"{shown}: is the {source_flag} file this command reads; write the output elsewhere")
+        if inside_dir(path, Path(source)):
+            raise SpecwiseError(
+                f"{shown}: is in the {source_flag} directory {source}, which this command reads; write the output "
+                "elsewhere"
+            )
     if stream_fd(path) is not None or _special(path):
         return  # an open stream, a device or a pipe is written to as it is (write_text_atomic)
     check_output_dir(_through_links(path).parent)
+
+
+def inside_dir(path: Path, directory: Path) -> bool:
+    """``path`` (links followed, existing or not) lies somewhere under the existing directory ``directory``."""
+    if not directory.is_dir():
+        return False
+    try:
+        return path.resolve().is_relative_to(directory.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
 
 
 def same_file(a: Path, b: Path) -> bool:

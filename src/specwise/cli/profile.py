@@ -23,7 +23,7 @@ from specwise.cli.common import (
 from specwise.cli.datasets import add_dataset_flags, dataset_selection
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.extras import require
-from specwise.fileio import check_output_file, write_json_atomic
+from specwise.fileio import check_output_file, same_file, write_json_atomic
 from specwise.profiler.document import PromptDetails, build_document
 from specwise.profiler.quantize_spec import parse_quantize
 from specwise.profiler.settings import (
@@ -33,14 +33,31 @@ from specwise.profiler.settings import (
     parse_k_values,
     parse_temperatures,
 )
-from specwise.profiler.templates import AppliedTemplate, ChatTokenizer, TemplateChoice, render
+from specwise.profiler.templates import MODES, AppliedTemplate, ChatTokenizer, TemplateChoice, render
 from specwise.profiler.templates import resolve as resolve_template
+from specwise.profiler.threads import THREADS_PER_CORE, check_threads
 from specwise.prompts.items import PromptItem
 from specwise.prompts.sources import load_prompts
 
 if TYPE_CHECKING:
     from specwise.contracts.profile import ProfileDoc
     from specwise.profiler.runner import Prompt
+
+
+def thread_count(text: str) -> int:
+    """``--threads``: a positive integer, at most :data:`THREADS_PER_CORE` per core this process may run on."""
+    try:
+        return check_threads(positive_int(text))
+    except SpecwiseError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def temperature_list(text: str) -> tuple[float, ...]:
+    """``--verify-temperatures``: ``--temperatures``' list, its messages naming this flag."""
+    try:
+        return parse_temperatures(text)
+    except SpecwiseError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--temperatures").lstrip(": ")) from None
 
 
 CHECKS: dict[str, Callable[[str], int]] = {
@@ -50,7 +67,7 @@ CHECKS: dict[str, Callable[[str], int]] = {
     "prompt_lookup_min": positive_int,
     "prompt_lookup_max": positive_int,
     "batch_size": positive_int,
-    "threads": positive_int,
+    "threads": thread_count,
     "seed": non_negative_int,
 }
 """The integer settings' checks, by setting (the flags' types here, the API's checks in :mod:`specwise.api`)."""
@@ -124,7 +141,8 @@ def register(sub: Any) -> None:
         "--threads",
         type=CHECKS["threads"],
         metavar="N",
-        help="torch threads for the forward passes (default: the cores this process may run on)",
+        help="torch threads for the forward passes (default: the cores this process may run on; at most "
+        f"{THREADS_PER_CORE} per core: more only wait on each other)",
     )
     p.add_argument("--seed", type=CHECKS["seed"], default=0)
     _add_verify_flags(p)
@@ -136,15 +154,32 @@ def register(sub: Any) -> None:
 
 def _add_verify_flags(p: Any) -> None:
     p.add_argument("--verify", action="store_true", help="also run the real speculative sampling loop and compare")
-    p.add_argument("--verify-temperatures", default="0,1", help="temperatures for --verify (default 0,1)")
-    p.add_argument("--verify-k", type=positive_int, default=4, help="k for --verify (default 4)")
+    p.add_argument(
+        "--verify-temperatures", type=temperature_list, metavar="T,...", help="temperatures for --verify (default 0,1)"
+    )
+    p.add_argument("--verify-k", type=positive_int, metavar="K", help="k for --verify (default 4)")
     p.add_argument(
         "--verify-paths",
         type=positive_int,
-        default=1,
+        metavar="N",
         help="loop runs per prompt at T > 0 for --verify (default 1; per-path acceptance is heavy-tailed, so the "
         "comparison with the profile's own number needs several)",
     )
+
+
+VERIFY_DEFAULTS = {"verify_temperatures": (0.0, 1.0), "verify_k": 4, "verify_paths": 1}
+"""What ``--verify`` runs when its other flags are not given."""
+
+
+def check_verify_flags(args: argparse.Namespace) -> None:
+    """``--verify-*`` act only with ``--verify``: without it they are refused in one line, never silently ignored;
+    with it, the ones not given take :data:`VERIFY_DEFAULTS`."""
+    given = [f"--{name.replace('_', '-')}" for name in VERIFY_DEFAULTS if getattr(args, name) is not None]
+    if given and not args.verify:
+        raise SpecwiseError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --verify")
+    for name, default in VERIFY_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
 
 
 def lookup_range(lo: int | None, hi: int | None) -> tuple[int, int]:
@@ -202,18 +237,19 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         require("matplotlib", "--plot")
     settings = build_settings(args)
+    check_verify_flags(args)
+    _check_outputs(args)  # before any work: a bad destination must not cost the run
     selection = dataset_selection(args)
     items = load_prompts(args.prompts, selection)
     if args.max_prompts:
         items = items[: args.max_prompts]
     choice = TemplateChoice.parse(args.chat_template)
-    verify_temps = parse_temperatures(args.verify_temperatures) if args.verify else ()
+    verify_temps = args.verify_temperatures if args.verify else ()
 
     from specwise.profiler.runner import ProfileInterrupted, Timings, load_pair, run_profile
     from specwise.profiler.threads import configure_threads
     from specwise.profiler.verify import verify
 
-    _check_outputs(args)  # before minutes of work: a bad destination must not cost the run
     timings = Timings()
     interrupted = False
     timings.extra["threads"] = configure_threads(args.threads)
@@ -288,8 +324,25 @@ def _emit(args: argparse.Namespace, doc: ProfileDoc, interrupted: bool) -> int:
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
+    """--json and --plot: writable files, each its own, never one of the files (or model directories) read."""
     if args.plot is not None and Path(args.plot).suffix.lower() not in (".png", ".svg"):
         raise SpecwiseError(f"--plot {args.plot}: expected a .png or .svg file name")
-    for path in (args.plot, None if args.json is None or str(args.json) == "-" else args.json):
+    json_path = None if args.json is None or str(args.json) == "-" else Path(args.json)
+    reads = _reads(args)
+    for flag, path in (("--json", json_path), ("--plot", args.plot)):
         if path is not None:
-            check_output_file(Path(path), [("--prompts", args.prompts)])
+            check_output_file(Path(path), reads, flag)
+    if json_path is not None and args.plot is not None and same_file(json_path, Path(args.plot)):
+        raise SpecwiseError(f"--json and --plot both name {args.plot}; give each its own file")
+
+
+def _reads(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """What the command reads, by flag: the models (directories or GGUF files), the prompts file or local
+    dataset, and a chat template file."""
+    prompts: str | None = args.prompts
+    if prompts is not None and prompts.startswith("builtin:"):
+        prompts = None
+    elif prompts is not None and prompts.startswith("hf:"):
+        prompts = prompts.removeprefix("hf:")
+    template = None if args.chat_template in MODES else args.chat_template
+    return [("--target", args.target), ("--draft", args.draft), ("--prompts", prompts), ("--chat-template", template)]

@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from specwise.errors import SpecwiseError
 from specwise.weights.convert import cached_hf_dir, gguf_to_hf
@@ -61,14 +61,29 @@ def resolve(path_text: str, cache_dir: Path | None = None) -> ModelFiles:
 
 
 def _safetensors_params(path: Path) -> int:
-    """Parameter count from the safetensors headers (no tensor data read)."""
-    total = 0
-    for f in sorted(path.glob("*.safetensors")):
+    """Parameter count from the safetensors headers (no tensor data read); a file whose header is cut short or
+    unreadable, or whose data section is not the size the header says, is refused in one line."""
+    return sum(_safetensors_file_params(f) for f in sorted(path.glob("*.safetensors")))
+
+
+def _safetensors_file_params(f: Path) -> int:
+    """One file's parameter count. The layout (huggingface/safetensors README, "Format"): 8 bytes little-endian
+    header size N, N bytes of JSON {name: {dtype, shape, data_offsets: [begin, end]}}, then the tensor data,
+    which the offsets must cover exactly (the loader refuses the file otherwise: "file not fully covered")."""
+    try:
+        size = f.stat().st_size
         with f.open("rb") as fh:
             n = int.from_bytes(fh.read(8), "little")
             if n <= 0 or n > 100_000_000:
                 raise SpecwiseError(f"{f}: not a safetensors file")
-            header = json.loads(fh.read(n))
+            raw = fh.read(n)
+    except OSError as exc:
+        raise SpecwiseError(f"{f}: cannot read ({exc.strerror or exc})") from None
+    if len(raw) < n:
+        _corrupt(f, f"its header is {n:,} bytes, the file holds {len(raw):,} after the 8-byte size")
+    try:
+        header = json.loads(raw)
+        total, end = 0, 0
         for name, meta in header.items():
             if name == "__metadata__":
                 continue
@@ -76,7 +91,17 @@ def _safetensors_params(path: Path) -> int:
             for d in meta["shape"]:
                 count *= int(d)
             total += count
+            end = max(end, int(meta["data_offsets"][1]))
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        _corrupt(f, f"unreadable header: {exc}")
+    data = size - 8 - n
+    if data != end:
+        _corrupt(f, f"the header says {end:,} bytes of tensor data, the file holds {data:,}")
     return total
+
+
+def _corrupt(f: Path, why: str) -> NoReturn:
+    raise SpecwiseError(f"{f}: truncated or corrupt ({why}); download it again") from None
 
 
 def available_memory_bytes() -> int:
@@ -132,6 +157,7 @@ def load(files: ModelFiles) -> tuple[Any, Any]:
     """(model in eval mode, float32, CPU; tokenizer). Offline; safetensors only; no remote code."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
+    from safetensors import SafetensorError
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -139,9 +165,14 @@ def load(files: ModelFiles) -> tuple[Any, Any]:
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
     _check_architecture(files)
     tok = AutoTokenizer.from_pretrained(files.path, trust_remote_code=False)
-    model = AutoModelForCausalLM.from_pretrained(
-        files.path, dtype=torch.float32, trust_remote_code=False, use_safetensors=True
-    )
+    try:
+        model = AutoModelForCausalLM.from_pretrained(
+            files.path, dtype=torch.float32, trust_remote_code=False, use_safetensors=True
+        )
+    except SafetensorError as exc:  # resolve() checked the layout; this is what the loader still finds wrong
+        raise SpecwiseError(
+            f"{files.path}: a safetensors file is truncated or corrupt ({exc}); download it again"
+        ) from None
     model.eval()  # type: ignore[no-untyped-call]
     return model, tok
 
