@@ -10,7 +10,7 @@ import pytest
 
 from specwise.catalog import resolve_gpu, resolve_model
 from specwise.cli import main
-from specwise.compat.drafts import memory_check, suggest_drafts
+from specwise.compat.drafts import memory_check, placement_check, rank_drafts, suggest_drafts
 from specwise.memory import MemoryPlanRequest
 
 LLAMA70 = "meta-llama/Llama-3.1-70B-Instruct"
@@ -69,6 +69,56 @@ def test_mtp_layers_and_a_draft_that_needs_tp_1() -> None:
     assert not qwama.fits and "14 attention heads" in qwama.summary and "target's tensor parallelism" in qwama.summary
     one_b = next(s for s in suggest_drafts(llama, plan_for=plan_for) if s.draft == "meta-llama/Llama-3.2-1B-Instruct")
     assert one_b.fits  # 32 heads split over 4
+
+
+def test_tp_and_context_apply_without_a_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review: --tp and --max-model-len were read only with --gpu (yet --json echoed "tp": 4): Qwama's 14 heads were
+    "fits: yes" at --tp 4, and --tp 3 or a context past the target's positions exited 0. Only memory needs a GPU."""
+    qwama = "turboderp/Qwama-0.5B-Instruct"
+    code, doc = _run(capsys, "--target", LLAMA70, "--tp", "4", "--all")
+    rows = {d["draft"]: d for d in doc["drafts"]}
+    assert code == 0 and doc["tp"] == 4 and doc["gpu"] is None
+    assert not rows[qwama]["fits"] and "14 attention heads do not divide evenly over 4 GPUs" in rows[qwama]["summary"]
+    assert rows["meta-llama/Llama-3.2-1B-Instruct"]["fits"]  # 32 heads split over 4
+    assert rows["meta-llama/Llama-3.2-1B-Instruct"]["kv_cache_cost"] is None  # memory not checked
+    # the placement refusal is the one the memory plan gives with a GPU, word for word
+    _, with_gpu = _run(capsys, "--target", LLAMA70, "--tp", "4", "--all", "--gpu", "H100-SXM-80GB")
+    placed = [r for r in rows[qwama]["reasons"] if r.startswith("cannot be placed")]
+    assert placed and placed == [
+        r for d in with_gpu["drafts"] if d["draft"] == qwama for r in d["reasons"] if r.startswith("cannot be placed")
+    ]
+    _, at_tp1 = _run(capsys, "--target", LLAMA70, "--all")
+    assert next(d for d in at_tp1["drafts"] if d["draft"] == qwama)["fits"]  # on one GPU its heads are no bar
+    for argv, said in (
+        (["--tp", "3"], "64 attention heads do not divide evenly over 3 GPUs"),
+        (["--max-model-len", "99999999999"], "exceeds meta-llama/Llama-3.1-70B-Instruct's max_position_embeddings"),
+    ):
+        assert main(["drafts", "--target", LLAMA70, *argv]) == 2
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1, err
+
+
+def test_a_head_is_no_target_with_or_without_a_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    for gpu in ([], ["--gpu", "H100"]):
+        assert main(["drafts", "--target", "yuhuili/EAGLE3-LLaMA3.3-Instruct-70B", *gpu]) == 2
+        assert "is an eagle3 head, a draft" in capsys.readouterr().err
+
+
+def test_json_names_the_catalog_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    """--gpu h100 is the table's H100-SXM-80GB; --json said "h100"."""
+    code, doc = _run(capsys, "--target", LLAMA70, "--gpu", "h100", "--tp", "4")
+    assert code == 0 and doc["gpu"] == resolve_gpu("h100").name == "H100-SXM-80GB"
+    code, doc = _run(capsys, "--target", LLAMA70, "--gpu", "l4")
+    assert code == 1 and doc["gpu"] == "L4" and doc["target_fits"] is False
+
+
+def test_placement_without_memory_is_the_library_answer() -> None:
+    llama = resolve_model(LLAMA70)
+    report = rank_drafts(llama, tp=4)
+    assert not report.memory_checked and report.a_model_fits and report.tp == 4
+    rows = {s.draft: s for s in report.drafts}
+    assert not rows["turboderp/Qwama-0.5B-Instruct"].fits and rows["ngram"].fits and rows["ngram"].kv_cost is None
+    assert [s.draft for s in suggest_drafts(llama, plan_for=placement_check(4))] == [s.draft for s in report.drafts]
 
 
 def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:

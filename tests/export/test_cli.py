@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,16 @@ def test_grafana_to_file(tmp_path: Path) -> None:
         ["export", "prometheus-rules", "--scenario", "/nonexistent.toml"],
         ["export", "prometheus-rules", "--scenario", str(ROOT / "examples" / "advise" / "summarize-low-qps.toml")],
         ["export", "grafana", "--out", "/"],
+        ["export", "prometheus-rules", "--for", "3000000h"],  # past Prometheus' ~292 years: promtool refuses it
+        ["export", "prometheus-rules", "--model-name", ""],
+        [
+            "export",
+            "prometheus-rules",
+            "--scenario",
+            str(ROOT / "examples" / "llama70b-ngram.toml"),
+            "--model-name",
+            " ",
+        ],
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -52,3 +63,35 @@ def test_for_option_sets_every_alerts_hold_time(capsys: pytest.CaptureFixture[st
     assert main(["export", "prometheus-rules", "--for", "30s"]) == 0
     text = capsys.readouterr().out
     assert text.count('for: "30s"') == 2 and 'for: "10m"' not in text
+
+
+def test_for_is_bounded_by_what_prometheus_holds(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review: --for 3000000h wrote rules promtool rejects ("duration out of range"): Prometheus holds a duration
+    in int64 nanoseconds, at most 2562047h47m16s854ms (prometheus/common model/time.go, ParseDuration)."""
+    for longest in ("2562047h47m16s854ms", "9223372036s", "15250w1d23h47m16s854ms"):
+        assert main(["export", "prometheus-rules", "--for", longest]) == 0
+        assert f'for: "{longest}"' in capsys.readouterr().out
+    for too_long in ("3000000h", "2562047h47m16s855ms", "9223372037", "15251w"):
+        assert main(["export", "prometheus-rules", "--for", too_long]) == 2
+        err = capsys.readouterr().err
+        assert "argument --for:" in err and "at most 2562047h47m16s854ms" in err, err
+
+
+def test_the_longest_for_passes_promtool(tmp_path: Path) -> None:
+    from tests.export.test_rules import _promtool
+
+    promtool = _promtool()
+    out = tmp_path / "rules.yml"
+    assert main(["export", "prometheus-rules", "--for", "2562047h47m16s854ms", "--out", str(out)]) == 0
+    done = subprocess.run([promtool, "check", "rules", str(out)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out.write_text(out.read_text().replace("2562047h47m16s854ms", "2562047h47m16s855ms"))  # one past: refused
+    done = subprocess.run([promtool, "check", "rules", str(out)], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "duration out of range" in done.stdout + done.stderr
+
+
+def test_an_empty_model_name_is_refused_not_replaced(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review: --model-name '' fell back to the scenario's target as if not given."""
+    scenario = str(ROOT / "examples" / "llama70b-ngram.toml")
+    assert main(["export", "prometheus-rules", "--scenario", scenario, "--model-name", ""]) == 2
+    assert "argument --model-name: expected a non-empty value, got ''" in capsys.readouterr().err

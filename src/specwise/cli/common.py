@@ -32,6 +32,25 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: error: {message} (see '{self.prog} --help')")
 
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """As argparse's, but arguments left over are refused by the subcommand that took the rest (``specwise
+        gpus: error: ... (see 'specwise gpus --help')``), as its other errors are, not by the top-level parser."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._innermost(parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+    def _innermost(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The (sub)parser of the command ``parsed`` names: this one when it names none."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(str(getattr(parsed, action.dest, None)))
+                if chosen is not None:
+                    return chosen._innermost(parsed) if isinstance(chosen, Parser) else chosen
+        return self
+
 
 def bounded(
     cast: Callable[[str], Any],
@@ -198,6 +217,13 @@ def http_url(text: str, form: str = "http://HOST:PORT") -> str:
     return text
 
 
+def non_empty(text: str) -> str:
+    """An argparse type: any text but an empty or blank one (which would otherwise read as "not given")."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a non-empty value, got {text!r}")
+    return text
+
+
 def metrics_url(text: str) -> str:
     """An argparse type: a server's /metrics URL (:func:`http_url`; its errors ask for http://HOST:PORT/metrics)."""
     return http_url(text, "http://HOST:PORT/metrics")
@@ -206,16 +232,28 @@ def metrics_url(text: str) -> str:
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 
 
+# Prometheus holds a duration as Go's time.Duration, int64 nanoseconds: ParseDuration (prometheus/common
+# model/time.go) refuses anything longer ("duration out of range"), i.e. 2562047h47m16s854ms, about 292 years.
+_PROMETHEUS_MAX_NS = 2**63 - 1
+_DURATION_NS = {"ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9, "w": 604800 * 10**9}
+
+
 def prometheus_duration(text: str) -> str:
     """An argparse type: a Prometheus duration (``90s``, ``10m``, ``1h30m``; units ms s m h d w), returned as
-    written; a whole number is seconds (``90`` -> ``90s``)."""
+    written; a whole number is seconds (``90`` -> ``90s``). Longer than Prometheus can hold (about 292 years) is
+    refused, as promtool would refuse the file."""
     import re
 
     if re.fullmatch(r"\d+", text) and int(text) > 0:
-        return f"{int(text)}s"
+        text = f"{int(text)}s"
     parts = re.findall(r"(\d+)(ms|s|m|h|d|w)", text)
     if not parts or "".join(n + u for n, u in parts) != text or duration_s(text) <= 0:
         raise argparse.ArgumentTypeError(f"expected a duration such as 90s, 10m or 1h30m, got {text!r}")
+    if sum(int(n) * _DURATION_NS[u] for n, u in parts) > _PROMETHEUS_MAX_NS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is longer than Prometheus can hold: at most 2562047h47m16s854ms (about 292 years; promtool says "
+            "'duration out of range')"
+        )
     return text
 
 

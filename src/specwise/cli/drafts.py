@@ -7,8 +7,7 @@ from typing import Any
 
 from specwise.catalog import resolve_gpu, resolve_model
 from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, add_wide_flag, positive_int, print_json
-from specwise.compat.drafts import MemoryCheck, memory_check, suggest_drafts
-from specwise.memory import MemoryPlanRequest, plan_memory
+from specwise.compat.drafts import rank_drafts
 from specwise.report.drafts import render_drafts
 
 
@@ -17,10 +16,11 @@ def register(sub: Any) -> None:
         "drafts",
         help="rank the catalog drafts (and n-gram, suffix, MTP) that could serve a target",
         description="Every catalog draft model and EAGLE head, the target's MTP layers and the model-free methods, "
-        "checked as check-pair checks one (vocabulary, special tokens, tokenizer, head fit, size ratio, context) "
-        "and, with --gpu, planned as plan-memory plans one; the ones that fit first, ranked (a heuristic: heads "
-        "trained for the target, MTP, draft models near 1:10, others, then lookup methods), with the reasons. "
-        "Exit status: 0 a draft model or head fits, 1 none does (only lookup methods), 2 bad input.",
+        "checked as check-pair checks one (vocabulary, special tokens, tokenizer, head fit, size ratio, context), "
+        "placed at the target's --tp and, with --gpu, planned as plan-memory plans one; the ones that fit first, "
+        "ranked (a heuristic: heads trained for the target, MTP, draft models near 1:10, others, then lookup "
+        "methods), with the reasons. Exit status: 0 a draft model or head fits, 1 none does (only lookup methods), "
+        "2 bad input.",
     )
     p.add_argument("--target", required=True, metavar="ID_OR_PATH", help="catalog id, HF directory or GGUF file")
     p.add_argument("--gpu", help="check memory on this GPU (see 'specwise gpus')")
@@ -34,25 +34,14 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     target = resolve_model(args.target)
-    plan_for: MemoryCheck | None = None
-    if args.gpu:
-        gpu = resolve_gpu(args.gpu)
-        # the target alone first: a TP its heads do not divide is a bad input (exit 2), not "no draft fits"; a
-        # target that does not fit leaves nothing to draft for, lookup methods included (exit 1)
-        alone = plan_memory(MemoryPlanRequest(target=target, gpu=gpu, tp=args.tp, max_model_len=args.max_model_len))
-        if not alone.fits_without_draft:
-            why = "; ".join(alone.problems)
-            if args.json:
-                print_json({"target": target.name, "gpu": args.gpu, "tp": args.tp, "target_fits": False, "why": why})
-            else:
-                print(f"{target.name} itself does not fit on {args.tp} x {gpu.name}: {why} (see specwise plan-memory)")
-            return EXIT_NEGATIVE
-        plan_for = memory_check(MemoryPlanRequest(target=target, gpu=gpu, tp=args.tp, max_model_len=args.max_model_len))
-
-    suggestions = suggest_drafts(target, max_model_len=args.max_model_len, plan_for=plan_for)
-    shown = suggestions if args.all else [s for s in suggestions if s.fits]
+    gpu = resolve_gpu(args.gpu) if args.gpu else None
+    report = rank_drafts(target, gpu=gpu, tp=args.tp, max_model_len=args.max_model_len)
     if args.json:
-        print_json({"target": target.name, "gpu": args.gpu, "tp": args.tp, "drafts": [s.to_json() for s in shown]})
+        print_json(report.to_json(all_drafts=args.all))
+    elif not report.target_fits:
+        where = f"{report.tp} x {report.gpu}"
+        print(f"{report.target} itself does not fit on {where}: {report.why} (see specwise plan-memory)")
     else:
-        render_drafts(target.name, shown, memory_checked=plan_for is not None, wide=args.wide)
-    return EXIT_OK if any(s.fits and s.model_based for s in suggestions) else EXIT_NEGATIVE
+        shown = report.drafts if args.all else [s for s in report.drafts if s.fits]
+        render_drafts(report.target, shown, memory_checked=report.memory_checked, wide=args.wide)
+    return EXIT_OK if report.a_model_fits else EXIT_NEGATIVE

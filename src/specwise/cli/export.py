@@ -19,6 +19,7 @@ from specwise.cli.common import (
     EXIT_OK,
     add_predictor_flags,
     check_modelled_k,
+    non_empty,
     non_negative_int,
     positive_int,
     predictor_override,
@@ -58,6 +59,7 @@ def register(sub: Any) -> None:
     )
     rules.add_argument(
         "--model-name",
+        type=non_empty,
         metavar="NAME",
         help="with --scenario: the model_name label of the replicas it describes (vllm serve --served-model-name; "
         "default: the scenario's target); the slowdown alerts fire for those only",

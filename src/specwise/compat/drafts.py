@@ -20,14 +20,17 @@ from typing import Any
 from specwise.catalog import catalog_model_spec, catalog_models
 from specwise.compat.pair import ADVICE_HIGH, ADVICE_LOW, Finding, PairReport, check_pair
 from specwise.errors import SpecwiseError
-from specwise.memory import MemoryPlan, MemoryPlanRequest, plan_memory
+from specwise.memory import MemoryPlan, MemoryPlanRequest, check_draft_tp, check_target_alone, plan_memory
 from specwise.specs.derived import mtp_draft_spec
 from specwise.specs.draft import DraftChoice
+from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
 
 # Order of the kinds among drafts that fit (lower first).
 _HEAD_FOR_TARGET, _MTP, _IN_ADVICE, _OTHER_MODEL, _MODEL_FREE = range(5)
-MemoryCheck = Callable[[DraftChoice], MemoryPlan]
+# A draft placed beside the target: its memory plan, or None when only its placement was checked (no GPU given);
+# raises SpecwiseError when vLLM could not place it.
+MemoryCheck = Callable[[DraftChoice], MemoryPlan | None]
 
 
 @dataclass(frozen=True)
@@ -80,33 +83,49 @@ def _summary(report: PairReport, memory: str, fits: bool) -> str:
     return "; ".join(parts) or "no warnings"
 
 
-def memory_check(request: MemoryPlanRequest) -> MemoryCheck:
-    """Plan each draft as ``request`` (its ``draft`` replaced), at the target's TP: the only placement vLLM V1 runs
+def _at_target_tp(tp: int, place: Callable[[DraftChoice], MemoryPlan | None]) -> MemoryCheck:
+    """``place`` with its refusal saying why the target's TP is the only one: vLLM V1 runs a draft only there
     (``vllm/v1/spec_decode/draft_model.py`` refuses another ``draft_tensor_parallel_size``; EAGLE/MTP heads share
     the target's ranks). A draft whose heads do not split that way cannot be placed (V0, before vLLM 0.10, also ran
     a draft on one GPU)."""
 
-    def plan_for(choice: DraftChoice) -> MemoryPlan:
+    def placed(choice: DraftChoice) -> MemoryPlan | None:
         try:
-            return plan_memory(replace(request, draft=choice))
+            return place(choice)
         except SpecwiseError as exc:
-            if request.tp == 1:
+            if tp == 1:
                 raise
             raise SpecwiseError(
-                f"{exc}; vLLM V1 runs a draft only at the target's tensor parallelism ({request.tp}) -- vLLM before "
+                f"{exc}; vLLM V1 runs a draft only at the target's tensor parallelism ({tp}) -- vLLM before "
                 "0.10 (V0) also ran one on a single GPU"
             ) from None
 
-    return plan_for
+    return placed
 
 
-def _memory(choice: DraftChoice, plan_for: MemoryCheck | None) -> tuple[bool, float | None, str]:
-    if plan_for is None:
-        return True, None, "memory not checked (give --gpu)"
+def memory_check(request: MemoryPlanRequest) -> MemoryCheck:
+    """Plan each draft as ``request`` (its ``draft`` replaced), at the target's TP (:func:`_at_target_tp`)."""
+    return _at_target_tp(request.tp, lambda choice: plan_memory(replace(request, draft=choice)))
+
+
+def placement_check(tp: int) -> MemoryCheck:
+    """Without a GPU: only whether each draft can be placed at the target's TP ``tp`` (its heads split over it, as
+    :func:`memory_check` checks them), no memory plan."""
+
+    def heads_only(choice: DraftChoice) -> None:
+        check_draft_tp(tp, choice)
+        return None
+
+    return _at_target_tp(tp, heads_only)
+
+
+def _memory(choice: DraftChoice, plan_for: MemoryCheck) -> tuple[bool, float | None, str]:
     try:
         plan = plan_for(choice)
     except SpecwiseError as exc:
         return False, None, f"cannot be placed: {exc}"
+    if plan is None:
+        return True, None, "memory not checked (give --gpu)"
     if not plan.fits:
         return False, None, "does not fit: " + "; ".join(plan.problems or ("no room for one sequence",))
     base = plan.kv_cache_tokens_without_draft
@@ -134,9 +153,12 @@ def _catalog_candidates(target: ModelSpec) -> list[tuple[ModelSpec, tuple[str, .
 
 
 def suggest_drafts(
-    target: ModelSpec, *, max_model_len: int | None = None, plan_for: MemoryCheck | None = None
+    target: ModelSpec, *, max_model_len: int | None = None, plan_for: MemoryCheck | None = None, tp: int = 1
 ) -> list[DraftSuggestion]:
-    """Every candidate draft for ``target``, the ones that fit first, in the order the module docstring gives."""
+    """Every candidate draft for ``target``, the ones that fit first, in the order the module docstring gives;
+    ``plan_for`` (:func:`memory_check`) plans each on a GPU, else each is only placed at the target's ``tp``."""
+    memory_checked = plan_for is not None
+    plan_for = plan_for if plan_for is not None else placement_check(tp)
     out: list[DraftSuggestion] = []
     for spec, trained_for in _catalog_candidates(target):
         report = check_pair(target, spec, head_trained_for=trained_for, max_model_len=max_model_len)
@@ -158,5 +180,52 @@ def suggest_drafts(
         out.append(DraftSuggestion("mtp", "mtp", fits, mtp_reasons, summary, kv_cost=cost, order=(_MTP, 0.0)))
     for method in ("ngram", "suffix"):
         why = "no weights, no KV cache; pays only where outputs copy the prompt (code edits, summaries)"
-        out.append(DraftSuggestion(method, method, True, (f"pass: {why}",), why, kv_cost=0.0 if plan_for else None))
+        out.append(
+            DraftSuggestion(method, method, True, (f"pass: {why}",), why, kv_cost=0.0 if memory_checked else None)
+        )
     return sorted(out, key=lambda s: (not s.fits, s.order, s.draft))
+
+
+@dataclass(frozen=True)
+class DraftsReport:
+    """``specwise drafts``' answer: the target alone first (on ``gpu``, when given), then its drafts."""
+
+    target: str
+    gpu: str | None  # the catalog name of the GPU planned on; None: memory not checked
+    tp: int
+    target_fits: bool
+    why: str  # why the target alone does not fit ("" when it does)
+    drafts: tuple[DraftSuggestion, ...]
+
+    @property
+    def memory_checked(self) -> bool:
+        return self.gpu is not None
+
+    @property
+    def a_model_fits(self) -> bool:
+        """A draft model, head or MTP fits (not only the lookup methods)."""
+        return any(s.fits and s.model_based for s in self.drafts)
+
+    def to_json(self, *, all_drafts: bool = False) -> dict[str, Any]:
+        doc: dict[str, Any] = {"target": self.target, "gpu": self.gpu, "tp": self.tp}
+        if not self.target_fits:
+            return {**doc, "target_fits": False, "why": self.why}
+        return {**doc, "drafts": [s.to_json() for s in self.drafts if all_drafts or s.fits]}
+
+
+def rank_drafts(
+    target: ModelSpec, *, gpu: GpuSpec | None = None, tp: int = 1, max_model_len: int | None = None
+) -> DraftsReport:
+    """The target alone first -- what vLLM refuses of it (a TP its heads do not divide, a context past its
+    positions) raises :class:`SpecwiseError` with or without a GPU; on ``gpu``, a target that does not fit leaves
+    nothing to draft for -- then :func:`suggest_drafts` at its TP."""
+    check_target_alone(target, tp, max_model_len)
+    if gpu is None:
+        found = suggest_drafts(target, max_model_len=max_model_len, tp=tp)
+        return DraftsReport(target.name, None, tp, True, "", tuple(found))
+    request = MemoryPlanRequest(target=target, gpu=gpu, tp=tp, max_model_len=max_model_len)
+    alone = plan_memory(request)
+    if not alone.fits_without_draft:
+        return DraftsReport(target.name, gpu.name, tp, False, "; ".join(alone.problems), ())
+    found = suggest_drafts(target, max_model_len=max_model_len, plan_for=memory_check(request))
+    return DraftsReport(target.name, gpu.name, tp, True, "", tuple(found))

@@ -287,22 +287,11 @@ def _max_len_that_fits(budget: int, models: list[tuple[ModelSpec, int]], kv_byte
 
 def plan_memory(req: MemoryPlanRequest) -> MemoryPlan:
     n = req.names
-    num_gpus, draft_tp = _check_parallelism(req)
+    num_gpus, draft_tp, max_len = _check_parallelism(req)
     dtype = _resolve_dtype(req.dtype, req.target)
     kv_dtype = _kv_dtype(req.kv_cache_dtype, dtype, n)
     kv_bytes = DTYPE_BYTES[kv_dtype]
     target = req.target
-    if target.draft_head is not None:
-        raise SpecwiseError(
-            f"{target.name} is an {target.draft_head} head, a draft: it serves beside the target it was trained "
-            "for, not alone (give it as the draft)"
-        )
-    max_len = req.max_model_len if req.max_model_len is not None else target.max_position_embeddings
-    if max_len > target.max_position_embeddings:
-        raise SpecwiseError(
-            f"{n.setting('max_model_len', max_len)} exceeds {target.name}'s max_position_embeddings "
-            f"({target.max_position_embeddings}); vLLM refuses it"
-        )
     target_mem, draft_mem, warnings = _memories(req, dtype, kv_bytes, max_len, draft_tp)
     budget = int(req.gpu.memory_bytes * req.gpu_memory_utilization)
     reserve, reserve_base = _reserve(req, dtype, draft_tp, True), _reserve(req, dtype, draft_tp, False)
@@ -362,8 +351,44 @@ def plan_memory(req: MemoryPlanRequest) -> MemoryPlan:
     )
 
 
-def _check_parallelism(req: MemoryPlanRequest) -> tuple[int, int]:
-    """(GPUs, the draft's TP) after checking both TPs against the GPUs and the models' heads."""
+def check_target_alone(target: ModelSpec, tp: int, max_model_len: int | None, names: FieldNames = CLI_FLAGS) -> int:
+    """What vLLM refuses of the target before any memory is counted -- a TP its heads do not divide, a draft head
+    given as the target, a ``max_model_len`` past its positions (vLLM's ``ModelConfig`` checks at start-up) -- raised as
+    :class:`SpecwiseError`; the ``max_model_len`` to plan for (the model's own when none is given)."""
+    _check_tp(target, tp, "target", "tp", names)
+    if target.draft_head is not None:
+        raise SpecwiseError(
+            f"{target.name} is an {target.draft_head} head, a draft: it serves beside the target it was trained "
+            "for, not alone (give it as the draft)"
+        )
+    max_len = max_model_len if max_model_len is not None else target.max_position_embeddings
+    if max_len > target.max_position_embeddings:
+        raise SpecwiseError(
+            f"{names.setting('max_model_len', max_len)} exceeds {target.name}'s max_position_embeddings "
+            f"({target.max_position_embeddings}); vLLM refuses it"
+        )
+    return max_len
+
+
+def check_draft_tp(tp: int, draft: DraftChoice, draft_tp: int | None = None, names: FieldNames = CLI_FLAGS) -> int:
+    """The draft's TP (``draft_tp``, else the target's ``tp``) after checking it against vLLM's choices (1 or the
+    target's, ``vllm/config/speculative.py``; MTP layers only the target's) and the draft's heads."""
+    n = names
+    resolved = draft_tp if draft_tp is not None else tp
+    if draft.spec is None:  # n-gram, suffix: nothing to place
+        return resolved
+    if resolved not in (1, tp):
+        raise SpecwiseError(f"{n.setting('draft_tp', resolved)}: vLLM allows 1 or the target's {n.name('tp')} ({tp})")
+    if draft.kind == "mtp" and resolved != tp:
+        raise SpecwiseError(f"{n.name('draft_tp')}: MTP layers run with the target's tensor parallelism")
+    implied = None if draft_tp is not None else f"the target's {n.setting('tp', tp)} (the default draft TP)"
+    _check_tp(draft.spec, resolved, "draft", "draft_tp", n, implied)
+    return resolved
+
+
+def _check_parallelism(req: MemoryPlanRequest) -> tuple[int, int, int]:
+    """(GPUs, the draft's TP, the max_model_len) after checking both TPs against the GPUs and the models' heads, and
+    the target alone (:func:`check_target_alone`)."""
     n = req.names
     num_gpus = req.num_gpus if req.num_gpus is not None else req.tp
     if req.tp > num_gpus:
@@ -372,19 +397,10 @@ def _check_parallelism(req: MemoryPlanRequest) -> tuple[int, int]:
         )
     if num_gpus % req.tp:
         raise SpecwiseError(f"{n.setting('num_gpus', num_gpus)} is not a multiple of {n.setting('tp', req.tp)}")
-    _check_tp(req.target, req.tp, "target", "tp", n)
-    draft_spec = req.draft.spec if req.draft else None
-    draft_tp = req.draft_tp if req.draft_tp is not None else req.tp
-    if draft_spec is not None:
-        if draft_tp not in (1, req.tp):
-            raise SpecwiseError(
-                f"{n.setting('draft_tp', draft_tp)}: vLLM allows 1 or the target's {n.name('tp')} ({req.tp})"
-            )
-        if req.draft is not None and req.draft.kind == "mtp" and draft_tp != req.tp:
-            raise SpecwiseError(f"{n.name('draft_tp')}: MTP layers run with the target's tensor parallelism")
-        implied = None if req.draft_tp is not None else f"the target's {n.setting('tp', req.tp)} (the default draft TP)"
-        _check_tp(draft_spec, draft_tp, "draft", "draft_tp", n, implied)
-    return num_gpus, draft_tp
+    max_len = check_target_alone(req.target, req.tp, req.max_model_len, n)
+    if req.draft is None or req.draft.spec is None:
+        return num_gpus, req.draft_tp if req.draft_tp is not None else req.tp, max_len
+    return num_gpus, check_draft_tp(req.tp, req.draft, req.draft_tp, n), max_len
 
 
 def _kv_dtype(choice: str, dtype: str, n: FieldNames) -> str:

@@ -1,0 +1,44 @@
+"""An argument error names the (sub)command it belongs to and that command's --help, left-over arguments included:
+``specwise gpus extra`` said "specwise: error: ... (see 'specwise --help')" while a missing argument of the same
+command named ``specwise gpus``."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from specwise.cli import build_parser, main
+
+
+def _commands() -> list[str]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sorted(action.choices)
+
+
+@pytest.mark.parametrize("command", _commands())
+def test_an_unknown_flag_names_the_command(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([command, "--no-such-flag"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"specwise {command}: error: ") and f"(see 'specwise {command}" in err, err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "prog"),
+    [
+        (["gpus", "extra"], "specwise gpus"),
+        (["completion", "bash", "--json"], "specwise completion"),
+        (["export", "grafana", "extra"], "specwise export grafana"),  # a sub-subcommand names itself
+    ],
+)
+def test_left_over_arguments_name_the_command(argv: list[str], prog: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == f"{prog}: error: unrecognized arguments: {argv[-1]} (see '{prog} --help')\n"
+
+
+def test_top_level_errors_still_name_specwise(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--no-such-flag"]) == 2
+    assert capsys.readouterr().err.startswith("specwise: error: unrecognized arguments: --no-such-flag")
