@@ -22,7 +22,7 @@ a list argument also takes one value (one file, one URL, one number) as a list o
 >>> advice.decision, advice.recommended
 ('enable', 'draft_model:meta-llama/Llama-3.2-1B-Instruct')
 >>> dict(advice.serve.speculative_config)["num_speculative_tokens"]
-6
+4
 >>> advice.to_json()["schema"]
 'specwise.advise/1'
 """

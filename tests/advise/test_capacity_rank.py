@@ -48,6 +48,6 @@ def test_the_schedule_is_checked_only_at_loads_the_deployment_keeps_up_with() ->
 
 def test_the_ranking_does_not_depend_on_the_candidates_order() -> None:
     forward, backward = _advise("dsv3-mtp-suffix"), _advise("dsv3-mtp-suffix", reverse=True)
-    assert all(c.speedup_at_operating_qps is None for c in forward.candidates)  # nothing quotable at 1 QPS
+    assert all(c.speedup_at_operating_qps is None for c in forward.candidates)  # nothing quotable at 2 QPS
     assert [c.candidate for c in forward.ranked] == [c.candidate for c in backward.ranked]
     assert forward.headline == backward.headline

@@ -102,6 +102,7 @@ def test_quantisation_what_if_changes_acceptance(smollm2_dir: Path) -> None:
     assert 0.5 < q["alpha_mean"] < 0.999  # an INT4 copy of itself is no longer a perfect draft
 
 
+@pytest.mark.slow  # an n-gram profile at two temperatures on real weights: ~1 min in CI; make test's slow tier
 def test_cli_writes_contract_json_and_plot(
     smollm2_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -191,6 +192,7 @@ def test_bad_inputs_give_one_clear_line(
     assert "GiB" in err and "exceeds" in err
 
 
+@pytest.mark.slow  # a draft-model profile on real weights: ~1.5 min in CI; make test's slow tier
 def test_ctrl_c_keeps_the_temperatures_profiled_in_full(
     smollm2_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

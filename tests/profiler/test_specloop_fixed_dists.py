@@ -43,6 +43,7 @@ class _FixedModel:
         return SimpleNamespace(logits=self.logits[rows][None])
 
 
+@pytest.mark.slow  # 200 runs of the loop over an 8,192-token vocabulary: ~1 min each; make test's slow tier
 @pytest.mark.parametrize("drafting", ["probabilistic", "greedy"])
 def test_loop_on_fixed_peaked_distributions(drafting: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(specloop, "DynamicCache", _Cache)

@@ -85,7 +85,7 @@ def roofline_models(
     fit = published_fit()
     roof = fit.error.get("roofline", {})
     held = (roof.get("validation_by_engine", {}) or {}).get("vllm") or roof.get("validation", {})
-    band = float(held.get("p80_abs_rel_error") or 0.5)
+    band = float(held.get("speedup_p80_abs_rel_error") or held.get("p80_abs_rel_error") or 0.5)  # of speedups
     return ServingModels(
         RooflinePredictor(target, gpu, tp=tp),
         method.draft_cost(draft_predictor),

@@ -104,10 +104,12 @@ class PublishedFit:
 
     def band(self, engine: str | None = None) -> float:
         """The relative error band of a speedup predicted by this fit: the 80th percentile of |predicted/published
-        - 1| over the held-back validation records (the fit's own records would flatter it) -- those measured on
-        ``engine`` when given and there are any, since a vLLM profile's error is measured on vLLM, an SGLang
-        profile's on SGLang."""
-        return float(self._held_back(engine).get("p80_abs_rel_error", 0.25))
+        - 1| over the held-back *speculative* validation records, whose ratios are of speedups (the fit's own
+        records would flatter it; a plain-decoding record's error is on a TPOT or a throughput, not a speedup) --
+        those measured on ``engine`` when given and there are any, since a vLLM profile's error is measured on
+        vLLM, an SGLang profile's on SGLang."""
+        held = self._held_back(engine)
+        return float(held.get("speedup_p80_abs_rel_error", held.get("p80_abs_rel_error", 0.25)))
 
     def band_gpus(self, engine: str) -> tuple[str, ...]:
         """The GPUs of the held-back ``engine`` records the band comes from (empty when not recorded)."""
@@ -115,7 +117,8 @@ class PublishedFit:
 
     def band_records(self, engine: str | None = None) -> int:
         """How many held-back records :meth:`band` comes from."""
-        return int(self._held_back(engine).get("records", 0))
+        held = self._held_back(engine)
+        return int(held.get("speedup_records", held.get("records", 0)))
 
     def _per_engine(self, engine: str | None) -> dict[str, Any]:
         return dict((self.error.get("validation_by_engine", {}) or {}).get(engine or "", {}) or {})
@@ -123,7 +126,7 @@ class PublishedFit:
     def _held_back(self, engine: str | None) -> dict[str, Any]:
         """The held-back statistics :meth:`band` uses: ``engine``'s when the fit file has them, else all."""
         per_engine = self._per_engine(engine)
-        if per_engine.get("p80_abs_rel_error") is not None:
+        if per_engine.get("speedup_p80_abs_rel_error", per_engine.get("p80_abs_rel_error")) is not None:
             return per_engine
         return dict(self.error.get("validation", {}) or {})
 

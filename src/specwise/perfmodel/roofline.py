@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from specwise.memory.weights import weight_bytes
 from specwise.perfmodel.batch import BatchShape
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
@@ -72,21 +71,15 @@ class PassGeometry:
         self.act_bytes = dtype_bytes
         kv_bytes = DTYPE_BYTES[kv_dtype or dtype]
         p = model.params
-        total_w = weight_bytes(model, dtype_bytes, quantization)
-        bytes_per_param = total_w / max(1, p.total)
         moe = model.moe
-        # Per GPU: everything but the input embedding table (a gather) and the routed experts.
-        self._dense_bytes = (p.total - p.embedding - p.experts - p.vision) * bytes_per_param / tp
-        self._expert_bytes_each = (
-            (p.experts / (moe.num_experts * moe.moe_layers) if moe else 0.0) * bytes_per_param / tp
-        )
+        dense_bytes, expert_bytes = self._bytes_streamed(model, dtype_bytes, quantization)
+        self._dense_bytes = dense_bytes / tp
+        self._expert_bytes_each = (expert_bytes / (moe.num_experts * moe.moe_layers) if moe else 0.0) / tp
         self._moe = moe
         # FLOPs per query token of linear layers without the LM head (active experts only).
         active_linear = p.attention + p.mlp + p.shared_experts + p.router + p.experts * p.expert_active_fraction
         self._flops_per_token = 2.0 * active_linear / tp
-        self._flops_per_logit_row = (
-            2.0 * (p.lm_head or p.embedding) / tp if p.lm_head or model.tie_word_embeddings else 0.0
-        )
+        self._flops_per_logit_row = 2.0 * _lm_head_params(model) / tp
         a = model.attention
         self._kv_bytes_per_token_layer = a.kv_elements_per_token_layer(tp) * kv_bytes
         windows: dict[int | None, int] = {}
@@ -102,6 +95,33 @@ class PassGeometry:
         self._attn_flops_per_pair_layer = 4.0 * heads_per_gpu * qk_dim
         uses_fp8 = (quantization or model.native_quantization).method == "fp8" and gpu.dense_fp8_flops_per_s
         self.peak_flops = float(gpu.dense_fp8_flops_per_s if uses_fp8 else gpu.dense_bf16_flops_per_s)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _bytes_streamed(model: ModelSpec, dtype_bytes: float, quantization: Quantization | None) -> tuple[float, float]:
+        """(bytes every pass streams, bytes of all routed experts), each part at its own bytes per weight.
+
+        Streamed every pass: everything but the input embedding table (a gather of a few rows), the routed experts
+        (priced per expert touched, :meth:`weight_bytes`) and a vision tower. A tied table *is* the LM head, which
+        the logits GEMM reads in full (``tie_word_embeddings``); an EAGLE-1 head computes its logits with the
+        target's LM head (vLLM ``EagleProposer`` shares ``lm_head`` with the target), which its checkpoint does not
+        hold. Quantized linear layers (``scope == "linear"``: attention, MLP, shared experts; and the experts under
+        either scope) take the scheme's bytes per weight, the rest the model dtype, as
+        :func:`specwise.memory.weights.weight_bytes` counts them -- not an average over the two, which priced
+        gpt-oss's bf16 attention and LM head at its MXFP4 experts' ~0.5 B. A GGUF file kept as stored has only
+        its total size: its average bytes per parameter."""
+        p = model.params
+        dense = p.total - p.embedding - p.experts - p.vision
+        if model.tie_word_embeddings:
+            dense += p.embedding
+        shared_head = _lm_head_params(model) if model.draft_head == "eagle" and p.lm_head == 0 else 0
+        if quantization is None and model.file_weight_bytes is not None:
+            per_param = model.file_weight_bytes / max(1, p.total)
+            return (dense + shared_head) * per_param, p.experts * per_param
+        q = quantization or model.native_quantization
+        per_quantized = q.bytes_per_weight(dtype_bytes)
+        dense_quantized = p.attention + p.mlp + p.shared_experts if q.is_quantized and q.scope == "linear" else 0
+        dense_bytes = dense_quantized * per_quantized + (dense - dense_quantized + shared_head) * dtype_bytes
+        return dense_bytes, p.experts * per_quantized
 
     def step_time_s(self, batch: BatchShape) -> float:
         """One pass's time: the subclass's ``_time`` law on this batch's tokens, logit rows and attention sums."""
@@ -224,3 +244,17 @@ class RooflinePredictor(PassGeometry):
         t_mem = mem / (self.gpu.memory_bandwidth_bytes_per_s * self.eff.memory)
         t_compute = flops / (self.peak_flops * self.eff.compute)
         return max(t_mem, t_compute) + self._allreduce_for(tokens) + self.eff.pass_overhead_s
+
+
+def _lm_head_params(model: ModelSpec) -> int:
+    """Parameters of the LM head a pass of ``model`` multiplies each logit row by: its own, its tied embedding
+    table, or -- for an EAGLE-1 head, which keeps none -- the target's (``vocab x hidden``; vLLM's EAGLE proposer
+    computes every draft step's logits with the target's ``lm_head``)."""
+    p = model.params
+    if p.lm_head:
+        return p.lm_head
+    if model.tie_word_embeddings:
+        return p.embedding
+    if model.draft_head == "eagle":
+        return model.vocab_size * model.hidden_size
+    return 0

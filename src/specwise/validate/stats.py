@@ -21,6 +21,10 @@ class ErrorSummary:
     slowdowns: int  # published slowdowns (speedup < 1) among the speculative records
     slowdowns_predicted: int  # of those, predicted < 1 as well
     sign_agreement: float | None  # share of speculative records where predicted and published agree on > or < 1
+    # The same error over the speculative records only, whose ratio is of speedups (a plain-decoding record's is of
+    # a TPOT or a throughput): the band a predicted speedup carries.
+    speedup_records: int = 0
+    speedup_p80_abs_rel_error: float | None = None
 
     def to_json(self) -> dict[str, float | int | None]:
         return asdict(self)
@@ -32,6 +36,7 @@ def summarize(preds: Sequence[Prediction]) -> ErrorSummary:
     spec = [p for p in done if p.record.speculative and p.predicted_speedup is not None]
     slow = [p for p in spec if p.record.is_slowdown]
     agree = [((p.predicted_speedup or 0) < 1.0) == p.record.is_slowdown for p in spec]
+    speedup_errors = np.array([abs(p.ratio - 1.0) for p in spec if p.ratio is not None])
     return ErrorSummary(
         records=len(done),
         median_abs_rel_error=float(np.median(errors)) if errors.size else None,
@@ -40,6 +45,8 @@ def summarize(preds: Sequence[Prediction]) -> ErrorSummary:
         slowdowns=len(slow),
         slowdowns_predicted=sum(1 for p in slow if (p.predicted_speedup or 0) < 1.0),
         sign_agreement=float(np.mean(agree)) if agree else None,
+        speedup_records=int(speedup_errors.size),
+        speedup_p80_abs_rel_error=float(np.percentile(speedup_errors, 80)) if speedup_errors.size else None,
     )
 
 
