@@ -1,7 +1,9 @@
 """``specwise calibrate`` refuses, in one line naming the file, runs it cannot calibrate from (two models, no
-baseline or no speculative run, an unknown method, a speculative rate without a baseline at it, no successful
-request) and impossible numbers (negative, non-finite, missing latencies); its printed output says what it
-assumed and words a lookup method's fitted cost as overhead, not a draft pass."""
+baseline or no speculative run, an unknown method or a k specwise does not simulate, a speculative rate without a
+baseline at it, no successful request, a speculative run without spec-decode counts) and impossible numbers
+(negative, non-finite, missing latencies or token counts, requests longer than the replay holds, draft-token
+counts no vLLM writes for the run's k), and batch limits vLLM or a scenario refuses; its printed output says what
+it assumed and words a lookup method's fitted cost as overhead, not a draft pass."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ import pytest
 from tests.calibration.test_from_vllm import DETAILED
 
 from specwise.calibration.fit import proposer_cost_text
+from specwise.calibration.from_vllm import VllmCalibrationInput
 from specwise.cli import main
+from specwise.errors import SpecwiseError
 
 Run = dict[str, Any]
 
@@ -79,6 +83,13 @@ IMPOSSIBLE = [
     (_set(("duration",), -1.6), "duration = -1.6"),
     (_set(("start_times", 0), math.nan), "start_times[0] = nan"),
     (_set(("output_lens", 0), -16), "output_lens[0] = -16"),
+    (_set(("input_lens", 0), -4), "input_lens[0] = -4: a token count must be an integer >= 0"),
+    (_set(("input_lens", 5), 31.5), "input_lens[5] = 31.5: a token count must be an integer >= 0"),
+    (_set(("input_lens", 5), None), "input_lens[5] = None"),
+    (
+        _set(("output_lens", 0), 10**9),
+        "input_lens[0] + output_lens[0] = 32 + 1,000,000,000 tokens: more than the 10,000,000 tokens of context",
+    ),
 ]
 
 
@@ -121,6 +132,97 @@ def test_runs_that_cannot_be_calibrated_are_refused(tmp_path: Path, capsys: pyte
     err = _refusal(tmp_path, capsys, rates)
     assert f"error: {rates}[2]: ngram at --request-rate 5 has no baseline run at that rate" in err
     assert "(baseline rates: 8, 32): run the baseline and each speculative config at the same --request-rate" in err
+
+
+def test_a_speculative_run_without_counts_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without them the fit would take one query token per sequence and the replay zero acceptance: the
+    reviewer's synthetic n-gram runs (10 % overhead, x2.7-3.0 measured) were fitted at 17 % and replayed at
+    x0.6-0.8, with exit 0."""
+    runs = _runs()
+    for r in runs[3:]:
+        for key in [k for k in r if k.startswith("spec_decode_")]:
+            del r[key]
+    path = _write(tmp_path, runs)
+    err = _refusal(tmp_path, capsys, path)
+    assert f"error: {path}[3]: the ngram run has no spec_decode counts (vLLM wrote none: " in err
+    assert "calibrate needs them to know the tokens per step -- re-run the bench against a vLLM that exposes" in err
+
+
+COUNTS = [
+    (
+        {"spec_decode_draft_tokens": 1e30},
+        "spec_decode_draft_tokens = 1e+30 with spec_decode_num_drafts = 60 and "
+        "num_speculative_tokens = 4: vLLM counts 1..4 draft tokens per draft, so between 60 and 240",
+    ),
+    ({"spec_decode_draft_tokens": 241}, "spec_decode_draft_tokens = 241 with spec_decode_num_drafts = 60"),
+    ({"spec_decode_draft_tokens": 59, "spec_decode_accepted_tokens": 59}, "spec_decode_draft_tokens = 59 with"),
+    (
+        {"spec_decode_per_position_acceptance_rates": [1.0, 1.0, 0.0, 0.0, 0.0]},
+        "spec_decode_per_position_acceptance_rates has 5 positions but the speculative_config's "
+        "num_speculative_tokens is 4",
+    ),
+    (
+        {"speculative_config": json.dumps({"method": "ngram", "num_speculative_tokens": 1000})},
+        "speculative_config num_speculative_tokens = 1000: specwise simulates at most 16 draft tokens per step",
+    ),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), COUNTS, ids=[m.split(" ")[0] for _, m in COUNTS])
+def test_counts_impossible_for_the_runs_k_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict[str, object], message: str
+) -> None:
+    runs = _runs()
+    runs[2].update(change)
+    path = _write(tmp_path, runs)
+    assert f"error: {path}[2]: {message}" in _refusal(tmp_path, capsys, path)
+
+
+def test_fewer_draft_tokens_than_k_per_draft_are_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM counts the draft tokens it scheduled, which the token budget or a lookup can make fewer than k."""
+    runs = _runs()
+    runs[2].update(spec_decode_draft_tokens=200)
+    assert main(["calibrate", _write(tmp_path, runs), "--out", str(tmp_path / "cal.json"), "--json"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--max-num-seqs", "100000000"], "argument --max-num-seqs: expected an integer in 1..1,000,000, got"),
+        (["--max-num-seqs", "99999999999999999999"], "argument --max-num-seqs: expected an integer in 1..1,000,000"),
+        (["--max-num-batched-tokens", str(2**31 + 1)], "argument --max-num-batched-tokens: expected an integer in"),
+        (
+            ["--max-num-batched-tokens", "10"],
+            "error: --max-num-batched-tokens 10 must be at least --max-num-seqs 256 (vLLM's default): vLLM's "
+            "SchedulerConfig refuses less (vllm/config/scheduler.py)",
+        ),
+        (
+            ["--max-num-seqs", "9000"],
+            "error: --max-num-batched-tokens 8,192 (vLLM's default) must be at least --max-num-seqs 9,000: ",
+        ),
+    ],
+)
+def test_batch_limits_a_scenario_refuses_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    out = tmp_path / "cal.json"
+    assert main(["calibrate", str(DETAILED), "--out", str(out), *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err
+    assert not out.exists()
+
+
+def test_the_library_checks_batch_limits_too() -> None:
+    with pytest.raises(SpecwiseError, match=r"^--max-num-seqs 100,000,000: must be in 1\.\.1,000,000$"):
+        VllmCalibrationInput((DETAILED,), max_num_seqs=10**8, max_num_batched_tokens=10**9, assumed=())
+    with pytest.raises(SpecwiseError, match=r"^--max-num-batched-tokens 10 must be at least --max-num-seqs 256 \("):
+        VllmCalibrationInput((DETAILED,), max_num_batched_tokens=10, assumed=("max_num_seqs",))
+
+
+def test_the_largest_batch_limits_are_taken(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    limits = ["--max-num-seqs", "1000000", "--max-num-batched-tokens", "1000000"]
+    assert main(["calibrate", str(DETAILED), "--out", str(tmp_path / "cal.json"), "--json", *limits]) == 0
+    assert json.loads(capsys.readouterr().out)["calibration"]["rows"]
 
 
 def test_no_successful_requests_is_worded_for_calibrate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

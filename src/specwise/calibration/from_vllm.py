@@ -7,8 +7,8 @@ engine step per running request). One run is one level of one configuration: its
 ``--metadata speculative_config='{...}'`` it carries (none: the baseline), its level the rank of its
 ``request_rate`` among all the runs given (so the baseline and the speculative run at one rate are compared);
 spec-decode counts are the run's ``spec_decode_*`` fields. What cannot be calibrated from (runs of two models, no
-baseline, rates without a baseline, unknown methods, impossible numbers) is refused first
-(:mod:`specwise.calibration.vllm_checks`).
+baseline, rates without a baseline, unknown methods, a speculative run without spec-decode counts, impossible
+numbers) is refused first (:mod:`specwise.calibration.vllm_checks`), and so are batch limits vLLM would refuse.
 
 Assumption: vLLM does not keep how many tokens each chunk carried. The first chunk is taken to carry one token
 (the prefill's) and the other ``output_len - 1`` are spread evenly over the later chunks (with speculation a chunk
@@ -39,6 +39,7 @@ from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc
 from specwise.contracts.vllm_detailed import DetailedRun, RequestTiming, read_detailed_runs
 from specwise.errors import SpecwiseError
 from specwise.loadgen.records import RequestRecord, summarize_level
+from specwise.sim.scheduler import MAX_NUM_BATCHED_TOKENS_LIMIT, MAX_NUM_SEQS_LIMIT
 
 TOKENS_PER_CHUNK = "1 in the first chunk, output_len - 1 spread evenly over the later chunks"
 
@@ -50,6 +51,26 @@ class VllmCalibrationInput:
     max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS
     engine_version: str | None = None
     assumed: tuple[str, ...] = ("max_num_seqs", "max_num_batched_tokens")  # settings the user did not give
+
+    def __post_init__(self) -> None:
+        """The batch limits a scenario accepts (:func:`specwise.scenario.parse.parse_deployment`), one line each."""
+        for name, value, high in (
+            ("max_num_seqs", self.max_num_seqs, MAX_NUM_SEQS_LIMIT),
+            ("max_num_batched_tokens", self.max_num_batched_tokens, MAX_NUM_BATCHED_TOKENS_LIMIT),
+        ):
+            if not 1 <= value <= high:
+                raise SpecwiseError(f"{self._setting(name)}: must be in 1..{high:,}")
+        if self.max_num_batched_tokens < self.max_num_seqs:
+            raise SpecwiseError(
+                f"{self._setting('max_num_batched_tokens')} must be at least {self._setting('max_num_seqs')}: "
+                "vLLM's SchedulerConfig refuses less (vllm/config/scheduler.py); give the server's "
+                "--max-num-batched-tokens and --max-num-seqs"
+            )
+
+    def _setting(self, name: str) -> str:
+        """``--max-num-seqs 256 (vLLM's default)``: the flag, its value and whether the user gave it."""
+        value = getattr(self, name)
+        return f"--{name.replace('_', '-')} {value:,}" + (" (vLLM's default)" if name in self.assumed else "")
 
 
 def spread_tokens(output_tokens: int, chunks: int) -> tuple[int, ...]:

@@ -8,7 +8,20 @@ Runs: one target model; a baseline run (no ``--metadata speculative_config``) th
 measured against, at each of their ``--request-rate``s (a level is compared with the baseline at its own rate);
 at least one speculative run (a calibration without one is refused by every ``--calibration`` user,
 :func:`specwise.perfmodel.factory.calibrated_models`, since every scenario names a method); methods specwise knows
-(:mod:`specwise.methods`) with their ``num_speculative_tokens``; and successful requests in every run.
+(:mod:`specwise.methods`) with their ``num_speculative_tokens`` in 1..``MAX_K``; successful requests in every run;
+requests whose prompt and output fit the replay's KV capacity; and in every speculative run the ``spec_decode_*``
+counts, consistent with its ``k``.
+
+The counts are what the fit learns the tokens each sequence feeds a step from (1 + draft tokens per request-step,
+:func:`specwise.calibration.steps.query_per_seq`) and the replay its acceptance; the file holds no other record
+of them (a streamed chunk carries the accepted tokens plus one, but a lookup method drafts only where it matched,
+so how many tokens were verified is not in the timings). vLLM counts them per request per step
+(``vllm/v1/core/sched/scheduler.py`` ``update_from_output``: ``observe_draft(num_draft_tokens=
+len(scheduled_spec_token_ids), ...)`` only for a request that had draft tokens scheduled;
+``vllm/v1/spec_decode/metrics.py`` ``SpecDecodingStats``): one draft per such request-step, with between 1 and
+``num_speculative_tokens`` draft tokens (fewer when the scheduler trims them to the token budget or the model
+length, or a lookup proposes fewer), so ``drafts <= draft_tokens <= drafts * k``; and one per-position rate per
+draft position, k of them.
 """
 
 from __future__ import annotations
@@ -16,9 +29,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from specwise.calibration.from_bench import KV_CAPACITY_TOKENS
 from specwise.contracts.vllm_detailed import DetailedRun
 from specwise.errors import SpecwiseError
-from specwise.methods import get_method
+from specwise.methods import MAX_K, get_method
 
 
 def _runs_of(runs: Sequence[DetailedRun], shown: int = 4) -> str:
@@ -58,6 +72,47 @@ def _check_method(r: DetailedRun) -> None:
             f"{r.where}: speculative_config has no num_speculative_tokens >= 1: add the value the server ran with "
             "to --metadata speculative_config"
         )
+    if r.k > MAX_K:
+        raise SpecwiseError(
+            f"{r.where}: speculative_config num_speculative_tokens = {r.k}: specwise simulates at most {MAX_K} draft "
+            "tokens per step"
+        )
+
+
+def _check_counts(r: DetailedRun) -> None:
+    """A speculative run's ``spec_decode_*`` counts are present and possible for its k (module docstring)."""
+    reading = r.summary.spec_decode
+    counts = reading.counts if reading else None
+    if counts is None:
+        raise SpecwiseError(
+            f"{r.where}: the {r.method} run has no spec_decode counts (vLLM wrote none: a vllm bench serve older "
+            "than its spec_decode_* fields, or a server whose /metrics it could not read); calibrate needs them to "
+            "know the tokens per step -- re-run the bench against a vLLM that exposes /metrics, or calibrate from "
+            "specwise's own runs (specwise bench --launch FILE --calibrate)"
+        )
+    drafts, draft_tokens = counts.drafts, counts.draft_tokens
+    if not drafts <= draft_tokens <= drafts * r.k:
+        raise SpecwiseError(
+            f"{r.where}: spec_decode_draft_tokens = {draft_tokens:g} with spec_decode_num_drafts = {drafts:g} and "
+            f"num_speculative_tokens = {r.k}: vLLM counts 1..{r.k} draft tokens per draft, so between {drafts:g} "
+            f"and {drafts * r.k:g}"
+        )
+    if counts.k > r.k:
+        raise SpecwiseError(
+            f"{r.where}: spec_decode_per_position_acceptance_rates has {counts.k} positions but the "
+            f"speculative_config's num_speculative_tokens is {r.k}: the --metadata does not describe this server"
+        )
+
+
+def _check_lengths(r: DetailedRun) -> None:
+    """Every request's prompt and output fit the replay's KV capacity (a longer one is no real request)."""
+    for i, t in enumerate(r.requests):
+        total = (t.prompt_tokens or 0) + t.output_tokens
+        if total > KV_CAPACITY_TOKENS:
+            raise SpecwiseError(
+                f"{r.where}: input_lens[{i}] + output_lens[{i}] = {t.prompt_tokens or 0:,} + {t.output_tokens:,} "
+                f"tokens: more than the {KV_CAPACITY_TOKENS:,} tokens of context calibrate replays a request in"
+            )
 
 
 def _check_rates(runs: Sequence[DetailedRun], baseline: Sequence[DetailedRun]) -> None:
@@ -74,10 +129,14 @@ def _check_rates(runs: Sequence[DetailedRun], baseline: Sequence[DetailedRun]) -
 
 
 def check_runs(runs: Sequence[DetailedRun]) -> None:
-    """Refuse runs that cannot be calibrated from: unknown methods, runs without a successful request, no
+    """Refuse runs that cannot be calibrated from: unknown methods or k, requests longer than the replay holds, a
+    speculative run without (or with impossible) spec-decode counts, runs without a successful request, no
     baseline or no speculative run, or a speculative run at a rate the baseline was not run at."""
     for r in runs:
         _check_method(r)
+        _check_lengths(r)
+        if r.method is not None:
+            _check_counts(r)
         if not _succeeded(r):
             raise SpecwiseError(f"no successful requests in {r.where}: every request failed or streamed no token")
     baseline = [r for r in runs if r.method is None]

@@ -8,12 +8,13 @@ from typing import Any
 
 from specwise.calibration.from_bench import DEFAULT_MAX_NUM_BATCHED_TOKENS, DEFAULT_MAX_NUM_SEQS
 from specwise.calibration.from_vllm import VllmCalibrationInput, calibrate_vllm
-from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, positive_int, print_json
+from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, bounded, print_json
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.contracts.document import json_safe
 from specwise.fileio import check_output_file, write_json_atomic
 from specwise.report.bench import render_calibration
 from specwise.report.console import console
+from specwise.sim.scheduler import MAX_NUM_BATCHED_TOKENS_LIMIT, MAX_NUM_SEQS_LIMIT
 
 
 def register(sub: Any) -> None:
@@ -29,11 +30,17 @@ def register(sub: Any) -> None:
     )
     p.add_argument("results", nargs="+", type=Path, metavar="RESULT.json", help="vllm bench serve result files")
     p.add_argument("--out", type=Path, required=True, help="calibration file to write (for --calibration)")
-    p.add_argument("--max-num-seqs", type=positive_int, help=f"the server's (default {DEFAULT_MAX_NUM_SEQS})")
+    p.add_argument(
+        "--max-num-seqs",
+        type=bounded(int, f"an integer in 1..{MAX_NUM_SEQS_LIMIT:,}", low=1, high=MAX_NUM_SEQS_LIMIT),
+        help=f"the server's (default {DEFAULT_MAX_NUM_SEQS}; at most {MAX_NUM_SEQS_LIMIT:,})",
+    )
     p.add_argument(
         "--max-num-batched-tokens",
-        type=positive_int,
-        help=f"the server's (default {DEFAULT_MAX_NUM_BATCHED_TOKENS})",
+        type=bounded(
+            int, f"an integer in 1..{MAX_NUM_BATCHED_TOKENS_LIMIT:,}", low=1, high=MAX_NUM_BATCHED_TOKENS_LIMIT
+        ),
+        help=f"the server's (default {DEFAULT_MAX_NUM_BATCHED_TOKENS}; at least --max-num-seqs)",
     )
     p.add_argument("--engine-version", help="the server's vLLM version (the result files do not record it)")
     add_json_flag(p)

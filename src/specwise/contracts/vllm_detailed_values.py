@@ -4,7 +4,8 @@ naming the file and field.
 vLLM 0.32 ``vllm/benchmarks/serve.py`` measures every latency as a difference of ``time.perf_counter()`` readings,
 so ``ttfts``, ``itls``, ``latencies`` (E2E) and ``duration`` are finite and not negative; a failed request keeps
 ``ttft = 0`` and ``output_len = 0`` (``benchmarks/lib/endpoint_request_func.py``: ``RequestFuncOutput`` defaults),
-so a zero TTFT or E2E is refused only for a request that produced tokens. A zero inter-chunk gap is kept: two
+so a zero TTFT or E2E is refused only for a request that produced tokens; ``input_lens`` (the prompt's length,
+set before the request is sent) and ``output_lens`` are integers >= 0. A zero inter-chunk gap is kept: two
 chunks read from one network packet can share a clock tick (the step reader skips such a gap).
 """
 
@@ -39,10 +40,15 @@ def _check_latency(where: str, field: str, value: object, produced_tokens: bool)
         raise _bad_value(where, field, value, "zero for a request that produced tokens (output_lens > 0)")
 
 
+def _check_tokens(where: str, field: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise _bad_value(where, field, value, "a token count must be an integer >= 0")
+    return value
+
+
 def _check_request(data: JsonObject, where: str, i: int) -> None:
-    output = data["output_lens"][i]
-    if not isinstance(output, int) or isinstance(output, bool) or output < 0:
-        raise _bad_value(where, f"output_lens[{i}]", output, "a token count must be an integer >= 0")
+    _check_tokens(where, f"input_lens[{i}]", data["input_lens"][i])
+    output = _check_tokens(where, f"output_lens[{i}]", data["output_lens"][i])
     start = data["start_times"][i]
     if _finite(start) is None:
         raise _bad_value(where, f"start_times[{i}]", start, "a send time must be a finite number of seconds")
@@ -59,9 +65,9 @@ def _check_request(data: JsonObject, where: str, i: int) -> None:
 
 
 def check_values(data: JsonObject, where: str) -> None:
-    """Refuse a negative, non-finite or non-numeric latency, send time, token count or duration in one run whose
-    per-request lists are known to be present and of one length (:func:`specwise.contracts.vllm_detailed.detailed_run`
-    checked that)."""
+    """Refuse a negative, non-finite or non-numeric latency, send time, token count (``input_lens``,
+    ``output_lens``) or duration in one run whose per-request lists are known to be present and of one length
+    (:func:`specwise.contracts.vllm_detailed.detailed_run` checked that)."""
     duration = data.get("duration")
     if duration is not None and not (_finite(duration) or 0.0) > 0:
         raise _bad_value(where, "duration", duration, "a run's duration must be a finite number of seconds > 0")

@@ -33,6 +33,7 @@ from specwise.scenario.model import (
     SweepSpec,
     WorkloadSpec,
 )
+from specwise.sim.scheduler import MAX_NUM_BATCHED_TOKENS_LIMIT, MAX_NUM_SEQS_LIMIT
 from specwise.sim.workload import WorkloadClass
 from specwise.specs.model import same_model
 from specwise.traffic import Arrivals, LengthDist
@@ -136,8 +137,8 @@ def parse_deployment(s: Section, base_dir: Path | None = None) -> DeploymentSpec
     s.check_keys(DEPLOYMENT_KEYS)
     engine = s.choice("engine", ("vllm", "sglang"), "vllm")
     version = s.string("engine_version", None)
-    seqs = s.positive_int("max_num_seqs", 256, high=1_000_000)
-    batched = s.positive_int("max_num_batched_tokens", 8192, high=2**31)
+    seqs = s.positive_int("max_num_seqs", 256, high=MAX_NUM_SEQS_LIMIT)
+    batched = s.positive_int("max_num_batched_tokens", 8192, high=MAX_NUM_BATCHED_TOKENS_LIMIT)
     if batched < seqs:
         raise s.fail(
             "max_num_batched_tokens",

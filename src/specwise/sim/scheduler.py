@@ -19,6 +19,12 @@ from specwise.sim.drafting import DraftShape
 from specwise.sim.state import SimState
 from specwise.traffic import IntArray
 
+# The largest batch limits a scenario or calibrate accepts: no server runs a million sequences in one step, and a
+# typo costs the simulation dearly (calibrate replaying with max_num_seqs 10**8 took ~1 min and ~0.9 GB; 10**20 ran
+# out of memory).
+MAX_NUM_SEQS_LIMIT = 1_000_000
+MAX_NUM_BATCHED_TOKENS_LIMIT = 2**31
+
 
 @dataclass(frozen=True)
 class EngineConfig:
