@@ -195,6 +195,26 @@ def test_cli_calibrates_a_stored_launch_run(tmp_path: Path, capsys: pytest.Captu
     assert "no --launch run 'nope'" in err and "the launch runs here: base" in err
 
 
+def test_a_speculative_level_without_spec_decode_counts_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No /metrics reading for a speculative level: the fit would take one query token per sequence and no
+    acceptance, and calibrate a law that predicts slowdowns where speedups were measured (review 9)."""
+    store = ResultStore(tmp_path / "b.sqlite")
+    for n, (name, method) in enumerate([("baseline", None), ("ngram", "ngram")]):
+        spec = {"method": method, "num_speculative_tokens": 4} if method else None
+        config = {"rates": [0.5], "launch": {"name": name, "speculative_config": spec, "server_args": []}}
+        store.create_run(f"base-{name}", float(n), config)
+        recs, *_ = toy_engine(0.5, 20, 4 if method else 0, 0.7, 0.0, seed=0)
+        for r in recs:
+            store.add(replace(r, run_id=f"base-{name}", level=0, request_id=f"0-{r.request_id}"))
+    store.close()
+    assert main(["bench", "--calibrate-run", "base", "--db", str(tmp_path / "b.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "run base-ngram, level 0: the server's /metrics gave no spec_decode counts" in err
+    assert "Traceback" not in err
+
+
 def test_fit_error_is_relative_to_the_mean_step_not_to_one_tiny_gap() -> None:
     # 200 steps the law predicts within 5%, and one class averaging a single 10 us gap (two steps' chunks read back
     # to back by a busy client): the per-point ratio would be ~3000 and the error thousands of percent (CI once

@@ -73,6 +73,12 @@ def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tupl
         for level, records in sorted(by_level.items()):
             reading, _ = level_spec_decode(store, run_id, level, [])
             counts = reading.counts if reading else None
+            if spec and counts is None:  # else fitted as one query token per sequence and no acceptance
+                raise SpecwiseError(
+                    f"{store.path}: run {run_id}, level {level}: the server's /metrics gave no spec_decode counts "
+                    "(unreadable, or not vLLM's); calibrate needs them to know the tokens per step -- re-run with "
+                    "the server's /metrics reachable (bench reads it before and after each level)"
+                )
             levels.append(
                 LevelRun(
                     level=level,
