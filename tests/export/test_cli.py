@@ -95,3 +95,14 @@ def test_an_empty_model_name_is_refused_not_replaced(capsys: pytest.CaptureFixtu
     scenario = str(ROOT / "examples" / "llama70b-ngram.toml")
     assert main(["export", "prometheus-rules", "--scenario", scenario, "--model-name", ""]) == 2
     assert "argument --model-name: expected a non-empty value, got ''" in capsys.readouterr().err
+
+
+def test_for_units_in_prometheus_order_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """promtool refuses 30m1h, 1h1h and 5ms1s ("not a valid duration string"): Prometheus reads units from the
+    largest to the smallest, each once; specwise wrote them into rules files as given."""
+    for bad in ("30m1h", "1h1h", "5ms1s", "1s1s"):
+        assert main(["export", "prometheus-rules", "--for", bad]) == 2
+        assert "units go from the largest to the smallest" in capsys.readouterr().err
+    for good in ("1h30m", "1d2h", "1w1d1h1m1s1ms"):
+        assert main(["export", "prometheus-rules", "--for", good]) == 0
+        assert f'for: "{good}"' in capsys.readouterr().out

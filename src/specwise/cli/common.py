@@ -243,12 +243,19 @@ def prometheus_duration(text: str) -> str:
     written; a whole number is seconds (``90`` -> ``90s``). Longer than Prometheus can hold (about 292 years) is
     refused, as promtool would refuse the file."""
     import re
+    from itertools import pairwise
 
     if re.fullmatch(r"\d+", text) and int(text) > 0:
         text = f"{int(text)}s"
     parts = re.findall(r"(\d+)(ms|s|m|h|d|w)", text)
     if not parts or "".join(n + u for n, u in parts) != text or duration_s(text) <= 0:
         raise argparse.ArgumentTypeError(f"expected a duration such as 90s, 10m or 1h30m, got {text!r}")
+    sizes = [_DURATION_NS[u] for _, u in parts]
+    if any(a <= b for a, b in pairwise(sizes)):  # Prometheus' model.ParseDuration: w d h m s ms
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: units go from the largest to the smallest, each once (w d h m s ms), as Prometheus reads "
+            "them; e.g. 1h30m"
+        )
     if sum(int(n) * _DURATION_NS[u] for n, u in parts) > _PROMETHEUS_MAX_NS:
         raise argparse.ArgumentTypeError(
             f"{text!r} is longer than Prometheus can hold: at most 2562047h47m16s854ms (about 292 years; promtool says "
