@@ -242,9 +242,13 @@ def test_no_successful_requests_is_worded_for_calibrate(tmp_path: Path, capsys: 
 
 
 def test_the_printed_calibration_says_what_it_assumed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "cal.json"
+    out = tmp_path / ("long-directory-name-" * 4) / "cal.json"  # longer than a console line
+    out.parent.mkdir()
     assert main(["calibrate", str(DETAILED), "--out", str(out), "--max-num-seqs", "8"]) == 0
-    text = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
+    raw = capsys.readouterr().out
+    # the path and the command to use it stay on one line, whole, whatever the console width
+    assert f"calibration file: {out} (use it: specwise simulate|advise|monitor --calibration {out})\n" in raw
+    text = " ".join(raw.split())  # the console wraps long prose lines
     assert text.startswith(
         "target: meta-llama/Llama-3.1-8B-Instruct; vLLM version: unknown (not in the result files; give "
         "--engine-version); max_num_seqs 8 (given), max_num_batched_tokens 8192 (assumed: vLLM's default; give "

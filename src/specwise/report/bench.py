@@ -213,4 +213,10 @@ def render_calibration(
             f"max {cal.max_abs_speedup_error:.3f}"
         )
     if path is not None:
-        out.print(f"calibration file: {path} (use it: specwise simulate|advise|monitor --calibration {path})")
+        # soft_wrap: a path split across lines cannot be copied back into the command
+        out.print(
+            f"calibration file: {path} (use it: specwise simulate|advise|monitor --calibration {path})",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
+        )

@@ -36,4 +36,6 @@ def render_examples(examples: Sequence[Example], *, wide: bool = False, out: Con
 def render_copy(result: CopyResult, dest: str, out: Console | None = None) -> None:
     same = f", {len(result.unchanged)} already there unchanged" if result.unchanged else ""
     n = len(result.written)
-    console(out).print(f"copied {n} file{'' if n == 1 else 's'} to {escape(dest)}{same}", highlight=False)
+    console(out).print(
+        f"copied {n} file{'' if n == 1 else 's'} to {escape(dest)}{same}", highlight=False, soft_wrap=True
+    )

@@ -118,7 +118,7 @@ def render_profile(doc: ProfileDoc, out: Console | None = None, wide: bool = Fal
     who = doc.draft or doc.method
     line = _prompts_line(doc)
     if line:
-        out.print(line)
+        out.print(line, markup=False, highlight=False)
     for r in doc.results:
         print_table(out, _result_table(who, doc.target, r), wide=wide)
         if doc.method in LOOKUP_METHODS:
