@@ -53,3 +53,12 @@ def test_a_bracketed_prompt_file_name_is_the_title(tmp_path: Path, capsys: pytes
     path.write_text(json.dumps({"prompt": "hello"}) + "\n")
     assert main(["prompts", str(path)]) == 0
     assert "bench[v2].jsonl" in capsys.readouterr().out  # the title wraps at the table's width
+
+
+def test_a_long_path_in_a_title_is_whole_on_a_wide_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # rich wraps a table's title at the table's width (~80 here), which split this path mid-name at 400 columns
+    d = tmp_path / ("a-long-directory-name-" * 5) / "llama[v2]"
+    d.mkdir(parents=True)
+    shutil.copy(CONFIG, d / "config.json")
+    assert main(["inspect", str(d)]) == 0
+    assert str(d) in capsys.readouterr().out

@@ -91,6 +91,7 @@ def _pin(table: Table, width: int) -> None:
 def print_table(out: Console, table: Table, *, wide: bool = False, key: int = 0) -> None:
     """Print ``table`` on ``out`` whole: at its natural width with ``wide``, else fitted (see the module);
     ``key`` is the column that goes on a line of its own when the table is folded (the row's id)."""
+    _print_title(out, table)
     if wide:
         print_wide(out, table)
         return
@@ -105,6 +106,14 @@ def print_table(out: Console, table: Table, *, wide: bool = False, key: int = 0)
         _print_stacked(out, table, key)
         return
     _print_records(out, table)
+
+
+def _print_title(out: Console, table: Table) -> None:
+    """The title on a line of its own, wrapped at the console's width, and taken off the table: rich wraps a
+    title at the table's width, so a path in it was split mid-name on a terminal wide enough to hold it."""
+    if table.title:
+        out.print(table.title, style="italic" if table.title_style is None else table.title_style)
+        table.title = None
 
 
 def print_wide(out: Console, renderable: RenderableType) -> None:
@@ -144,8 +153,6 @@ def _print_stacked(out: Console, table: Table, key: int) -> None:
     others = [i for i in range(len(table.columns)) if i != key]
     rest = [table.columns[i] for i in others]
     widths = _stacked_widths(out, table, rest)
-    if table.title:
-        out.print(table.title, style="italic" if table.title_style is None else table.title_style)
     header = _copy_columns(table, rest, widths)
     header.add_row(*[Text(cell_text(c.header), style="bold", no_wrap=False) for c in rest])
     out.print(Text(cell_text(first.header), style="bold"))
@@ -168,8 +175,6 @@ def _print_indented(out: Console, table: Table) -> None:
 
 def _print_records(out: Console, table: Table) -> None:
     """Each row as a block of ``header: value`` lines (values wrap at words; ids and numbers stay whole)."""
-    if table.title:
-        out.print(table.title)
     headers = [cell_text(c.header) or "-" for c in table.columns]
     cells = [list(c.cells) for c in table.columns]
     for r in range(table.row_count):
