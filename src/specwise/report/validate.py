@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from specwise.report.console import console
 from specwise.report.tables import print_table
-from specwise.validate.run import Crossover, Validation
+from specwise.validate.run import Crossover, Validation, not_replayed
 from specwise.validate.stats import ErrorSummary
 
 
@@ -44,7 +45,8 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
         "sign ok",
         "anchors/unrepl",
     ):
-        t.add_column(col, justify="left" if col in ("family", "role") else "right", overflow="fold")
+        # no column folds: a family name is an id, kept whole (the table folds instead: report/tables.py)
+        t.add_column(col, justify="left" if col in ("family", "role") else "right")
     for f in v.families:
         t.add_row(*_row(f.family, f.role, f.summary, f"{f.anchors}/{f.unreplayable}"))
     t.add_row(*_row("all fit families", "fit", v.fit))
@@ -52,6 +54,8 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
     for engine, summary in v.held_back_by_engine.items():
         t.add_row(*_row(f"held-back, {engine} only", "held-back", summary))
     print_table(out, t, wide=wide)
+    out.print(_LEGEND)
+    _not_replayed(v, out)
     if v.crossovers:
         c = Table(title="crossover: load where speculation stops paying")
         for col in ("series", "load", "published", "predicted", "within 2x"):
@@ -74,9 +78,47 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
     out.print(
         f"plain-decoding records within +-20%: {base}; Leviathan Table 4 max |diff| {v.leviathan_max_abs_diff:.3f}"
     )
+    pad = max((len(_VERDICT[ok][1]) for ok in v.criteria.values()), default=0)
     for name, ok in v.criteria.items():
-        out.print(f"  {'[green]met[/]' if ok else '[red]not met[/]'}  {name}")
+        style, word = _VERDICT[ok]
+        out.print(f"  [{style}]{word}[/]{' ' * (pad - len(word))}  {name}")
     _records(v, show_all, out, wide)
+
+
+# a criterion's verdict: met, not met, or none (no record of the selection can judge it; --check passes it)
+_VERDICT = {True: ("green", "met"), False: ("red", "not met"), None: ("dim", "n/a (no records)")}
+_LEGEND = (
+    "n: records predicted; err: |predicted / published - 1|; slowdowns <1: published slowdowns (speedup < 1) also "
+    "predicted < 1; sign ok: share of speculative records predicted on the same side of 1 as published (faster or "
+    "slower than plain decoding); anchors: records (not in n) whose unpublished acceptance was set to reproduce their "
+    "published speedup, the rest of their series predicted from it; unrepl: records that cannot be replayed (below)"
+)
+# hints in a reason meant for someone typing a name (the catalog's lists, near names), not for an evidence record;
+# --json keeps the whole reason
+_HINTS = (" (known: ", "; did you mean ", "; run 'specwise models'")
+
+
+def _brief(reason: str) -> str:
+    cut = min((i for i in (reason.find(h) for h in _HINTS) if i >= 0), default=len(reason))
+    return reason[:cut]
+
+
+def _not_replayed(v: Validation, out: Console) -> None:
+    """How many records were left out of the table's n, and why, with the families they are from."""
+    groups = not_replayed(v.predictions)
+    if not groups:
+        return
+    skipped = sum(g.records for g in groups if g.status == "skipped")
+    unrepl = sum(g.records for g in groups if g.status == "unreplayable")
+    out.print(f"not replayed: {skipped} skipped, {unrepl} unreplayable (--json: records[].status and reason)")
+    t = Table(box=None, show_header=False, pad_edge=False)
+    t.add_column("records", justify="right")
+    t.add_column("status")
+    t.add_column("reason", overflow="fold")
+    for g in groups:
+        where = ", ".join(f"{family} {n}" for family, n in g.by_family)
+        t.add_row(str(g.records), g.status, Text(f"{_brief(g.reason)}\n", end="").append(where, style="dim"))
+    print_table(out, t)
 
 
 def _predicted_crossing(x: Crossover) -> str:

@@ -4,14 +4,16 @@ one, and the issue's acceptance criteria evaluated."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
-from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from specwise.acceptance.model import expected_speedup_iid
+from specwise.errors import SpecwiseError
 from specwise.evidence.records import EvidenceRecord, all_records
 from specwise.executors import Executor
 from specwise.perfmodel.profiles import published_fit
@@ -74,7 +76,9 @@ class Validation:
     crossovers: tuple[Crossover, ...]
     baseline_within_20pct: float | None  # plain-decoding records
     leviathan_max_abs_diff: float
-    criteria: dict[str, bool] = field(default_factory=dict)
+    # each acceptance criterion: met (True), not met (False), or None: no record of the selection can judge it (a
+    # ``--family`` subset without fit records, say); ``--check`` fails on False only
+    criteria: dict[str, bool | None] = field(default_factory=dict)
     held_back_by_engine: dict[str, ErrorSummary] = field(default_factory=dict)  # the band of each engine's profile
 
 
@@ -207,33 +211,71 @@ def validate(
 
 def _with_criteria(v: Validation) -> Validation:
     both = summarize([x for x in v.predictions])
+    fit, held, base = v.fit.within_25pct, v.held_back.within_25pct, v.baseline_within_20pct
     criteria = {
-        "every published slowdown predicted < 1.0": both.slowdowns_predicted == both.slowdowns,
+        "every published slowdown predicted < 1.0": (
+            both.slowdowns_predicted == both.slowdowns if both.slowdowns else None
+        ),
         # judged apart: the fit's own records say how well it was fitted, the held-back ones how well it predicts
-        ">= 85% of fit points within +-25%": (v.fit.within_25pct or 0.0) >= 0.85,
-        ">= 85% of held-back points within +-25%": (v.held_back.within_25pct or 0.0) >= 0.85,
-        "crossover within 2x wherever a source shows one": all(c.within_2x for c in v.crossovers),
-        "baseline (no speculation: TPOT or throughput) within +-20%": v.baseline_within_20pct is not None
-        and v.baseline_within_20pct >= 1.0,
+        ">= 85% of fit points within +-25%": None if fit is None else fit >= 0.85,
+        ">= 85% of held-back points within +-25%": None if held is None else held >= 0.85,
+        "crossover within 2x wherever a source shows one": (
+            all(c.within_2x for c in v.crossovers) if v.crossovers else None
+        ),
+        "baseline (no speculation: TPOT or throughput) within +-20%": None if base is None else base >= 1.0,
         "Leviathan Table 4 within +-0.1 at batch 1": v.leviathan_max_abs_diff <= 0.1 + 1e-9,
     }
-    return Validation(
-        v.predictor,
-        v.fit_families,
-        v.predictions,
-        v.families,
-        v.fit,
-        v.held_back,
-        v.crossovers,
-        v.baseline_within_20pct,
-        v.leviathan_max_abs_diff,
-        criteria,
-        v.held_back_by_engine,
-    )
+    return dataclasses.replace(v, criteria=criteria)
+
+
+def check_fails(v: Validation) -> bool:
+    """Whether ``--check`` exits 1: some criterion is not met (one with no record to judge it does not count)."""
+    return any(ok is False for ok in v.criteria.values())
+
+
+def select_families(records: Sequence[EvidenceRecord], names: Iterable[str]) -> tuple[EvidenceRecord, ...]:
+    """The records of the source families ``names`` (each a name or a comma list of names, as ``--family`` takes
+    them); all of them when ``names`` is empty."""
+    given = list(names)
+    if not given:
+        return tuple(records)
+    wanted = [n.strip() for arg in given for n in arg.split(",") if n.strip()]
+    known = sorted({r.family for r in records})
+    if not wanted:
+        raise SpecwiseError(f"--family {given[0]!r}: names no family (known: {', '.join(known)})")
+    unknown = [f for f in wanted if f not in known]
+    if unknown:
+        raise SpecwiseError(f"--family {unknown[0]!r}: unknown (known: {', '.join(known)})")
+    return tuple(r for r in records if r.family in wanted)
+
+
+@dataclass(frozen=True)
+class NotReplayed:
+    """Records left out of the error summaries for one reason: skipped (not a measurement the replay can judge) or
+    unreplayable (the replay cannot set it up)."""
+
+    status: str  # skipped | unreplayable
+    reason: str
+    by_family: tuple[tuple[str, int], ...]  # (family, records), most first
+
+    @property
+    def records(self) -> int:
+        return sum(n for _, n in self.by_family)
+
+
+def not_replayed(preds: Sequence[Prediction]) -> list[NotReplayed]:
+    """The skipped and unreplayable records grouped by reason, the commonest reason first."""
+    groups: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for p in preds:
+        if p.status in ("skipped", "unreplayable"):
+            groups[(p.status, p.reason)][p.record.family] += 1
+    out = [NotReplayed(st, why, tuple(c.most_common())) for (st, why), c in groups.items()]
+    return sorted(out, key=lambda g: (g.status != "skipped", -g.records, g.reason))
 
 
 def to_json(v: Validation, records: bool = True) -> dict[str, Any]:
-    """The ``specwise validate --json`` document (``specwise.validation/1``)."""
+    """The ``specwise validate --json`` document (``specwise.validation/1``). ``criteria`` maps each acceptance
+    criterion to true (met), false (not met) or null (no record of the selection can judge it)."""
 
     def rec(p: Prediction) -> dict[str, Any]:
         r = p.record
