@@ -40,6 +40,7 @@ from specwise.loadgen.sse import (
 from specwise.prompts.items import ChatMessage, PromptItem
 
 ERROR_BODY_BYTES = 16 * 1024  # of an HTTP error's body, enough for the message; the rest is not read
+MAX_USAGE_TOKENS = 10_000_000  # a usage count above this is garbage (calibrate refuses the same)
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,15 @@ class ClientConfig:
     endpoint: Literal["completions", "chat"] = "completions"
     api_key_env: str | None = "OPENAI_API_KEY"
     request_timeout_s: float = 120.0
-    read_timeout_s: float = 30.0
+    read_timeout_s: float | None = None  # no bytes for this long ends the request; None: ``request_timeout_s``
     continuous_usage: bool = True
+
+    @property
+    def no_bytes_timeout_s(self) -> float:
+        """The read timeout in force: never longer than the whole request's (a longer one could not fire)."""
+        if self.read_timeout_s is None:
+            return self.request_timeout_s
+        return min(self.read_timeout_s, self.request_timeout_s)
 
     @property
     def url(self) -> str:
@@ -129,7 +137,7 @@ class HttpSession:
                 "the userinfo)"
             )
         self.headers = {"Content-Type": "application/json", **_headers(self.api_key)}
-        self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=cfg.read_timeout_s)
+        self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=cfg.no_bytes_timeout_s)
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -147,35 +155,56 @@ class HttpSession:
 
     async def get_text(self, url: str, timeout_s: float = 10.0) -> str:
         """GET ``url`` as text (a /metrics page); HTTP errors are one :class:`SpecwiseError`, transport errors
-        raise ``aiohttp.ClientError`` / ``TimeoutError``."""
+        raise ``aiohttp.ClientError`` / ``TimeoutError``. Bytes that are not text in the page's charset become
+        U+FFFD: the exposition parser then reports the page as it does any other invalid text (a bad page never
+        costs the run), and a stray byte in a HELP comment leaves the counters readable."""
         async with self.session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
             if resp.status >= 400:
                 raise SpecwiseError(f"{url}: HTTP {resp.status}")
-            return await resp.text()
+            return await resp.text(errors="replace")
 
 
 class _Stream:
     """What one response has delivered so far: token chunks (arrival times and token counts, in two typed arrays:
     no object per chunk), the first token's time, the running token count (exact while the server sends usage
-    with every chunk), and how it ended."""
+    with every chunk), the server's last usage count, and how it ended."""
 
-    __slots__ = ("counts", "error", "exact", "first", "prompt_tokens", "status", "times", "tokens")
+    __slots__ = (
+        "counts",
+        "error",
+        "exact",
+        "first",
+        "max_tokens",
+        "prompt_tokens",
+        "status",
+        "times",
+        "tokens",
+        "usage",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, max_tokens: int | None = None) -> None:
         self.times = array("d")
         self.counts = array("q")
         self.first: float | None = None
         self.tokens = 0
         self.exact = True
+        self.usage: int | None = None  # the last usage ``completion_tokens`` (cumulative, as vLLM sends it)
+        self.max_tokens = max_tokens
         self.prompt_tokens: int | None = None
         self.status: int | None = None
         self.error: str | None = None
 
     def add(self, payload: dict[str, Any], now: float) -> None:
         """One SSE chunk received at ``now``."""
-        self.prompt_tokens = prompt_tokens(payload) or self.prompt_tokens
+        prompt = prompt_tokens(payload)
+        if prompt is not None and not 0 <= prompt <= MAX_USAGE_TOKENS:
+            raise MalformedStream(f"usage prompt_tokens {prompt} is outside 0..{MAX_USAGE_TOKENS}")
+        self.prompt_tokens = prompt or self.prompt_tokens
         text = chunk_text(payload)
         usage_total = completion_tokens(payload)
+        if usage_total is not None:
+            self._check_usage(usage_total)
+            self.usage = usage_total
         if usage_total is not None and self.exact:
             n = usage_total - self.tokens
             self.tokens = usage_total
@@ -191,6 +220,22 @@ class _Stream:
             if n > 0:
                 self.times.append(now)
                 self.counts.append(n)
+
+    def _check_usage(self, total: int) -> None:
+        """A usage count is cumulative, so it never goes down, and never exceeds what was asked for."""
+        bound = MAX_USAGE_TOKENS if self.max_tokens is None else min(self.max_tokens, MAX_USAGE_TOKENS)
+        if total < 0 or total > bound:
+            limit = "max_tokens" if bound == self.max_tokens else "the sanity bound"
+            raise MalformedStream(f"usage completion_tokens {total} is outside 0..{bound} ({limit})")
+        if self.usage is not None and total < self.usage:
+            raise MalformedStream(f"usage completion_tokens went down from {self.usage} to {total}")
+
+    def output_tokens(self) -> int:
+        """The request's output tokens: the per-chunk count while exact, else the server's final usage count
+        when it sent one (vLLM's last ``include_usage`` chunk), else one per text chunk."""
+        if not self.exact and self.usage is not None:
+            return max(self.usage, self.tokens)  # a count sent before the per-chunk usage stopped is stale
+        return self.tokens
 
     def chunks(self) -> tuple[tuple[float, int], ...]:
         return tuple(zip(self.times, self.counts, strict=True))
@@ -238,7 +283,7 @@ async def _read(
 def _failure(exc: BaseException, cfg: ClientConfig) -> str:
     """The record's ``error`` for an exception that ended the request."""
     if isinstance(exc, aiohttp.ServerTimeoutError):
-        return f"timeout: {type(exc).__name__}: no bytes for {cfg.read_timeout_s:g} s"
+        return f"timeout: {type(exc).__name__}: no bytes for {cfg.no_bytes_timeout_s:g} s"
     if isinstance(exc, TimeoutError):
         return f"timeout: no completion within {cfg.request_timeout_s:g} s"
     if isinstance(exc, MalformedStream):
@@ -258,7 +303,7 @@ async def send_request(
 ) -> RequestRecord:
     """Send one streaming request; every failure becomes a record with ``error`` set, never an exception."""
     start = clock()
-    stream = _Stream()
+    stream = _Stream(req.max_tokens)
     body = json.dumps(_body(cfg, req)).encode()
     try:
         async with asyncio.timeout(cfg.request_timeout_s):
@@ -276,7 +321,7 @@ async def send_request(
         start_s=start,
         end_s=end,
         first_token_s=stream.first,
-        output_tokens=stream.tokens,
+        output_tokens=stream.output_tokens(),
         prompt_tokens=stream.prompt_tokens,
         chunks=stream.chunks(),
         error=stream.error,

@@ -138,8 +138,9 @@ def plan_from_config(c: RunConfig) -> BenchPlan:
         model=c.model,
         endpoint="chat" if c.endpoint == "chat" else "completions",
         api_key_env=c.api_key_env,
+        # no separate read timeout: a loaded server may queue a long prompt for most of --request-timeout before
+        # its first byte, and a hidden shorter limit would fail it while the hint says to raise --request-timeout
         request_timeout_s=c.timeout,
-        read_timeout_s=min(30.0, c.timeout),
     )
     return BenchPlan(
         client=client,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -138,3 +138,67 @@ def summarize_level(
         errors=errors,
         sessions=max(1, len({r.session for r in records})),
     )
+
+
+def token_count_notes(records: Sequence[RequestRecord]) -> list[str]:
+    """A note for each way successful requests were counted without per-chunk usage (``tokens_exact`` False):
+    with the server's final usage count, tokens, E2E and tok/s are exact, TPOT is over that count and ITL is per
+    chunk; without any usage, every figure counts one token per text chunk (a speculative chunk carries several)."""
+    ok = [r for r in records if r.ok]
+    inexact = [r for r in ok if not r.tokens_exact]
+    if not inexact:
+        return []
+    # the client keeps one token per text chunk in ``chunks``: a larger output count is the server's final usage
+    final = sum(1 for r in inexact if r.output_tokens > sum(n for _, n in r.chunks))
+    notes = []
+    if final:
+        notes.append(
+            f"note: {final} of {len(ok)} requests streamed no per-chunk usage: their tokens, E2E and tok/s use the "
+            "server's final usage count, TPOT spreads the time after the first token over that count, and ITL is "
+            "per streamed chunk, not per token"
+        )
+    if len(inexact) > final:
+        notes.append(
+            f"note: {len(inexact) - final} of {len(ok)} requests streamed no usage counts: each text chunk was "
+            "counted as one token, so their tokens, TPOT, ITL and tok/s are per chunk (a speculative chunk carries "
+            "several tokens); a vLLM server sends counts for stream_options include_usage + continuous_usage_stats"
+        )
+    return notes
+
+
+def error_examples(records: Sequence[RequestRecord]) -> dict[str, str]:
+    """The first failed request's whole ``error`` (the server's body for an HTTP error) for each kind of failure
+    (its text up to the first colon, as :func:`summarize_level` counts them), in the order they first failed."""
+    first: dict[str, str] = {}
+    for r in records:
+        if r.error is not None:
+            first.setdefault(r.error.split(":", 1)[0], r.error)
+    return first
+
+
+def error_hint(kind: str, api_key_env: str | None) -> str | None:
+    """What to change for a kind of failure whose cause the status names: a refused key, an unknown model."""
+    if kind in ("http 401", "http 403"):
+        var = f"${api_key_env}" if api_key_env else "no variable (--api-key-env was empty)"
+        return (
+            f"the server refused the request's credentials: the API key is read from {var}; set it, or name the "
+            "variable that holds the key with --api-key-env"
+        )
+    if kind == "http 404":
+        return (
+            "no such endpoint or model on the server: check --url (without /v1) and --model (the names the "
+            "server's GET /v1/models lists)"
+        )
+    return None
+
+
+def all_failed_hint(
+    kinds: Collection[str], url: str = "--url", model: str = "--model", timeout: str = "--request-timeout"
+) -> str:
+    """What to check when every request of a run failed with these kinds: raise the ``timeout`` when all timed
+    out, the API key when the server refused every one (401/403), else ``url``, ``model`` and the server."""
+    if set(kinds) == {"timeout"}:
+        return f"raise {timeout}"
+    if kinds and set(kinds) <= {"http 401", "http 403"}:
+        return "the server refused the API key: set $OPENAI_API_KEY, or name the variable holding it with --api-key-env"
+    return f"check {url}, {model} and the server"

@@ -8,14 +8,16 @@ import functools
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from specwise.contracts.bench import BenchConfig, BenchDoc, BenchLevel
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, redact_text
+from specwise.loadgen.client import scrub
 from specwise.loadgen.launcher import EngineServer, LaunchFile, hardware_description
 from specwise.loadgen.plan import LaunchInfo, RunConfig, plan_from_config, sweep_rates
+from specwise.loadgen.records import error_examples, error_hint, token_count_notes
 from specwise.loadgen.runner import run_plan
 from specwise.loadgen.store import ResultStore
 
@@ -100,3 +102,35 @@ def launch_all(
             levels = execute(store, run_id, config, server_cfg.name, progress)
         configs.append(BenchConfig(server_cfg.name, run_id, server_cfg.speculative_config, str(log), tuple(levels)))
     return BenchDoc(run_id=base_id, db=str(db), model=launch.model, configs=tuple(configs))
+
+
+def stored_notes(db: Path, run_ids: Sequence[str]) -> list[str]:
+    """What only a run's stored records tell, for the lines under its table: how tokens were counted when the server
+    sent no per-chunk usage, and the first error of each kind of failure (the server's body, secrets masked) with
+    what to change for a refused key or an unknown model. Nothing when ``db`` is not there or cannot be read."""
+    if not db.is_file():
+        return []
+    try:
+        store = ResultStore(db)
+    except SpecwiseError:
+        return []
+    lines: list[str] = []
+    try:
+        for run_id in run_ids:
+            records = store.records(run_id)
+            try:
+                key_env = store.run_config(run_id).get("api_key_env", "OPENAI_API_KEY")
+            except SpecwiseError:
+                key_env = "OPENAI_API_KEY"  # records without a stored run (a plan run directly): the default
+            lines += token_count_notes(records)
+            for kind, error in error_examples(records).items():
+                detail = error.split(":", 1)[1].strip() if ":" in error else error
+                lines.append(f"first {kind} failure: {redact_text(scrub(detail, None))}")
+                hint = error_hint(kind, key_env)
+                if hint is not None:
+                    lines.append(f"  {hint}")
+    except sqlite3.Error:
+        return lines
+    finally:
+        store.close()
+    return lines

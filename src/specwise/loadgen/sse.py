@@ -81,15 +81,17 @@ def chunk_text(payload: dict[str, Any]) -> str:
     return ""
 
 
-def completion_tokens(payload: dict[str, Any]) -> int | None:
+def _usage_count(payload: dict[str, Any], name: str) -> int | None:
     usage = payload.get("usage")
-    if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-        return int(usage["completion_tokens"])
-    return None
+    value = usage.get(name) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def completion_tokens(payload: dict[str, Any]) -> int | None:
+    """The chunk's usage ``completion_tokens`` (cumulative: vLLM's ``continuous_usage_stats`` send the count so far
+    with every chunk, its ``include_usage`` the total in a last chunk without choices); None when absent."""
+    return _usage_count(payload, "completion_tokens")
 
 
 def prompt_tokens(payload: dict[str, Any]) -> int | None:
-    usage = payload.get("usage")
-    if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
-        return int(usage["prompt_tokens"])
-    return None
+    return _usage_count(payload, "prompt_tokens")

@@ -59,7 +59,16 @@ def render_bench(doc: BenchDoc, out: Console | None = None, wide: bool = False) 
             out.print(f"[yellow]level {lv.summary.level}[/yellow]: {e}")
     for line in failure_lines("", doc.levels):
         out.print(line, highlight=False)
+    _record_notes(out, doc)
     out.print(f"records in {doc.db} (run {doc.run_id})")
+
+
+def _record_notes(out: Console, doc: BenchDoc) -> None:
+    """What only the records in --db tell (:func:`specwise.loadgen.session.stored_notes`)."""
+    from specwise.loadgen.session import stored_notes  # the loadgen is loaded only to render a bench run
+
+    for line in stored_notes(Path(doc.db), [doc.run_id]):
+        out.print(line, highlight=False, markup=False)
 
 
 def failure_lines(prefix: str, levels: tuple[BenchLevel, ...]) -> list[str]:
