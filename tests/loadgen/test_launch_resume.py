@@ -150,3 +150,15 @@ def test_ctrl_c_and_internal_errors_name_the_run_on_stderr(
         with _Open(db) as st:
             (rid,) = [r for r in st.db.execute("SELECT run_id FROM runs ORDER BY created_s DESC LIMIT 1")]
         assert f"continue with: specwise bench --resume {rid[0]} --db {db}" in err and what in err
+
+
+def test_which_launch_run_a_run_id_belongs_to(tmp_path: Path) -> None:
+    from specwise.loadgen.relaunch import launch_base_of
+
+    store = ResultStore(tmp_path / "r.sqlite")
+    store.create_run("abc", 0.0, {"url": "http://127.0.0.1:9"})  # a --url run
+    store.create_run("abc-x-base", 1.0, {"launch": {"name": "base"}})  # config "base" of launch run "abc-x"
+    assert launch_base_of(store, "abc") is None  # not mistaken for the launch run "abc"
+    assert launch_base_of(store, "abc-x") == "abc-x" and launch_base_of(store, "abc-x-base") == "abc-x"
+    assert launch_base_of(store, "nope") is None
+    store.close()

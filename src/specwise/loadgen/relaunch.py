@@ -28,14 +28,18 @@ OnWait = Callable[[str, float, str], None]
 def launch_base_of(store: ResultStore, run_id: str) -> str | None:
     """The ``--launch`` run that ``run_id`` belongs to: ``run_id`` itself when it names one (its configurations are
     stored as ``run_id-NAME``), or BASE when ``run_id`` is one configuration's run ``BASE-NAME``; else None."""
-    if store.launch_runs(run_id):
-        return run_id
-    if not store.has_run(run_id):
+    if store.has_run(run_id):  # a run of its own: a launch configuration's, or not a launch run at all
+        name = (store.run_config(run_id).get("launch") or {}).get("name")
+        if isinstance(name, str) and run_id.endswith("-" + name):
+            return run_id.removesuffix("-" + name)
         return None
-    name = (store.run_config(run_id).get("launch") or {}).get("name")
-    if isinstance(name, str) and run_id.endswith("-" + name):
-        return run_id.removesuffix("-" + name)
-    return None
+    return run_id if _configs_of(store, run_id) else None
+
+
+def _configs_of(store: ResultStore, base_id: str) -> dict[str, dict[str, Any]]:
+    """The stored configurations' runs of the launch run ``base_id`` (``BASE-NAME`` for configuration NAME; not
+    those of a launch run named ``BASE-X``), by run id."""
+    return {r: c for r, c in store.launch_runs(base_id) if r == f"{base_id}-{c['launch'].get('name')}"}
 
 
 def check_new_launch(store: ResultStore, base_id: str, launch: LaunchFile) -> None:
@@ -59,7 +63,7 @@ def resume_launch(
 ) -> BenchDoc:
     """Finish the launch run ``base_id``: each configuration of ``launch`` (the file the run started with) whose
     run has requests left is started again on a fresh port and finished; a finished one is read back."""
-    stored = {r: c for r, c in store.launch_runs(base_id) if r == f"{base_id}-{c['launch'].get('name')}"}
+    stored = _configs_of(store, base_id)
     if not stored:
         bases = store.launch_bases()
         raise SpecwiseError(
