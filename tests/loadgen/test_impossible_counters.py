@@ -35,3 +35,4 @@ def test_more_accepted_than_drafted_is_a_fault_not_a_rate(tmp_path: Path) -> Non
     reading, errors = _reading(tmp_path, edited)
     assert reading is None
     assert len(errors) == 1 and "spec-decode counters unusable" in errors[0]
+    assert errors[0].startswith("spec-decode")  # the renderer names the level ("level 0: level 0: ..." before)

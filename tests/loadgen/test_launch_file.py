@@ -189,3 +189,42 @@ def test_no_acceptance_note_from_a_handful_of_drafted_tokens() -> None:
     bad["tpot_s"] = {"mean": 0.07, "p50": 0.07, "p90": 0.08, "p99": 0.09}
     assert losing_draft_notes(BenchDoc.from_json(doc)) == []
     assert losing_draft_notes(BenchDoc.from_json(doc), min_draft_tokens=3.0) != []
+
+
+def test_a_relative_python_next_to_the_launch_file_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python = "./fakepy"`` from the launch file's directory: Path shortened it to ``fakepy``, which the process
+    start then looked up on $PATH (an internal error)."""
+    import os
+    import sys
+
+    exe = tmp_path / "fakepy"
+    exe.write_text(_FAKE_ENGINE.format(python=sys.executable, delay=0))
+    os.chmod(exe, 0o755)
+    (tmp_path / "l.toml").write_text('model = "m"\npython = "./fakepy"\n[[config]]\nname = "a"\n')
+    monkeypatch.chdir(tmp_path)
+    launch = load_launch_file(Path("l.toml"))
+    assert Path(launch.python).is_absolute() and Path(launch.python).samefile(exe)
+    with EngineServer(launch, launch.configs[0], tmp_path / "log") as url:
+        assert url.startswith("http://127.0.0.1:")
+
+
+def test_a_python_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
+    exe = tmp_path / "python"
+    exe.write_text("not a program")  # not executable
+    f = tmp_path / "l.toml"
+    f.write_text(f'model = "m"\npython = "{exe}"\n[[config]]\nname = "a"\n')
+    launch = load_launch_file(f)
+    with pytest.raises(SpecwiseError, match="cannot start it"), EngineServer(launch, launch.configs[0], tmp_path / "l"):
+        pass
+
+
+def test_a_baseline_that_speculates_is_flagged() -> None:
+    from specwise.contracts.bench import BenchDoc
+    from specwise.report.bench import speculating_baseline_notes
+    from tests.hardening.cases import bench_doc
+
+    doc = bench_doc()
+    assert speculating_baseline_notes(BenchDoc.from_json(doc)) == []
+    doc["configs"][0]["levels"][0]["spec_decode"] = doc["configs"][1]["levels"][0]["spec_decode"]
+    (note,) = speculating_baseline_notes(BenchDoc.from_json(doc))
+    assert note.startswith("warning: baseline has no speculative_config") and "100 spec-decode drafts" in note

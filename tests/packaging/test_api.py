@@ -210,7 +210,12 @@ def test_bench_raises_when_every_request_failed(tmp_path: Path) -> None:
     # before: it returned the document of a run with nothing measured, as the CLI exits 2 instead
     url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
     with pytest.raises(SpecwiseError, match=r"all 2 requests failed \(2 connection\); check url, model"):
-        specwise.bench(url, "m", rates=(50.0,), requests_per_level=2, db=tmp_path / "b.sqlite")
+        specwise.bench(url, "m", rates=(50.0,), requests_per_level=2, db=tmp_path / "b.sqlite", metrics_urls=())
+    # with /metrics refusing too, the first refused request stops the run: the rest are not sent
+    with pytest.raises(
+        SpecwiseError, match=r"all 1 requests failed \(1 connection: .*\); stopped before sending the other 1"
+    ):
+        specwise.bench(url, "m", rates=(50.0,), requests_per_level=2, db=tmp_path / "c.sqlite")
 
 
 def test_bench_whose_every_request_timed_out_points_at_the_timeout(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import uuid
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from specwise.cli.common import (
     EXIT_USAGE,
     add_json_flag,
     add_wide_flag,
+    bounded,
     http_url,
     non_negative_float,
     positive_float,
@@ -33,10 +35,13 @@ from specwise.contracts.bench_table import render as render_table
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.contracts.document import json_safe
 from specwise.errors import SpecwiseError, redact_url
-from specwise.fileio import check_output_file, write_json_atomic, write_text_atomic
+from specwise.fileio import check_output_file, same_file, write_json_atomic, write_text_atomic
 from specwise.loadgen.launcher import load_launch_file
 from specwise.loadgen.plan import RunConfig
-from specwise.loadgen.session import RunProgress, execute, launch_all, new_run
+from specwise.loadgen.records import all_failed_hint
+from specwise.loadgen.relaunch import check_new_launch, launch_base_of, resume_launch
+from specwise.loadgen.runner import ServerUnreachable, held_back_notes
+from specwise.loadgen.session import RunProgress, execute, launch_all, new_run, stored_notes
 from specwise.loadgen.store import ResultStore
 from specwise.loadgen.workload import load_prompts, synthetic_prompts
 from specwise.prompts.items import PromptItem
@@ -65,15 +70,33 @@ def _concurrency(text: str) -> list[int]:
     return values
 
 
+MAX_SWEEP = 100  # rates a --sweep spreads between its probes; more is a typo, not a measurement plan
+
+
+_sweep = bounded(int, f"a number of rates from 1 to {MAX_SWEEP}", low=1, high=MAX_SWEEP)
+
+
+def _base_url(text: str) -> str:
+    """The server's base URL: requests go to URL/v1/completions, so a URL ending in /v1 (the OpenAI SDK's
+    ``base_url`` habit) would send them to /v1/v1/... and get 404s."""
+    url = http_url(text)
+    if url.rstrip("/").endswith("/v1"):
+        fixed = redact_url(url.rstrip("/").removesuffix("/v1"))
+        raise argparse.ArgumentTypeError(
+            f"give the server's base URL without /v1 (requests go to URL/v1/completions): {fixed}"
+        )
+    return url
+
+
 def _metrics_arg(text: str) -> str:
     return text if text == "none" else CHECKS["metrics_urls"](text)
 
 
 CHECKS: dict[str, Callable[[str], Any]] = {
-    "url": http_url,
+    "url": _base_url,
     "rates": _rates,
     "concurrency": _concurrency,
-    "sweep": positive_int,
+    "sweep": _sweep,
     "requests_per_level": positive_int,
     "cv": positive_float,
     "max_tokens": positive_int,
@@ -113,7 +136,8 @@ def register(sub: Any) -> None:
         "--sweep",
         type=CHECKS["sweep"],
         metavar="N",
-        help="probe synchronous and max throughput, then run N rates spread between (instead of --rates)",
+        help=f"probe synchronous and max throughput, then run N rates spread between (instead of --rates; "
+        f"N <= {MAX_SWEEP})",
     )
     p.add_argument("--requests-per-level", type=CHECKS["requests_per_level"], default=20)
     p.add_argument("--arrivals", choices=("poisson", "gamma", "constant"), default="poisson")
@@ -167,7 +191,11 @@ def _add_storage_flags(p: argparse.ArgumentParser) -> None:
     """Where results go: the database, resuming, exports."""
     p.add_argument("--db", type=Path, default=Path("specwise-bench.sqlite"), help="results database")
     p.add_argument("--run-id", help="name for this run (default: random)")
-    p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run from --db")
+    p.add_argument(
+        "--resume",
+        metavar="RUN_ID",
+        help="finish an interrupted run from --db (a --launch run: with --launch FILE, which starts its servers again)",
+    )
     p.add_argument("--export-jsonl", type=Path, metavar="FILE", help="also write every record as JSON lines")
     p.add_argument(
         "--output",
@@ -259,6 +287,9 @@ def _metrics_urls(args: argparse.Namespace, url: str) -> tuple[str, ...]:
         if len(given) > 1:
             raise SpecwiseError("--metrics-url none: not with other --metrics-url")
         return ()
+    for i, u in enumerate(given):
+        if u in given[:i]:  # read twice, a replica's counters would be summed twice
+            raise SpecwiseError(f"--metrics-url {redact_url(u)} is given twice; give each replica's once")
     return tuple(given) or (url.rstrip("/") + "/metrics",)
 
 
@@ -295,19 +326,23 @@ class _Progress:
         self.bar.update(self.tasks[label], completed=done, total=total, description=f"{label} level {level}{live}")
 
 
-def _bench(args: argparse.Namespace, store: ResultStore, shown: _Progress) -> BenchDoc:
+def _bench(args: argparse.Namespace, run_id: str, store: ResultStore, shown: _Progress) -> BenchDoc:
     progress: RunProgress | None = shown.tick if shown.show_bars else None
     if args.launch:
         launch = load_launch_file(args.launch)
-        template = run_config(args, None, None)
-        doc = launch_all(launch, template, store, args.db, args.run_id, progress, on_wait=shown.startup)
+        if args.resume:  # the launched servers stopped with the bench that started them: start them again
+            doc = resume_launch(launch, args.launch, store, args.db, run_id, progress, on_wait=shown.startup)
+        else:
+            template = run_config(args, None, None)
+            check_new_launch(store, run_id, launch)
+            doc = launch_all(launch, template, store, args.db, run_id, progress, on_wait=shown.startup)
         if args.export_jsonl:  # every configuration's records, in launch order (each line names its run)
             lines = (line + "\n" for c in doc.configs for line in store.export_jsonl(c.run_id))
             write_text_atomic(args.export_jsonl, "".join(lines))
             doc = replace(doc, jsonl=str(args.export_jsonl))
         return doc if not args.calibrate else _with_calibration(doc, store)
-    run_id = args.resume or args.run_id or uuid.uuid4().hex[:12]
     if args.resume:
+        _refuse_launch_resume(store, args)
         config = _resumed_config(args, RunConfig.from_json(store.run_config(run_id)), run_id)
     else:
         if not args.url or not args.model:
@@ -327,6 +362,49 @@ def _bench(args: argparse.Namespace, store: ResultStore, shown: _Progress) -> Be
         levels=tuple(levels),
         jsonl=jsonl,
     )
+
+
+def _refuse_launch_resume(store: ResultStore, args: argparse.Namespace) -> None:
+    """``--resume`` of a ``--launch`` run (or of one of its configurations) without ``--launch``: its server was
+    stopped with the bench that started it, and its stored URL is a dead port (or, later, someone else's)."""
+    base = launch_base_of(store, args.resume)
+    if base is None:
+        return
+    what = "the --launch run" if base == args.resume else "one configuration of the --launch run"
+    raise SpecwiseError(
+        f"run {args.resume!r} is {what} {base!r}, whose servers stopped with the bench that started them; resume it "
+        f"with its launch file, which starts them again: {_resume_command(args, base, launch='FILE')}"
+    )
+
+
+def _new_run_id(args: argparse.Namespace) -> str:
+    """The run's id (a ``--launch`` run's base id: each configuration's run is ``ID-NAME``), known before the run
+    starts so an interruption can say how to resume it."""
+    return str(args.resume or args.run_id or uuid.uuid4().hex[: 8 if args.launch else 12])
+
+
+def _resume_command(args: argparse.Namespace, run_id: str, launch: str | None = None) -> str:
+    """The exact command that finishes the run."""
+    words = ["specwise", "bench"]
+    if launch or args.launch:
+        words += ["--launch", launch or str(args.launch)]
+    words += ["--resume", run_id]
+    if args.db != Path("specwise-bench.sqlite"):
+        words += ["--db", str(args.db)]
+    return " ".join(w if w == "FILE" else shlex.quote(w) for w in words)
+
+
+def _say_resume(args: argparse.Namespace, store: ResultStore, run_id: str, what: str) -> None:
+    """On stderr (stdout may be --json), when the run was stored: how to finish it."""
+    try:
+        saved = store.launch_runs(run_id) if args.launch else store.has_run(run_id)
+    except Exception:  # a broken database: nothing to point at
+        return
+    if saved:
+        print(
+            f"{what}: finished requests are saved in {args.db}; continue with: {_resume_command(args, run_id)}",
+            file=sys.stderr,
+        )
 
 
 def _resumed_config(args: argparse.Namespace, config: RunConfig, run_id: str) -> RunConfig:
@@ -359,6 +437,8 @@ def _write_calibration(args: argparse.Namespace, cal: CalibrationDoc) -> Path:
 def run(args: argparse.Namespace) -> int:
     if args.calibrate and not args.launch:
         raise SpecwiseError("--calibrate needs --launch (or use --calibrate-run RUN_ID on a finished launch run)")
+    if args.calibration_out is not None and not (args.calibrate or args.calibrate_run):
+        raise SpecwiseError("--calibration-out names the file --calibrate (with --launch) or --calibrate-run writes")
     if args.calibrate_run:
         if not args.db.exists():
             raise SpecwiseError(f"{args.db}: no results database")
@@ -380,18 +460,30 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         check_extension(args.output)
     reads = [("--db", args.db), ("--prompts", args.prompts), ("--launch", args.launch)]
-    for path in (args.export_jsonl, args.calibration_out, args.output):
+    writes = [("--export-jsonl", args.export_jsonl), ("--calibration-out", args.calibration_out)]
+    for i, (flag, path) in enumerate([*writes, ("--output", args.output)]):
         if path is not None:
             check_output_file(path, reads)  # before any request: a bad destination must not cost the run
+            _check_distinct(flag, path, writes[:i])
     store = ResultStore(args.db)
+    run_id = _new_run_id(args)
     try:
         with progress_bar(disable=args.json) as bar:
-            doc = _bench(args, store, _Progress(bar, show_bars=not args.json))
+            doc = _bench(args, run_id, store, _Progress(bar, show_bars=not args.json))
+        notes = held_back_notes(store, doc)
+    except ServerUnreachable as exc:
+        raise SpecwiseError(exc.text("check --url and that the server is up")) from None
     except KeyboardInterrupt:
-        print(f"interrupted: finished requests are saved in {args.db}; continue with --resume RUN_ID")
+        _say_resume(args, store, run_id, "interrupted")
+        raise
+    except SpecwiseError:
+        raise
+    except Exception:
+        _say_resume(args, store, run_id, f"run {run_id} stopped by an internal error")
         raise
     finally:
         store.close()
+    notes += stored_notes(args.db, [c.run_id for c in doc.configs] or [doc.run_id])
     cal_path = _write_calibration(args, doc.calibration) if doc.calibration is not None else None
     rows = bench_rows(doc)
     if args.output is not None:
@@ -402,16 +494,25 @@ def run(args: argparse.Namespace) -> int:
             out["calibration_file"] = str(cal_path)
         if args.output is not None:
             out["output_file"] = str(args.output)
+        if notes:
+            out["notes"] = notes
         print_json(out)
     elif doc.configs:
-        render_comparison(doc, wide=args.wide)
+        render_comparison(doc, wide=args.wide, notes=notes)
         if doc.calibration is not None:
             render_calibration(doc.calibration, cal_path)
     else:
-        render_bench(doc, wide=args.wide)
+        render_bench(doc, wide=args.wide, notes=notes)
     if args.output is not None and not args.json:
         print(f"{len(rows)} rows (vllm bench serve fields) written to {args.output}")
     return _exit_status(doc)
+
+
+def _check_distinct(flag: str, path: Path, earlier: list[tuple[str, Path | None]]) -> None:
+    """Two outputs on one file: the second would overwrite the first."""
+    for other_flag, other in earlier:
+        if other is not None and (other == path or same_file(path, other)):
+            raise SpecwiseError(f"{flag} {path}: is also the {other_flag} file; give each output its own file")
 
 
 def all_failed(
@@ -430,8 +531,7 @@ def all_failed(
         for kind, n in lv.summary.errors.items():
             errors[kind] = errors.get(kind, 0) + n
     detail = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items(), key=lambda kv: -kv[1]))
-    hint = f"raise {timeout}" if set(errors) == {"timeout"} else f"check {url}, {model} and the server"
-    return f"all {sent} requests failed ({detail}); {hint}"
+    return f"all {sent} requests failed ({detail}); {all_failed_hint(errors, url, model, timeout)}"
 
 
 def _exit_status(doc: BenchDoc) -> int:

@@ -116,17 +116,19 @@ def pooled_level(urls: Sequence[str], per_replica: Sequence[tuple[SpecDecodeRead
     return LevelReading(pool_readings(present), any(r.counter_reset for r in replicas), replicas)
 
 
+RESTART_SIGN = "its spec-decode counters were born again (new _created) or went back"
+
+
 def restart_note(reading: LevelReading, urls: Sequence[str]) -> list[str]:
-    """What a counter reset means, said for the replica whose counters went back (never the fleet as a whole)."""
+    """What a counter reset means, said for the replica that restarted (never the fleet as a whole). A restart is
+    seen by new ``_created`` birth times (the counts need not go back: a busy server's may pass the old ones), or,
+    without birth times, by counts that went back."""
     if not reading.counter_reset:
         return []
     if not reading.replicas:
-        return [
-            "spec-decode counters went back: the server restarted during this level; "
-            "acceptance counts only since the restart"
-        ]
+        return [f"the server restarted during this level ({RESTART_SIGN}); acceptance counts only since the restart"]
     return [
-        f"replica {i} ({r.url}): its spec-decode counters went back: it restarted during this level; "
+        f"replica {i} ({r.url}): it restarted during this level ({RESTART_SIGN}); "
         "its acceptance counts only since the restart"
         for i, r in enumerate(reading.replicas)
         if r.counter_reset

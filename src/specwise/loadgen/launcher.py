@@ -52,8 +52,16 @@ class LaunchFile:
 
 
 def _resolve(base: Path, value: str) -> str:
+    """A relative path that exists next to the launch file, as that file; anything else as written."""
     p = Path(value)
     return str(base / p) if not p.is_absolute() and (base / p).exists() else value
+
+
+def _program(base: Path, value: str) -> str:
+    """The Python to run: a relative path next to the launch file made absolute (``./python`` in the launch file's
+    directory would otherwise shorten to ``python`` and be looked up on $PATH by the process start)."""
+    p = Path(value)
+    return str((base / p).absolute()) if not p.is_absolute() and (base / p).exists() else value
 
 
 def load_launch_file(path: Path) -> LaunchFile:
@@ -85,7 +93,7 @@ def load_launch_file(path: Path) -> LaunchFile:
     return LaunchFile(
         model=_resolve(path.parent, root.string("model")),
         served_model_name=root.string("served_model_name", "model"),
-        python=_resolve(path.parent, root.string("python", ".venv-vllm/bin/python")),
+        python=_program(path.parent, root.string("python", ".venv-vllm/bin/python")),
         configs=tuple(out),
         extra_args=extra,
         env=_env(root),
@@ -175,7 +183,10 @@ class EngineServer:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "HF_HUB_OFFLINE": "1", **self.launch.env}
         with self.log_path.open("wb") as log:
-            self.proc = spawn_server(self.command(), log, env)
+            try:
+                self.proc = spawn_server(self.command(), log, env)
+            except OSError as exc:  # not executable, a broken interpreter line
+                raise SpecwiseError(f"{self.launch.python}: cannot start it: {exc.strerror or exc}") from None
         try:
             return self._wait_healthy()
         except BaseException:  # a timeout, an early exit, Ctrl-C: never leave a server behind

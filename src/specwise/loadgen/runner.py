@@ -11,14 +11,15 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 import numpy as np
 
-from specwise.contracts.bench import BenchLevel, SpecDecodeReading
-from specwise.errors import SpecwiseError, redact_url
+from specwise.contracts.bench import BenchDoc, BenchLevel, SpecDecodeReading
+from specwise.errors import SpecwiseError, redact_text, redact_url
 from specwise.loadgen.client import ClientConfig, HttpSession, RequestSpec, send_request
 from specwise.loadgen.fleet import (
     MANY_SERVERS,
@@ -28,7 +29,7 @@ from specwise.loadgen.fleet import (
     reaches_many_servers,
     restart_note,
 )
-from specwise.loadgen.records import summarize_level
+from specwise.loadgen.records import RequestRecord, summarize_level
 from specwise.loadgen.store import RecordWriter, ResultStore
 from specwise.metrics import parse_exposition, spec_decode_counters
 from specwise.metrics.engines import llamacpp_acceptance, sglang_acceptance
@@ -78,7 +79,8 @@ async def scrape_metrics(client: HttpSession, url: str) -> str:
 
 async def _scrape_one(
     client: HttpSession, url: str, store: ResultStore, key: tuple[str, int, str, int], errors: list[str]
-) -> None:
+) -> bool:
+    """Scrape and keep one replica's /metrics; False when nothing listens there (a refused connection)."""
     run_id, level, phase, replica = key
     where = f"{phase} scrape" if replica == 0 else f"replica {replica} ({redact_url(url)}) {phase} scrape"
     try:
@@ -91,6 +93,8 @@ async def _scrape_one(
                 store.save_scrape(run_id, level, "probe", probe, replica)
     except _SCRAPE_ERRORS as exc:
         errors.append(f"{where} failed: {exc or type(exc).__name__}")
+        return not isinstance(exc, aiohttp.ClientConnectorError)
+    return True
 
 
 async def _scrape_into(
@@ -101,14 +105,62 @@ async def _scrape_into(
     level: int,
     phase: str,
     errors: list[str],
-) -> None:
-    """Scrape every replica's /metrics at once (a ``before`` already stored, by a run being resumed, is kept)."""
+) -> bool:
+    """Scrape every replica's /metrics at once (a ``before`` already stored, by a run being resumed, is kept);
+    False when one of them refused the connection."""
     jobs = [
         _scrape_one(client, url, store, (run_id, level, phase, i), errors)
         for i, url in enumerate(plan.scrape_urls)
         if phase != "before" or store.scrape(run_id, level, phase, i) is None
     ]
-    await asyncio.gather(*jobs)
+    return all(await asyncio.gather(*jobs))
+
+
+class ServerUnreachable(SpecwiseError):
+    """The run's first requests could not connect (nothing listens at the URL, no such host): the run stopped
+    before sending the rest, and those requests' records were dropped (``--resume`` sends them)."""
+
+    def __init__(self, url: str, failed: int, unsent: int, detail: str) -> None:
+        self.url, self.failed, self.unsent, self.detail = url, failed, unsent, detail
+        super().__init__(self.text("check the URL and that the server is up"))
+
+    def text(self, hint: str) -> str:
+        return (
+            f"all {self.failed} requests failed ({self.failed} connection: {self.detail}); stopped before sending "
+            f"the other {self.unsent}; {hint}"
+        )
+
+
+class _ConnectGate:
+    """Until one request of this process gets an answer (any answer: even an HTTP error says a server is there),
+    count the requests that could not connect; at ``limit`` (1 when the level's first /metrics scrape could not
+    connect either) stop the run: a closed port would otherwise cost the whole schedule before saying so."""
+
+    def __init__(self) -> None:
+        self.answered = False
+        self.failed: list[str] = []
+        self.detail = ""
+        self.limit = 3
+
+    def observe(self, record: RequestRecord) -> None:
+        if self.answered:
+            return
+        if record.ok or not (record.error or "").startswith(_REFUSED):
+            self.answered = True
+            return
+        self.failed.append(record.request_id)
+        if not self.detail:
+            detail = (record.error or "").removeprefix("connection: ").replace(" ssl:default", "")
+            self.detail = redact_text(detail)
+        if len(self.failed) >= self.limit:
+            raise _GateClosed
+
+
+class _GateClosed(Exception):
+    """Raised by the request that reached :class:`_ConnectGate`'s limit; the level stops sending."""
+
+
+_REFUSED = "connection: ClientConnector"  # aiohttp.ClientConnectorError and its subclasses: no connection made
 
 
 def level_spec_decode(
@@ -128,7 +180,7 @@ def level_spec_decode(
         return None, False
     delta = total_delta(spec_decode_counters(before_scrape), spec_decode_counters(after_scrape))
     if delta is not None and delta.impossible:  # counts no server can produce: reported, never averaged in
-        errors.append(f"level {level}: spec-decode counters unusable: {delta.impossible}")
+        errors.append(f"spec-decode counters unusable: {delta.impossible}")
         return None, False
     if delta is not None:
         return SpecDecodeReading("vllm", delta.stats), delta.reset
@@ -192,17 +244,24 @@ async def _run_levels(
     sleep: Callable[[float], Awaitable[None]],
     live_interval_s: float,
 ) -> list[BenchLevel]:
+    gate = _ConnectGate()
+    to_send = sum(1 for lp in plan.levels for r in lp.requests if r.request_id not in done)
     async with HttpSession(plan.client, plan.max_concurrency) as client:
         for lp in plan.levels:
             errors: list[str] = []
             pending = [r for r in lp.requests if r.request_id not in done]
             if pending:
-                await _scrape_into(client, plan, store, run_id, lp.level, "before", errors)
+                if not await _scrape_into(client, plan, store, run_id, lp.level, "before", errors):
+                    gate.limit = 1  # /metrics refused the connection too: one refused request is enough
                 befores = [store.scrape(run_id, lp.level, "before", i) for i in range(len(plan.scrape_urls))]
                 live = _LiveAcceptance(client, plan.scrape_urls, befores, live_interval_s)
                 poller = asyncio.create_task(live.poll()) if progress is not None else None
                 try:
-                    await _run_level(client, plan, lp, pending, store, run_id, progress, clock, sleep, live)
+                    await _run_level(client, plan, lp, pending, store, run_id, progress, clock, sleep, live, gate)
+                except _GateClosed:
+                    store.discard(run_id, gate.failed)  # never reached a server: --resume sends them
+                    url = redact_url(plan.client.base_url)
+                    raise ServerUnreachable(url, len(gate.failed), to_send - len(gate.failed), gate.detail) from None
                 finally:
                     if poller is not None:
                         poller.cancel()
@@ -272,6 +331,7 @@ async def _run_level(
     clock: Callable[[], float],
     sleep: Callable[[float], Awaitable[None]],
     live: _LiveAcceptance | None = None,
+    gate: _ConnectGate | None = None,
 ) -> None:
     total = len(lp.requests)
     completed = [total - len(pending)]
@@ -293,6 +353,8 @@ async def _run_level(
             client, plan.client, spec, run_id=run_id, level=lp.level, scheduled_s=scheduled, clock=clock
         )
         writer.add(record)  # committed by the writer's thread; counted as done once it is
+        if gate is not None:
+            gate.observe(record)
 
     try:
         await _schedule(plan, lp, pending, send, clock, sleep)
@@ -315,7 +377,7 @@ async def _schedule(
             while queue:
                 await send(queue.pop(), clock())
 
-        await asyncio.gather(*(worker() for _ in range(min(lp.concurrency, len(pending)))))
+        await _together([worker() for _ in range(min(lp.concurrency, len(pending)))])
         return
     if lp.rate_per_s is None:
         raise SpecwiseError(f"level {lp.level}: needs a rate or a concurrency")
@@ -334,4 +396,75 @@ async def _schedule(
         async with semaphore:
             await send(spec, start + due)
 
-    await asyncio.gather(*(one(s) for s in pending))
+    await _together([one(s) for s in pending])
+
+
+async def _together(coros: list[Coroutine[Any, Any, None]]) -> None:
+    """Run them all; the first exception cancels the others (the run stops sending) and is raised."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+HELD_BACK_SHARE = 0.9  # a level sent at under 90% of its schedule's rate is not the rate its row names
+
+
+def held_back_notes(store: ResultStore, doc: BenchDoc) -> list[str]:
+    """One note per open-loop level that fell short of its target rate (under 90%) because its requests went out
+    slower than their schedule (the arrival process at the target rate) asked: the client held them back, so the
+    row's rate is not the load the server saw. (A level of a few requests falls short by its last requests'
+    latency alone; sent on schedule, it gets no note.) The cause is named: ``--max-concurrency`` when that many
+    requests were in flight at once, else the client itself."""
+    runs = [(f"{c.name}: ", c.run_id, c.levels) for c in doc.configs] or [("", doc.run_id, doc.levels)]
+    notes: list[str] = []
+    for prefix, run_id, levels in runs:
+        cap = int(store.run_config(run_id).get("max_concurrency", 256))
+        for lv in levels:
+            target = lv.summary.target_rate_per_s
+            if target is None or lv.concurrency is not None:
+                continue
+            if lv.summary.request_rate_per_s >= HELD_BACK_SHARE * target:
+                continue  # reached: the records are read only for a level that fell short
+            rates = send_rates(store.records(run_id, lv.summary.level))
+            if rates is None or not rates[0] < HELD_BACK_SHARE * rates[1]:
+                continue
+            sent, asked, peak = rates
+            why = (
+                f"at most --max-concurrency {cap} requests are in flight, so the others waited; raise it for this rate"
+                if peak >= cap
+                else "the client could not send them faster"
+            )
+            notes.append(
+                f"note: {prefix}at {target:g} rps the requests went out at {sent:.3g} rps (their schedule asked "
+                f"{asked:.3g}): {why}; the row's latencies are at the rate achieved"
+            )
+    return notes
+
+
+def send_rates(records: list[RequestRecord]) -> tuple[float, float, int] | None:
+    """(requests sent per second, requests per second their schedule asked, most requests in flight at once) over
+    each bench process's own records (a resumed level's processes apart); None under two requests a process."""
+    sessions: dict[str, list[RequestRecord]] = {}
+    for r in records:
+        sessions.setdefault(r.session, []).append(r)
+    gaps = sent_s = asked_s = 0.0
+    peak = 0
+    for group in sessions.values():
+        if len(group) < 2:
+            continue
+        gaps += len(group) - 1
+        sent_s += max(r.start_s for r in group) - min(r.start_s for r in group)
+        asked_s += max(r.scheduled_s for r in group) - min(r.scheduled_s for r in group)
+        events = sorted([(r.start_s, 1) for r in group] + [(r.end_s, -1) for r in group])
+        running = 0
+        for _, step in events:
+            running += step
+            peak = max(peak, running)
+    if not gaps or not sent_s > 0:
+        return None
+    return gaps / sent_s, (gaps / asked_s if asked_s > 0 else float("inf")), peak

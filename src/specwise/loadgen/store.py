@@ -23,7 +23,7 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -128,6 +128,9 @@ class ResultStore:
                 bases[run_id.removesuffix("-" + name)] = None
         return list(bases)
 
+    def has_run(self, run_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is not None
+
     def update_config(self, run_id: str, config: dict[str, Any]) -> None:
         self._write("UPDATE runs SET config = ? WHERE run_id = ?", (json.dumps(config), run_id))
 
@@ -137,6 +140,15 @@ class ResultStore:
     def add(self, record: RequestRecord) -> None:
         """Commit one record (idempotent per request id: a resumed run never duplicates)."""
         self._write(_INSERT, (record.run_id, record.level, record.request_id, record.to_json()))
+
+    def discard(self, run_id: str, request_ids: Iterable[str]) -> None:
+        """Forget these requests' records (requests that never reached a server), so ``--resume`` sends them."""
+        rows = [(run_id, rid) for rid in request_ids]
+        try:
+            with self.db:
+                self.db.executemany("DELETE FROM records WHERE run_id = ? AND request_id = ?", rows)
+        except sqlite3.Error as exc:
+            raise SpecwiseError(f"{self.path}: cannot write results: {exc}") from None
 
     def done_ids(self, run_id: str) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT request_id FROM records WHERE run_id = ?", (run_id,))}

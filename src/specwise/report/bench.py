@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -29,7 +30,7 @@ def _x(v: float | None, fmt: str = "{:.2f}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
-def render_bench(doc: BenchDoc, out: Console | None = None, wide: bool = False) -> None:
+def render_bench(doc: BenchDoc, out: Console | None = None, wide: bool = False, notes: Sequence[str] = ()) -> None:
     out = console(out)
     table = Table(title=f"bench run {doc.run_id} against {doc.url} ({doc.model}); latencies p50", title_justify="left")
     for col in ("rps", "ok", "fail", "TTFT ms", "TPOT ms", "ITL ms", "E2E ms", "tok/s", "acc", "AL"):
@@ -59,16 +60,9 @@ def render_bench(doc: BenchDoc, out: Console | None = None, wide: bool = False) 
             out.print(f"[yellow]level {lv.summary.level}[/yellow]: {e}")
     for line in failure_lines("", doc.levels):
         out.print(line, highlight=False)
-    _record_notes(out, doc)
-    out.print(f"records in {doc.db} (run {doc.run_id})")
-
-
-def _record_notes(out: Console, doc: BenchDoc) -> None:
-    """What only the records in --db tell (:func:`specwise.loadgen.session.stored_notes`)."""
-    from specwise.loadgen.session import stored_notes  # the loadgen is loaded only to render a bench run
-
-    for line in stored_notes(Path(doc.db), [doc.run_id]):
+    for line in notes:
         out.print(line, highlight=False, markup=False)
+    out.print(f"records in {doc.db} (run {doc.run_id})")
 
 
 def failure_lines(prefix: str, levels: tuple[BenchLevel, ...]) -> list[str]:
@@ -120,7 +114,7 @@ def _replica_lines(out: Console, lv: BenchLevel) -> None:
         )
 
 
-def render_comparison(doc: BenchDoc, out: Console | None = None, wide: bool = False) -> None:
+def render_comparison(doc: BenchDoc, out: Console | None = None, wide: bool = False, notes: Sequence[str] = ()) -> None:
     out = console(out)
     table = Table(title=f"A/B comparison (speedups vs {doc.configs[0].name}, same requests)", title_justify="left")
     for col in ("config", "rps", "TPOT ms", "xTPOT", "xE2E", "tok/s", "xtok/s", "acc", "AL", "fail"):
@@ -145,8 +139,30 @@ def render_comparison(doc: BenchDoc, out: Console | None = None, wide: bool = Fa
         _resumed_lines(out, f"{c.name} ", c.levels)
         for line in failure_lines(f"  {c.name} ", c.levels):
             out.print(line, highlight=False)
-    for line in losing_draft_notes(doc):
-        out.print(line)
+    for line in [*losing_draft_notes(doc), *speculating_baseline_notes(doc), *notes]:
+        out.print(line, highlight=False, markup=False)
+
+
+def speculating_baseline_notes(doc: BenchDoc) -> list[str]:
+    """A configuration launched without a speculative_config whose server still counted drafts: it is not the
+    baseline it is named as (a default the engine applies, a setting in extra_args), and the speedups vs it mean
+    something else."""
+    notes = []
+    for c in doc.configs:
+        drafts = sum((_drafts(lv) or 0.0) for lv in c.levels)
+        if c.speculative_config is None and drafts > 0:
+            notes.append(
+                f"warning: {c.name} has no speculative_config, yet its server counted {drafts:,.0f} spec-decode "
+                "drafts: it speculates (check its extra_args and the engine's defaults), so it is no baseline"
+            )
+    return notes
+
+
+def _drafts(lv: BenchLevel) -> float | None:
+    sd = lv.spec_decode
+    if sd is None or sd.counts is None:
+        return None
+    return sd.counts.drafts
 
 
 def losing_draft_notes(doc: BenchDoc, max_acceptance: float = 0.2, min_draft_tokens: float = 100.0) -> list[str]:

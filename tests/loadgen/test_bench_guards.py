@@ -1,0 +1,98 @@
+"""bench's guards against results that mislead: a closed port fails at once, two outputs never share a file, a
+repeated --metrics-url is refused (it would count a replica twice), --sweep is bounded, a /v1 base URL is refused,
+--calibration-out alone is refused, a rate the client could not send is said, and a restart seen only in the
+counters' birth times is called one. Against the mock server on 127.0.0.1; each test a second or two."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from specwise.cli import main
+from specwise.loadgen.launcher import free_port
+from specwise.loadgen.mock_server import MockBehaviour, MockServer, MockState, exposition
+from specwise.loadgen.store import ResultStore
+
+
+@pytest.mark.parametrize("metrics", [[], ["--metrics-url", "none"]], ids=["scraped", "no-metrics"])
+def test_a_closed_port_fails_fast_and_keeps_nothing_to_skip(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], metrics: list[str]
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    argv = ["bench", "--url", url, "--model", "m", "--rates", "3", "--requests-per-level", "12", *metrics]
+    start = time.monotonic()
+    code = main([*argv, "--db", str(tmp_path / "r.sqlite"), "--run-id", "closed"])
+    elapsed_s = time.monotonic() - start
+    err = capsys.readouterr().err
+    assert code == 2 and elapsed_s < 3.0  # the whole schedule is 4 s; the first refusals say enough
+    assert "requests failed (" in err and "connection" in err and "check --url" in err
+    assert "ssl:default" not in err and len(err.strip().splitlines()) == 1
+    store = ResultStore(tmp_path / "r.sqlite")
+    assert store.done_ids("closed") == set()  # never reached a server: --resume would send every request
+    store.close()
+
+
+def test_a_server_that_answers_errors_is_not_cut_short(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with MockServer(MockBehaviour(fail_500_every=1)) as server:
+        argv = ["bench", "--url", server.url, "--model", "m", "--rates", "50", "--requests-per-level", "5"]
+        assert main([*argv, "--db", str(tmp_path / "r.sqlite")]) == 2
+        assert server.state.requests == 5
+    assert "all 5 requests failed (5 http 500)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--output", "{tmp}/same.jsonl", "--export-jsonl", "{tmp}/same.jsonl"], "is also the --export-jsonl file"),
+        (["--output", "{tmp}/c.json", "--calibration-out", "{tmp}/c.json"], "--calibration-out names the file"),
+        (
+            ["--metrics-url", "http://127.0.0.1:9/metrics", "--metrics-url", "http://127.0.0.1:9/metrics"],
+            "is given twice",
+        ),
+        (["--sweep", "101"], "from 1 to 100"),
+        (["--url", "http://127.0.0.1:9/v1"], "without /v1 (requests go to URL/v1/completions): http://127.0.0.1:9"),
+        (["--url", "http://127.0.0.1:9/v1/"], "without /v1"),
+        (["--calibration-out", "{tmp}/cal.json"], "--calibration-out names the file --calibrate"),
+    ],
+)
+def test_flags_that_would_mislead_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], fragment: str
+) -> None:
+    argv = ["bench", "--url", "http://127.0.0.1:9", "--model", "m", "--rates", "50", "--requests-per-level", "1"]
+    argv += [a.format(tmp=tmp_path) for a in extra] + ["--db", str(tmp_path / "r.sqlite")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "same.jsonl").exists()
+
+
+def test_a_rate_the_client_could_not_send_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with MockServer(MockBehaviour(ttft_s=0.02, chunk_interval_s=0.005)) as server:
+        argv = ["bench", "--url", server.url, "--model", "m", "--rates", "50", "--requests-per-level", "8"]
+        argv += ["--max-tokens", "8", "--db", str(tmp_path / "r.sqlite")]
+        assert main([*argv, "--max-concurrency", "1"]) == 0
+        capped = capsys.readouterr().out
+        assert main([*argv, "--max-concurrency", "64"]) == 0
+        free = capsys.readouterr().out
+    assert "note: at 50 rps the requests went out at" in capped and "--max-concurrency 1" in capped
+    assert "went out at" not in free  # sent on schedule: nothing to say
+
+
+def test_a_restart_seen_only_in_birth_times_is_called_one(tmp_path: Path) -> None:
+    """A server restarted between the scrapes whose counters already passed their old values: they did not go
+    back; their new ``_created`` shows the restart."""
+    from specwise.loadgen.runner import level_reading
+
+    b = MockBehaviour()
+    before, after = MockState(drafts=10, draft_tokens=40, accepted=20), MockState(drafts=50, draft_tokens=200)
+    after.created = before.created + 100.0
+    store = ResultStore(tmp_path / "r.sqlite")
+    store.save_scrape("r", 0, "before", exposition(b, before))
+    store.save_scrape("r", 0, "after", exposition(b, after))
+    errors: list[str] = []
+    reading = level_reading(store, "r", 0, ("http://127.0.0.1:9/metrics",), errors)
+    store.close()
+    assert reading.counter_reset
+    assert len(errors) == 1 and "restarted" in errors[0] and "new _created" in errors[0]
