@@ -96,3 +96,15 @@ def test_a_restart_seen_only_in_birth_times_is_called_one(tmp_path: Path) -> Non
     store.close()
     assert reading.counter_reset
     assert len(errors) == 1 and "restarted" in errors[0] and "new _created" in errors[0]
+
+
+def test_goodput_is_in_the_table_when_an_slo_is_given(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with MockServer(MockBehaviour()) as server:
+        argv = ["bench", "--url", server.url, "--model", "m", "--rates", "50", "--requests-per-level", "4"]
+        assert main([*argv, "--db", str(tmp_path / "r.sqlite"), "--slo-ttft", "60", "--wide"]) == 0
+        out = capsys.readouterr().out
+        assert "good/s" in out and "met the --slo-ttft / --slo-tpot objectives" in out
+        header = next(line for line in out.splitlines() if "TTFT ms" in line)
+        assert header.index("tok/s") < header.index("good/s") < header.index("acc")
+        assert main([*argv, "--db", str(tmp_path / "r2.sqlite"), "--wide"]) == 0
+        assert "good/s" not in capsys.readouterr().out  # no SLO: no goodput to show

@@ -33,7 +33,10 @@ def _x(v: float | None, fmt: str = "{:.2f}") -> str:
 def render_bench(doc: BenchDoc, out: Console | None = None, wide: bool = False, notes: Sequence[str] = ()) -> None:
     out = console(out)
     table = Table(title=f"bench run {doc.run_id} against {doc.url} ({doc.model}); latencies p50", title_justify="left")
-    for col in ("rps", "ok", "fail", "TTFT ms", "TPOT ms", "ITL ms", "E2E ms", "tok/s", "acc", "AL"):
+    slo = any(lv.summary.goodput_per_s is not None for lv in doc.levels)  # --slo-ttft / --slo-tpot given
+    for col in ("rps", "ok", "fail", "TTFT ms", "TPOT ms", "ITL ms", "E2E ms", "tok/s", *(["good/s"] if slo else [])):
+        table.add_column(col, justify="right")
+    for col in ("acc", "AL"):
         table.add_column(col, justify="right")
     for lv in doc.levels:
         s, sd = lv.summary, lv.spec_decode
@@ -48,10 +51,13 @@ def render_bench(doc: BenchDoc, out: Console | None = None, wide: bool = False, 
             _ms(s.itl_s.p50),
             _ms(s.e2e_s.p50),
             f"{s.output_tokens_per_s:.1f}",
+            *([_x(s.goodput_per_s)] if slo else []),
             _x(rate, "{:.3f}"),
             _x(al),
         )
     print_table(out, table, wide=wide)
+    if slo:
+        out.print("good/s: requests per second that met the --slo-ttft / --slo-tpot objectives", highlight=False)
     for lv in doc.levels:
         _replica_lines(out, lv)
     _resumed_lines(out, "", doc.levels)
