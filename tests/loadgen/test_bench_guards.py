@@ -5,7 +5,6 @@ counters' birth times is called one. Against the mock server on 127.0.0.1; each 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -22,11 +21,10 @@ def test_a_closed_port_fails_fast_and_keeps_nothing_to_skip(
 ) -> None:
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     argv = ["bench", "--url", url, "--model", "m", "--rates", "3", "--requests-per-level", "12", *metrics]
-    start = time.monotonic()
     code = main([*argv, "--db", str(tmp_path / "r.sqlite"), "--run-id", "closed"])
-    elapsed_s = time.monotonic() - start
     err = capsys.readouterr().err
-    assert code == 2 and elapsed_s < 3.0  # the whole schedule is 4 s; the first refusals say enough
+    # the first refusals say enough: the rest of the 4-s schedule is never sent (said, not timed)
+    assert code == 2 and "stopped before sending the other" in err
     assert "requests failed (" in err and "connection" in err and "check --url" in err
     assert "ssl:default" not in err and len(err.strip().splitlines()) == 1
     store = ResultStore(tmp_path / "r.sqlite")
