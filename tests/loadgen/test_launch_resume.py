@@ -62,10 +62,22 @@ class _Open:
         self.store.close()
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_during_a(launch: Path, db: Path) -> tuple[int, str, str]:
     argv = [sys.executable, "-m", "specwise.cli", "bench", "--launch", str(launch), "--rates", "3"]
     argv += ["--requests-per-level", "12", "--max-tokens", "8", "--db", str(db), "--run-id", "lr", "--json"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": SRC})
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": SRC},
+        # as from a terminal: SIGINT on its default, whatever this process inherited (an ignored SIGINT is
+        # inherited by the child, which then never sees the Ctrl-C: CI's full run ignored it here)
+        preexec_fn=_default_sigint,
+    )
     deadline = time.monotonic() + 40
     # until some, not all, of config a's requests are in: at 3 rps its 12 requests take ~4 s, a wide window even
     # on a loaded machine (at 8 rps a CI run polled past it and the run finished before the signal)
