@@ -215,3 +215,21 @@ def test_cli_wide_flag(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFi
     assert main(["models", "--wide"]) == 0
     text = capsys.readouterr().out
     assert "┃ id" in text and max(len(line) for line in text.splitlines()) > 80
+
+
+def test_a_folded_table_keeps_its_headers_on_one_line_and_pads_nothing() -> None:
+    """The id column on its own line (its ids are wider than the terminal allows beside the rest): the other
+    columns' headers stay on one line where they fit, and no line is padded with blanks out to the console."""
+    table = Table(title="crossover")
+    table.add_column("series")
+    for col in ("load", "published", "within 2x"):
+        table.add_column(col, justify="right")
+    series = "specdecode-bench: meta-llama/Meta-Llama-3-70B-Instruct eagle k=6 cnn_dailymail on H100-SXM-80GB " * 2
+    table.add_row(series.strip(), "batch", "105", "yes")
+    out = recorder(120)
+    print_table(out, table)
+    lines = out.export_text().splitlines()
+    assert series.strip() in lines
+    header = next(line for line in lines if "published" in line)
+    assert "within 2x" in header
+    assert all(line == line.rstrip() for line in lines), [line for line in lines if line != line.rstrip()]

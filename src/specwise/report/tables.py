@@ -136,7 +136,8 @@ def _copy_columns(table: Table, columns: Sequence[Column], widths: Sequence[int]
 
 
 def _stacked_widths(out: Console, table: Table, rest: Sequence[Column]) -> list[int]:
-    widths = [_prose_min(c) if _is_prose(c) else _fixed_width(c) for c in rest]
+    full = min_width(table, rest, full_headers=True) + 2 <= out.width  # headers on one line when they fit
+    widths = [_prose_min(c) if _is_prose(c) else _fixed_width(c, full) for c in rest]
     spare = out.width - sum(widths) - 2 * (len(rest) - 1) - 2  # two spaces between columns, two of indent
     prose = [i for i, c in enumerate(rest) if _is_prose(c)]
     for n, i in enumerate(prose):  # share what is left among the prose columns
@@ -170,7 +171,7 @@ def _print_stacked(out: Console, table: Table, key: int) -> None:
 def _print_indented(out: Console, table: Table) -> None:
     from rich.padding import Padding
 
-    out.print(Padding(table, (0, 0, 0, 2)))
+    out.print(Padding(table, (0, 0, 0, 2), expand=False))  # no trailing blanks out to the console's width
 
 
 def _print_records(out: Console, table: Table) -> None:
