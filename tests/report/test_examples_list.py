@@ -25,6 +25,7 @@ def test_narrow_terminal_lists_paragraphs() -> None:
     names = {e.name for e in list_examples()}
     for line in lines[1:]:  # after the title: a name with its kind, or its description indented under it
         assert line.startswith("    ") or line.split("  (")[0] in names, line
+        assert len(line) <= 80 and line == line.rstrip(), line  # wrapped at the terminal, no blanks padded to it
 
 
 def test_wide_terminal_keeps_the_table() -> None:

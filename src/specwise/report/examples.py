@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
-from rich.padding import Padding
 from rich.table import Table
 
 from specwise.examples import CopyResult, Example
@@ -22,7 +22,10 @@ def render_examples(examples: Sequence[Example], *, wide: bool = False, out: Con
         con.print("shipped examples (specwise examples NAME prints one; --copy DIR copies them)", highlight=False)
         for e in examples:
             con.print(f"[bold]{escape(e.name)}[/]  ({e.kind})", highlight=False)
-            con.print(Padding(escape(e.description), (0, 0, 0, 4)), highlight=False)
+            # wrapped here, not by a rich Padding, which pads every line with blanks out to the console's width
+            indent = "    "
+            text = textwrap.fill(e.description, max(con.width, 20), initial_indent=indent, subsequent_indent=indent)
+            con.print(escape(text), highlight=False, soft_wrap=True)
         return
     table = Table(title="shipped examples (specwise examples NAME prints one; --copy DIR copies them)")
     table.add_column("name", no_wrap=True)
