@@ -55,24 +55,32 @@ def test_same_workload_at_high_qps_is_a_load_the_deployment_cannot_serve() -> No
     assert doc["predictor"]["name"].startswith("published-fit") and 0 < doc["predictor"]["relative_error_p80"] < 1
 
 
-@pytest.mark.parametrize(
-    ("example", "measured", "version"),
-    [
-        # a V0 measurement (0.6.x): the config is for 0.9, the last vLLM that runs this draft on one GPU (V0
-        # fallback); V1 runs a draft at the target's TP 4, which Qwama's 14 heads do not divide
-        ("evidence-llama3-70b-qwama-v0", "vLLM blog 2024: 0.71x at 10 QPS", "0.9"),
-        ("evidence-qwen3-8b-draft-batch128", "SpecDecode-Bench Fig. 1: 0.91x at batch 128", None),
-    ],
-)
-def test_loads_where_the_evidence_shows_a_slowdown_are_disabled(example: str, measured: str, version: str) -> None:
-    """Both operating loads are above what the deployment serves once saturated (the simulated capacity): the
-    published slowdown shows as speculation's loss of capacity, and no latency speedup is quoted."""
-    doc = _run(example, engine_version=version)
-    assert doc["decision"] == "disable", (measured, doc["reason"])
+def test_the_blog_s_slowdown_at_10_qps_is_predicted_and_disabled() -> None:
+    """vLLM blog 2024 (V0, 0.6.x; the config is for 0.9, the last vLLM that runs this draft on one GPU): 0.71x at
+    10 QPS, a load the deployment still served. The simulated deployment serves it too (with the serving benchmark's
+    ShareGPT lengths), and the draft is predicted to slow it down, so the advice is "disable" on a quoted latency
+    speedup whose whole band misses 1.05x -- while it pays at light load."""
+    doc = _run("evidence-llama3-70b-qwama-v0", engine_version="0.9")
+    assert doc["decision"] == "disable", doc["reason"]
+    cand = doc["candidates"][0]
+    assert cand["speedup_at_operating_qps"] is None  # a disabled row runs k = 0: its best k's speedup is in the sim
+    speedup = next(v for q, v in cand["sim"]["best_speedup_by_qps"].items() if float(q) == 10.0)
+    assert speedup < 1.0 and f"speedup {speedup:.2f}x" in cand["reason"], cand["reason"]
+    assert "even at the high end of its band" in cand["reason"] and "cannot keep up" not in cand["reason"]
+    low = min(cand["sim"]["best_speedup_by_qps"].items(), key=lambda kv: float(kv[0]))
+    assert low[1] > 1.2  # while it pays at light load
+
+
+def test_a_batch_where_the_evidence_shows_a_slowdown_is_disabled() -> None:
+    """SpecDecode-Bench Fig. 1: 0.91x at batch 128. The operating load is above what the deployment serves once
+    saturated (the simulated capacity): the published slowdown shows as speculation's loss of capacity, and no
+    latency speedup is quoted."""
+    doc = _run("evidence-qwen3-8b-draft-batch128")
+    assert doc["decision"] == "disable", doc["reason"]
     cand = doc["candidates"][0]
     assert cand["speedup_at_operating_qps"] is None and "cannot keep up" in cand["reason"]
     capacity = cand["sim"]["capacity_per_s_by_k"]
-    assert max(v for k, v in capacity.items() if k != "0") < capacity["0"], (measured, capacity)
+    assert max(v for k, v in capacity.items() if k != "0") < capacity["0"], capacity
     low = min(cand["sim"]["best_speedup_by_qps"].items(), key=lambda kv: float(kv[0]))
     assert low[1] > 1.2  # while it pays at light load
     assert "re-run advise at the load per replica" in cand["reason"]  # where a schedule would be judged

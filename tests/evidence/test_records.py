@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from specwise.evidence.lengths import DATASETS, lengths_for
-from specwise.evidence.records import LOAD_KINDS, all_records, load_families
+from specwise.evidence.records import LOAD_KINDS, EvidenceRecord, all_records, load_families
 
 
 def test_every_record_names_its_source_and_setup() -> None:
@@ -62,3 +62,41 @@ def test_reasoning_must_be_a_boolean() -> None:
     assert Fields({}, "f.json").flag("reasoning") is False
     with pytest.raises(DocumentError, match=r"f.json: reasoning: expected true or false"):
         Fields({"reasoning": "yes"}, "f.json").flag("reasoning")
+
+
+def _record(**overrides: object) -> EvidenceRecord:
+    data: dict[str, object] = {
+        "id": "r1",
+        "target": "meta-llama/Meta-Llama-3-70B-Instruct",
+        "method": "none",
+        "metric": "e2e_latency_s",
+        "value": 2.0,
+        "dataset": "sharegpt",
+        "load": {"kind": "qps", "value": 1},
+    }
+    data.update(overrides)
+    return EvidenceRecord.from_json(data, "fam", "https://example.invalid", "fam.json")
+
+
+def test_a_benchmark_protocol_sets_the_lengths_it_sampled() -> None:
+    """ShareGPT as vLLM's serving benchmark samples it (each request asks for its reply's length) is ~203 generated
+    tokens with the Llama-3 tokenizer, not the 630 Llama-3 writes when left to finish (SpecDecode-Bench's traces);
+    it is said to be ASSUMED (the source does not name its tool) and where the numbers come from."""
+    default = lengths_for(_record())
+    bench = lengths_for(_record(lengths_protocol="vllm-benchmark-serving"))
+    assert default.output_tokens == DATASETS["sharegpt"].output_tokens and not default.assumed
+    assert bench.output_tokens == pytest.approx(203.1) and bench.prompt_tokens == pytest.approx(229.7)
+    assert bench.assumed and "vLLM PR #18566" in bench.how
+    # a record's own lengths still win
+    own = lengths_for(_record(lengths_protocol="vllm-benchmark-serving", prompt_tokens=100, output_tokens=50))
+    assert (own.prompt_tokens, own.output_tokens) == (100, 50)
+
+
+def test_a_protocol_without_lengths_for_the_dataset_or_an_unknown_one_is_refused() -> None:
+    from specwise.contracts.document import DocumentError
+    from specwise.errors import SpecError
+
+    with pytest.raises(SpecError, match=r"r1: no lengths for dataset 'gsm8k' under lengths_protocol"):
+        lengths_for(_record(dataset="gsm8k", lengths_protocol="vllm-benchmark-serving"))
+    with pytest.raises(DocumentError, match=r"fam.json.*lengths_protocol: expected one of dataset, vllm-bench"):
+        _record(lengths_protocol="guidellm")

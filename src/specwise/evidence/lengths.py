@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specwise.errors import SpecError
 from specwise.evidence.records import EvidenceRecord
 
 SDB_TRACES = "SpecDecode-Bench traces (Llama-3 tokenizer, EOS-finished requests)"
@@ -38,10 +39,38 @@ DATASETS: dict[str, Lengths] = {
 }
 DEFAULT = Lengths(256.0, 256.0, "ASSUMED: dataset lengths unknown, 256 in / 256 out")
 
+# A dataset sampled by a benchmark tool, where the tool sets the lengths (a record's ``lengths_protocol``).
+# vLLM's serving benchmark (``benchmarks/benchmark_serving.py``; ``vllm bench serve`` since 0.9) takes ShareGPT V3's
+# first two turns and asks for at most the reply's length in tokens ("Output length: the corresponding output length
+# of these 200 prompts", vLLM ``.buildkite/nightly-benchmarks`` descriptions); its nightly suite ran Llama-3-70B at
+# TP 4 with turboderp/Qwama-0.5B-Instruct, k = 4, on it (vLLM PR #6964). The lengths are those of its run in vLLM
+# PR #18566 with the Llama-3 tokenizer: 1,000 requests, 229,711 prompt and 203,068 generated tokens. ShareGPT
+# replies are short beside what Llama-3 writes when left to finish (SpecDecode-Bench's traces above: 630).
+PROTOCOLS: dict[tuple[str, str], Lengths] = {
+    ("vllm-benchmark-serving", "sharegpt"): Lengths(
+        229.7,
+        203.1,
+        "ASSUMED: vLLM's serving benchmark on ShareGPT (replies' lengths; 229.7 in / 203.1 out, Llama-3 tokenizer, "
+        "vLLM PR #18566)",
+    ),
+}
+
 
 def lengths_for(record: EvidenceRecord) -> Lengths:
-    """The record's own lengths when it gives them, else its dataset's, else an ASSUMED default."""
-    known = DATASETS.get(record.dataset, DEFAULT)
+    """The record's own lengths when it gives them, else its dataset's as its ``lengths_protocol`` sampled it, else
+    an ASSUMED default."""
+    if record.lengths_protocol == "dataset":
+        known = DATASETS.get(record.dataset, DEFAULT)
+    else:
+        try:
+            known = PROTOCOLS[(record.lengths_protocol, record.dataset)]
+        except KeyError:
+            raise SpecError(
+                f"evidence record {record.id}: no lengths for dataset {record.dataset!r} under "
+                f"lengths_protocol {record.lengths_protocol!r} (known: "
+                + ", ".join(f"{d} under {p}" for p, d in PROTOCOLS)
+                + ")"
+            ) from None
     prompt = record.prompt_tokens if record.prompt_tokens is not None else known.prompt_tokens
     output = record.output_tokens if record.output_tokens is not None else known.output_tokens
     if record.prompt_tokens is not None and record.output_tokens is not None:

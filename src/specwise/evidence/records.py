@@ -25,6 +25,10 @@ LOAD_KINDS = ("batch", "concurrency", "qps")
 
 STATISTICS = ("mean", "p50")
 ARRIVALS = ("poisson", "constant")
+# How the source sampled its dataset's requests, where that sets their lengths (evidence/lengths.py): "dataset" (the
+# dataset's own lengths, the default) or "vllm-benchmark-serving" (vLLM's serving benchmark: each ShareGPT request
+# generates up to its reply's length)
+LENGTHS_PROTOCOLS = ("dataset", "vllm-benchmark-serving")
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,7 @@ class EvidenceRecord:
     # outputs, other acceptance), so never one series with it.
     reasoning: bool = False
     statistic: str = "mean"  # of a latency metric over the requests: mean or p50 (median)
+    lengths_protocol: str = "dataset"  # how the source sampled its requests' lengths (LENGTHS_PROTOCOLS)
 
     @property
     def speculative(self) -> bool:
@@ -167,6 +172,7 @@ class EvidenceRecord:
             notes=f.text("notes", "") or "",
             reasoning=f.flag("reasoning"),
             statistic=f.choice("statistic", STATISTICS),
+            lengths_protocol=f.choice("lengths_protocol", LENGTHS_PROTOCOLS),
         )
 
 
