@@ -187,13 +187,16 @@ def test_one_server_with_impossible_counters_is_an_alert_not_bad_input(
     assert "connection refused" in capsys.readouterr().err
 
 
-def test_loop_with_no_server_answering_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_loop_with_no_server_answering_reports_it_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code = main(
         ["monitor", "--url", "http://127.0.0.1:9/metrics", "--interval", "0.2", "--duration", "0.6",
          "--db", str(tmp_path / "m.sqlite")]
     )  # fmt: skip
-    start, error = capsys.readouterr().err.strip().splitlines()  # the loop's start line, then one error line
-    assert code == 2 and start.startswith("specwise monitor: watching 1 target") and "no server answered" in error
+    start, end = capsys.readouterr().err.strip().splitlines()  # the loop's start line, then its closing line
+    assert code == 1 and start.startswith("specwise monitor: watching 1 target")  # review 11 #13: polled, then told
+    assert "exit 1: http://127.0.0.1:9/metrics never answered (scrape failed: connection refused)" in end
 
 
 class _Recorder(BaseHTTPRequestHandler):

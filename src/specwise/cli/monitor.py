@@ -74,9 +74,12 @@ def register(sub: Any) -> None:
         help="evaluate speculative decoding on running vLLM servers from their /metrics",
         description="Scrape each server's /metrics twice, --interval seconds apart, and report acceptance rate, "
         "mean acceptance length, per-position acceptance, token and request rates, latency quantiles and alerts. "
-        "Exit status: 0 no alert, 1 an alert fired (low acceptance or AL, a target down while another answers, a "
-        "server restart, impossible counters; loop mode: an alert still open or a target down at the end, or a "
-        "restart during the run), 2 bad input or no server answered. Loop mode says what it watches on stderr when "
+        "Exit status: 0 no alert, 1 an alert fired (low acceptance or AL, position_collapse: a later draft "
+        "position accepting almost nothing, with --scenario the predicted net slowdown, a target down while another "
+        "answers, a server restart, impossible counters or non-finite samples; loop mode: an alert or fault still "
+        "open or a target down at the end, never up included, or a restart during the run), 2 bad input or (--once, "
+        "--prometheus) no server answered. Loop mode keeps polling a target that is down, from the start too. Loop "
+        "mode says what it watches on stderr when "
         "it starts and, when it stops (--duration or Ctrl-C), how many windows it judged and why the exit status is "
         "what it is; events are JSON lines on stdout, and with --json so is each judged window "
         '({"event": "window", "url", "stats", "alerts"}).',
@@ -281,10 +284,8 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
         if not _close(live, hook, store, scraper, exporter, board):
             interrupted = True
             _say("Ctrl-C while delivering the webhook's queued events: those not yet sent were dropped")
-    answering = targets if fleet is None else [fleet.server]  # fleet.targets is `targets`, grown as instances appear
-    if not any(t.answered for t in answering):
-        errors = sorted({t.failing for t in answering if t.failing})
-        raise SpecwiseError("no server answered: " + ("; ".join(errors)[:400] or "no scrape completed"))
+    if fleet is not None and not fleet.server.answered:  # --url targets down all along are closing-line reasons
+        raise SpecwiseError("no server answered: " + (fleet.server.failing or "no query completed")[:400])
     _say(closing_line(targets, tally.windows, time.monotonic() - start, interrupted))
     return EXIT_NEGATIVE if any(t.alerting for t in targets) else EXIT_OK
 

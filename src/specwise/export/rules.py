@@ -22,9 +22,10 @@ from dataclasses import dataclass, replace
 from specwise.export import promql
 from specwise.export.promql import BY_INSTANCE, BY_MODEL, record_name
 from specwise.monitor.predicted import SlowdownModel
+from specwise.monitor.rules import MIN_ACCEPTANCE_LENGTH
 
 FOR = "10m"
-MIN_AL = 1.2  # the AL-collapse alert: drafts are almost all rejected
+MIN_AL = MIN_ACCEPTANCE_LENGTH  # the AL-collapse alert: monitor's threshold (why 1.5: specwise.monitor.rules)
 AL_STEP = 0.25  # width of the slowdown alert's AL bands
 
 

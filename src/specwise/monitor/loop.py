@@ -35,10 +35,10 @@ from specwise.monitor.events import (
 from specwise.monitor.fetch import Endpoint, Scraper, Slot, endpoint, redact
 from specwise.monitor.fleet import FleetWindow, instance_stats
 from specwise.monitor.predicted import SlowdownModel
-from specwise.monitor.rules import AlertState, Finding, Thresholds, check, unjudged_note
+from specwise.monitor.rules import AlertState, Finding, Thresholds, check, held_rules, unjudged_note
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.vet import vet
-from specwise.monitor.window import IMPOSSIBLE_COUNTER, WINDOW_SAMPLES, WindowStats, window_stats
+from specwise.monitor.window import WINDOW_SAMPLES, WindowStats, window_stats
 
 TARGET_DOWN = "target_down"  # the alert a --once report raises for a server that did not answer
 SERVER_RESTART = "server_restart"  # the alert a --once report raises for a restart inside its window
@@ -68,6 +68,7 @@ class Target:
     instance: str = ""  # Prometheus' name for it: HOST:PORT of its URL unless given (never with userinfo)
     model_name: str = ""  # the model_name label(s) of its spec-decode series, comma-joined
     restarts: int = 0  # restarts seen (each reported once)
+    judged: int = 0  # windows judged
 
     def __post_init__(self) -> None:
         if not self.source:
@@ -78,8 +79,9 @@ class Target:
 
     @property
     def alerting(self) -> bool:
-        """Whether the target counts as an alert now: an open alert, down, restarted, or impossible counters."""
-        return bool(self.alerts.active or self.failing or self.restarts or IMPOSSIBLE_COUNTER in self.faults.active)
+        """Whether the target counts as an alert now: an open alert, down (or never up), restarted, or a fault still
+        reported (impossible counters, non-finite samples: each an alert in ``--once`` too)."""
+        return bool(self.alerts.active or self.failing or self.restarts or self.faults.active)
 
     @property
     def endpoint(self) -> Endpoint:
@@ -208,9 +210,10 @@ def _judge(t: Target, now: float, stats: WindowStats, r: _Round) -> None:
     """Record a window of ``t``, run the rules, report and record the alert transitions."""
     stats, found = assess(stats, r.thresholds, r.slowdown)
     t.last = stats
+    t.judged += 1
     if r.store is not None:
         r.store.add_window(t.url, now, stats.to_dict())
-    opened, cleared = t.alerts.update(found)
+    opened, cleared = t.alerts.update(found, held_rules(stats, r.thresholds, t.alerts.active))
     for f in opened:
         _out(r.emit, AlertOpened(now, t.url, f.rule, f.severity, f.message))
         r.record(t.url, now, "open", f.rule, f.message)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from specwise.monitor.rules import Finding
+from specwise.monitor.rules import PREDICTED_NET_SLOWDOWN, Finding
 from specwise.monitor.window import WindowStats
 from specwise.perfmodel.batch import BatchShape
 from specwise.perfmodel.drafting import DraftCost
@@ -116,7 +116,7 @@ class SlowdownModel:
         even = self.break_even_batch(al)
         advice = "set k=0" if not even else f"set k=0 above batch {even}"
         return Finding(
-            "predicted_net_slowdown",
+            PREDICTED_NET_SLOWDOWN,
             "critical" if ratio > 1.2 else "warning",
             f"at batch {batch} with AL {al:.2f} speculation costs ~{ratio - 1:.0%} TPOT "
             f"({self.predictor}, k={self.k}{k_source}) "

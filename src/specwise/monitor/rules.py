@@ -1,12 +1,18 @@
 """Alert rules over window stats, each a pure check with evidence; hysteresis lives in :class:`AlertState`.
 
 Defaults follow common practitioner advice (a rule of thumb, not a measured threshold): acceptance below 0.5
-suggests speculation adds latency; AL near 1 means drafts are wasted work. A rule fires only with enough drafts in
-the window (``min_drafts``) and clears only after it has been fine for ``clear_after`` evaluations.
+suggests speculation adds latency; AL near 1 means drafts are wasted work (:data:`MIN_ACCEPTANCE_LENGTH`, shared with
+the exported Prometheus alert). A rule fires only with enough drafts in the window (``min_drafts``) and clears only
+after it has been fine for ``clear_after`` evaluations; a window it cannot judge (too few drafts) neither fires nor
+clears it (:func:`held_rules`).
+
+:data:`RULES` names every alert the monitor can raise on a window (``class_drag:<model_name>`` besides, one per
+served model): the ``specwise_alert_active`` series (:mod:`specwise.monitor.sinks`) are made from it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -14,11 +20,26 @@ from specwise.monitor.window import WindowStats
 
 Severity = Literal["warning", "critical"]
 
+LOW_ACCEPTANCE_RATE = "low_acceptance_rate"
+LOW_ACCEPTANCE_LENGTH = "low_acceptance_length"
+POSITION_COLLAPSE = "position_collapse"
+PREDICTED_NET_SLOWDOWN = "predicted_net_slowdown"  # raised by :mod:`specwise.monitor.predicted` (with --scenario)
+CLASS_DRAG = "class_drag:"  # + the model_name that drags the server's acceptance down
+RULES = (LOW_ACCEPTANCE_RATE, LOW_ACCEPTANCE_LENGTH, POSITION_COLLAPSE, PREDICTED_NET_SLOWDOWN)
+
+# The AL-collapse threshold of ``monitor`` and of the exported ``SpecDecodeAcceptanceLengthCollapse`` alert. At
+# batch 1, the most favourable case (verifying k+1 tokens costs about one step), speculation's walltime gain is
+# AL / (k c + 1) (Leviathan et al. 2023, "Fast Inference from Transformers via Speculative Decoding", Theorem 3.8;
+# c: draft/target step-cost ratio), so it loses below AL = 1 + k c. 1.5 is that break-even for a draft costing a
+# tenth of a target step at k=5, and at k=1 it is exactly acceptance 0.5 (the low-acceptance threshold); larger
+# batches only raise the break-even. The exported rule's old 1.2 caught only drafts nearly free to run.
+MIN_ACCEPTANCE_LENGTH = 1.5
+
 
 @dataclass(frozen=True)
 class Thresholds:
     min_acceptance_rate: float = 0.5
-    min_mean_acceptance_length: float = 1.5
+    min_mean_acceptance_length: float = MIN_ACCEPTANCE_LENGTH
     position_collapse: float = 0.05  # a per-position rate under this while position 1 is healthy
     min_drafts: float = 50.0
     class_drag_gap: float = 0.15  # a labelled class this far under the overall rate drags it down
@@ -38,7 +59,7 @@ def check(stats: WindowStats, t: Thresholds) -> list[Finding]:
     if stats.acceptance_rate is not None and stats.acceptance_rate < t.min_acceptance_rate:
         out.append(
             Finding(
-                "low_acceptance_rate",
+                LOW_ACCEPTANCE_RATE,
                 "warning",
                 f"acceptance rate {stats.acceptance_rate:.2f} < {t.min_acceptance_rate} over "
                 f"{stats.drafts:.0f} drafts: speculation may be adding latency; lower k or check the "
@@ -48,7 +69,7 @@ def check(stats: WindowStats, t: Thresholds) -> list[Finding]:
     if stats.mean_acceptance_length is not None and stats.mean_acceptance_length < t.min_mean_acceptance_length:
         out.append(
             Finding(
-                "low_acceptance_length",
+                LOW_ACCEPTANCE_LENGTH,
                 "critical",
                 f"mean acceptance length {stats.mean_acceptance_length:.2f} < "
                 f"{t.min_mean_acceptance_length}: most drafts are rejected; consider k=0",
@@ -62,7 +83,7 @@ def check(stats: WindowStats, t: Thresholds) -> list[Finding]:
         if rate < t.min_acceptance_rate and overall - rate >= t.class_drag_gap:
             out.append(
                 Finding(
-                    f"class_drag:{model}",
+                    CLASS_DRAG + model,
                     "warning",
                     f"traffic for model_name={model!r} accepts {rate:.2f} vs {overall:.2f} overall over {drafts:.0f} "
                     "drafts: it drags acceptance down; serve it without speculation (or a lower k) or split traffic",
@@ -74,7 +95,7 @@ def check(stats: WindowStats, t: Thresholds) -> list[Finding]:
         if collapsed:
             out.append(
                 Finding(
-                    "position_collapse",
+                    POSITION_COLLAPSE,
                     "warning",
                     f"positions {collapsed} accept under {t.position_collapse:.0%} while position 1 "
                     f"accepts {pp[0]:.0%}: k is larger than useful; set k={collapsed[0] - 1}",
@@ -94,6 +115,25 @@ def unjudged_note(stats: WindowStats, t: Thresholds) -> str | None:
     )
 
 
+def held_rules(stats: WindowStats, t: Thresholds, active: Iterable[str]) -> frozenset[str]:
+    """The open alerts this window cannot judge, which keep their state (neither fire nor clear): every one when the
+    window had fewer than ``min_drafts`` drafts (or no usable counts: idle, no spec-decode counters, impossible
+    counts); a ``class_drag`` alert whose model drafted too little; the predicted slowdown with no running batch
+    (:meth:`specwise.monitor.predicted.SlowdownModel.check` does not price it then)."""
+    active = frozenset(active)
+    if stats.drafts is None or stats.drafts < t.min_drafts:
+        return active
+    held = set()
+    for rule in active:
+        if rule.startswith(CLASS_DRAG):
+            drafts = stats.by_model.get(rule.removeprefix(CLASS_DRAG), {}).get("drafts")
+            if drafts is None or drafts < t.min_drafts:
+                held.add(rule)
+        elif rule == PREDICTED_NET_SLOWDOWN and (stats.batch is None or not stats.batch >= 1):
+            held.add(rule)
+    return frozenset(held)
+
+
 @dataclass
 class AlertState:
     """Hysteresis: an alert opens when its rule fires and closes after ``clear_after`` clean evaluations; each
@@ -103,8 +143,9 @@ class AlertState:
     active: dict[str, Finding] = field(default_factory=dict)
     clean_runs: dict[str, int] = field(default_factory=dict)
 
-    def update(self, findings: list[Finding]) -> tuple[list[Finding], list[str]]:
-        """Returns (newly opened alerts, names of alerts that cleared)."""
+    def update(self, findings: list[Finding], held: Collection[str] = ()) -> tuple[list[Finding], list[str]]:
+        """Returns (newly opened alerts, names of alerts that cleared). An open alert in ``held`` (its rule could
+        not judge this evaluation, :func:`held_rules`) that did not fire keeps its state and clean-run count."""
         fired = {f.rule: f for f in findings}
         opened = [f for rule, f in fired.items() if rule not in self.active]
         for rule, f in fired.items():
@@ -112,7 +153,7 @@ class AlertState:
             self.clean_runs[rule] = 0
         cleared = []
         for rule in list(self.active):
-            if rule in fired:
+            if rule in fired or rule in held:
                 continue
             self.clean_runs[rule] = self.clean_runs.get(rule, 0) + 1
             if self.clean_runs[rule] >= self.clear_after:

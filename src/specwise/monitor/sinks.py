@@ -23,8 +23,13 @@ from specwise.monitor.events import MonitorEvent, WebhookFailed
 from specwise.monitor.fetch import failure_words, redact
 from specwise.monitor.http_serve import GetServer
 from specwise.monitor.loop import Emit, Target
+from specwise.monitor.rules import RULES
+from specwise.monitor.vet import FAULTS
 
-_RULES = ("low_acceptance_rate", "low_acceptance_length", "position_collapse")
+# Every alert the monitor can raise on a window, and every fault kind, has a specwise_alert_active series from the
+# first update on (0 until it opens); a rule named per served model (class_drag:<model_name>) has one from when it
+# first opens (then 0 again once it clears, never removed while the target keeps its labels).
+ALERT_SERIES = (*RULES, *FAULTS)
 
 
 def event_line(event: MonitorEvent) -> str:
@@ -137,7 +142,14 @@ class MetricsExporter:
         self.alert = Gauge(
             "specwise_alert_active", "1 while the rule's alert is open", [*labels, "rule"], registry=self.registry
         )
+        self.restarts = Gauge(
+            "specwise_server_restarts",
+            "restarts of the target seen since the monitor started (new _created timestamps, or counters went back)",
+            labels,
+            registry=self.registry,
+        )
         self._shown: dict[str, tuple[str, str, str]] = {}
+        self._rules: dict[str, set[str]] = {}  # per target URL: the rules that have a series
         self.server = GetServer(host, port, self._route)
 
     def _route(self, path: str) -> tuple[int, str, bytes]:
@@ -154,10 +166,10 @@ class MetricsExporter:
         values = (redact(t.url), redact_url(t.instance), t.model_name)
         old = self._shown.get(t.url)
         if old is not None and old != values:
-            for gauge in (self.up, self.acceptance, self.length):
+            for gauge in (self.up, self.acceptance, self.length, self.restarts):
                 with contextlib.suppress(KeyError):
                     gauge.remove(*old)
-            for rule in _RULES:
+            for rule in self._rules.get(t.url, ()):
                 with contextlib.suppress(KeyError):
                     self.alert.remove(*old, rule)
         self._shown[t.url] = values
@@ -177,8 +189,12 @@ class MetricsExporter:
                     else:  # no usable value this window (no drafts, impossible counts): no stale number
                         with contextlib.suppress(KeyError):
                             gauge.remove(*labels)
-            for rule in _RULES:
-                self.alert.labels(*labels, rule).set(1 if rule in t.alerts.active else 0)
+            self.restarts.labels(*labels).set(t.restarts)
+            active = {*t.alerts.active, *t.faults.active}
+            rules = self._rules.setdefault(t.url, set(ALERT_SERIES))
+            rules |= active
+            for rule in sorted(rules):
+                self.alert.labels(*labels, rule).set(1 if rule in active else 0)
 
     def close(self) -> None:
         self.server.close()

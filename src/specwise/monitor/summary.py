@@ -10,7 +10,7 @@ from pathlib import Path
 
 from specwise.monitor.events import WindowJudged
 from specwise.monitor.loop import Emit, Target
-from specwise.monitor.window import IMPOSSIBLE_COUNTER
+from specwise.monitor.vet import FAULTS
 
 _SHOWN = 5  # reasons listed in the closing line before "and N more"
 
@@ -43,17 +43,18 @@ def watched(targets: int, prometheus: str | None) -> str:
 
 
 def reasons(targets: Sequence[Target]) -> list[str]:
-    """Why the loop exits 1 (empty: it exits 0): each alert open at the end, each target down at the end, each
-    restart during the run, impossible counters still reported (:attr:`Target.alerting`)."""
+    """Why the loop exits 1 (empty: it exits 0): each alert open at the end, each target down at the end (or that
+    never answered), each restart during the run, each fault still reported (:attr:`Target.alerting`)."""
     out: list[str] = []
     for t in targets:
         out += [f"{rule} open on {t.url}" for rule in sorted(t.alerts.active)]
         if t.failing:
-            out.append(f"{t.url} down")
+            why = t.failing.removeprefix(f"{t.url}: ")
+            out.append(f"{t.url} down" if t.answered else f"{t.url} never answered ({why})")
         if t.restarts:
             out.append(f"{t.url} restarted" + (f" {t.restarts} times" if t.restarts > 1 else ""))
-        if IMPOSSIBLE_COUNTER in t.faults.active:
-            out.append(f"impossible counters on {t.url}")
+        never = "" if t.judged else " (no window judged over the run)"
+        out += [f"{FAULTS.get(kind, kind)} on {t.url}{never}" for kind in sorted(t.faults.active)]
     return out
 
 

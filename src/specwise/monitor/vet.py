@@ -17,7 +17,10 @@ from specwise.metrics.exposition import Sample, Scrape
 from specwise.monitor.window import COUNTER_SAMPLES, IMPOSSIBLE_COUNTER, WINDOW_SAMPLES
 
 NON_FINITE = "non_finite_sample"
-__all__ = ["IMPOSSIBLE_COUNTER", "NON_FINITE", "Vetted", "vet"]
+# Every fault kind, as a closing line or a ``specwise_alert_active`` series names it; like an alert, a fault still
+# reported when the loop stops makes its exit status 1 (as ``--once`` raises each as an alert).
+FAULTS = {IMPOSSIBLE_COUNTER: "impossible counters", NON_FINITE: "non-finite samples"}
+__all__ = ["FAULTS", "IMPOSSIBLE_COUNTER", "NON_FINITE", "Vetted", "vet"]
 
 
 @dataclass(frozen=True)
