@@ -292,7 +292,9 @@ def test_the_slowdown_check_names_its_predictor_and_error(serve: Any, capsys: py
     argv = ["monitor", "--once", "--interval", "0.1", "--url", url, "--scenario", scenario]
     main([*argv, "--json"])
     doc = json.loads(capsys.readouterr().out)
-    assert doc["predictor"].startswith("published-fit") and "speedups +-" in doc["predictor"]
+    predictor = doc["predictor"]  # the object simulate and advise emit (review 11 #11)
+    assert predictor["name"].startswith("published-fit") and predictor["relative_error_p80"] > 0
+    assert predictor["source"] and "speedups +-" in predictor["description"]
     main(argv)
     text = " ".join(capsys.readouterr().out.split())
     assert "predicted-slowdown check: published-fit" in text
@@ -323,11 +325,16 @@ def test_scenario_only_flags_without_a_scenario_are_refused(
     assert "needs --scenario" in capsys.readouterr().err
 
 
-def test_a_k_the_scenario_does_not_model_is_refused(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_k_the_scenario_does_not_model_is_priced_with_a_warning(
+    serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As a live k the scenario does not model is (review 11 #14): the step-time model prices any k."""
     url = serve("ok", BEFORE, AFTER)
     scenario = str(EXAMPLES / "llama70b-ngram.toml")
-    assert main(["monitor", "--once", "--interval", "0.1", "--url", url, "--scenario", scenario, "--k", "99"]) == 2
-    assert "--k 99: the scenario models k =" in capsys.readouterr().err
+    argv = ["monitor", "--once", "--interval", "0.1", "--url", url, "--scenario", scenario, "--k", "99", "--json"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert any(w.startswith("--k 99 is not one of the k values the scenario models (k = ") for w in doc["warnings"])
 
 
 def test_a_restart_across_an_outage_is_reported_and_fails_the_loop() -> None:

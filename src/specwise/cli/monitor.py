@@ -26,7 +26,6 @@ from specwise.cli.common import (
     add_json_flag,
     add_predictor_flags,
     add_wide_flag,
-    check_modelled_k,
     duration_s,
     http_url,
     metrics_url,
@@ -65,7 +64,7 @@ from specwise.monitor.summary import LoopTally, closing_line, start_line, watche
 from specwise.monitor.vet import vet
 from specwise.monitor.window import window_stats
 from specwise.report.console import console
-from specwise.report.monitor import live_table, render_fleet, render_monitor
+from specwise.report.monitor import live_table, predictor_lines, render_fleet, render_monitor
 
 
 def register(sub: Any) -> None:
@@ -104,9 +103,10 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--k",
-        type=int,
+        type=positive_int,
         help="with --scenario: the deployed num_speculative_tokens (default: the live k the counters show, draft "
-        "tokens / drafts; the scenario's largest until they show one)",
+        "tokens / drafts; the scenario's largest until they show one); a k outside the scenario's [speculation].k "
+        "is priced all the same, with a warning",
     )
     _loop_flags(p)
     p.add_argument(
@@ -216,8 +216,7 @@ def _slowdown(args: argparse.Namespace) -> SlowdownModel | None:
     from specwise.scenario import load_scenario
 
     scenario = load_scenario(args.scenario, predictor_override(args))
-    check_modelled_k(args.k, scenario.sweep.k_values)
-    return slowdown_model(scenario, args.k)
+    return slowdown_model(scenario, args.k)  # a k the scenario does not model is priced, and said so
 
 
 def _scrape_timeout(args: argparse.Namespace) -> float:
@@ -269,6 +268,7 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
     judge = Judge(thresholds, store, emit, slowdown, tally.on_window)
     shown = redact_url(args.prometheus) if args.prometheus else None
     _say(start_line(watched(len(targets), shown), args.interval, window, args.duration, db))
+    _announce_predictor(slowdown)
     start = time.monotonic()
     interrupted = False
     if live is not None:
@@ -288,6 +288,17 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
         raise SpecwiseError("no server answered: " + (fleet.server.failing or "no query completed")[:400])
     _say(closing_line(targets, tally.windows, time.monotonic() - start, interrupted))
     return EXIT_NEGATIVE if any(t.alerting for t in targets) else EXIT_OK
+
+
+def _announce_predictor(slowdown: SlowdownModel | None) -> None:
+    """Loop mode, at the start: the predictor behind the predicted-slowdown check and the warnings every result of
+    it carries, on stderr and as one JSON line on stdout (``{"event": "predictor", "predictor", "warnings"}``)."""
+    if slowdown is None:
+        return
+    for said in predictor_lines(slowdown):
+        _say(said)
+    event = {"event": "predictor", "predictor": slowdown.to_json(), "warnings": list(slowdown.warnings())}
+    print(json.dumps(event), flush=True)
 
 
 Views = tuple[MetricsExporter | None, Dashboard | None, Live | None]
@@ -506,7 +517,7 @@ def _once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
         _server_window(redact_url(url), pair, window, thresholds, slowdown)
         for url, pair in zip(args.url, zip(first, second, strict=True), strict=True)
     )
-    return MonitorReport(window, servers, slowdown.describe() if slowdown is not None else None)
+    return MonitorReport(window, servers, slowdown)
 
 
 def _fleet_once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownModel | None) -> FleetReport:
@@ -525,7 +536,8 @@ def _fleet_once(args: argparse.Namespace, thresholds: Thresholds, slowdown: Slow
             args.prometheus, window, now - lookback, now, max(window, lookback / 1000), args.instance, timeout
         )
         fleet = replace(fleet, queries=fleet.queries + len(FAMILIES))
-    return FleetReport(redact_url(args.prometheus), fleet, fleet_findings(fleet, thresholds, slowdown), history)
+    alerts = fleet_findings(fleet, thresholds, slowdown)
+    return FleetReport(redact_url(args.prometheus), fleet, alerts, history, slowdown)
 
 
 def run(args: argparse.Namespace) -> int:

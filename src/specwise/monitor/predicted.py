@@ -7,7 +7,13 @@ of a constant cost ratio). Above the batch where that ratio passes 1, k should b
 
 The k priced is the one the server runs: its counters show it (vLLM adds num_speculative_tokens draft tokens per
 draft, ``vllm/v1/spec_decode/metrics.py``, so Δ draft tokens / Δ drafts is k), unless ``--k`` names one; the
-scenario's largest k is only the fallback while the counters show too few drafts.
+scenario's largest k is only the fallback while the counters show too few drafts. A k outside the scenario's
+``[speculation].k`` list -- live or ``--k`` -- is priced all the same (the step-time model prices any k: it never
+reads the scenario's acceptance model), with a note saying the scenario models only its own k values.
+
+Every priced decision carries what the predictor is worth: its band (validation or calibration replay) and, for a
+calibration from other hardware or one that does not record it, the same warning simulate and advise give
+(:func:`specwise.perfmodel.calibration_match.hardware_notes`, carried by the scenario's models).
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ class SlowdownModel:
     band_source: str = ""
     target_model: str = ""  # the scenario's target (its served model_name, unless --served-model-name renamed it)
     k_given: bool = False  # k came from --k; otherwise the live k from the counters is priced when they show one
+    modelled_k: tuple[int, ...] = ()  # the scenario's speculative k values ([speculation].k, 0 left out)
+    notes: tuple[str, ...] = ()  # what every priced decision must say (a calibration from other hardware)
 
     def model_note(self, served: tuple[str, ...]) -> str | None:
         """Said when a server serves none of the scenario's target by name: the slowdown check may be priced for
@@ -55,14 +63,54 @@ class SlowdownModel:
         )
 
     def k_note(self, stats: WindowStats, min_drafts: float) -> str | None:
-        """Said when --k disagrees with the draft length the server's counters show."""
+        """Said when --k disagrees with the draft length the server's counters show, or when the live draft length
+        (priced without --k) is not one of the scenario's k values."""
         live = live_k(stats, min_drafts)
-        if not self.k_given or live is None or live == self.k:
+        if live is None or (self.k_given and live == self.k):
+            return None
+        if self.k_given:
+            return (
+                f"--k {self.k} disagrees with the live draft length {live} (draft tokens / drafts of this window): "
+                f"the predicted-slowdown check is priced at k={self.k}; drop --k to price the live k"
+            )
+        if (modelled := self.unmodelled(live)) is None:
             return None
         return (
-            f"--k {self.k} disagrees with the live draft length {live} (draft tokens / drafts of this window): "
-            f"the predicted-slowdown check is priced at k={self.k}; drop --k to price the live k"
+            f"the live draft length {live} (draft tokens / drafts of this window) is not one of the k values the "
+            f"scenario models ({modelled} in [speculation].k): the predicted-slowdown check prices k={live} with its "
+            "step-time model all the same"
         )
+
+    def unmodelled(self, k: int) -> str | None:
+        """``k = 2, 4`` when ``k`` is not one of the scenario's k values (None when it is)."""
+        if not self.modelled_k or k in self.modelled_k:
+            return None
+        return f"k = {', '.join(map(str, self.modelled_k))}"
+
+    def warnings(self) -> tuple[str, ...]:
+        """What every result of the check must say, once: a calibration from other hardware (or one that does not
+        record it), and a --k the scenario does not model."""
+        out = list(self.notes)
+        if self.k_given and (modelled := self.unmodelled(self.k)) is not None:
+            out.append(
+                f"--k {self.k} is not one of the k values the scenario models ({modelled} in [speculation].k): the "
+                f"predicted-slowdown check prices k={self.k} with its step-time model all the same"
+            )
+        return tuple(out)
+
+    def to_json(self) -> dict[str, object]:
+        """The predictor as simulate and advise serialise it (``name``, ``relative_error_p80``, ``source``), with
+        what the check prices (k, context) and its one-line description."""
+        return {
+            "name": self.predictor,
+            "relative_error_p80": self.band,
+            "source": self.band_source,
+            "k": self.k if self.k_given else None,
+            "fallback_k": None if self.k_given else self.k,
+            "modelled_k": list(self.modelled_k),
+            "context_tokens": self.context_tokens,
+            "description": self.describe(),
+        }
 
     def priced(self, stats: WindowStats, min_drafts: float) -> tuple[SlowdownModel, str]:
         """The model priced for this window and where its k came from: --k, else the live k, else the
@@ -115,12 +163,16 @@ class SlowdownModel:
             return None
         even = self.break_even_batch(al)
         advice = "set k=0" if not even else f"set k=0 above batch {even}"
+        band = f"+-{self.band:.0%}, " if self.band else ""
+        modelled = self.unmodelled(self.k)
+        outside = f"; the scenario models only {modelled}" if modelled else ""
+        caveats = "".join(f"; {note}" for note in self.notes)
         return Finding(
             PREDICTED_NET_SLOWDOWN,
             "critical" if ratio > 1.2 else "warning",
             f"at batch {batch} with AL {al:.2f} speculation costs ~{ratio - 1:.0%} TPOT "
-            f"({self.predictor}, k={self.k}{k_source}) "
-            f"-- {advice} (num_speculative_tokens_per_batch_size)",
+            f"({band}{self.predictor}, k={self.k}{k_source}{outside}) "
+            f"-- {advice} (num_speculative_tokens_per_batch_size){caveats}",
         )
 
 
@@ -154,4 +206,6 @@ def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
         band_source=sc.models.band_source,
         target_model=sc.target.name,
         k_given=k is not None,
+        modelled_k=tuple(sorted({x for x in sc.sweep.k_values if x > 0})),
+        notes=sc.models.notes,
     )

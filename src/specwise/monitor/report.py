@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specwise.monitor.fleet import FleetWindow
+from specwise.monitor.predicted import SlowdownModel
 from specwise.monitor.rules import Finding
 from specwise.monitor.window import WindowStats
 
@@ -29,11 +30,20 @@ class ServerWindow:
         return out
 
 
+def _predictor_json(slowdown: SlowdownModel | None) -> dict[str, Any]:
+    """With --scenario: ``predictor`` (the object simulate and advise emit, plus what the check prices) and
+    ``warnings`` (a calibration from other hardware, a --k the scenario does not model), as simulate's ``--json``
+    carries them; nothing without."""
+    if slowdown is None:
+        return {}
+    return {"predictor": slowdown.to_json(), "warnings": list(slowdown.warnings())}
+
+
 @dataclass(frozen=True)
 class MonitorReport:
     window_s: float
     servers: tuple[ServerWindow, ...]
-    predictor: str | None = None  # with --scenario: the model behind the predicted-slowdown check, and its error
+    predictor: SlowdownModel | None = None  # with --scenario: the model behind the predicted-slowdown check
 
     @property
     def alerting(self) -> bool:
@@ -41,9 +51,7 @@ class MonitorReport:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"window_s": self.window_s, "servers": [s.to_json() for s in self.servers]}
-        if self.predictor is not None:
-            out["predictor"] = self.predictor
-        return out
+        return out | _predictor_json(self.predictor)
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,7 @@ class FleetReport:
     window: FleetWindow
     alerts: tuple[tuple[str, Finding], ...] = ()  # (instance, finding)
     history: tuple[FleetWindow, ...] = ()
+    predictor: SlowdownModel | None = None  # with --scenario: the model behind the predicted-slowdown check
 
     @property
     def alerting(self) -> bool:
@@ -70,4 +79,5 @@ class FleetReport:
                 {"end_s": w.end_s, "models": [m.to_json() for m in w.models], "replicas": len(w.replicas)}
                 for w in self.history
             ],
+            **_predictor_json(self.predictor),
         }

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from specwise.monitor.loop import Target
+from specwise.monitor.predicted import SlowdownModel
 from specwise.monitor.report import FleetReport, MonitorReport, ServerWindow
 from specwise.monitor.window import WindowStats
 from specwise.report.console import console
@@ -54,15 +55,28 @@ def render_monitor(report: MonitorReport, out: Console | None = None, wide: bool
     for s in report.servers:
         table.add_row(*_server_row(s))
     print_table(out, table, wide=wide)
-    if report.predictor is not None:
-        out.print(f"predicted-slowdown check: {escape(report.predictor)}", highlight=False)
+    render_predictor(report.predictor, out)
     for s in report.servers:
         if s.error is not None and not s.alerts:  # otherwise the alerts say why (a target down, bad counters)
             out.print(f"[red]error[/red] {s.url}: {s.error.removeprefix(s.url + ': ')}")
         for a in s.alerts:
-            out.print(f"[red]{a.severity}[/red] {s.url}: {a.message}")
+            out.print(f"[red]{a.severity}[/red] {s.url}: {escape(a.message)}")
         for note in s.stats.notes if s.stats else ():
-            out.print(f"[yellow]note[/yellow] {s.url}: {note}")
+            out.print(f"[yellow]note[/yellow] {s.url}: {escape(note)}")
+
+
+def predictor_lines(slowdown: SlowdownModel) -> list[str]:
+    """The predictor behind the predicted-slowdown check with its band, then each warning every result of it
+    carries (simulate's and advise's wording), as plain text (the loop's stderr)."""
+    return [f"predicted-slowdown check: {slowdown.describe()}", *(f"warning: {w}" for w in slowdown.warnings())]
+
+
+def render_predictor(slowdown: SlowdownModel | None, out: Console) -> None:
+    if slowdown is None:
+        return
+    out.print(f"predicted-slowdown check: {escape(slowdown.describe())}", highlight=False)
+    for w in slowdown.warnings():
+        out.print(f"[yellow]warning[/yellow]: {escape(w)}", highlight=False)
 
 
 def _labels(targets: Sequence[Target], wide: bool) -> list[str]:
@@ -155,5 +169,6 @@ def render_fleet(report: FleetReport, out: Console | None = None, wide: bool = F
             seen = [r for r in rates if r is not None]
             if seen:
                 out.print(f"  {name}: acceptance {min(seen):.2f}..{max(seen):.2f} over {len(seen)} windows")
+    render_predictor(report.predictor, out)
     for instance, a in report.alerts:
-        out.print(f"[red]{a.severity}[/red] {instance}: {a.message}")
+        out.print(f"[red]{a.severity}[/red] {instance}: {escape(a.message)}")

@@ -1,0 +1,303 @@
+"""What the predicted-slowdown check says about its own predictor (review 11 #1, #3, #11, #14): the predictor and
+its band, the same structured ``predictor`` object simulate and advise emit, the hardware warning simulate and
+advise give for a calibration from other hardware (or one that does not record it), and a k the scenario does not
+model -- in ``--url`` and ``--prometheus`` mode, ``--once`` and loop, terminal and JSON, events and webhook.
+
+Servers are loopback stand-ins answering real recorded pages: vLLM's /metrics (tests/fixtures/vllm_metrics) and
+Prometheus' HTTP API (tests/fixtures/prometheus_api/fleet_answers.json, recorded from Prometheus 2.42)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from specwise.cli import main
+from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc, CalibrationRow, StepLaw
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+BEFORE = (FIXTURES / "vllm_metrics" / "ngram_before.txt").read_text()
+AFTER = (FIXTURES / "vllm_metrics" / "ngram_after.txt").read_text()  # 34 drafts of k=4, 103 accepted since BEFORE
+FLEET = json.loads((FIXTURES / "prometheus_api" / "fleet_answers.json").read_text())  # windows of 20 s
+TARGET = "meta-llama/Llama-3.1-8B-Instruct"
+RUNNING = 'vllm:num_requests_running{engine="0",model_name="smollm2"} 0.0'
+HARDWARE = "ran on CPU: test, 2 cores, not H100"
+UNRECORDED = "does not record the hardware it ran on"
+
+
+def _busy(page: str) -> str:
+    """The page with 200 requests running, and served as the scenario's model."""
+    assert RUNNING in page
+    return page.replace(RUNNING, RUNNING.replace(" 0.0", " 200.0")).replace('"smollm2"', f'"{TARGET}"')
+
+
+def _scenario(path: Path, ks: str = "[0, 4]") -> Path:
+    path.write_text(
+        f"""
+[deployment]
+target = "{TARGET}"
+gpu = "H100"
+max_model_len = 4096
+[speculation]
+method = "ngram"
+k = {ks}
+acceptance = 0.6
+[sweep]
+qps = [1, 4]
+num_requests = 40
+[[workload]]
+name = "w"
+prompt_tokens = 200
+output_tokens = 60
+"""
+    )
+    return path
+
+
+def _calibration(path: Path, hardware: str | None = "CPU: test, 2 cores") -> Path:
+    """A CPU server's law: a 0.3 s step, 5 ms per batched token over 48 (an H100 deployment priced by it slows
+    down at batch 200)."""
+    cal = CalibrationDoc(
+        run_id="toy",
+        law=StepLaw(per_kv_token_s=1e-7, per_batched_token_s=5e-3, constant_s=0.3, free_batched_tokens=48),
+        fit_points=10,
+        fit_relative_rms_error=0.1,
+        draft_cost_scale={"spec": 0.04},
+        rows=(CalibrationRow("spec", 0, 1.0, 0.3, 0.31, 1.2, 1.1, -0.1),),
+        base_config="baseline",
+        configs=(CalibratedConfig("baseline", None, None, 0), CalibratedConfig("spec", "ngram", None, 4)),
+        engine_version="0.32.0",
+        hardware=hardware,
+        target=TARGET,
+    )
+    path.write_text(json.dumps(cal.to_json()))
+    return path
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """``GET /NAME/metrics``: the pages of NAME in order, then the last again; ``GET /api/v1/query``: the recorded
+    Prometheus answer to that query, with 200 requests running on every replica; ``POST``: a webhook."""
+
+    pages: ClassVar[dict[str, list[str]]] = {}
+    served: ClassVar[dict[str, int]] = {}
+    hooked: ClassVar[list[dict[str, Any]]] = []
+    lock = threading.Lock()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _send(self, body: bytes, kind: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        if url.path == "/api/v1/query":
+            query = parse_qs(url.query)["query"][0]
+            self._send(json.dumps(_prometheus_answer(query)).encode(), "application/json")
+            return
+        name = url.path.strip("/").split("/")[0]
+        with self.lock:
+            i = self.served.get(name, 0)
+            self.served[name] = i + 1
+        seq = self.pages[name]
+        self._send(seq[min(i, len(seq) - 1)].encode(), "text/plain; version=0.0.4")
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with self.lock:
+            self.hooked.append(json.loads(body))
+        self.send_response(204)
+        self.end_headers()
+
+
+def _prometheus_answer(query: str) -> dict[str, Any]:
+    [recorded] = [a for a in FLEET["answers"].values() if a["query"] == query]
+    answer: dict[str, Any] = json.loads(json.dumps(recorded["vector"]))
+    if "num_requests_running" in query:  # the recording had none running; the same replicas, busy
+        drafts = FLEET["answers"]["drafts"]["vector"]["data"]["result"]
+        answer["data"]["result"] = [{"metric": r["metric"], "value": [r["value"][0], "200"]} for r in drafts]
+    return answer
+
+
+@pytest.fixture()
+def serve() -> Iterator[Any]:
+    """``serve(name, *pages)`` -> that sequence's metrics URL; ``serve.base``: Prometheus' URL and the webhook's."""
+    _Handler.protocol_version = "HTTP/1.1"
+    _Handler.pages, _Handler.served, _Handler.hooked = {}, {}, []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+
+    def add(name: str, *pages: str) -> str:
+        _Handler.pages[name] = list(pages)
+        return f"{base}/{name}/metrics"
+
+    add.base = base  # type: ignore[attr-defined]
+    try:
+        yield add
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _simulated_predictor(scenario: Path, cal: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    argv = ["simulate", "--scenario", str(scenario), "--calibration", str(cal), "--json", "--processes", "1"]
+    assert main(argv) == 0
+    doc: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return doc
+
+
+def _monitor(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["monitor", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _slowdown(alerts: list[dict[str, Any]]) -> dict[str, Any]:
+    [alert] = [a for a in alerts if a["rule"] == "predicted_net_slowdown"]
+    return alert
+
+
+# #1, #11: --url --once
+
+
+@pytest.mark.parametrize(("hardware", "said"), [("CPU: test, 2 cores", HARDWARE), (None, UNRECORDED)])
+def test_once_url_says_the_hardware_warning_and_the_band_with_the_alert(
+    serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], hardware: str | None, said: str
+) -> None:
+    scenario, cal = _scenario(tmp_path / "s.toml"), _calibration(tmp_path / "cal.json", hardware)
+    simulated = _simulated_predictor(scenario, cal, capsys)
+    [warning] = [w for w in simulated["warnings"] if said in w]  # simulate's own wording
+    url = serve("busy", _busy(BEFORE), _busy(AFTER))
+    argv = ["--once", "--interval", "0.1", "--url", url, "--scenario", str(scenario), "--calibration", str(cal)]
+    code, out, _ = _monitor(capsys, *argv, "--min-drafts", "10", "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["warnings"] == [warning]
+    # the same structured predictor simulate emits, plus what the check prices
+    assert {k: doc["predictor"].get(k) for k in simulated["predictor"]} == simulated["predictor"]
+    assert doc["predictor"]["fallback_k"] == 4 and doc["predictor"]["k"] is None
+    message = _slowdown(doc["servers"][0]["alerts"])["message"]
+    assert f"TPOT (+-10%, calibrated: {cal}, k=4 from the counters) -- set k=0" in message
+    assert message.endswith("; " + warning)  # a webhook consumer reads it with the alert
+    again = serve("busy2", _busy(BEFORE), _busy(AFTER))
+    code, out, _ = _monitor(capsys, *argv[:4], again, *argv[5:], "--min-drafts", "10")
+    text = _flat(out)
+    assert code == 1 and f"predicted-slowdown check: calibrated: {cal}" in text and "speedups +-10%" in text
+    assert "warning: " + _flat(warning) in text
+
+
+# #3, #1, #11: --prometheus --once
+
+
+def test_once_prometheus_names_the_predictor_its_band_and_the_hardware(
+    serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario, cal = _scenario(tmp_path / "s.toml"), _calibration(tmp_path / "cal.json")
+    simulated = _simulated_predictor(scenario, cal, capsys)
+    [warning] = [w for w in simulated["warnings"] if HARDWARE in w]
+    argv = ["--prometheus", serve.base, "--once", "--window", "20", "--scenario", str(scenario)]
+    argv += ["--calibration", str(cal), "--min-drafts", "10"]
+    code, out, _ = _monitor(capsys, *argv, "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["warnings"] == [warning] and HARDWARE in warning
+    assert {k: doc["predictor"].get(k) for k in simulated["predictor"]} == simulated["predictor"]
+    slow = [a for a in doc["alerts"] if a["rule"] == "predicted_net_slowdown"]
+    assert {a["instance"] for a in slow} == set(FLEET["instances"])  # both replicas, batch 200 each
+    assert all("(+-10%, calibrated: " in a["message"] and a["message"].endswith(warning) for a in slow)
+    code, out, _ = _monitor(capsys, *argv)
+    text = _flat(out)
+    assert code == 1 and f"predicted-slowdown check: calibrated: {cal}" in text and "speedups +-10% (" in text
+    assert "warning: " + _flat(warning) in text
+
+
+# #1, #11: loop mode, --url and --prometheus: the stderr start, a JSON line, the events and the webhook
+
+
+def test_loop_announces_the_predictor_and_warning_and_every_alert_carries_them(
+    serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario, cal = _scenario(tmp_path / "s.toml"), _calibration(tmp_path / "cal.json")
+    url = serve("busy", _busy(BEFORE), _busy(AFTER))
+    argv = ["--url", url, "--interval", "0.2", "--duration", "0.5", "--db", str(tmp_path / "m.sqlite")]
+    argv += ["--scenario", str(scenario), "--calibration", str(cal), "--min-drafts", "10"]
+    code, out, err = _monitor(capsys, *argv, "--webhook", serve.base + "/hook")
+    events = [json.loads(line) for line in out.splitlines()]
+    [announced] = [e for e in events if e["event"] == "predictor"]
+    [warning] = announced["warnings"]
+    assert HARDWARE in warning and announced["predictor"]["name"] == f"calibrated: {cal}"
+    assert announced["predictor"]["relative_error_p80"] == pytest.approx(0.1)
+    lines = err.splitlines()
+    assert f"specwise monitor: warning: {warning}" in lines
+    assert any(line.startswith(f"specwise monitor: predicted-slowdown check: calibrated: {cal}") for line in lines)
+    opened = [e for e in events if e["event"] == "alert" and e["rule"] == "predicted_net_slowdown"]
+    hooked = [h for h in _Handler.hooked if h.get("rule") == "predicted_net_slowdown" and h["event"] == "alert"]
+    assert code in (0, 1) and opened and hooked
+    assert all("(+-10%, calibrated: " in e["message"] and e["message"].endswith(warning) for e in opened + hooked)
+
+
+def test_loop_through_prometheus_announces_the_predictor_and_warning(
+    serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario, cal = _scenario(tmp_path / "s.toml"), _calibration(tmp_path / "cal.json", hardware=None)
+    argv = ["--prometheus", serve.base, "--window", "20", "--interval", "0.2", "--duration", "0.3"]
+    argv += ["--db", str(tmp_path / "m.sqlite"), "--scenario", str(scenario), "--calibration", str(cal)]
+    code, out, err = _monitor(capsys, *argv, "--min-drafts", "10")
+    events = [json.loads(line) for line in out.splitlines()]
+    [announced] = [e for e in events if e["event"] == "predictor"]
+    [warning] = announced["warnings"]
+    assert UNRECORDED in warning and f"specwise monitor: warning: {warning}" in err.splitlines()
+    opened = [e for e in events if e["event"] == "alert" and e["rule"] == "predicted_net_slowdown"]
+    assert code == 1 and len(opened) == 2 and all(e["message"].endswith(warning) for e in opened)
+
+
+# #14: a k the scenario does not model, live or --k
+
+
+def test_a_live_k_the_scenario_does_not_model_is_priced_and_said(
+    serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario, cal = _scenario(tmp_path / "s.toml", ks="[0, 2, 8]"), _calibration(tmp_path / "cal.json")
+    url = serve("busy", _busy(BEFORE), _busy(AFTER))  # the counters show k = 136 / 34 = 4
+    argv = ["--once", "--interval", "0.1", "--url", url, "--scenario", str(scenario), "--calibration", str(cal)]
+    code, out, _ = _monitor(capsys, *argv, "--min-drafts", "10", "--json")
+    server = json.loads(out)["servers"][0]
+    assert code == 1
+    assert "k=4 from the counters; the scenario models only k = 2, 8)" in _slowdown(server["alerts"])["message"]
+    note = (
+        "the live draft length 4 (draft tokens / drafts of this window) is not one of the k values the scenario "
+        "models (k = 2, 8 in [speculation].k): the predicted-slowdown check prices k=4 with its step-time model all "
+        "the same"
+    )
+    assert note in server["stats"]["notes"]
+
+
+def test_a_k_flag_the_scenario_does_not_model_is_priced_with_the_same_warning(
+    serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 11 #14: `--k 3` was refused (exit 2) while a live k=3 was priced without a word; both are priced now,
+    and both say the scenario models other k values. (--k 5 here: at AL 4.03 a k of 5 costs TPOT at batch 200.)"""
+    scenario, cal = _scenario(tmp_path / "s.toml", ks="[0, 2, 8]"), _calibration(tmp_path / "cal.json")
+    url = serve("busy", _busy(BEFORE), _busy(AFTER))
+    argv = ["--once", "--interval", "0.1", "--url", url, "--scenario", str(scenario), "--calibration", str(cal)]
+    code, out, _ = _monitor(capsys, *argv, "--min-drafts", "10", "--k", "5", "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["predictor"]["k"] == 5 and doc["predictor"]["modelled_k"] == [2, 8]
+    said = "--k 5 is not one of the k values the scenario models (k = 2, 8 in [speculation].k)"
+    assert any(w.startswith(said) for w in doc["warnings"])
+    assert "k=5 from --k; the scenario models only k = 2, 8)" in _slowdown(doc["servers"][0]["alerts"])["message"]
+    code, _, err = _monitor(capsys, *argv, "--k", "0")
+    assert code == 2 and "--k" in err and "positive integer" in err
