@@ -137,16 +137,26 @@ class CalibrationDoc:
         known = [x for x in (self._replay_band(), self.fit_relative_rms_error) if x is not None]
         return max(known) if known else 0.25
 
+    def band_statistic(self) -> str:
+        """Which statistic :meth:`speedup_band` is: the law's RMS step-time fit error (over the mean step), the
+        replay's 80th percentile speedup error, or a default (the keys of ``perfmodel.factory.BAND_STATISTICS``)."""
+        replay, fit = self._replay_band(), self.fit_relative_rms_error
+        if replay is None and fit is None:
+            return "default"
+        if fit is not None and (replay is None or fit >= replay):
+            return "rms_step_time_fit_error"
+        return "p80_abs_rel_speedup_replay_error"
+
     def band_source(self) -> str:
-        """Where :meth:`speedup_band` comes from, in words."""
+        """Where :meth:`speedup_band` comes from, in words (:meth:`band_statistic` says which statistic it is)."""
         replay, fit = self._replay_band(), self.fit_relative_rms_error
         if replay is None and fit is None:
             return f"no measurement: a default, since the calibrated run {self.run_id} has no level to replay or fit"
         if fit is not None and (replay is None or fit >= replay):
-            return f"the calibrated run {self.run_id}'s step-time fit (its RMS error over the mean step" + (
-                "; no level replayed)" if replay is None else f", above its levels' in-sample replay {replay:.0%})"
+            return f"the calibrated run {self.run_id}, relative to its mean step; " + (
+                "no level replayed" if replay is None else f"its levels' in-sample replay error is {replay:.0%}"
             )
-        return f"replay of the calibrated run {self.run_id} (predicted vs measured speedup per level)"
+        return f"the calibrated run {self.run_id}'s levels (predicted vs measured speedup per level)"
 
     def _errors(self) -> list[float]:
         return [abs(r.speedup_error) for r in self.rows if r.speedup_error is not None and r.config != self.base_config]
