@@ -22,7 +22,8 @@ def check_identity(cal: CalibrationDoc, name: str, engine: str, target: ModelSpe
     if cal.target and not same_model(cal.target, target.name):
         raise SpecwiseError(
             f"calibration {name} measured {cal.target}, but this deployment serves {target.name}: a step-time law "
-            "does not carry across models; calibrate on this model (specwise bench --launch ... --calibrate)"
+            "does not carry across models; calibrate on this model (specwise calibrate on vllm bench serve "
+            "--save-detailed results of it, or specwise bench --launch ... --calibrate)"
         )
     if cal.engine and cal.engine != engine:
         raise SpecwiseError(f"calibration {name} measured {cal.engine}, but this deployment runs {engine}")
@@ -33,7 +34,8 @@ def check_draft(cal: CalibrationDoc, name: str, match: CalibratedConfig, draft: 
     if draft is not None and match.model and not same_model(match.model, draft.name):
         raise SpecwiseError(
             f"calibration {name} calibrated the draft {match.model} ({match.name}), but this deployment drafts with "
-            f"{draft.name}: a draft's cost does not carry to another; bench this draft with --launch --calibrate"
+            f"{draft.name}: a draft's cost does not carry to another; calibrate this draft (specwise calibrate on vllm "
+            "bench serve --save-detailed results of it, or specwise bench --launch ... --calibrate)"
         )
 
 
