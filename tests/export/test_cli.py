@@ -106,3 +106,35 @@ def test_for_units_in_prometheus_order_only(tmp_path: Path, capsys: pytest.Captu
     for good in ("1h30m", "1d2h", "1w1d1h1m1s1ms"):
         assert main(["export", "prometheus-rules", "--for", good]) == 0
         assert f'for: "{good}"' in capsys.readouterr().out
+
+
+def test_a_calibration_from_other_hardware_is_said_and_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 11 #1 and #11: as simulate and advise do, export warns (stderr) that the calibration ran on a CPU and
+    not the scenario's H100; the rules file names the predictor, its band and the calibration's hardware, and each
+    predicted-slowdown alert carries the band."""
+    from tests.perfmodel.test_calibration_use import SCENARIO, _calibration
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SCENARIO)
+    cal = _calibration(tmp_path / "cal.json")  # hardware "CPU: test, 2 cores"
+    dest = tmp_path / "rules.yml"
+    argv = ["export", "prometheus-rules", "--scenario", str(scenario), "--calibration", str(cal), "--out", str(dest)]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert f"warning: calibration {cal} ran on CPU: test, 2 cores, not H100" in err
+    text = dest.read_text()
+    header = text.split("groups:")[0]
+    assert f"# Predicted-slowdown alerts priced by calibrated: {cal}; speedups +-10% (RMS step-time fit" in header
+    assert "hardware CPU: test, 2 cores" in header and "engine vllm 0.32.0" in header
+    assert f"# warning: calibration {cal} ran on CPU" in header
+    slowdown = [line for line in text.splitlines() if "the perf model (" in line]
+    assert slowdown and all("its speedups carry a +-10% band" in line for line in slowdown)
+
+    unrecorded = _calibration(tmp_path / "unrecorded.json", changes={"hardware": None})
+    argv = ["export", "prometheus-rules", "--scenario", str(scenario), "--calibration", str(unrecorded)]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert f"calibration {unrecorded} does not record the hardware it ran on" in captured.err
+    assert "hardware not recorded" in captured.out.split("groups:")[0]

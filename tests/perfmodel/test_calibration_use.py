@@ -30,8 +30,8 @@ output_tokens = 60
 """
 
 
-def _calibration(path: Path, method: str = "ngram", changes: dict[str, object] | None = None) -> Path:
-    cal = CalibrationDoc(
+def _doc(method: str = "ngram") -> CalibrationDoc:
+    return CalibrationDoc(
         run_id="toy",
         law=StepLaw(per_kv_token_s=1e-7, per_batched_token_s=5e-3, constant_s=0.3, free_batched_tokens=48),
         fit_points=10,
@@ -44,6 +44,10 @@ def _calibration(path: Path, method: str = "ngram", changes: dict[str, object] |
         hardware="CPU: test, 2 cores",
         target="meta-llama/Llama-3.1-8B-Instruct",
     )
+
+
+def _calibration(path: Path, method: str = "ngram", changes: dict[str, object] | None = None) -> Path:
+    cal = _doc(method)
     path.write_text(json.dumps({**cal.to_json(), **(changes or {})}))
     return path
 
@@ -67,8 +71,11 @@ def test_calibration_changes_the_simulation_and_is_named(tmp_path: Path, capsys:
     assert base_c > 50 * base_f  # a ~0.3 s CPU step instead of a few ms on the H100
     # the replay (8%) is of the level the law was fitted to: the band is never below the law's 10% RMS fit error
     assert calibrated["predictor"]["relative_error_p80"] == pytest.approx(0.1)  # type: ignore[index]
+    # ... which is an RMS step-time error, not a percentile: the JSON says which statistic the band is
+    assert calibrated["predictor"]["statistic"] == "rms_step_time_fit_error"  # type: ignore[index]
+    assert fitted["predictor"]["statistic"] == "p80_abs_rel_speedup_error"  # type: ignore[index]
     source = calibrated["predictor"]["source"]  # type: ignore[index]
-    assert source.startswith("the calibrated run toy's step-time fit") and "in-sample replay 8%" in source
+    assert source.startswith("the calibrated run toy, relative to its mean step") and "replay error is 8%" in source
     # a CPU calibration pricing an H100 deployment is said with the results
     assert any("ran on CPU: test, 2 cores, not H100" in w for w in calibrated["warnings"])  # type: ignore[attr-defined]
 
@@ -139,3 +146,53 @@ def test_calibration_in_the_scenario_and_in_monitor(tmp_path: Path, capsys: pyte
     # on the calibrated CPU law a decode step costs the same from 1 to 48 batched tokens: k=4 verification is
     # nearly free at batch 8, so speculation with AL 2 halves the time per token
     assert model.tpot_ratio(8, 2.0) < 0.6
+
+
+def test_the_calibrated_band_is_called_what_it_is(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 11 #6: the band of a calibration is its RMS step-time fit error, not an "80th percentile error"."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SCENARIO)
+    cal = _calibration(tmp_path / "cal.json")
+    assert main(["simulate", "--scenario", str(scenario), "--calibration", str(cal), "--processes", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "speedups +-10% (RMS step-time fit error of the calibrated run toy" in out
+    assert "80th percentile" not in out
+
+
+def _points(num_seqs: int, kv_tokens: float, batched_tokens: float) -> list[dict[str, object]]:
+    step = {"config": "baseline", "level": 0, "prefill_tokens": 0.0, "time_s": 0.3, "samples": 5}
+    return [
+        {**step, "num_seqs": 1, "kv_tokens": 100.0, "batched_tokens": 1.0},
+        {**step, "num_seqs": num_seqs, "kv_tokens": kv_tokens, "batched_tokens": batched_tokens},
+    ]
+
+
+def test_a_calibration_used_beyond_the_steps_it_measured_is_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 11 #5: a law fitted at batch <= 7 prices a deployment that runs up to 256 sequences a step: the band
+    is not measured there, and the results say so (terminal and JSON)."""
+    cal = _calibration(tmp_path / "cal.json", changes={"points": _points(7, 310.0, 52.0)})
+    doc = _simulate(tmp_path, capsys, "--calibration", str(cal))
+    said = [w for w in doc["warnings"] if "was measured at" in w]  # type: ignore[attr-defined]
+    assert len(said) == 1, doc["warnings"]
+    assert "batch <= 7, KV tokens <= 310 and batched tokens <= 52 per step" in said[0]
+    assert "batch 256" in said[0] and "batched tokens 8,192" in said[0] and "band is not measured" in said[0]
+    # a calibration that measured the deployment's whole range says nothing
+    wide = _calibration(tmp_path / "wide.json", changes={"points": _points(256, 1e6, 8192.0)})
+    doc = _simulate(tmp_path, capsys, "--calibration", str(wide))
+    assert not [w for w in doc["warnings"] if "was measured at" in w]  # type: ignore[attr-defined]
+
+
+def test_the_range_check_takes_any_step_such_as_a_live_batch() -> None:
+    """The pure check the monitor can call with the batch a live server runs (one axis given, one named)."""
+    from specwise.perfmodel.calibration_match import StepRange, measured_range, range_notes
+
+    cal = CalibrationDoc.from_json(
+        {**json.loads(json.dumps(_doc().to_json())), "points": _points(7, 310.0, 52.0)}, "cal.json"
+    )
+    assert measured_range(cal) == StepRange(7, 310.0, 52.0)
+    (note,) = range_notes(cal, "cal.json", StepRange(num_seqs=200), "the live server runs")
+    assert note.startswith("calibration cal.json was measured at batch <= 7; the live server runs batch 200:")
+    assert range_notes(cal, "cal.json", StepRange(num_seqs=7, kv_tokens=300)) == ()
+    assert measured_range(_doc()) is None  # no points recorded: nothing to compare with

@@ -55,3 +55,29 @@ def test_a_best_no_cell_has_is_shown_as_the_bound_it_is() -> None:
     page = render_html(named)
     assert f"≤{sim.best_speedup_by_qps[q]:.2f} (no k keeps up: capacity / load)" in page
     assert page.count("no k keeps up") == 1  # that load only
+
+
+def test_every_candidates_warnings_are_on_the_page() -> None:
+    """Review 11 #2: the terminal lists each candidate's warnings (a calibration from other hardware, a package the
+    method needs); the page people share lists them too, escaped, once each."""
+    doc = _advice("advise-draft-does-not-fit.json")
+    first, *rest = doc.candidates
+    warned = replace(
+        doc,
+        candidates=(
+            replace(
+                first,
+                warnings=(
+                    "calibration bcal.json ran on CPU: <AMD> EPYC",
+                    "calibration bcal.json ran on CPU: <AMD> EPYC",
+                ),
+            ),
+            *rest,
+        ),
+    )
+    page = render_html(warned)
+    assert "<h2>Warnings</h2>" in page
+    assert page.count("calibration bcal.json ran on CPU: &lt;AMD&gt; EPYC") == 1
+    assert f"<b>{first.candidate}</b>: calibration bcal.json" in page
+    quiet = replace(doc, candidates=tuple(replace(c, warnings=()) for c in doc.candidates))
+    assert "<h2>Warnings</h2>" not in render_html(quiet)

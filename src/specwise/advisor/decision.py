@@ -35,6 +35,7 @@ from specwise.errors import SpecwiseError
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
 from specwise.methods import LOOKUP_METHODS
+from specwise.perfmodel.factory import PredictorChoice, calibration_gap
 from specwise.scenario.build import FEW_REQUESTS, build_scenario, few_requests_warning
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.study.decide import decide, falls_below
@@ -440,6 +441,32 @@ def fitting_scenario(inputs: AdviseInputs, c: Candidate, evidence: Sequence[Evid
     ]
 
 
+def _uncalibrated(inputs: AdviseInputs, c: Candidate) -> str | None:
+    """Why the calibration given cannot price ``c`` (None: it can, or no calibration is used): its run never measured
+    this method's proposer. The candidate is then not evaluated; the others still are."""
+    gap = calibration_gap(inputs.deployment.predictor, c.method, c.speculation.draft)
+    return None if gap is None else f"not evaluated: {gap}"
+
+
+def _sized(
+    inputs: AdviseInputs, c: Candidate, evidence: Sequence[Evidence], engine: Engine
+) -> tuple[Candidate, Scenario, list[str], str | None]:
+    """The candidate's scenario, the notes on its k values, and why it is not simulated (None: it is). A candidate
+    the engine cannot run, or the calibration cannot price, is sized for the record only: a draft whose heads do not
+    divide the TP on one GPU, and a missing proposer cost with the published fit (its memory plan needs no price)."""
+    uncalibrated = _uncalibrated(inputs, c)
+    refused = _refusal(inputs, c, engine) or uncalibrated
+    if refused is None:
+        sc, k_notes = fitting_scenario(inputs, c, evidence)
+        return c, sc, k_notes, None
+    c = replace(c, speculation=replace(c.speculation, draft_tp=c.speculation.draft_tp or 1))
+    if uncalibrated is not None:
+        dep = inputs.deployment
+        fit = PredictorChoice(engine=dep.predictor.engine, engine_version=dep.predictor.engine_version)
+        inputs = replace(inputs, deployment=replace(dep, predictor=fit))
+    return c, scenario_for(inputs, c, evidence, engine_checks=False), [], refused
+
+
 def evaluate_candidate(
     inputs: AdviseInputs,
     c: Candidate,
@@ -451,12 +478,7 @@ def evaluate_candidate(
 ) -> CandidateAdvice:
     notes: list[str] = []
     evidence = resolve_evidence(inputs, c, profiles, benches, notes)
-    refused = _refusal(inputs, c, engine)
-    if refused is not None:  # sized for the record only; a draft whose heads do not divide the TP on one GPU
-        c = replace(c, speculation=replace(c.speculation, draft_tp=c.speculation.draft_tp or 1))
-        sc, k_notes = scenario_for(inputs, c, evidence, engine_checks=False), list[str]()
-    else:
-        sc, k_notes = fitting_scenario(inputs, c, evidence)
+    c, sc, k_notes, refused = _sized(inputs, c, evidence, engine)
     notes += _package_notes(c)
     plan = sc.memory_plan
     unfit = CandidateAdvice(
@@ -603,6 +625,9 @@ def advise(
         inputs = replace(inputs, deployment=replace(dep, engine_version=engine_version, predictor=predictor))
     eng = get_engine(name, engine_version or (_config_version(inputs) if name == "vllm" else None))
     executor = executor or LocalExecutor(processes)
+    gaps = [calibration_gap(inputs.deployment.predictor, c.method, c.speculation.draft) for c in inputs.candidates]
+    if gaps and all(gaps):  # no candidate can be priced: nothing to weigh
+        raise SpecwiseError("; ".join(dict.fromkeys(g for g in gaps if g)))
     results = [evaluate_candidate(inputs, c, profiles, benches, eng, executor, progress) for c in inputs.candidates]
     ranked = sorted(results, key=lambda r: _rank_key(r, inputs.operating_qps), reverse=True)
     top = ranked[0]
@@ -642,6 +667,7 @@ def advise(
         predictor=first.sim.predictor if first and first.sim else "",
         band=first.sim.band if first and first.sim else 0.0,
         band_source=first.sim.band_source if first and first.sim else "",
+        band_statistic=first.sim.band_statistic if first and first.sim else "p80_abs_rel_speedup_error",
     )
 
 

@@ -11,6 +11,8 @@ from specwise.calibration.from_vllm import VllmCalibrationInput, calibrate_vllm
 from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, bounded, print_json
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.contracts.document import json_safe
+from specwise.engines.vllm_versions import VllmVersion
+from specwise.errors import SpecwiseError
 from specwise.fileio import check_output_file, write_json_atomic
 from specwise.report.bench import render_calibration
 from specwise.report.console import console
@@ -42,7 +44,12 @@ def register(sub: Any) -> None:
         ),
         help=f"the server's (default {DEFAULT_MAX_NUM_BATCHED_TOKENS}; at least --max-num-seqs)",
     )
-    p.add_argument("--engine-version", help="the server's vLLM version (the result files do not record it)")
+    p.add_argument(
+        "--engine-version",
+        type=engine_version_text,
+        metavar="VERSION",
+        help="the server's vLLM version, e.g. 0.32.0 (the result files do not record it)",
+    )
     add_json_flag(p)
     add_wide_flag(p)
     p.set_defaults(handler=run)
@@ -81,6 +88,16 @@ def render(cal: CalibrationDoc, request: VllmCalibrationInput, path: Path, wide:
     out = console()
     out.print(assumptions_text(cal, request))
     render_calibration(cal, path, wide=wide, out=out)
+
+
+def engine_version_text(text: str) -> str:
+    """A vLLM version as ``--vllm-version`` takes it (``0.32``, ``0.32.0``, ``v0.24.0rc1``): recorded in the
+    calibration, where simulate reads the engine profile by it."""
+    try:
+        VllmVersion.parse(text)
+    except SpecwiseError as exc:  # argparse names the flag already
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--vllm-version ")) from None
+    return text
 
 
 def run(args: argparse.Namespace) -> int:

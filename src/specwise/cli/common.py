@@ -149,7 +149,8 @@ def add_predictor_flags(parser: argparse.ArgumentParser) -> None:
         "--calibration",
         type=Path,
         metavar="FILE",
-        help="a calibration file from specwise bench --launch --calibrate: simulate with your server's step times",
+        help="a calibration file from specwise calibrate (on vllm bench serve --save-detailed results) or specwise "
+        "bench --launch --calibrate: price steps with your server's measured step times",
     )
 
 

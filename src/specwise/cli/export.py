@@ -29,7 +29,7 @@ from specwise.cli.common import (
     scenario_file,
 )
 from specwise.export.grafana import build_dashboard, render_dashboard
-from specwise.export.rules import FOR, MIN_DRAFTS, build_rule_groups, render_rules
+from specwise.export.rules import FOR, MIN_DRAFTS, build_rule_groups, provenance, render_rules
 from specwise.fileio import check_output_file, write_text_atomic
 
 
@@ -111,15 +111,20 @@ def run_rules(args: argparse.Namespace) -> int:
     refuse_without_scenario(args, extra=("model_name",))
     slowdown = None
     name = None
+    header: tuple[str, ...] = ()
     if args.scenario is not None:
         from specwise.monitor.predicted import slowdown_model
         from specwise.scenario import load_scenario
 
-        scenario = load_scenario(args.scenario, predictor_override(args))
+        choice = predictor_override(args)
+        scenario = load_scenario(args.scenario, choice)
         check_modelled_k(args.k, scenario.sweep.k_values)
         slowdown, name = slowdown_model(scenario, args.k), args.model_name or scenario.target.name
+        header = provenance(scenario.models, choice.calibration if choice else None)
+        for note in scenario.models.notes:  # as simulate and advise say them: other hardware, beyond the range
+            print(f"warning: {note}", file=sys.stderr)
     groups = build_rule_groups(args.min_acceptance, slowdown, args.for_, name, args.min_drafts)
-    return _emit(args.out, render_rules(groups))
+    return _emit(args.out, render_rules(groups, header))
 
 
 def run_grafana(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specwise.contracts.document import Fields, JsonObject, Schema
-from specwise.contracts.sweep import SweepResult
+from specwise.contracts.sweep import SweepResult, predictor_json
 
 SCHEMA = Schema("specwise.advise", 1)
 VERDICTS = ("enable", "enable_below", "measure_first", "disable", "does_not_fit", "unsupported")
@@ -221,6 +221,7 @@ class Advice:
     predictor: str = ""  # the step-time model the decision rests on
     band: float = 0.0  # its relative error (80th percentile over held-back measurements)
     band_source: str = ""
+    band_statistic: str = "p80_abs_rel_speedup_error"  # which statistic ``band`` is (perfmodel.factory.BAND_STATISTICS)
 
     def candidate(self, label: str) -> CandidateAdvice:
         return next(c for c in self.candidates if c.candidate == label)
@@ -262,7 +263,7 @@ class Advice:
                 for p in self.acceptance_vs_temperature
             ],
             "monitoring": dict(self.monitoring),
-            "predictor": {"name": self.predictor, "relative_error_p80": self.band, "source": self.band_source},
+            "predictor": predictor_json(self.predictor, self.band, self.band_source, self.band_statistic),
             "measure": self.measure.to_json() if self.measure else None,
         }
         if self.report is not None:
@@ -310,6 +311,7 @@ class Advice:
             predictor=(pred.text("name", "") if pred else "") or "",
             band=(pred.number("relative_error_p80", 0.0) if pred else 0.0) or 0.0,
             band_source=(pred.text("source", "") if pred else "") or "",
+            band_statistic=(pred.text("statistic") if pred else None) or "p80_abs_rel_speedup_error",
         )
 
 

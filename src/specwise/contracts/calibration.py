@@ -14,10 +14,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specwise.contracts.document import Fields, JsonObject, Schema, read_json_file
+from specwise.contracts.document import DocumentError, Fields, JsonObject, Schema, read_json_file
 from specwise.specs.model import checkpoint_name
 
 SCHEMA = Schema("specwise.calibration", 1)
+# a draft pass (draft model) or a step's speculation overhead (lookup) in target passes: the fit gives a draft model a
+# fraction of the target (0.3 for a 0.5B draft of a 1.5B target on the CPU build, bench/results/vllm_qwen_bench.json)
+# and a lookup a few percent; above this the file was edited or fitted on noise
+MAX_DRAFT_COST_SCALE = 10.0
 FORM = (
     "t = per_kv_token_s * kv_tokens + per_batched_token_s * max(batched_tokens - free_batched_tokens, 0) + constant_s"
 )
@@ -137,16 +141,26 @@ class CalibrationDoc:
         known = [x for x in (self._replay_band(), self.fit_relative_rms_error) if x is not None]
         return max(known) if known else 0.25
 
+    def band_statistic(self) -> str:
+        """Which statistic :meth:`speedup_band` is: the law's RMS step-time fit error (over the mean step), the
+        replay's 80th percentile speedup error, or a default (the keys of ``perfmodel.factory.BAND_STATISTICS``)."""
+        replay, fit = self._replay_band(), self.fit_relative_rms_error
+        if replay is None and fit is None:
+            return "default"
+        if fit is not None and (replay is None or fit >= replay):
+            return "rms_step_time_fit_error"
+        return "p80_abs_rel_speedup_replay_error"
+
     def band_source(self) -> str:
-        """Where :meth:`speedup_band` comes from, in words."""
+        """Where :meth:`speedup_band` comes from, in words (:meth:`band_statistic` says which statistic it is)."""
         replay, fit = self._replay_band(), self.fit_relative_rms_error
         if replay is None and fit is None:
             return f"no measurement: a default, since the calibrated run {self.run_id} has no level to replay or fit"
         if fit is not None and (replay is None or fit >= replay):
-            return f"the calibrated run {self.run_id}'s step-time fit (its RMS error over the mean step" + (
-                "; no level replayed)" if replay is None else f", above its levels' in-sample replay {replay:.0%})"
+            return f"the calibrated run {self.run_id}, relative to its mean step; " + (
+                "no level replayed" if replay is None else f"its levels' in-sample replay error is {replay:.0%}"
             )
-        return f"replay of the calibrated run {self.run_id} (predicted vs measured speedup per level)"
+        return f"the calibrated run {self.run_id}'s levels (predicted vs measured speedup per level)"
 
     def _errors(self) -> list[float]:
         return [abs(r.speedup_error) for r in self.rows if r.speedup_error is not None and r.config != self.base_config]
@@ -209,6 +223,12 @@ class CalibrationDoc:
         _check_law(law, pred)
         if scales is not None and (bad := [k for k in scales.data if (scales.number(k) or 0.0) < 0]):
             raise f.fail("draft_cost_scale", f"{', '.join(bad)}: negative (a draft pass costs >= 0 target passes)")
+        if scales is not None and (big := [k for k in scales.data if (scales.number(k) or 0.0) > MAX_DRAFT_COST_SCALE]):
+            raise f.fail(
+                "draft_cost_scale",
+                f"{', '.join(big)}: above {MAX_DRAFT_COST_SCALE:g} (a proposer costing more than "
+                f"{MAX_DRAFT_COST_SCALE:g} target passes per step is no fit of a real server; an edited file?)",
+            )
         return cls(
             run_id=f.text("run_id", "") or "",
             law=law,
@@ -231,11 +251,33 @@ class CalibrationDoc:
 
     @classmethod
     def read(cls, path: Path) -> CalibrationDoc:
-        """A calibration file: ``bench --calibrate``'s own file, or a bench result that carries one."""
-        data = read_json_file(path, "calibration")
+        """A calibration file: ``bench --calibrate``'s own file, or a bench result that carries one. A ``vllm bench
+        serve`` result (one object, or one per line) is refused with the command that fits one from it."""
+        try:
+            data = read_json_file(path, "calibration")
+        except DocumentError:
+            _refuse_vllm_result(path)
+            raise
+        _refuse_vllm_result(path, data)
         if "calibration" in data and isinstance(data["calibration"], Mapping):
             data = data["calibration"]
         return cls.from_json(data, str(path))
+
+
+def _refuse_vllm_result(path: Path, data: JsonObject | None = None) -> None:
+    """Raise when ``path`` holds ``vllm bench serve`` results (easily taken for a calibration): they are its input."""
+    from specwise.contracts.bench_formats import is_vllm_result, read_objects  # bench formats read calibrations' input
+
+    try:
+        objects = [data] if data is not None else read_objects(path)
+    except DocumentError:
+        return
+    if objects and all(is_vllm_result(o) for o in objects):
+        raise DocumentError(
+            f"{path}: a vllm bench serve result, not a calibration: fit one from it first with specwise calibrate "
+            f"{path} --out cal.json (its files: the baseline's and the speculative runs' --save-detailed results), "
+            "then pass --calibration cal.json"
+        )
 
 
 def _check_law(law: StepLaw, pred: Fields) -> None:

@@ -46,7 +46,8 @@ class Schema:
             raise DocumentError(f"{where}: 'schema' must look like '{self.id}', got {raw!r}")
         kind, _, version = raw.rpartition("/")
         if kind != self.kind:
-            raise DocumentError(f"{where}: is a {kind} document, expected {self.kind}")
+            article = "an" if kind[:1].lower() in "aeiou" else "a"
+            raise DocumentError(f"{where}: is {article} {kind} document, expected {self.kind}")
         if not version.isdigit():
             raise DocumentError(f"{where}: bad schema version in {raw!r}")
         if int(version) > self.version:

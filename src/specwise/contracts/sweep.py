@@ -29,6 +29,13 @@ METRIC_KEYS = {
 }
 
 
+def predictor_json(name: str, band: float, source: str, statistic: str) -> dict[str, Any]:
+    """The step-time predictor and its band. ``relative_error_p80`` keeps its name for the readers of earlier
+    outputs; ``statistic`` says which statistic it holds (a calibration's band is its RMS step-time fit error when that
+    exceeds its replay's 80th percentile error)."""
+    return {"name": name, "relative_error_p80": band, "statistic": statistic, "source": source}
+
+
 def qps_key(q: float) -> str:
     return f"{q:g}"
 
@@ -154,6 +161,7 @@ class SweepResult:
     predictor: str = "roofline"  # the step-time model the rows were simulated with
     band: float = 0.0  # its relative error on a speedup (80th percentile over measurements it was checked on)
     band_source: str = ""
+    band_statistic: str = "p80_abs_rel_speedup_error"  # which statistic ``band`` is (perfmodel.factory.BAND_STATISTICS)
     capacity_per_s_by_k: Mapping[int, float] = field(default_factory=dict)  # k = 0: without speculation
     schedule_capacity_per_s: float | None = None
     capacity_bound_qps: tuple[float, ...] = ()  # loads whose best speedup is capacity / load, an upper bound
@@ -221,7 +229,7 @@ class SweepResult:
             "schedule_capacity_per_s": self.schedule_capacity_per_s,
             "warnings": list(self.warnings),
             "schema": SCHEMA.id,
-            "predictor": {"name": self.predictor, "relative_error_p80": self.band, "source": self.band_source},
+            "predictor": predictor_json(self.predictor, self.band, self.band_source, self.band_statistic),
             "best_speedup_band_by_qps": {
                 qps_key(q): [s * (1 - self.band), s * (1 + self.band)] for q, s in self.best_speedup_by_qps.items()
             },
@@ -269,6 +277,7 @@ class SweepResult:
             predictor=(pred.text("name", "") if pred else "") or "roofline",
             band=(pred.number("relative_error_p80", 0.0) if pred else 0.0) or 0.0,
             band_source=(pred.text("source", "") if pred else "") or "",
+            band_statistic=(pred.text("statistic") if pred else None) or "p80_abs_rel_speedup_error",
             capacity_per_s_by_k={int(k): v for k, v in per_qps("capacity_per_s_by_k").items()},
             schedule_capacity_per_s=f.number("schedule_capacity_per_s"),
             capacity_bound_qps=tuple(q for q in f.numbers("capacity_bound_qps") if q is not None),

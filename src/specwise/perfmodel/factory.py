@@ -24,7 +24,7 @@ from specwise.contracts.calibration import CalibrationDoc
 from specwise.errors import SpecwiseError
 from specwise.methods import Method
 from specwise.perfmodel.calibrated import CalibratedPredictor
-from specwise.perfmodel.calibration_match import check_draft, check_identity, hardware_notes
+from specwise.perfmodel.calibration_match import StepRange, check_draft, check_identity, hardware_notes, range_notes
 from specwise.perfmodel.drafting import DraftCost, ModelDraftCost, NgramDraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
 from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead, PublishedFit, profile_for, published_fit
@@ -38,6 +38,26 @@ PredictorKind = Literal["published-fit", "roofline", "calibrated"]
 PREDICTORS: tuple[str, ...] = ("published-fit", "roofline", "calibrated")
 
 
+P80_SPEEDUP_ERROR = "p80_abs_rel_speedup_error"  # 80th percentile of |predicted / measured speedup - 1|
+BAND_STATISTICS: dict[str, str] = {  # what a band's number is, in the words that precede its source
+    P80_SPEEDUP_ERROR: "80th percentile error of",
+    "p80_abs_rel_speedup_replay_error": "80th percentile replay error of",
+    "rms_step_time_fit_error": "RMS step-time fit error of",  # over the mean step: CV(RMSE), not a percentile
+    "default": "",  # its source says it is a default
+}
+
+
+def band_basis(statistic: str, source: str) -> str:
+    """What a band is, in words: ``RMS step-time fit error of the calibrated run ...``."""
+    words = BAND_STATISTICS.get(statistic, "error of")
+    return f"{words} {source}" if words else source
+
+
+def band_text(band: float, statistic: str, source: str) -> str:
+    """A band and what it is, in one phrase: ``+-7% (RMS step-time fit error of the calibrated run ...)``."""
+    return f"+-{band:.0%} ({band_basis(statistic, source)})"
+
+
 @dataclass(frozen=True)
 class ServingModels:
     target: StepTimePredictor
@@ -46,8 +66,9 @@ class ServingModels:
     overhead: EngineOverhead = LEGACY_OVERHEAD
     chunked_prefill_with_spec: bool = True
     batch_expansion_scorer: bool = False
-    band: float = 0.0  # relative error of a predicted speedup (80th percentile of |predicted/measured - 1|)
+    band: float = 0.0  # relative error of a predicted speedup: which statistic, ``band_statistic`` says
     band_source: str = ""
+    band_statistic: str = P80_SPEEDUP_ERROR  # one of BAND_STATISTICS
     notes: tuple[str, ...] = ()  # what every result of these models must say (a calibration from other hardware)
 
 
@@ -75,6 +96,7 @@ class Deployed:
     quantization: Quantization | None = None
     draft_quantization: Quantization | None = None
     kv_dtype: str | None = None
+    limits: StepRange | None = None  # the largest step it can run (its scheduler's limits): a calibration's range
 
 
 def roofline_models(
@@ -125,13 +147,9 @@ def calibrated_models(d: Deployed, cal: CalibrationDoc, path: Path | None, engin
     name = str(path) if path else cal.run_id
     check_identity(cal, name, engine, d.target)
     match = cal.config_for(d.method.name, d.draft.name if d.draft is not None else None)
-    if match is None and d.method.name != "none":
-        configs = ", ".join(f"{c.name} ({c.method or 'no speculation'})" for c in cal.configs) or "none recorded"
-        raise SpecwiseError(
-            f"calibration {name}: no speculative configuration with method {d.method.name} has a calibrated "
-            f"proposer cost (its configurations: {configs}); bench that method with specwise bench --launch "
-            "--calibrate, or give vllm bench serve files of it to specwise calibrate"
-        )
+    missing = missing_proposer_cost(cal, name, d.method, d.draft.name if d.draft is not None else None)
+    if missing is not None:
+        raise SpecwiseError(missing)
     if match is not None and d.method.has_weights:
         check_draft(cal, name, match, d.draft)
     cost: DraftCost
@@ -147,8 +165,36 @@ def calibrated_models(d: Deployed, cal: CalibrationDoc, path: Path | None, engin
         overhead=EngineOverhead(base_s=0.0, rejection_fraction=LEGACY_OVERHEAD.rejection_fraction),
         band=cal.speedup_band(),
         band_source=cal.band_source(),
-        notes=hardware_notes(cal, name, d.gpu),
+        band_statistic=cal.band_statistic(),
+        notes=hardware_notes(cal, name, d.gpu) + (range_notes(cal, name, d.limits) if d.limits else ()),
     )
+
+
+def missing_proposer_cost(cal: CalibrationDoc, name: str, method: Method, draft: str | None) -> str | None:
+    """Why ``cal`` cannot price ``method`` (None: it can): no configuration of the calibrated run proposed like it,
+    so its proposer's cost was never measured. A file from an older specwise records no configurations at all."""
+    if method.name == "none" or cal.config_for(method.name, draft) is not None:
+        return None
+    if not cal.configs and cal.draft_cost_scale:
+        return (
+            f"calibration {name} was written by an older specwise: it records no configurations, so no proposer cost "
+            f"can be matched to method {method.name}; redo it: specwise bench --calibrate-run RUN_ID (a launch run in "
+            "--db), or specwise calibrate on vllm bench serve --save-detailed files"
+        )
+    configs = ", ".join(f"{c.name} ({c.method or 'no speculation'})" for c in cal.configs) or "none recorded"
+    return (
+        f"calibration {name}: no speculative configuration with method {method.name} has a calibrated "
+        f"proposer cost (its configurations: {configs}); bench that method with specwise bench --launch "
+        "--calibrate, or give vllm bench serve files of it to specwise calibrate"
+    )
+
+
+def calibration_gap(choice: PredictorChoice, method: Method, draft: str | None) -> str | None:
+    """With the calibrated predictor: why ``method`` cannot be priced (:func:`missing_proposer_cost`), else None."""
+    if choice.kind != "calibrated" or choice.calibration is None:
+        return None
+    name = str(choice.calibration_path) if choice.calibration_path else choice.calibration.run_id
+    return missing_proposer_cost(choice.calibration, name, method, draft)
 
 
 def serving_models(choice: PredictorChoice, d: Deployed) -> ServingModels:

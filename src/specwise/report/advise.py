@@ -12,6 +12,7 @@ from rich.table import Table
 
 from specwise.contracts.advice import Advice, CandidateAdvice, RuleCheck
 from specwise.engines.base import shell_lines
+from specwise.perfmodel.factory import band_basis
 from specwise.report.console import console
 from specwise.report.tables import print_table, print_wide
 
@@ -110,8 +111,8 @@ def render_advise(
     if doc.predictor:
         show(
             escape(
-                f"predictor: {doc.predictor}; speedups carry a +-{doc.band:.0%} band (80th percentile error of "
-                f"{doc.band_source})"
+                f"predictor: {doc.predictor}; speedups carry a +-{doc.band:.0%} band "
+                f"({band_basis(doc.band_statistic, doc.band_source)})"
             )
         )
     if doc.measure is not None:

@@ -15,6 +15,7 @@ from specwise.contracts.advice import Advice, CandidateAdvice
 from specwise.contracts.sweep import SweepResult
 from specwise.engines.base import shell_lines
 from specwise.fileio import write_text_atomic
+from specwise.perfmodel.factory import band_basis
 from specwise.report import advise_plots
 from specwise.report.overload import best_overloaded, mark, overload_footnote, speedup_overloaded
 from specwise.report.sim import capacity_sentence, pays_sentence
@@ -68,7 +69,7 @@ def _head(doc: Advice) -> list[str]:
     if doc.predictor:
         parts.append(
             f"<p>Step times: <b>{_e(doc.predictor)}</b>. Every simulated speedup carries a &plusmn;{doc.band:.0%} "
-            f"band: the 80th percentile error of {_e(doc.band_source)}.</p>"
+            f"band: the {_e(band_basis(doc.band_statistic, doc.band_source))}.</p>"
         )
     if doc.measure is not None:
         parts.append(
@@ -121,6 +122,16 @@ def _candidates_table(doc: Advice) -> list[str]:
     notes = dict.fromkeys(note for sim in marked if (note := overload_footnote(sim)) is not None)
     parts.extend(f"<p class='footnote'>{_e(note)}</p>" for note in notes)
     return parts
+
+
+def _warnings(doc: Advice) -> list[str]:
+    """Every candidate's warnings, as the terminal lists them (a calibration from other hardware, a package the
+    method needs, k values dropped for memory ...)."""
+    items = [(c.candidate, w) for c in doc.ranked for w in dict.fromkeys(c.warnings)]
+    if not items:
+        return []
+    rows = "".join(f"<li><b>{_e(name)}</b>: {_e(w)}</li>" for name, w in items)
+    return [f"<h2>Warnings</h2><ul class='warnings'>{rows}</ul>"]
 
 
 def _cell(text: str, overloaded: bool) -> str:
@@ -227,7 +238,14 @@ def _plots(doc: Advice) -> list[str]:
 
 def render_html(doc: Advice) -> str:
     ranked = doc.ranked
-    parts = _head(doc) + _candidates_table(doc) + _sweeps(doc) + _rules_and_evidence(ranked[0], ranked) + _plots(doc)
+    parts = (
+        _head(doc)
+        + _candidates_table(doc)
+        + _warnings(doc)
+        + _sweeps(doc)
+        + _rules_and_evidence(ranked[0], ranked)
+        + _plots(doc)
+    )
     parts.append(
         "<p><small>specwise advise; simulated with specwise's serving simulator; every number "
         "above names its source.</small></p></body></html>"

@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from specwise.contracts.sweep import SweepResult
+from specwise.perfmodel.factory import band_text
 from specwise.report.console import console
 from specwise.report.overload import OVERLOAD_MARK, mark, overload_footnote, speedup_overloaded
 from specwise.report.tables import print_table
@@ -53,7 +54,7 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
     for line in saturation_lines(doc):
         out.print(line)
     out.print(
-        escape(f"predictor: {doc.predictor}; speedups +-{doc.band:.0%} (80th percentile error of {doc.band_source})")
+        escape(f"predictor: {doc.predictor}; speedups {band_text(doc.band, doc.band_statistic, doc.band_source)}")
     )
     for w in doc.warnings:
         out.print(f"[yellow]warning[/yellow]: {escape(w)}")

@@ -15,6 +15,7 @@ from specwise.engines.vllm_versions import VllmVersion, draft_model_engine, meth
 from specwise.errors import FieldNames, SpecwiseError
 from specwise.memory import MemoryPlan, MemoryPlanRequest, plan_memory
 from specwise.memory.planner import kv_tokens_at_length
+from specwise.perfmodel.calibration_match import StepRange
 from specwise.perfmodel.factory import Deployed, serving_models
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.specs.draft import DraftChoice
@@ -146,6 +147,9 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     total = sum(c.share for c in spec.classes) or 1.0
     mean_len = sum(c.share * (c.prompt_tokens.mean + c.output_tokens.mean / 2) for c in spec.classes) / total
     kv_tokens, kv_tokens_alone = kv_tokens_at_length(plan, target, draft_spec, draft_tp, int(mean_len))
+    # the largest step it may run: max_num_seqs sequences of the mean length (the KV cache permitting)
+    limits = StepRange(dep.max_num_seqs, min(dep.max_num_seqs * mean_len, kv_tokens), dep.max_num_batched_tokens)
+    deployed = replace(deployed, limits=limits)
     models = _named(file, None, lambda: serving_models(dep.predictor, deployed))  # its errors name the file
     return Scenario(
         name=spec.name,

@@ -130,6 +130,7 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
         predictor=sc.models.predictor,
         band=sc.models.band,
         band_source=sc.models.band_source,
+        band_statistic=sc.models.band_statistic,
         capacity_per_s_by_k={k: v for k, v in sorted(capacity.items(), key=lambda kv: kv[0] or 0) if k is not None},
         schedule_capacity_per_s=capacity.get(None),
     )

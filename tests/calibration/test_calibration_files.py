@@ -1,0 +1,77 @@
+"""Calibration files that are easy to get wrong are refused with what to do (review 11 #12): an older specwise's file,
+a vllm bench serve result given as one, an implausible proposer cost, a malformed --engine-version."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.perfmodel.test_calibration_use import SCENARIO, _calibration
+
+from specwise.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+VLLM_RESULTS = ROOT / "tests" / "fixtures" / "vllm_bench_serve"
+
+
+def _simulate_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], calibration: Path) -> str:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SCENARIO)
+    assert main(["simulate", "--scenario", str(scenario), "--calibration", str(calibration)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_an_older_specwise_calibration_says_how_to_redo_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """bench/results/vllm_qwen_bench.json carries an ngram-k4 proposer cost but no configs: not "none recorded"."""
+    err = _simulate_error(tmp_path, capsys, ROOT / "bench" / "results" / "vllm_qwen_bench.json")
+    assert "was written by an older specwise: it records no configurations" in err
+    assert "specwise bench --calibrate-run RUN_ID" in err and "specwise calibrate" in err
+
+
+@pytest.mark.parametrize("name", ["baseline-and-ngram-on-mock-detailed.json", "eagle3-on-mock.json"])
+def test_a_vllm_bench_serve_result_is_not_a_calibration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """One result per line (--append-result) or one object: either is the input of specwise calibrate."""
+    path = VLLM_RESULTS / name
+    err = _simulate_error(tmp_path, capsys, path)
+    assert f"{path}: a vllm bench serve result, not a calibration" in err
+    assert f"specwise calibrate {path} --out cal.json" in err
+
+
+def test_an_implausible_proposer_cost_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cal = _calibration(tmp_path / "cal.json", changes={"draft_cost_scale": {"spec": 1e9}})
+    assert "draft_cost_scale: spec: above 10" in _simulate_error(tmp_path, capsys, cal)
+
+
+def test_another_documents_schema_reads_grammatically(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cal = _calibration(tmp_path / "cal.json", changes={"schema": "other/1"})
+    assert "is an other document, expected specwise.calibration" in _simulate_error(tmp_path, capsys, cal)
+
+
+def test_calibrate_refuses_a_malformed_engine_version(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = VLLM_RESULTS / "baseline-and-ngram-on-mock-detailed.json"
+    out = tmp_path / "cal.json"
+    assert main(["calibrate", str(source), "--out", str(out), "--engine-version", "banana"]) == 2
+    assert "--engine-version: 'banana': expected a version like" in capsys.readouterr().err and not out.exists()
+    assert main(["calibrate", str(source), "--out", str(out), "--engine-version", "v0.32.0"]) == 0
+    assert json.loads(out.read_text())["engine_version"] == "v0.32.0"
+
+
+@pytest.mark.parametrize("argv", [["simulate"], ["advise"], ["export", "prometheus-rules"]])
+def test_the_calibration_flag_names_both_ways_to_make_one(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "a calibration file from specwise calibrate" in text and "specwise bench --launch --calibrate" in text
+
+
+def test_another_models_calibration_names_both_ways_to_redo_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cal = _calibration(tmp_path / "cal.json", changes={"target": "HuggingFaceTB/SmolLM2-135M"})
+    err = _simulate_error(tmp_path, capsys, cal)
+    assert "specwise calibrate on vllm bench serve --save-detailed results" in err and "--calibrate)" in err
