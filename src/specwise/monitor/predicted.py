@@ -27,6 +27,7 @@ from specwise.monitor.rules import PREDICTED_NET_SLOWDOWN, Finding
 from specwise.monitor.window import WindowStats
 from specwise.perfmodel.batch import BatchShape
 from specwise.perfmodel.drafting import DraftCost
+from specwise.perfmodel.factory import P80_SPEEDUP_ERROR, band_text
 from specwise.perfmodel.predictor import StepTimePredictor
 from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead
 from specwise.scenario.model import Scenario
@@ -47,6 +48,7 @@ class SlowdownModel:
     batch_expansion_scorer: bool = False  # vLLM V0's verification (specwise.sim.stepcost)
     band: float = 0.0  # the predictor's relative speedup error (validation or calibration replay)
     band_source: str = ""
+    band_statistic: str = P80_SPEEDUP_ERROR  # which statistic ``band`` is (specwise.perfmodel.factory)
     target_model: str = ""  # the scenario's target (its served model_name, unless --served-model-name renamed it)
     k_given: bool = False  # k came from --k; otherwise the live k from the counters is priced when they show one
     modelled_k: tuple[int, ...] = ()  # the scenario's speculative k values ([speculation].k, 0 left out)
@@ -99,11 +101,12 @@ class SlowdownModel:
         return tuple(out)
 
     def to_json(self) -> dict[str, object]:
-        """The predictor as simulate and advise serialise it (``name``, ``relative_error_p80``, ``source``), with
+        """The predictor as simulate and advise serialise it (``specwise.contracts.sweep.predictor_json``), with
         what the check prices (k, context) and its one-line description."""
         return {
             "name": self.predictor,
-            "relative_error_p80": self.band,
+            "relative_error_p80": self.band,  # the band, whichever statistic it is: ``statistic`` says
+            "statistic": self.band_statistic,
             "source": self.band_source,
             "k": self.k if self.k_given else None,
             "fallback_k": None if self.k_given else self.k,
@@ -124,7 +127,7 @@ class SlowdownModel:
 
     def describe(self) -> str:
         """The predictor behind the slowdown check and its error, in one line (shown with every result)."""
-        error = f", speedups +-{self.band:.0%} ({self.band_source})" if self.band else ""
+        error = f", speedups {band_text(self.band, self.band_statistic, self.band_source)}" if self.band else ""
         k = f"k={self.k} (--k)" if self.k_given else f"k: the live draft length (else the scenario's largest, {self.k})"
         return f"{self.predictor}, {k}, context {self.context_tokens} tokens{error}"
 
@@ -204,6 +207,7 @@ def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
         batch_expansion_scorer=sc.models.batch_expansion_scorer,
         band=sc.models.band,
         band_source=sc.models.band_source,
+        band_statistic=sc.models.band_statistic,
         target_model=sc.target.name,
         k_given=k is not None,
         modelled_k=tuple(sorted({x for x in sc.sweep.k_values if x > 0})),
