@@ -26,7 +26,7 @@ from specwise.contracts.bench import BenchDoc
 from specwise.contracts.bench_formats import read_bench
 from specwise.contracts.document import JsonObject
 from specwise.contracts.profile import ProfileDoc
-from specwise.contracts.sweep import SweepResult
+from specwise.contracts.sweep import P80_SPEEDUP_ERROR, SweepResult
 from specwise.engines import Deployment, Engine, Speculation, get_engine
 from specwise.engines.base import LOOPBACK, checkpoint_notes, launch_toml, shell
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
@@ -667,7 +667,7 @@ def advise(
         predictor=first.sim.predictor if first and first.sim else "",
         band=first.sim.band if first and first.sim else 0.0,
         band_source=first.sim.band_source if first and first.sim else "",
-        band_statistic=first.sim.band_statistic if first and first.sim else "p80_abs_rel_speedup_error",
+        band_statistic=first.sim.band_statistic if first and first.sim else P80_SPEEDUP_ERROR,
     )
 
 

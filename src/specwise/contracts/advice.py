@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specwise.contracts.document import Fields, JsonObject, Schema
-from specwise.contracts.sweep import SweepResult, predictor_json
+from specwise.contracts.sweep import P80_SPEEDUP_ERROR, SweepResult, predictor_json
 
 SCHEMA = Schema("specwise.advise", 1)
 VERDICTS = ("enable", "enable_below", "measure_first", "disable", "does_not_fit", "unsupported")
@@ -221,7 +221,7 @@ class Advice:
     predictor: str = ""  # the step-time model the decision rests on
     band: float = 0.0  # its relative error (80th percentile over held-back measurements)
     band_source: str = ""
-    band_statistic: str = "p80_abs_rel_speedup_error"  # which statistic ``band`` is (perfmodel.factory.BAND_STATISTICS)
+    band_statistic: str = P80_SPEEDUP_ERROR  # which statistic ``band`` is
 
     def candidate(self, label: str) -> CandidateAdvice:
         return next(c for c in self.candidates if c.candidate == label)
@@ -311,7 +311,7 @@ class Advice:
             predictor=(pred.text("name", "") if pred else "") or "",
             band=(pred.number("relative_error_p80", 0.0) if pred else 0.0) or 0.0,
             band_source=(pred.text("source", "") if pred else "") or "",
-            band_statistic=(pred.text("statistic") if pred else None) or "p80_abs_rel_speedup_error",
+            band_statistic=(pred.text("statistic") if pred else None) or P80_SPEEDUP_ERROR,
         )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from specwise.contracts.document import DocumentError, Fields, JsonObject, Schema, read_json_file
+from specwise.contracts.sweep import DEFAULT_BAND, P80_REPLAY_ERROR, RMS_FIT_ERROR
 from specwise.specs.model import checkpoint_name
 
 SCHEMA = Schema("specwise.calibration", 1)
@@ -143,20 +144,21 @@ class CalibrationDoc:
 
     def band_statistic(self) -> str:
         """Which statistic :meth:`speedup_band` is: the law's RMS step-time fit error (over the mean step), the
-        replay's 80th percentile speedup error, or a default (the keys of ``perfmodel.factory.BAND_STATISTICS``)."""
+        replay's 80th percentile speedup error, or a default (``contracts.sweep``'s statistic names)."""
         replay, fit = self._replay_band(), self.fit_relative_rms_error
         if replay is None and fit is None:
-            return "default"
+            return DEFAULT_BAND
         if fit is not None and (replay is None or fit >= replay):
-            return "rms_step_time_fit_error"
-        return "p80_abs_rel_speedup_replay_error"
+            return RMS_FIT_ERROR
+        return P80_REPLAY_ERROR
 
     def band_source(self) -> str:
         """Where :meth:`speedup_band` comes from, in words (:meth:`band_statistic` says which statistic it is)."""
-        replay, fit = self._replay_band(), self.fit_relative_rms_error
-        if replay is None and fit is None:
+        statistic = self.band_statistic()
+        if statistic == DEFAULT_BAND:
             return f"no measurement: a default, since the calibrated run {self.run_id} has no level to replay or fit"
-        if fit is not None and (replay is None or fit >= replay):
+        if statistic == RMS_FIT_ERROR:
+            replay = self._replay_band()
             return f"the calibrated run {self.run_id}, relative to its mean step; " + (
                 "no level replayed" if replay is None else f"its levels' in-sample replay error is {replay:.0%}"
             )

@@ -29,7 +29,14 @@ METRIC_KEYS = {
 }
 
 
-def predictor_json(name: str, band: float, source: str, statistic: str) -> dict[str, Any]:
+# What a band's number is (a predictor's ``statistic``; perfmodel.factory.BAND_STATISTICS words each)
+P80_SPEEDUP_ERROR = "p80_abs_rel_speedup_error"  # 80th percentile of |predicted / measured speedup - 1|
+P80_REPLAY_ERROR = "p80_abs_rel_speedup_replay_error"  # the same over a calibration's replayed levels
+RMS_FIT_ERROR = "rms_step_time_fit_error"  # a calibration's step-time law, over the mean step: CV(RMSE)
+DEFAULT_BAND = "default"  # nothing measured: its source says it is a default
+
+
+def predictor_json(name: str, band: float, source: str, statistic: str) -> dict[str, str | float]:
     """The step-time predictor and its band. ``relative_error_p80`` keeps its name for the readers of earlier
     outputs; ``statistic`` says which statistic it holds (a calibration's band is its RMS step-time fit error when that
     exceeds its replay's 80th percentile error)."""
@@ -161,7 +168,7 @@ class SweepResult:
     predictor: str = "roofline"  # the step-time model the rows were simulated with
     band: float = 0.0  # its relative error on a speedup (80th percentile over measurements it was checked on)
     band_source: str = ""
-    band_statistic: str = "p80_abs_rel_speedup_error"  # which statistic ``band`` is (perfmodel.factory.BAND_STATISTICS)
+    band_statistic: str = P80_SPEEDUP_ERROR  # which statistic ``band`` is
     capacity_per_s_by_k: Mapping[int, float] = field(default_factory=dict)  # k = 0: without speculation
     schedule_capacity_per_s: float | None = None
     capacity_bound_qps: tuple[float, ...] = ()  # loads whose best speedup is capacity / load, an upper bound
@@ -277,7 +284,7 @@ class SweepResult:
             predictor=(pred.text("name", "") if pred else "") or "roofline",
             band=(pred.number("relative_error_p80", 0.0) if pred else 0.0) or 0.0,
             band_source=(pred.text("source", "") if pred else "") or "",
-            band_statistic=(pred.text("statistic") if pred else None) or "p80_abs_rel_speedup_error",
+            band_statistic=(pred.text("statistic") if pred else None) or P80_SPEEDUP_ERROR,
             capacity_per_s_by_k={int(k): v for k, v in per_qps("capacity_per_s_by_k").items()},
             schedule_capacity_per_s=f.number("schedule_capacity_per_s"),
             capacity_bound_qps=tuple(q for q in f.numbers("capacity_bound_qps") if q is not None),

@@ -23,11 +23,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from specwise.contracts.sweep import P80_SPEEDUP_ERROR, predictor_json
 from specwise.monitor.rules import PREDICTED_NET_SLOWDOWN, Finding
 from specwise.monitor.window import WindowStats
 from specwise.perfmodel.batch import BatchShape
 from specwise.perfmodel.drafting import DraftCost
-from specwise.perfmodel.factory import P80_SPEEDUP_ERROR, band_text
+from specwise.perfmodel.factory import band_text
 from specwise.perfmodel.predictor import StepTimePredictor
 from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead
 from specwise.scenario.model import Scenario
@@ -48,7 +49,7 @@ class SlowdownModel:
     batch_expansion_scorer: bool = False  # vLLM V0's verification (specwise.sim.stepcost)
     band: float = 0.0  # the predictor's relative speedup error (validation or calibration replay)
     band_source: str = ""
-    band_statistic: str = P80_SPEEDUP_ERROR  # which statistic ``band`` is (specwise.perfmodel.factory)
+    band_statistic: str = P80_SPEEDUP_ERROR  # which statistic ``band`` is (band_text words it)
     target_model: str = ""  # the scenario's target (its served model_name, unless --served-model-name renamed it)
     k_given: bool = False  # k came from --k; otherwise the live k from the counters is priced when they show one
     modelled_k: tuple[int, ...] = ()  # the scenario's speculative k values ([speculation].k, 0 left out)
@@ -75,13 +76,7 @@ class SlowdownModel:
                 f"--k {self.k} disagrees with the live draft length {live} (draft tokens / drafts of this window): "
                 f"the predicted-slowdown check is priced at k={self.k}; drop --k to price the live k"
             )
-        if (modelled := self.unmodelled(live)) is None:
-            return None
-        return (
-            f"the live draft length {live} (draft tokens / drafts of this window) is not one of the k values the "
-            f"scenario models ({modelled} in [speculation].k): the predicted-slowdown check prices k={live} with its "
-            "step-time model all the same"
-        )
+        return self._priced_anyway(f"the live draft length {live} (draft tokens / drafts of this window)", live)
 
     def unmodelled(self, k: int) -> str | None:
         """``k = 2, 4`` when ``k`` is not one of the scenario's k values (None when it is)."""
@@ -89,25 +84,26 @@ class SlowdownModel:
             return None
         return f"k = {', '.join(map(str, self.modelled_k))}"
 
+    def _priced_anyway(self, what: str, k: int) -> str | None:
+        """Said when ``k`` (``what`` names where it came from) is not one of the scenario's k values."""
+        if (modelled := self.unmodelled(k)) is None:
+            return None
+        return (
+            f"{what} is not one of the k values the scenario models ({modelled} in [speculation].k): the "
+            f"predicted-slowdown check prices k={k} with its step-time model all the same"
+        )
+
     def warnings(self) -> tuple[str, ...]:
         """What every result of the check must say, once: a calibration from other hardware (or one that does not
         record it), and a --k the scenario does not model."""
-        out = list(self.notes)
-        if self.k_given and (modelled := self.unmodelled(self.k)) is not None:
-            out.append(
-                f"--k {self.k} is not one of the k values the scenario models ({modelled} in [speculation].k): the "
-                f"predicted-slowdown check prices k={self.k} with its step-time model all the same"
-            )
-        return tuple(out)
+        given = self._priced_anyway(f"--k {self.k}", self.k) if self.k_given else None
+        return (*self.notes, *([given] if given else []))
 
     def to_json(self) -> dict[str, object]:
-        """The predictor as simulate and advise serialise it (``specwise.contracts.sweep.predictor_json``), with
+        """The predictor as simulate and advise serialise it (:func:`~specwise.contracts.sweep.predictor_json`), with
         what the check prices (k, context) and its one-line description."""
         return {
-            "name": self.predictor,
-            "relative_error_p80": self.band,  # the band, whichever statistic it is: ``statistic`` says
-            "statistic": self.band_statistic,
-            "source": self.band_source,
+            **predictor_json(self.predictor, self.band, self.band_source, self.band_statistic),
             "k": self.k if self.k_given else None,
             "fallback_k": None if self.k_given else self.k,
             "modelled_k": list(self.modelled_k),

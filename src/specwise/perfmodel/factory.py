@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 
 from specwise.contracts.calibration import CalibrationDoc
+from specwise.contracts.sweep import DEFAULT_BAND, P80_REPLAY_ERROR, P80_SPEEDUP_ERROR, RMS_FIT_ERROR
 from specwise.errors import SpecwiseError
 from specwise.methods import Method
 from specwise.perfmodel.calibrated import CalibratedPredictor
@@ -38,12 +39,11 @@ PredictorKind = Literal["published-fit", "roofline", "calibrated"]
 PREDICTORS: tuple[str, ...] = ("published-fit", "roofline", "calibrated")
 
 
-P80_SPEEDUP_ERROR = "p80_abs_rel_speedup_error"  # 80th percentile of |predicted / measured speedup - 1|
 BAND_STATISTICS: dict[str, str] = {  # what a band's number is, in the words that precede its source
     P80_SPEEDUP_ERROR: "80th percentile error of",
-    "p80_abs_rel_speedup_replay_error": "80th percentile replay error of",
-    "rms_step_time_fit_error": "RMS step-time fit error of",  # over the mean step: CV(RMSE), not a percentile
-    "default": "",  # its source says it is a default
+    P80_REPLAY_ERROR: "80th percentile replay error of",
+    RMS_FIT_ERROR: "RMS step-time fit error of",  # over the mean step: CV(RMSE), not a percentile
+    DEFAULT_BAND: "",  # its source says it is a default
 }
 
 
