@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -23,6 +21,7 @@ from specwise.monitor.loop import Target, evaluate_once
 from specwise.monitor.rules import Thresholds
 from specwise.monitor.sinks import json_lines
 from specwise.monitor.store import MonitorStore
+from tests.monitor.pages import Pages, serve_pages
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_metrics"
 BEFORE = (FIXTURES / "ngram_before.txt").read_text()
@@ -45,57 +44,10 @@ def without_spec_decode(text: str) -> str:
     return "".join(line for line in text.splitlines(keepends=True) if "spec_decode" not in line)
 
 
-class _Pages(BaseHTTPRequestHandler):
-    """``GET /NAME/metrics`` answers the pages of ``NAME`` in order, then the last one again."""
-
-    pages: ClassVar[dict[str, list[str]]] = {}
-    served: ClassVar[dict[str, int]] = {}
-    hooked: ClassVar[list[dict[str, Any]]] = []
-    lock = threading.Lock()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def do_GET(self) -> None:
-        name = self.path.strip("/").split("/")[0]
-        with self.lock:
-            i = self.served.get(name, 0)
-            self.served[name] = i + 1
-        seq = self.pages[name]
-        body = seq[min(i, len(seq) - 1)].encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain; version=0.0.4")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self) -> None:  # the webhook
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        with self.lock:
-            self.hooked.append(json.loads(body))
-        self.send_response(204)
-        self.end_headers()
-
-
 @pytest.fixture()
 def serve() -> Iterator[Any]:
     """``serve(name, *pages)`` -> that sequence's metrics URL; the base URL takes webhook POSTs."""
-    _Pages.protocol_version = "HTTP/1.1"
-    _Pages.pages, _Pages.served, _Pages.hooked = {}, {}, []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}"
-
-    def add(name: str, *pages: str) -> str:
-        _Pages.pages[name] = list(pages)
-        return f"{base}/{name}/metrics"
-
-    add.base = base  # type: ignore[attr-defined]
-    try:
-        yield add
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    yield from serve_pages(Pages)
 
 
 def once(capsys: pytest.CaptureFixture[str], *urls: str, json_out: bool = True) -> tuple[int, Any]:
@@ -206,7 +158,7 @@ def test_a_restart_is_reported_once_stored_and_sent_to_the_webhook(
     restarts = [e for e in events if e["event"] == "server_restart"]
     assert len(restarts) == 1 and restarts[0]["url"] == url and "restarted" in restarts[0]["detail"]
     assert code == 1
-    assert [h["event"] for h in _Pages.hooked].count("server_restart") == 1
+    assert [h["event"] for h in Pages.hooked].count("server_restart") == 1
     store = MonitorStore(tmp_path / "m.sqlite", retention_s=3600)
     assert [a[2:4] for a in store.alerts()] == [("restart", "server_restart")]
 

@@ -9,17 +9,16 @@ Prometheus' HTTP API (tests/fixtures/prometheus_api/fleet_answers.json, recorded
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from specwise.cli import main
 from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc, CalibrationRow, StepLaw
+from tests.monitor.pages import Pages, serve_pages
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 BEFORE = (FIXTURES / "vllm_metrics" / "ngram_before.txt").read_text()
@@ -80,44 +79,17 @@ def _calibration(path: Path, hardware: str | None = "CPU: test, 2 cores") -> Pat
     return path
 
 
-class _Handler(BaseHTTPRequestHandler):
-    """``GET /NAME/metrics``: the pages of NAME in order, then the last again; ``GET /api/v1/query``: the recorded
-    Prometheus answer to that query, with 200 requests running on every replica; ``POST``: a webhook."""
-
-    pages: ClassVar[dict[str, list[str]]] = {}
-    served: ClassVar[dict[str, int]] = {}
-    hooked: ClassVar[list[dict[str, Any]]] = []
-    lock = threading.Lock()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def _send(self, body: bytes, kind: str) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class _Handler(Pages):
+    """Pages (tests/monitor/pages.py), and ``GET /api/v1/query``: the recorded Prometheus answer to that query, with
+    200 requests running on every replica."""
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
-        if url.path == "/api/v1/query":
-            query = parse_qs(url.query)["query"][0]
-            self._send(json.dumps(_prometheus_answer(query)).encode(), "application/json")
+        if url.path != "/api/v1/query":
+            super().do_GET()
             return
-        name = url.path.strip("/").split("/")[0]
-        with self.lock:
-            i = self.served.get(name, 0)
-            self.served[name] = i + 1
-        seq = self.pages[name]
-        self._send(seq[min(i, len(seq) - 1)].encode(), "text/plain; version=0.0.4")
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        with self.lock:
-            self.hooked.append(json.loads(body))
-        self.send_response(204)
-        self.end_headers()
+        query = parse_qs(url.query)["query"][0]
+        self.send_body(json.dumps(_prometheus_answer(query)).encode(), "application/json")
 
 
 def _prometheus_answer(query: str) -> dict[str, Any]:
@@ -132,22 +104,7 @@ def _prometheus_answer(query: str) -> dict[str, Any]:
 @pytest.fixture()
 def serve() -> Iterator[Any]:
     """``serve(name, *pages)`` -> that sequence's metrics URL; ``serve.base``: Prometheus' URL and the webhook's."""
-    _Handler.protocol_version = "HTTP/1.1"
-    _Handler.pages, _Handler.served, _Handler.hooked = {}, {}, []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}"
-
-    def add(name: str, *pages: str) -> str:
-        _Handler.pages[name] = list(pages)
-        return f"{base}/{name}/metrics"
-
-    add.base = base  # type: ignore[attr-defined]
-    try:
-        yield add
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    yield from serve_pages(_Handler)
 
 
 def _simulated_predictor(scenario: Path, cal: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
@@ -165,6 +122,15 @@ def _monitor(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, 
 
 def _flat(text: str) -> str:
     return " ".join(text.split())
+
+
+def _loop_events(out: str) -> tuple[dict[str, Any], str, list[dict[str, Any]]]:
+    """A loop's stdout: its one predictor event, that event's one warning, and the predicted-slowdown alerts."""
+    events = [json.loads(line) for line in out.splitlines()]
+    [announced] = [e for e in events if e["event"] == "predictor"]
+    [warning] = announced["warnings"]
+    opened = [e for e in events if e["event"] == "alert" and e["rule"] == "predicted_net_slowdown"]
+    return announced, warning, opened
 
 
 def _slowdown(alerts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -235,15 +201,12 @@ def test_loop_announces_the_predictor_and_warning_and_every_alert_carries_them(
     argv = ["--url", url, "--interval", "0.2", "--duration", "0.5", "--db", str(tmp_path / "m.sqlite")]
     argv += ["--scenario", str(scenario), "--calibration", str(cal), "--min-drafts", "10"]
     code, out, err = _monitor(capsys, *argv, "--webhook", serve.base + "/hook")
-    events = [json.loads(line) for line in out.splitlines()]
-    [announced] = [e for e in events if e["event"] == "predictor"]
-    [warning] = announced["warnings"]
+    announced, warning, opened = _loop_events(out)
     assert HARDWARE in warning and announced["predictor"]["name"] == f"calibrated: {cal}"
     assert announced["predictor"]["relative_error_p80"] == pytest.approx(0.1)
     lines = err.splitlines()
     assert f"specwise monitor: warning: {warning}" in lines
     assert any(line.startswith(f"specwise monitor: predicted-slowdown check: calibrated: {cal}") for line in lines)
-    opened = [e for e in events if e["event"] == "alert" and e["rule"] == "predicted_net_slowdown"]
     hooked = [h for h in _Handler.hooked if h.get("rule") == "predicted_net_slowdown" and h["event"] == "alert"]
     assert code in (0, 1) and opened and hooked
     assert all("(+-10%, calibrated: " in e["message"] and e["message"].endswith(warning) for e in opened + hooked)
@@ -256,11 +219,8 @@ def test_loop_through_prometheus_announces_the_predictor_and_warning(
     argv = ["--prometheus", serve.base, "--window", "20", "--interval", "0.2", "--duration", "0.3"]
     argv += ["--db", str(tmp_path / "m.sqlite"), "--scenario", str(scenario), "--calibration", str(cal)]
     code, out, err = _monitor(capsys, *argv, "--min-drafts", "10")
-    events = [json.loads(line) for line in out.splitlines()]
-    [announced] = [e for e in events if e["event"] == "predictor"]
-    [warning] = announced["warnings"]
+    _, warning, opened = _loop_events(out)
     assert UNRECORDED in warning and f"specwise monitor: warning: {warning}" in err.splitlines()
-    opened = [e for e in events if e["event"] == "alert" and e["rule"] == "predicted_net_slowdown"]
     assert code == 1 and len(opened) == 2 and all(e["message"].endswith(warning) for e in opened)
 
 
