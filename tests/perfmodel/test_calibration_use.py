@@ -4,6 +4,7 @@ output names it, and a file that does not match the scenario is refused in one l
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,39 @@ def test_the_range_check_takes_any_step_such_as_a_live_batch() -> None:
     assert note.startswith("calibration cal.json was measured at batch <= 7; the live server runs batch 200:")
     assert range_notes(cal, "cal.json", StepRange(num_seqs=7, kv_tokens=300)) == ()
     assert measured_range(_doc()) is None  # no points recorded: nothing to compare with
+
+
+def test_the_simulated_steps_are_checked_not_the_deployment_limits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 11 #5, its leftover: a calibration that measured the steps the light load runs is not said to be
+    extrapolated there. The note names the load from which the simulated steps pass its range (and the capacity
+    runs, which fill max_num_seqs); export, which simulates nothing, still checks the deployment's limits."""
+    from specwise.perfmodel.factory import PredictorChoice
+    from specwise.scenario import load_scenario
+    from specwise.study.sweep import run_cell
+
+    fast = StepLaw(per_kv_token_s=1e-8, per_batched_token_s=2e-5, constant_s=0.01)  # an H100-like 8B step
+    probe = replace(_doc(), law=fast)
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SCENARIO)
+    sc = load_scenario(scenario, PredictorChoice("calibrated", probe, tmp_path / "probe.json"))
+    light = [run_cell(sc, 1.0, k).summary for k in (0, 4)]
+    heavy = [run_cell(sc, 4.0, k).summary for k in (0, 4)]
+    seqs = max(s.peak_seqs for s in light)
+    kv = max(s.peak_kv_tokens for s in light)
+    batched = max(s.peak_batched_tokens for s in light)
+    assert max(s.peak_seqs for s in heavy) > seqs  # 4 QPS runs a larger batch than 1 QPS
+    cal = tmp_path / "cal.json"
+    cal.write_text(json.dumps({**probe.to_json(), "points": _points(seqs, kv, batched)}))
+    doc = _simulate(tmp_path, capsys, "--calibration", str(cal))
+    (said,) = [w for w in doc["warnings"] if "was measured at" in w]  # type: ignore[attr-defined]
+    assert f"batch <= {seqs}" in said
+    assert "the simulated steps pass it from 4 QPS on and in the capacity runs (up to batch 256" in said, said
+    assert "full load" not in said
+    # export prices no simulated load: the deployment's limits are what it is checked against
+    code = main(["export", "prometheus-rules", "--scenario", str(scenario), "--calibration", str(cal),
+                 "--out", str(tmp_path / "r.yml")])  # fmt: skip
+    assert code == 0
+    err = capsys.readouterr().err
+    assert f"was measured at batch <= {seqs}" in err and "at full load this deployment's steps reach batch 256" in err

@@ -534,6 +534,7 @@ def evaluate_candidate(
         verdict=v.verdict,
         k=v.k,
         reason=v.reason,
+        warnings=tuple(notes + k_notes) + sim.warnings,  # the scenario's, and where the sweep left a calibrated range
         rules=tuple(checks),
         schedule=v.schedule,
         schedule_results=v.schedule_results,

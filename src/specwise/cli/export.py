@@ -120,8 +120,8 @@ def run_rules(args: argparse.Namespace) -> int:
         scenario = load_scenario(args.scenario, choice)
         check_modelled_k(args.k, scenario.sweep.k_values)
         slowdown, name = slowdown_model(scenario, args.k), args.model_name or scenario.target.name
-        header = provenance(scenario.models, choice.calibration if choice else None)
-        for note in scenario.models.notes:  # as simulate and advise say them: other hardware, beyond the range
+        header = provenance(scenario.models, choice.calibration if choice else None, scenario.limit_notes())
+        for note in (*scenario.models.notes, *scenario.limit_notes()):  # other hardware, beyond the range
             print(f"warning: {note}", file=sys.stderr)
     groups = build_rule_groups(args.min_acceptance, slowdown, args.for_, name, args.min_drafts)
     return _emit(args.out, render_rules(groups, header))

@@ -170,10 +170,12 @@ def _band(model: SlowdownModel) -> str:
     return f"; its speedups carry a +-{model.band:.0%} band" if model.band else ""
 
 
-def provenance(models: ServingModels, calibration: CalibrationDoc | None = None) -> tuple[str, ...]:
+def provenance(
+    models: ServingModels, calibration: CalibrationDoc | None = None, notes: tuple[str, ...] = ()
+) -> tuple[str, ...]:
     """The header lines of a rules file with slowdown alerts: the predictor that priced them and its band, the
     calibration's recorded run, hardware and engine, and what the results must say (other hardware, a range beyond
-    the measured one: :mod:`specwise.perfmodel.calibration_match`)."""
+    the measured one, ``notes``: :mod:`specwise.perfmodel.calibration_match`)."""
     lines = [
         f"Predicted-slowdown alerts priced by {models.predictor}; speedups "
         f"{band_text(models.band, models.band_statistic, models.band_source)}"
@@ -184,7 +186,7 @@ def provenance(models: ServingModels, calibration: CalibrationDoc | None = None)
             f"Calibration run {calibration.run_id or '(unnamed)'}: target {calibration.target or 'not recorded'}, "
             f"engine {calibration.engine}{version}, hardware {calibration.hardware or 'not recorded'}"
         )
-    return (*lines, *(f"warning: {note}" for note in models.notes))
+    return (*lines, *(f"warning: {note}" for note in (*models.notes, *notes)))
 
 
 def build_rule_groups(

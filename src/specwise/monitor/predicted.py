@@ -207,5 +207,5 @@ def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
         target_model=sc.target.name,
         k_given=k is not None,
         modelled_k=tuple(sorted({x for x in sc.sweep.k_values if x > 0})),
-        notes=sc.models.notes,
+        notes=(*sc.models.notes, *sc.limit_notes()),
     )

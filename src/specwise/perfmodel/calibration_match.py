@@ -75,30 +75,84 @@ def measured_range(cal: CalibrationDoc) -> StepRange | None:
     )
 
 
+@dataclass(frozen=True)
+class CalibratedRange:
+    """The steps a calibration measured (``measured``), under the name the user gave it, and its band: what
+    every price beyond them must say (the band is the error over those steps, not beyond)."""
+
+    name: str
+    measured: StepRange
+    band: float
+
+    def beyond(self, reach: StepRange) -> list[tuple[str, float, float]]:
+        """(axis, measured, reached) for each axis on which ``reach`` passes the measured steps."""
+        m, r = self.measured, reach
+        axes = (
+            ("batch", m.num_seqs, r.num_seqs),
+            ("KV tokens", m.kv_tokens, r.kv_tokens),
+            ("batched tokens", m.batched_tokens, r.batched_tokens),
+        )
+        return [(label, a, b) for label, a, b in axes if a is not None and b is not None and b > a]
+
+    def notes(self, reach: StepRange, whose: str = "at full load this deployment's steps reach") -> tuple[str, ...]:
+        """Said when ``reach`` (a deployment's limits, or a live server's batch) passes the measured steps;
+        ``whose`` says what ``reach`` is, e.g. "the live server runs"."""
+        beyond = self.beyond(reach)
+        if not beyond:
+            return ()
+        now = _and([f"{label} {r:,.0f}" for label, _, r in beyond])
+        return (f"{self._measured_at(beyond)}; {whose} {now}: {self._consequence()}",)
+
+    def sweep_notes(self, reach_by_qps: dict[float, StepRange], capacity: StepRange | None) -> tuple[str, ...]:
+        """Said after a QPS sweep when its simulated steps (the largest at each load, over every k; ``capacity``:
+        the saturated runs') pass the measured ones: from which load on the results are extrapolated."""
+        past = sorted(q for q, r in reach_by_qps.items() if self.beyond(r))
+        over_capacity = capacity is not None and bool(self.beyond(capacity))
+        if not past and not over_capacity:
+            return ()
+        beyond = self.beyond(largest([*reach_by_qps.values(), *([capacity] if capacity else [])]))
+        where = f"from {past[0]:g} QPS on" if past else "only in the saturated runs that measure capacity"
+        if past and over_capacity:
+            where += " and in the capacity runs"
+        most = _and([f"{label} {r:,.0f}" for label, _, r in beyond])
+        return (
+            f"{self._measured_at(beyond)}; the simulated steps pass it {where} (up to {most}): {self._consequence()}",
+        )
+
+    def _measured_at(self, beyond: list[tuple[str, float, float]]) -> str:
+        per_step = " per step" if any(label != "batch" for label, _, _ in beyond) else ""
+        at = _and([f"{label} <= {m:,.0f}" for label, m, _ in beyond]) + per_step
+        return f"calibration {self.name} was measured at {at}"
+
+    def _consequence(self) -> str:
+        band = f"+-{self.band:.0%}"
+        return f"beyond the calibrated range the step times are extrapolated and the {band} band is not measured"
+
+
+def largest(ranges: list[StepRange]) -> StepRange:
+    """The largest of each axis over ``ranges`` (None where none knows it)."""
+
+    def top(values: list[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return max(known) if known else None
+
+    return StepRange(
+        top([r.num_seqs for r in ranges]), top([r.kv_tokens for r in ranges]), top([r.batched_tokens for r in ranges])
+    )
+
+
+def calibrated_range(cal: CalibrationDoc, name: str) -> CalibratedRange | None:
+    """The range of ``cal`` (None: it records no steps, so none can be checked)."""
+    measured = measured_range(cal)
+    return CalibratedRange(name, measured, cal.speedup_band()) if measured is not None else None
+
+
 def range_notes(
     cal: CalibrationDoc, name: str, reach: StepRange, whose: str = "at full load this deployment's steps reach"
 ) -> tuple[str, ...]:
-    """Said when ``reach`` (a deployment's limits, or a live server's batch) passes the steps the calibration
-    measured: its band is the error over those steps, so beyond them the law is extrapolated and its error unknown.
-    ``whose`` says what ``reach`` is, e.g. "the live server runs"."""
-    measured = measured_range(cal)
-    if measured is None:
-        return ()
-    axes = (
-        ("batch", measured.num_seqs, reach.num_seqs),
-        ("KV tokens", measured.kv_tokens, reach.kv_tokens),
-        ("batched tokens", measured.batched_tokens, reach.batched_tokens),
-    )
-    beyond = [(label, m, r) for label, m, r in axes if m is not None and r is not None and r > m]
-    if not beyond:
-        return ()
-    per_step = " per step" if any(label != "batch" for label, _, _ in beyond) else ""
-    at = _and([f"{label} <= {m:,.0f}" for label, m, _ in beyond]) + per_step
-    now = _and([f"{label} {r:,.0f}" for label, _, r in beyond])
-    return (
-        f"calibration {name} was measured at {at}; {whose} {now}: beyond the calibrated range the step times are "
-        f"extrapolated and the +-{cal.speedup_band():.0%} band is not measured",
-    )
+    """:meth:`CalibratedRange.notes` of ``cal`` (nothing when it records no steps)."""
+    r = calibrated_range(cal, name)
+    return r.notes(reach, whose) if r is not None else ()
 
 
 def _and(items: list[str]) -> str:

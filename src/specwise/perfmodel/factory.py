@@ -25,7 +25,13 @@ from specwise.contracts.sweep import DEFAULT_BAND, P80_REPLAY_ERROR, P80_SPEEDUP
 from specwise.errors import SpecwiseError
 from specwise.methods import Method
 from specwise.perfmodel.calibrated import CalibratedPredictor
-from specwise.perfmodel.calibration_match import StepRange, check_draft, check_identity, hardware_notes, range_notes
+from specwise.perfmodel.calibration_match import (
+    CalibratedRange,
+    calibrated_range,
+    check_draft,
+    check_identity,
+    hardware_notes,
+)
 from specwise.perfmodel.drafting import DraftCost, ModelDraftCost, NgramDraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
 from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead, PublishedFit, profile_for, published_fit
@@ -70,6 +76,7 @@ class ServingModels:
     band_source: str = ""
     band_statistic: str = P80_SPEEDUP_ERROR  # one of BAND_STATISTICS
     notes: tuple[str, ...] = ()  # what every result of these models must say (a calibration from other hardware)
+    calibrated_range: CalibratedRange | None = None  # the steps a calibration measured: prices beyond them say so
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,6 @@ class Deployed:
     quantization: Quantization | None = None
     draft_quantization: Quantization | None = None
     kv_dtype: str | None = None
-    limits: StepRange | None = None  # the largest step it can run (its scheduler's limits): a calibration's range
 
 
 def roofline_models(
@@ -166,7 +172,8 @@ def calibrated_models(d: Deployed, cal: CalibrationDoc, path: Path | None, engin
         band=cal.speedup_band(),
         band_source=cal.band_source(),
         band_statistic=cal.band_statistic(),
-        notes=hardware_notes(cal, name, d.gpu) + (range_notes(cal, name, d.limits) if d.limits else ()),
+        notes=hardware_notes(cal, name, d.gpu),
+        calibrated_range=calibrated_range(cal, name),
     )
 
 

@@ -149,7 +149,6 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     kv_tokens, kv_tokens_alone = kv_tokens_at_length(plan, target, draft_spec, draft_tp, int(mean_len))
     # the largest step it may run: max_num_seqs sequences of the mean length (the KV cache permitting)
     limits = StepRange(dep.max_num_seqs, min(dep.max_num_seqs * mean_len, kv_tokens), dep.max_num_batched_tokens)
-    deployed = replace(deployed, limits=limits)
     models = _named(file, None, lambda: serving_models(dep.predictor, deployed))  # its errors name the file
     return Scenario(
         name=spec.name,
@@ -171,6 +170,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         warnings=tuple(warnings + list(plan.warnings) + list(models.notes)),
         decision_metric=spec.decision_metric,
         draft_findings=findings,
+        step_limits=limits,
     )
 
 

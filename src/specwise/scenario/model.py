@@ -15,6 +15,7 @@ from specwise.acceptance.model import AcceptanceModel
 from specwise.compat.pair import Finding
 from specwise.memory.planner import MemoryPlan
 from specwise.methods import Method
+from specwise.perfmodel.calibration_match import StepRange
 from specwise.perfmodel.factory import PredictorChoice, ServingModels
 from specwise.sim.workload import WorkloadClass
 from specwise.specs.gpu import GpuSpec
@@ -139,3 +140,11 @@ class Scenario:
     decision_metric: str = "e2e"
     # what the pair check (compat/pair.py) found for the draft: the method fit, then vocabulary, tokenizer, head ...
     draft_findings: tuple[Finding, ...] = ()
+    step_limits: StepRange | None = None  # the largest step the deployment may run (its scheduler's limits)
+
+    def limit_notes(self) -> tuple[str, ...]:
+        """What a calibrated price says where nothing was simulated (export's rules, the monitor's check): the
+        deployment's limits pass the steps the calibration measured (simulate and advise check the simulated steps
+        instead, :meth:`~specwise.perfmodel.calibration_match.CalibratedRange.sweep_notes`)."""
+        cal = self.models.calibrated_range
+        return cal.notes(self.step_limits) if cal is not None and self.step_limits is not None else ()

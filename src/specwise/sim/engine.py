@@ -91,6 +91,9 @@ class SimResult:
     accepted_per_position: IntArray
     end_s: float
     busy_s: float = field(default=0.0)
+    peak_seqs: int = 0  # the largest step simulated: sequences, tokens fed, KV tokens read (Tally.reach)
+    peak_batched_tokens: int = 0
+    peak_kv_tokens: int = 0
 
 
 SCALAR_MAX_BATCH = 128  # the scalar path steps while at most this many requests run ...
@@ -232,6 +235,8 @@ def _price(
     logit_rows = int(plan.q_decode.sum()) + completing
     if not cost.totals:
         batch = BatchShape(np.concatenate([plan.q_decode, chunk_q]), np.concatenate([dec_ctx, chunk_ctx]), logit_rows)
+        fed = int(batch.query_tokens.sum())
+        st.tally.reach(batch.num_seqs, fed, int(batch.context_tokens.sum()) + fed)
         step = cost.decode_step_s(batch, draft_q, dec_ctx, k)
         if plan.chunk_ids and max_k > 0:
             step += cost.draft_prefill_s(BatchShape(chunk_q, chunk_ctx))
@@ -240,6 +245,7 @@ def _price(
     batched, kv, pairs = batch_totals(plan.q_decode, dec_ctx)
     cq, ckv, cpairs = batch_totals(chunk_q, chunk_ctx) if plan.chunk_ids else (0, 0, 0)
     num_seqs = decoding.size + len(plan.chunk_ids)
+    st.tally.reach(num_seqs, batched + cq, kv + ckv)
     step = cost.decode_step_totals(
         num_seqs, batched + cq, kv + ckv, pairs + cpairs, logit_rows, k, decoding.size, dq, dkv - dq, dpairs
     )
@@ -281,4 +287,7 @@ def _result(st: SimState, max_k: int) -> SimResult:
         accepted_per_position=t.per_position(max(1, max_k)),
         end_s=st.now,
         busy_s=t.busy_s,
+        peak_seqs=t.peak_seqs,
+        peak_batched_tokens=t.peak_batched_tokens,
+        peak_kv_tokens=t.peak_kv_tokens,
     )

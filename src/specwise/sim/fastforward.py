@@ -57,7 +57,7 @@ def fast_forward(st: SimState, decoding: IntArray, k: int, cost: StepCost, shape
     steps = max(1, int(np.count_nonzero(ends - durations < horizon_s)))  # a step starting after an arrival admits it
     emitted, durations = emitted[:steps], durations[:steps]
     drafted = int(proposes[:steps].sum()) if k > 0 else 0
-    _apply(st, decoding, k, emitted, durations, float(ends[0]), float(ends[steps - 1]), drafted)
+    _apply(st, decoding, k, q, emitted, durations, float(ends[0]), float(ends[steps - 1]), drafted)
     return True
 
 
@@ -85,6 +85,7 @@ def _apply(
     st: SimState,
     decoding: IntArray,
     k: int,
+    q: int,
     emitted: IntArray,
     durations: np.ndarray,
     first_end_s: float,
@@ -107,6 +108,8 @@ def _apply(
     st.computed[decoding] += total
     st.last_q[decoding] = emitted[-1]
     st.last_emit[decoding] = last_end_s
+    # the window's last step, its largest: b sequences feeding q tokens over what they had before it
+    st.tally.reach(b, b * q, int(st.computed[decoding].sum()) - int(emitted[-1].sum()) + b * q)
     st.elapse(last_end_s - st.now)
     st.last_step_s = float(durations[-1])
 

@@ -28,6 +28,9 @@ class SimSummary:
     mean_acceptance_length: float | None
     steps: int
     duration_s: float
+    peak_seqs: int = 0  # the largest step simulated (SimResult.peak_*): what a calibration's range is checked against
+    peak_batched_tokens: int = 0
+    peak_kv_tokens: int = 0
 
 
 def summarize(result: SimResult, classes: Sequence[WorkloadClass], warmup_fraction: float = 0.0) -> SimSummary:
@@ -42,7 +45,17 @@ def summarize(result: SimResult, classes: Sequence[WorkloadClass], warmup_fracti
     }
     rate = result.accepted_tokens / result.draft_tokens if result.draft_tokens else None
     al = 1.0 + result.accepted_tokens / result.drafts if result.drafts else None
-    return SimSummary(overall, by_class, rate, al, result.steps, result.end_s)
+    return SimSummary(
+        overall,
+        by_class,
+        rate,
+        al,
+        result.steps,
+        result.end_s,
+        result.peak_seqs,
+        result.peak_batched_tokens,
+        result.peak_kv_tokens,
+    )
 
 
 def _summary(

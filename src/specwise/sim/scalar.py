@@ -253,6 +253,7 @@ class ScalarLoop:
             chunk_ctx += c
             chunk_pairs += q * (c + (q + 1) // 2)
         batched = q_sum + chunk_q
+        self.st.tally.reach(len(dec) + len(plan.chunks), batched, ctx_sum + chunk_ctx + batched)
         step = cost.decode_step_totals(
             len(plan.decoding) + len(plan.chunks),
             batched,
@@ -280,6 +281,8 @@ class ScalarLoop:
             np.concatenate([dec_ctx, chunk_ctx]),
             logit_rows=sum(plan.query) + completing,
         )
+        fed = int(batch.query_tokens.sum())
+        self.st.tally.reach(batch.num_seqs, fed, int(batch.context_tokens.sum()) + fed)
         step = cost.decode_step_s(batch, np.array([s.last_q for s in plan.decoding], dtype=np.int64), dec_ctx, k)
         if plan.chunks and self.max_k > 0:
             step += cost.draft_prefill_s(BatchShape(chunk_q, chunk_ctx))
@@ -497,6 +500,7 @@ class _Window:
                 s.computed += total + steps
                 s.last_q = a + 1
                 s.last_emit = last_end_s
+        self._reach()
         st.elapse(last_end_s - st.now)
         st.last_step_s = durations.item(steps - 1)
 
@@ -526,5 +530,13 @@ class _Window:
             s.computed += e
             s.last_q = e
             s.last_emit = end_s
+        self._reach()
         st.elapse(end_s - st.now)
         st.last_step_s = duration
+
+    def _reach(self) -> None:
+        """The window's last step, the largest (its contexts the longest): b sequences feeding q tokens each over
+        what they had computed before it."""
+        dec, q = self.dec, self.q
+        before = sum([s.computed - s.last_q for s in dec])
+        self.loop.st.tally.reach(len(dec), q * len(dec), before + q * len(dec))

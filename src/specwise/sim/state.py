@@ -113,8 +113,20 @@ class Tally:
     drafts: int = 0
     draft_tokens: int = 0
     busy_s: float = field(default=0.0)
+    peak_seqs: int = 0  # the largest step: sequences in it, tokens fed (batched), KV tokens read
+    peak_batched_tokens: int = 0
+    peak_kv_tokens: int = 0
     _pending: list[IntArray] = field(default_factory=list)
     _pending_size: int = 0
+
+    def reach(self, seqs: int, batched_tokens: int, kv_tokens: int) -> None:
+        """Record a step's size (the largest so far is kept: what a calibration's range is checked against)."""
+        if seqs > self.peak_seqs:
+            self.peak_seqs = seqs
+        if batched_tokens > self.peak_batched_tokens:
+            self.peak_batched_tokens = batched_tokens
+        if kv_tokens > self.peak_kv_tokens:
+            self.peak_kv_tokens = kv_tokens
 
     @property
     def accepted(self) -> int:

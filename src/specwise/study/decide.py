@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from specwise.contracts.sweep import BaselinePoint, SweepResult, SweepRow
+from specwise.perfmodel.calibration_match import StepRange, largest
 from specwise.scenario.model import Scenario
 from specwise.sim.metrics import SimSummary
 from specwise.sim.saturation import overloaded
@@ -84,10 +85,27 @@ def _best(
     return (int(top.k or 0) if top and best > 1.0 else 0), best, False
 
 
+def _range_notes(sc: Scenario, cells: Sequence[Cell]) -> tuple[str, ...]:
+    """Where the simulated steps pass what a calibration measured: the largest step of each load over every k, and
+    of the capacity runs (:meth:`~specwise.perfmodel.calibration_match.CalibratedRange.sweep_notes`)."""
+    cal = sc.models.calibrated_range
+    if cal is None:
+        return ()
+    by_qps: dict[float, list[StepRange]] = {}
+    for c in cells:
+        s = c.summary
+        by_qps.setdefault(c.qps, []).append(StepRange(s.peak_seqs, s.peak_kv_tokens, s.peak_batched_tokens))
+    capacity = by_qps.pop(CAPACITY_QPS, None)
+    return cal.sweep_notes(
+        {q: largest(r) for q, r in by_qps.items()}, largest(capacity) if capacity is not None else None
+    )
+
+
 def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
     """Best k and the crossover, judged on ``sc.decision_metric``."""
     metric = sc.decision_metric
     capacity = {c.k: c.capacity_per_s for c in cells if c.qps == CAPACITY_QPS and c.capacity_per_s is not None}
+    range_notes = _range_notes(sc, cells)
     cells = [c for c in cells if c.qps != CAPACITY_QPS]
     base = {c.qps: c.summary for c in cells if c.k == 0}
     rows = tuple(sweep_row(c, base[c.qps], capacity.get(c.k)) for c in cells if c.k is not None)
@@ -126,7 +144,7 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
         best_speedup_by_qps=best_speedup,
         capacity_bound_qps=tuple(bound),
         crossover_qps=crossover(sc.sweep.qps, [best_speedup[q] for q in sc.sweep.qps]),
-        warnings=sc.warnings,
+        warnings=sc.warnings + range_notes,
         predictor=sc.models.predictor,
         band=sc.models.band,
         band_source=sc.models.band_source,
