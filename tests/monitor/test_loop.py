@@ -175,6 +175,7 @@ def test_ctrl_c_still_prints_the_summary(
     err = capsys.readouterr().err
     assert code == 0  # one scrape, no window judged: nothing open
     assert "Ctrl-C stops" in err and "(Ctrl-C): 0 windows judged over 1 target; exit 0: no alert open" in err
+    assert "(no window completed: nothing was judged)" in err  # exit 0 is not a clean bill of health here
 
 
 def test_live_table_names_servers_by_host_and_port_at_80_columns() -> None:

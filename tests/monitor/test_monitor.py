@@ -158,7 +158,8 @@ def test_once_refuses_loop_only_flags(capsys: pytest.CaptureFixture[str], extra:
 @pytest.mark.parametrize("flag", ["--serve", "--serve-metrics"])
 def test_a_bind_port_out_of_range_is_bad_input(capsys: pytest.CaptureFixture[str], flag: str) -> None:
     """Exit 2 with one line, not an internal error (review 7 #7)."""
-    argv = ["monitor", "--url", "http://127.0.0.1:9/metrics", "--duration", "0.2", flag, "127.0.0.1:99999"]
+    argv = ["monitor", "--url", "http://127.0.0.1:9/metrics", "--interval", "0.1", "--duration", "0.2", flag]
+    argv.append("127.0.0.1:99999")
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"{flag} 127.0.0.1:99999: port must be 0-65535" in err and len(err.strip().splitlines()) == 1
@@ -205,3 +206,13 @@ def test_a_ctrl_c_while_the_webhook_drains_still_closes_the_rest() -> None:
     closed.clear()
     parts[1] = Part("hook")
     assert _close(*parts) is True and closed == ["live", "hook", "store", "scraper", "exp", "b"]
+
+
+def test_a_loop_shorter_than_one_window_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 11 leftover: a loop that ends before its second scrape judges nothing, yet closed with "exit 0: no
+    alert open". It is refused before any scrape (the URL answers nothing), naming both flags."""
+    argv = ["monitor", "--url", "http://127.0.0.1:9/metrics", "--interval", "5", "--duration", "2"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--duration 2 s ends before the second scrape (5 s, --interval)" in err and "--once" in err
+    assert len(err.strip().splitlines()) == 1

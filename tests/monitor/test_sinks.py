@@ -126,12 +126,36 @@ def test_exporter_labels_join_vllm_series_and_never_carry_userinfo() -> None:
 
 def test_exporter_binds_loopback_unless_allowed(capsys: pytest.CaptureFixture[str]) -> None:
     assert (
-        main(["monitor", "--url", "http://127.0.0.1:9/metrics", "--serve-metrics", "0.0.0.0:0", "--duration", "0.1"])
+        main(
+            [
+                "monitor",
+                "--url",
+                "http://127.0.0.1:9/metrics",
+                "--serve-metrics",
+                "0.0.0.0:0",
+                "--interval",
+                "0.1",
+                "--duration",
+                "0.1",
+            ]
+        )
         == 2
     )
     assert "needs --allow-remote" in capsys.readouterr().err
     assert (
-        main(["monitor", "--url", "http://127.0.0.1:9/metrics", "--serve-metrics", "nonsense", "--duration", "0.1"])
+        main(
+            [
+                "monitor",
+                "--url",
+                "http://127.0.0.1:9/metrics",
+                "--serve-metrics",
+                "nonsense",
+                "--interval",
+                "0.1",
+                "--duration",
+                "0.1",
+            ]
+        )
         == 2
     )
     assert "expected HOST:PORT" in capsys.readouterr().err

@@ -150,7 +150,9 @@ def register(sub: Any) -> None:
 
 def _loop_flags(p: argparse.ArgumentParser) -> None:
     """The flags only loop mode reads (:data:`LOOP_ONLY`: --once refuses them)."""
-    p.add_argument("--duration", type=positive_float, help="loop mode: stop after this many seconds")
+    p.add_argument(
+        "--duration", type=positive_float, help="loop mode: stop after this many seconds (at least --interval)"
+    )
     p.add_argument(
         "--db", type=Path, help="loop mode: history database (default: $XDG_DATA_HOME/specwise/monitor.sqlite)"
     )
@@ -551,6 +553,12 @@ def _run(args: argparse.Namespace) -> int:
     _resolve_targets(args)
     if args.once:
         _refuse_loop_flags(args)
+    elif args.duration is not None and not args.prometheus and args.duration < args.interval:
+        # a window is two scrapes --interval apart: a shorter run judges nothing and would exit 0 as if all were well
+        raise SpecwiseError(
+            f"--duration {args.duration:g} s ends before the second scrape ({args.interval:g} s, --interval): no "
+            f"window could be judged; give --duration {args.interval:g} or more, or --once for one reading"
+        )
     slowdown = _slowdown(args)
     thresholds = Thresholds(min_acceptance_rate=args.min_acceptance, min_drafts=args.min_drafts)
     if not args.once:

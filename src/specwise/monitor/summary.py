@@ -65,6 +65,7 @@ def closing_line(targets: Sequence[Target], windows: int, elapsed_s: float, inte
     head = f"stopped after {elapsed_s:.0f} s{how}: {_plural(windows, 'window')} judged over "
     head += _plural(len(targets), "target")
     if not why:
-        return head + "; exit 0: no alert open, no target down, no restart during the run"
+        judged = "" if windows else " (no window completed: nothing was judged)"
+        return head + f"; exit 0: no alert open, no target down, no restart during the run{judged}"
     more = f"; and {len(why) - _SHOWN} more" if len(why) > _SHOWN else ""
     return head + f"; exit 1: {'; '.join(why[:_SHOWN])}{more}"
