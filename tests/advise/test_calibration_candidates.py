@@ -82,3 +82,28 @@ def test_no_calibrated_candidate_is_still_refused(tmp_path: Path, capsys: pytest
     assert main(["advise", "--scenario", str(scenario), "--calibration", str(cal), "--processes", "1"]) == 2
     err = capsys.readouterr().err
     assert "no speculative configuration with method draft_model" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_headline_says_why_when_neither_is_evaluated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 11 leftover: vLLM 0.12 cannot run the draft model the calibration measured, and the calibration did not
+    measure the n-gram candidate the engine could run. Every candidate is 'unsupported', but not all for the engine:
+    the headline used to say only "No candidate can run on this engine"."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SCENARIO + DRAFT)
+    cal = tmp_path / "cal.json"
+    _calibration(cal)
+    doc = json.loads(cal.read_text())
+    doc["configs"] = [
+        {"name": "baseline", "method": None, "model": None, "k": 0},
+        {"name": "spec", "method": "draft_model", "model": "meta-llama/Llama-3.2-1B-Instruct", "k": 4},
+    ]
+    cal.write_text(json.dumps(doc))
+    argv = ["advise", "--scenario", str(scenario), "--calibration", str(cal), "--json", "--processes", "1"]
+    assert main([*argv, "--vllm-version", "0.12"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert {c["method"]: c["verdict"] for c in out["candidates"]} == {
+        "ngram": "unsupported",
+        "draft_model": "unsupported",
+    }
+    assert out["headline"].startswith("No candidate can be evaluated as proposed")
+    assert "did not measure the proposer of 1 and this engine cannot run the other 1" in out["headline"]

@@ -441,11 +441,14 @@ def fitting_scenario(inputs: AdviseInputs, c: Candidate, evidence: Sequence[Evid
     ]
 
 
+NOT_CALIBRATED = "not evaluated: "  # the reason of a candidate the calibration cannot price
+
+
 def _uncalibrated(inputs: AdviseInputs, c: Candidate) -> str | None:
     """Why the calibration given cannot price ``c`` (None: it can, or no calibration is used): its run never measured
     this method's proposer. The candidate is then not evaluated; the others still are."""
     gap = calibration_gap(inputs.deployment.predictor, c.method, c.speculation.draft)
-    return None if gap is None else f"not evaluated: {gap}"
+    return None if gap is None else f"{NOT_CALIBRATED}{gap}"
 
 
 def _sized(
@@ -558,7 +561,18 @@ def _rank_key(r: CandidateAdvice, op: float) -> tuple[int, float, int, float]:
 def _disable_headline(op: float, ranked: Sequence[CandidateAdvice]) -> str:
     """Said first when no candidate can help: the load itself is more than the deployment serves."""
     if all(r.verdict == "unsupported" for r in ranked):
-        return "No candidate can run on this engine as proposed (why below): change the engine version or the method"
+        uncalibrated = sum(1 for r in ranked if r.reason.startswith(NOT_CALIBRATED))
+        if not uncalibrated:
+            return (
+                "No candidate can run on this engine as proposed (why below): change the engine version or the method"
+            )
+        return (
+            "No candidate can be evaluated as proposed (why below): the calibration did not measure the proposer of "
+            f"{uncalibrated} and this engine cannot run the other {len(ranked) - uncalibrated}; calibrate a method "
+            "this engine runs, or change the engine version"
+            if uncalibrated < len(ranked)
+            else "No candidate can be evaluated (why below): the calibration did not measure their proposers"
+        )
     sims = [r.sim for r in ranked if r.sim is not None]
     if sims and all((b := sim.baseline_at(op)) is not None and b.overloaded for sim in sims):
         return f"This deployment cannot keep up with {op:g} QPS: add replicas or lower the load"
