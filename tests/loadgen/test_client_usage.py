@@ -172,7 +172,9 @@ def test_exact_usage_needs_no_note(
     code, records = _bench(server, tmp_path)
     out = capsys.readouterr().out
     assert code == 0 and all(r.output_tokens == sum(TOKENS) and r.tokens_exact for r in records)
-    assert "note:" not in out and "failure" not in out
+    # no note about how tokens were counted (a busy machine may still add the schedule-lag note, which is not this)
+    notes = [line for line in " ".join(out.split()).split("note:")[1:] if "went out at" not in line]
+    assert not notes and "failure" not in out and "streamed no" not in out
 
 
 @pytest.mark.parametrize(
