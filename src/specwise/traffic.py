@@ -66,14 +66,19 @@ class Arrivals:
     def __post_init__(self) -> None:
         if self.kind not in ("poisson", "gamma", "constant", "trace"):
             raise SpecError(f"arrivals: unknown kind {self.kind!r}")
-        if self.kind != "trace" and not self.rate_per_s > 0:
-            raise SpecError(f"arrivals: rate must be > 0, got {self.rate_per_s}")
-        if self.kind == "gamma" and not self.cv > 0:
-            raise SpecError(f"arrivals: gamma cv must be > 0, got {self.cv}")
+        if self.kind != "trace" and not (math.isfinite(self.rate_per_s) and self.rate_per_s > 0):
+            raise SpecError(f"arrivals: rate must be > 0 and finite, got {self.rate_per_s}")
+        if self.kind == "gamma" and not (math.isfinite(self.cv) and self.cv > 0):
+            raise SpecError(f"arrivals: gamma cv must be > 0 and finite, got {self.cv}")
         if self.kind == "trace":
             if not self.trace_s:
                 raise SpecError("arrivals: empty trace")
-            if any(b < a for a, b in zip(self.trace_s, self.trace_s[1:], strict=False)) or self.trace_s[0] < 0:
+            # written so that a NaN fails every test (a NaN compares False): one let through hangs the simulator,
+            # whose clock would become NaN and never reach the next arrival
+            if not all(math.isfinite(t) for t in self.trace_s):
+                raise SpecError("arrivals: trace times must be finite numbers")
+            rising = all(b >= a for a, b in zip(self.trace_s, self.trace_s[1:], strict=False))
+            if not (self.trace_s[0] >= 0 and rising):
                 raise SpecError("arrivals: trace times must be >= 0 and non-decreasing")
 
     def times(self, rng: np.random.Generator, n: int) -> FloatArray:
@@ -94,8 +99,10 @@ class Arrivals:
         """The same process at another mean rate (a trace is replayed time-scaled to that rate)."""
         if self.kind != "trace":
             return Arrivals(self.kind, rate_per_s, self.cv, self.trace_s)
-        if len(self.trace_s) < 2 or self.trace_s[-1] <= self.trace_s[0]:
+        if len(self.trace_s) < 2 or not self.trace_s[-1] > self.trace_s[0]:
             raise SpecError("arrivals: a trace needs two or more distinct times to be rescaled")
+        if not (math.isfinite(rate_per_s) and rate_per_s > 0):
+            raise SpecError(f"arrivals: rate must be > 0 and finite, got {rate_per_s}")
         own_rate = (len(self.trace_s) - 1) / (self.trace_s[-1] - self.trace_s[0])
         scale = own_rate / rate_per_s
         start = self.trace_s[0]

@@ -64,9 +64,9 @@ def test_simulate_num_requests_override_is_warned_about(capsys: pytest.CaptureFi
     args = ["simulate", "--scenario", str(ROOT / "examples" / "llama70b-ngram.toml"), "--processes", "1"]
     assert main([*args, "--num-requests", "5", "--json"]) == 0
     warnings = json.loads(capsys.readouterr().out)["warnings"]
-    assert any(w.startswith("[sweep].num_requests = 5:") and "noisy" in w for w in warnings)
+    assert any(w.startswith("--num-requests 5:") and "noisy" in w for w in warnings)
     assert main([*args, "--num-requests", "5"]) == 0
-    assert "warning: [sweep].num_requests = 5:" in capsys.readouterr().out
+    assert "warning: --num-requests 5:" in capsys.readouterr().out
 
 
 def test_an_override_replaces_the_files_warning() -> None:
@@ -75,12 +75,12 @@ def test_an_override_replaces_the_files_warning() -> None:
     sc = load_scenario(ROOT / "examples" / "llama70b-ngram.toml")
     small = simulate_cli.with_overrides(sc, "x", 10, None)
     assert (
-        [w for w in small.warnings if "num_requests" in w]
-        == [w for w in small.warnings if w.startswith("[sweep].num_requests = 10:")]
+        [w for w in small.warnings if "num_requests" in w or "num-requests" in w]
+        == [w for w in small.warnings if w.startswith("--num-requests 10:")]
         != []
     )
     back = simulate_cli.with_overrides(small, "x", 500, None)
-    assert not any("num_requests" in w for w in back.warnings)
+    assert not any("num_requests" in w or "num-requests" in w for w in back.warnings)
 
 
 def test_a_disabled_candidates_row_quotes_no_speedup_of_another_k(capsys: pytest.CaptureFixture[str]) -> None:

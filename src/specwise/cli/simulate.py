@@ -41,11 +41,14 @@ def with_overrides(
     """The scenario with ``--num-requests`` / ``--metric`` applied (None: the scenario's own; a count too small to
     decide on is warned about, as a file's is), refused before the sweep: a metric that is not one of
     DECISION_METRICS, and goodput where no [[workload]] sets an SLO (no request could meet one, so every cell would
-    score 0). ``flag`` is how the metric is named in the message."""
+    score 0). ``flag`` is how the metric is named in the message. A small overriding count is warned about as
+    ``--num-requests N``, not as the file's ``[sweep].num_requests`` (the API's ``num_requests`` too: its result
+    is the command's, warnings included)."""
     if requests:
-        said = few_requests_warning(scenario.sweep.num_requests)
-        warnings = [w for w in scenario.warnings if w != said]  # the file's count no longer holds
-        if (few := few_requests_warning(requests)) is not None:
+        n = scenario.sweep.num_requests
+        said = {few_requests_warning(n), few_requests_warning(n, f"--num-requests {n}")}
+        warnings = [w for w in scenario.warnings if w not in said]  # the file's (or an earlier override's) count
+        if (few := few_requests_warning(requests, f"--num-requests {requests}")) is not None:
             warnings.append(few)
         scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=requests), warnings=tuple(warnings))
     if metric is None:

@@ -67,12 +67,15 @@ requests -- well inside the predictor's +-27% band, which does not include it --
 as large as the band itself."""
 
 
-def few_requests_warning(num_requests: int) -> str | None:
-    """The warning a sweep of ``num_requests`` per cell carries (None: enough to decide on)."""
+def few_requests_warning(num_requests: int, given_as: str | None = None) -> str | None:
+    """The warning a sweep of ``num_requests`` per cell carries (None: enough to decide on). ``given_as``: where
+    the count came from, as the warning names it (default: the scenario's ``[sweep].num_requests = N``; a
+    ``--num-requests`` override passes its own)."""
     if num_requests >= FEW_REQUESTS:
         return None
+    given = given_as or f"[sweep].num_requests = {num_requests}"
     return (
-        f"[sweep].num_requests = {num_requests}: percentiles of so few requests per (QPS, k) cell are noisy, and "
+        f"{given}: percentiles of so few requests per (QPS, k) cell are noisy, and "
         f"the speedup band does not include that noise; use {FEW_REQUESTS} or more"
     )
 

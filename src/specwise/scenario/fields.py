@@ -38,7 +38,11 @@ class Section:
         return SpecwiseError(f"{self.file}: {self.where}: {message}")
 
     def sub(self, key: str, where: str | None = None) -> Section:
-        return Section(self.get(key), where or f"{self.where}.{key}", self.file)
+        """The table at ``key``, named ``where`` (``[deployment]``) in its errors and when it is missing."""
+        name = where or f"{self.where}.{key}"
+        if key not in self.data:
+            raise SpecwiseError(f"{self.file}: {name}: required table is missing")
+        return Section(self.data[key], name, self.file)
 
     def get(self, key: str, default: Any = MISSING) -> Any:
         if key not in self.data:
@@ -65,6 +69,17 @@ class Section:
             return value
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise self.fail(key, f"must be a positive integer, got {value!r}")
+        if high is not None and value > high:
+            raise self.fail(key, f"must be <= {high:,}, got {value:,}")
+        return value
+
+    def integer(self, key: str, default: Any = MISSING, *, low: int = 0, high: int | None = None) -> Any:
+        """A whole number in [low, high]; a float (``1.5``, or even ``1.0``) is refused, never truncated."""
+        value = self.get(key, default)
+        if value is default:
+            return value
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise self.fail(key, f"must be an integer >= {low}, got {value!r}")
         if high is not None and value > high:
             raise self.fail(key, f"must be <= {high:,}, got {value:,}")
         return value

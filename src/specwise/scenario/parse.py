@@ -6,6 +6,7 @@ scenario names (a profile, an arrival trace) are read here, bounded.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -355,7 +356,7 @@ def parse_sweep(s: Section, base_dir: Path | None, k_values: tuple[int, ...]) ->
         qps=tuple(sorted(qps)),
         k_values=k_values,
         num_requests=s.positive_int("num_requests", 1000, high=MAX_NUM_REQUESTS),
-        seed=int(s.number("seed", 0, low=0, high=2**63 - 1)),
+        seed=s.integer("seed", 0, low=0, high=2**63 - 1),
         arrivals=Arrivals(kind, qps[0], cv, trace),
         warmup_fraction=s.number("warmup_fraction", 0.1, low=0.0, high=0.9),
     )
@@ -375,14 +376,27 @@ def _read_trace(s: Section, base_dir: Path | None) -> tuple[float, ...]:
         if not field:
             continue
         try:
-            times.append(float(field))
+            time_s = float(field)
         except ValueError:
             if times:
                 raise s.fail("trace_file", f"{path}:{number}: not a time in seconds: {field!r}") from None
+            continue
+        if not math.isfinite(time_s):  # float() reads 'nan' and 'inf': either would hang or void the replay
+            raise s.fail("trace_file", f"{path}:{number}: not a finite time: {field!r}")
+        if time_s < (times[-1] if times else 0.0):
+            after = f"comes after {times[-1]:g}" if times else "is negative"
+            raise s.fail("trace_file", f"{path}:{number}: {field} {after}; times must be >= 0 and non-decreasing")
+        times.append(time_s)
     if len(times) < 2:
         raise s.fail("trace_file", f"{path}: needs at least two arrival times")
+    if len(set(times)) == 1:
+        raise s.fail(
+            "trace_file",
+            f"{path}: all {len(times)} times are {times[0]:g}; the trace is replayed rescaled to each [sweep].qps, "
+            "which needs two or more distinct times",
+        )
     try:
-        Arrivals("trace", 1.0, 1.0, tuple(times))
+        Arrivals("trace", 1.0, 1.0, tuple(times)).with_rate(1.0)
     except SpecError as exc:
         raise s.fail("trace_file", f"{path}: {exc}") from None
     return tuple(times)
@@ -426,8 +440,19 @@ def parse_scenario_spec(
         raise SpecwiseError(
             f"{file}: [sweep].decision_metric: goodput needs slo_ttft_s or slo_tpot_s on at least one [[workload]]"
         )
-    name = str(root.get("name", Path(file).stem))
+    name = scenario_name(data, file)
     return ScenarioSpec(name, file, deployment, speculation, classes, sweep, metric, notes=notes)
+
+
+def scenario_name(data: Mapping[str, Any], file: str) -> str:
+    """The top-level ``name`` (default: the file's stem); a given one must be a non-empty string (a table or a
+    number is refused, not printed as its Python repr)."""
+    if "name" not in data:
+        return Path(file).stem
+    name = data["name"]
+    if not isinstance(name, str) or not name.strip():
+        raise SpecwiseError(f"{file}: name: must be a non-empty string, got {name!r}")
+    return name
 
 
 def _workload_tables(root: Section, file: str) -> list[Any]:

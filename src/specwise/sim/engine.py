@@ -114,6 +114,7 @@ def simulate(
     Small batches step on the scalar path (:mod:`specwise.sim.scalar`), large ones on the vector path below;
     both take the same steps with the same draws, so the choice changes the speed, never the result."""
     _check_fits(requests, engine)
+    _check_arrivals(requests)
     max_k = spec.max_k if spec else 0
     st = SimState(requests, max_k, with_classes=len(classes) > 1 or bool(requests.class_index.any()))
     shape = spec.drafting(classes) if spec else ChainDrafting(classes, 0)
@@ -195,6 +196,16 @@ def _check_fits(requests: RequestTable, engine: EngineConfig) -> None:
             f"request {int(too_long[0])} needs {int(need[too_long[0]])} KV tokens but the "
             f"cache holds {engine.kv_capacity_tokens}; shorten the workload's lengths"
         )
+
+
+def _check_arrivals(requests: RequestTable) -> None:
+    """Arrival times the loop waits for must be finite: a NaN never compares <= the clock, so the request would
+    never be admitted and the loop, jumping the clock to it, would spin forever (a closed loop's later arrivals
+    are its finishes, their ``arrival_s`` unused)."""
+    used = requests.arrival_s if requests.users is None else requests.arrival_s[: requests.users]
+    bad = np.nonzero(~np.isfinite(used))[0]
+    if bad.size:
+        raise SpecError(f"request {int(bad[0])}: arrival time must be a finite number, got {float(used[bad[0]])}")
 
 
 def _run_step(
