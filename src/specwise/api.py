@@ -30,6 +30,7 @@ a list argument also takes one value (one file, one URL, one number) as a list o
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -55,6 +56,7 @@ if TYPE_CHECKING:  # the documents; imported where used, so ``import specwise`` 
     from specwise.scenario.model import Scenario
 
 ScenarioSource = str | Path  # a TOML file, or example:NAME (a scenario shipped in the package)
+ModelSource = str | os.PathLike[str]  # a catalog id, or a local HF directory, config.json or GGUF file
 
 __all__ = ["advise", "bench", "check_pair", "inspect", "plan_memory", "profile", "prompt_summary", "simulate"]
 
@@ -120,6 +122,16 @@ def _numbers(name: str, value: object, integer: bool = False) -> str:
 def _text(name: str, value: object, what: str = "a string") -> str:
     if not isinstance(value, str):
         raise SpecwiseError(f"{name}: expected {what}, got {value!r}")
+    return value
+
+
+def _model(name: str, value: object, what: str) -> str:
+    """A model given by catalog id (a str) or local path (a str or any path object, as ``simulate`` takes a
+    scenario), as the text the command line's ``--target`` / ``--draft`` would get."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise SpecwiseError(f"{name}: expected {what} (str or Path), got {value!r}")
     return value
 
 
@@ -291,10 +303,10 @@ def simulate(
 
 
 def plan_memory(
-    target: str,
+    target: ModelSource,
     gpu: str,
     *,
-    draft: str | None = None,
+    draft: ModelSource | None = None,
     tp: int = 1,
     max_model_len: int | None = None,
     quantization: str = "auto",
@@ -304,11 +316,13 @@ def plan_memory(
 ) -> MemoryPlan:
     """Do the target (and draft) fit on these GPUs, with how much KV cache (``specwise plan-memory``).
 
-    ``target`` / ``draft`` are catalog ids or local paths (``draft`` also ``ngram``, ``suffix``, ``mtp``);
-    other :class:`~specwise.memory.MemoryPlanRequest` fields (``draft_tp``, ``max_num_seqs``, ...) pass as
-    keywords. A draft whose vocabulary cannot serve the target raises :class:`~specwise.errors.SpecwiseError`, and
-    so does ``draft_tp`` or ``draft_quantization`` with no draft weights to apply it to. ``plan.to_json()`` is what
-    ``specwise plan-memory --json`` prints (with the pair check under ``compatibility``).
+    ``target`` / ``draft`` are catalog ids or local paths (str or Path; ``draft`` also ``ngram``, ``suffix``,
+    ``mtp``); other :class:`~specwise.memory.MemoryPlanRequest` fields (``draft_tp``, ``max_num_seqs``,
+    ``reserve_bytes``, ...) pass as keywords. A draft whose vocabulary cannot serve the target raises
+    :class:`~specwise.errors.SpecwiseError`, and so do ``draft_tp`` or ``draft_quantization`` with no draft weights
+    to apply it to, a draft model at a ``draft_tp`` other than ``tp`` and a ``max_num_batched_tokens`` below
+    ``max_num_seqs`` (vLLM refuses both).
+    ``plan.to_json()`` is what ``specwise plan-memory --json`` prints (with the pair check under ``compatibility``).
 
     >>> import specwise
     >>> plan = specwise.plan_memory("meta-llama/Llama-3.1-70B-Instruct", "H100-SXM-80GB", tp=4)
@@ -320,41 +334,82 @@ def plan_memory(
     from dataclasses import replace
 
     from specwise.catalog import resolve_gpu, resolve_model
-    from specwise.cli.plan_memory import QUANT_CHOICES, checked_draft
+    from specwise.cli.plan_memory import checked_draft
     from specwise.memory import MemoryPlanRequest
     from specwise.memory import plan_memory as _plan
 
-    own = ("target", "gpu", "draft", "tp", "max_model_len", "quantization", "kv_cache_dtype", "gpu_memory_utilization")
-    _keywords("plan_memory", request, MemoryPlanRequest, own)
-    for name, value in (("quantization", quantization), ("draft_quantization", request.get("draft_quantization"))):
-        if value is not None and value not in QUANT_CHOICES:
-            raise SpecwiseError(f"{name}: {value!r} is not one of {', '.join(QUANT_CHOICES)}")
-    target_spec = resolve_model(_text("target", target, "a catalog id or a local path"))
-    draft_name = None if draft is None else _text("draft", draft, "a catalog id, a local path, ngram, suffix or mtp")
+    settings = _plan_settings(
+        {
+            "tp": tp,
+            "max_model_len": max_model_len,
+            "quantization": quantization,
+            "kv_cache_dtype": kv_cache_dtype,
+            "gpu_memory_utilization": gpu_memory_utilization,
+        },
+        request,
+    )
+    target_name = _model("target", target, "a catalog id or a local path")
+    draft_name = None if draft is None else _model("draft", draft, "a catalog id, a local path, ngram, suffix or mtp")
+    gpu_name = _text("gpu", gpu, "a GPU name")
+    target_spec = resolve_model(target_name)
     choice, pair = checked_draft(
-        target_spec, draft_name, request.get("draft_tp"), request.get("draft_quantization", "auto"), _ARGUMENTS
+        target_spec,
+        draft_name,
+        settings.get("draft_tp"),
+        settings.get("draft_quantization", "auto"),
+        _ARGUMENTS,
+        tp=settings["tp"],
     )
-    plan = _plan(
-        MemoryPlanRequest(
-            target=target_spec,
-            gpu=resolve_gpu(_text("gpu", gpu, "a GPU name")),
-            tp=tp,
-            draft=choice,
-            quantization=quantization,
-            kv_cache_dtype=kv_cache_dtype,
-            max_model_len=max_model_len,
-            gpu_memory_utilization=_gpu_memory_utilization(gpu_memory_utilization),
-            **{"names": _ARGUMENTS, **request},
-        )
+    plan_request = MemoryPlanRequest(
+        target=target_spec, gpu=resolve_gpu(gpu_name), draft=choice, names=_ARGUMENTS, **settings
     )
-    return replace(plan, compatibility=pair)
+    return replace(_plan(plan_request), compatibility=pair)
 
 
-def check_pair(target: str, draft: str, *, max_model_len: int | None = None) -> PairReport:
+_PLAN_INTERNAL = ("target", "gpu", "draft", "names")  # MemoryPlanRequest fields no keyword sets
+
+
+def _plan_settings(own: dict[str, object], request: Mapping[str, object]) -> dict[str, Any]:
+    """``plan_memory``'s settings (its own arguments and the other :class:`~specwise.memory.MemoryPlanRequest`
+    fields passed as keywords), each through its ``specwise plan-memory`` flag's check and named as the argument:
+    one :class:`SpecwiseError` before any model is resolved. The values a request takes, with the API's names."""
+    from dataclasses import fields
+
+    from specwise.cli.common import non_negative_int, positive_int
+    from specwise.cli.plan_memory import QUANT_CHOICES, speculative_tokens
+    from specwise.memory import MemoryPlanRequest
+    from specwise.memory.vllm_rules import batched_tokens_refusal
+    from specwise.units import KV_CACHE_DTYPES
+
+    _keywords("plan_memory", request, MemoryPlanRequest, (*own, *_PLAN_INTERNAL))
+    defaults = {f.name: f.default for f in fields(MemoryPlanRequest)}
+    integers = {"tp": positive_int, "max_model_len": positive_int, "num_gpus": positive_int, "draft_tp": positive_int,
+                "max_num_batched_tokens": positive_int, "max_num_seqs": positive_int,
+                "num_speculative_tokens": speculative_tokens, "reserve_bytes": non_negative_int}  # fmt: skip
+    choices = {"quantization": QUANT_CHOICES, "draft_quantization": QUANT_CHOICES, "kv_cache_dtype": KV_CACHE_DTYPES}
+    settings: dict[str, Any] = {}
+    for name, value in {**own, **request}.items():
+        if value is None and defaults[name] is None:
+            settings[name] = None
+        elif name in integers:
+            settings[name] = _checked(name, integers[name], _number(name, value, integer=True))
+        elif name in choices and _text(name, value) not in choices[name]:
+            raise SpecwiseError(f"{name}: {value!r} is not one of {', '.join(choices[name])}")
+        else:
+            settings[name] = value
+    settings["gpu_memory_utilization"] = _gpu_memory_utilization(own["gpu_memory_utilization"])
+    batched = settings.get("max_num_batched_tokens", defaults["max_num_batched_tokens"])
+    refusal = batched_tokens_refusal(settings.get("max_num_seqs", defaults["max_num_seqs"]), batched)
+    if refusal is not None:  # as MemoryPlanRequest says it, before the models are resolved
+        raise SpecwiseError(f"{_ARGUMENTS.setting('max_num_batched_tokens', batched)}: {refusal}")
+    return settings
+
+
+def check_pair(target: ModelSource, draft: ModelSource, *, max_model_len: int | None = None) -> PairReport:
     """Can ``draft`` serve ``target`` in vLLM, and how do their sizes compare (``specwise check-pair``): vocabulary,
     special tokens, tokenizer agreement (from files when present), an EAGLE/MTP head's fit, the size ratio and,
-    with ``max_model_len``, the draft's positions. ``target`` / ``draft`` are catalog ids or local paths (``draft``
-    also an EAGLE head or ``mtp``); ``report.compatible`` is the command's exit status 0.
+    with ``max_model_len``, the draft's positions. ``target`` / ``draft`` are catalog ids or local paths (str or Path;
+    ``draft`` also an EAGLE head or ``mtp``); ``report.compatible`` is the command's exit status 0.
 
     >>> import specwise
     >>> report = specwise.check_pair("Qwen/Qwen3-8B", "Qwen/Qwen3-0.6B")
@@ -367,15 +422,15 @@ def check_pair(target: str, draft: str, *, max_model_len: int | None = None) -> 
     length = None
     if max_model_len is not None:
         length = _checked("max_model_len", positive_int, _number("max_model_len", max_model_len, integer=True))
-    target_name = _text("target", target, "a catalog id or a local path")
-    draft_name = _text("draft", draft, "a catalog id, a local path or mtp")
+    target_name = _model("target", target, "a catalog id or a local path")
+    draft_name = _model("draft", draft, "a catalog id, a local path or mtp")
     return named_pair_report(target_name, draft_name, length, _ARGUMENTS)
 
 
-def inspect(model: str, *, kv_cache_dtype: str = "auto") -> ModelSpecView:
+def inspect(model: ModelSource, *, kv_cache_dtype: str = "auto") -> ModelSpecView:
     """A model's derived spec (``specwise inspect``): parameters, layout and KV bytes per token at
     ``kv_cache_dtype`` (vLLM's ``--kv-cache-dtype``: ``auto`` is the model's dtype). ``model`` is a catalog id,
-    an HF directory, a config.json or a GGUF file.
+    or the path (str or Path) of an HF directory, a config.json or a GGUF file.
 
     >>> import specwise
     >>> view = specwise.inspect("Qwen/Qwen3-8B", kv_cache_dtype="fp8_e4m3")
@@ -390,7 +445,7 @@ def inspect(model: str, *, kv_cache_dtype: str = "auto") -> ModelSpecView:
     choice = _text("kv_cache_dtype", kv_cache_dtype)
     if choice not in KV_CACHE_DTYPES:
         raise SpecwiseError(f"kv_cache_dtype: {choice!r} is not one of {', '.join(KV_CACHE_DTYPES)}")
-    spec = resolve_model(_text("model", model, "a catalog id or a local path"))
+    spec = resolve_model(_model("model", model, "a catalog id or a local path"))
     return ModelSpecView(spec, kv_format(choice, spec.dtype))
 
 

@@ -23,6 +23,7 @@ from specwise.compat.tokenizer_files import gather_tokenizer_evidence
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.extras import available
 from specwise.memory import MemoryPlanRequest, plan_memory
+from specwise.memory.vllm_rules import draft_model_tp_refusal
 from specwise.methods import MAX_K
 from specwise.report.memory import render_memory_plan
 from specwise.specs.draft import DraftChoice
@@ -61,7 +62,11 @@ def register(sub: Any) -> None:
         help="GPUs in total (default: --tp); more than --tp means data-parallel replicas",
     )
     p.add_argument("--tp", type=positive_int, help="tensor-parallel size of the target (default: --num-gpus or 1)")
-    p.add_argument("--draft-tp", type=positive_int, help="draft tensor-parallel size: 1 or --tp (default: --tp)")
+    p.add_argument(
+        "--draft-tp",
+        type=positive_int,
+        help="draft tensor-parallel size (default: --tp): --tp for a draft model (vLLM V1), 1 or --tp for a head",
+    )
     p.add_argument("--dtype", default="auto", help="weights/activations dtype: auto (the config's), bf16, fp16, fp32")
     p.add_argument(
         "--quantization",
@@ -107,14 +112,21 @@ def checked_draft(
     draft_tp: int | None,
     draft_quantization: str,
     names: FieldNames = CLI_FLAGS,
+    tp: int = 1,
 ) -> tuple[DraftChoice | None, PairReport | None]:
     """The draft resolved, and its pair check with the target (a model draft): a draft that cannot serve the target
-    is refused, and so are a draft TP or draft quantization with no draft weights to apply them to (``names``:
-    how the caller names the settings)."""
+    is refused, and so are a draft TP or draft quantization with no draft weights to apply them to, and a separate
+    draft model at a TP other than the target's ``tp``, which the current vLLM (V1) refuses, as ``simulate`` and
+    ``advise`` do (:func:`~specwise.memory.vllm_rules.draft_model_tp_refusal`; an EAGLE head may still run at 1).
+    ``names``: how the caller names the settings."""
     choice, pair = None, None
     if draft:
         choice, trained_for = resolve_draft(draft, target)
         if choice.kind == "model" and choice.spec is not None:
+            if choice.spec.draft_head is None and draft_tp is not None:
+                refusal = draft_model_tp_refusal(None, draft_tp, tp, names.setting("draft_tp", tp))
+                if refusal is not None:
+                    raise SpecwiseError(f"{names.setting('draft_tp', draft_tp)}, but {refusal}")
             # the token tables always; sample encodings only where the tokenizers extra is installed
             evidence = gather_tokenizer_evidence(
                 target.tokenizer, choice.spec.tokenizer, encode=available("tokenizers")
@@ -138,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     target = resolve_model(args.target)
     gpu = resolve_gpu(args.gpu)
     tp = args.tp if args.tp is not None else (args.num_gpus or 1)
-    draft_choice, pair = checked_draft(target, args.draft, args.draft_tp, args.draft_quantization)
+    draft_choice, pair = checked_draft(target, args.draft, args.draft_tp, args.draft_quantization, tp=tp)
     request = MemoryPlanRequest(
         target=target,
         gpu=gpu,

@@ -14,11 +14,12 @@ vLLM refuses to start when one sequence of ``max_model_len`` tokens does not fit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.memory.reserve import ReserveBreakdown, estimate_reserve
+from specwise.memory.vllm_rules import batched_tokens_refusal
 from specwise.memory.weights import weight_bytes, weight_bytes_per_gpu
 from specwise.methods import MAX_K
 from specwise.specs.draft import DraftChoice
@@ -54,14 +55,16 @@ class MemoryPlanRequest:
     names: FieldNames = CLI_FLAGS  # how the caller names these fields in its messages
 
     def __post_init__(self) -> None:
-        for name in ("tp", "max_num_batched_tokens", "max_num_seqs"):
+        for name in ("tp", "max_num_batched_tokens", "max_num_seqs", "num_gpus", "draft_tp", "max_model_len"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
+            if value is None and name in ("num_gpus", "draft_tp", "max_model_len"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:  # True is no GPU count
                 raise SpecwiseError(f"{name}: must be a positive integer, got {value!r}")
-        for name in ("num_gpus", "draft_tp", "max_model_len"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise SpecwiseError(f"{name}: must be a positive integer, got {value!r}")
+        n = self.names
+        refusal = batched_tokens_refusal(self.max_num_seqs, self.max_num_batched_tokens, n.name("max_num_seqs"))
+        if refusal is not None:
+            raise SpecwiseError(f"{n.setting('max_num_batched_tokens', self.max_num_batched_tokens)}: {refusal}")
         k = self.num_speculative_tokens
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise SpecwiseError(
@@ -69,8 +72,9 @@ class MemoryPlanRequest:
             )
         if not 0.0 < self.gpu_memory_utilization <= 1.0:
             raise SpecwiseError(f"gpu_memory_utilization: must be in (0, 1], got {self.gpu_memory_utilization}")
-        if self.reserve_bytes is not None and self.reserve_bytes < 0:
-            raise SpecwiseError(f"reserve: must be >= 0, got {self.reserve_bytes}")
+        reserve = self.reserve_bytes
+        if reserve is not None and (isinstance(reserve, bool) or not isinstance(reserve, int) or reserve < 0):
+            raise SpecwiseError(f"reserve: must be an integer number of bytes >= 0, got {reserve!r}")
 
 
 @dataclass(frozen=True)
@@ -312,6 +316,8 @@ def plan_memory(req: MemoryPlanRequest) -> MemoryPlan:
     problems, shortfall = _problems(
         req, kv_budget, per_seq, seqs, target_mem, draft_mem, draft_weights, reserve, budget, max_len
     )
+    if problems:  # the activations of a max_num_batched_tokens pass may be what breaks it: said first
+        problems[:0] = _batched_tokens_problem(req, dtype, draft_tp, reserve, kv_budget - per_seq)
     max_len_fit = _max_len_that_fits(kv_budget, kv_models, kv_bytes, max_len)
     if problems and 0 < max_len_fit < max_len:
         problems.append(f"{n.setting('max_model_len', max_len_fit)} or less would fit")
@@ -499,6 +505,34 @@ def _problems(
             f"{fmt_bytes(kv_budget)} is left: misses by {fmt_bytes(shortfall)}"
         ], shortfall
     return [], 0
+
+
+def _batched_tokens_problem(
+    req: MemoryPlanRequest, dtype: str, draft_tp: int, reserve: ReserveBreakdown, room_bytes: int
+) -> list[str]:
+    """The problem to state when the activation reserve of one ``max_num_batched_tokens`` pass is what breaks the
+    fit -- at the least vLLM takes (``max_num_seqs``) one max-length sequence would fit -- naming the setting and
+    the largest value that fits (empty otherwise). ``room_bytes``: the KV budget left after one max-length
+    sequence (negative: what is missing)."""
+    n, tokens = req.names, req.max_num_batched_tokens
+    if reserve.overridden or room_bytes >= 0 or tokens <= req.max_num_seqs:
+        return []
+
+    def room(batched_tokens: int) -> int:  # the activations grow with the tokens of one forward pass
+        smaller = _reserve(replace(req, max_num_batched_tokens=batched_tokens), dtype, draft_tp, True)
+        return room_bytes + reserve.total_bytes - smaller.total_bytes
+
+    fits, misses = req.max_num_seqs, tokens
+    if room(fits) < 0:
+        return []  # the weights (or the sequence's KV) miss even at the smallest token budget
+    while misses - fits > 1:
+        mid = (fits + misses) // 2
+        fits, misses = (mid, misses) if room(mid) >= 0 else (fits, mid)
+    return [
+        f"{n.setting('max_num_batched_tokens', tokens)} breaks the fit: activations for a forward pass of that many "
+        f"tokens take {fmt_bytes(reserve.activation_bytes)} of the reserve per GPU; "
+        f"{n.setting('max_num_batched_tokens', fits)} or less would fit"
+    ]
 
 
 def _tp_hint(req: MemoryPlanRequest, target_weight_bytes: int, other_bytes: int, budget: int) -> str:

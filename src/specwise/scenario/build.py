@@ -11,10 +11,11 @@ import numpy as np
 
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import Finding, check_pair, method_fit
-from specwise.engines.vllm_versions import VllmVersion, draft_model_engine, method_refusal
+from specwise.engines.vllm_versions import VllmVersion, method_refusal
 from specwise.errors import FieldNames, SpecwiseError
 from specwise.memory import MemoryPlan, MemoryPlanRequest, plan_memory
 from specwise.memory.planner import kv_tokens_at_length
+from specwise.memory.vllm_rules import draft_model_tp_refusal
 from specwise.perfmodel.calibration_match import StepRange
 from specwise.perfmodel.factory import Deployed, serving_models
 from specwise.scenario.model import Scenario, ScenarioSpec
@@ -51,12 +52,9 @@ def _check_vllm_method(spec: ScenarioSpec, draft_tp: int) -> None:
     refusal = method_refusal(version, sp.method.name)
     if refusal is not None:
         raise SpecwiseError(f"{spec.file}: [deployment].engine_version: {refusal}")
-    if sp.method.name == "draft_model" and draft_model_engine(version) == "v1" and draft_tp != dep.tp:
-        raise SpecwiseError(
-            f"{spec.file}: {spec.where_speculation}.draft_tp: {draft_tp}, but vLLM V1 runs a draft model only at "
-            f"the target's tensor parallelism ({dep.tp}): set draft_tp = {dep.tp} or leave it out "
-            "(vllm/v1/spec_decode/draft_model.py refuses a mismatch)"
-        )
+    tp_refusal = draft_model_tp_refusal(version, draft_tp, dep.tp, f"draft_tp = {dep.tp}")
+    if sp.method.name == "draft_model" and tp_refusal is not None:
+        raise SpecwiseError(f"{spec.file}: {spec.where_speculation}.draft_tp: {draft_tp}, but {tp_refusal}")
 
 
 FEW_REQUESTS = 100
