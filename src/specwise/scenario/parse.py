@@ -19,6 +19,7 @@ from specwise.contracts.document import DocumentError
 from specwise.contracts.profile import ProfileDoc
 from specwise.errors import SpecError, SpecwiseError
 from specwise.fileio import read_text_bounded
+from specwise.memory.vllm_rules import batched_tokens_refusal
 from specwise.methods import LOOKUP_METHODS, MAX_K, METHOD_NAMES, Method, get_method
 from specwise.perfmodel.factory import PREDICTORS, PredictorChoice
 from specwise.perfmodel.profiles import published_fit
@@ -140,11 +141,8 @@ def parse_deployment(s: Section, base_dir: Path | None = None) -> DeploymentSpec
     version = s.string("engine_version", None)
     seqs = s.positive_int("max_num_seqs", 256, high=MAX_NUM_SEQS_LIMIT)
     batched = s.positive_int("max_num_batched_tokens", 8192, high=MAX_NUM_BATCHED_TOKENS_LIMIT)
-    if batched < seqs:
-        raise s.fail(
-            "max_num_batched_tokens",
-            f"must be at least max_num_seqs ({seqs}): vLLM's SchedulerConfig refuses less (vllm/config/scheduler.py)",
-        )
+    if (refused := batched_tokens_refusal(seqs, batched)) is not None:
+        raise s.fail("max_num_batched_tokens", refused)
     return DeploymentSpec(
         target=s.string("target"),
         gpu=s.string("gpu"),
