@@ -698,15 +698,35 @@ def _config_version(inputs: AdviseInputs) -> str | None:
     return text if version is not None and version >= CONFIG_JSON_SINCE else None
 
 
-def _deployment(inputs: AdviseInputs, top: CandidateAdvice) -> Deployment:
-    """What to serve, as the top candidate's memory plan sized it."""
-    plan = top.memory
+def _deployment(inputs: AdviseInputs, top: CandidateAdvice, host: str = LOOPBACK) -> Deployment:
+    """What to serve, as the top candidate's memory plan sized it and the simulation ran it: the scheduler's limits
+    and the KV cache dtype are the scenario's (a command without them would serve another KV capacity)."""
+    plan, dep = top.memory, inputs.deployment
     return Deployment(
-        model=inputs.deployment.target,
+        model=dep.target,
         tp=int(plan["tp"]),
         gpu_memory_utilization=float(plan["gpu_memory_utilization"]),
         max_model_len=int(plan["max_model_len"]),
-        max_num_seqs=inputs.deployment.max_num_seqs,
+        max_num_seqs=dep.max_num_seqs,
+        quantization=dep.quantization,
+        host=host,
+        max_num_batched_tokens=dep.max_num_batched_tokens,
+        kv_cache_dtype=dep.kv_cache_dtype,
+    )
+
+
+def _top_speculation(inputs: AdviseInputs, top: CandidateAdvice, target_tp: int) -> Speculation:
+    """The top candidate's speculation at its verdict's k (without the schedule: a launch file compares one k)."""
+    cand = next(c for c in inputs.candidates if c.label == top.candidate)
+    return Speculation(
+        method=cand.method,
+        k=top.k,
+        draft=cand.speculation.draft,
+        draft_tp=cand.speculation.draft_tp,
+        target_tp=target_tp,
+        prompt_lookup=cand.speculation.prompt_lookup,
+        drafting=cand.drafting,
+        draft_quantization=cand.speculation.draft_quantization,
     )
 
 
@@ -716,17 +736,7 @@ def _measure_plan(
     """The launch file and bench command that measure ``top`` against no speculation at the scenario's loads; the
     follow-up advise keeps the scenario's calibration when it ran on one."""
     d = _deployment(inputs, top)
-    cand = next(c for c in inputs.candidates if c.label == top.candidate)
-    spec = Speculation(
-        method=cand.method,
-        k=top.k,
-        draft=cand.speculation.draft,
-        draft_tp=cand.speculation.draft_tp,
-        target_tp=d.tp,
-        prompt_lookup=cand.speculation.prompt_lookup,
-        drafting=cand.drafting,
-        draft_quantization=cand.speculation.draft_quantization,
-    )
+    spec = _top_speculation(inputs, top, d.tp)
     name = f"{top.method}-k{top.k}"
     served = [q for q in inputs.sweep.qps if top.sim is None or q not in top.sim.overloaded_qps]
     rates = ",".join(f"{q:g}" for q in sorted({inputs.operating_qps, *served}) if q <= 2 * inputs.operating_qps)
@@ -768,9 +778,11 @@ def _serve(
     inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None, engine: Engine, host: str = LOOPBACK
 ) -> ServeCommand:
     """The serve command for the decision, sized by the top candidate's memory plan."""
-    deployment = replace(_deployment(inputs, top), quantization=inputs.deployment.quantization, host=host)
+    deployment = _deployment(inputs, top, host)
     argv = engine.serve_argv(deployment, spec)
-    notes = checkpoint_notes(deployment) + (engine.schedule_notes(top.schedule, top.k) if spec is not None else ())
+    speculation = _top_speculation(inputs, top, deployment.tp) if spec is not None else None  # the draft it loads
+    notes = checkpoint_notes(deployment, speculation)
+    notes += engine.schedule_notes(top.schedule, top.k) if spec is not None else ()
     notes += _draft_tp_notes(inputs, top, spec)
     if spec is not None and "num_speculative_tokens_per_batch_size" in spec:
         notes = (*notes, DYNAMIC_K_CAVEAT)

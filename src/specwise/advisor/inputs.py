@@ -7,6 +7,9 @@
                    no acceptance here -- it depends on the candidate
     [[candidate]]  method, draft (draft_model/eagle/eagle3), k, draft_tp, draft_quantization, drafting,
                    prompt_lookup_min/max (ngram), and optionally acceptance / per_position / profile
+                   (match_rate with one of them, for ngram/suffix); no k_schedule: advise builds the k-by-batch-size
+                   schedule itself from the best k it simulates at each load (``decision.k_schedule``), so one written
+                   here is refused (exit 2) -- simulate a schedule of your own with ``specwise simulate``
 
 Parsed with the simulate scenario's own table readers (``scenario/parse.py``); every error is one line naming the
 file and the field.
@@ -25,8 +28,10 @@ from specwise.methods import Method
 from specwise.scenario.fields import Section
 from specwise.scenario.model import DEFAULT_QPS, DeploymentSpec, SpeculationSpec, SweepSpec, WorkloadSpec
 from specwise.scenario.parse import (
+    ACCEPTANCE_FIELDS,
     ACCEPTANCE_KEYS,
     MATCH_RATE,
+    SPECULATION_KEYS,
     WORKLOAD_KEYS,
     AcceptanceSource,
     parse_acceptance,
@@ -147,6 +152,7 @@ def _candidates(root: Section, file: str, base_dir: Path) -> tuple[Candidate, ..
     labels: set[str] = set()
     for i, table in enumerate(raw, start=1):
         c = Section(table, f"[[candidate]] #{i}", file)
+        _refuse_schedule(c)
         spec = parse_speculation(c, CANDIDATE_DEFAULT_K, frozenset({"name"}))  # it refuses k = 0 alone
         label = str(c.data.get("name") or (f"{spec.method.name}:{spec.draft}" if spec.draft else spec.method.name))
         if label in labels:
@@ -154,3 +160,15 @@ def _candidates(root: Section, file: str, base_dir: Path) -> tuple[Candidate, ..
         labels.add(label)
         out.append(Candidate(label, spec, parse_acceptance(c, base_dir, spec.drafting, spec.method)))
     return tuple(out)
+
+
+def _refuse_schedule(c: Section) -> None:
+    """A ``[[candidate]]`` takes every ``[speculation]`` key but ``k_schedule``: advise writes the schedule itself
+    (:func:`specwise.advisor.decision.k_schedule`), and one given would be simulated but never advised."""
+    if "k_schedule" in c.data:
+        raise c.fail(
+            "k_schedule",
+            "advise builds the k-by-batch-size schedule itself from the best k it simulates at each load; remove it "
+            "(to simulate a schedule of your own: specwise simulate, [speculation].k_schedule)",
+        )
+    c.check_keys((SPECULATION_KEYS - {"k_schedule"}) | ACCEPTANCE_FIELDS | {"name"})

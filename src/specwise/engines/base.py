@@ -29,6 +29,10 @@ class Deployment:
     max_num_seqs: int = 256
     quantization: str | None = None  # an online quantisation to apply ('fp8'); None: as the checkpoint is
     host: str = LOOPBACK
+    # the scheduler's token budget the plan's activation reserve and the simulated chunked prefill used (None: the
+    # engine's default, which vLLM picks by GPU: 2,048 to 16,384 for its server, EngineArgs.get_batch_defaults)
+    max_num_batched_tokens: int | None = None
+    kv_cache_dtype: str = "auto"  # vLLM's --kv-cache-dtype the plan sized the KV cache for; auto: the model's dtype
 
 
 # Quantisations an engine applies to a bf16 checkpoint at load time (vLLM and SGLang: ``--quantization fp8``);
@@ -36,17 +40,36 @@ class Deployment:
 ONLINE_QUANTIZATION = ("fp8",)
 
 
-def checkpoint_notes(d: Deployment) -> tuple[str, ...]:
-    """What the serve command cannot say: a plan sized for pre-quantised weights needs that checkpoint's id."""
-    q = d.quantization
-    if q is None or q == "auto" or q in ONLINE_QUANTIZATION:
-        return ()
+def _made_online(q: str | None) -> bool:
+    return q is None or q == "auto" or q in ONLINE_QUANTIZATION
+
+
+def _replace_note(q: str, model: str, whose: str, where: str, otherwise: str) -> str:
     return (
-        f"the memory plan assumes {q} weights, which the engine does not make from {d.model} at load time (only "
-        f"{', '.join(ONLINE_QUANTIZATION)} is quantised online): replace {d.model} in the command with a "
-        f"pre-quantised {q} checkpoint of it (an AWQ/GPTQ export; its config names the method) -- the original "
-        "checkpoint would load at full precision and may not fit",
+        f"the memory plan assumes {q} weights{whose}, which the engine does not make from {model} at load time (only "
+        f"{', '.join(ONLINE_QUANTIZATION)} is quantised online): replace {model} {where} with a pre-quantised {q} "
+        f"checkpoint of it (an AWQ/GPTQ export; its config names the method) -- the original checkpoint would load at "
+        f"full precision and {otherwise}"
     )
+
+
+def checkpoint_notes(d: Deployment, s: Speculation | None = None) -> tuple[str, ...]:
+    """What the commands cannot say: a plan sized for pre-quantised weights -- the target's (``d``), or the draft
+    checkpoint's of ``s`` (``draft_quantization``) -- needs that checkpoint's id."""
+    notes = []
+    if not _made_online(d.quantization):
+        notes.append(_replace_note(str(d.quantization), d.model, "", "in the command", "may not fit"))
+    if s is not None and s.draft and s.method.needs_draft_checkpoint and not _made_online(s.draft_quantization):
+        notes.append(
+            _replace_note(
+                str(s.draft_quantization),
+                s.draft,
+                " for the draft",
+                "in the speculative config",
+                "hold more memory than the plan gave the draft",
+            )
+        )
+    return tuple(notes)
 
 
 @dataclass(frozen=True)
@@ -99,8 +122,8 @@ class Engine(Protocol):
         ...
 
     def deployment_args(self, d: Deployment) -> list[str]:
-        """The server flags that size ``d`` (parallelism, memory, context, concurrency): a launch file's
-        ``extra_args``."""
+        """The server flags that size ``d`` (parallelism, memory, context, concurrency, and what the memory plan and
+        the simulation assumed: token budget, online quantisation, KV cache dtype): a launch file's ``extra_args``."""
         ...
 
     def launch_argv(
@@ -154,6 +177,7 @@ def launch_toml(engine: Engine, d: Deployment, name: str, speculation: Speculati
     inline = ", ".join(f"{k} = {json.dumps(v)}" for k, v in speculative_config.items())
     lines = [
         f"# specwise bench --launch: the same requests against {shown} without and with the advised speculation",
+        *(f"# note: {note}" for note in checkpoint_notes(d, speculation)),
         *([f"engine = {json.dumps(engine.name)}"] if engine.name != "vllm" else []),
         f"model = {json.dumps(d.model)}",
         'served_model_name = "model"',

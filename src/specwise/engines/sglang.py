@@ -42,14 +42,7 @@ class SglangEngine:
 
     def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:
         argv = ["python", "-m", "sglang.launch_server", "--model-path", d.model, "--host", d.host]
-        argv += ["--tp-size", str(d.tp), "--mem-fraction-static", f"{d.gpu_memory_utilization:g}"]
-        if d.max_model_len is not None:
-            argv += ["--context-length", str(d.max_model_len)]
-        # always given: with speculation and no --max-running-requests SGLang sets it to 48 ("Max running requests
-        # is reset to 48 for speculative decoding", ServerArgs._handle_speculative_decoding), whatever the scenario
-        argv += ["--max-running-requests", str(d.max_num_seqs)]
-        if d.quantization in ONLINE_QUANTIZATION:
-            argv += ["--quantization", d.quantization]
+        argv += self.deployment_args(d)
         if speculative_config is not None:
             argv += cli_flags(speculative_config)
         return argv
@@ -58,7 +51,12 @@ class SglangEngine:
         extra = ["--tp-size", str(d.tp), "--mem-fraction-static", f"{d.gpu_memory_utilization:g}"]
         if d.max_model_len is not None:
             extra += ["--context-length", str(d.max_model_len)]
-        return [*extra, "--max-running-requests", str(d.max_num_seqs)]
+        # always given: with speculation and no --max-running-requests SGLang sets it to 48 ("Max running requests
+        # is reset to 48 for speculative decoding", ServerArgs._handle_speculative_decoding), whatever the scenario
+        extra += ["--max-running-requests", str(d.max_num_seqs)]
+        if d.quantization in ONLINE_QUANTIZATION:
+            extra += ["--quantization", d.quantization]
+        return extra
 
     def launch_argv(
         self,

@@ -122,23 +122,28 @@ class VllmEngine:
         return schedule_notes(self.version, schedule, k)
 
     def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:
-        """``vllm serve`` with the memory plan's TP, memory utilisation and max model length."""
-        argv = ["vllm", "serve", d.model, "--host", d.host, "--tensor-parallel-size", str(d.tp)]
-        argv += ["--gpu-memory-utilization", f"{d.gpu_memory_utilization:g}"]
-        if d.max_model_len is not None:
-            argv += ["--max-model-len", str(d.max_model_len)]
-        argv += ["--max-num-seqs", str(d.max_num_seqs)]
-        if d.quantization in ONLINE_QUANTIZATION:
-            argv += ["--quantization", d.quantization]
+        """``vllm serve`` with every setting the memory plan and the simulation used (:meth:`deployment_args`)."""
+        argv = ["vllm", "serve", d.model, "--host", d.host, *self.deployment_args(d)]
         if speculative_config is not None:
             argv += ["--speculative-config", json.dumps(dict(speculative_config), separators=(",", ":"))]
         return argv
 
     def deployment_args(self, d: Deployment) -> list[str]:
+        """TP, memory utilisation, max model length and max_num_seqs; the token budget when given (advise always
+        gives the scenario's: vLLM's own default depends on the GPU, ``EngineArgs.get_batch_defaults``); the online
+        quantisation and the KV cache dtype when the plan used one (``--kv-cache-dtype``: vllm/config/cache.py
+        ``CacheDType``; auto, the model's dtype, needs no flag)."""
         extra = ["--tensor-parallel-size", str(d.tp), "--gpu-memory-utilization", f"{d.gpu_memory_utilization:g}"]
         if d.max_model_len is not None:
             extra += ["--max-model-len", str(d.max_model_len)]
-        return [*extra, "--max-num-seqs", str(d.max_num_seqs)]
+        extra += ["--max-num-seqs", str(d.max_num_seqs)]
+        if d.max_num_batched_tokens is not None:
+            extra += ["--max-num-batched-tokens", str(d.max_num_batched_tokens)]
+        if d.quantization in ONLINE_QUANTIZATION:
+            extra += ["--quantization", d.quantization]
+        if d.kv_cache_dtype != "auto":
+            extra += ["--kv-cache-dtype", d.kv_cache_dtype]
+        return extra
 
     def launch_argv(
         self,

@@ -1,0 +1,103 @@
+"""The serve command advise prints, and the launch file it writes, carry every deployment setting the memory plan and
+the simulation used (review 12 #2: with ``kv_cache_dtype = "fp8"`` and ``max_num_batched_tokens = 16384`` the pasted
+``vllm serve`` had neither, so vLLM kept a BF16 KV cache -- half the tokens planned -- and its own token budget)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specwise.advisor.decision import advise
+from specwise.advisor.inputs import parse_inputs
+from specwise.engines import get_engine
+from specwise.engines.base import Deployment
+from specwise.loadgen.launcher import load_launch_file
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"
+
+
+def _flag(argv: list[str] | tuple[str, ...], flag: str) -> str | None:
+    """The value after ``flag`` (None: absent); a flag given twice fails."""
+    assert list(argv).count(flag) <= 1, argv
+    return argv[argv.index(flag) + 1] if flag in argv else None
+
+
+def test_vllm_passes_the_kv_cache_dtype_and_the_token_budget() -> None:
+    d = Deployment("m", max_num_seqs=64, max_num_batched_tokens=16384, kv_cache_dtype="fp8_e5m2")
+    engine = get_engine("vllm")
+    for argv in (engine.serve_argv(d, None), engine.deployment_args(d)):
+        assert _flag(argv, "--kv-cache-dtype") == "fp8_e5m2"
+        assert _flag(argv, "--max-num-batched-tokens") == "16384"
+        assert _flag(argv, "--max-num-seqs") == "64"
+
+
+def test_vllm_leaves_an_auto_kv_cache_dtype_to_the_model() -> None:
+    argv = get_engine("vllm").serve_argv(Deployment("m"), None)
+    assert "--kv-cache-dtype" not in argv and "--max-num-batched-tokens" not in argv  # nothing planned: defaults
+
+
+def _scenario(tmp_path: Path, deployment: str, min_speedup: float = 1.05) -> Path:
+    """summarize-low-qps with ``deployment`` lines added to [deployment]; a high ``min_speedup`` makes it measure
+    first (the band's low end misses it), so advise writes a launch file."""
+    text = (EXAMPLES / "summarize-low-qps.toml").read_text()
+    text = text.replace("[deployment]\n", f"[deployment]\n{deployment}", 1)
+    text = text.replace("min_speedup = 1.05\n", f"min_speedup = {min_speedup}\n", 1)
+    path = tmp_path / "scenario.toml"
+    path.write_text(text)
+    return path
+
+
+def _advise(path: Path) -> dict[str, Any]:
+    data = tomllib.loads(path.read_text())
+    return advise(parse_inputs(data, str(path), path.parent), processes=1).to_json()
+
+
+SETTINGS = 'kv_cache_dtype = "fp8"\nmax_num_batched_tokens = 16384\nquantization = "fp8"\n'
+
+
+def test_the_advised_command_serves_what_was_planned(tmp_path: Path) -> None:
+    doc = _advise(_scenario(tmp_path, SETTINGS))
+    assert doc["decision"] == "enable"
+    top = next(c for c in doc["candidates"] if c["candidate"] == doc["recommended"])
+    assert top["memory"]["kv_cache_dtype"] == "fp8"  # what the plan sized the KV cache for
+    argv = doc["vllm"]["serve_argv"]
+    assert _flag(argv, "--kv-cache-dtype") == "fp8"
+    assert _flag(argv, "--max-num-batched-tokens") == "16384"
+    assert _flag(argv, "--quantization") == "fp8"
+    assert "--kv-cache-dtype fp8" in doc["vllm"]["serve_command"]
+
+
+def test_the_launch_file_serves_what_was_planned(tmp_path: Path) -> None:
+    doc = _advise(_scenario(tmp_path, SETTINGS, min_speedup=1.5))
+    assert doc["decision"] == "measure_first"
+    launch_path = tmp_path / "measure.toml"
+    launch_path.write_text(doc["measure"]["launch_toml"])
+    launch = load_launch_file(launch_path)
+    assert _flag(launch.extra_args, "--kv-cache-dtype") == "fp8"
+    assert _flag(launch.extra_args, "--max-num-batched-tokens") == "16384"
+    assert _flag(launch.extra_args, "--quantization") == "fp8"  # the fp8 target: quantised online in the bench too
+    assert _flag(launch.extra_args, "--max-num-seqs") == "128"
+
+
+@pytest.mark.parametrize("kv", ["fp8_e4m3", "bfloat16"])
+def test_a_default_token_budget_is_still_written(kv: str, tmp_path: Path) -> None:
+    """vLLM's own default depends on the GPU (2,048 on an A100 or L4, 8,192 on an H100, 16,384 on a B200:
+    ``EngineArgs.get_batch_defaults``); the plan and the simulation used the scenario's (default 8,192)."""
+    doc = _advise(_scenario(tmp_path, f'kv_cache_dtype = "{kv}"\n'))
+    argv = doc["vllm"]["serve_argv"]
+    assert _flag(argv, "--max-num-batched-tokens") == "8192"
+    assert _flag(argv, "--kv-cache-dtype") == kv
+    assert json.loads(_flag(argv, "--speculative-config") or "{}")["method"] == "draft_model"
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_the_launch_files_flags_quantise_online_as_the_command_does(engine: str) -> None:
+    """An fp8 target's launch file loaded the bf16 checkpoint: ``extra_args`` had no ``--quantization fp8``."""
+    e = get_engine(engine)
+    d = Deployment("m", quantization="fp8", max_num_seqs=32)
+    assert _flag(e.deployment_args(d), "--quantization") == "fp8"
+    assert _flag(e.serve_argv(d, None), "--quantization") == "fp8"
