@@ -39,6 +39,7 @@ from specwise.scenario.parse import (
     parse_speculation,
     parse_sweep,
     parse_workload,
+    scenario_name,
 )
 from specwise.scenario.toml_loader import read_toml
 
@@ -105,7 +106,7 @@ def parse_inputs(data: Mapping[str, Any], file: str, base_dir: Path) -> AdviseIn
     workloads = _workloads(root, file)
     candidates = _candidates(root, file, base_dir)
     return AdviseInputs(
-        name=str(data.get("name", Path(file).stem)),
+        name=scenario_name(data, file),
         file=file,
         base_dir=base_dir,
         deployment=deployment,
@@ -154,7 +155,7 @@ def _candidates(root: Section, file: str, base_dir: Path) -> tuple[Candidate, ..
         c = Section(table, f"[[candidate]] #{i}", file)
         _refuse_schedule(c)
         spec = parse_speculation(c, CANDIDATE_DEFAULT_K, frozenset({"name"}))  # it refuses k = 0 alone
-        label = str(c.data.get("name") or (f"{spec.method.name}:{spec.draft}" if spec.draft else spec.method.name))
+        label = c.string("name", None) or (f"{spec.method.name}:{spec.draft}" if spec.draft else spec.method.name)
         if label in labels:
             raise c.fail("name", f"two candidates are called {label!r}; give them names")
         labels.add(label)
