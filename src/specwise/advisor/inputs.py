@@ -106,7 +106,7 @@ def parse_inputs(data: Mapping[str, Any], file: str, base_dir: Path) -> AdviseIn
     workloads = _workloads(root, file)
     candidates = _candidates(root, file, base_dir)
     return AdviseInputs(
-        name=scenario_name(data, file),
+        name=scenario_name(root),
         file=file,
         base_dir=base_dir,
         deployment=deployment,

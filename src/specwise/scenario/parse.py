@@ -438,18 +438,18 @@ def parse_scenario_spec(
         raise SpecwiseError(
             f"{file}: [sweep].decision_metric: goodput needs slo_ttft_s or slo_tpot_s on at least one [[workload]]"
         )
-    name = scenario_name(data, file)
+    name = scenario_name(root)
     return ScenarioSpec(name, file, deployment, speculation, classes, sweep, metric, notes=notes)
 
 
-def scenario_name(data: Mapping[str, Any], file: str) -> str:
+def scenario_name(root: Section) -> str:
     """The top-level ``name`` (default: the file's stem); a given one must be a non-empty string (a table or a
     number is refused, not printed as its Python repr)."""
-    if "name" not in data:
-        return Path(file).stem
-    name = data["name"]
+    if "name" not in root.data:
+        return Path(root.file).stem
+    name = root.data["name"]
     if not isinstance(name, str) or not name.strip():
-        raise SpecwiseError(f"{file}: name: must be a non-empty string, got {name!r}")
+        raise SpecwiseError(f"{root.file}: name: must be a non-empty string, got {name!r}")
     return name
 
 
