@@ -187,15 +187,17 @@ def test_a_calibration_used_beyond_the_steps_it_measured_is_said(
 
 def test_the_range_check_takes_any_step_such_as_a_live_batch() -> None:
     """The pure check the monitor can call with the batch a live server runs (one axis given, one named)."""
-    from specwise.perfmodel.calibration_match import StepRange, measured_range, range_notes
+    from specwise.perfmodel.calibration_match import StepRange, calibrated_range, measured_range
 
     cal = CalibrationDoc.from_json(
         {**json.loads(json.dumps(_doc().to_json())), "points": _points(7, 310.0, 52.0)}, "cal.json"
     )
     assert measured_range(cal) == StepRange(7, 310.0, 52.0)
-    (note,) = range_notes(cal, "cal.json", StepRange(num_seqs=200), "the live server runs")
+    checked = calibrated_range(cal, "cal.json")
+    assert checked is not None
+    (note,) = checked.notes(StepRange(num_seqs=200), "the live server runs")
     assert note.startswith("calibration cal.json was measured at batch <= 7; the live server runs batch 200:")
-    assert range_notes(cal, "cal.json", StepRange(num_seqs=7, kv_tokens=300)) == ()
+    assert checked.notes(StepRange(num_seqs=7, kv_tokens=300)) == ()
     assert measured_range(_doc()) is None  # no points recorded: nothing to compare with
 
 

@@ -147,13 +147,5 @@ def calibrated_range(cal: CalibrationDoc, name: str) -> CalibratedRange | None:
     return CalibratedRange(name, measured, cal.speedup_band()) if measured is not None else None
 
 
-def range_notes(
-    cal: CalibrationDoc, name: str, reach: StepRange, whose: str = "at full load this deployment's steps reach"
-) -> tuple[str, ...]:
-    """:meth:`CalibratedRange.notes` of ``cal`` (nothing when it records no steps)."""
-    r = calibrated_range(cal, name)
-    return r.notes(reach, whose) if r is not None else ()
-
-
 def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

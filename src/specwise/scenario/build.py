@@ -52,8 +52,9 @@ def _check_vllm_method(spec: ScenarioSpec, draft_tp: int) -> None:
     refusal = method_refusal(version, sp.method.name)
     if refusal is not None:
         raise SpecwiseError(f"{spec.file}: [deployment].engine_version: {refusal}")
-    tp_refusal = draft_model_tp_refusal(version, draft_tp, dep.tp, f"draft_tp = {dep.tp}")
-    if sp.method.name == "draft_model" and tp_refusal is not None:
+    if sp.method.name == "draft_model" and (
+        tp_refusal := draft_model_tp_refusal(version, draft_tp, dep.tp, f"draft_tp = {dep.tp}")
+    ):
         raise SpecwiseError(f"{spec.file}: {spec.where_speculation}.draft_tp: {draft_tp}, but {tp_refusal}")
 
 

@@ -64,22 +64,19 @@ class Section:
         return value
 
     def positive_int(self, key: str, default: Any = MISSING, *, high: int | None = None) -> Any:
-        value = self.get(key, default)
-        if value is default:
-            return value
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise self.fail(key, f"must be a positive integer, got {value!r}")
-        if high is not None and value > high:
-            raise self.fail(key, f"must be <= {high:,}, got {value:,}")
-        return value
+        return self._whole(key, default, 1, high, "a positive integer")
 
     def integer(self, key: str, default: Any = MISSING, *, low: int = 0, high: int | None = None) -> Any:
         """A whole number in [low, high]; a float (``1.5``, or even ``1.0``) is refused, never truncated."""
+        return self._whole(key, default, low, high, f"an integer >= {low}")
+
+    def _whole(self, key: str, default: Any, low: int, high: int | None, what: str) -> Any:
+        """An int (not a bool, not a float) in [low, high]; ``what`` names the lower bound in the message."""
         value = self.get(key, default)
         if value is default:
             return value
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise self.fail(key, f"must be an integer >= {low}, got {value!r}")
+            raise self.fail(key, f"must be {what}, got {value!r}")
         if high is not None and value > high:
             raise self.fail(key, f"must be <= {high:,}, got {value:,}")
         return value
