@@ -254,7 +254,7 @@ def test_the_printed_calibration_says_what_it_assumed(tmp_path: Path, capsys: py
         "--engine-version); max_num_seqs 8 (given), max_num_batched_tokens 8192 (assumed: vLLM's default; give "
         "--max-num-batched-tokens)"
     )
-    assert "ngram (lookup, no draft pass): speculation overhead per step = 0.38 x the target's verify step" in text
+    assert "ngram (lookup, no draft pass): speculation overhead per step = 0.39 x the target's verify step" in text
     assert "draft pass =" not in text and f"calibration file: {out}" in text
     assert main(["calibrate", str(DETAILED), "--out", str(tmp_path / "v.json"), "--engine-version", "0.32.0"]) == 0
     assert "vLLM version: 0.32.0; max_num_seqs 256 (assumed" in " ".join(capsys.readouterr().out.split())

@@ -136,7 +136,8 @@ def test_launch_mode_compares_baseline_and_ngram(tmp_path: Path, capsys: pytest.
     # (CI once fitted constant_s = 0.0 with the cost in the kv term), so only its predictions are asserted
     pred = cal["predictor"]
     assert pred["fit_points"] >= 3 and min(pred["constant_s"], pred["per_kv_token_s"], pred["per_batched_token_s"]) >= 0
-    assert cal["predictor"]["fit_relative_rms_error"] < 0.5
+    # (an engine stall is left out of the fit, counted in outlier_steps; the points say what else went wrong)
+    assert pred["fit_relative_rms_error"] < 0.5, json.dumps({"predictor": pred, "points": cal["points"]})
     assert len(cal["rows"]) == 4 and all(r["predicted_tpot_p50_s"] > 0 for r in cal["rows"])
     assert cal["max_abs_speedup_error"] is not None
     rows = {(r["config"], r["level"]): r for r in doc["comparison"]}

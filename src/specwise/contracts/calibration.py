@@ -30,7 +30,8 @@ FORM = (
 
 @dataclass(frozen=True)
 class StepPoint:
-    """The mean of ``samples`` observed engine steps of one shape class (config, level, decode batch, prefill)."""
+    """The mean of ``samples`` observed engine steps of one shape class (config, level, decode batch, prefill);
+    ``outliers``: the class's steps left out as engine stalls (:mod:`specwise.calibration.steps`)."""
 
     config: str
     level: int
@@ -40,6 +41,7 @@ class StepPoint:
     batched_tokens: float
     time_s: float
     samples: int
+    outliers: int = 0
 
     @classmethod
     def from_json(cls, f: Fields) -> StepPoint:
@@ -52,6 +54,7 @@ class StepPoint:
             batched_tokens=f.number("batched_tokens", required=True) or 0.0,
             time_s=f.number("time_s", required=True) or 0.0,
             samples=f.integer("samples", 1) or 1,
+            outliers=f.integer("outliers", 0) or 0,
         )
 
 
@@ -126,6 +129,11 @@ class CalibrationDoc:
             same = named or same
         return same[0] if same else None
 
+    @property
+    def outlier_steps(self) -> int:
+        """Measured steps left out of the fit as engine stalls."""
+        return sum(p.outliers for p in self.points)
+
     def _replay_band(self) -> float | None:
         """80th percentile of |predicted / measured speedup - 1| over the replayed speculative levels."""
         errs = sorted(
@@ -188,6 +196,7 @@ class CalibrationDoc:
                 "constant_s": self.law.constant_s,
                 "fit_points": self.fit_points,
                 "fit_relative_rms_error": self.fit_relative_rms_error,
+                "outlier_steps": self.outlier_steps,
             },
             "draft_cost_scale": dict(self.draft_cost_scale),
             "points": [asdict(p) for p in self.points],

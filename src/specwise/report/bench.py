@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from specwise.calibration.fit import proposer_cost_text
+from specwise.calibration.steps import STALL_FACTOR
 from specwise.contracts.bench import BenchDoc, BenchLevel
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.report.console import console
@@ -221,6 +222,11 @@ def render_calibration(
         f"{law.per_batched_token_s * 1e3:.3f} ms/batched token above {law.free_batched_tokens:g} + "
         f"{law.constant_s * 1e3:.1f} ms ({cal.fit_points} step classes, RMS error {rms} of the mean step)"
     )
+    if cal.outlier_steps:
+        out.print(
+            f"  {cal.outlier_steps} measured step(s) left out as engine stalls (over {STALL_FACTOR:g}x the median "
+            "step of their batch size)"
+        )
     methods = {c.name: c.method for c in cal.configs}
     for name, scale in cal.draft_cost_scale.items():
         out.print(f"  {proposer_cost_text(name, methods.get(name), scale)}")
