@@ -15,7 +15,9 @@ from specwise.advisor.decision import advise
 from specwise.advisor.inputs import parse_inputs
 from specwise.engines import get_engine
 from specwise.engines.base import Deployment
+from specwise.engines.sglang import KV_CACHE_DTYPES as SGLANG_KV_CACHE_DTYPES
 from specwise.loadgen.launcher import load_launch_file
+from specwise.units import KV_CACHE_DTYPES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"
 
@@ -101,3 +103,40 @@ def test_the_launch_files_flags_quantise_online_as_the_command_does(engine: str)
     d = Deployment("m", quantization="fp8", max_num_seqs=32)
     assert _flag(e.deployment_args(d), "--quantization") == "fp8"
     assert _flag(e.serve_argv(d, None), "--quantization") == "fp8"
+
+
+@pytest.mark.parametrize(
+    ("kv", "sglang_kv"),
+    [
+        ("fp8", "fp8_e4m3"),
+        ("fp8_e4m3", "fp8_e4m3"),
+        ("fp8_e5m2", "fp8_e5m2"),
+        ("bfloat16", "bfloat16"),
+        ("float16", "bfloat16"),  # SGLang has no float16 KV cache: the same 2 bytes per element
+    ],
+)
+def test_sglang_passes_the_kv_cache_dtype_and_the_token_budget_in_its_own_words(kv: str, sglang_kv: str) -> None:
+    """SGLang's command had neither (the leftover of review 12 #2): its --kv-cache-dtype has no "fp8" or "float16",
+    and its token budget is --chunked-prefill-size."""
+    d = Deployment("m", max_num_seqs=64, max_num_batched_tokens=16384, kv_cache_dtype=kv)
+    engine = get_engine("sglang")
+    for argv in (engine.serve_argv(d, None), engine.deployment_args(d)):
+        assert _flag(argv, "--kv-cache-dtype") == sglang_kv
+        assert _flag(argv, "--chunked-prefill-size") == "16384"
+        assert _flag(argv, "--max-running-requests") == "64"
+        assert "--max-num-batched-tokens" not in argv
+    bare = engine.serve_argv(Deployment("m"), None)
+    assert "--kv-cache-dtype" not in bare and "--chunked-prefill-size" not in bare  # nothing planned: defaults
+
+
+def test_every_scenario_kv_cache_dtype_has_an_sglang_name() -> None:
+    assert set(SGLANG_KV_CACHE_DTYPES) == set(KV_CACHE_DTYPES) - {"auto"}
+
+
+def test_the_advised_sglang_command_serves_what_was_planned(tmp_path: Path) -> None:
+    doc = _advise(_scenario(tmp_path, 'engine = "sglang"\n' + SETTINGS))
+    argv = doc["sglang"]["serve_argv"]
+    assert argv[:3] == ["python", "-m", "sglang.launch_server"]
+    assert _flag(argv, "--kv-cache-dtype") == "fp8_e4m3"
+    assert _flag(argv, "--chunked-prefill-size") == "16384"
+    assert _flag(argv, "--quantization") == "fp8"

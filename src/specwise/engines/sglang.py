@@ -13,6 +13,11 @@ from specwise.errors import SpecwiseError
 from specwise.methods import Method
 
 ALGORITHMS = {"eagle": "EAGLE", "eagle3": "EAGLE3", "draft_model": "STANDALONE", "ngram": "NGRAM", "mtp": "EAGLE"}
+# A scenario's kv_cache_dtype (vLLM's ``--kv-cache-dtype`` choices, vllm/config/cache.py ``CacheDType``, where "fp8" is
+# e4m3) as SGLang's (``ServerArgs.kv_cache_dtype``: auto, fp8_e5m2, fp8_e4m3, bf16/bfloat16, ...). SGLang has no float16
+# KV cache; bfloat16 holds the same 2 bytes per element, so the cache the plan sized keeps its token count.
+KV_CACHE_DTYPES = {"bfloat16": "bfloat16", "float16": "bfloat16", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3"}
+KV_CACHE_DTYPES |= {"fp8_e5m2": "fp8_e5m2"}
 
 
 class SglangEngine:
@@ -48,14 +53,21 @@ class SglangEngine:
         return argv
 
     def deployment_args(self, d: Deployment) -> list[str]:
+        """TP, memory fraction, context length and running requests; the token budget as ``--chunked-prefill-size``
+        (SGLang's cap on the tokens of one prefill chunk, ``ServerArgs.chunked_prefill_size``; its default depends on
+        the GPU's memory) and the KV cache dtype (:data:`KV_CACHE_DTYPES`) when the plan used them."""
         extra = ["--tp-size", str(d.tp), "--mem-fraction-static", f"{d.gpu_memory_utilization:g}"]
         if d.max_model_len is not None:
             extra += ["--context-length", str(d.max_model_len)]
         # always given: with speculation and no --max-running-requests SGLang sets it to 48 ("Max running requests
         # is reset to 48 for speculative decoding", ServerArgs._handle_speculative_decoding), whatever the scenario
         extra += ["--max-running-requests", str(d.max_num_seqs)]
+        if d.max_num_batched_tokens is not None:
+            extra += ["--chunked-prefill-size", str(d.max_num_batched_tokens)]
         if d.quantization in ONLINE_QUANTIZATION:
             extra += ["--quantization", d.quantization]
+        if d.kv_cache_dtype != "auto":
+            extra += ["--kv-cache-dtype", KV_CACHE_DTYPES[d.kv_cache_dtype]]
         return extra
 
     def launch_argv(
