@@ -7,13 +7,16 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from tests.calibration.test_calibration import A, B, C, toy_engine
 
 from specwise.calibration.fit import ConfigRun, LevelRun, fit
 from specwise.calibration.steps import SAME_STEP_S, STALL_FACTOR, decode_steps, step_intervals
 from specwise.cli import main
+from specwise.contracts.calibration import CalibrationDoc, StepLaw, StepPoint
 from specwise.loadgen.records import RequestRecord
 from specwise.loadgen.store import ResultStore
+from specwise.report.bench import render_calibration
 
 
 def _law(kv: float, batched: float) -> float:
@@ -106,4 +109,20 @@ def test_the_calibration_says_how_many_steps_were_left_out(tmp_path: Path, capsy
     assert left_out > 0 and left_out == sum(p["outliers"] for p in cal["points"])
     assert cal["predictor"]["fit_relative_rms_error"] < 0.01
     assert main(["bench", "--calibrate-run", "base", "--db", str(tmp_path / "b.sqlite")]) == 0
-    assert f"{left_out} measured step(s) left out as engine stalls" in capsys.readouterr().out
+    total = left_out + sum(p["samples"] for p in cal["points"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"{left_out} of {total} measured steps left out as engine stalls" in text
+    assert "busy machine" not in text  # one stall per level: a few percent of the steps
+
+
+def test_many_stalls_say_the_machine_was_busy() -> None:
+    def doc(outliers: int) -> str:
+        point = StepPoint("baseline", 0, 4, 0.0, 400.0, 4.0, 0.1, 95, outliers)
+        cal = CalibrationDoc("r", StepLaw(0.0, 0.0, 0.1), 1, 0.01, {}, points=(point,))
+        out = Console(record=True, width=200)
+        render_calibration(cal, out=out)
+        return out.export_text()
+
+    assert "5 of 100 measured steps left out" in doc(5) and "busy machine" not in doc(5)
+    assert "6 of 101 measured steps left out" in doc(6) and "busy machine: re-run on a quiet one" in doc(6)
+    assert "left out" not in doc(0)

@@ -223,9 +223,11 @@ def render_calibration(
         f"{law.constant_s * 1e3:.1f} ms ({cal.fit_points} step classes, RMS error {rms} of the mean step)"
     )
     if cal.outlier_steps:
+        total = cal.outlier_steps + sum(p.samples for p in cal.points)
         out.print(
-            f"  {cal.outlier_steps} measured step(s) left out as engine stalls (over {STALL_FACTOR:g}x the median "
-            "step of their batch size)"
+            f"  {cal.outlier_steps} of {total} measured steps left out as engine stalls (over {STALL_FACTOR:g}x the "
+            "median step of their batch size)"
+            + ("; that many suggests a busy machine: re-run on a quiet one" if cal.outlier_steps > 0.05 * total else "")
         )
     methods = {c.name: c.method for c in cal.configs}
     for name, scale in cal.draft_cost_scale.items():
