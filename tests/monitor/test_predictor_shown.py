@@ -261,3 +261,36 @@ def test_a_k_flag_the_scenario_does_not_model_is_priced_with_the_same_warning(
     assert "k=5 from --k; the scenario models only k = 2, 8)" in _slowdown(doc["servers"][0]["alerts"])["message"]
     code, _, err = _monitor(capsys, *argv, "--k", "0")
     assert code == 2 and "--k" in err and "positive integer" in err
+
+
+# the leftover of review 11 #5: the live step, not only the deployment's limits, is checked against the calibration
+
+
+def test_an_alert_priced_beyond_the_calibrated_steps_names_the_live_step(
+    serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario, cal = _scenario(tmp_path / "s.toml"), _calibration(tmp_path / "cal.json")
+    step = {"config": "baseline", "level": 0, "prefill_tokens": 0.0, "time_s": 0.3, "samples": 5}
+    doc = json.loads(cal.read_text())
+    doc["points"] = [{**step, "num_seqs": 7, "kv_tokens": 310.0, "batched_tokens": 52.0}]  # measured at batch <= 7
+    cal.write_text(json.dumps(doc))
+    url = serve("busy", _busy(BEFORE), _busy(AFTER))  # 200 requests running
+    argv = ["--once", "--interval", "0.1", "--url", url, "--scenario", str(scenario), "--calibration", str(cal)]
+    code, out, _ = _monitor(capsys, *argv, "--min-drafts", "10", "--json")
+    report = json.loads(out)
+    message = _slowdown(report["servers"][0]["alerts"])["message"]
+    # k=4 from the counters: 200 sequences of 5 tokens over the scenario's context (200 + 60 / 2 tokens)
+    live = "batch 200, KV tokens 47,000 and batched tokens 1,000"
+    assert code == 1 and f"the step priced at the live batch has {live}" in message, message
+    assert f"calibration {cal} was measured at batch <= 7, KV tokens <= 310 and batched tokens <= 52" in message
+    assert "full load" not in message  # the deployment's limits are said once, as a warning, not in every alert
+    [limits] = [w for w in report["warnings"] if "at full load this deployment's steps reach" in w]
+    assert "batch 256" in limits
+    # a calibration that measured such steps says nothing in the alert
+    doc["points"] = [{**step, "num_seqs": 256, "kv_tokens": 1e6, "batched_tokens": 8192.0}]
+    cal.write_text(json.dumps(doc))
+    url = serve("busy2", _busy(BEFORE), _busy(AFTER))
+    code, out, _ = _monitor(capsys, *argv[:4], url, *argv[5:], "--min-drafts", "10", "--json")
+    report = json.loads(out)
+    assert code == 1 and "was measured at" not in _slowdown(report["servers"][0]["alerts"])["message"]
+    assert not [w for w in report["warnings"] if "was measured at" in w]

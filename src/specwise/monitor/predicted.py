@@ -13,7 +13,10 @@ reads the scenario's acceptance model), with a note saying the scenario models o
 
 Every priced decision carries what the predictor is worth: its band (validation or calibration replay) and, for a
 calibration from other hardware or one that does not record it, the same warning simulate and advise give
-(:func:`specwise.perfmodel.calibration_match.hardware_notes`, carried by the scenario's models).
+(:func:`specwise.perfmodel.calibration_match.hardware_notes`, carried by the scenario's models). A calibrated price
+at a live step beyond the steps the calibration measured (batch, KV tokens, batched tokens) says so in the alert,
+with the live step (:class:`~specwise.perfmodel.calibration_match.CalibratedRange`); the deployment's limits are
+checked once, when the loop starts (:meth:`SlowdownModel.warnings`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from specwise.contracts.sweep import P80_SPEEDUP_ERROR, predictor_json
 from specwise.monitor.rules import PREDICTED_NET_SLOWDOWN, Finding
 from specwise.monitor.window import WindowStats
 from specwise.perfmodel.batch import BatchShape
+from specwise.perfmodel.calibration_match import CalibratedRange, StepRange
 from specwise.perfmodel.drafting import DraftCost
 from specwise.perfmodel.factory import band_text
 from specwise.perfmodel.predictor import StepTimePredictor
@@ -54,6 +58,8 @@ class SlowdownModel:
     k_given: bool = False  # k came from --k; otherwise the live k from the counters is priced when they show one
     modelled_k: tuple[int, ...] = ()  # the scenario's speculative k values ([speculation].k, 0 left out)
     notes: tuple[str, ...] = ()  # what every priced decision must say (a calibration from other hardware)
+    limit_notes: tuple[str, ...] = ()  # the deployment's limits pass the calibrated steps: said once, at the start
+    calibrated: CalibratedRange | None = None  # the steps a calibration measured (a live step beyond them is said)
 
     def model_note(self, served: tuple[str, ...]) -> str | None:
         """Said when a server serves none of the scenario's target by name: the slowdown check may be priced for
@@ -97,7 +103,18 @@ class SlowdownModel:
         """What every result of the check must say, once: a calibration from other hardware (or one that does not
         record it), and a --k the scenario does not model."""
         given = self._priced_anyway(f"--k {self.k}", self.k) if self.k_given else None
-        return (*self.notes, *([given] if given else []))
+        return (*self.notes, *self.limit_notes, *([given] if given else []))
+
+    def live_step(self, batch: int) -> StepRange:
+        """The verification step this check prices: ``batch`` sequences of k + 1 tokens over the context."""
+        q = self.k + 1
+        return StepRange(num_seqs=batch, kv_tokens=batch * (self.context_tokens + q), batched_tokens=batch * q)
+
+    def range_notes(self, batch: int) -> tuple[str, ...]:
+        """Said with a calibrated price at ``batch`` when that step passes the steps the calibration measured."""
+        if self.calibrated is None:
+            return ()
+        return self.calibrated.notes(self.live_step(batch), "the step priced at the live batch has")
 
     def to_json(self) -> dict[str, object]:
         """The predictor as simulate and advise serialise it (:func:`~specwise.contracts.sweep.predictor_json`), with
@@ -165,7 +182,7 @@ class SlowdownModel:
         band = f"+-{self.band:.0%}, " if self.band else ""
         modelled = self.unmodelled(self.k)
         outside = f"; the scenario models only {modelled}" if modelled else ""
-        caveats = "".join(f"; {note}" for note in self.notes)
+        caveats = "".join(f"; {note}" for note in (*self.notes, *self.range_notes(batch)))
         return Finding(
             PREDICTED_NET_SLOWDOWN,
             "critical" if ratio > 1.2 else "warning",
@@ -207,5 +224,7 @@ def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
         target_model=sc.target.name,
         k_given=k is not None,
         modelled_k=tuple(sorted({x for x in sc.sweep.k_values if x > 0})),
-        notes=(*sc.models.notes, *sc.limit_notes()),
+        notes=sc.models.notes,
+        limit_notes=sc.limit_notes(),
+        calibrated=sc.models.calibrated_range,
     )
