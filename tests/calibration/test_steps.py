@@ -111,7 +111,7 @@ def test_the_calibration_says_how_many_steps_were_left_out(tmp_path: Path, capsy
     assert main(["bench", "--calibrate-run", "base", "--db", str(tmp_path / "b.sqlite")]) == 0
     total = left_out + sum(p["samples"] for p in cal["points"])
     text = " ".join(capsys.readouterr().out.split())
-    assert f"{left_out} of {total} measured steps left out as engine stalls" in text
+    assert f"{left_out} of {total} measured steps left out of the fit: over 4x the median step" in text
     assert "busy machine" not in text  # one stall per level: a few percent of the steps
 
 
@@ -121,8 +121,8 @@ def test_many_stalls_say_the_machine_was_busy() -> None:
         cal = CalibrationDoc("r", StepLaw(0.0, 0.0, 0.1), 1, 0.01, {}, points=(point,))
         out = Console(record=True, width=200)
         render_calibration(cal, out=out)
-        return out.export_text()
+        return " ".join(out.export_text().split())  # the console wraps long lines
 
     assert "5 of 100 measured steps left out" in doc(5) and "busy machine" not in doc(5)
-    assert "6 of 101 measured steps left out" in doc(6) and "busy machine: re-run on a quiet one" in doc(6)
+    assert "6 of 101 measured steps left out" in doc(6) and "busy machine or long prompts: re-run" in doc(6)
     assert "left out" not in doc(0)

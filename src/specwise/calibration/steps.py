@@ -17,7 +17,9 @@ not one step, and are handled before averaging:
 * chunks read back to back (within ``SAME_STEP_S``): a busy client read several steps' chunks at once, so the
   gap before them spans all those steps; the run is one interval of that many steps, each its mean;
 * an engine stall: every running request waits, one gap each, many times a step (seen on a loaded 2-core CI
-  machine: one stall of seconds among ~370 steps of ~0.1 s made the law's fit error 113% of the mean step).
+  machine: one stall of seconds among ~370 steps of ~0.1 s made the law's fit error 113% of the mean step);
+  and, under chunked prefill, a step that also ran a chunk of a long prompt whose first token has not come yet
+  (the reconstruction sees a decode step, too long for its shape).
   In a decode-only class of at least ``MIN_TRIM_SAMPLES`` steps, a step over ``STALL_FACTOR`` times the class's
   median is left out and counted (``StepPoint.outliers``). Classes with a prefill are not trimmed: they mix
   prompts of any length. On the CPU build the decode steps of a class stay within 2.4x of its median

@@ -31,7 +31,8 @@ FORM = (
 @dataclass(frozen=True)
 class StepPoint:
     """The mean of ``samples`` observed engine steps of one shape class (config, level, decode batch, prefill);
-    ``outliers``: the class's steps left out as engine stalls (:mod:`specwise.calibration.steps`)."""
+    ``outliers``: the class's steps left out of the fit, many times its median step: engine stalls, or steps that
+    also prefilled a chunk of a prompt not yet answered (:mod:`specwise.calibration.steps`)."""
 
     config: str
     level: int
@@ -131,7 +132,7 @@ class CalibrationDoc:
 
     @property
     def outlier_steps(self) -> int:
-        """Measured steps left out of the fit as engine stalls."""
+        """Measured steps left out of the fit (:attr:`StepPoint.outliers`)."""
         return sum(p.outliers for p in self.points)
 
     def _replay_band(self) -> float | None:

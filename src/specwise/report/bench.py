@@ -211,6 +211,9 @@ def _draft_tokens(lv: BenchLevel) -> float | None:
     return sd.counts.draft_tokens if sd.counts is not None else sd.draft_tokens
 
 
+MANY_OUTLIERS = "; that many suggests a busy machine or long prompts: re-run on a quiet one, or with shorter prompts"
+
+
 def render_calibration(
     cal: CalibrationDoc, path: Path | None = None, out: Console | None = None, wide: bool = False
 ) -> None:
@@ -225,9 +228,9 @@ def render_calibration(
     if cal.outlier_steps:
         total = cal.outlier_steps + sum(p.samples for p in cal.points)
         out.print(
-            f"  {cal.outlier_steps} of {total} measured steps left out as engine stalls (over {STALL_FACTOR:g}x the "
-            "median step of their batch size)"
-            + ("; that many suggests a busy machine: re-run on a quiet one" if cal.outlier_steps > 0.05 * total else "")
+            f"  {cal.outlier_steps} of {total} measured steps left out of the fit: over {STALL_FACTOR:g}x the median "
+            "step of their batch size (an engine stall, or a step that also prefilled part of a prompt)"
+            + (MANY_OUTLIERS if cal.outlier_steps > 0.05 * total else "")
         )
     methods = {c.name: c.method for c in cal.configs}
     for name, scale in cal.draft_cost_scale.items():
