@@ -31,9 +31,10 @@ PROMPT, OUT = 40, 24
 
 
 def toy_engine(
-    rate: float, n: int, k: int, alpha: float, draft_scale: float, seed: int
+    rate: float, n: int, k: int, alpha: float, draft_scale: float, seed: int, stall: tuple[int, float] | None = None
 ) -> tuple[list[RequestRecord], float, float, list[float]]:
-    """Records + (drafts, draft tokens, per-position rates) counters for one level."""
+    """Records + (drafts, draft tokens, per-position rates) counters for one level; ``stall``: (step number, seconds)
+    the engine stops before running that step's batch (requests arriving meanwhile are prefilled by the next)."""
     rng = np.random.default_rng(seed)
     arrivals = np.cumsum(rng.exponential(1 / rate, n))
     now = 0.0
@@ -42,6 +43,7 @@ def toy_engine(
     chunks: list[list[tuple[float, int]]] = [[] for _ in range(n)]
     drafts = draft_tokens = 0.0
     per_pos = np.zeros(max(k, 1))
+    step = 0
     while (emitted < OUT).any():
         arrived = np.nonzero((arrivals <= now) & (emitted < OUT))[0]
         if arrived.size == 0:
@@ -62,6 +64,9 @@ def toy_engine(
             )
         if k and prefill and draft_scale:  # and prefills new prompts too
             t += draft_scale * ((A + B) * PROMPT * len(prefill) + C)
+        if stall is not None and step == stall[0]:
+            t += stall[1]
+        step += 1
         now += t
         for i in prefill:
             first[i] = now

@@ -112,10 +112,10 @@ def test_the_launch_files_flags_quantise_online_as_the_command_does(engine: str)
         ("fp8_e4m3", "fp8_e4m3"),
         ("fp8_e5m2", "fp8_e5m2"),
         ("bfloat16", "bfloat16"),
-        ("float16", "bfloat16"),  # SGLang has no float16 KV cache: the same 2 bytes per element
+        ("float16", None),  # SGLang has no float16 KV cache: auto keeps an fp16 model's own 2 bytes (review 13 #4)
     ],
 )
-def test_sglang_passes_the_kv_cache_dtype_and_the_token_budget_in_its_own_words(kv: str, sglang_kv: str) -> None:
+def test_sglang_passes_the_kv_cache_dtype_and_the_token_budget_in_its_own_words(kv: str, sglang_kv: str | None) -> None:
     """SGLang's command had neither (the leftover of review 12 #2): its --kv-cache-dtype has no "fp8" or "float16",
     and its token budget is --chunked-prefill-size."""
     d = Deployment("m", max_num_seqs=64, max_num_batched_tokens=16384, kv_cache_dtype=kv)
@@ -131,6 +131,10 @@ def test_sglang_passes_the_kv_cache_dtype_and_the_token_budget_in_its_own_words(
 
 def test_every_scenario_kv_cache_dtype_has_an_sglang_name() -> None:
     assert set(SGLANG_KV_CACHE_DTYPES) == set(KV_CACHE_DTYPES) - {"auto"}
+    # SGLang's own choices (python/sglang/srt/server_args.py, ServerArgs.kv_cache_dtype): no "fp8", no "float16"
+    sglang_choices = {"auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4", "fp4_mx_block16"}
+    sglang_choices.add("fp4_e2m1")
+    assert {v for v in SGLANG_KV_CACHE_DTYPES.values() if v is not None} <= sglang_choices
 
 
 def test_the_advised_sglang_command_serves_what_was_planned(tmp_path: Path) -> None:

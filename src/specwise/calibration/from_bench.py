@@ -111,6 +111,7 @@ def fitted_doc(run_id: str, runs: list[ConfigRun], engine: EngineConfig) -> Cali
         law=StepLaw(t.per_kv_token_s, t.per_batched_token_s, t.constant_s, t.free_batched_tokens),
         fit_points=cal.fit_points,
         fit_relative_rms_error=cal.relative_rms_error(),
+        outlier_steps=cal.outlier_steps,
         draft_cost_scale=cal.draft_scale,
         points=cal.points,
         rows=tuple(prediction_rows(cal, runs, engine)),

@@ -9,27 +9,23 @@ client saw it. For each gap the batch that step ran is reconstructed from all re
   the level's spec-decode counters) over its context (prompt + tokens streamed so far);
 * prefill: a request whose first token arrived at the gap's end was prefilled in that step (its prompt tokens).
 
-Gaps are averaged per (config, level, decode batch size, prefill present) into one point each -- the
-(kv tokens, batched tokens, seconds) form the linear predictor (:mod:`specwise.perfmodel.calibrated`) fits.
-A chunk with more tokens than one step can emit (the server merged two steps) is skipped. Two kinds of gap are
-not one step, and are handled before averaging:
+Each gap is one :class:`StepTiming`; they are averaged per (config, level, decode batch size, prefill present,
+context length to a factor of 2) into one point each (:func:`class_points`) -- the (kv tokens, batched tokens,
+seconds) form the linear predictor (:mod:`specwise.perfmodel.calibrated`) fits. A chunk with more tokens than one
+step can emit (the server merged two steps) is skipped. Chunks a busy client read back to back (the gap under
+``SAME_STEP_S`` and under a quarter of the step before it) are not steps of their own: they join the gap before
+them, which spans them all, into one interval of that many steps, each its mean.
 
-* chunks read back to back (within ``SAME_STEP_S``): a busy client read several steps' chunks at once, so the
-  gap before them spans all those steps; the run is one interval of that many steps, each its mean;
-* an engine stall: every running request waits, one gap each, many times a step (seen on a loaded 2-core CI
-  machine: one stall of seconds among ~370 steps of ~0.1 s made the law's fit error 113% of the mean step);
-  and, under chunked prefill, a step that also ran a chunk of a long prompt whose first token has not come yet
-  (the reconstruction sees a decode step, too long for its shape).
-  In a decode-only class of at least ``MIN_TRIM_SAMPLES`` steps, a step over ``STALL_FACTOR`` times the class's
-  median is left out and counted (``StepPoint.outliers``). Classes with a prefill are not trimmed: they mix
-  prompts of any length. On the CPU build the decode steps of a class stay within 2.4x of its median
-  (three runs of the slow tier's SmolLM2 bench).
+Timings the step-time law cannot explain (an engine stall, or a step that also ran a chunk of a prompt not yet
+answered) are left out by the fit (:func:`specwise.calibration.fit.fit`), through ``keep``.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
@@ -38,11 +34,27 @@ from specwise.contracts.calibration import StepPoint
 from specwise.loadgen.records import RequestRecord
 
 SAME_STEP_S = 0.002  # chunks of one step reach the client within this of each other
-STALL_FACTOR = 4.0  # a decode step this many times its class's median is a stall, not the law's
-MIN_TRIM_SAMPLES = 5  # a class's median needs this many steps to judge one
+BACK_TO_BACK_SHARE = 0.25  # ... and a read this far under the step before it is not a step of its own
 
 
 MeasuredStep = StepPoint  # the mean of observed steps of one shape class
+
+
+@dataclass(frozen=True)
+class StepTiming:
+    """One request's view of ``steps`` engine steps in a row (1 unless the client read chunks back to back): the
+    batch each ran, per step, and the seconds each took."""
+
+    num_seqs: int
+    prefill_tokens: float
+    kv_tokens: float
+    batched_tokens: float
+    time_s: float
+    steps: int
+
+    def shape_class(self) -> tuple[int, bool, int]:
+        """(decode batch, prefill present, log2 of the KV tokens per sequence): steps whose mean is one point."""
+        return self.num_seqs, self.prefill_tokens > 0, int(math.log2(max(self.kv_tokens / self.num_seqs, 1.0)))
 
 
 def query_per_seq(draft_tokens: float | None, request_steps: int) -> float:
@@ -57,39 +69,39 @@ def request_steps(records: Sequence[RequestRecord]) -> int:
     return sum(max(0, len(r.chunks) - 1) for r in records if r.ok)
 
 
-def step_intervals(chunks: Sequence[tuple[float, int]], max_tokens_per_step: int) -> Iterator[tuple[float, float, int]]:
-    """(start, end, steps) of the steps a request's chunks show: one per gap, except that chunks read back to back
-    (within ``SAME_STEP_S``) join the gap before them into one interval of as many steps. A chunk with no token or
-    more than one step's tokens ends the interval and is not one."""
-    open_: tuple[float, float, int] | None = None
+def _back_to_back(gap_s: float, step_s: float) -> bool:
+    """A read ``gap_s`` after the one before it, beside a step of ``step_s``: the client read both at once."""
+    return gap_s < SAME_STEP_S and gap_s < BACK_TO_BACK_SHARE * step_s
+
+
+def step_intervals(chunks: Sequence[tuple[float, int]], max_tokens_per_step: int) -> list[tuple[float, float, int]]:
+    """(start, end, steps) of the steps a request's chunks show: one per gap, except that a chunk read back to back
+    with the one before it (:func:`_back_to_back` beside the interval's step) joins that interval as one step more.
+    A back-to-back read with no interval to join (after a merged chunk, or the first) is dropped when the step after
+    it shows it was one; a steady run of short gaps (a fast engine) stays. A chunk with no token or more than one
+    step's tokens ends the interval and is not one; nor is a gap of 0 with nothing to join."""
+    out: list[tuple[float, float, int]] = []
+    joinable = False  # out[-1] ends at this gap's start
     for (t0, _), (t1, n) in pairwise(chunks):
-        one_step = 1 <= n <= max_tokens_per_step and t1 >= t0
-        back_to_back = t1 - t0 < SAME_STEP_S
-        if one_step and back_to_back and open_ is not None:
-            open_ = (open_[0], t1, open_[2] + 1)
+        gap = t1 - t0
+        if not (1 <= n <= max_tokens_per_step and gap >= 0):
+            joinable = False
             continue
-        if open_ is not None:
-            yield open_
-        open_ = (t0, t1, 1) if one_step and not back_to_back else None
-    if open_ is not None:
-        yield open_
+        if joinable:
+            start, end, steps = out[-1]
+            if _back_to_back(gap, (end - start) / steps):
+                out[-1] = (start, t1, steps + 1)
+                continue
+            if steps == 1 and _back_to_back(end - start, gap):
+                out.pop()  # it was read back to back with a step this request did not see as one
+        joinable = gap > 0
+        if joinable:
+            out.append((t0, t1, 1))
+    return out
 
 
-Row = tuple[float, float, float, float, int]  # kv, batched, prefill tokens, seconds per step, steps
-
-
-def _trimmed(rows: list[Row], prefill: bool) -> tuple[list[Row], int]:
-    """The rows left after a decode-only class's stalls are left out, and how many steps were."""
-    if prefill or sum(r[4] for r in rows) < MIN_TRIM_SAMPLES:
-        return rows, 0
-    limit = STALL_FACTOR * float(np.median([r[3] for r in rows]))
-    kept = [r for r in rows if r[3] <= limit]
-    return kept, sum(r[4] for r in rows) - sum(r[4] for r in kept)
-
-
-def decode_steps(
-    records: Sequence[RequestRecord], config: str, level: int, q_per_seq: float, max_tokens_per_step: int
-) -> list[MeasuredStep]:
+def step_timings(records: Sequence[RequestRecord], q_per_seq: float, max_tokens_per_step: int) -> list[StepTiming]:
+    """Every step (or back-to-back run of steps) each request of one level saw, with the batch it ran."""
     ok = [r for r in records if r.ok and r.first_token_s is not None and r.prompt_tokens and len(r.chunks) >= 2]
     if not ok:
         return []
@@ -98,7 +110,7 @@ def decode_steps(
     prompt = np.array([r.prompt_tokens for r in ok], dtype=np.float64)
     times = [np.array([t for t, _ in r.chunks]) for r in ok]
     cumulative = [np.cumsum([n for _, n in r.chunks]) for r in ok]
-    bins: defaultdict[tuple[int, bool], list[Row]] = defaultdict(list)
+    out = []
     for r in ok:
         for t0, t1, steps in step_intervals(r.chunks, max_tokens_per_step):
             mid = 0.5 * (t0 + t1)
@@ -107,28 +119,48 @@ def decode_steps(
                 continue
             context = sum(float(prompt[i]) + float(cumulative[i][np.searchsorted(times[i], mid) - 1]) for i in running)
             prefilled = (first > t0 + SAME_STEP_S) & (first <= t1 + SAME_STEP_S)
-            prefill_tokens = float(prompt[prefilled].sum()) / steps  # one of the steps prefilled them
-            batched = running.size * q_per_seq + prefill_tokens
-            kv = context + running.size * q_per_seq + prefill_tokens
-            row = (kv, batched, prefill_tokens, (t1 - t0) / steps, steps)
-            bins[(int(running.size), prefill_tokens > 0)].append(row)
-    out = []
-    for (num_seqs, prefill), rows in sorted(bins.items()):
-        kept, outliers = _trimmed(rows, prefill)
-        a = np.array([r[:4] for r in kept])
-        w = np.array([r[4] for r in kept], dtype=np.float64)
-        kv, batched, prefill_tokens, seconds = np.average(a, axis=0, weights=w)
-        out.append(
-            MeasuredStep(
-                config,
-                level,
-                num_seqs,
-                float(prefill_tokens),
-                float(kv),
-                float(batched),
-                float(seconds),
-                int(w.sum()),
-                outliers,
-            )
-        )
+            prefill = float(prompt[prefilled].sum()) / steps  # one of the steps prefilled them
+            batched = running.size * q_per_seq + prefill
+            kv = context + running.size * q_per_seq + prefill
+            out.append(StepTiming(int(running.size), prefill, kv, batched, (t1 - t0) / steps, steps))
     return out
+
+
+def class_points(
+    timings: Sequence[StepTiming],
+    config: str,
+    level: int,
+    keep: Callable[[StepTiming], bool] | None = None,
+    median: bool = False,
+) -> tuple[list[MeasuredStep], int]:
+    """One point per shape class (:meth:`StepTiming.shape_class`): the mean shape and the mean (or ``median``) step
+    time of the timings ``keep`` keeps, weighted by their steps; the others are counted as the point's ``outliers``.
+    A class ``keep`` empties gives no point (one stalled engine step is a class of its own when its batch size is
+    rare); the second value counts its timings."""
+    classes: defaultdict[tuple[int, bool, int], list[StepTiming]] = defaultdict(list)
+    for t in timings:
+        classes[t.shape_class()].append(t)
+    out = []
+    emptied = 0
+    for (num_seqs, _, _), members in sorted(classes.items()):
+        kept = [t for t in members if keep is None or keep(t)]
+        if not kept:
+            emptied += sum(t.steps for t in members)
+            continue
+        w = np.array([t.steps for t in kept], dtype=np.float64)
+        shape = np.array([(t.prefill_tokens, t.kv_tokens, t.batched_tokens, t.time_s) for t in kept])
+        prefill, kv, batched, seconds = np.average(shape, axis=0, weights=w)
+        if median:
+            seconds = float(np.median(shape[:, 3]))
+        samples = int(w.sum())
+        outliers = sum(t.steps for t in members) - samples
+        point = (float(prefill), float(kv), float(batched), float(seconds), samples, outliers)
+        out.append(MeasuredStep(config, level, num_seqs, *point))
+    return out, emptied
+
+
+def decode_steps(
+    records: Sequence[RequestRecord], config: str, level: int, q_per_seq: float, max_tokens_per_step: int
+) -> list[MeasuredStep]:
+    """One level's class points, every timing kept (:func:`step_timings`, :func:`class_points`)."""
+    return class_points(step_timings(records, q_per_seq, max_tokens_per_step), config, level)[0]

@@ -28,11 +28,21 @@ FORM = (
 )
 
 
+def _at_least(f: Fields, key: str, lowest: int, default: int) -> int:
+    """An integer count of steps, ``lowest`` or more (``default`` when absent)."""
+    value = f.integer(key, default)
+    if value is None:
+        return default
+    if value < lowest:
+        raise f.fail(key, f"{value}: must be at least {lowest} (steps counted)")
+    return value
+
+
 @dataclass(frozen=True)
 class StepPoint:
     """The mean of ``samples`` observed engine steps of one shape class (config, level, decode batch, prefill);
-    ``outliers``: the class's steps left out of the fit, many times its median step: engine stalls, or steps that
-    also prefilled a chunk of a prompt not yet answered (:mod:`specwise.calibration.steps`)."""
+    ``outliers``: the class's step timings left out of the fit, far over what the law predicts for their shape:
+    engine stalls, or steps that also prefilled a chunk of a prompt not yet answered (``calibration.fit.fit``)."""
 
     config: str
     level: int
@@ -54,8 +64,8 @@ class StepPoint:
             kv_tokens=f.number("kv_tokens", required=True) or 0.0,
             batched_tokens=f.number("batched_tokens", required=True) or 0.0,
             time_s=f.number("time_s", required=True) or 0.0,
-            samples=f.integer("samples", 1) or 1,
-            outliers=f.integer("outliers", 0) or 0,
+            samples=_at_least(f, "samples", 1, 1),
+            outliers=_at_least(f, "outliers", 0, 0),
         )
 
 
@@ -120,6 +130,8 @@ class CalibrationDoc:
     hardware: str | None = None  # what the server ran on, as the run saw it
     target: str | None = None  # the served model
     extra: JsonObject = field(default_factory=dict)  # fields a newer writer adds
+    # step timings left out of the fit: the points' outliers and the shape classes that kept none (calibration.fit)
+    outlier_steps: int = 0
 
     def config_for(self, method: str, draft: str | None) -> CalibratedConfig | None:
         """The calibrated configuration that proposes like ``method`` (for a draft model, the same draft by name
@@ -129,11 +141,6 @@ class CalibrationDoc:
             named = [c for c in same if c.model and checkpoint_name(c.model) == checkpoint_name(draft)]
             same = named or same
         return same[0] if same else None
-
-    @property
-    def outlier_steps(self) -> int:
-        """Measured steps left out of the fit (:attr:`StepPoint.outliers`)."""
-        return sum(p.outliers for p in self.points)
 
     def _replay_band(self) -> float | None:
         """80th percentile of |predicted / measured speedup - 1| over the replayed speculative levels."""
@@ -226,6 +233,7 @@ class CalibrationDoc:
         known = {"run_id", "predictor", "draft_cost_scale", "points", "rows", "mean_abs_speedup_error"}
         known |= {"max_abs_speedup_error", "base_config", "schema", "engine", "engine_version", "hardware", "target"}
         known |= {"configs"}
+        points = tuple(StepPoint.from_json(p) for p in f.objects("points"))
         law = StepLaw(
             per_kv_token_s=pred.number("per_kv_token_s", required=True) or 0.0,
             per_batched_token_s=pred.number("per_batched_token_s", required=True) or 0.0,
@@ -247,7 +255,8 @@ class CalibrationDoc:
             fit_points=pred.integer("fit_points", 0) or 0,
             fit_relative_rms_error=pred.number("fit_relative_rms_error"),
             draft_cost_scale={k: scales.number(k, required=True) or 0.0 for k in scales.data} if scales else {},
-            points=tuple(StepPoint.from_json(p) for p in f.objects("points")),
+            points=points,
+            outlier_steps=_at_least(pred, "outlier_steps", 0, sum(p.outliers for p in points)),
             rows=rows,
             base_config=f.text("base_config", rows[0].config if rows else "") or "",
             configs=tuple(

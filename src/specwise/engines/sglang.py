@@ -15,9 +15,10 @@ from specwise.methods import Method
 ALGORITHMS = {"eagle": "EAGLE", "eagle3": "EAGLE3", "draft_model": "STANDALONE", "ngram": "NGRAM", "mtp": "EAGLE"}
 # A scenario's kv_cache_dtype (vLLM's ``--kv-cache-dtype`` choices, vllm/config/cache.py ``CacheDType``, where "fp8" is
 # e4m3) as SGLang's (``ServerArgs.kv_cache_dtype``: auto, fp8_e5m2, fp8_e4m3, bf16/bfloat16, ...). SGLang has no float16
-# KV cache; bfloat16 holds the same 2 bytes per element, so the cache the plan sized keeps its token count.
-KV_CACHE_DTYPES = {"bfloat16": "bfloat16", "float16": "bfloat16", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3"}
-KV_CACHE_DTYPES |= {"fp8_e5m2": "fp8_e5m2"}
+# KV cache: None, no flag -- auto keeps the model's dtype, 2 bytes per element for an fp16 or bf16 checkpoint, the
+# token count the plan sized (an explicit bfloat16 would run an fp16 model's attention in bf16).
+KV_CACHE_DTYPES: dict[str, str | None] = {"bfloat16": "bfloat16", "float16": None, "fp8": "fp8_e4m3"}
+KV_CACHE_DTYPES |= {"fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2"}
 
 
 class SglangEngine:
@@ -53,9 +54,10 @@ class SglangEngine:
         return argv
 
     def deployment_args(self, d: Deployment) -> list[str]:
-        """TP, memory fraction, context length and running requests; the token budget as ``--chunked-prefill-size``
-        (SGLang's cap on the tokens of one prefill chunk, ``ServerArgs.chunked_prefill_size``; its default depends on
-        the GPU's memory) and the KV cache dtype (:data:`KV_CACHE_DTYPES`) when the plan used them."""
+        """TP, memory fraction, context length and running requests; the plan's token budget as SGLang's nearest
+        knob, ``--chunked-prefill-size`` (a cap on the tokens of one prefill chunk, ``ServerArgs.chunked_prefill_size``;
+        decode tokens do not count against it, and its default depends on the GPU's memory), and the KV cache dtype
+        (:data:`KV_CACHE_DTYPES`) when it is not auto."""
         extra = ["--tp-size", str(d.tp), "--mem-fraction-static", f"{d.gpu_memory_utilization:g}"]
         if d.max_model_len is not None:
             extra += ["--context-length", str(d.max_model_len)]
@@ -66,8 +68,8 @@ class SglangEngine:
             extra += ["--chunked-prefill-size", str(d.max_num_batched_tokens)]
         if d.quantization in ONLINE_QUANTIZATION:
             extra += ["--quantization", d.quantization]
-        if d.kv_cache_dtype != "auto":
-            extra += ["--kv-cache-dtype", KV_CACHE_DTYPES[d.kv_cache_dtype]]
+        if (kv := KV_CACHE_DTYPES.get(d.kv_cache_dtype)) is not None:
+            extra += ["--kv-cache-dtype", kv]
         return extra
 
     def launch_argv(

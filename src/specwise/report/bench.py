@@ -9,8 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from specwise.calibration.fit import proposer_cost_text
-from specwise.calibration.steps import STALL_FACTOR
+from specwise.calibration.fit import STALL_FACTOR, proposer_cost_text
 from specwise.contracts.bench import BenchDoc, BenchLevel
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.report.console import console
@@ -211,7 +210,7 @@ def _draft_tokens(lv: BenchLevel) -> float | None:
     return sd.counts.draft_tokens if sd.counts is not None else sd.draft_tokens
 
 
-MANY_OUTLIERS = "; that many suggests a busy machine or long prompts: re-run on a quiet one, or with shorter prompts"
+MANY_OUTLIERS = "; that many suggests a busy machine: re-run on a quiet one"
 
 
 def render_calibration(
@@ -225,12 +224,13 @@ def render_calibration(
         f"{law.per_batched_token_s * 1e3:.3f} ms/batched token above {law.free_batched_tokens:g} + "
         f"{law.constant_s * 1e3:.1f} ms ({cal.fit_points} step classes, RMS error {rms} of the mean step)"
     )
-    if cal.outlier_steps:
+    if cal.outlier_steps > 0:
         total = cal.outlier_steps + sum(p.samples for p in cal.points)
+        many = MANY_OUTLIERS if cal.outlier_steps > 0.05 * total else ""
         out.print(
-            f"  {cal.outlier_steps} of {total} measured steps left out of the fit: over {STALL_FACTOR:g}x the median "
-            "step of their batch size (an engine stall, or a step that also prefilled part of a prompt)"
-            + (MANY_OUTLIERS if cal.outlier_steps > 0.05 * total else "")
+            f"  {cal.outlier_steps} of {total} step timings (one per running request per step) left out of the fit: "
+            f"over their shape's time by more than {STALL_FACTOR - 1:g}x the smaller of it and the level's median "
+            f"step (an engine stall, or a step that also prefilled part of a prompt){many}"
         )
     methods = {c.name: c.method for c in cal.configs}
     for name, scale in cal.draft_cost_scale.items():
