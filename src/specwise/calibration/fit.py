@@ -10,6 +10,10 @@ the shape the simulator charges its proposer (:mod:`specwise.perfmodel.drafting`
   prompts prefilled in the step), the draft modelled as the target's law scaled by s;
 * lookup (n-gram / suffix): residual = f * verification time (SpecDecode-Bench measured f = 0.59% on GPUs; on the
   CPU build the per-step speculation overhead -- proposer, rejection sampler, extra logits -- lands here).
+
+Both are fitted twice (:func:`fit`): first to each shape class's median step, then to the class means of the step
+timings that first fit does not find stalled (``STALL_FACTOR``), so an engine stall of seconds does not become
+part of the law.
 """
 
 from __future__ import annotations
