@@ -120,11 +120,6 @@ def _level_timings(run: ConfigRun) -> dict[int, list[StepTiming]]:
     return out
 
 
-def measured_steps(run: ConfigRun) -> list[MeasuredStep]:
-    """A run's class points, every timing kept."""
-    return [p for level, ts in _level_timings(run).items() for p in class_points(ts, run.name, level)[0]]
-
-
 def _al(run: ConfigRun, level: int) -> float:
     lv = next(lv for lv in run.levels if lv.level == level)
     return 1.0 + (sum(lv.per_position) if lv.per_position else 0.0)
