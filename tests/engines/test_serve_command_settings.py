@@ -16,6 +16,7 @@ from specwise.advisor.inputs import parse_inputs
 from specwise.engines import get_engine
 from specwise.engines.base import Deployment
 from specwise.engines.sglang import KV_CACHE_DTYPES as SGLANG_KV_CACHE_DTYPES
+from specwise.engines.sglang import chunked_prefill_size
 from specwise.loadgen.launcher import load_launch_file
 from specwise.units import KV_CACHE_DTYPES
 
@@ -127,6 +128,17 @@ def test_sglang_passes_the_kv_cache_dtype_and_the_token_budget_in_its_own_words(
         assert "--max-num-batched-tokens" not in argv
     bare = engine.serve_argv(Deployment("m"), None)
     assert "--kv-cache-dtype" not in bare and "--chunked-prefill-size" not in bare  # nothing planned: defaults
+
+
+@pytest.mark.parametrize(("budget", "chunk"), [(16384, 16384), (8192, 8192), (2000, 1984), (100, 64), (1, 64)])
+def test_sglang_chunk_size_is_a_multiple_of_every_backends_page_size(budget: int, chunk: int) -> None:
+    """SGLang asserts chunked_prefill_size % page_size == 0 at start-up, and its page size is 16-64 on some attention
+    backends: an odd budget is rounded down to a multiple of 64, so a chunk stays within the planned budget (64 at
+    least)."""
+    assert chunked_prefill_size(budget) == chunk
+    argv = get_engine("sglang").deployment_args(Deployment("m", max_num_batched_tokens=budget))
+    assert _flag(argv, "--chunked-prefill-size") == str(chunk)
+    assert all(chunk % page == 0 for page in (1, 16, 32, 64))
 
 
 def test_every_scenario_kv_cache_dtype_has_an_sglang_name() -> None:

@@ -19,6 +19,17 @@ ALGORITHMS = {"eagle": "EAGLE", "eagle3": "EAGLE3", "draft_model": "STANDALONE",
 # token count the plan sized (an explicit bfloat16 would run an fp16 model's attention in bf16).
 KV_CACHE_DTYPES: dict[str, str | None] = {"bfloat16": "bfloat16", "float16": None, "fp8": "fp8_e4m3"}
 KV_CACHE_DTYPES |= {"fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2"}
+# SGLang refuses a chunked_prefill_size that is not a multiple of its KV page size (ServerArgs.check_server_args:
+# "chunked_prefill_size must be divisible by page_size"), and some attention backends raise the page size from 1 to
+# 16, 32 or 64 (FlashMLA sets 64). A multiple of this is accepted by all of them.
+CHUNK_ALIGNMENT_TOKENS = 64
+
+
+def chunked_prefill_size(max_num_batched_tokens: int) -> int:
+    """The plan's token budget as SGLang's ``--chunked-prefill-size``: rounded down to a multiple of
+    :data:`CHUNK_ALIGNMENT_TOKENS`, so the server starts whatever page size its backend picks and a chunk stays within
+    the budget the memory plan sized; a budget under 64 tokens becomes 64."""
+    return max(CHUNK_ALIGNMENT_TOKENS, max_num_batched_tokens // CHUNK_ALIGNMENT_TOKENS * CHUNK_ALIGNMENT_TOKENS)
 
 
 class SglangEngine:
@@ -56,7 +67,8 @@ class SglangEngine:
     def deployment_args(self, d: Deployment) -> list[str]:
         """TP, memory fraction, context length and running requests; the plan's token budget as SGLang's nearest
         knob, ``--chunked-prefill-size`` (a cap on the tokens of one prefill chunk, ``ServerArgs.chunked_prefill_size``;
-        decode tokens do not count against it, and its default depends on the GPU's memory), and the KV cache dtype
+        decode tokens do not count against it, and its default depends on the GPU's memory; aligned by
+        :func:`chunked_prefill_size`), and the KV cache dtype
         (:data:`KV_CACHE_DTYPES`) when it is not auto."""
         extra = ["--tp-size", str(d.tp), "--mem-fraction-static", f"{d.gpu_memory_utilization:g}"]
         if d.max_model_len is not None:
@@ -65,7 +77,7 @@ class SglangEngine:
         # is reset to 48 for speculative decoding", ServerArgs._handle_speculative_decoding), whatever the scenario
         extra += ["--max-running-requests", str(d.max_num_seqs)]
         if d.max_num_batched_tokens is not None:
-            extra += ["--chunked-prefill-size", str(d.max_num_batched_tokens)]
+            extra += ["--chunked-prefill-size", str(chunked_prefill_size(d.max_num_batched_tokens))]
         if d.quantization in ONLINE_QUANTIZATION:
             extra += ["--quantization", d.quantization]
         if (kv := KV_CACHE_DTYPES.get(d.kv_cache_dtype)) is not None:
