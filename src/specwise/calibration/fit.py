@@ -177,7 +177,9 @@ def _excess(cal: Calibration, run: ConfigRun, p: Shape, level: int, typical: Typ
     units of the smaller of that prediction and the level's median step: an engine stall adds seconds whatever the
     step, so a long prefill step is judged by the typical step, not by its own length."""
     scale = cal.draft_scale.get(run.name, 0.0)
-    predicted = _predict(cal.target, p) + scale * _proposer_s(cal.target, run, p, level)
+    predicted = _predict(cal.target, p)
+    if scale:  # a base configuration has no proposer to price
+        predicted += scale * _proposer_s(cal.target, run, p, level)
     unit = min(predicted, typical.get((run.name, level), predicted))
     return (p.time_s - predicted) / unit if unit > 0 else 0.0
 
