@@ -79,7 +79,7 @@ def test_advise_vllm_version_end_to_end(capsys: pytest.CaptureFixture[str]) -> N
     assert doc["decision"] == "enable_below"
     # 0.9 takes no per-batch-size k: the headline does not promise one, it names the load to stay below
     # (it clears 1.05x at 4 QPS, not at 8: interpolated between them)
-    assert "schedule" not in doc["headline"] and "only while the load stays below ~6.6 QPS" in doc["headline"]
+    assert "schedule" not in doc["headline"] and "only while the load stays below ~6.5 QPS" in doc["headline"]
     cfg = doc["vllm"]["speculative_config"]
     assert "num_speculative_tokens_per_batch_size" not in cfg and cfg["num_speculative_tokens"] == 4
     assert cfg["disable_by_batch_size"] > 1 and cfg["draft_tensor_parallel_size"] == 1  # V0 runs it on one GPU

@@ -3,6 +3,8 @@ speedup a record stands for is derived as its metric says."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from specwise.evidence.lengths import DATASETS, lengths_for
@@ -46,11 +48,46 @@ def test_lengths_come_from_the_record_the_dataset_or_an_assumption_said_so() -> 
             assert got.assumed
 
 
-def test_thinking_mode_records_say_their_output_lengths_are_assumed() -> None:
+def test_thinking_mode_records_without_thinking_lengths_have_none() -> None:
+    """A thinking-mode record without its own lengths takes an assumption made for thinking (AIME, GPQA), or has no
+    lengths: its dataset's were measured on non-thinking replies, several times shorter (review 14-B #2)."""
     thinking = [r for r in all_records() if r.reasoning and r.output_tokens is None]
-    assert thinking
-    for r in thinking:
-        assert lengths_for(r).assumed, r.id
+    unknown = [r for r in thinking if lengths_for(r).unknown]
+    assumed = [r for r in thinking if lengths_for(r).assumed]
+    assert len(unknown) + len(assumed) == len(thinking)
+    assert {r.dataset for r in unknown} == {"gsm8k", "cnn_dailymail", "sharegpt", "instructcoder"}
+    assert {r.dataset for r in assumed} == {"aime", "gpqa_main"}
+    assert all("thinking" in lengths_for(r).how for r in thinking)
+    plain = next(r for r in all_records() if r.id == "sdb-fig1-qwen3-8b-gsm8k-ngram-bs1")
+    assert not lengths_for(plain).unknown and not lengths_for(plain).assumed
+
+
+def test_a_speedup_within_1pct_of_1_is_a_tie_not_a_slowdown() -> None:
+    by_id = {r.id: r for r in all_records()}
+    tie = by_id["llmd-2074-qwen3-32b-h200-tp2-eagle3-k3-qps8"]  # 209.7 vs 210.1 ms: "0%" in the source
+    assert tie.speedup == pytest.approx(0.998, abs=5e-4)
+    assert tie.is_tie and not tie.is_slowdown
+    slow = by_id["sdb-fig1-qwen3-8b-cnndailymail-draftmodel-bs128"]  # 0.97x
+    assert slow.is_slowdown and not slow.is_tie
+    base = by_id["sdb-fig1-qwen3-8b-gsm8k-ngram-bs1"]
+    cases = ((0.99, False, True), (0.9901, True, False), (1.0099, True, False), (1.01, False, False))
+    for value, tie_, slowdown in cases:
+        r = dataclasses.replace(base, value=value)
+        assert (r.is_tie, r.is_slowdown) == (tie_, slowdown), value
+
+
+def test_a_simulated_point_or_another_workload_is_another_series() -> None:
+    """SpecDecode-Bench's Figure 10 simulated the runs Figure 1 measured, at other lengths: one series would mix
+    both into one crossover (review 14-B #6)."""
+    base = next(r for r in all_records() if r.id == "sdb-fig1-llama31-8b-gsm8k-ngram-bs1")
+    assert dataclasses.replace(base, kind="simulated").series != base.series
+    assert dataclasses.replace(base, output_tokens=500).series != base.series
+    assert dataclasses.replace(base, id="other", value=2.0).series == base.series
+    keys: dict[object, set[tuple[float, str]]] = {}
+    for r in all_records():
+        point = (r.load.value, r.metric)
+        assert point not in keys.setdefault(r.series, set()), f"{r.id}: its series has this load twice"
+        keys[r.series].add(point)
 
 
 def test_reasoning_must_be_a_boolean() -> None:

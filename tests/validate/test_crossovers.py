@@ -72,5 +72,16 @@ def test_thinking_mode_records_are_not_one_series_with_the_same_dataset_without_
     recs = {r.id: r for r in all_records()}
     plain, thinking = recs["sdb-fig1-qwen3-8b-gsm8k-ngram-bs1"], recs["sdb-fig3-qwen3-8b-thinking-gsm8k-ngram-bs1"]
     assert thinking.reasoning and not plain.reasoning
-    assert replace(thinking, reasoning=False).series == plain.series
+    lengths = {"prompt_tokens": plain.prompt_tokens, "output_tokens": plain.output_tokens}
+    assert replace(thinking, reasoning=False, **lengths).series == plain.series  # type: ignore[arg-type]
     assert thinking.series != plain.series
+
+
+def test_a_series_that_only_ties_below_1_shows_no_crossover() -> None:
+    """A published 0.995x (SpecDecode-Bench's Qwen3-8B n-gram at batch 128, read to +-0.5%) is a tie, not a
+    slowdown: a series that goes no lower has no crossover to miss (review 14-B #3)."""
+    ties = _series([1.11, 1.05, 0.995], [1.11, 1.07, 1.05], [1, 64, 128])
+    assert crossovers(ties, lambda p, load: 1.04) == []
+    falls = _series([1.11, 1.05, 0.97], [1.11, 1.07, 1.05], [1, 64, 128])
+    (c,) = crossovers(falls, lambda p, load: 1.04)
+    assert c.published == pytest.approx(64 + 64 * 0.05 / 0.08) and not c.within_2x

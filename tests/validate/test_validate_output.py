@@ -4,6 +4,7 @@ per reason, and ``--family`` takes a comma list (review10, defects 15 and 16).""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 
@@ -39,8 +40,23 @@ def test_a_criterion_without_records_is_none_and_does_not_fail_check(held_back: 
     assert "n/a (no records)" in line and "not met" not in line
 
 
-def test_check_exits_0_when_every_judged_criterion_is_met(capsys: pytest.CaptureFixture[str]) -> None:
-    # vllm-issues: 92% of its held-back records within 25%, no fit record, no slowdown, no baseline, no crossover
+def test_check_exits_0_when_every_judged_criterion_is_met(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vllm-issues has no fit record, no slowdown, no baseline and no crossover: only the held-back share within
+    25% is judged (67% since the refit of 2026-12-03, 92% before it: not met). With that share at 90% -- the real
+    replay, its summary moved -- every judged criterion is met and --check exits 0."""
+    from specwise.validate import run
+
+    real = run.validate
+
+    def met(*args: object, **kwargs: object) -> Validation:
+        v = real(*args, **kwargs)  # type: ignore[arg-type]
+        return run._with_criteria(dataclasses.replace(v, held_back=dataclasses.replace(v.held_back, within_25pct=0.9)))
+
+    assert main(["validate", "--family", "vllm-issues", "--check", "--json"]) == 1  # as it is: 67% is not met
+    capsys.readouterr()
+    monkeypatch.setattr(run, "validate", met)
     assert main(["validate", "--family", "vllm-issues", "--check", "--json"]) == 0
     criteria = json.loads(capsys.readouterr().out)["criteria"]
     assert criteria[">= 85% of held-back points within +-25%"] is True

@@ -644,7 +644,9 @@ def advise(
     if gaps and all(gaps):  # no candidate can be priced: nothing to weigh
         raise SpecwiseError("; ".join(dict.fromkeys(g for g in gaps if g)))
     results = [evaluate_candidate(inputs, c, profiles, benches, eng, executor, progress) for c in inputs.candidates]
-    ranked = sorted(results, key=lambda r: _rank_key(r, inputs.operating_qps), reverse=True)
+    # candidates that tie on every key keep their labels' order, not the scenario's (a stable sort over a sorted list)
+    by_label = sorted(results, key=lambda r: str(r.candidate))
+    ranked = sorted(by_label, key=lambda r: _rank_key(r, inputs.operating_qps), reverse=True)
     top = ranked[0]
     if top.verdict in ("enable", "enable_below"):
         decision, headline = top.verdict, top.headline

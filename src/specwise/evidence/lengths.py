@@ -25,6 +25,11 @@ class Lengths:
     def assumed(self) -> bool:
         return self.how.startswith("ASSUMED")
 
+    @property
+    def unknown(self) -> bool:
+        """No defensible lengths: a replay with these would price the wrong contexts (:func:`lengths_for`)."""
+        return self.how.startswith("UNKNOWN")
+
 
 DATASETS: dict[str, Lengths] = {
     "sharegpt": Lengths(358.6, 630.0, SDB_TRACES),
@@ -58,7 +63,8 @@ PROTOCOLS: dict[tuple[str, str], Lengths] = {
 
 def lengths_for(record: EvidenceRecord) -> Lengths:
     """The record's own lengths when it gives them, else its dataset's as its ``lengths_protocol`` sampled it, else
-    an ASSUMED default."""
+    an ASSUMED default; UNKNOWN (:attr:`Lengths.unknown`) for a thinking-mode record whose dataset's lengths are of
+    non-thinking replies."""
     if record.lengths_protocol == "dataset":
         known = DATASETS.get(record.dataset, DEFAULT)
     else:
@@ -76,5 +82,10 @@ def lengths_for(record: EvidenceRecord) -> Lengths:
     if record.prompt_tokens is not None and record.output_tokens is not None:
         return Lengths(prompt, output, "published with the record")
     if record.reasoning and record.output_tokens is None and "thinking" not in known.how:
-        return Lengths(prompt, output, f"ASSUMED: thinking-mode outputs unpublished; the dataset's ({known.how})")
+        # A thinking-mode run writes its reasoning before the answer: many times the non-thinking replies the
+        # dataset's lengths were measured on (SpecDecode-Bench's Figure 3 ran with max_tokens 32768), so those would
+        # price contexts several times too short -- the more so the larger the batch.
+        return Lengths(
+            prompt, output, f"UNKNOWN: thinking-mode outputs unpublished; the dataset's are non-thinking ({known.how})"
+        )
     return Lengths(prompt, output, known.how)

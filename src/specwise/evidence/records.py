@@ -28,6 +28,10 @@ ARRIVALS = ("poisson", "constant")
 # How the source sampled its dataset's requests, where that sets their lengths (evidence/lengths.py): "dataset" (the
 # dataset's own lengths, the default) or "vllm-benchmark-serving" (vLLM's serving benchmark: each ShareGPT request
 # generates up to its reply's length)
+# A published speedup within 1% of 1 is a tie, counted neither as a slowdown nor as a speedup: the sources call such
+# points "0%" (llm-d's Qwen3-32B EAGLE-3 guide: 209.7 vs 210.1 ms p50 TPOT at 8 QPS, "0%"), and a figure read to
+# +-0.5% (SpecDecode-Bench's bars) cannot tell 0.995 from 1.005.
+TIE_WITHIN = 0.01
 LENGTHS_PROTOCOLS = ("dataset", "vllm-benchmark-serving")
 
 
@@ -106,9 +110,16 @@ class EvidenceRecord:
         return self.baseline_value / self.value
 
     @property
-    def is_slowdown(self) -> bool:
+    def is_tie(self) -> bool:
+        """A published speedup within :data:`TIE_WITHIN` of 1: neither a speedup nor a slowdown in substance."""
         s = self.speedup
-        return s is not None and s < 1.0
+        return s is not None and abs(s - 1.0) < TIE_WITHIN
+
+    @property
+    def is_slowdown(self) -> bool:
+        """A published speedup below 1 by more than a tie (:attr:`is_tie`)."""
+        s = self.speedup
+        return s is not None and s <= 1.0 - TIE_WITHIN
 
     @property
     def series(self) -> tuple[Any, ...]:
@@ -128,6 +139,10 @@ class EvidenceRecord:
             self.temperature,
             self.reasoning,
             self.metric in SPEEDUP_METRICS or self.baseline_value is not None,
+            self.kind,  # a simulated point is not the measured one at the same load
+            self.prompt_tokens,
+            self.output_tokens,
+            self.lengths_protocol,  # another workload is another experiment
         )
 
     @classmethod

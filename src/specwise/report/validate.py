@@ -55,6 +55,9 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
         t.add_row(*_row(f"held-back, {engine} only", "held-back", summary))
     print_table(out, t, wide=wide)
     out.print(_LEGEND)
+    out.print(
+        f"ties (published speedup within 1% of 1): {v.fit.ties} in the fit families, {v.held_back.ties} held back"
+    )
     _not_replayed(v, out)
     if v.crossovers:
         c = Table(title="crossover: load where speculation stops paying")
@@ -88,10 +91,11 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
 # a criterion's verdict: met, not met, or none (no record of the selection can judge it; --check passes it)
 _VERDICT = {True: ("green", "met"), False: ("red", "not met"), None: ("dim", "n/a (no records)")}
 _LEGEND = (
-    "n: records predicted; err: |predicted / published - 1|; slowdowns <1: published slowdowns (speedup < 1) also "
+    "n: records predicted; err: |predicted / published - 1|; slowdowns <1: published slowdowns (speedup <= 0.99) also "
     "predicted < 1; sign ok: share of speculative records predicted on the same side of 1 as published (faster or "
-    "slower than plain decoding); anchors: records (not in n) whose unpublished acceptance was set to reproduce their "
-    "published speedup, the rest of their series predicted from it; unrepl: records that cannot be replayed (below)"
+    "slower than plain decoding); a published speedup within 1% of 1 is a tie, in neither (counted below); anchors: "
+    "records (not in n) whose unpublished acceptance was set to reproduce their published speedup, the rest of "
+    "their series predicted from it; unrepl: records that cannot be replayed (below)"
 )
 # hints in a reason meant for someone typing a name (the catalog's lists, near names), not for an evidence record;
 # --json keeps the whole reason

@@ -84,6 +84,8 @@ def setup_for(record: EvidenceRecord, profile: EngineProfile) -> Setup:
         draft_tp = 1  # vLLM takes 1 or the target's TP; a draft whose heads do not split runs on one GPU
         notes += (f"draft on 1 GPU (its heads do not divide over {record.tp})",)
     lengths = lengths_for(record)
+    if lengths.unknown:
+        raise Unreplayable(lengths.how.removeprefix("UNKNOWN: "))
     kv, kv_base = _kv_capacity(target, gpu, record.tp, method, draft, draft_tp, lengths)
     k_values = (record.k,) if record.k is not None else (3, 5, 7)
     if record.verification == "tree":

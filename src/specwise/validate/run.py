@@ -139,7 +139,8 @@ def _followed(
 
 
 def crossovers(preds: Sequence[Prediction], speedup_at: SpeedupAt | None = None) -> list[Crossover]:
-    """Each series whose published speedup falls through 1, with where the prediction does: within the series'
+    """Each series whose published speedup falls through 1 to a slowdown (below 1 by more than a tie,
+    :attr:`~specwise.evidence.records.EvidenceRecord.is_tie`), with where the prediction does: within the series'
     loads, else (given ``speedup_at``) beyond them as far as decides whether it is within 2x."""
     series: dict[Any, list[Prediction]] = defaultdict(list)
     for p in preds:
@@ -149,7 +150,7 @@ def crossovers(preds: Sequence[Prediction], speedup_at: SpeedupAt | None = None)
     for members in series.values():
         members.sort(key=lambda p: p.record.load.value)
         published = _crossing([(p.record.load.value, p.record.speedup or 0.0) for p in members])
-        if published is None:
+        if published is None or not any(p.record.is_slowdown for p in members):
             continue
         predicted = _crossing([(p.record.load.value, p.predicted_speedup or 0.0) for p in members])
         searched = None

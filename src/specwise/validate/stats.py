@@ -18,13 +18,14 @@ class ErrorSummary:
     median_abs_rel_error: float | None
     p80_abs_rel_error: float | None
     within_25pct: float | None  # share of records with |predicted / published - 1| <= 0.25
-    slowdowns: int  # published slowdowns (speedup < 1) among the speculative records
+    slowdowns: int  # published slowdowns (speedup <= 0.99: ties apart) among the speculative records
     slowdowns_predicted: int  # of those, predicted < 1 as well
-    sign_agreement: float | None  # share of speculative records where predicted and published agree on > or < 1
+    sign_agreement: float | None  # share of speculative records (ties apart) predicted on the published side of 1
     # The same error over the speculative records only, whose ratio is of speedups (a plain-decoding record's is of
     # a TPOT or a throughput): the band a predicted speedup carries.
     speedup_records: int = 0
     speedup_p80_abs_rel_error: float | None = None
+    ties: int = 0  # published speedups within 1% of 1 (EvidenceRecord.is_tie): in neither count above
 
     def to_json(self) -> dict[str, float | int | None]:
         return asdict(self)
@@ -35,7 +36,7 @@ def summarize(preds: Sequence[Prediction]) -> ErrorSummary:
     errors = np.array([abs(p.ratio - 1.0) for p in done if p.ratio is not None])
     spec = [p for p in done if p.record.speculative and p.predicted_speedup is not None]
     slow = [p for p in spec if p.record.is_slowdown]
-    agree = [((p.predicted_speedup or 0) < 1.0) == p.record.is_slowdown for p in spec]
+    agree = [((p.predicted_speedup or 0) < 1.0) == p.record.is_slowdown for p in spec if not p.record.is_tie]
     speedup_errors = np.array([abs(p.ratio - 1.0) for p in spec if p.ratio is not None])
     return ErrorSummary(
         records=len(done),
@@ -47,6 +48,7 @@ def summarize(preds: Sequence[Prediction]) -> ErrorSummary:
         sign_agreement=float(np.mean(agree)) if agree else None,
         speedup_records=int(speedup_errors.size),
         speedup_p80_abs_rel_error=float(np.percentile(speedup_errors, 80)) if speedup_errors.size else None,
+        ties=sum(1 for p in spec if p.record.is_tie),
     )
 
 
