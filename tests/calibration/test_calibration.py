@@ -17,8 +17,10 @@ import pytest
 
 from specwise.calibration.check import prediction_rows
 from specwise.calibration.fit import Calibration, ConfigRun, LevelRun, fit
+from specwise.calibration.from_bench import tensor_parallel_size
 from specwise.calibration.steps import MeasuredStep, decode_steps, query_per_seq, request_steps
 from specwise.cli import main
+from specwise.contracts.calibration import CalibrationDoc
 from specwise.errors import SpecwiseError
 from specwise.loadgen.records import RequestRecord, summarize_level
 from specwise.loadgen.store import ResultStore
@@ -170,14 +172,17 @@ def _vllm_counters(drafts: float, draft_tokens: float, rates: list[float]) -> st
     return "\n".join(lines) + "\n"
 
 
-def test_cli_calibrates_a_stored_launch_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    store = ResultStore(tmp_path / "b.sqlite")
+def _launch_store(path: Path, server_args: tuple[list[str], list[str]] = ([], [])) -> None:
+    """A finished ``bench --launch`` run ``base`` of the toy engine: a baseline and a draft model (each with its
+    server arguments), as the harness stores it."""
+    store = ResultStore(path)
     zero = _vllm_counters(0, 0, [0.0] * 4)
     for n, (name, method, alpha, scale) in enumerate(
         [("baseline", None, 0.0, 0.0), ("draft", "draft_model", 1.0, 0.25)]
     ):
         spec = {"method": method, "num_speculative_tokens": 4} if method else None
-        config = {"rates": [0.5, 2.0], "launch": {"name": name, "speculative_config": spec, "server_args": []}}
+        launch = {"name": name, "speculative_config": spec, "server_args": server_args[n]}
+        config = {"rates": [0.5, 2.0], "launch": {**launch, "hardware": "2 x NVIDIA H100 80GB HBM3"}}
         run_id = f"base-{name}"
         store.create_run(run_id, float(n), config)
         for level, rate in enumerate((0.5, 2.0)):
@@ -188,6 +193,10 @@ def test_cli_calibrates_a_stored_launch_run(tmp_path: Path, capsys: pytest.Captu
                 store.save_scrape(run_id, level, "before", zero)
                 store.save_scrape(run_id, level, "after", _vllm_counters(drafts, dtoks, rates))
     store.close()
+
+
+def test_cli_calibrates_a_stored_launch_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _launch_store(tmp_path / "b.sqlite")
     assert main(["bench", "--calibrate-run", "base", "--db", str(tmp_path / "b.sqlite"), "--json"]) == 0
     cal = json.loads(capsys.readouterr().out)["calibration"]
     assert cal["predictor"]["per_batched_token_s"] == pytest.approx(B, rel=0.05)
@@ -198,6 +207,41 @@ def test_cli_calibrates_a_stored_launch_run(tmp_path: Path, capsys: pytest.Captu
     assert main(["bench", "--calibrate-run", "nope", "--db", str(tmp_path / "b.sqlite")]) == 2
     err = capsys.readouterr().err
     assert "no --launch run 'nope'" in err and "the launch runs here: base" in err
+
+
+@pytest.mark.parametrize(
+    ("server_args", "recorded"),
+    [
+        (([], []), 1),  # vLLM's default
+        ((["--tensor-parallel-size", "2"], ["-tp=2"]), 2),
+        ((["--tensor-parallel-size", "2"], ["--tensor-parallel-size", "4"]), None),  # configurations differ: unknown
+    ],
+)
+def test_the_calibration_records_the_servers_tensor_parallelism(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], server_args: tuple[list[str], list[str]], recorded: int | None
+) -> None:
+    """A law fitted at one tensor parallelism is another split's at another; the file says which it measured (the
+    hardware string only counts the machine's GPUs)."""
+    _launch_store(tmp_path / "b.sqlite", server_args)
+    out = tmp_path / "cal.json"
+    db = str(tmp_path / "b.sqlite")
+    assert main(["bench", "--calibrate-run", "base", "--db", db, "--calibration-out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    written = json.loads(out.read_text())
+    assert written["tensor_parallel_size"] == recorded and written["hardware"] == "2 x NVIDIA H100 80GB HBM3"
+    assert CalibrationDoc.read(out).tensor_parallel_size == recorded
+    del written["tensor_parallel_size"]  # a file from before it was recorded still reads
+    assert CalibrationDoc.from_json(written).tensor_parallel_size is None
+
+
+def test_tensor_parallelism_from_each_engines_flags() -> None:
+    assert tensor_parallel_size("vllm", ("--max-num-seqs", "8")) == 1
+    assert tensor_parallel_size("vllm", ("-tp", "8")) == 8
+    assert tensor_parallel_size("sglang", ("--tp-size", "2")) == 2
+    assert tensor_parallel_size("sglang", ("--tensor-parallel-size=4",)) == 4
+    assert tensor_parallel_size("llama.cpp", ("--split-mode", "row")) is None
+    with pytest.raises(SpecwiseError, match="--tensor-parallel-size: not an integer"):
+        tensor_parallel_size("vllm", ("--tensor-parallel-size", "two"))
 
 
 def test_a_speculative_level_without_spec_decode_counts_is_refused(

@@ -29,3 +29,22 @@ def test_the_launch_file_is_the_engines_and_loads(engine: str, flag: str, spec_k
     baseline, spec = launch.configs
     assert baseline.speculative_config is None and spec.speculative_config is not None
     assert spec_key in spec.speculative_config
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_the_python_it_names_is_the_one_on_path(engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """advise writes ``python = "python"``: bench --launch runs the one on $PATH, as the comment beside it says
+    (before, it looked for ./python in the working directory and refused with "run 'make vllm' first")."""
+    from specwise.loadgen.launcher import missing_program
+
+    exe = tmp_path / "bin" / "python"
+    exe.parent.mkdir()
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", str(exe.parent))
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "measure.toml"
+    path.write_text(launch_toml(get_engine(engine), D, "eagle3-k3", EAGLE3))
+    assert 'python = "python"  # ' in path.read_text() and "a name on PATH, or a path" in path.read_text()
+    launch = load_launch_file(path)
+    assert launch.python == str(exe) and missing_program(launch.python, engine) is None

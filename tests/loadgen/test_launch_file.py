@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from specwise.errors import SpecwiseError
-from specwise.loadgen.launcher import EngineServer, ServerConfig, load_launch_file
+from specwise.loadgen.launcher import EngineServer, ServerConfig, load_launch_file, missing_program
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "launch" / "smollm2.toml"
 
@@ -42,15 +42,83 @@ def test_bad_launch_files(tmp_path: Path, text: str, fragment: str) -> None:
         load_launch_file(f)
 
 
-def test_missing_vllm_environment_is_a_clear_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("python", "says"),
+    [
+        (None, "python = '.venv-vllm/bin/python': no such file; run 'make vllm' first in a specwise checkout, or set"),
+        ("../../.venv-vllm/bin/python", "python = '../../.venv-vllm/bin/python': no such file; run 'make vllm' first"),
+        ("/nonexistent/python", "python = '/nonexistent/python': no such file; set python in the launch file to the"),
+        ("no-such-python-3.99", "python = 'no-such-python-3.99': not found on PATH; set python in the launch file to "
+         r"the Python that has vLLM installed \(a name on PATH, or a path\)$"),
+    ],
+)  # fmt: skip
+def test_missing_vllm_environment_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, python: str | None, says: str
+) -> None:
+    """``make vllm`` is offered only where this repository's ``.venv-vllm`` is meant (the default and the shipped
+    examples): anyone else is asked for their own vLLM Python (review: every missing program said "no vLLM Python
+    here; run 'make vllm' first")."""
+    monkeypatch.chdir(tmp_path)
     f = tmp_path / "l.toml"
-    f.write_text('model = "m"\npython = "/nonexistent/python"\n[[config]]\nname = "a"\n')
+    f.write_text('model = "m"\n' + (f'python = "{python}"\n' if python else "") + '[[config]]\nname = "a"\n')
     launch = load_launch_file(f)
-    with (
-        pytest.raises(SpecwiseError, match="run 'make vllm' first"),
-        EngineServer(launch, ServerConfig("a"), tmp_path / "log"),
-    ):
+    with pytest.raises(SpecwiseError, match=f"^{f}: {says}"), EngineServer(launch, ServerConfig("a"), tmp_path / "l"):
         pass
+
+
+def _on_path(directory: Path, name: str, delay: float = 0) -> Path:
+    import os
+    import sys
+
+    directory.mkdir(parents=True, exist_ok=True)
+    exe = directory / name
+    exe.write_text(_FAKE_ENGINE.format(python=sys.executable, delay=delay))
+    os.chmod(exe, 0o755)
+    return exe
+
+
+def test_a_python_named_as_advise_writes_it_is_found_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python = "python"`` (advise's launch file): the Python on $PATH runs, as in a shell. Before, the launcher
+    looked for a file named ``python`` in the working directory and refused with "no vLLM Python here"."""
+    exe = _on_path(tmp_path / "venv" / "bin", "python")
+    monkeypatch.setenv("PATH", f"{exe.parent}:/usr/bin:/bin")
+    (tmp_path / "run").mkdir()
+    monkeypatch.chdir(tmp_path / "run")  # no file named python here, nor next to the launch file
+    f = tmp_path / "l.toml"
+    f.write_text('model = "m"\npython = "python"\n[[config]]\nname = "a"\n')
+    launch = load_launch_file(f)
+    assert launch.python == str(exe)
+    with EngineServer(launch, launch.configs[0], tmp_path / "log") as url:
+        assert url.startswith("http://127.0.0.1:")
+
+
+def test_a_bare_name_is_looked_up_on_the_launch_files_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server runs with the launch file's ``env``: a PATH there is where its program is looked up (and where
+    the process start would look); llama.cpp's ``llama-server`` is named the same way, and worded as itself."""
+    exe = _on_path(tmp_path / "opt", "llama-server")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    f = tmp_path / "l.toml"
+    f.write_text(
+        f'engine = "llama.cpp"\nmodel = "m"\npython = "llama-server"\nenv = {{ PATH = "{exe.parent}" }}\n'
+        '[[config]]\nname = "a"\n'
+    )
+    launch = load_launch_file(f)
+    assert launch.python == str(exe) and missing_program(launch.python, "llama.cpp", str(exe.parent)) is None
+    said = missing_program("llama-server", "llama.cpp", "/usr/bin:/bin")
+    assert said == (
+        "python = 'llama-server': not found on PATH; set python in the launch file to the llama-server binary "
+        "(a name on PATH, or a path)"
+    )
+
+
+def test_a_bare_name_not_on_path_is_still_taken_from_the_launch_files_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As before: ``python = "fakepy"`` beside the launch file, and nothing of that name on $PATH."""
+    exe = _on_path(tmp_path, "fakepy")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    (tmp_path / "l.toml").write_text('model = "m"\npython = "fakepy"\n[[config]]\nname = "a"\n')
+    assert load_launch_file(tmp_path / "l.toml").python == str(exe)
 
 
 def test_opt_ins_allow_a_remote_bind_and_remote_code(tmp_path: Path) -> None:

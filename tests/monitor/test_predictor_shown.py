@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from specwise.cli import main
-from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc, CalibrationRow, StepLaw
+from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc, CalibrationRow, StepLaw, StepPoint
 from tests.monitor.pages import Pages, serve_pages
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -61,13 +61,15 @@ output_tokens = 60
 
 def _calibration(path: Path, hardware: str | None = "CPU: test, 2 cores") -> Path:
     """A CPU server's law: a 0.3 s step, 5 ms per batched token over 48 (an H100 deployment priced by it slows
-    down at batch 200)."""
+    down at batch 200); its measured steps reach the deployment's limits (so no range note joins the warning)."""
+    widest = StepPoint("baseline", 0, 256, 0.0, 1e6, 8192.0, 0.3, 5)
     cal = CalibrationDoc(
         run_id="toy",
         law=StepLaw(per_kv_token_s=1e-7, per_batched_token_s=5e-3, constant_s=0.3, free_batched_tokens=48),
         fit_points=10,
         fit_relative_rms_error=0.1,
         draft_cost_scale={"spec": 0.04},
+        points=(widest,),
         rows=(CalibrationRow("spec", 0, 1.0, 0.3, 0.31, 1.2, 1.1, -0.1),),
         base_config="baseline",
         configs=(CalibratedConfig("baseline", None, None, 0), CalibratedConfig("spec", "ngram", None, 4)),

@@ -31,6 +31,9 @@ output_tokens = 60
 """
 
 
+_LAW = {"per_kv_token_s": 1e-7, "per_batched_token_s": 5e-3, "constant_s": 0.3}
+
+
 def _doc(method: str = "ngram") -> CalibrationDoc:
     return CalibrationDoc(
         run_id="toy",
@@ -88,18 +91,47 @@ def test_calibration_changes_the_simulation_and_is_named(tmp_path: Path, capsys:
         ({"engine": "sglang"}, "measured sglang, but this deployment runs vllm"),
         ({"predictor": {"per_kv_token_s": 0, "per_batched_token_s": 0, "constant_s": -1}}, "constant_s: -1"),
         ({"predictor": {"per_kv_token_s": 0, "per_batched_token_s": 0, "constant_s": 0}}, "every coefficient is 0"),
+        # review: an RMS error of 5 gave a band of [-3.57, 5.36]; a negative one fell back to another band
+        *(
+            ({"predictor": {**_LAW, "fit_relative_rms_error": e}}, f"predictor.fit_relative_rms_error: {e!r}: must be")
+            for e in (5.0, 1.0, -0.5)
+        ),
+        ({"predictor": {**_LAW, "constant_s": 1e6}}, "predictor.constant_s: 1000000.0: over 10 s per step"),
+        ({"tensor_parallel_size": 0}, "tensor_parallel_size: 0: must be at least 1"),
     ],
 )
 def test_a_calibration_of_another_server_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], changes: dict[str, object], said: str
 ) -> None:
-    """A step-time law is one model on one engine; an edited file cannot make steps take negative or no time."""
+    """A step-time law is one model on one engine; an edited file cannot make steps take negative or no time, nor
+    an absurd fixed time, nor carry a fit error that is none or makes the band reach below 0."""
     scenario = tmp_path / "s.toml"
     scenario.write_text(SCENARIO)
     cal = _calibration(tmp_path / "cal.json", changes=changes)
     assert main(["simulate", "--scenario", str(scenario), "--calibration", str(cal)]) == 2
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err and str(cal) in err
+
+
+@pytest.mark.parametrize(("error", "constant_s"), [(0.0, 0.3), (0.99, 10.0)])
+def test_a_fit_error_under_1_and_a_step_up_to_10_s_are_accepted(error: float, constant_s: float) -> None:
+    doc = {**_doc().to_json(), "predictor": {**_LAW, "constant_s": constant_s, "fit_relative_rms_error": error}}
+    cal = CalibrationDoc.from_json(doc, "cal.json")
+    assert cal.fit_relative_rms_error == error and cal.law.constant_s == constant_s
+
+
+def test_a_calibration_from_another_card_of_the_family_is_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review: "1 x NVIDIA H100 PCIe" contains "H100", and was used for the H100 SXM without a word."""
+    pcie = _calibration(tmp_path / "pcie.json", changes={"hardware": "1 x NVIDIA H100 PCIe"})
+    doc = _simulate(tmp_path, capsys, "--calibration", str(pcie))
+    said = [w for w in doc["warnings"] if "H100 PCIe" in w]  # type: ignore[attr-defined]
+    assert len(said) == 1 and "(the catalog's H100-PCIe-80GB), not H100-SXM-80GB" in said[0], doc["warnings"]
+    sxm = _calibration(tmp_path / "sxm.json", changes={"hardware": "1 x NVIDIA H100 80GB HBM3"})
+    doc = _simulate(tmp_path, capsys, "--calibration", str(sxm))
+    assert not [w for w in doc["warnings"] if "ran on" in w]  # type: ignore[attr-defined]
 
 
 def test_a_draft_models_cost_is_not_reused_for_another_draft(
@@ -182,7 +214,29 @@ def test_a_calibration_used_beyond_the_steps_it_measured_is_said(
     # a calibration that measured the deployment's whole range says nothing
     wide = _calibration(tmp_path / "wide.json", changes={"points": _points(256, 1e6, 8192.0)})
     doc = _simulate(tmp_path, capsys, "--calibration", str(wide))
-    assert not [w for w in doc["warnings"] if "was measured at" in w]  # type: ignore[attr-defined]
+    assert not [w for w in doc["warnings"] if "was measured at" in w or "range is unknown" in w]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("command", ["simulate", "export"])
+def test_a_calibration_that_records_no_steps_says_its_range_is_unknown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """Review: ``points: []`` lost the "measured at batch <= N ... beyond the calibrated range" note without a word;
+    now the results say the range cannot be checked, where that note would be."""
+    cal = _calibration(tmp_path / "cal.json", changes={"points": []})
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SCENARIO)
+    if command == "simulate":
+        doc = _simulate(tmp_path, capsys, "--calibration", str(cal))
+        said = [w for w in doc["warnings"] if "range is unknown" in w]  # type: ignore[attr-defined]
+    else:
+        out = tmp_path / "r.yml"
+        assert main(["export", "prometheus-rules", "--scenario", str(scenario), "--calibration", str(cal),
+                     "--out", str(out)]) == 0  # fmt: skip
+        said = [ln for ln in capsys.readouterr().err.splitlines() if "range is unknown" in ln]
+    assert len(said) == 1, said
+    assert f"calibration {cal} does not record the steps it measured: its range is unknown" in said[0]
+    assert "+-10% band is not measured" in said[0]
 
 
 def test_the_range_check_takes_any_step_such_as_a_live_batch() -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +70,30 @@ def test_k_past_the_given_positions_is_said() -> None:
     full = _with("speculation", per_position=[0.8, 0.6, 0.5, 0.4])
     del full["speculation"]["acceptance"]
     assert not any("draft position" in w for w in parse_scenario(full).warnings)
+
+
+@pytest.mark.parametrize("predictor", ["roofline", "published-fit"])
+def test_a_predictor_that_does_not_use_the_calibration_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], predictor: str
+) -> None:
+    """As ``--predictor roofline --calibration X`` is refused: before, ``predictor = "roofline"`` with
+    ``calibration = FILE`` simulated on the calibration without a word."""
+    from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc, StepLaw
+
+    configs = (CalibratedConfig("baseline", None, None, 0), CalibratedConfig("spec", "ngram", None, 2))
+    cal = CalibrationDoc("toy", StepLaw(1e-7, 5e-3, 0.01), 10, 0.1, {"spec": 0.04}, configs=configs)
+    (tmp_path / "cal.json").write_text(json.dumps(cal.to_json()))
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[deployment]\ntarget = "meta-llama/Llama-3.1-8B-Instruct"\ngpu = "H100-SXM-80GB"\nmax_model_len = 8192\n'
+        f'predictor = "{predictor}"\ncalibration = "cal.json"\n'
+        '[speculation]\nmethod = "ngram"\nk = [0, 2]\nacceptance = 0.6\n[sweep]\nqps = [1.0]\nnum_requests = 20\n'
+        '[[workload]]\nname = "chat"\nprompt_tokens = 500\noutput_tokens = 100\n'
+    )
+    assert main(["simulate", "--scenario", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: [deployment].predictor: {predictor} does not use calibration = 'cal.json'" in err, err
+    assert len(err.strip().splitlines()) == 1
+    path.write_text(path.read_text().replace(f'predictor = "{predictor}"', 'predictor = "calibrated"'))
+    assert main(["simulate", "--scenario", str(path), "--json", "--processes", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["predictor"]["name"] == f"calibrated: {tmp_path / 'cal.json'}"

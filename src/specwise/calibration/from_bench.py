@@ -30,6 +30,21 @@ def _flag(args: tuple[str, ...], name: str, default: int) -> int:
     return default
 
 
+# the flags that set the server's tensor parallelism (default 1): vLLM's ``--tensor-parallel-size`` / ``-tp``
+# (vllm/engine/arg_utils.py), SGLang's ``--tensor-parallel-size`` / ``--tp-size`` (sglang/srt/server_args.py);
+# llama.cpp splits layers, not tensors, so it records none
+TP_FLAGS = {"vllm": ("--tensor-parallel-size", "-tp"), "sglang": ("--tensor-parallel-size", "--tp-size")}
+
+
+def tensor_parallel_size(engine: str, server_args: tuple[str, ...]) -> int | None:
+    """The tensor parallelism ``server_args`` start ``engine`` with (None: an engine without it)."""
+    flags = TP_FLAGS.get(engine)
+    if flags is None:
+        return None
+    given = [v for v in (_flag(server_args, flag, 0) for flag in flags) if v]
+    return given[0] if given else 1
+
+
 DEFAULT_MAX_NUM_SEQS = 256
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
 
@@ -136,5 +151,12 @@ def calibrate(store: ResultStore, base_id: str) -> CalibrationDoc:
         engine=infos[0].engine,
         engine_version=next((i.engine_version for i in infos if i.engine_version), None),
         hardware=infos[0].hardware,
+        tensor_parallel_size=_one_tp(infos),
         target=infos[0].model,
     )
+
+
+def _one_tp(infos: list[LaunchInfo]) -> int | None:
+    """The tensor parallelism every configuration ran at (None: they differ, or the engine has none)."""
+    sizes = {tensor_parallel_size(i.engine, i.server_args) for i in infos}
+    return sizes.pop() if len(sizes) == 1 else None

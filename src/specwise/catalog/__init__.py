@@ -84,8 +84,34 @@ def catalog_gpus() -> dict[str, GpuSpec]:
             interconnect=g["interconnect"],
             aliases=tuple(g["aliases"]),
             source=g["source"],
+            device_names=tuple(g.get("device_names", ())),
         )
     return gpus
+
+
+def _device_key(name: str) -> str:
+    """A GPU name as words, lower case, without the vendor: ``NVIDIA A100-SXM4-80GB`` -> ``a100 sxm4 80gb`` (older
+    drivers print ``GeForce RTX 3090`` without ``NVIDIA``)."""
+    words = [w for w in re.split(r"[\s_-]+", name.strip().lower()) if w]
+    return " ".join(words[1:] if words and words[0] in ("nvidia", "amd") else words)
+
+
+@cache
+def _gpus_by_device() -> dict[str, GpuSpec]:
+    by_key: dict[str, GpuSpec] = {}
+    for gpu in catalog_gpus().values():
+        for name in (*gpu.device_names, gpu.name, *gpu.aliases):
+            other = by_key.setdefault(_device_key(name), gpu)
+            if other.name != gpu.name:
+                raise RuntimeError(f"catalog: {name!r} names both {other.name} and {gpu.name}")
+    return by_key
+
+
+def gpu_for_device(name: str) -> GpuSpec | None:
+    """The catalog GPU a device is, by the name its driver reports (``NVIDIA H100 80GB HBM3``: ``device_names`` in
+    gpus.json) or a catalog name or alias; None for any other card. Whole names only: ``NVIDIA L40S`` is not the L4,
+    nor ``NVIDIA H100 PCIe`` the H100 SXM."""
+    return _gpus_by_device().get(_device_key(name))
 
 
 def _near(name: str, candidates: list[str], n: int = 4) -> list[str]:

@@ -23,6 +23,11 @@ SCHEMA = Schema("specwise.calibration", 1)
 # fraction of the target (0.3 for a 0.5B draft of a 1.5B target on the CPU build, bench/results/vllm_qwen_bench.json)
 # and a lookup a few percent; above this the file was edited or fitted on noise
 MAX_DRAFT_COST_SCALE = 10.0
+# the law's fixed cost of one step, in seconds: the slowest server this project calibrated (vLLM's CPU build serving
+# Qwen2.5-Coder 1.5B, bench/results/vllm_qwen_bench.json) costs 0.35 s a step; a fixed 10 s -- one token every 10 s
+# for every sequence, at any batch -- is no server anyone serves from, but an edited file or milliseconds written as
+# seconds (0.35 s as 350)
+MAX_CONSTANT_S = 10.0
 FORM = (
     "t = per_kv_token_s * kv_tokens + per_batched_token_s * max(batched_tokens - free_batched_tokens, 0) + constant_s"
 )
@@ -128,6 +133,7 @@ class CalibrationDoc:
     engine: str = "vllm"
     engine_version: str | None = None
     hardware: str | None = None  # what the server ran on, as the run saw it
+    tensor_parallel_size: int | None = None  # the server's tensor parallelism (None: not recorded, an older file)
     target: str | None = None  # the served model
     extra: JsonObject = field(default_factory=dict)  # fields a newer writer adds
     # step timings left out of the fit: the points' outliers and the shape classes that kept none (calibration.fit)
@@ -216,6 +222,7 @@ class CalibrationDoc:
             "engine": self.engine,
             "engine_version": self.engine_version,
             "hardware": self.hardware,
+            "tensor_parallel_size": self.tensor_parallel_size,
             "target": self.target,
             "configs": [asdict(c) for c in self.configs],
             **dict(self.extra),
@@ -232,7 +239,7 @@ class CalibrationDoc:
         rows = tuple(CalibrationRow.from_json(r) for r in f.objects("rows"))
         known = {"run_id", "predictor", "draft_cost_scale", "points", "rows", "mean_abs_speedup_error"}
         known |= {"max_abs_speedup_error", "base_config", "schema", "engine", "engine_version", "hardware", "target"}
-        known |= {"configs"}
+        known |= {"configs", "tensor_parallel_size"}
         points = tuple(StepPoint.from_json(p) for p in f.objects("points"))
         law = StepLaw(
             per_kv_token_s=pred.number("per_kv_token_s", required=True) or 0.0,
@@ -253,7 +260,7 @@ class CalibrationDoc:
             run_id=f.text("run_id", "") or "",
             law=law,
             fit_points=pred.integer("fit_points", 0) or 0,
-            fit_relative_rms_error=pred.number("fit_relative_rms_error"),
+            fit_relative_rms_error=_fit_error(pred),
             draft_cost_scale={k: scales.number(k, required=True) or 0.0 for k in scales.data} if scales else {},
             points=points,
             outlier_steps=_at_least(pred, "outlier_steps", 0, sum(p.outliers for p in points)),
@@ -266,6 +273,7 @@ class CalibrationDoc:
             engine=f.text("engine", "vllm") or "vllm",
             engine_version=f.text("engine_version"),
             hardware=f.text("hardware"),
+            tensor_parallel_size=_tensor_parallel(f),
             target=f.text("target"),
             extra={k: v for k, v in data.items() if k not in known},
         )
@@ -303,9 +311,37 @@ def _refuse_vllm_result(path: Path, data: JsonObject | None = None) -> None:
 
 def _check_law(law: StepLaw, pred: Fields) -> None:
     """A step time is positive and grows with work: no coefficient below 0, not all 0 (the fitter is non-negative
-    least squares, so only an edited file breaks this)."""
+    least squares, so only an edited file breaks this); a fixed cost over MAX_CONSTANT_S a step is no server's."""
     for key in ("per_kv_token_s", "per_batched_token_s", "constant_s", "free_batched_tokens"):
         if getattr(law, key) < 0:
             raise pred.fail(key, f"{getattr(law, key)!r}: negative (a step cannot take less time with more work)")
     if law.per_kv_token_s + law.per_batched_token_s + law.constant_s <= 0:
         raise pred.fail("constant_s", "every coefficient is 0: that law gives steps that take no time")
+    if law.constant_s > MAX_CONSTANT_S:
+        raise pred.fail(
+            "constant_s",
+            f"{law.constant_s!r}: over {MAX_CONSTANT_S:g} s per step before any work (the slowest server calibrated, "
+            "a CPU build, costs 0.35 s); an edited file, or milliseconds written as seconds?",
+        )
+
+
+def _fit_error(pred: Fields) -> float | None:
+    """The law's relative RMS step-time error (CV(RMSE)), 0 or more and under 1: a calibrated speedup's band is
+    speedup x (1 +- it) (:meth:`CalibrationDoc.speedup_band`), which reaches 0 at 1, and a law off by the whole mean
+    step or more is no fit."""
+    value = pred.number("fit_relative_rms_error")
+    if value is not None and not 0.0 <= value < 1.0:
+        raise pred.fail(
+            "fit_relative_rms_error",
+            f"{value!r}: must be 0 or more and under 1 (the RMS step-time error over the mean step; at 1 the law "
+            "misses by the whole step, and a negative error is none)",
+        )
+    return value
+
+
+def _tensor_parallel(f: Fields) -> int | None:
+    """The calibrated server's tensor parallelism: absent or null in files written before it was recorded."""
+    value = f.integer("tensor_parallel_size")
+    if value is not None and value < 1:
+        raise f.fail("tensor_parallel_size", f"{value}: must be at least 1 (GPUs the model is split over)")
+    return value

@@ -169,11 +169,18 @@ _PROGRAM = {"llama.cpp": ("llama-server", "the llama-server binary")}
 _DISPLAY = {"vllm": "vLLM", "sglang": "SGLang"}
 
 
+def launch_program(engine: str) -> tuple[str, str]:
+    """The program a launch file's ``python`` names for ``engine`` (as ``advise`` writes it: a bare name, looked up
+    on $PATH by ``bench --launch``) and what it is, in words: ``("python", "the Python that has vLLM installed")``."""
+    shown = _DISPLAY.get(engine, engine)
+    return _PROGRAM.get(engine, ("python", f"the Python that has {shown} installed"))
+
+
 def launch_toml(engine: Engine, d: Deployment, name: str, speculation: Speculation) -> str:
     """A ``specwise bench --launch`` file comparing no speculation with ``speculation`` on ``d``, for ``engine``."""
     speculative_config = engine.speculative_config(speculation)
     shown = _DISPLAY.get(engine.name, engine.name)
-    program, what = _PROGRAM.get(engine.name, ("python", f"the Python that has {shown} installed"))
+    program, what = launch_program(engine.name)
     inline = ", ".join(f"{k} = {json.dumps(v)}" for k, v in speculative_config.items())
     lines = [
         f"# specwise bench --launch: the same requests against {shown} without and with the advised speculation",
@@ -181,7 +188,7 @@ def launch_toml(engine: Engine, d: Deployment, name: str, speculation: Speculati
         *([f"engine = {json.dumps(engine.name)}"] if engine.name != "vllm" else []),
         f"model = {json.dumps(d.model)}",
         'served_model_name = "model"',
-        f"python = {json.dumps(program)}  # {what}",
+        f"python = {json.dumps(program)}  # {what}: a name on PATH, or a path",
         f"extra_args = {json.dumps(engine.deployment_args(d))}",
         "",
         "[[config]]",

@@ -14,6 +14,7 @@ import ctypes
 import os
 import platform
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -27,6 +28,7 @@ from typing import Any
 import httpx
 
 from specwise.engines import get_engine
+from specwise.engines.base import launch_program
 from specwise.errors import SpecwiseError
 from specwise.scenario.fields import Section
 from specwise.scenario.toml_loader import read_toml
@@ -49,6 +51,7 @@ class LaunchFile:
     env: dict[str, str] = field(default_factory=dict)
     startup_timeout_s: float = 600.0
     engine: str = "vllm"
+    source: str = ""  # the launch file it was read from, named in its errors
 
 
 def _resolve(base: Path, value: str) -> str:
@@ -57,11 +60,41 @@ def _resolve(base: Path, value: str) -> str:
     return str(base / p) if not p.is_absolute() and (base / p).exists() else value
 
 
-def _program(base: Path, value: str) -> str:
-    """The Python to run: a relative path next to the launch file made absolute (``./python`` in the launch file's
-    directory would otherwise shorten to ``python`` and be looked up on $PATH by the process start)."""
+def _bare(value: str) -> bool:
+    """A program named without a directory (``python``, ``llama-server``): the process start looks it up on $PATH."""
+    return not any(sep in value for sep in (os.sep, os.altsep) if sep)
+
+
+def _program(base: Path, value: str, path_var: str | None = None) -> str:
+    """The program to run (``python``; llama.cpp's ``llama-server``). A bare name is looked up on $PATH (the launch
+    file's ``env`` PATH when it sets one), as a shell and the process start would -- ``advise`` writes ``python =
+    "python"``; one not on PATH is still taken from the launch file's directory when it is there, as before. A
+    relative path next to the launch file is made absolute (``./python`` in the launch file's directory would
+    otherwise shorten to ``python`` and be looked up on $PATH by the process start); any other relative path is
+    left to the working directory."""
+    if _bare(value) and (found := shutil.which(value, path=path_var)) is not None:
+        return str(Path(found).absolute())
     p = Path(value)
     return str((base / p).absolute()) if not p.is_absolute() and (base / p).exists() else value
+
+
+def missing_program(program: str, engine: str, path_var: str | None = None, source: str = "") -> str | None:
+    """Why ``program`` (a launch file's ``python``; ``source``: that file) cannot be started, in one line with a
+    hint that fits where the user is (None: it is there). ``make vllm`` is offered only for this repository's
+    ``.venv-vllm`` convention (the launch file's default and the shipped examples); anyone else is asked for their
+    own engine's program."""
+    what = launch_program(engine)[1]
+    fix = f"set python in the launch file to {what} (a name on PATH, or a path)"
+    where = f"{source}: " if source else ""
+    if _bare(program):
+        if shutil.which(program, path=path_var) is not None:
+            return None
+        return f"{where}python = {program!r}: not found on PATH; {fix}"
+    if Path(program).exists():
+        return None
+    if ".venv-vllm" in Path(program).parts:
+        return f"{where}python = {program!r}: no such file; run 'make vllm' first in a specwise checkout, or {fix}"
+    return f"{where}python = {program!r}: no such file; {fix}"
 
 
 def load_launch_file(path: Path) -> LaunchFile:
@@ -89,16 +122,18 @@ def load_launch_file(path: Path) -> LaunchFile:
             spec = {**spec, "model": _resolve(path.parent, spec["model"])}
         out.append(ServerConfig(name, spec, _strings(c, "extra_args")))
     extra = _strings(root, "extra_args")
+    env = _env(root)
     _check_opt_ins(root, [*extra, *(a for cfg in out for a in cfg.extra_args)])
     return LaunchFile(
         model=_resolve(path.parent, root.string("model")),
         served_model_name=root.string("served_model_name", "model"),
-        python=_program(path.parent, root.string("python", ".venv-vllm/bin/python")),
+        python=_program(path.parent, root.string("python", ".venv-vllm/bin/python"), env.get("PATH")),
         configs=tuple(out),
         extra_args=extra,
-        env=_env(root),
+        env=env,
         startup_timeout_s=root.number("startup_timeout_s", 600.0, low=1.0, high=86400.0),
         engine=get_engine(root.string("engine", "vllm")).name,
+        source=str(path),
     )
 
 
@@ -178,10 +213,11 @@ class EngineServer:
         )
 
     def __enter__(self) -> str:
-        if not Path(self.launch.python).exists():
-            raise SpecwiseError(f"{self.launch.python}: no vLLM Python here; run 'make vllm' first")
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "HF_HUB_OFFLINE": "1", **self.launch.env}
+        missing = missing_program(self.launch.python, self.launch.engine, env.get("PATH"), self.launch.source)
+        if missing is not None:
+            raise SpecwiseError(missing)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("wb") as log:
             try:
                 self.proc = spawn_server(self.command(), log, env)

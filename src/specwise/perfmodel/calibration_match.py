@@ -3,7 +3,10 @@
 A calibrated step-time law (``specwise bench --calibrate`` / ``specwise calibrate``) is one server's steps: one
 target model on one engine and one machine. Used for another model or engine it prices the wrong server with a band
 that looks precise, so that is refused; another GPU, or a file that does not record its hardware, is said next to
-every result (a CPU calibration pricing an L4 deployment is a legitimate what-if, not a GPU prediction).
+every result (a CPU calibration pricing an L4 deployment is a legitimate what-if, not a GPU prediction). The GPU is
+known by the whole name nvidia-smi gives the card (the catalog's ``device_names``: an H100 PCIe is not the H100 SXM,
+an L40S not the L4), and another tensor parallelism is said the same way; so is a file that records no measured
+steps, whose range therefore cannot be checked.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from specwise.catalog import gpu_for_device
 from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc
 from specwise.errors import SpecwiseError
 from specwise.specs.gpu import GpuSpec
@@ -39,19 +43,66 @@ def check_draft(cal: CalibrationDoc, name: str, match: CalibratedConfig, draft: 
         )
 
 
-def hardware_notes(cal: CalibrationDoc, name: str, gpu: GpuSpec) -> tuple[str, ...]:
-    """What the results cannot claim when the calibration ran elsewhere, or does not say where it ran."""
+def hardware_notes(cal: CalibrationDoc, name: str, gpu: GpuSpec, tp: int) -> tuple[str, ...]:
+    """What the results cannot claim when the calibration ran elsewhere, or does not say where it ran: another
+    catalog GPU, a card the catalog does not know, a CPU, or another tensor parallelism."""
     if not cal.hardware:
         return (
             f"calibration {name} does not record the hardware it ran on (vllm bench serve files do not say): its "
             f"step times are taken to be {gpu.name}'s",
+            *_tp_notes(cal, name, None, tp),
         )
-    family = re.split(r"[-_ ]", gpu.name)[0].upper()
-    if family and family in cal.hardware.upper():
+    count, device = recorded_gpus(cal.hardware)
+    return (*_device_notes(cal.hardware, device, name, gpu), *_tp_notes(cal, name, count, tp))
+
+
+_GPU_COUNT = re.compile(r"^\s*(\d+)\s*x\s+(\S.*?)\s*$")
+
+
+def recorded_gpus(hardware: str) -> tuple[int | None, str]:
+    """A calibration's hardware as ``bench --launch`` records it (``loadgen.launcher.hardware_description``): the
+    GPUs nvidia-smi lists, ``"2 x NVIDIA H100 80GB HBM3"`` -> ``(2, "NVIDIA H100 80GB HBM3")``; anything else (a
+    CPU, a name written by hand) -> ``(None, hardware)``."""
+    m = _GPU_COUNT.match(hardware)
+    return (int(m.group(1)), m.group(2)) if m else (None, hardware.strip())
+
+
+def _device_notes(hardware: str, device: str, name: str, gpu: GpuSpec) -> tuple[str, ...]:
+    consequence = (
+        f"the simulated step times are that machine's, not a {gpu.name}'s; calibrate on the deployment's GPU for a "
+        "prediction of it"
+    )
+    if device.upper().startswith("CPU"):  # hardware_description's "CPU: <model>, <n> cores"
+        return (f"calibration {name} ran on {hardware}, not {gpu.name}: {consequence}",)
+    seen = gpu_for_device(device)
+    if seen is None:
+        return (
+            f"calibration {name} ran on {hardware}, which specwise cannot match to {gpu.name} (no catalog GPU has that "
+            f"device name; specwise gpus lists them): if it is another card, {consequence}",
+        )
+    if seen.name != gpu.name:
+        return (f"calibration {name} ran on {hardware} (the catalog's {seen.name}), not {gpu.name}: {consequence}",)
+    return ()
+
+
+def _tp_notes(cal: CalibrationDoc, name: str, count: int | None, tp: int) -> tuple[str, ...]:
+    """The calibrated server's tensor parallelism against the deployment's: as recorded, else (a file from before it
+    was recorded) the number of GPUs its machine had, which the server may not all have used."""
+    recorded = cal.tensor_parallel_size
+    if recorded is not None:
+        if recorded == tp:
+            return ()
+        return (
+            f"calibration {name} ran at tensor parallelism {recorded}, but this deployment runs tp {tp}: its step "
+            f"times are those of the model split over {recorded} GPU(s), not {tp}; calibrate at the deployment's "
+            "tensor parallelism for a prediction of it",
+        )
+    if count is None or count == tp:
         return ()
     return (
-        f"calibration {name} ran on {cal.hardware}, not {gpu.name}: the simulated step times are that machine's, "
-        f"not a {gpu.name}'s; calibrate on the deployment's GPU for a prediction of it",
+        f"calibration {name} does not record its tensor parallelism and ran on a machine with {count} GPU(s), but "
+        f"this deployment runs tp {tp}: unless that server split the model over {tp} GPU(s), its step times are "
+        "another split's",
     )
 
 
@@ -142,9 +193,22 @@ def largest(ranges: list[StepRange]) -> StepRange:
 
 
 def calibrated_range(cal: CalibrationDoc, name: str) -> CalibratedRange | None:
-    """The range of ``cal`` (None: it records no steps, so none can be checked)."""
+    """The range of ``cal`` (None: it records no steps, so none can be checked: :func:`unknown_range_notes`)."""
     measured = measured_range(cal)
     return CalibratedRange(name, measured, cal.speedup_band()) if measured is not None else None
+
+
+def unknown_range_notes(cal: CalibrationDoc, name: str) -> tuple[str, ...]:
+    """Said with every result of a calibration that records no measured steps (``points``: an edited or stripped
+    file), in place of the note :class:`CalibratedRange` gives when the results pass the measured steps: whether they
+    do cannot be known."""
+    if measured_range(cal) is not None:
+        return ()
+    return (
+        f"calibration {name} does not record the steps it measured: its range is unknown, so whether these results "
+        f"are beyond it -- where the step times are extrapolated and the +-{cal.speedup_band():.0%} band is not "
+        "measured -- cannot be said",
+    )
 
 
 def _and(items: list[str]) -> str:

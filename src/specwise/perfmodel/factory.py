@@ -31,6 +31,7 @@ from specwise.perfmodel.calibration_match import (
     check_draft,
     check_identity,
     hardware_notes,
+    unknown_range_notes,
 )
 from specwise.perfmodel.drafting import DraftCost, ModelDraftCost, NgramDraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
@@ -172,7 +173,7 @@ def calibrated_models(d: Deployed, cal: CalibrationDoc, path: Path | None, engin
         band=cal.speedup_band(),
         band_source=cal.band_source(),
         band_statistic=cal.band_statistic(),
-        notes=hardware_notes(cal, name, d.gpu),
+        notes=(*hardware_notes(cal, name, d.gpu, d.tp), *unknown_range_notes(cal, name)),
         calibrated_range=calibrated_range(cal, name),
     )
 

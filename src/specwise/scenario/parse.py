@@ -127,6 +127,12 @@ def parse_predictor(s: Section, base_dir: Path | None, engine: str, version: str
         )
     if "calibration" not in s.data:
         return PredictorChoice(kind, engine=engine, engine_version=version)
+    if kind != "calibrated":  # as --predictor roofline --calibration X is refused (cli.common.predictor_choice)
+        raise s.fail(
+            "predictor",
+            f'{kind} does not use calibration = {s.string("calibration")!r}: set predictor = "calibrated" (or '
+            "leave predictor out) to simulate with the calibration, or remove calibration",
+        )
     path = resolve_path(s.string("calibration"), base_dir)
     try:
         cal = CalibrationDoc.read(path)

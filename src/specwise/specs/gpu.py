@@ -20,6 +20,7 @@ class GpuSpec:
     interconnect: str = ""
     aliases: tuple[str, ...] = ()
     source: str = ""
+    device_names: tuple[str, ...] = ()  # what the driver calls the card (nvidia-smi: "NVIDIA H100 80GB HBM3")
 
     def __post_init__(self) -> None:
         for name in (

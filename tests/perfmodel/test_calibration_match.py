@@ -1,0 +1,83 @@
+"""A calibration's hardware against the deployment's GPU and tensor parallelism (``perfmodel.calibration_match``):
+nvidia-smi's card names matched to catalog entries whole, so another card of the family is said, not taken for the
+deployment's (review: "1 x NVIDIA H100 PCIe" priced an H100 SXM silently, an L40S an L4, any RTX any RTX)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from specwise.catalog import resolve_gpu
+from specwise.contracts.calibration import CalibrationDoc, StepLaw
+from specwise.perfmodel.calibration_match import hardware_notes, recorded_gpus
+
+DOC = CalibrationDoc(
+    run_id="toy", law=StepLaw(1e-7, 5e-3, 0.01), fit_points=10, fit_relative_rms_error=0.1, draft_cost_scale={}
+)
+
+
+def _notes(hardware: str | None, gpu: str, tp: int = 1, recorded_tp: int | None = None) -> tuple[str, ...]:
+    cal = replace(DOC, hardware=hardware, tensor_parallel_size=recorded_tp)
+    return hardware_notes(cal, "cal.json", resolve_gpu(gpu), tp)
+
+
+@pytest.mark.parametrize(
+    ("hardware", "gpu", "said"),
+    [
+        ("1 x NVIDIA H100 80GB HBM3", "H100", None),
+        ("1 x NVIDIA H100 PCIe", "H100", "on 1 x NVIDIA H100 PCIe (the catalog's H100-PCIe-80GB), not H100-SXM-80GB"),
+        ("1 x NVIDIA H100 PCIe", "H100-PCIe", None),
+        ("1 x NVIDIA H100 NVL", "H100", "(the catalog's H100-NVL), not H100-SXM-80GB"),
+        ("1 x NVIDIA H100 NVL", "H100-NVL", None),
+        ("1 x NVIDIA L40S", "L4", "ran on 1 x NVIDIA L40S (the catalog's L40S), not L4:"),
+        ("1 x NVIDIA L4", "L4", None),
+        ("1 x NVIDIA L4", "L40S", "(the catalog's L4), not L40S"),
+        ("1 x NVIDIA GeForce RTX 3090", "RTX-4090", "(the catalog's RTX-3090), not RTX-4090"),
+        ("1 x GeForce RTX 3090", "RTX-3090", None),  # older drivers print no "NVIDIA"
+        ("1 x NVIDIA A100-SXM4-40GB", "A100-40GB", None),
+        ("1 x NVIDIA A100-SXM4-40GB", "A100-80GB", "(the catalog's A100-SXM-40GB), not A100-SXM-80GB"),
+        ("1 x NVIDIA A100 80GB PCIe", "A100-80GB", "which specwise cannot match to A100-SXM-80GB"),
+        ("1 x NVIDIA H200 NVL", "H200", "which specwise cannot match to H200-SXM-141GB"),
+        ("1 x NVIDIA L40", "L40S", "which specwise cannot match to L40S"),
+        ("CPU: test, 2 cores", "H100", "ran on CPU: test, 2 cores, not H100-SXM-80GB: the simulated step times"),
+    ],
+)  # fmt: skip
+def test_the_recorded_card_is_matched_whole(hardware: str, gpu: str, said: str | None) -> None:
+    notes = _notes(hardware, gpu)
+    if said is None:
+        assert notes == ()
+    else:
+        (note,) = notes
+        assert note.startswith("calibration cal.json ") and said in note, note
+        assert "calibrate on the deployment's GPU" in note
+
+
+@pytest.mark.parametrize(
+    ("hardware", "recorded_tp", "tp", "said"),
+    [
+        ("1 x NVIDIA H100 80GB HBM3", 1, 2, "ran at tensor parallelism 1, but this deployment runs tp 2"),
+        ("8 x NVIDIA H100 80GB HBM3", 2, 2, None),  # recorded: the machine's count does not matter
+        ("8 x NVIDIA H100 80GB HBM3", None, 1, "does not record its tensor parallelism and ran on a machine with 8"),
+        ("1 x NVIDIA H100 80GB HBM3", None, 4, "machine with 1 GPU(s), but this deployment runs tp 4"),
+        ("2 x NVIDIA H100 80GB HBM3", None, 2, None),
+        ("CPU: test, 2 cores", None, 2, None),  # no GPU count, no tensor parallelism recorded: nothing to compare
+        (None, 2, 1, "ran at tensor parallelism 2, but this deployment runs tp 1"),
+    ],
+)  # fmt: skip
+def test_the_tensor_parallelism_is_compared(
+    hardware: str | None, recorded_tp: int | None, tp: int, said: str | None
+) -> None:
+    notes = [n for n in _notes(hardware, "H100", tp, recorded_tp) if "tensor parallelism" in n]
+    if said is None:
+        assert notes == []
+    else:
+        (note,) = notes
+        assert said in note, note
+
+
+def test_the_recorded_hardware_reads_as_bench_launch_writes_it() -> None:
+    assert recorded_gpus("2 x NVIDIA H100 80GB HBM3") == (2, "NVIDIA H100 80GB HBM3")
+    assert recorded_gpus("CPU: Intel(R) Xeon(R), 16 cores") == (None, "CPU: Intel(R) Xeon(R), 16 cores")
+    assert recorded_gpus(" H100-SXM-80GB ") == (None, "H100-SXM-80GB")
+    assert _notes("H100-SXM-80GB", "H100") == ()  # a catalog name written by hand is that GPU
