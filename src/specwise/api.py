@@ -685,7 +685,14 @@ def bench(
         levels = execute(store, rid, run, f"run {rid}")
     finally:
         store.close()
-    doc = BenchDoc(run_id=rid, db=str(db), model=model, url=redact_url(url), levels=tuple(levels))
+    doc = BenchDoc(
+        run_id=rid,
+        db=str(db),
+        model=model,
+        url=redact_url(url),
+        levels=tuple(levels),
+        temperatures=run.sent_temperatures(),
+    )
     failed = all_failed(doc, url="url", model="model", timeout="config's timeout")
     if failed is not None:  # the records are kept: what failed is in db
         raise SpecwiseError(f"{failed} (run {rid} in {db})")

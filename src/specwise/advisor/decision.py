@@ -11,6 +11,7 @@ from pathlib import Path
 from specwise.advisor import rules
 from specwise.advisor.evidence import Evidence, attribute_methods, profile_for, refuse_unused, resolve_evidence
 from specwise.advisor.inputs import AdviseInputs, Candidate
+from specwise.advisor.measure import MeasureRun, bench_traffic, measure_command
 from specwise.advisor.priors import prior
 from specwise.catalog import resolve_model
 from specwise.contracts.advice import (
@@ -28,7 +29,7 @@ from specwise.contracts.document import JsonObject
 from specwise.contracts.profile import ProfileDoc
 from specwise.contracts.sweep import P80_SPEEDUP_ERROR, SweepResult
 from specwise.engines import Deployment, Engine, Speculation, get_engine
-from specwise.engines.base import LOOPBACK, checkpoint_notes, launch_toml, shell
+from specwise.engines.base import LOOPBACK, calibration_refusal, checkpoint_notes, launch_toml, shell
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
 from specwise.engines.vllm_versions import CONFIG_JSON_SINCE, DYNAMIC_K_CAVEAT, VllmVersion
 from specwise.errors import SpecwiseError
@@ -680,7 +681,7 @@ def advise(
             "acceptance_rate_promql": PROMQL_ACCEPTANCE_RATE,
             "acceptance_length_promql": PROMQL_ACCEPTANCE_LENGTH,
         },
-        measure=_measure_plan(inputs, top, eng, launch_file) if decision == "measure_first" else None,
+        measure=_measure_plan(inputs, top, eng, launch_file, engine_version) if decision == "measure_first" else None,
         predictor=first.sim.predictor if first and first.sim else "",
         band=first.sim.band if first and first.sim else 0.0,
         band_source=first.sim.band_source if first and first.sim else "",
@@ -733,10 +734,14 @@ def _top_speculation(inputs: AdviseInputs, top: CandidateAdvice, target_tp: int)
 
 
 def _measure_plan(
-    inputs: AdviseInputs, top: CandidateAdvice, engine: Engine, launch_file: str | None = None
+    inputs: AdviseInputs,
+    top: CandidateAdvice,
+    engine: Engine,
+    launch_file: str | None = None,
+    engine_version: str | None = None,
 ) -> MeasurePlan:
-    """The launch file and bench command that measure ``top`` against no speculation at the scenario's loads; the
-    follow-up advise keeps the scenario's calibration when it ran on one."""
+    """The launch file that compares ``top`` with no speculation, and the command that benches it at the scenario's
+    loads with its traffic and advises again from the run (:mod:`specwise.advisor.measure`)."""
     d = _deployment(inputs, top)
     spec = _top_speculation(inputs, top, d.tp)
     name = f"{top.method}-k{top.k}"
@@ -744,14 +749,23 @@ def _measure_plan(
     rates = ",".join(f"{q:g}" for q in sorted({inputs.operating_qps, *served}) if q <= 2 * inputs.operating_qps)
     toml = launch_toml(engine, d, name, spec)
     stem = Path(inputs.file).stem
-    choice = inputs.deployment.predictor
-    calibration = f" --calibration {choice.calibration_path}" if choice.calibration_path is not None else ""
-    command = (
-        f"specwise bench --launch {launch_file or stem + '.measure.toml'} --rates {rates} --requests-per-level 200 "
-        f"--prompts YOUR_PROMPTS.jsonl --calibrate --json > {stem}.bench.json && "
-        f"specwise advise --scenario {inputs.file}{calibration} --bench {stem}.bench.json"
+    launch = launch_file or f"{stem}.measure.toml"
+    run = MeasureRun(inputs.file, launch, f"{stem}.bench.json", rates, engine, engine_version)
+    command, notes = measure_command(
+        run,
+        bench_traffic(inputs.workloads),
+        top.candidate,
+        inputs.operating_qps,
+        inputs.min_speedup,
+        inputs.decision_metric,
     )
-    return MeasurePlan(top.candidate, toml, command)
+    if len(inputs.candidates) > 1 and calibration_refusal(engine) is None:
+        others = ", ".join(c.label for c in inputs.candidates if c.label != top.candidate)
+        notes += (
+            f"the follow-up advise prices only {top.candidate}, whose proposer this run calibrates; {others} "
+            "will be marked not evaluated (a calibration prices only the proposers it measured)",
+        )
+    return MeasurePlan(top.candidate, toml, command, notes)
 
 
 def _draft_tp_notes(inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None) -> tuple[str, ...]:

@@ -21,6 +21,10 @@ from specwise.perfmodel.profiles import published_fit
 from specwise.specs.model import same_model
 
 KINDS = ("measured", "profiled", "given", "assumed")
+# how far a profile's or a bench run's temperature may sit from a workload's before its evidence says so (acceptance
+# is min(1, p/q) of the two models' sampled distributions, Leviathan et al. 2023, which temperature reshapes); a
+# tolerance of this project's, not a published one
+TEMPERATURE_TOLERANCE = 0.25
 
 
 @dataclass(frozen=True)
@@ -184,7 +188,8 @@ def resolve_evidence(
     for w in inputs.workloads:
         if measured is not None:
             rate = measured.match_rate if measured.match_rate is not None else 1.0
-            out.append(Evidence(w.name, "measured", measured.source, measured.model, rate))
+            source = measured.source + bench_temperature_gap(measured.temperatures, w.temperature)
+            out.append(Evidence(w.name, "measured", source, measured.model, rate))
             if measured.match_rate is not None:
                 known.add(w.name)
         elif prof is not None:
@@ -193,7 +198,7 @@ def resolve_evidence(
             except DocumentError as exc:
                 raise SpecwiseError(f"[[candidate]] {candidate.label!r}: {exc}") from None
             source = picked.source
-            if abs(picked.result.temperature - w.temperature) > 0.25:
+            if abs(picked.result.temperature - w.temperature) > TEMPERATURE_TOLERANCE:
                 source += f" -- profiled at T={picked.result.temperature:g}, the workload runs at T={w.temperature:g}"
             match = picked.result.match_rate if candidate.method.is_lookup else None
             if match is not None:
@@ -208,6 +213,26 @@ def resolve_evidence(
     if candidate.method.is_lookup:  # a match rate not measured with the rates: given, else assumed
         out = [e if e.kind == "assumed" or e.workload in known else _with_match_rate(e, inputs, candidate) for e in out]
     return out
+
+
+def bench_temperature_gap(measured: Sequence[float], workload: float) -> str:
+    """What a bench run's acceptance does not say of a workload at temperature ``workload`` ("" when nothing): a run
+    at another temperature (any of its requests' more than :data:`TEMPERATURE_TOLERANCE` away), or a run that does
+    not record its temperature when the workload samples -- ``specwise bench`` sends T=0 unless told otherwise
+    (``--temperature``), and so does ``vllm bench serve`` (``vllm/benchmarks/serve.py``: "Default to greedy
+    decoding"), whose result does not record it."""
+    if not measured:
+        if workload <= TEMPERATURE_TOLERANCE:
+            return ""
+        return (
+            f" -- the run does not record its temperature (both benches send T=0 unless told otherwise), the "
+            f"workload runs at T={workload:g}"
+        )
+    if all(abs(t - workload) <= TEMPERATURE_TOLERANCE for t in measured):
+        return ""
+    at = " and ".join(f"{t:g}" for t in measured)
+    pooled = " (pooled)" if len(measured) > 1 else ""
+    return f" -- measured at T={at}{pooled}, the workload runs at T={workload:g}"
 
 
 def _with_match_rate(e: Evidence, inputs: AdviseInputs, candidate: Candidate) -> Evidence:

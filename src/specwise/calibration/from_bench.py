@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from specwise.calibration.check import prediction_rows
 from specwise.calibration.fit import ConfigRun, LevelRun, fit
 from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc, StepLaw
+from specwise.engines import get_engine
+from specwise.engines.base import calibration_refusal
 from specwise.errors import SpecwiseError
+from specwise.loadgen.launcher import load_launch_file
 from specwise.loadgen.plan import LaunchInfo, RunConfig
 from specwise.loadgen.records import RequestRecord, summarize_level
 from specwise.loadgen.runner import level_spec_decode
@@ -68,6 +72,18 @@ def engine_config(server_args: tuple[str, ...]) -> EngineConfig:
     )
 
 
+def check_calibratable(launch_path: Path) -> None:
+    """Refuse ``--calibrate`` of a launch file whose engine gives no calibration (:func:`calibration_refusal`) before
+    any server starts: the fit would fail only after every level had run."""
+    engine = load_launch_file(launch_path).engine
+    why = calibration_refusal(get_engine(engine))
+    if why is not None:
+        raise SpecwiseError(
+            f"--calibrate: launch file {launch_path} (engine = {engine!r}): {why}; run it without --calibrate "
+            "(its A/B table still gives the measured speedups)"
+        )
+
+
 def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tuple[str, ...], list[LaunchInfo]]:
     launched = store.launch_runs(base_id)
     if not launched:
@@ -78,6 +94,9 @@ def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tupl
     for run_id, stored in launched:
         config = RunConfig.from_json(stored)
         assert config.launch is not None
+        why = calibration_refusal(get_engine(config.launch.engine))
+        if why is not None:
+            raise SpecwiseError(f"{store.path}: run {run_id} ran {config.launch.engine}: {why}")
         infos.append(config.launch)
         spec = config.launch.speculative_config or {}
         server_args = config.launch.server_args

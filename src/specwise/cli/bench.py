@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.progress import Progress
 
-from specwise.calibration.from_bench import calibrate
+from specwise.calibration.from_bench import calibrate, check_calibratable
 from specwise.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
@@ -220,7 +220,7 @@ def _add_launch_flags(p: argparse.ArgumentParser) -> None:
         "--calibrate",
         action="store_true",
         help="with --launch: fit the simulator's step-time model to the measured steps and report its "
-        "predicted-vs-measured TPOT speedup per rate",
+        "predicted-vs-measured TPOT speedup per rate (vLLM launch files: it reads vLLM's spec-decode counters)",
     )
     p.add_argument(
         "--calibration-out",
@@ -361,6 +361,7 @@ def _bench(args: argparse.Namespace, run_id: str, store: ResultStore, shown: _Pr
         url=redact_url(config.url),
         levels=tuple(levels),
         jsonl=jsonl,
+        temperatures=config.sent_temperatures(),
     )
 
 
@@ -465,6 +466,8 @@ def run(args: argparse.Namespace) -> int:
         if path is not None:
             check_output_file(path, reads)  # before any request: a bad destination must not cost the run
             _check_distinct(flag, path, writes[:i])
+    if args.calibrate:
+        check_calibratable(args.launch)  # before any server starts: an engine without the counters fails the fit
     store = ResultStore(args.db)
     run_id = _new_run_id(args)
     try:

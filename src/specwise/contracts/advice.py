@@ -181,14 +181,21 @@ class ServeCommand:
 
 @dataclass(frozen=True)
 class MeasurePlan:
-    """How to measure a candidate the simulation cannot settle: a launch file and the bench command."""
+    """How to measure a candidate the simulation cannot settle: a launch file, the bench command (and the advise
+    that reads its run back, where the engine's counters allow), and what the command cannot say (``notes``)."""
 
     candidate: str
     launch_toml: str
     command: str
+    notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"candidate": self.candidate, "launch_toml": self.launch_toml, "command": self.command}
+        return {
+            "candidate": self.candidate,
+            "launch_toml": self.launch_toml,
+            "command": self.command,
+            "notes": list(self.notes),
+        }
 
 
 @dataclass(frozen=True)
@@ -318,4 +325,7 @@ class Advice:
 def _measure(f: Fields | None) -> MeasurePlan | None:
     if f is None:
         return None
-    return MeasurePlan(f.text("candidate", "") or "", f.text("launch_toml", "") or "", f.text("command", "") or "")
+    notes = tuple(str(n) for n in f.data.get("notes") or ())
+    return MeasurePlan(
+        f.text("candidate", "") or "", f.text("launch_toml", "") or "", f.text("command", "") or "", notes
+    )

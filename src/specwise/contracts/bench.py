@@ -282,6 +282,14 @@ def compare_configs(configs: Sequence[BenchConfig]) -> tuple[CompareRow, ...]:
     return tuple(rows)
 
 
+def _temperatures(f: Fields) -> tuple[float, ...]:
+    """``temperatures``: the sampling temperatures a run's requests carried, each a number >= 0."""
+    values = [v for v in f.numbers("temperatures") if v is not None]
+    if any(not 0 <= v < float("inf") for v in values):
+        raise f.fail("temperatures", f"expected sampling temperatures (numbers >= 0), got {values!r}")
+    return tuple(sorted(set(values)))
+
+
 def _reading(sd: SpecDecodeReading | None, what: str) -> float | None:
     if sd is None:
         return None
@@ -296,6 +304,7 @@ class MeasuredAcceptance:
     source: str
     config: str
     match_rate: float | None = None  # a lookup's share of decode steps with a draft, when the run gives it
+    temperatures: tuple[float, ...] = ()  # the sampling temperatures its requests carried; (): not recorded
 
 
 @dataclass(frozen=True)
@@ -309,6 +318,9 @@ class BenchDoc:
     calibration: CalibrationDoc | None = None
     jsonl: str | None = None
     path: Path | None = field(default=None, compare=False)
+    # the sampling temperatures the requests carried (a prompt's own, else --temperature), sorted; (): not recorded
+    # (a vllm bench serve result, a specwise bench file written before they were)
+    temperatures: tuple[float, ...] = ()
 
     @property
     def name(self) -> str:
@@ -347,13 +359,15 @@ class BenchDoc:
             match = cfg.match_rate() if method in LOOKUP_METHODS else None
             if match is not None:
                 source += f" per match, a match in {match:.0%} of decode steps (drafts / steps)"
-            return MeasuredAcceptance(model, source, cfg.name, match)
+            return MeasuredAcceptance(model, source, cfg.name, match, self.temperatures)
         return None
 
     def to_json(self) -> dict[str, Any]:
         """The document as strict JSON: a statistic of no samples (NaN, e.g. the mean TTFT of a level whose
         requests all failed) is null, as ``from_json`` reads it back."""
         out: dict[str, Any] = {"run_id": self.run_id, "db": self.db}
+        if self.temperatures:
+            out["temperatures"] = list(self.temperatures)
         if self.configs:
             out["model"] = self.model
             out["configs"] = [c.to_json() for c in self.configs]
@@ -390,6 +404,7 @@ class BenchDoc:
             calibration=CalibrationDoc.from_json(cal.data, cal.where) if cal else None,
             jsonl=f.text("jsonl"),
             path=path,
+            temperatures=_temperatures(f),
         )
 
     @classmethod

@@ -141,6 +141,30 @@ class Engine(Protocol):
         ...
 
 
+def calibration_refusal(engine: Engine) -> str | None:
+    """Why a ``specwise bench --launch`` run of this engine can neither be calibrated (``--calibrate``) nor give
+    ``advise --bench`` its acceptance; None: it can. Both need the tokens each step verified, which only per-position
+    spec-decode counters give: vLLM's drafts and accepted-tokens-per-position counters
+    (``vllm:spec_decode_num_drafts``, ``vllm:spec_decode_num_accepted_tokens_per_pos``;
+    ``vllm/v1/spec_decode/metrics.py``), read by ``calibration/from_bench.py`` and
+    :meth:`~specwise.contracts.bench.BenchConfig.pooled_acceptance`. SGLang exports acceptance as gauges only
+    (``sglang:spec_accept_length``, ``sglang:spec_accept_rate``; ``sglang/srt/metrics/collector.py``), llama.cpp's
+    ``llama-server`` drafted and accepted token totals with no drafts count (``tools/server/server.cpp``)."""
+    m = engine.spec_metrics
+    if m.drafts is not None and m.accepted_per_position is not None:
+        return None
+    gauges = [g for g in (m.accept_rate_gauge, m.accept_length_gauge) if g]
+    exported = (
+        f"gauges only ({', '.join(gauges)})"
+        if gauges
+        else f"token totals only ({', '.join((*m.draft_tokens[:1], *m.accepted_tokens[:1]))}), no drafts count"
+    )
+    return (
+        f"{engine.name} exports its speculation as {exported}, not the per-position counters of drafts and accepted "
+        "tokens (vLLM's) that a calibration and advise --bench need for the tokens each step verified"
+    )
+
+
 def cli_flags(cfg: Mapping[str, Any]) -> list[str]:
     """``{"draft_max": 4}`` -> ``["--draft-max", "4"]``: a config as command-line flags."""
     out: list[str] = []

@@ -68,6 +68,12 @@ class RunConfig:
         metrics = tuple(redact_url(u) for u in self.metrics_urls)
         return replace(self, url=redact_url(self.url), metrics_urls=metrics)
 
+    def sent_temperatures(self) -> tuple[float, ...]:
+        """The sampling temperatures the run's requests carry, sorted: a prompt's own, else ``temperature``
+        (request i of a level sends prompt i, cycled: :func:`~specwise.loadgen.workload.level_requests`)."""
+        sent = self.prompts[: self.requests_per_level]
+        return tuple(sorted({p.temperature if p.temperature is not None else self.temperature for p in sent}))
+
     @property
     def credentials_dropped(self) -> bool:
         return any("***@" in u for u in (self.url, *self.metrics_urls))

@@ -91,7 +91,13 @@ def resume_launch(
             how = (hardware, progress, on_wait)
             levels = _relaunch(launch, server_cfg, store, run_id, config or template, log, how)
         configs.append(BenchConfig(server_cfg.name, run_id, server_cfg.speculative_config, str(log), tuple(levels)))
-    return BenchDoc(run_id=base_id, db=str(db), model=launch.model, configs=tuple(configs))
+    return BenchDoc(
+        run_id=base_id,
+        db=str(db),
+        model=launch.model,
+        configs=tuple(configs),
+        temperatures=template.sent_temperatures(),
+    )
 
 
 def _template(config: RunConfig) -> RunConfig:

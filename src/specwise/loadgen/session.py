@@ -101,7 +101,13 @@ def launch_all(
             new_run(store, run_id, config)
             levels = execute(store, run_id, config, server_cfg.name, progress)
         configs.append(BenchConfig(server_cfg.name, run_id, server_cfg.speculative_config, str(log), tuple(levels)))
-    return BenchDoc(run_id=base_id, db=str(db), model=launch.model, configs=tuple(configs))
+    return BenchDoc(
+        run_id=base_id,
+        db=str(db),
+        model=launch.model,
+        configs=tuple(configs),
+        temperatures=template.sent_temperatures(),
+    )
 
 
 def stored_notes(db: Path, run_ids: Sequence[str]) -> list[str]:

@@ -124,6 +124,8 @@ def render_advise(
         show(f"[bold]measure first[/] ({escape(doc.measure.candidate)}): {where}")
         out.print(doc.measure.launch_toml, soft_wrap=True, markup=False)
         out.print("[bold]then:[/] " + escape(doc.measure.command), soft_wrap=True)
+        for note in doc.measure.notes:
+            show("[bold]note:[/] " + escape(note))
     out.print(f"[bold]{doc.serve.engine}:[/]")
     out.print(shell_lines(doc.serve.argv), soft_wrap=True, markup=False)
     for note in doc.serve.notes:

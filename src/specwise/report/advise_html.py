@@ -75,6 +75,7 @@ def _head(doc: Advice) -> list[str]:
         parts.append(
             f"<h2>Measure first: {_e(doc.measure.candidate)}</h2><p>Save as the launch file the command names:</p>"
             f"<pre>{_e(doc.measure.launch_toml)}</pre><pre>{_e(doc.measure.command)}</pre>"
+            + "".join(f"<p>Note: {_e(n)}</p>" for n in doc.measure.notes)
         )
     # one flag per line (backslash continuations: it still pastes as one command); scrolls rather than breaking a flag
     parts.append("<h2>Commands</h2><pre class='cmd'>" + _e(shell_lines(doc.serve.argv)) + "</pre>")
