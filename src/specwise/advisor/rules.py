@@ -232,6 +232,8 @@ def memory(x: RuleInput) -> RuleResult:
             f"the draft costs {lost:.0%} of the KV cache (less concurrency, earlier preemption under load)",
             ev,
         )
+    if p.draft is None:  # a lookup proposer (n-gram, suffix) has no weights and no KV cache of its own
+        return RuleResult(name, "pass", "fits; no draft model: the KV cache is the target's alone", ev)
     return RuleResult(name, "pass", f"fits; the draft costs {lost:.0%} of the KV cache", ev)
 
 

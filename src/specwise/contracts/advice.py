@@ -270,7 +270,12 @@ class Advice:
                 for p in self.acceptance_vs_temperature
             ],
             "monitoring": dict(self.monitoring),
-            "predictor": predictor_json(self.predictor, self.band, self.band_source, self.band_statistic),
+            # null when no candidate was simulated (every one unsupported): no predictor, not a perfect one
+            "predictor": (
+                predictor_json(self.predictor, self.band, self.band_source, self.band_statistic)
+                if self.predictor
+                else None
+            ),
             "measure": self.measure.to_json() if self.measure else None,
         }
         if self.report is not None:
