@@ -96,6 +96,12 @@ class EvidenceRecord:
         return self.method != "none"
 
     @property
+    def proposes_nothing(self) -> bool:
+        """A speculative method run with k = 0: the proposer is enabled but proposes no draft token, so its ratio to
+        plain decoding is the overhead of having speculation on, never a speedup or slowdown of speculating."""
+        return self.speculative and self.k == 0
+
+    @property
     def speedup(self) -> float | None:
         """The published speedup of speculation (> 1 faster, < 1 slower); None for plain decoding or a value
         published without its no-SD twin."""
@@ -113,13 +119,14 @@ class EvidenceRecord:
     def is_tie(self) -> bool:
         """A published speedup within :data:`TIE_WITHIN` of 1: neither a speedup nor a slowdown in substance."""
         s = self.speedup
-        return s is not None and abs(s - 1.0) < TIE_WITHIN
+        return s is not None and not self.proposes_nothing and abs(s - 1.0) < TIE_WITHIN
 
     @property
     def is_slowdown(self) -> bool:
-        """A published speedup below 1 by more than a tie (:attr:`is_tie`)."""
+        """A published speedup below 1 by more than a tie (:attr:`is_tie`); never a k = 0 overhead
+        (:attr:`proposes_nothing`)."""
         s = self.speedup
-        return s is not None and s <= 1.0 - TIE_WITHIN
+        return s is not None and not self.proposes_nothing and s <= 1.0 - TIE_WITHIN
 
     @property
     def series(self) -> tuple[Any, ...]:

@@ -30,6 +30,9 @@ from specwise.perfmodel.v2 import StepModelV2
 from specwise.validate.replay import Setup, Unreplayable, run, setup_for
 
 STATUSES = ("predicted", "anchor", "unreplayable", "skipped")
+# A speculative method at k = 0 (EvidenceRecord.proposes_nothing) is skipped even where it could be replayed: its
+# replay is plain decoding (speedup 1), and its published ratio would count as a slowdown of speculation.
+K0_REASON = "k = 0: the overhead of an enabled proposer proposing nothing, not a speculation speedup"
 
 
 @dataclass(frozen=True)
@@ -185,6 +188,8 @@ def _throughput_like(metric: str) -> bool:
 def _skip_reason(r: EvidenceRecord) -> str | None:
     if r.kind != "measured":
         return "the source simulated this point; not a measurement"
+    if r.proposes_nothing:
+        return K0_REASON
     if r.speculative and r.speedup is None:
         return "speculative value without its no-SD twin (its speedup is another record)"
     if r.metric not in (*SPEEDUP_METRICS, *THROUGHPUT_METRICS, "tpot_s", "e2e_latency_s"):
