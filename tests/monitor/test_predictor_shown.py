@@ -182,7 +182,7 @@ def test_a_calibration_of_a_v0_vllm_is_said_by_simulate_and_monitor(
     url = serve("busy", _busy(BEFORE), _busy(AFTER))
     argv = ["--once", "--interval", "0.1", "--url", url, "--scenario", str(scenario), "--calibration", str(cal)]
     code, out, _ = _monitor(capsys, *argv, "--min-drafts", "10", "--json")
-    assert json.loads(out)["warnings"] == [warning]
+    assert code == 1 and json.loads(out)["warnings"] == [warning]
 
 
 # #3, #1, #11: --prometheus --once

@@ -103,7 +103,9 @@ V0_V1 = "V0 and V1 schedule speculation differently"
         ("unknown", "0.6.3", "ngram", None),
     ],
 )  # fmt: skip
-def test_the_engine_version_is_compared(measured: str | None, deployed: str | None, method: str, said: str | None) -> None:
+def test_the_engine_version_is_compared(
+    measured: str | None, deployed: str | None, method: str, said: str | None
+) -> None:
     """Review: a calibration of vLLM 0.6.3 priced a V1 scenario without a word. Another version is said; the other
     engine generation is said as such (a separate draft model on 0.8 and 0.9 ran V0)."""
     notes = version_notes(replace(DOC, engine_version=measured), "cal.json", "vllm", deployed, method)

@@ -220,9 +220,7 @@ def serving_models(choice: PredictorChoice, d: Deployed) -> ServingModels:
     if choice.kind == "calibrated":
         if choice.calibration is None:
             raise SpecwiseError("the calibrated predictor needs a calibration file (--calibration FILE)")
-        return calibrated_models(
-            d, choice.calibration, choice.calibration_path, choice.engine, choice.engine_version
-        )
+        return calibrated_models(d, choice.calibration, choice.calibration_path, choice.engine, choice.engine_version)
     return fitted_models(d, choice.engine, choice.engine_version)
 
 
