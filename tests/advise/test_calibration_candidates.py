@@ -107,3 +107,17 @@ def test_the_headline_says_why_when_neither_is_evaluated(tmp_path: Path, capsys:
     }
     assert out["headline"].startswith("No candidate can be evaluated as proposed")
     assert "did not measure the proposer of 1 and this engine cannot run the other 1" in out["headline"]
+
+
+def test_a_calibration_of_another_vllm_version_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 14: the calibrated vLLM's version was not compared with the one the config is for (--vllm-version)."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SCENARIO)
+    cal = tmp_path / "cal.json"
+    doc = json.loads(_calibration(cal).read_text())
+    cal.write_text(json.dumps({**doc, "engine_version": "0.6.3"}))
+    argv = ["advise", "--scenario", str(scenario), "--calibration", str(cal), "--json", "--processes", "1"]
+    assert main([*argv, "--vllm-version", "0.15.1"]) in (0, 1)
+    [ngram] = json.loads(capsys.readouterr().out)["candidates"]
+    [said] = [w for w in ngram["warnings"] if "ran vLLM" in w]
+    assert said.startswith(f"calibration {cal} ran vLLM 0.6.3 (V0), but this deployment runs vLLM 0.15.1 (V1): V0")

@@ -148,3 +148,14 @@ def test_a_profile_that_walked_its_steps_gives_the_match_rate(tmp_path: Path) ->
     (ev,) = resolve_evidence(inputs, ngram, [ProfileDoc.read(path)], [])
     assert ev.kind == "profiled" and ev.proposal_rate == 0.25 and not ev.match_rate_assumed
     assert "a match in 25% of steps (profiled)" in ev.source and "ASSUMED" not in ev.source
+
+
+def test_an_assumed_lookup_prior_says_its_match_rate_is_assumed_in_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 14: the n-gram prior's evidence said ``match_rate_assumed: false`` though its match rate (the
+    proposal rate) is the prior's, read as "not assumed"; a draft model, which has no match rate, still says false."""
+    assert main(["advise", "--scenario", str(EXAMPLE), "--json", "--processes", "1"]) in (0, 1)
+    doc = json.loads(capsys.readouterr().out)
+    evidence = {c["method"]: c["evidence"] for c in doc["candidates"]}
+    [ngram] = evidence["ngram"]
+    assert ngram["kind"] == "assumed" and ngram["proposal_rate"] < 0.3 and ngram["match_rate_assumed"] is True
+    assert all(e["match_rate_assumed"] is False for e in evidence["draft_model"])

@@ -59,7 +59,7 @@ output_tokens = 60
     return path
 
 
-def _calibration(path: Path, hardware: str | None = "CPU: test, 2 cores") -> Path:
+def _calibration(path: Path, hardware: str | None = "CPU: test, 2 cores", version: str = "0.32.0") -> Path:
     """A CPU server's law: a 0.3 s step, 5 ms per batched token over 48 (an H100 deployment priced by it slows
     down at batch 200); its measured steps reach the deployment's limits (so no range note joins the warning)."""
     widest = StepPoint("baseline", 0, 256, 0.0, 1e6, 8192.0, 0.3, 5)
@@ -73,7 +73,7 @@ def _calibration(path: Path, hardware: str | None = "CPU: test, 2 cores") -> Pat
         rows=(CalibrationRow("spec", 0, 1.0, 0.3, 0.31, 1.2, 1.1, -0.1),),
         base_config="baseline",
         configs=(CalibratedConfig("baseline", None, None, 0), CalibratedConfig("spec", "ngram", None, 4)),
-        engine_version="0.32.0",
+        engine_version=version,
         hardware=hardware,
         target=TARGET,
     )
@@ -166,6 +166,23 @@ def test_once_url_says_the_hardware_warning_and_the_band_with_the_alert(
     text = _flat(out)
     assert code == 1 and f"predicted-slowdown check: calibrated: {cal}" in text and "speedups +-10%" in text
     assert "warning: " + _flat(warning) in text
+
+
+def test_a_calibration_of_a_v0_vllm_is_said_by_simulate_and_monitor(
+    serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 14: a calibration of vLLM 0.6.3 priced a V1 deployment (the scenario names no version: the current
+    vLLM) without a word, though V0 schedules speculation otherwise; said like other hardware, wherever it prices."""
+    scenario = _scenario(tmp_path / "s.toml")
+    cal = _calibration(tmp_path / "cal.json", "1 x NVIDIA H100 80GB HBM3", version="0.6.3")  # the deployment's GPU
+    simulated = _simulated_predictor(scenario, cal, capsys)
+    [warning] = [w for w in simulated["warnings"] if w.startswith(f"calibration {cal}")]
+    assert warning.startswith(f"calibration {cal} ran vLLM 0.6.3 (V0), but this deployment runs the current vLLM (V1)")
+    assert "V0 and V1 schedule speculation differently" in warning
+    url = serve("busy", _busy(BEFORE), _busy(AFTER))
+    argv = ["--once", "--interval", "0.1", "--url", url, "--scenario", str(scenario), "--calibration", str(cal)]
+    code, out, _ = _monitor(capsys, *argv, "--min-drafts", "10", "--json")
+    assert code == 1 and json.loads(out)["warnings"] == [warning]
 
 
 # #3, #1, #11: --prometheus --once

@@ -10,7 +10,7 @@ import pytest
 
 from specwise.catalog import resolve_gpu
 from specwise.contracts.calibration import CalibrationDoc, StepLaw
-from specwise.perfmodel.calibration_match import hardware_notes, recorded_gpus
+from specwise.perfmodel.calibration_match import hardware_notes, recorded_gpus, version_notes
 
 DOC = CalibrationDoc(
     run_id="toy", law=StepLaw(1e-7, 5e-3, 0.01), fit_points=10, fit_relative_rms_error=0.1, draft_cost_scale={}
@@ -81,3 +81,41 @@ def test_the_recorded_hardware_reads_as_bench_launch_writes_it() -> None:
     assert recorded_gpus("CPU: Intel(R) Xeon(R), 16 cores") == (None, "CPU: Intel(R) Xeon(R), 16 cores")
     assert recorded_gpus(" H100-SXM-80GB ") == (None, "H100-SXM-80GB")
     assert _notes("H100-SXM-80GB", "H100") == ()  # a catalog name written by hand is that GPU
+
+
+V0_V1 = "V0 and V1 schedule speculation differently"
+
+
+@pytest.mark.parametrize(
+    ("measured", "deployed", "method", "said"),
+    [
+        ("0.6.3", "0.15.1", "ngram", "ran vLLM 0.6.3 (V0), but this deployment runs vLLM 0.15.1 (V1): " + V0_V1),
+        ("0.6.3", None, "ngram", "ran vLLM 0.6.3 (V0), but this deployment runs the current vLLM (V1): " + V0_V1),
+        ("0.15.1", "0.7.3", "eagle", "ran vLLM 0.15.1 (V1), but this deployment runs vLLM 0.7.3 (V0): " + V0_V1),
+        ("0.9.2", "0.15.0", "draft_model", "ran vLLM 0.9.2 (V0), but this deployment runs vLLM 0.15.0 (V1)"),
+        ("0.9.2", "0.15.0", "ngram", "ran vLLM 0.9.2, but this deployment runs vLLM 0.15.0: its step times are"),
+        ("0.14.1", "0.15.0", "ngram", "ran vLLM 0.14.1, but this deployment runs vLLM 0.15.0: its step times are"),
+        ("0.15.0", "0.15", "ngram", None),  # the same version, written shorter
+        ("v0.15.1rc1", "0.15.1", "ngram", None),
+        ("0.6.3", "0.7", "ngram", "ran vLLM 0.6.3, but this deployment runs vLLM 0.7: its step times are"),
+        ("0.15.1", None, "ngram", None),  # both V1; which version is current is not known here
+        (None, "0.6.3", "ngram", None),  # the calibration's version is not recorded: nothing to compare
+        ("unknown", "0.6.3", "ngram", None),
+    ],
+)  # fmt: skip
+def test_the_engine_version_is_compared(
+    measured: str | None, deployed: str | None, method: str, said: str | None
+) -> None:
+    """Review: a calibration of vLLM 0.6.3 priced a V1 scenario without a word. Another version is said; the other
+    engine generation is said as such (a separate draft model on 0.8 and 0.9 ran V0)."""
+    notes = version_notes(replace(DOC, engine_version=measured), "cal.json", "vllm", deployed, method)
+    if said is None:
+        assert notes == ()
+        return
+    (note,) = notes
+    assert note.startswith("calibration cal.json ") and said in note, note
+    assert (V0_V1 in note) == ("(V0)" in said) and "calibrate on the deployment's vLLM" in note
+
+
+def test_another_engines_version_is_not_compared() -> None:
+    assert version_notes(replace(DOC, engine_version="0.6.3"), "cal.json", "sglang", "0.4.0", "ngram") == ()

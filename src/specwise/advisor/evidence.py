@@ -34,7 +34,8 @@ class Evidence:
     source: str
     model: AcceptanceModel
     proposal_rate: float = 1.0  # the share of decode steps with a proposal (a lookup drafts only on a match)
-    match_rate_assumed: bool = False  # a lookup's rates measured or given, its match rate the prior's
+    # a lookup's match rate is a prior's: with the rest (kind "assumed"), or alone (its rates measured or given)
+    match_rate_assumed: bool = False
 
 
 def names_match(candidate_draft: str | None, doc_draft: str | None) -> bool:
@@ -209,7 +210,8 @@ def resolve_evidence(
             out.append(Evidence(w.name, "given", "given in the scenario", given.model))
         else:
             p = prior(candidate.method, w.task, w.temperature, candidate.drafting)
-            out.append(Evidence(w.name, "assumed", p.source, p.model, p.proposal_rate))
+            lookup = candidate.method.is_lookup  # the prior's match rate too (proposal_rate)
+            out.append(Evidence(w.name, "assumed", p.source, p.model, p.proposal_rate, match_rate_assumed=lookup))
     if candidate.method.is_lookup:  # a match rate not measured with the rates: given, else assumed
         out = [e if e.kind == "assumed" or e.workload in known else _with_match_rate(e, inputs, candidate) for e in out]
     return out

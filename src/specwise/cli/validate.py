@@ -62,7 +62,13 @@ def run(args: argparse.Namespace) -> int:
     columns = (TextColumn("replaying"), BarColumn(), MofNCompleteColumn())
     with open_executor(args.executor, args.processes) as executor, progress_bar(*columns, disable=args.json) as bar:
         task = bar.add_task("replay", total=len(records))
-        v = validate(args.predictor, records, lambda done, total: bar.update(task, completed=done), executor)
+        v = validate(
+            args.predictor,
+            records,
+            lambda done, total: bar.update(task, completed=done),
+            executor,
+            family_selected=bool(args.family),
+        )
     if args.json:
         print_json(to_json(v))
     else:

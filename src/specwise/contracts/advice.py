@@ -25,7 +25,9 @@ class EvidenceUsed:
     source: str
     per_position: tuple[float, ...]  # per proposal (vLLM's definition: a lookup's are per match)
     proposal_rate: float = 1.0  # the share of decode steps with a proposal (a lookup drafts only on a match)
-    match_rate_assumed: bool = False  # a lookup's match rate taken from the prior (its rates measured or given)
+    # a lookup's match rate (proposal_rate) taken from a prior: with its rates (kind "assumed") or alone (its rates
+    # measured, profiled or given); false for a method without one (a draft model proposes at every step)
+    match_rate_assumed: bool = False
 
     @property
     def assumed(self) -> bool:

@@ -10,6 +10,12 @@ says whether its load is above its capacity (``overloaded``: the queue grows wit
 load compares two growing queues, not two steady states. ``capacity_bound_qps``: the loads the deployment keeps up
 with without speculation but with no k; their best speedup (k = 0) is an upper bound, the share of the load the
 best k can serve (capacity / load), not a simulated cell (:func:`specwise.study.decide.decide`).
+
+``best_speedup_by_qps`` is the speedup of the top speculative k at each load (the one with the highest speedup among
+those that keep up), whether or not it pays: where it is 1 or below, ``best_k_by_qps`` is 0 (plain decoding) beside
+it, and the speedup says by how much the best speculation would lose. The JSON says so itself: ``best_speedup_is``
+is ``"top_speculative_k_paying_or_not"`` (:data:`BEST_SPEEDUP_IS`), as ``predictor.statistic`` says which statistic
+``relative_error_p80`` holds.
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ P80_SPEEDUP_ERROR = "p80_abs_rel_speedup_error"  # 80th percentile of |predicted
 P80_REPLAY_ERROR = "p80_abs_rel_speedup_replay_error"  # the same over a calibration's replayed levels
 RMS_FIT_ERROR = "rms_step_time_fit_error"  # a calibration's step-time law, over the mean step: CV(RMSE)
 DEFAULT_BAND = "default"  # nothing measured: its source says it is a default
+
+# What ``best_speedup_by_qps`` holds (``best_speedup_is`` in JSON): the top speculative k's speedup, paying or not
+BEST_SPEEDUP_IS = "top_speculative_k_paying_or_not"
 
 
 def predictor_json(name: str, band: float, source: str, statistic: str) -> dict[str, str | float]:
@@ -161,8 +170,8 @@ class SweepResult:
     results: tuple[SweepRow, ...]
     schedule_results: tuple[SweepRow, ...]
     decision_metric: str
-    best_k_by_qps: Mapping[float, int]
-    best_speedup_by_qps: Mapping[float, float]
+    best_k_by_qps: Mapping[float, int]  # 0 where no speculative k pays (or keeps up)
+    best_speedup_by_qps: Mapping[float, float]  # the top speculative k's, paying or not: BEST_SPEEDUP_IS
     crossover_qps: float | None
     warnings: tuple[str, ...] = ()
     predictor: str = "roofline"  # the step-time model the rows were simulated with
@@ -227,6 +236,7 @@ class SweepResult:
             "decision_metric": self.decision_metric,
             "best_k_by_qps": {qps_key(q): k for q, k in self.best_k_by_qps.items()},
             "best_speedup_by_qps": {qps_key(q): s for q, s in self.best_speedup_by_qps.items()},
+            "best_speedup_is": BEST_SPEEDUP_IS,
             "crossover_qps": self.crossover_qps,
             "never_pays": self.never_pays,
             "overloaded_qps": list(self.overloaded_qps),

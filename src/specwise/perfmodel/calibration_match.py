@@ -5,8 +5,8 @@ target model on one engine and one machine. Used for another model or engine it 
 that looks precise, so that is refused; another GPU, or a file that does not record its hardware, is said next to
 every result (a CPU calibration pricing an L4 deployment is a legitimate what-if, not a GPU prediction). The GPU is
 known by the whole name nvidia-smi gives the card (the catalog's ``device_names``: an H100 PCIe is not the H100 SXM,
-an L40S not the L4), and another tensor parallelism is said the same way; so is a file that records no measured
-steps, whose range therefore cannot be checked.
+an L40S not the L4), and another tensor parallelism is said the same way; so is another vLLM version
+(:func:`version_notes`), and a file that records no measured steps, whose range therefore cannot be checked.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from specwise.catalog import gpu_for_device
 from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc
+from specwise.engines.vllm_versions import VllmVersion, draft_model_engine
 from specwise.errors import SpecwiseError
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec, same_model
@@ -54,6 +55,50 @@ def hardware_notes(cal: CalibrationDoc, name: str, gpu: GpuSpec, tp: int) -> tup
         )
     count, device = recorded_gpus(cal.hardware)
     return (*_device_notes(cal.hardware, device, name, gpu), *_tp_notes(cal, name, count, tp))
+
+
+def version_notes(cal: CalibrationDoc, name: str, engine: str, version: str | None, method: str) -> tuple[str, ...]:
+    """What the results cannot claim when the calibrated vLLM is not the deployment's: another version, or -- said
+    specifically -- the other engine generation (V0 before 0.8, and a separate draft model on 0.8 and 0.9, as
+    :func:`specwise.perfmodel.profiles.profile_for` decides it for ``method``). A deployment that names no version
+    (``[deployment].engine_version`` unset) runs the current vLLM, which is V1: a V0 calibration is said against it,
+    another V1 version cannot be (which one is current is not known here). A calibration that records no version
+    (or one that is not a version) says nothing: its engine is unknown."""
+    if engine != "vllm" or not cal.engine_version:
+        return ()
+    measured = _version(cal.engine_version)
+    if measured is None:
+        return ()
+    deployed = _version(version) if version else None
+    deployed_text = f"vLLM {version}" if version else "the current vLLM"
+    if _is_v0(measured, method) != _is_v0(deployed, method):
+        gens = ("V0", "V1") if _is_v0(measured, method) else ("V1", "V0")
+        return (
+            f"calibration {name} ran vLLM {cal.engine_version} ({gens[0]}), but this deployment runs {deployed_text} "
+            f"({gens[1]}): V0 and V1 schedule speculation differently (V0 scores drafts by batch expansion and runs no "
+            "chunked prefill with speculation), so its step times do not carry; calibrate on the deployment's vLLM "
+            "for a prediction of it",
+        )
+    if deployed is None or measured == deployed:
+        return ()
+    return (
+        f"calibration {name} ran vLLM {cal.engine_version}, but this deployment runs vLLM {version}: its step times "
+        "are that version's, not this one's; calibrate on the deployment's vLLM version for a prediction of it",
+    )
+
+
+def _version(text: str) -> VllmVersion | None:
+    try:
+        return VllmVersion.parse(text)
+    except SpecwiseError:
+        return None
+
+
+def _is_v0(version: VllmVersion | None, method: str) -> bool:
+    """Whether vLLM ``version`` (None: the current one) runs ``method`` on the V0 engine."""
+    if version is None:
+        return False
+    return version < VllmVersion(0, 8) or (method == "draft_model" and draft_model_engine(version) == "v0")
 
 
 _GPU_COUNT = re.compile(r"^\s*(\d+)\s*x\s+(\S.*?)\s*$")

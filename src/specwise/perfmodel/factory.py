@@ -32,6 +32,7 @@ from specwise.perfmodel.calibration_match import (
     check_identity,
     hardware_notes,
     unknown_range_notes,
+    version_notes,
 )
 from specwise.perfmodel.drafting import DraftCost, ModelDraftCost, NgramDraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
@@ -145,8 +146,12 @@ def fitted_models(d: Deployed, engine: str = "vllm", engine_version: str | None 
     )
 
 
-def calibrated_models(d: Deployed, cal: CalibrationDoc, path: Path | None, engine: str = "vllm") -> ServingModels:
-    """The law fitted to a real server by ``specwise bench --calibrate``, with the proposer's fitted cost."""
+def calibrated_models(
+    d: Deployed, cal: CalibrationDoc, path: Path | None, engine: str = "vllm", engine_version: str | None = None
+) -> ServingModels:
+    """The law fitted to a real server by ``specwise bench --calibrate``, with the proposer's fitted cost;
+    ``engine_version`` the deployment's (None: the current one), said beside the results when the calibrated server
+    ran another (:func:`~specwise.perfmodel.calibration_match.version_notes`)."""
     law = cal.law
     target = CalibratedPredictor(
         law.per_kv_token_s, law.per_batched_token_s, law.constant_s, free_batched_tokens=law.free_batched_tokens
@@ -173,7 +178,11 @@ def calibrated_models(d: Deployed, cal: CalibrationDoc, path: Path | None, engin
         band=cal.speedup_band(),
         band_source=cal.band_source(),
         band_statistic=cal.band_statistic(),
-        notes=(*hardware_notes(cal, name, d.gpu, d.tp), *unknown_range_notes(cal, name)),
+        notes=(
+            *hardware_notes(cal, name, d.gpu, d.tp),
+            *version_notes(cal, name, engine, engine_version, d.method.name),
+            *unknown_range_notes(cal, name),
+        ),
         calibrated_range=calibrated_range(cal, name),
     )
 
@@ -211,7 +220,7 @@ def serving_models(choice: PredictorChoice, d: Deployed) -> ServingModels:
     if choice.kind == "calibrated":
         if choice.calibration is None:
             raise SpecwiseError("the calibrated predictor needs a calibration file (--calibration FILE)")
-        return calibrated_models(d, choice.calibration, choice.calibration_path, choice.engine)
+        return calibrated_models(d, choice.calibration, choice.calibration_path, choice.engine, choice.engine_version)
     return fitted_models(d, choice.engine, choice.engine_version)
 
 

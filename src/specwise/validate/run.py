@@ -80,6 +80,8 @@ class Validation:
     # ``--family`` subset without fit records, say); ``--check`` fails on False only
     criteria: dict[str, bool | None] = field(default_factory=dict)
     held_back_by_engine: dict[str, ErrorSummary] = field(default_factory=dict)  # the band of each engine's profile
+    # the records are a ``--family`` selection: the analytic criterion, which judges no record, says it is the same
+    family_selected: bool = False
 
 
 def _crossing(points: Sequence[tuple[float, float]]) -> float | None:
@@ -172,9 +174,10 @@ def validate(
     records: Sequence[EvidenceRecord] | None = None,
     progress: Callable[[int, int], None] | None = None,
     executor: Executor | None = None,
+    family_selected: bool = False,
 ) -> Validation:
     """Every record of ``records`` (default: the whole evidence set) replayed, in this process or on
-    ``executor``."""
+    ``executor``; ``family_selected``: ``records`` are the families ``--family`` selected."""
     fit = published_fit()
     recs = list(records if records is not None else all_records())
     p = Predictor(fit.profiles, Models("roofline" if predictor == "roofline" else "v2"), fit.first_given_match)
@@ -206,8 +209,15 @@ def validate(
         ),
         leviathan_max_abs_diff=leviathan_check(),
         held_back_by_engine=summarize_by_engine([x for x in preds if x.record.family not in fit.training_families]),
+        family_selected=family_selected,
     )
     return _with_criteria(v)
+
+
+# the one criterion that replays no record: the analytic batch-1 speedup against the paper's table, the same whichever
+# families are selected (said so under --family, where the others judge only the selection)
+LEVIATHAN = "Leviathan Table 4 within +-0.1 at batch 1"
+LEVIATHAN_ANY_FAMILY = " (analytic; independent of --family)"
 
 
 def _with_criteria(v: Validation) -> Validation:
@@ -224,7 +234,7 @@ def _with_criteria(v: Validation) -> Validation:
             all(c.within_2x for c in v.crossovers) if v.crossovers else None
         ),
         "baseline (no speculation: TPOT or throughput) within +-20%": None if base is None else base >= 1.0,
-        "Leviathan Table 4 within +-0.1 at batch 1": v.leviathan_max_abs_diff <= 0.1 + 1e-9,
+        LEVIATHAN + (LEVIATHAN_ANY_FAMILY if v.family_selected else ""): v.leviathan_max_abs_diff <= 0.1 + 1e-9,
     }
     return dataclasses.replace(v, criteria=criteria)
 

@@ -1,0 +1,30 @@
+"""``simulate --json`` says what ``best_speedup_by_qps`` holds (review 14: a reader saw ``best_k_by_qps`` 0 beside a
+best speedup of 0.99 and could not tell whose speedup that is): the top speculative k's, paying or not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from specwise.contracts.sweep import SweepResult
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "examples" / "simulate-llama70b-4xh100.json"
+
+
+def test_the_json_says_the_best_speedup_is_the_top_speculative_ks() -> None:
+    doc = SweepResult.from_json(json.loads(GOLDEN.read_text()))
+    out = doc.to_json()
+    assert out["best_speedup_is"] == "top_speculative_k_paying_or_not"
+    # as it says: where plain decoding is best (k 0), the speedup is the top speculative k's, below 1
+    plain = [q for q, k in doc.best_k_by_qps.items() if k == 0]
+    assert plain
+    for q in plain:
+        top = doc.row(q, doc.top_k(q))
+        assert top is not None and doc.best_speedup_by_qps[q] == top.speedup(doc.decision_metric) < 1.0
+    assert SweepResult.from_json(json.loads(json.dumps(out))).to_json() == out  # the key is derived, not read
+
+
+def test_a_document_written_before_the_field_still_loads() -> None:
+    raw = json.loads(GOLDEN.read_text())
+    raw.pop("best_speedup_is")
+    assert SweepResult.from_json(raw).to_json()["best_speedup_is"] == "top_speculative_k_paying_or_not"
