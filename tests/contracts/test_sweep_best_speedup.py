@@ -4,9 +4,10 @@ best speedup of 0.99 and could not tell whose speedup that is): the top speculat
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
-from specwise.contracts.sweep import SweepResult
+from specwise.contracts.sweep import METRIC_KEYS, SweepResult
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "examples" / "simulate-llama70b-4xh100.json"
 
@@ -28,3 +29,19 @@ def test_a_document_written_before_the_field_still_loads() -> None:
     raw = json.loads(GOLDEN.read_text())
     raw.pop("best_speedup_is")
     assert SweepResult.from_json(raw).to_json()["best_speedup_is"] == "top_speculative_k_paying_or_not"
+
+
+def test_the_top_k_is_among_those_that_keep_up() -> None:
+    """Review 15: ``top_k`` (the k advise names beside ``best_speedup_by_qps``) chose among every k, the best speedup
+    among those that keep up with the load. A k above its capacity, however fast its finite run looked, is not it."""
+    doc = SweepResult.from_json(json.loads(GOLDEN.read_text()))
+    q = next(q for q in doc.qps if q not in doc.overloaded_qps and doc.best_k_by_qps[q])
+    best = doc.best_k_by_qps[q]
+    other = next(r for r in doc.results if r.qps == q and r.k and r.k != best)
+    metric = doc.decision_metric
+    faster = replace(other, overloaded=True, **{METRIC_KEYS[metric]: 10.0})
+    edited = replace(doc, results=tuple(faster if r is other else r for r in doc.results))
+    assert edited.top_k(q) == best  # the overloaded k's 10x is no choice
+    # where no k keeps up, the top of all of them is still named
+    every = tuple(replace(r, overloaded=True) if r.qps == q and r.k else r for r in edited.results)
+    assert replace(edited, results=every).top_k(q) == other.k

@@ -96,6 +96,9 @@ V0_V1 = "V0 and V1 schedule speculation differently"
         ("0.9.2", "0.15.0", "ngram", "ran vLLM 0.9.2, but this deployment runs vLLM 0.15.0: its step times are"),
         ("0.14.1", "0.15.0", "ngram", "ran vLLM 0.14.1, but this deployment runs vLLM 0.15.0: its step times are"),
         ("0.15.0", "0.15", "ngram", None),  # the same version, written shorter
+        ("0.15.1", "0.15", "ngram", None),  # 0.15 names every 0.15.x (review 15: a false warning)
+        ("0.15.1+cpu", "v0.15", "ngram", None),
+        ("0.14.1", "0.15", "ngram", "ran vLLM 0.14.1, but this deployment runs vLLM 0.15: its step times are"),
         ("v0.15.1rc1", "0.15.1", "ngram", None),
         ("0.6.3", "0.7", "ngram", "ran vLLM 0.6.3, but this deployment runs vLLM 0.7: its step times are"),
         ("0.15.1", None, "ngram", None),  # both V1; which version is current is not known here

@@ -212,9 +212,12 @@ class SweepResult:
         return next((b for b in self.baseline if b.qps == qps), None)
 
     def top_k(self, qps: float) -> int:
-        """The speculative k with the highest speedup at ``qps`` whether or not it pays (0: none simulated)."""
+        """The speculative k with the highest speedup at ``qps`` whether or not it pays (0: none simulated): among
+        the k that keep up with the load where plain decoding does, as ``best_speedup_by_qps`` chooses it
+        (:func:`specwise.study.decide.decide`), else among all."""
         rows = [r for r in self.results if r.qps == qps and r.k and r.speedup(self.decision_metric) is not None]
-        top = max(rows, key=lambda r: r.speedup(self.decision_metric) or 0.0, default=None)
+        keeping_up = [r for r in rows if qps in self.overloaded_qps or not r.overloaded]
+        top = max(keeping_up or rows, key=lambda r: r.speedup(self.decision_metric) or 0.0, default=None)
         return int(top.k) if top is not None and top.k else 0
 
     def row(self, qps: float, k: int) -> SweepRow | None:

@@ -60,10 +60,11 @@ def hardware_notes(cal: CalibrationDoc, name: str, gpu: GpuSpec, tp: int) -> tup
 def version_notes(cal: CalibrationDoc, name: str, engine: str, version: str | None, method: str) -> tuple[str, ...]:
     """What the results cannot claim when the calibrated vLLM is not the deployment's: another version, or -- said
     specifically -- the other engine generation (V0 before 0.8, and a separate draft model on 0.8 and 0.9, as
-    :func:`specwise.perfmodel.profiles.profile_for` decides it for ``method``). A deployment that names no version
-    (``[deployment].engine_version`` unset) runs the current vLLM, which is V1: a V0 calibration is said against it,
-    another V1 version cannot be (which one is current is not known here). A calibration that records no version
-    (or one that is not a version) says nothing: its engine is unknown."""
+    :func:`specwise.perfmodel.profiles.profile_for` decides it for ``method``). A version written without its patch
+    (``0.15``) is every patch of that release: 0.15.1 is not another version than 0.15. A deployment that names no
+    version (``[deployment].engine_version`` unset) runs the current vLLM, which is V1: a V0 calibration is said
+    against it, another V1 version cannot be (which one is current is not known here). A calibration that records no
+    version (or one that is not a version) says nothing: its engine is unknown."""
     if engine != "vllm" or not cal.engine_version:
         return ()
     measured = _version(cal.engine_version)
@@ -79,7 +80,7 @@ def version_notes(cal: CalibrationDoc, name: str, engine: str, version: str | No
             "chunked prefill with speculation), so its step times do not carry; calibrate on the deployment's vLLM "
             "for a prediction of it",
         )
-    if deployed is None or measured == deployed:
+    if deployed is None or _same_release(measured, cal.engine_version, deployed, version or ""):
         return ()
     return (
         f"calibration {name} ran vLLM {cal.engine_version}, but this deployment runs vLLM {version}: its step times "
@@ -92,6 +93,18 @@ def _version(text: str) -> VllmVersion | None:
         return VllmVersion.parse(text)
     except SpecwiseError:
         return None
+
+
+def _same_release(a: VllmVersion, a_text: str, b: VllmVersion, b_text: str) -> bool:
+    """Whether two versions name the same release; one written without its patch (``0.15``, as ``--vllm-version``
+    and ``[deployment].engine_version`` take it) names every patch of that minor release."""
+    if _has_patch(a_text) and _has_patch(b_text):
+        return a == b
+    return (a.major, a.minor) == (b.major, b.minor)
+
+
+def _has_patch(text: str) -> bool:
+    return re.match(r"\s*v?\d+\.\d+\.\d+", text) is not None
 
 
 def _is_v0(version: VllmVersion | None, method: str) -> bool:
