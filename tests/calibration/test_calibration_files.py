@@ -31,15 +31,24 @@ def test_an_older_specwise_calibration_says_how_to_redo_it(tmp_path: Path, capsy
     assert "specwise bench --calibrate-run RUN_ID" in err and "specwise calibrate" in err
 
 
-@pytest.mark.parametrize("name", ["baseline-and-ngram-on-mock-detailed.json", "eagle3-on-mock.json"])
-def test_a_vllm_bench_serve_result_is_not_a_calibration(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
-) -> None:
-    """One result per line (--append-result) or one object: either is the input of specwise calibrate."""
-    path = VLLM_RESULTS / name
+def test_a_vllm_bench_serve_result_is_not_a_calibration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One result per line (--append-result), saved with --save-detailed: the input of specwise calibrate."""
+    path = VLLM_RESULTS / "baseline-and-ngram-on-mock-detailed.json"
     err = _simulate_error(tmp_path, capsys, path)
     assert f"{path}: a vllm bench serve result, not a calibration" in err
     assert f"specwise calibrate {path} --out cal.json" in err
+
+
+def test_a_result_without_per_request_timings_is_not_offered_to_calibrate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 14 #13: a result saved without --save-detailed cannot be fitted; the refusal says to re-run with it,
+    not to run specwise calibrate on this file (which would refuse it in turn)."""
+    path = VLLM_RESULTS / "eagle3-on-mock.json"
+    err = _simulate_error(tmp_path, capsys, path)
+    assert f"{path}: a vllm bench serve result, not a calibration, and saved without --save-detailed" in err
+    assert "re-run vllm bench serve with --save-result --save-detailed" in err
+    assert f"specwise calibrate {path}" not in err
 
 
 def test_an_implausible_proposer_cost_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -296,12 +296,20 @@ class CalibrationDoc:
 def _refuse_vllm_result(path: Path, data: JsonObject | None = None) -> None:
     """Raise when ``path`` holds ``vllm bench serve`` results (easily taken for a calibration): they are its input."""
     from specwise.contracts.bench_formats import is_vllm_result, read_objects  # bench formats read calibrations' input
+    from specwise.contracts.vllm_detailed import DETAILED
 
     try:
         objects = [data] if data is not None else read_objects(path)
     except DocumentError:
         return
     if objects and all(is_vllm_result(o) for o in objects):
+        if not all(all(key in o for key in DETAILED) for o in objects):  # no per-request timings: nothing to fit
+            raise DocumentError(
+                f"{path}: a vllm bench serve result, not a calibration, and saved without --save-detailed, so no "
+                "calibration can be fitted from it (it has no per-request timings): re-run vllm bench serve with "
+                "--save-result --save-detailed for the baseline and each speculative config, fit them with specwise "
+                "calibrate FILE... --out cal.json, then pass --calibration cal.json"
+            )
         raise DocumentError(
             f"{path}: a vllm bench serve result, not a calibration: fit one from it first with specwise calibrate "
             f"{path} --out cal.json (its files: the baseline's and the speculative runs' --save-detailed results), "
