@@ -17,6 +17,7 @@ from specwise.engines.vllm_versions import (
     first_off_batch,
     method_refusal,
     schedule_form,
+    speculation_engine,
 )
 from specwise.errors import SpecwiseError
 from specwise.methods import get_method
@@ -119,6 +120,44 @@ def test_an_emitted_schedule_carries_vllms_cuda_graph_caveat(capsys: pytest.Capt
 )
 def test_which_engine_runs_a_draft_model(text: str | None, engine: str) -> None:
     assert draft_model_engine(VllmVersion.parse(text) if text else None) == engine
+
+
+# What each release's vllm/engine/arg_utils.py (_is_v1_supported_oracle, VLLM_USE_V1 unset) ran each method on:
+# 0.8.x let only ngram (0.8.0-0.8.2), eagle (0.8.3-0.8.4) and eagle3 (0.8.5) past "Speculative Decoding", then sent
+# those back to V0 as experimental (_warn_or_fallback); 0.9.x kept ngram, eagle, eagle3, deepseek_mtp on V1.
+_RELEASES = ("0.8.0", "0.8.1", "0.8.2", "0.8.3", "0.8.4", "0.8.5", "0.8.5.post1", "0.9.0", "0.9.0.1", "0.9.1", "0.9.2")
+_SPECWISE_METHODS = ("ngram", "eagle", "eagle3", "mtp", "draft_model")
+
+
+@pytest.mark.parametrize("release", _RELEASES)
+@pytest.mark.parametrize("method", _SPECWISE_METHODS)
+def test_which_engine_a_speculating_server_of_0_8_or_0_9_runs(release: str, method: str) -> None:
+    expected = "v0" if release.startswith("0.8.") or method == "draft_model" else "v1"
+    assert speculation_engine(VllmVersion.parse(release), method) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "method", "engine"),
+    [
+        ("0.7.3", None, "v0"),  # V1 opt-in before 0.8, speculating or not
+        ("0.7.3", "ngram", "v0"),
+        ("0.8.2", None, "v1"),  # no speculation: 0.8 is V1
+        ("0.8.2", "none", "v1"),
+        ("0.8", "eagle", "v0"),  # a version without its patch is its .0
+        ("0.9", "eagle", "v1"),
+        ("0.9.2", "deepseek_mtp", "v1"),  # vLLM's own names
+        ("0.9.2", "medusa", "v1"),
+        ("0.8.5", "medusa", "v0"),
+        ("0.9.2", "suffix", "v0"),  # not in 0.9's list: _raise_or_fallback
+        ("0.10.0", "draft_model", "v1"),  # refused on 0.10-0.14 (draft_model_refusal); priced on V1 as before
+        ("0.10.0", "eagle", "v1"),
+        ("0.15.1", "draft_model", "v1"),
+        (None, "draft_model", "v1"),
+        (None, "eagle", "v1"),
+    ],
+)
+def test_speculation_engine_at_the_edges(text: str | None, method: str | None, engine: str) -> None:
+    assert speculation_engine(VllmVersion.parse(text) if text else None, method) == engine
 
 
 def test_the_config_for_a_draft_model_follows_the_version() -> None:

@@ -94,6 +94,10 @@ V0_V1 = "V0 and V1 schedule speculation differently"
         ("0.15.1", "0.7.3", "eagle", "ran vLLM 0.15.1 (V1), but this deployment runs vLLM 0.7.3 (V0): " + V0_V1),
         ("0.9.2", "0.15.0", "draft_model", "ran vLLM 0.9.2 (V0), but this deployment runs vLLM 0.15.0 (V1)"),
         ("0.9.2", "0.15.0", "ngram", "ran vLLM 0.9.2, but this deployment runs vLLM 0.15.0: its step times are"),
+        ("0.9.2", "0.8.2", "eagle", "ran vLLM 0.9.2 (V1), but this deployment runs vLLM 0.8.2 (V0)"),  # 0.8: all V0
+        ("0.8.5", "0.9.0", "ngram", "ran vLLM 0.8.5 (V0), but this deployment runs vLLM 0.9.0 (V1)"),
+        ("0.8.5", "0.10.1", "eagle3", "ran vLLM 0.8.5 (V0), but this deployment runs vLLM 0.10.1 (V1)"),
+        ("0.8.4", "0.7.3", "eagle", "ran vLLM 0.8.4, but this deployment runs vLLM 0.7.3: its step times are"),
         ("0.14.1", "0.15.0", "ngram", "ran vLLM 0.14.1, but this deployment runs vLLM 0.15.0: its step times are"),
         ("0.15.0", "0.15", "ngram", None),  # the same version, written shorter
         ("0.15.1", "0.15", "ngram", None),  # 0.15 names every 0.15.x (review 15: a false warning)

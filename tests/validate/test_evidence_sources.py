@@ -128,9 +128,16 @@ def test_band_shown_with_vllm_predictions_is_the_vllm_held_back_error(result: Va
         ("0.9.2", "eagle3", False),
         ("0.15.1", "draft_model", False),
         ("not stated (V1, July 2025; ~0.9.x)", "draft_model", False),  # the record names the engine it ran
+        ("0.8.2", "eagle", True),  # every method on 0.8 fell back to V0 (speculation_engine)
+        ("0.8.4", "ngram", True),
+        ("0.8.5", "eagle3", True),
+        ("0.8.5", "none", False),  # the baseline: no speculation, V1
+        ("0.9.0", "mtp", False),
+        ("0.9.0", "eagle", False),
+        ("V1 main at the time of PR #16937 (April 2025, ~0.8.5 dev)", "eagle", False),  # VLLM_USE_V1=1, named
     ],
 )
-def test_a_draft_model_record_on_0_8_or_0_9_is_replayed_on_v0_as_users_are_priced(
+def test_a_speculative_record_on_0_8_or_0_9_is_replayed_on_the_engine_users_are_priced_on(
     text: str, method: str, v0: bool
 ) -> None:
     from specwise.perfmodel.profiles import profile_for

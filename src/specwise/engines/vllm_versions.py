@@ -18,7 +18,8 @@ The versions, with where each boundary comes from:
   ``--speculative-disable-by-batch-size`` flags (removed by vLLM PR #15466, 2025-03); not emitted: refused in one
   line.
 
-A separate draft model (``method = "draft_model"``) has its own boundaries, :func:`draft_model_engine`.
+A separate draft model (``method = "draft_model"``) has its own boundaries, :func:`draft_model_engine`; which engine
+(V0 or V1) a speculating server of 0.8 and 0.9 runs on is :func:`speculation_engine`.
 """
 
 from __future__ import annotations
@@ -78,6 +79,55 @@ def draft_model_engine(version: VllmVersion | None) -> DraftModelEngine:
     if version is None or version >= DRAFT_MODEL_V1_SINCE:
         return "v1"
     return "v0" if version < V0_REMOVED_IN else "none"
+
+
+V1_DEFAULT_SINCE = VllmVersion(0, 8)  # V1 the default engine (create_engine_config's oracle)
+SPECULATION_V1_SINCE = VllmVersion(0, 9)  # the oracle's opt-in-only ngram/Eagle gate was gone in 0.9.0
+
+# The methods 0.9.0 to 0.9.2's oracle keeps on V1, by specwise's name and by vLLM's own where it differs
+# ("deepseek_mtp" is vLLM's name for specwise's "mtp" before 0.11; "medusa" has no specwise row).
+_V1_ON_0_9 = frozenset({"ngram", "eagle", "eagle3", "mtp", "deepseek_mtp", "medusa"})
+
+SpeculationEngine = Literal["v0", "v1"]
+
+
+def speculation_engine(version: VllmVersion | None, method: str | None) -> SpeculationEngine:
+    """Which vLLM engine a server of ``version`` (None: the current one) runs with speculative ``method`` (None or
+    ``"none"``: no speculation), ``VLLM_USE_V1`` unset, read in ``vllm/engine/arg_utils.py``
+    (``create_engine_config``, ``_is_v1_supported_oracle``) of the 0.8.0, 0.8.1, 0.8.2, 0.8.3, 0.8.4, 0.8.5,
+    0.8.5.post1, 0.9.0, 0.9.0.1, 0.9.1, 0.9.2 and 0.10.0 wheels:
+
+    * **before 0.8** -- ``"v0"``, speculating or not (V1 was opt-in).
+    * **0.8.x** -- ``"v0"`` for every method; ``"v1"`` without speculation. With ``VLLM_USE_V1`` unset, "we enable
+      V1 for 'supported features' and fall back to V0 for experimental or unsupported features"
+      (``create_engine_config``), and no speculative method was a supported feature: the oracle let through only
+      n-gram (0.8.0/0.8.1: ``speculative_model == "[ngram]"``; 0.8.2: ``("ngram", "[ngram]")``), n-gram and
+      ``"eagle"`` (0.8.3, 0.8.4), n-gram, ``"eagle"`` and ``"eagle3"`` (0.8.5) -- anything else,
+      ``deepseek_mtp``, medusa and a draft model included, is ``_raise_or_fallback("Speculative Decoding")`` --
+      and then sent those back to V0 too as experimental (``_warn_or_fallback("ngram")``, ``("Eagle")``: "is
+      experimental on VLLM_USE_V1=1. Falling back to V0 Engine."). Only ``VLLM_USE_V1=1`` ran those on V1.
+    * **0.9.0 to 0.9.2** -- ``"v1"`` for ngram, medusa, eagle, eagle3 and deepseek_mtp (specwise's ``mtp``): the
+      oracle's ``speculative_method in ("eagle", "eagle3", "deepseek_mtp")`` / ``== "medusa"`` / ngram, with
+      the experimental gate gone; ``"v0"`` for a draft model (:func:`draft_model_engine`) and any other method.
+    * **0.10 on** -- ``"v1"``: V0 is gone (a draft model on 0.10 to 0.14 is refused, :func:`draft_model_refusal`;
+      it is priced on V1 as before).
+
+    A version without its patch (``0.8``) is its .0, as :meth:`VllmVersion.parse` reads it; no boundary here
+    falls inside a minor release, so every patch of it gets the same answer.
+    """
+    if version is None:
+        return "v1"
+    if version < V1_DEFAULT_SINCE:
+        return "v0"
+    if method is None or method == "none":
+        return "v1"
+    if method == "draft_model":
+        return "v0" if draft_model_engine(version) == "v0" else "v1"
+    if version >= V0_REMOVED_IN:
+        return "v1"
+    if version < SPECULATION_V1_SINCE:
+        return "v0"
+    return "v1" if method in _V1_ON_0_9 else "v0"
 
 
 # The first release whose --speculative-config takes the method under the name specwise writes, read in each

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from specwise.catalog import gpu_for_device
 from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc
-from specwise.engines.vllm_versions import VllmVersion, draft_model_engine
+from specwise.engines.vllm_versions import VllmVersion, speculation_engine
 from specwise.errors import SpecwiseError
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec, same_model
@@ -59,7 +59,7 @@ def hardware_notes(cal: CalibrationDoc, name: str, gpu: GpuSpec, tp: int) -> tup
 
 def version_notes(cal: CalibrationDoc, name: str, engine: str, version: str | None, method: str) -> tuple[str, ...]:
     """What the results cannot claim when the calibrated vLLM is not the deployment's: another version, or -- said
-    specifically -- the other engine generation (V0 before 0.8, and a separate draft model on 0.8 and 0.9, as
+    specifically -- the other engine generation (V0 before 0.8, any method on 0.8, a draft model on 0.9, as
     :func:`specwise.perfmodel.profiles.profile_for` decides it for ``method``). A version written without its patch
     (``0.15``) is every patch of that release: 0.15.1 is not another version than 0.15. A deployment that names no
     version (``[deployment].engine_version`` unset) runs the current vLLM, which is V1: a V0 calibration is said
@@ -109,9 +109,7 @@ def _has_patch(text: str) -> bool:
 
 def _is_v0(version: VllmVersion | None, method: str) -> bool:
     """Whether vLLM ``version`` (None: the current one) runs ``method`` on the V0 engine."""
-    if version is None:
-        return False
-    return version < VllmVersion(0, 8) or (method == "draft_model" and draft_model_engine(version) == "v0")
+    return speculation_engine(version, method) == "v0"
 
 
 _GPU_COUNT = re.compile(r"^\s*(\d+)\s*x\s+(\S.*?)\s*$")

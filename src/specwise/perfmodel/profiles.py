@@ -6,7 +6,8 @@ sequence: sampling metadata and output processing, per draft token: the proposer
 sampler) and the engine's scheduling rules that matter for speculation:
 
 * ``vllm-v1`` (default): chunked prefill mixes prompt chunks with decode/verify steps (``vllm/v1/core/sched``).
-* ``vllm-v0`` (vLLM < 0.8 with speculation; a draft model on 0.8 and 0.9, which fall back to V0 for it): no
+* ``vllm-v0`` (vLLM < 0.8 with speculation; any method on 0.8 and a draft model on 0.9, which fall back to V0 for
+  it): no
   chunked prefill alongside speculation, so a step prefills or
   decodes, prompts first (``vllm/spec_decode`` in 0.6.x disabled chunked prefill for speculative runs); and
   verification by batch expansion, k + 1 single-token sequences per speculating sequence, each re-reading its
@@ -26,7 +27,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from specwise.engines.vllm_versions import VllmVersion, draft_model_engine
+from specwise.engines.vllm_versions import VllmVersion, speculation_engine
 from specwise.errors import SpecwiseError
 from specwise.perfmodel.v2 import GpuEfficiency
 
@@ -150,14 +151,14 @@ def published_fit() -> PublishedFit:
 
 def profile_for(engine: str = "vllm", version: str | None = None, method: str | None = None) -> EngineProfile:
     """The profile for an engine, version and speculation method: vLLM before 0.8 is V0 (speculation without
-    chunked prefill), and so is a separate draft model on 0.8 and 0.9, which fall back to V0 for it
-    (:func:`~specwise.engines.vllm_versions.draft_model_engine`; the baseline of such a server is simulated on V0
-    too, the engine that config runs)."""
+    chunked prefill), and so is every speculative method on 0.8 and a separate draft model on 0.9, which fall back
+    to V0 for it (:func:`~specwise.engines.vllm_versions.speculation_engine`; the baseline of such a server is
+    simulated on V0 too, the engine that config runs)."""
     profiles = published_fit().profiles
     if engine == "vllm":
         v0 = version is not None and (
             _before(version, (0, 8))  # a malformed version is refused here, in one line, before it is parsed below
-            or (method == "draft_model" and draft_model_engine(VllmVersion.parse(version)) == "v0")
+            or speculation_engine(VllmVersion.parse(version), method) == "v0"
         )
         return profiles["vllm-v0" if v0 else "vllm-v1"]
     if engine in profiles:

@@ -18,7 +18,7 @@ from typing import Any
 
 from specwise.acceptance.lookup import split_per_step
 from specwise.acceptance.model import AcceptanceModel
-from specwise.engines.vllm_versions import VllmVersion, draft_model_engine
+from specwise.engines.vllm_versions import VllmVersion, speculation_engine
 from specwise.evidence.records import SPEEDUP_METRICS, THROUGHPUT_METRICS, EvidenceRecord, Load
 from specwise.executors import Executor
 from specwise.methods import METHODS
@@ -360,16 +360,14 @@ _VERSION = re.compile(r"\bv?(\d+)\.(\d+)")
 
 def is_vllm_v0(engine_version: str, method: str | None = None) -> bool:
     """Whether a record's vLLM ran the V0 engine: "V0"/"V1" where the record names the engine, else a version
-    before 0.8 (V1 became the default in 0.8); "0.15.1 (image vllm/vllm-openai:v0.15.1)" is V1. A separate draft
-    model on 0.8 or 0.9 fell back to V0 (:func:`~specwise.engines.vllm_versions.draft_model_engine`), as
-    :func:`specwise.perfmodel.profiles.profile_for` prices it for users."""
+    before 0.8 (V1 became the default in 0.8); "0.15.1 (image vllm/vllm-openai:v0.15.1)" is V1. Every speculative
+    method on 0.8, and a separate draft model on 0.9, fell back to V0
+    (:func:`~specwise.engines.vllm_versions.speculation_engine`), as :func:`specwise.perfmodel.profiles.profile_for`
+    prices it for users; a record of 0.8 run with ``VLLM_USE_V1=1`` says "V1" to be replayed on V1."""
     named = _ENGINE_TOKEN.search(engine_version)
     if named:
         return named.group(1) == "0"
     version = _VERSION.search(engine_version)
     if version is None:
         return False
-    major_minor = (int(version.group(1)), int(version.group(2)))
-    if major_minor < (0, 8):
-        return True
-    return method == "draft_model" and draft_model_engine(VllmVersion(*major_minor, 0)) == "v0"
+    return speculation_engine(VllmVersion(int(version.group(1)), int(version.group(2))), method) == "v0"
