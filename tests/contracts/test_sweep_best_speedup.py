@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from specwise.contracts.sweep import METRIC_KEYS, SweepResult
+from specwise.contracts.sweep import METRIC_KEYS, SweepResult, speculative_choices
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "examples" / "simulate-llama70b-4xh100.json"
 
@@ -45,3 +45,18 @@ def test_the_top_k_is_among_those_that_keep_up() -> None:
     # where no k keeps up, the top of all of them is still named
     every = tuple(replace(r, overloaded=True) if r.qps == q and r.k else r for r in edited.results)
     assert replace(edited, results=every).top_k(q) == other.k
+
+
+def test_top_k_and_decide_choose_from_the_same_rows() -> None:
+    """``SweepResult.top_k`` and ``study.decide`` share :func:`speculative_choices`: where the best k pays, it is the
+    top k; an overloaded k is a choice only where plain decoding is overloaded too."""
+    doc = SweepResult.from_json(json.loads(GOLDEN.read_text()))
+    for q, k in doc.best_k_by_qps.items():
+        if k:
+            assert doc.top_k(q) == k
+    q = doc.qps[0]
+    row = next(r for r in doc.results if r.qps == q and r.k)
+    rows = (replace(row, overloaded=True),)
+    assert speculative_choices(rows, q, doc.decision_metric, base_overloaded=False) == (list(rows), [])
+    assert speculative_choices(rows, q, doc.decision_metric, base_overloaded=True) == (list(rows), list(rows))
+    assert speculative_choices(rows, q + 1.0, doc.decision_metric, base_overloaded=True) == ([], [])

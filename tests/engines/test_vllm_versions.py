@@ -35,7 +35,7 @@ SPEC = Speculation(get_method("ngram"), 2, prompt_lookup=(2, 4), schedule=SCHEDU
         ("0.23.1", VllmVersion(0, 23, 1), "none"),
         ("0.10", VllmVersion(0, 10, 0), "none"),
         ("0.9.2", VllmVersion(0, 9, 2), "disable_by_batch_size"),
-        ("0.8", VllmVersion(0, 8, 0), "disable_by_batch_size"),
+        ("0.8.2", VllmVersion(0, 8, 2), "disable_by_batch_size"),
     ],
 )
 def test_versions_parse_and_pick_a_form(text: str, parsed: VllmVersion, form: str) -> None:
@@ -47,6 +47,40 @@ def test_too_old_or_malformed_versions_are_one_line() -> None:
         schedule_form(VllmVersion.parse("0.6.3"))
     with pytest.raises(SpecwiseError, match="expected a version like"):
         VllmVersion.parse("latest")
+
+
+@pytest.mark.parametrize("text", ["0.8", "0.8.0", "0.8.1"])
+def test_before_0_8_2_there_is_no_speculative_config(text: str) -> None:
+    # 0.8.0 and 0.8.1's vllm/engine/arg_utils.py have --speculative-model / --num-speculative-tokens but no
+    # --speculative-config (first in 0.8.2): specwise writes no JSON they would refuse; "0.8" is its .0
+    with pytest.raises(SpecwiseError, match=r"before 0\.8\.2 takes only separate --speculative-model"):
+        schedule_form(VllmVersion.parse(text))
+    with pytest.raises(SpecwiseError, match="give the exact version"):
+        get_engine("vllm", text)
+    assert schedule_form(VllmVersion.parse("0.8.2")) == "disable_by_batch_size"
+
+
+@pytest.mark.parametrize(
+    ("version", "method", "honoured"),
+    [
+        ("0.8.2", "ngram", True),  # 0.8.x: every speculative method on V0
+        ("0.8.5", "eagle3", True),
+        ("0.9.1", "draft_model", True),  # 0.9.x: a draft model falls back to V0
+        ("0.9.1", "ngram", False),  # the rest run on V1, which ignores the key
+        ("0.9.2", "eagle", False),
+    ],
+)
+def test_disable_by_batch_size_note_says_whether_the_engine_honours_it(
+    version: str, method: str, honoured: bool
+) -> None:
+    (note,) = get_engine("vllm", version).schedule_notes(SCHEDULE, 2, method)
+    assert "disable_by_batch_size=65 turns speculation off from batch 65" in note
+    if honoured:
+        assert f"runs {method} on the V0 engine, which honours it" in note and "ignores" not in note
+    else:
+        assert f"runs {method} on V1, which ignores it, unless the server starts with VLLM_USE_V1=0" in note
+    (unknown,) = get_engine("vllm", version).schedule_notes(SCHEDULE, 2)
+    assert "on the V0 engine only (V1 ignores it; 0.8.x runs every speculative method on V0)" in unknown
 
 
 def test_each_form_of_the_schedule() -> None:

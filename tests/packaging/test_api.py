@@ -155,7 +155,7 @@ def test_advise_refuses_a_scenario_that_is_not_a_path(scenario: object) -> None:
     ("kwargs", "words"),
     [
         ({"vllm_version": 0.2}, "vllm_version: expected a version string such as '0.20', got 0.2"),
-        ({"vllm_version": "0.7"}, "vllm_version: 0.7.0: vLLM before 0.8"),
+        ({"vllm_version": "0.7"}, "vllm_version: 0.7.0: vLLM before 0.8.2"),
         ({"host": "x; rm -rf /"}, "host: expected a host name or IP address"),  # before: pasted into the command
         ({"processes": 0}, "processes: expected a positive integer"),
         ({"executor": "bogus"}, "executor: expected 'local', 'ray' or 'ray:ADDRESS'"),

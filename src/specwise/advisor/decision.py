@@ -798,7 +798,7 @@ def _serve(
     argv = engine.serve_argv(deployment, spec)
     speculation = _top_speculation(inputs, top, deployment.tp) if spec is not None else None  # the draft it loads
     notes = checkpoint_notes(deployment, speculation)
-    notes += engine.schedule_notes(top.schedule, top.k) if spec is not None else ()
+    notes += engine.schedule_notes(top.schedule, top.k, top.method) if spec is not None else ()
     notes += _draft_tp_notes(inputs, top, spec)
     if spec is not None and "num_speculative_tokens_per_batch_size" in spec:
         notes = (*notes, DYNAMIC_K_CAVEAT)

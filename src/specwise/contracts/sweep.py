@@ -20,7 +20,7 @@ is ``"top_speculative_k_paying_or_not"`` (:data:`BEST_SPEEDUP_IS`), as ``predict
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,6 +156,21 @@ class SweepRow:
         )
 
 
+def speculative_choices(
+    rows: Sequence[SweepRow], qps: float, metric: str, base_overloaded: bool
+) -> tuple[list[SweepRow], list[SweepRow]]:
+    """(the speculative rows at ``qps`` with a ``metric`` speedup, those of them a deployment can choose): where plain
+    decoding keeps up with the load, a k that does not is no choice -- its queue grows without bound, so its
+    steady-state speedup tends to 0 whatever a finite run measured; where plain decoding does not, every k is."""
+    rows_at = [r for r in rows if r.qps == qps and r.k and r.speedup(metric) is not None]
+    return rows_at, [r for r in rows_at if base_overloaded or not r.overloaded]
+
+
+def fastest(rows: Sequence[SweepRow], metric: str) -> SweepRow | None:
+    """The row with the highest ``metric`` speedup (the first of equals; None: no rows)."""
+    return max(rows, key=lambda r: r.speedup(metric) or 0.0, default=None)
+
+
 @dataclass(frozen=True)
 class SweepResult:
     scenario: str
@@ -215,9 +230,8 @@ class SweepResult:
         """The speculative k with the highest speedup at ``qps`` whether or not it pays (0: none simulated): among
         the k that keep up with the load where plain decoding does, as ``best_speedup_by_qps`` chooses it
         (:func:`specwise.study.decide.decide`), else among all."""
-        rows = [r for r in self.results if r.qps == qps and r.k and r.speedup(self.decision_metric) is not None]
-        keeping_up = [r for r in rows if qps in self.overloaded_qps or not r.overloaded]
-        top = max(keeping_up or rows, key=lambda r: r.speedup(self.decision_metric) or 0.0, default=None)
+        rows, keeping_up = speculative_choices(self.results, qps, self.decision_metric, qps in self.overloaded_qps)
+        top = fastest(keeping_up or rows, self.decision_metric)
         return int(top.k) if top is not None and top.k else 0
 
     def row(self, qps: float, k: int) -> SweepRow | None:

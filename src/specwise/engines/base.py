@@ -113,8 +113,11 @@ class Engine(Protocol):
         """Why this engine (at its version) cannot run ``method``, in one line; None: it can."""
         ...
 
-    def schedule_notes(self, schedule: Sequence[tuple[int, int, int]], k: int) -> tuple[str, ...]:
-        """What the engine's config cannot say of a k-by-batch-size schedule, for the operator (may be empty)."""
+    def schedule_notes(
+        self, schedule: Sequence[tuple[int, int, int]], k: int, method: str | None = None
+    ) -> tuple[str, ...]:
+        """What the engine's config cannot say of a k-by-batch-size schedule for ``method`` (None: not known), for
+        the operator (may be empty)."""
         ...
 
     def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:

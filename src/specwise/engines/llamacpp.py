@@ -30,7 +30,9 @@ class LlamaCppEngine:
             raise SpecwiseError(f"llama-server speculates with a draft model only, not {s.method.name}")
         return {"model_draft": s.draft, "draft_max": s.k, "draft_min": s.k}
 
-    def schedule_notes(self, schedule: Sequence[tuple[int, int, int]], k: int) -> tuple[str, ...]:
+    def schedule_notes(
+        self, schedule: Sequence[tuple[int, int, int]], k: int, method: str | None = None
+    ) -> tuple[str, ...]:
         return (f"{self.name} takes one k; the advised k-by-batch-size schedule is not applied",) if schedule else ()
 
     def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:

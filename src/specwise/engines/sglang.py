@@ -54,7 +54,9 @@ class SglangEngine:
         cfg.update(speculative_num_steps=s.k, speculative_eagle_topk=1, speculative_num_draft_tokens=s.k + 1)
         return cfg
 
-    def schedule_notes(self, schedule: Sequence[tuple[int, int, int]], k: int) -> tuple[str, ...]:
+    def schedule_notes(
+        self, schedule: Sequence[tuple[int, int, int]], k: int, method: str | None = None
+    ) -> tuple[str, ...]:
         return (f"{self.name} takes one k; the advised k-by-batch-size schedule is not applied",) if schedule else ()
 
     def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:

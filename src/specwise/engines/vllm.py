@@ -117,9 +117,11 @@ class VllmEngine:
             return s.target_tp
         return s.draft_tp or s.target_tp
 
-    def schedule_notes(self, schedule: Sequence[tuple[int, int, int]], k: int) -> tuple[str, ...]:
+    def schedule_notes(
+        self, schedule: Sequence[tuple[int, int, int]], k: int, method: str | None = None
+    ) -> tuple[str, ...]:
         """What this version's config cannot say of the schedule (empty when it takes it as given)."""
-        return schedule_notes(self.version, schedule, k)
+        return schedule_notes(self.version, schedule, k, method)
 
     def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:
         """``vllm serve`` with every setting the memory plan and the simulation used (:meth:`deployment_args`)."""

@@ -11,12 +11,14 @@ The versions, with where each boundary comes from:
 * **0.10 to 0.23** -- no per-batch-size k. The V0 engine, the only one that read ``disable_by_batch_size``, was
   removed in 0.10.0 (vLLM PR #35060, which then removed the unused field: vLLM 0.32 rejects it as an unexpected
   keyword). The static k at the operating load is emitted, and the schedule as a note.
-* **0.8 and 0.9** -- ``disable_by_batch_size`` in ``--speculative-config``: speculation off once that many
-  requests are running -- honoured by the V0 engine only (``VLLM_USE_V1=0``); only the schedule's "k = 0 above
-  batch B" band can be said this way.
-* **before 0.8** -- separate ``--speculative-model`` / ``--num-speculative-tokens`` /
-  ``--speculative-disable-by-batch-size`` flags (removed by vLLM PR #15466, 2025-03); not emitted: refused in one
-  line.
+* **0.8.2 to 0.9** -- ``disable_by_batch_size`` in ``--speculative-config``: speculation off once that many
+  requests are running -- honoured by the V0 engine only, which 0.8.x runs every speculative method on and 0.9.x a
+  draft model (:func:`speculation_engine`; other methods there only with ``VLLM_USE_V1=0``); only the schedule's
+  "k = 0 above batch B" band can be said this way.
+* **before 0.8.2** -- separate ``--speculative-model`` / ``--num-speculative-tokens`` /
+  ``--speculative-disable-by-batch-size`` flags only (``--speculative-config`` is first in 0.8.2's
+  ``vllm/engine/arg_utils.py``; vLLM PR #15466, 2025-03, then removed the flags); not emitted: refused in one
+  line. A version without its patch is its .0 (:meth:`VllmVersion.parse`), so ``0.8`` is refused with the rest.
 
 A separate draft model (``method = "draft_model"``) has its own boundaries, :func:`draft_model_engine`; which engine
 (V0 or V1) a speculating server of 0.8 and 0.9 runs on is :func:`speculation_engine`.
@@ -55,7 +57,9 @@ class VllmVersion:
 
 SCHEDULE_KEY_SINCE = VllmVersion(0, 24)  # num_speculative_tokens_per_batch_size (PR #32374)
 V0_REMOVED_IN = VllmVersion(0, 10)  # disable_by_batch_size stopped acting (PR #35060's description)
-CONFIG_JSON_SINCE = VllmVersion(0, 8)  # --speculative-config JSON; the separate flags were removed (PR #15466)
+# --speculative-config JSON: first in 0.8.2's vllm/engine/arg_utils.py (0.8.0 and 0.8.1 have only the separate
+# --speculative-model / --num-speculative-tokens flags), which PR #15466 then removed.
+CONFIG_JSON_SINCE = VllmVersion(0, 8, 2)
 DRAFT_MODEL_V1_SINCE = VllmVersion(0, 15)  # V1's DraftModelProposer (PR #24322, merged 2026-01-19)
 
 DraftModelEngine = Literal["v0", "none", "v1"]
@@ -176,9 +180,10 @@ def schedule_form(version: VllmVersion | None) -> ScheduleForm:
     """How ``version`` (None: the current one) takes a k-by-batch-size schedule."""
     if version is not None and version < CONFIG_JSON_SINCE:
         raise SpecwiseError(
-            f"--vllm-version {version}: vLLM before {CONFIG_JSON_SINCE.major}.{CONFIG_JSON_SINCE.minor} takes "
-            "separate --speculative-model / --num-speculative-tokens flags, which specwise does not write; "
-            "upgrade vLLM, or give 0.8 and translate the --speculative-config keys"
+            f"--vllm-version {version}: vLLM before {CONFIG_JSON_SINCE} takes only separate --speculative-model / "
+            "--num-speculative-tokens flags, which specwise does not write (a version without its patch is its .0); "
+            f"give the exact version if it is {CONFIG_JSON_SINCE} or later, upgrade vLLM, or give "
+            f"{CONFIG_JSON_SINCE} and translate the --speculative-config keys"
         )
     if version is None or version >= SCHEDULE_KEY_SINCE:
         return "per_batch_size"
@@ -200,8 +205,11 @@ def schedule_text(schedule: Sequence[tuple[int, int, int]]) -> str:
     return ", ".join(f"k={k} for batch {a}-{b}" for a, b, k in schedule)
 
 
-def schedule_notes(version: VllmVersion | None, schedule: Sequence[tuple[int, int, int]], k: int) -> tuple[str, ...]:
-    """What the config for ``version`` cannot say of ``schedule``, in words the operator can act on."""
+def schedule_notes(
+    version: VllmVersion | None, schedule: Sequence[tuple[int, int, int]], k: int, method: str | None = None
+) -> tuple[str, ...]:
+    """What the config for ``version`` cannot say of ``schedule``, in words the operator can act on; ``method`` (None:
+    not known) says whether the engine that runs it honours ``disable_by_batch_size`` (:func:`speculation_engine`)."""
     form = schedule_form(version)
     if not schedule or form == "per_batch_size":
         return ()
@@ -211,8 +219,7 @@ def schedule_notes(version: VllmVersion | None, schedule: Sequence[tuple[int, in
     off = first_off_batch(schedule)
     if form == "disable_by_batch_size":
         said = (
-            f"disable_by_batch_size={off} turns speculation off from batch {off}, on the V0 engine only "
-            "(VLLM_USE_V1=0; V1 ignores it)"
+            _disable_said(version, off, method)
             if off is not None
             else "no band switches speculation off, so nothing of it can be said here"
         )
@@ -224,4 +231,17 @@ def schedule_notes(version: VllmVersion | None, schedule: Sequence[tuple[int, in
         f"vLLM {version} has no per-batch-size k: this config runs k={k} at every batch size; the advised schedule "
         f"is {schedule_text(schedule)}. {upgrade}"
         + (f"; meanwhile, speculation costs latency above batch {off - 1}." if off is not None else "."),
+    )
+
+
+def _disable_said(version: VllmVersion | None, off: int, method: str | None) -> str:
+    """What ``disable_by_batch_size={off}`` does on ``version`` for ``method``: V0 honours it, V1 ignores it."""
+    turns = f"disable_by_batch_size={off} turns speculation off from batch {off}"
+    if method is None:
+        return f"{turns}, on the V0 engine only (V1 ignores it; 0.8.x runs every speculative method on V0)"
+    if speculation_engine(version, method) == "v0":
+        return f"{turns} (vLLM {version} runs {method} on the V0 engine, which honours it)"
+    return (
+        f"{turns} on the V0 engine only: vLLM {version} runs {method} on V1, which ignores it, unless the server "
+        "starts with VLLM_USE_V1=0"
     )

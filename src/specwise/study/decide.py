@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from specwise.contracts.sweep import BaselinePoint, SweepResult, SweepRow
+from specwise.contracts.sweep import BaselinePoint, SweepResult, SweepRow, fastest, speculative_choices
 from specwise.perfmodel.calibration_match import StepRange, largest
 from specwise.scenario.model import Scenario
 from specwise.sim.metrics import SimSummary
@@ -70,14 +70,12 @@ def falls_below(gains: Mapping[float, float], threshold: float, first_failing: f
 def _best(
     q: float, rows: Sequence[SweepRow], metric: str, capacity: Mapping[int | None, float], base_overloaded: bool
 ) -> tuple[int, float, bool]:
-    """(best k, its speedup, whether that speedup is a capacity bound) at load ``q``. Where the deployment keeps
-    up without speculation, a k whose capacity is below the load is not a choice: its queue grows without bound,
-    so its steady-state speedup tends to 0 whatever a finite run measured. If every k is so, speculation loses
+    """(best k, its speedup, whether that speedup is a capacity bound) at load ``q``, among the k the deployment can
+    choose there (:func:`~specwise.contracts.sweep.speculative_choices`). If no k can be chosen, speculation loses
     there: k = 0, and the speedup is at most the share of the load the best k can serve (capacity / load < 1) --
     an upper bound, not a simulated cell (the third value is then True)."""
-    spec_rows = [r for r in rows if r.qps == q and r.k != 0 and r.speedup(metric) is not None]
-    keeping_up = [r for r in spec_rows if base_overloaded or not r.overloaded]
-    top = max(keeping_up, key=lambda r: r.speedup(metric) or 0.0, default=None)
+    spec_rows, keeping_up = speculative_choices(rows, q, metric, base_overloaded)
+    top = fastest(keeping_up, metric)
     if top is None and spec_rows:
         bounded = [min(r.speedup(metric) or 0.0, (capacity.get(r.k) or 0.0) / q) for r in spec_rows]
         return 0, max(bounded), True
