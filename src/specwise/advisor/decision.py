@@ -13,7 +13,7 @@ from specwise.advisor.evidence import Evidence, attribute_methods, profile_for, 
 from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.advisor.measure import MeasureRun, bench_traffic, measure_command
 from specwise.advisor.priors import prior
-from specwise.catalog import resolve_model
+from specwise.catalog import catalog_id, gpu_name, resolve_model
 from specwise.contracts.advice import (
     Advice,
     CandidateAdvice,
@@ -631,6 +631,7 @@ def advise(
     k-by-batch-size schedule is written and which methods it runs. The sweeps run on
     ``executor`` (default: a local pool of ``processes``). ``launch_file``: where a "measure first" launch file
     is written (``--write-launch``), so that the bench command names it (default: ``SCENARIO.measure.toml``)."""
+    inputs = resolved_names(inputs)
     profiles = [ProfileDoc.read(p) for p in profile_paths]
     benches = attribute_methods([read_bench(p) for p in bench_paths], inputs.candidates)
     refuse_unused(profiles, benches, inputs.candidates)
@@ -687,6 +688,33 @@ def advise(
         band_source=first.sim.band_source if first and first.sim else "",
         band_statistic=first.sim.band_statistic if first and first.sim else P80_SPEEDUP_ERROR,
     )
+
+
+def resolved_names(inputs: AdviseInputs) -> AdviseInputs:
+    """The inputs with the target and the drafts as their catalog ids (``Llama-3.1-70B-Instruct`` ->
+    ``meta-llama/Llama-3.1-70B-Instruct``: :func:`~specwise.catalog.catalog_id`) and the GPU as its catalog name
+    (``h100`` -> ``H100-SXM-80GB``), as simulate and plan-memory show them: the serve command, the speculative
+    config and the launch file carry these names, and vLLM loads exactly the repository it is given. A local
+    checkpoint keeps its path; a name the catalog lacks is left for the scenario build to refuse, naming its field.
+    A candidate's label made from its draft (``draft_model:DRAFT``, no ``name`` given) names the resolved draft,
+    unless two labels would then be one."""
+    dep = inputs.deployment
+    deployment = replace(dep, target=catalog_id(dep.target), gpu=gpu_name(dep.gpu))
+    candidates = tuple(_resolved_candidate(c) for c in inputs.candidates)
+    if len({c.label for c in candidates}) < len(candidates):  # two spellings of one draft: keep the labels apart
+        candidates = tuple(
+            replace(new, label=old.label) for new, old in zip(candidates, inputs.candidates, strict=True)
+        )
+    return replace(inputs, deployment=deployment, candidates=candidates)
+
+
+def _resolved_candidate(c: Candidate) -> Candidate:
+    draft = c.speculation.draft
+    if not draft:
+        return c
+    resolved = catalog_id(draft)
+    label = f"{c.method.name}:{resolved}" if c.label == f"{c.method.name}:{draft}" else c.label
+    return replace(c, label=label, speculation=replace(c.speculation, draft=resolved))
 
 
 def _config_version(inputs: AdviseInputs) -> str | None:

@@ -157,6 +157,18 @@ def _lookup_model(model_id: str) -> CatalogModel:
     raise SpecwiseError(f"unknown model {model_id!r}: not a local path and not in the catalog{hint}")
 
 
+def catalog_id(name: str) -> str:
+    """The catalog id a model name resolves to, as :func:`resolve_model` resolves it (``llama-3.1-70b-instruct`` ->
+    ``meta-llama/Llama-3.1-70B-Instruct``), or ``name`` itself when it is a local checkpoint or in no catalog (the
+    error is raised where the name is resolved, naming its field). What a command for a server carries: vLLM
+    downloads the Hugging Face repository it is given, organisation and case included."""
+    try:
+        spec = resolve_model(name)
+    except SpecwiseError:
+        return name
+    return spec.name if spec.source == "catalog" else name
+
+
 MAX_NAME_CHARS = 4096  # PATH_MAX; no catalog id or path is longer
 
 
@@ -202,15 +214,45 @@ def load_local_model(path: Path) -> ModelSpec:
 
 
 def resolve_gpu(name: str) -> GpuSpec:
+    """The catalog GPU ``name`` names: its catalog name, an alias, or the name its driver reports (``NVIDIA H100
+    80GB HBM3``, what ``nvidia-smi --query-gpu=name`` prints: ``device_names`` in gpus.json), case, spaces, '-' and
+    '_' ignored (:func:`gpu_for_device`). The one lookup for ``--gpu`` and ``[deployment].gpu``."""
+    gpu = gpu_for_device(name)
+    if gpu is not None:
+        return gpu
     gpus = catalog_gpus()
-    key = name.strip().lower().replace("_", "-").replace(" ", "-")
-    for gpu in gpus.values():
-        if key == gpu.name.lower() or key in (a.lower() for a in gpu.aliases):
-            return gpu
-    candidates = list(gpus) + [a for g in gpus.values() for a in g.aliases]
-    near = _near(name, candidates)
+    near = _near_gpus(name)
     hint = f"; did you mean {', '.join(near)}?" if near else ""
     raise SpecwiseError(f"unknown GPU {name!r}{hint} (known: {', '.join(gpus)})")
+
+
+def _near_gpus(name: str, n: int = 4) -> list[str]:
+    """Catalog GPUs (by catalog name) closest to ``name``: the share of its words (``h100``, ``80gb``; the vendor
+    left out) that one of the card's names holds -- its catalog name, an alias or a driver name -- then spelling.
+    ``NVIDIA H100 80GB HBM3 SXM`` ranks the H100 SXM first, whose driver name holds every word but one, not the
+    H100 NVL, which holds only ``h100``."""
+    words = _device_key(name).split()
+    if not words:
+        return []
+
+    def score(gpu: GpuSpec) -> float:
+        best = 0.0
+        for known in (gpu.name, *gpu.aliases, *gpu.device_names):
+            key = _device_key(known)
+            found = sum(1 for w in words if any(w in k for k in key.split())) / len(words)
+            spelling = difflib.SequenceMatcher(None, " ".join(words), key).ratio()
+            best = max(best, found + 0.5 * spelling)
+        return best
+
+    scored = [(score(g), g.name) for g in catalog_gpus().values()]
+    return [g for s, g in sorted(scored, key=lambda x: (-x[0], x[1])) if s >= 0.6][:n]
+
+
+def gpu_name(name: str) -> str:
+    """The catalog name of the GPU ``name`` names (``h100`` -> ``H100-SXM-80GB``), or ``name`` itself when it
+    names none (the error is raised where the name is resolved, naming its field)."""
+    gpu = gpu_for_device(name)
+    return gpu.name if gpu is not None else name
 
 
 def resolve_draft(name_or_path: str, target: ModelSpec) -> tuple[DraftChoice, tuple[str, ...]]:

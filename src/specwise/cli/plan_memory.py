@@ -55,7 +55,9 @@ def register(sub: Any) -> None:
         metavar="ID_OR_PATH",
         help="draft model / EAGLE head (id or path), or 'ngram', 'suffix', 'mtp' (the target's MTP layers)",
     )
-    p.add_argument("--gpu", required=True, help="GPU name (see 'specwise gpus'), e.g. H100-SXM-80GB")
+    p.add_argument(
+        "--gpu", required=True, help="GPU name (see 'specwise gpus') or as nvidia-smi prints it, e.g. H100-SXM-80GB"
+    )
     p.add_argument(
         "--num-gpus",
         type=positive_int,
