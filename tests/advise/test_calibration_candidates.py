@@ -106,7 +106,7 @@ def test_the_headline_says_why_when_neither_is_evaluated(tmp_path: Path, capsys:
         "draft_model": "unsupported",
     }
     assert out["headline"].startswith("No candidate can be evaluated as proposed")
-    assert "did not measure the proposer of 1 and this engine cannot run the other 1" in out["headline"]
+    assert "did not measure the proposer of 1 and vLLM 0.12.0 cannot run the other 1" in out["headline"]
 
 
 def test_a_calibration_of_another_vllm_version_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

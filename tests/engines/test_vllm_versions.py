@@ -214,7 +214,7 @@ def test_advise_for_a_version_without_draft_models(capsys: pytest.CaptureFixture
     (cand,) = doc["candidates"]
     assert cand["verdict"] == "unsupported" and "0.10 to 0.14" in cand["reason"] and cand["sim"] is None
     assert doc["decision"] == "unsupported"
-    assert doc["headline"].startswith("No candidate can run on this engine as proposed")
+    assert doc["headline"].startswith("No candidate can run on vLLM 0.12.0 as proposed")  # the version named
     assert doc["vllm"]["speculative_config"] is None
 
 

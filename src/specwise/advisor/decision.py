@@ -39,6 +39,7 @@ from specwise.methods import LOOKUP_METHODS
 from specwise.perfmodel.factory import PredictorChoice, calibration_gap
 from specwise.scenario.build import FEW_REQUESTS, build_scenario, few_requests_warning
 from specwise.scenario.model import Scenario, ScenarioSpec
+from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import decide, falls_below
 from specwise.study.sweep import run_cell, run_sweep
 from specwise.units import fmt_about, fmt_ratio
@@ -417,7 +418,13 @@ def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
             f"{_ENGINE_RUNS_DRAFT.get(engine.name, engine.name)} runs a draft at the target's tensor parallelism "
             f"({written}), and "
             f"{c.speculation.draft}'s {heads} attention heads do not divide over {written} GPUs: choose a draft "
-            "whose heads do" + (", or a vLLM before 0.10 (V0 runs a draft on one GPU)" if engine.name == "vllm" else "")
+            "whose heads do"
+            + (
+                f", or a vLLM before 0.10 (V0 runs a draft on one GPU; specwise writes its command for "
+                f"--vllm-version {V0_ERA_CONFIGS})"
+                if engine.name == "vllm"
+                else ""
+            )
         )
     return None
 
@@ -491,10 +498,7 @@ def evaluate_candidate(
         draft=c.speculation.draft,
         drafting=c.drafting,
         memory=plan.to_dict(),
-        evidence=tuple(
-            EvidenceUsed(e.workload, e.kind, e.source, e.model.per_position(8), e.proposal_rate, e.match_rate_assumed)
-            for e in evidence
-        ),
+        evidence=_evidence_used(evidence),
         warnings=tuple(notes + k_notes) + sc.warnings,
         decision_metric=sc.decision_metric,
         verdict="does_not_fit",
@@ -533,12 +537,15 @@ def evaluate_candidate(
     spec = None
     if v.verdict in ("enable", "enable_below", "measure_first"):
         spec = engine.speculative_config(_speculation(c, sc, v.k, v.schedule))
+    evidence_used, past = past_positions(unfit.evidence, v.k)
     return replace(
         unfit,
+        evidence=evidence_used,
         verdict=v.verdict,
         k=v.k,
         reason=v.reason,
-        warnings=tuple(notes + k_notes) + sim.warnings,  # the scenario's, and where the sweep left a calibrated range
+        # the scenario's, where the k runs past the acceptance's positions, where the sweep left a calibrated range
+        warnings=tuple(notes + k_notes) + past + sim.warnings,
         rules=tuple(checks),
         schedule=v.schedule,
         schedule_results=v.schedule_results,
@@ -547,6 +554,35 @@ def evaluate_candidate(
         speculative_config=spec,
         headline=v.headline,
     )
+
+
+def _evidence_used(evidence: Sequence[Evidence]) -> tuple[EvidenceUsed, ...]:
+    """The evidence as the advice reports it: its first 8 per-position rates, and how many positions it covers."""
+    return tuple(
+        EvidenceUsed(
+            e.workload, e.kind, e.source, e.model.per_position(8), e.proposal_rate, e.match_rate_assumed, e.positions
+        )
+        for e in evidence
+    )
+
+
+_PAST_HOW = {"measured": "was measured", "profiled": "was profiled", "given": "is given"}
+
+
+def past_positions(evidence: Sequence[EvidenceUsed], k: int) -> tuple[tuple[EvidenceUsed, ...], tuple[str, ...]]:
+    """The evidence of a candidate reported at ``k``, and a warning per workload whose rates were measured, profiled
+    or given for fewer draft positions (simulate's own, :func:`past_positions_note`): past them the model reuses
+    the last position's conditional rate, an assumption; such evidence's source says so ("measured to k=4,
+    extrapolated beyond"). k is not capped: the simulation priced k with that assumption, and the user is told."""
+    out, notes = [], []
+    for e in evidence:
+        note = past_positions_note(e.workload, e.positions, k, _PAST_HOW.get(e.kind, "is given"), f"measure at k={k}")
+        if note is None:
+            out.append(e)
+            continue
+        notes.append(note)
+        out.append(replace(e, source=f"{e.source} -- {e.label(k)}"))
+    return tuple(out), tuple(notes)
 
 
 def _rank_key(r: CandidateAdvice, op: float) -> tuple[int, float, int, float]:
@@ -559,18 +595,18 @@ def _rank_key(r: CandidateAdvice, op: float) -> tuple[int, float, int, float]:
     return (VERDICT_ORDER[r.verdict], speedup or 0.0, -failed, capacity or 0.0)
 
 
-def _disable_headline(op: float, ranked: Sequence[CandidateAdvice]) -> str:
-    """Said first when no candidate can help: the load itself is more than the deployment serves."""
+def _disable_headline(op: float, ranked: Sequence[CandidateAdvice], written: ConfigTarget | None = None) -> str:
+    """Said first when no candidate can help: none can run on the engine the config is written for (``written``,
+    named with why it is that one), or the load itself is more than the deployment serves."""
     if all(r.verdict == "unsupported" for r in ranked):
         uncalibrated = sum(1 for r in ranked if r.reason.startswith(NOT_CALIBRATED))
+        on, fix = (written.engine_words(), written.fix()) if written else ("this engine", "change the engine version")
         if not uncalibrated:
-            return (
-                "No candidate can run on this engine as proposed (why below): change the engine version or the method"
-            )
+            return f"No candidate can run on {on} as proposed (why below): {fix}, or change the method"
         return (
             "No candidate can be evaluated as proposed (why below): the calibration did not measure the proposer of "
-            f"{uncalibrated} and this engine cannot run the other {len(ranked) - uncalibrated}; calibrate a method "
-            "this engine runs, or change the engine version"
+            f"{uncalibrated} and {on} cannot run the other {len(ranked) - uncalibrated}; calibrate a method it "
+            f"runs, or {fix}"
             if uncalibrated < len(ranked)
             else "No candidate can be evaluated (why below): the calibration did not measure their proposers"
         )
@@ -578,6 +614,72 @@ def _disable_headline(op: float, ranked: Sequence[CandidateAdvice]) -> str:
     if sims and all((b := sim.baseline_at(op)) is not None and b.overloaded for sim in sims):
         return f"This deployment cannot keep up with {op:g} QPS: add replicas or lower the load"
     return "Do not enable speculative decoding for this load"
+
+
+# the vLLM versions whose config specwise writes with the schedule as disable_by_batch_size (the V0-era form)
+V0_ERA_CONFIGS = f"{CONFIG_JSON_SINCE} to 0.9"
+
+
+@dataclass(frozen=True)
+class ConfigTarget:
+    """The vLLM the commands are written for (``version`` None: the current one) and, when that is not the
+    scenario's ``[deployment].engine_version`` because that version is too old for ``--speculative-config``, which
+    version it is (``declared``): the simulation replays the declared one, the commands are for another."""
+
+    version: str | None
+    declared: str | None = None
+
+    def engine_words(self) -> str:
+        """The vLLM the config is for, in words."""
+        return f"vLLM {VllmVersion.parse(self.version)}" if self.version is not None else "the current vLLM (V1)"
+
+    def fix(self) -> str:
+        """What to change so that another vLLM is the one the config is for, saying why it is this one when the
+        scenario declared another."""
+        if self.declared is None:
+            return "change the engine version"
+        return (
+            f"give --vllm-version {V0_ERA_CONFIGS} for a V0-era command (the scenario's [deployment].engine_version "
+            f"{self.declared} takes no --speculative-config, so the command is written for the current vLLM)"
+        )
+
+    def notes(self) -> tuple[str, ...]:
+        """That the commands are for the current vLLM, not the declared version the simulation replays (empty when
+        they are for the version the operator or the scenario named)."""
+        if self.version is not None or self.declared is None:
+            return ()
+        return (
+            f"this command is written for the current vLLM (V1), not the scenario's [deployment].engine_version "
+            f"{self.declared}, which the simulation replays (on the V0 engine): vLLM before {CONFIG_JSON_SINCE} takes "
+            "only separate --speculative-model / --num-speculative-tokens flags, which specwise does not write; for "
+            f"a V0-era command (a draft model on its own GPUs, the schedule as disable_by_batch_size) give "
+            f"--vllm-version {V0_ERA_CONFIGS}, or --vllm-version with the vLLM you run (either is simulated too)",
+        )
+
+
+def _noted(serve: ServeCommand, written: ConfigTarget | None) -> ServeCommand:
+    """The serve command with, first among its notes, which vLLM it is written for when not the declared one."""
+    first = written.notes() if written is not None else ()
+    return replace(serve, notes=first + serve.notes) if first else serve
+
+
+def config_target(inputs: AdviseInputs, engine: str, engine_version: str | None) -> ConfigTarget | None:
+    """Which vLLM the commands are for (None: another engine): ``--vllm-version`` when given, else the scenario's
+    ``[deployment].engine_version`` from 0.8.2 on (:func:`_config_version`), else the current one -- recording the
+    declared version it replaces, so that the output says so."""
+    if engine != "vllm":
+        return None
+    if engine_version is not None:
+        return ConfigTarget(engine_version)
+    version = _config_version(inputs)
+    declared = inputs.deployment.engine_version
+    if version is not None or declared is None:
+        return ConfigTarget(version)
+    try:
+        VllmVersion.parse(declared)
+    except SpecwiseError:
+        return ConfigTarget(None)  # a malformed version is reported where the step-time profile reads it
+    return ConfigTarget(None, declared)
 
 
 def _speedup_at(sim: SweepResult, qps: float) -> float | None:
@@ -627,8 +729,9 @@ def advise(
     """The decision for ``inputs``; ``host`` is the address the generated serve command binds (loopback unless
     the operator asks otherwise: ``0.0.0.0`` in a pod); ``engine`` the serving engine whose commands are written
     (None: the scenario's ``[deployment].engine``); ``engine_version`` the vLLM version the config is for
-    (None: the scenario's ``[deployment].engine_version`` from 0.8 on, else the current one), which decides how a
-    k-by-batch-size schedule is written and which methods it runs. The sweeps run on
+    (None: the scenario's ``[deployment].engine_version`` from 0.8.2 on, else the current one, and the serve notes
+    say so: :class:`ConfigTarget`), which decides how a k-by-batch-size schedule is written and which methods it
+    runs. The sweeps run on
     ``executor`` (default: a local pool of ``processes``). ``launch_file``: where a "measure first" launch file
     is written (``--write-launch``), so that the bench command names it (default: ``SCENARIO.measure.toml``)."""
     inputs = resolved_names(inputs)
@@ -640,7 +743,8 @@ def advise(
         dep = inputs.deployment
         predictor = replace(dep.predictor, engine_version=engine_version)
         inputs = replace(inputs, deployment=replace(dep, engine_version=engine_version, predictor=predictor))
-    eng = get_engine(name, engine_version or (_config_version(inputs) if name == "vllm" else None))
+    written = config_target(inputs, name, engine_version)
+    eng = get_engine(name, written.version if written is not None else None)
     executor = executor or LocalExecutor(processes)
     gaps = [calibration_gap(inputs.deployment.predictor, c.method, c.speculation.draft) for c in inputs.candidates]
     if gaps and all(gaps):  # no candidate can be priced: nothing to weigh
@@ -657,7 +761,8 @@ def advise(
         decision, recommended, spec = "measure_first", None, None
         headline, reason = top.headline, top.reason
     else:
-        decision, headline, recommended, spec = ("disable", _disable_headline(inputs.operating_qps, ranked), None, None)
+        decision, headline = "disable", _disable_headline(inputs.operating_qps, ranked, written)
+        recommended, spec = None, None
         reason = "; ".join(f"{r.candidate}: {r.reason}" for r in ranked)
         if all(r.verdict == "unsupported" for r in ranked):
             decision = "unsupported"  # not "speculation loses": nothing proposed can run on this engine
@@ -676,7 +781,7 @@ def advise(
         assumed_acceptance_for=tuple(sorted({e.workload for e in top.evidence if e.assumed})),
         ranking=tuple(r.candidate for r in ranked),
         candidates=tuple(results),
-        serve=_serve(inputs, top, spec, eng, host),
+        serve=_noted(_serve(inputs, top, spec, eng, host), written),
         acceptance_vs_temperature=tuple(temperature_curves(inputs, profiles)),
         monitoring={
             "acceptance_rate_promql": PROMQL_ACCEPTANCE_RATE,
@@ -719,7 +824,7 @@ def _resolved_candidate(c: Candidate) -> Candidate:
 
 def _config_version(inputs: AdviseInputs) -> str | None:
     """The vLLM a config is for when the operator names none: the scenario's ``[deployment].engine_version`` when
-    that version takes ``--speculative-config`` (0.8 on); else None, the current vLLM (an older version is a
+    that version takes ``--speculative-config`` (0.8.2 on); else None, the current vLLM (an older version is a
     published V0-era setup being replayed)."""
     text = inputs.deployment.engine_version
     try:

@@ -36,6 +36,9 @@ class Evidence:
     proposal_rate: float = 1.0  # the share of decode steps with a proposal (a lookup drafts only on a match)
     # a lookup's match rate is a prior's: with the rest (kind "assumed"), or alone (its rates measured or given)
     match_rate_assumed: bool = False
+    # the draft positions the rates were measured, profiled or given for (None: one rate for every position, or a
+    # prior's curve): past them the model reuses the last position's conditional rate (an extrapolation)
+    positions: int | None = None
 
 
 def names_match(candidate_draft: str | None, doc_draft: str | None) -> bool:
@@ -190,7 +193,8 @@ def resolve_evidence(
         if measured is not None:
             rate = measured.match_rate if measured.match_rate is not None else 1.0
             source = measured.source + bench_temperature_gap(measured.temperatures, w.temperature)
-            out.append(Evidence(w.name, "measured", source, measured.model, rate))
+            positions = len(measured.model.conditional)  # one per measured position (from_per_position)
+            out.append(Evidence(w.name, "measured", source, measured.model, rate, positions=positions))
             if measured.match_rate is not None:
                 known.add(w.name)
         elif prof is not None:
@@ -205,9 +209,11 @@ def resolve_evidence(
             if match is not None:
                 source += f"; per match, a match in {match:.0%} of steps (profiled)"
                 known.add(w.name)
-            out.append(Evidence(w.name, "profiled", source, picked.model, match if match is not None else 1.0))
+            rate = match if match is not None else 1.0
+            depth = len(picked.result.per_position_acceptance)  # the positions it profiled (ProfileDoc.pick's k)
+            out.append(Evidence(w.name, "profiled", source, picked.model, rate, positions=depth))
         elif given is not None and given.model is not None:
-            out.append(Evidence(w.name, "given", "given in the scenario", given.model))
+            out.append(Evidence(w.name, "given", "given in the scenario", given.model, positions=given.positions))
         else:
             p = prior(candidate.method, w.task, w.temperature, candidate.drafting)
             lookup = candidate.method.is_lookup  # the prior's match rate too (proposal_rate)

@@ -86,11 +86,12 @@ def register(sub: Any) -> None:
         "--vllm-version",
         type=vllm_version_text,
         metavar="X.Y",
-        help="the vLLM version the config is for (default: the scenario's [deployment].engine_version if 0.8 or "
-        "later, else the current one): 0.24+ takes the k-by-batch-size "
-        "schedule as num_speculative_tokens_per_batch_size; 0.10-0.23 have none (static k, the schedule as a "
-        "note); 0.8-0.9 only disable_by_batch_size (V0 engine); before 0.8 is refused. A separate draft model "
-        "runs on 0.15+ (at the target's TP) and before 0.10 (V0), not on 0.10-0.14",
+        help="the vLLM version the config is for, and simulated (default: the scenario's "
+        "[deployment].engine_version if 0.8.2 or later, else the current one, said in a note): 0.24+ takes the "
+        "k-by-batch-size schedule as num_speculative_tokens_per_batch_size; 0.10-0.23 have none (static k, the "
+        "schedule as a note); 0.8.2-0.9 only disable_by_batch_size (V0 engine); before 0.8.2 is refused (no "
+        "--speculative-config). A separate draft model runs on 0.15+ (at the target's TP) and before 0.10 (V0), "
+        "not on 0.10-0.14",
     )
     add_executor_flags(p)
     add_predictor_flags(p)

@@ -28,14 +28,26 @@ class EvidenceUsed:
     # a lookup's match rate (proposal_rate) taken from a prior: with its rates (kind "assumed") or alone (its rates
     # measured, profiled or given); false for a method without one (a draft model proposes at every step)
     match_rate_assumed: bool = False
+    # the draft positions its rates were measured, profiled or given for (None: one rate for every position, or a
+    # prior): past them they are extrapolated (the last position's conditional rate reused)
+    positions: int | None = None
 
     @property
     def assumed(self) -> bool:
         """Whether any of what drives the prediction was assumed rather than measured or given."""
         return self.kind == "assumed" or self.match_rate_assumed
 
+    def extrapolated_at(self, k: int) -> bool:
+        """Whether a config at ``k`` runs past the positions the rates were measured, profiled or given for."""
+        return self.positions is not None and k > self.positions
+
+    def label(self, k: int) -> str:
+        """Where the acceptance came from, as a candidate at ``k`` uses it: its kind, and whether past its positions
+        the rates are extrapolated ("measured to k=4, extrapolated beyond")."""
+        return f"{self.kind} to k={self.positions}, extrapolated beyond" if self.extrapolated_at(k) else self.kind
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "workload": self.workload,
             "kind": self.kind,
             "source": self.source,
@@ -43,6 +55,9 @@ class EvidenceUsed:
             "proposal_rate": self.proposal_rate,
             "match_rate_assumed": self.match_rate_assumed,
         }
+        if self.positions is not None:  # only where rates end somewhere (older outputs stay as they were)
+            out["positions"] = self.positions
+        return out
 
     @classmethod
     def from_json(cls, f: Fields) -> EvidenceUsed:
@@ -53,6 +68,7 @@ class EvidenceUsed:
             per_position=tuple(x for x in f.numbers("per_position") if x is not None),
             proposal_rate=f.number("proposal_rate", 1.0) or 1.0,
             match_rate_assumed=f.data.get("match_rate_assumed") is True,
+            positions=f.integer("positions"),
         )
 
 

@@ -69,7 +69,7 @@ def _candidates_table(doc: Advice) -> Table:
             _x(c.speedup_at_operating_qps),
             f"{c.memory['kv_cache_tokens']:,}",
             rule_counts(c.rules),
-            escape(", ".join(sorted({e.kind for e in c.evidence}))),
+            escape(", ".join(sorted({e.label(c.k) for e in c.evidence}))),
         )
     return table
 

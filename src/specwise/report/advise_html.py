@@ -209,7 +209,7 @@ def _rules_and_evidence(top: CandidateAdvice, ranked: tuple[CandidateAdvice, ...
     for c in ranked:
         for e in c.evidence:
             parts.append(
-                f"<tr><td>{_e(c.candidate)}</td><td>{_e(e.workload)}</td><td>{_e(e.kind)}</td>"
+                f"<tr><td>{_e(c.candidate)}</td><td>{_e(e.workload)}</td><td>{_e(e.label(c.k))}</td>"
                 f"<td>{_e(e.source)}</td></tr>"
             )
     parts.append("</table>")

@@ -459,6 +459,22 @@ def scenario_name(root: Section) -> str:
     return name
 
 
+def past_positions_note(
+    workload: str, positions: int | None, k: int, how: str = "is given", hint: str = "measure up to the largest k"
+) -> str | None:
+    """That a workload's acceptance, given (``how``: or measured, profiled) for ``positions`` draft positions, is
+    run at ``k`` past them, where :class:`~specwise.acceptance.model.AcceptanceModel` reuses the last position's
+    conditional rate; None when it is not (``positions`` None: one rate for every position). One wording for
+    simulate (k: the sweep's largest) and advise (k: the one a candidate reports)."""
+    if positions is None or positions >= k:
+        return None
+    past = f"{positions + 1}-{k}" if positions + 1 < k else str(k)
+    return (
+        f"[[workload]] {workload!r}: acceptance {how} for {positions} draft position(s); position(s) {past} "
+        f"reuse the last one's conditional rate (an assumption: {hint})"
+    )
+
+
 def _workload_tables(root: Section, file: str) -> list[Any]:
     workloads = root.get("workload", None)
     if not isinstance(workloads, list) or not workloads:
@@ -494,13 +510,7 @@ def _workload_class(
             rate, why = assumed_match_rate(spec.task, method.cross_request_history, published_fit().first_given_match)
             note = f"[[workload]] {spec.name!r}: {method.name} acceptance taken per match (vLLM's count); {why}"
             note += f" -- {MATCH_RATE_HINT}, or the workload's task"
-    given, past_given = source.positions_for(spec), None
-    if given is not None and given < k_max:
-        past = f"{given + 1}-{k_max}" if given + 1 < k_max else str(k_max)
-        past_given = (
-            f"[[workload]] {spec.name!r}: acceptance is given for {given} draft position(s); position(s) {past} "
-            "reuse the last one's conditional rate (an assumption: measure up to the largest k)"
-        )
+    past_given = past_positions_note(spec.name, source.positions_for(spec), k_max)
     notes = "; ".join(n for n in (note, other_pair, past_given) if n) or None
     try:
         return spec.with_acceptance(source.for_workload(spec), rate), notes
