@@ -40,6 +40,30 @@ def test_speedup_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert "speedup" in capsys.readouterr().out
 
 
+def test_speedup_names_its_predictor_and_its_error_in_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 16 finding 8: the JSON carries what the text says (the formula, its source, batch 1), and both give
+    the formula's error on Leviathan et al.'s Table 4: the number ``specwise validate`` reports."""
+    argv = ["speedup", "--alpha", "0.7", "--k", "4", "--cost-ratio", "0.1"]
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main(["validate", "--json", "--family", "vllm-issues"]) == 0
+    validated = json.loads(capsys.readouterr().out)["leviathan_table4_max_abs_diff"]
+    assert 0 < validated < 0.1
+    assert doc["batch_size"] == 1
+    predictor = doc["predictor"]
+    assert predictor["name"] == "leviathan-iid" and predictor["source"] == "Leviathan et al. 2023, Theorem 3.8"
+    assert predictor["formula"] == "(1 - alpha^(k+1)) / ((1 - alpha)(k c + 1))" and "batch 1" in predictor["assumes"]
+    assert predictor["error"] == validated and predictor["statistic"] == "max_abs_speedup_error"
+    assert "Table 4" in predictor["error_source"]
+    assert main(argv) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "speedup 1.981x at batch 1 (Leviathan et al. 2023)" in text
+    assert (
+        f"predictor: leviathan-iid (batch 1, i.i.d. acceptance); error: Leviathan Table 4 max |diff| {validated:.3f}"
+        in text
+    )
+
+
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [

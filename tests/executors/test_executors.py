@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from specwise.errors import SpecwiseError
 from specwise.evidence.records import all_records
 from specwise.executors import LOCAL, ExecutorSpec, open_executor, parse_executor
 from specwise.executors.local import LocalExecutor, pool_size
-from specwise.executors.ray_cluster import check_reachable
+from specwise.executors.ray_cluster import check_reachable, ray_address_file, resolve_auto
 from specwise.perfmodel.profiles import published_fit
 from specwise.validate.predict import Models, Predictor, predict_all, series_batches
 
@@ -143,7 +144,86 @@ def test_unreachable_ray_address_fails_at_once() -> None:
     with pytest.raises(SpecwiseError, match="nothing answers"):
         check_reachable(f"ray://127.0.0.1:{port}")
     assert time.monotonic() - t0 < 5.0
-    check_reachable("auto")  # Ray finds the cluster itself
+
+
+def _stale_cluster_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, int]:
+    """Ray's temp directory moved to ``tmp_path`` (the real /tmp/ray is never read), holding the record a stopped
+    ``ray start --head`` leaves behind: a loopback port where nothing listens."""
+    port = _closed_port()
+    record = tmp_path / "ray" / "ray_current_cluster"
+    record.parent.mkdir()
+    record.write_text(f"127.0.0.1:{port}")
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    return record, port
+
+
+def test_auto_resolves_in_rays_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """RAY_ADDRESS first; else the recorded cluster, unless exactly one Ray runs here; nothing: one line."""
+    record, port = _stale_cluster_file(tmp_path, monkeypatch)
+    assert ray_address_file() == record
+    assert ray_address_file({"TMPDIR": "/x"}) == Path("/x/ray/ray_current_cluster" if sys.platform == "linux" else
+                                                      "/tmp/ray/ray_current_cluster")  # fmt: skip
+    recorded = (f"127.0.0.1:{port}", f"recorded in {record}")
+    assert resolve_auto() == recorded
+    assert resolve_auto(running=["10.0.0.9:6379", "10.0.0.8:6379"]) == recorded  # several running: the record
+    assert resolve_auto(running=["10.0.0.9:6379"]) == ("10.0.0.9:6379", "of a Ray running on this machine")
+    assert resolve_auto({**os.environ, "RAY_ADDRESS": "h:7"}) == ("h:7", "in RAY_ADDRESS")
+    assert resolve_auto({**os.environ, "RAY_ADDRESS": "auto"}) == recorded
+    assert resolve_auto({**os.environ, "RAY_ADDRESS": "local"}) is None  # Ray starts one: nothing to check
+    record.unlink()
+    with pytest.raises(SpecwiseError, match=f"no Ray cluster to join: RAY_ADDRESS is not set, {record} does not"):
+        resolve_auto()
+
+
+def test_auto_agrees_with_ray(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What Ray's own resolution of ``auto`` gives, for a record, RAY_ADDRESS, and neither."""
+    pytest.importorskip("ray")
+    from ray._private import services
+
+    record, port = _stale_cluster_file(tmp_path, monkeypatch)
+    if services.find_gcs_addresses():
+        pytest.skip("a Ray runs on this machine: Ray would join it, whatever the record says")
+    assert resolve_auto()[0] == services.get_ray_address_from_environment("auto", None) == f"127.0.0.1:{port}"
+    monkeypatch.setenv("RAY_ADDRESS", "10.1.2.3:6379")
+    assert resolve_auto()[0] == services.get_ray_address_from_environment("auto", None) == "10.1.2.3:6379"
+    monkeypatch.delenv("RAY_ADDRESS")
+    record.unlink()
+    with pytest.raises(ConnectionError):
+        services.get_ray_address_from_environment("auto", None)
+    with pytest.raises(SpecwiseError):
+        resolve_auto()
+
+
+def test_auto_with_a_stale_record_fails_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    record, port = _stale_cluster_file(tmp_path, monkeypatch)
+    t0 = time.monotonic()
+    with pytest.raises(SpecwiseError) as info:
+        check_reachable("auto", running=lambda: ())
+    assert str(info.value).startswith(f"--executor ray:auto: nothing answers at 127.0.0.1:{port} (")
+    assert f"the address recorded in {record}" in str(info.value) and "'ray stop'" in str(info.value)
+    monkeypatch.setenv("RAY_ADDRESS", f"ray://127.0.0.1:{port}")
+    with pytest.raises(SpecwiseError, match=f"nothing answers at 127.0.0.1:{port} .*, the address in RAY_ADDRESS"):
+        check_reachable("auto", running=lambda: ())
+    assert time.monotonic() - t0 < 5.0
+
+
+def test_cli_auto_with_a_stale_record_exits_2_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The review's case, run as a user runs it: before, ``ray.init`` retried the dead address for minutes."""
+    pytest.importorskip("ray")
+    from ray._private import services
+
+    record, port = _stale_cluster_file(tmp_path, monkeypatch)
+    if services.find_gcs_addresses():
+        pytest.skip("a Ray runs on this machine: Ray would join it, whatever the record says")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    argv = ["simulate", "--scenario", str(SCENARIO), "--num-requests", "10", "--executor", "ray:auto"]
+    done = subprocess.run(
+        [sys.executable, "-m", "specwise", *argv], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stdout == "" and done.stderr.count("\n") == 1
+    assert f"nothing answers at 127.0.0.1:{port}" in done.stderr and str(record) in done.stderr
 
 
 def test_local_spec_opens_a_local_pool() -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO, cast
 
 from specwise import __version__
 from specwise.cli import (
@@ -28,7 +30,15 @@ from specwise.cli import (
     speedup,
     validate,
 )
-from specwise.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, Parser, UsageError
+from specwise.cli.common import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    GuardedStdout,
+    OutputWriteError,
+    Parser,
+    UsageError,
+)
 from specwise.errors import SpecwiseError
 
 _COMMANDS = (
@@ -80,16 +90,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    stdout = sys.stdout
+    sys.stdout = cast(TextIO, GuardedStdout(stdout))
     try:
         code: int = args.handler(args)
+        sys.stdout.flush()  # what is still buffered: a failed write shows here, not as Python exits
         return code
     except SpecwiseError as exc:
         print(f"specwise {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OutputWriteError as exc:  # > /dev/full, a full disk: the environment, not a bug
+        _silence(stdout)
+        print(f"specwise {args.command}: error: cannot write the output: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
+        _silence(stdout)
         return 0
     except MemoryError:
         print(
@@ -104,6 +122,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+    finally:
+        if isinstance(sys.stdout, GuardedStdout):
+            sys.stdout = stdout
+
+
+def _silence(stdout: TextIO) -> None:
+    """Send what stdout still buffers to /dev/null: Python flushes it as it exits, and a second failure there
+    would print "Exception ignored" and exit 120 (the remedy Python's documentation gives for SIGPIPE)."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):  # a stream with no descriptor (a test's) holds nothing
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stdout.fileno())
+        os.close(devnull)
 
 
 def crash_report(command: str, argv: Sequence[str] | None) -> str:

@@ -435,7 +435,23 @@ def _write_calibration(args: argparse.Namespace, cal: CalibrationDoc) -> Path:
     return path
 
 
+def _refuse_server_flags_with_launch(args: argparse.Namespace) -> None:
+    """``--url``, ``--model`` and a ``--metrics-url`` name a running server; ``--launch`` starts its own (on
+    127.0.0.1 at a free port, serving the launch file's model, its /metrics read): given together, the first would
+    be ignored without a word, so they are refused (``--metrics-url none``, no metrics, applies to both)."""
+    if not args.launch:
+        return
+    metrics = [u for u in args.metrics_url or [] if u != "none"]
+    for flag, given in (("--url", args.url), ("--model", args.model), ("--metrics-url", metrics)):
+        if given:
+            raise SpecwiseError(
+                f"{flag}: not with --launch, which starts its own servers on 127.0.0.1 (the launch file's model, "
+                f"their /metrics); drop {flag}, or drop --launch to bench a server already running"
+            )
+
+
 def run(args: argparse.Namespace) -> int:
+    _refuse_server_flags_with_launch(args)
     if args.calibrate and not args.launch:
         raise SpecwiseError("--calibrate needs --launch (or use --calibrate-run RUN_ID on a finished launch run)")
     if args.calibration_out is not None and not (args.calibrate or args.calibrate_run):

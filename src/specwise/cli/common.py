@@ -6,9 +6,9 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from specwise.contracts.document import json_safe
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError, redact_url
@@ -26,6 +26,44 @@ EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, the shell's convention)
 
 class UsageError(Exception):
     """An argument error, reported as one line (argparse would print usage plus the error)."""
+
+
+class OutputWriteError(OSError):
+    """Writing the command's output to stdout failed (``> /dev/full``, a full disk, an I/O error where stdout
+    goes): the environment's trouble, said in one line with exit 2, not a bug's traceback."""
+
+
+class GuardedStdout:
+    """``sys.stdout`` while a command runs: the real stream, whose failed write or flush is raised as
+    :class:`OutputWriteError`, so the CLI tells it from the OSError of a bug. A closed pipe stays BrokenPipeError
+    (``| head``: the reader's choice, exit 0). Everything else (``fileno``, ``isatty``, ``encoding``) is the real
+    stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputWriteError(*exc.args) from exc
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputWriteError(*exc.args) from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 class Parser(argparse.ArgumentParser):

@@ -20,7 +20,7 @@ from specwise.cli.common import (
     add_predictor_flags,
     check_modelled_k,
     non_empty,
-    non_negative_int,
+    positive_float,
     positive_int,
     predictor_override,
     probability,
@@ -67,10 +67,10 @@ def register(sub: Any) -> None:
     rules.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate (0.5)")
     rules.add_argument(
         "--min-drafts",
-        type=non_negative_int,
+        type=positive_float,  # monitor --min-drafts' check: a guard of 0 drafts guards nothing
         default=MIN_DRAFTS,
-        help=f"every alert needs this many drafts per 5 minutes on the replica (default {MIN_DRAFTS}; 0: at least "
-        "one): a few drafts judge nothing",
+        help=f"every alert needs this many drafts per 5 minutes on the replica (default {MIN_DRAFTS}): a few drafts "
+        "judge nothing",
     )
     rules.add_argument(
         "--for",
@@ -117,7 +117,7 @@ def run_rules(args: argparse.Namespace) -> int:
         from specwise.scenario import load_scenario
 
         choice = predictor_override(args)
-        scenario = load_scenario(args.scenario, choice)
+        scenario = load_scenario(args.scenario, choice, reader="export prometheus-rules --scenario")
         check_modelled_k(args.k, scenario.sweep.k_values)
         slowdown, name = slowdown_model(scenario, args.k), args.model_name or scenario.target.name
         header = provenance(scenario.models, choice.calibration if choice else None, scenario.limit_notes())

@@ -217,7 +217,7 @@ def _slowdown(args: argparse.Namespace) -> SlowdownModel | None:
         return None
     from specwise.scenario import load_scenario
 
-    scenario = load_scenario(args.scenario, predictor_override(args))
+    scenario = load_scenario(args.scenario, predictor_override(args), reader="monitor --scenario")
     return slowdown_model(scenario, args.k)  # a k the scenario does not model is priced, and said so
 
 

@@ -34,6 +34,7 @@ from specwise.units import GIB, KV_CACHE_DTYPES
 QUANT_CHOICES = ("auto", *QUANTIZATION_CHOICES)
 speculative_tokens = bounded(int, f"an integer in 1..{MAX_K}", low=1, high=MAX_K)
 """``--num-speculative-tokens``: the k a scenario's [speculation].k also allows (:data:`specwise.methods.MAX_K`)."""
+DEFAULT_K = MemoryPlanRequest.num_speculative_tokens  # --num-speculative-tokens when a --draft is given without it
 
 
 def register(sub: Any) -> None:
@@ -95,8 +96,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--num-speculative-tokens",
         type=speculative_tokens,
-        default=4,
-        help=f"k, for the logits part of the reserve (default 4; at most {MAX_K}, as a scenario's k)",
+        help=f"with --draft: k, for the logits part of the reserve (default {DEFAULT_K}; at most {MAX_K}, as a "
+        "scenario's k)",
     )
     p.add_argument(
         "--reserve-gib",
@@ -149,6 +150,10 @@ def checked_draft(
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.num_speculative_tokens is not None and not args.draft:  # the reserve has draft rows only with a draft
+        raise SpecwiseError(
+            "--num-speculative-tokens: no --draft given; k sizes the reserve of a speculative plan only"
+        )
     target = resolve_model(args.target)
     gpu = resolve_gpu(args.gpu)
     tp = args.tp if args.tp is not None else (args.num_gpus or 1)
@@ -168,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         gpu_memory_utilization=args.gpu_memory_utilization,
         max_num_batched_tokens=args.max_num_batched_tokens,
         max_num_seqs=args.max_num_seqs,
-        num_speculative_tokens=args.num_speculative_tokens,
+        num_speculative_tokens=args.num_speculative_tokens or DEFAULT_K,
         reserve_bytes=int(args.reserve_gib * GIB) if args.reserve_gib is not None else None,
     )
     plan = replace(plan_memory(request), compatibility=pair)

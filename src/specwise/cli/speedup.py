@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from specwise.acceptance.model import expected_speedup_iid, expected_tokens_per_step_iid
+from specwise.acceptance.leviathan import batch_one_speedup
 from specwise.cli.common import (
     EXIT_OK,
     add_json_flag,
@@ -38,15 +38,9 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.k > MAX_K:
         raise SpecwiseError(f"--k {args.k}: specwise models up to {MAX_K} draft tokens per step")
-    doc = {
-        "speedup": expected_speedup_iid(args.alpha, args.k, args.cost_ratio),
-        "expected_tokens_per_step": expected_tokens_per_step_iid(args.alpha, args.k),
-        "alpha": args.alpha,
-        "k": args.k,
-        "cost_ratio": args.cost_ratio,
-    }
+    result = batch_one_speedup(args.alpha, args.k, args.cost_ratio)
     if args.json:
-        print_json(doc)
+        print_json(result.to_json())
     else:
-        render_speedup(args.alpha, args.k, args.cost_ratio, doc["expected_tokens_per_step"], doc["speedup"])
+        render_speedup(result)
     return EXIT_OK

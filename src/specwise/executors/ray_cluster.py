@@ -16,7 +16,9 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -30,25 +32,95 @@ LOCAL_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
 def _host_port(address: str) -> tuple[str, int] | None:
-    """(host, port) of ``HOST:PORT`` or ``ray://HOST:PORT``; None for ``auto``."""
+    """(host, port) of ``HOST:PORT`` or ``ray://HOST:PORT``; None for ``auto`` or an address that is neither."""
     if address == "auto":
         return None
-    parts = urlsplit("//" + address.removeprefix("ray://"))
-    return (parts.hostname or "", parts.port or 0)
+    try:
+        parts = urlsplit("//" + address.removeprefix("ray://"))
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is not a number, or out of range
+        return None
+    return (host, port) if host and port else None
 
 
-def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+def ray_address_file(environ: Mapping[str, str] | None = None) -> Path:
+    """Where Ray records the last cluster ``ray start`` started on this machine: ``<temp>/ray/ray_current_cluster``,
+    ``<temp>`` being RAY_TMPDIR, else TMPDIR on Linux, else /tmp (``ray/_common/utils.py``,
+    ``get_default_system_temp_dir`` and ``get_ray_address_file``). ``ray stop`` removes it."""
+    env = os.environ if environ is None else environ
+    if env.get("RAY_TMPDIR"):
+        temp = env["RAY_TMPDIR"]
+    elif sys.platform.startswith("linux") and env.get("TMPDIR"):
+        temp = env["TMPDIR"]
+    elif sys.platform.startswith(("linux", "darwin")):
+        temp = "/tmp"
+    else:
+        temp = tempfile.gettempdir()
+    return Path(temp) / "ray" / "ray_current_cluster"
+
+
+def resolve_auto(environ: Mapping[str, str] | None = None, running: Iterable[str] = ()) -> tuple[str, str] | None:
+    """(address, where it came from) of the cluster ``ray.init(address="auto")`` joins, found in Ray's order
+    (``ray/_private/worker.py``, ``init``; ``ray/_private/services.py``, ``get_ray_address_from_environment``):
+    RAY_ADDRESS when set; else, with no Ray running here (``running``: the GCS addresses of this machine's raylets),
+    the address in :func:`ray_address_file`; one running, that one (several: the file's, when it names one). None
+    when RAY_ADDRESS is ``local`` (Ray starts a cluster). A SpecwiseError when there is nothing to join, as Ray's
+    ConnectionError says after its own search."""
+    env = os.environ if environ is None else environ
+    given = env.get("RAY_ADDRESS", "")
+    if given == "local":
+        return None
+    if given and given != "auto":
+        return given, "in RAY_ADDRESS"
+    alive = sorted(running)
+    path = ray_address_file(env)
+    try:
+        recorded = path.read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        recorded = None
+    if recorded is not None and len(alive) != 1:
+        return recorded, f"recorded in {path}"
+    if alive:
+        return alive[0], "of a Ray running on this machine"
+    raise SpecwiseError(
+        f"--executor ray:auto: no Ray cluster to join: RAY_ADDRESS is not set, {path} does not exist and no Ray "
+        "runs on this machine; start one ('ray start --head') or give its address (ray:HOST:PORT)"
+    )
+
+
+def _running_gcs() -> frozenset[str]:
+    """The GCS addresses of the raylets running on this machine, found as ``ray.init`` finds them for ``auto``
+    (a scan of the processes, ``ray/_private/services.py``, ``find_gcs_addresses``); none if that is not there."""
+    _import_ray("auto")
+    try:
+        from ray._private import services
+
+        return frozenset(services.find_gcs_addresses())
+    except Exception:  # a Ray without it: the recorded address decides, as in Rays before the scan
+        return frozenset()
+
+
+def check_reachable(address: str, timeout_s: float = 5.0, running: Callable[[], Iterable[str]] | None = None) -> None:
     """A TCP connection to the head first: ``ray.init`` retries an address where nothing listens for many minutes
-    (a warning every few seconds) before it gives up."""
+    (a warning every few seconds) before it gives up. For ``auto``, the address Ray resolves it to
+    (:func:`resolve_auto`; ``running`` finds the Rays on this machine, :func:`_running_gcs` unless given), named
+    with where it came from: a ``ray_current_cluster`` left by a cluster that has stopped names a dead port."""
+    flag, source, hint = f"--executor ray:{address}", "", "is the cluster's head running ('ray start --head')?"
+    if address == "auto":
+        found = resolve_auto(running=(running or _running_gcs)())
+        if found is None:  # RAY_ADDRESS=local: Ray starts a cluster
+            return
+        address, source = found[0], f", the address {found[1]}"
+        if found[1].startswith("recorded"):
+            hint = "a cluster that has stopped leaves it behind ('ray stop' removes it; 'ray start --head' starts one)"
     target = _host_port(address)
-    if target is None:
+    if target is None:  # a scheme Ray's client builders take (RAY_ADDRESS=anyscale://...): Ray checks it
         return
     try:
         socket.create_connection(target, timeout=timeout_s).close()
     except OSError as exc:
         raise SpecwiseError(
-            f"--executor ray:{address}: nothing answers at {target[0]}:{target[1]} ({exc.strerror or exc}); "
-            "is the cluster's head running ('ray start --head')?"
+            f"{flag}: nothing answers at {target[0]}:{target[1]} ({exc.strerror or exc}){source}; {hint}"
         ) from None
 
 

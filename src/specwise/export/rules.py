@@ -100,7 +100,7 @@ _WHERE = "{{ $labels.instance }} ({{ $labels.model_name }})"
 MIN_DRAFTS = 30  # per 5-minute rate window: fewer drafts judge no acceptance (monitor's --min-drafts, as a rate)
 
 
-def _enough_drafts(min_drafts: int) -> str:
+def _enough_drafts(min_drafts: float) -> str:
     """The replica drafted enough over the 5-minute rate window for its acceptance to judge anything (at least
     one draft when ``min_drafts`` is 0)."""
     drafts = record_name(BY_INSTANCE, "drafts")
@@ -108,7 +108,7 @@ def _enough_drafts(min_drafts: int) -> str:
     return f"on ({promql.by(BY_INSTANCE)}) {drafts} {floor}"
 
 
-def acceptance_alerts(min_acceptance: float, min_drafts: int = MIN_DRAFTS) -> tuple[AlertRule, ...]:
+def acceptance_alerts(min_acceptance: float, min_drafts: float = MIN_DRAFTS) -> tuple[AlertRule, ...]:
     """``min_drafts``: drafts per 5-minute window below which a low rate is noise (a handful of drafts), not an
     alert -- the guard ``specwise monitor --min-drafts`` applies to its windows."""
     rate = record_name(BY_INSTANCE, "acceptance_rate")
@@ -134,7 +134,7 @@ def acceptance_alerts(min_acceptance: float, min_drafts: int = MIN_DRAFTS) -> tu
 
 
 def slowdown_alerts(
-    model: SlowdownModel, bands: Sequence[SlowdownBand], model_name: str | None = None, min_drafts: int = MIN_DRAFTS
+    model: SlowdownModel, bands: Sequence[SlowdownBand], model_name: str | None = None, min_drafts: float = MIN_DRAFTS
 ) -> tuple[AlertRule, ...]:
     """``model_name``: the served model the scenario describes (its ``model_name`` label); the alerts fire for its
     replicas only -- the break-even batch is one target's on one GPU and TP, meaningless for another model."""
@@ -194,7 +194,7 @@ def build_rule_groups(
     slowdown: SlowdownModel | None = None,
     for_: str = FOR,
     model_name: str | None = None,
-    min_drafts: int = MIN_DRAFTS,
+    min_drafts: float = MIN_DRAFTS,
 ) -> tuple[RuleGroup, ...]:
     """The recording rules and the alerts; ``for_``: how long an alert's condition must hold before it fires;
     ``model_name``: the served model the slowdown alerts are for (None: every model); ``min_drafts``: drafts per

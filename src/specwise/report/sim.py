@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from specwise.acceptance.leviathan import LEVIATHAN_TABLE4, PREDICTOR, BatchOneSpeedup
 from specwise.contracts.sweep import SweepResult
 from specwise.perfmodel.factory import band_text
 from specwise.report.console import console
@@ -115,10 +116,15 @@ def _pays(doc: SweepResult, gains: dict[float, float]) -> str:
     return f"speculation pays at {', '.join(f'{q:g}' for q in paying)} QPS and only breaks even (1.00x) at {where} QPS"
 
 
-def render_speedup(
-    alpha: float, k: int, cost_ratio: float, tokens_per_step: float, speedup: float, out: Console | None = None
-) -> None:
-    console(out).print(
-        f"alpha={alpha}, k={k}, c={cost_ratio}: expected tokens/step "
-        f"{tokens_per_step:.3f}, speedup {speedup:.3f}x at batch 1 (Leviathan et al. 2023)"
+def render_speedup(result: BatchOneSpeedup, out: Console | None = None) -> None:
+    """The speedup, then its predictor and that predictor's validation error (what ``--json`` carries too)."""
+    shown = console(out)
+    shown.print(
+        f"alpha={result.alpha}, k={result.k}, c={result.cost_ratio}: expected tokens/step "
+        f"{result.expected_tokens_per_step:.3f}, speedup {result.speedup:.3f}x at batch {result.batch_size} "
+        "(Leviathan et al. 2023)"
+    )
+    shown.print(
+        f"predictor: {PREDICTOR} (batch 1, i.i.d. acceptance); error: Leviathan Table 4 max |diff| "
+        f"{result.max_abs_error:.3f} over {len(LEVIATHAN_TABLE4)} published speedups"
     )

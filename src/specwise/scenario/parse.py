@@ -407,14 +407,15 @@ def _read_trace(s: Section, base_dir: Path | None) -> tuple[float, ...]:
 
 
 def parse_scenario_spec(
-    data: Mapping[str, Any], *, file: str = "scenario", base_dir: Path | None = None
+    data: Mapping[str, Any], *, file: str = "scenario", base_dir: Path | None = None, reader: str = "simulate"
 ) -> ScenarioSpec:
-    """A simulate scenario: ``[deployment]``, ``[speculation]``, ``[sweep]``, ``[[workload]]``..."""
+    """A simulate scenario: ``[deployment]``, ``[speculation]``, ``[sweep]``, ``[[workload]]``... ``reader``: the
+    command that reads it (``monitor --scenario``), named when an advise scenario is given instead."""
     root = Section(data, "scenario", file)
     unknown = set(data) - {"name", "deployment", "speculation", "sweep", "workload"}
     if unknown:
         hint = (
-            ": this looks like a `specwise advise` scenario ([[candidate]]/[advise]); simulate takes one "
+            f": this looks like a `specwise advise` scenario ([[candidate]]/[advise]); {reader} takes one "
             "[speculation] table -- see examples/*.toml (or run specwise advise on this file)"
             if unknown & {"candidate", "advise"}
             else ""

@@ -33,8 +33,9 @@ def read_toml(path: Path, what: str = "scenario") -> dict[str, Any]:
         raise SpecwiseError(f"{path}: invalid TOML: nested too deeply") from None
 
 
-def load_scenario(path: Path, predictor: PredictorChoice | None = None) -> Scenario:
-    return parse_scenario(read_toml(path), file=str(path), base_dir=path.parent, predictor=predictor)
+def load_scenario(path: Path, predictor: PredictorChoice | None = None, reader: str = "simulate") -> Scenario:
+    """``reader``: the command reading the file, as its errors name it (``export prometheus-rules --scenario``)."""
+    return parse_scenario(read_toml(path), file=str(path), base_dir=path.parent, predictor=predictor, reader=reader)
 
 
 def parse_scenario(
@@ -43,9 +44,10 @@ def parse_scenario(
     file: str = "scenario",
     base_dir: Path | None = None,
     predictor: PredictorChoice | None = None,
+    reader: str = "simulate",
 ) -> Scenario:
     """Parse and build; ``predictor`` (a command-line choice) replaces the scenario's own."""
-    spec = parse_scenario_spec(data, file=file, base_dir=base_dir)
+    spec = parse_scenario_spec(data, file=file, base_dir=base_dir, reader=reader)
     if predictor is not None:
         spec = replace(spec, deployment=with_predictor(spec.deployment, predictor))
     return build_scenario(spec)
