@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from specwise.advisor.decision import resolved_names
+from specwise.advisor.config_target import resolved_names
 from specwise.advisor.inputs import parse_inputs
 from specwise.cli import main
 from tests.conftest import LLAMA_TINY, write_model_dir

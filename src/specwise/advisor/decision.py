@@ -9,11 +9,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from specwise.advisor import rules
+from specwise.advisor.config_target import V0_ERA_CONFIGS, ConfigTarget, config_target, noted, resolved_names
 from specwise.advisor.evidence import Evidence, attribute_methods, profile_for, refuse_unused, resolve_evidence
 from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.advisor.measure import MeasureRun, bench_traffic, measure_command
 from specwise.advisor.priors import prior
-from specwise.catalog import catalog_id, gpu_name, resolve_model
+from specwise.catalog import resolve_model
 from specwise.contracts.advice import (
     Advice,
     CandidateAdvice,
@@ -31,7 +32,7 @@ from specwise.contracts.sweep import P80_SPEEDUP_ERROR, SweepResult
 from specwise.engines import Deployment, Engine, Speculation, get_engine
 from specwise.engines.base import LOOPBACK, calibration_refusal, checkpoint_notes, launch_toml, shell
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
-from specwise.engines.vllm_versions import CONFIG_JSON_SINCE, DYNAMIC_K_CAVEAT, VllmVersion
+from specwise.engines.vllm_versions import DYNAMIC_K_CAVEAT
 from specwise.errors import SpecwiseError
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
@@ -616,72 +617,6 @@ def _disable_headline(op: float, ranked: Sequence[CandidateAdvice], written: Con
     return "Do not enable speculative decoding for this load"
 
 
-# the vLLM versions whose config specwise writes with the schedule as disable_by_batch_size (the V0-era form)
-V0_ERA_CONFIGS = f"{CONFIG_JSON_SINCE} to 0.9"
-
-
-@dataclass(frozen=True)
-class ConfigTarget:
-    """The vLLM the commands are written for (``version`` None: the current one) and, when that is not the
-    scenario's ``[deployment].engine_version`` because that version is too old for ``--speculative-config``, which
-    version it is (``declared``): the simulation replays the declared one, the commands are for another."""
-
-    version: str | None
-    declared: str | None = None
-
-    def engine_words(self) -> str:
-        """The vLLM the config is for, in words."""
-        return f"vLLM {VllmVersion.parse(self.version)}" if self.version is not None else "the current vLLM (V1)"
-
-    def fix(self) -> str:
-        """What to change so that another vLLM is the one the config is for, saying why it is this one when the
-        scenario declared another."""
-        if self.declared is None:
-            return "change the engine version"
-        return (
-            f"give --vllm-version {V0_ERA_CONFIGS} for a V0-era command (the scenario's [deployment].engine_version "
-            f"{self.declared} takes no --speculative-config, so the command is written for the current vLLM)"
-        )
-
-    def notes(self) -> tuple[str, ...]:
-        """That the commands are for the current vLLM, not the declared version the simulation replays (empty when
-        they are for the version the operator or the scenario named)."""
-        if self.version is not None or self.declared is None:
-            return ()
-        return (
-            f"this command is written for the current vLLM (V1), not the scenario's [deployment].engine_version "
-            f"{self.declared}, which the simulation replays (on the V0 engine): vLLM before {CONFIG_JSON_SINCE} takes "
-            "only separate --speculative-model / --num-speculative-tokens flags, which specwise does not write; for "
-            f"a V0-era command (a draft model on its own GPUs, the schedule as disable_by_batch_size) give "
-            f"--vllm-version {V0_ERA_CONFIGS}, or --vllm-version with the vLLM you run (either is simulated too)",
-        )
-
-
-def _noted(serve: ServeCommand, written: ConfigTarget | None) -> ServeCommand:
-    """The serve command with, first among its notes, which vLLM it is written for when not the declared one."""
-    first = written.notes() if written is not None else ()
-    return replace(serve, notes=first + serve.notes) if first else serve
-
-
-def config_target(inputs: AdviseInputs, engine: str, engine_version: str | None) -> ConfigTarget | None:
-    """Which vLLM the commands are for (None: another engine): ``--vllm-version`` when given, else the scenario's
-    ``[deployment].engine_version`` from 0.8.2 on (:func:`_config_version`), else the current one -- recording the
-    declared version it replaces, so that the output says so."""
-    if engine != "vllm":
-        return None
-    if engine_version is not None:
-        return ConfigTarget(engine_version)
-    version = _config_version(inputs)
-    declared = inputs.deployment.engine_version
-    if version is not None or declared is None:
-        return ConfigTarget(version)
-    try:
-        VllmVersion.parse(declared)
-    except SpecwiseError:
-        return ConfigTarget(None)  # a malformed version is reported where the step-time profile reads it
-    return ConfigTarget(None, declared)
-
-
 def _speedup_at(sim: SweepResult, qps: float) -> float | None:
     """The best speedup at ``qps``; none is quoted for a load the baseline cannot keep up with, nor where no k
     can (a queue that grows has no steady-state latency). A disabled candidate's row quotes none either: it runs
@@ -781,7 +716,7 @@ def advise(
         assumed_acceptance_for=tuple(sorted({e.workload for e in top.evidence if e.assumed})),
         ranking=tuple(r.candidate for r in ranked),
         candidates=tuple(results),
-        serve=_noted(_serve(inputs, top, spec, eng, host), written),
+        serve=noted(_serve(inputs, top, spec, eng, host), written),
         acceptance_vs_temperature=tuple(temperature_curves(inputs, profiles)),
         monitoring={
             "acceptance_rate_promql": PROMQL_ACCEPTANCE_RATE,
@@ -793,45 +728,6 @@ def advise(
         band_source=first.sim.band_source if first and first.sim else "",
         band_statistic=first.sim.band_statistic if first and first.sim else P80_SPEEDUP_ERROR,
     )
-
-
-def resolved_names(inputs: AdviseInputs) -> AdviseInputs:
-    """The inputs with the target and the drafts as their catalog ids (``Llama-3.1-70B-Instruct`` ->
-    ``meta-llama/Llama-3.1-70B-Instruct``: :func:`~specwise.catalog.catalog_id`) and the GPU as its catalog name
-    (``h100`` -> ``H100-SXM-80GB``), as simulate and plan-memory show them: the serve command, the speculative
-    config and the launch file carry these names, and vLLM loads exactly the repository it is given. A local
-    checkpoint keeps its path; a name the catalog lacks is left for the scenario build to refuse, naming its field.
-    A candidate's label made from its draft (``draft_model:DRAFT``, no ``name`` given) names the resolved draft,
-    unless two labels would then be one."""
-    dep = inputs.deployment
-    deployment = replace(dep, target=catalog_id(dep.target), gpu=gpu_name(dep.gpu))
-    candidates = tuple(_resolved_candidate(c) for c in inputs.candidates)
-    if len({c.label for c in candidates}) < len(candidates):  # two spellings of one draft: keep the labels apart
-        candidates = tuple(
-            replace(new, label=old.label) for new, old in zip(candidates, inputs.candidates, strict=True)
-        )
-    return replace(inputs, deployment=deployment, candidates=candidates)
-
-
-def _resolved_candidate(c: Candidate) -> Candidate:
-    draft = c.speculation.draft
-    if not draft:
-        return c
-    resolved = catalog_id(draft)
-    label = f"{c.method.name}:{resolved}" if c.label == f"{c.method.name}:{draft}" else c.label
-    return replace(c, label=label, speculation=replace(c.speculation, draft=resolved))
-
-
-def _config_version(inputs: AdviseInputs) -> str | None:
-    """The vLLM a config is for when the operator names none: the scenario's ``[deployment].engine_version`` when
-    that version takes ``--speculative-config`` (0.8.2 on); else None, the current vLLM (an older version is a
-    published V0-era setup being replayed)."""
-    text = inputs.deployment.engine_version
-    try:
-        version = VllmVersion.parse(text) if text is not None else None
-    except SpecwiseError:
-        return None  # a malformed version is reported where the step-time profile reads it
-    return text if version is not None and version >= CONFIG_JSON_SINCE else None
 
 
 def _deployment(inputs: AdviseInputs, top: CandidateAdvice, host: str = LOOPBACK) -> Deployment:
