@@ -28,6 +28,7 @@ LEVIATHAN_TABLE4 = (
 PREDICTOR = "leviathan-iid"
 FORMULA = "(1 - alpha^(k+1)) / ((1 - alpha)(k c + 1))"
 SOURCE = "Leviathan et al. 2023, Theorem 3.8"
+ASSUMES = "batch 1, i.i.d. acceptance"
 VALIDATION = f"Leviathan et al. 2023 Table 4 ({len(LEVIATHAN_TABLE4)} published speedups; specwise validate checks it)"
 MAX_ABS_ERROR = "max_abs_speedup_error"  # the statistic: max |predicted - published speedup|
 
@@ -63,7 +64,7 @@ class BatchOneSpeedup:
                 "name": PREDICTOR,
                 "formula": FORMULA,
                 "source": SOURCE,
-                "assumes": "batch 1, i.i.d. acceptance",
+                "assumes": ASSUMES,
                 "error": self.max_abs_error,
                 "statistic": MAX_ABS_ERROR,
                 "error_source": VALIDATION,

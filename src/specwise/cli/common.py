@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
@@ -33,6 +34,17 @@ class OutputWriteError(OSError):
     goes): the environment's trouble, said in one line with exit 2, not a bug's traceback."""
 
 
+@contextlib.contextmanager
+def _output_errors() -> Iterator[None]:
+    """An OSError of the stream as :class:`OutputWriteError`; a closed pipe stays BrokenPipeError."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputWriteError(*exc.args) from exc
+
+
 class GuardedStdout:
     """``sys.stdout`` while a command runs: the real stream, whose failed write or flush is raised as
     :class:`OutputWriteError`, so the CLI tells it from the OSError of a bug. A closed pipe stays BrokenPipeError
@@ -43,24 +55,16 @@ class GuardedStdout:
         self.stream = stream
 
     def write(self, text: str) -> int:
-        try:
+        with _output_errors():
             return self.stream.write(text)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise OutputWriteError(*exc.args) from exc
 
     def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
             self.write(line)
 
     def flush(self) -> None:
-        try:
+        with _output_errors():
             self.stream.flush()
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise OutputWriteError(*exc.args) from exc
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)

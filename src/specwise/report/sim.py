@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from specwise.acceptance.leviathan import LEVIATHAN_TABLE4, PREDICTOR, BatchOneSpeedup
+from specwise.acceptance.leviathan import ASSUMES, LEVIATHAN_TABLE4, PREDICTOR, BatchOneSpeedup
 from specwise.contracts.sweep import SweepResult
 from specwise.perfmodel.factory import band_text
 from specwise.report.console import console
@@ -125,6 +125,6 @@ def render_speedup(result: BatchOneSpeedup, out: Console | None = None) -> None:
         "(Leviathan et al. 2023)"
     )
     shown.print(
-        f"predictor: {PREDICTOR} (batch 1, i.i.d. acceptance); error: Leviathan Table 4 max |diff| "
+        f"predictor: {PREDICTOR} ({ASSUMES}); error: Leviathan Table 4 max |diff| "
         f"{result.max_abs_error:.3f} over {len(LEVIATHAN_TABLE4)} published speedups"
     )
