@@ -5,15 +5,18 @@ against vLLM 0.32's own SpeculativeConfig: tests/integration/test_vllm_versions.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from specwise.catalog import catalog_models
 from specwise.cli import main
 from specwise.engines import Speculation, get_engine
 from specwise.engines.vllm import VllmEngine
 from specwise.engines.vllm_versions import (
     VllmVersion,
     draft_model_engine,
+    draft_name_refusal,
     first_off_batch,
     method_refusal,
     schedule_form,
@@ -235,3 +238,54 @@ def test_the_first_release_of_each_method(version: str, method: str, refused: bo
     assert (why is not None) == refused
     if method == "eagle3" and why is not None:
         assert why.startswith("vLLM 0.8.4 has no speculative method 'eagle3'") and "from 0.8.5)" in why
+
+
+@pytest.mark.parametrize(
+    ("version", "method", "draft", "runs_as"),
+    [
+        ("0.8.2", "eagle", "/models/llama31-8b-head", "a separate draft model"),
+        ("0.8.4", "eagle", "my-org/Llama-EAGLE3-head", "a separate draft model"),  # 'eagle3-' is not 'eagle-'
+        ("0.8.3", "draft_model", "/models/tiny-eagle-distilled", "an EAGLE head"),
+        ("0.8.3", "eagle", "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", None),  # the name says EAGLE: as given
+        ("0.8.3", "draft_model", "meta-llama/Llama-3.2-1B-Instruct", None),
+        ("0.8.5", "eagle", "/models/llama31-8b-head", None),  # 0.8.5 keeps a given eagle / eagle3
+        ("0.8.1", "eagle", "/models/llama31-8b-head", None),  # no --speculative-config at all (refused elsewhere)
+        (None, "eagle", "/models/llama31-8b-head", None),
+    ],
+)
+def test_0_8_2_to_0_8_4_take_the_method_from_the_drafts_name(
+    version: str | None, method: str, draft: str, runs_as: str | None
+) -> None:
+    # vllm/config.py SpeculativeConfig.__post_init__ of the 0.8.2-0.8.4 wheels: `if "eagle-" in
+    # self.draft_model_config.model.lower(): self.method = "eagle" ... else: self.method = "draft_model"`.
+    why = draft_name_refusal(VllmVersion.parse(version) if version else None, method, draft)
+    if runs_as is None:
+        assert why is None
+    else:
+        assert why is not None and f"would run {draft} as {runs_as}" in why and "0.8.5+" in why
+        assert method_refusal(VllmVersion.parse(version or ""), method, draft) == why
+
+
+def test_advise_refuses_an_eagle_head_0_8_3_would_load_as_a_draft_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head = tmp_path / "llama31-8b-head"  # a local EAGLE head whose directory name lacks 'eagle-'
+    head.mkdir()
+    config = catalog_models()["yuhuili/EAGLE-LLaMA3.1-Instruct-8B"].config
+    (head / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        '[deployment]\ntarget = "meta-llama/Llama-3.1-8B-Instruct"\ngpu = "H100-SXM-80GB"\ntp = 1\n'
+        "max_model_len = 4096\nmax_num_seqs = 64\n[advise]\noperating_qps = 1\n[sweep]\nqps = [1]\n"
+        'num_requests = 100\n[[workload]]\nname = "chat"\ntask = "chat"\ntemperature = 0.0\nprompt_tokens = 512\n'
+        f'output_tokens = 128\n[[candidate]]\nmethod = "eagle"\ndraft = {json.dumps(str(head))}\nk = [0, 2]\n'
+        "acceptance = 0.7\n",
+        encoding="utf-8",
+    )
+    argv = ["advise", "--scenario", str(scenario), "--json", "--processes", "1", "--vllm-version"]
+    assert main([*argv, "0.8.3"]) == 1
+    (cand,) = json.loads(capsys.readouterr().out)["candidates"]
+    assert cand["verdict"] == "unsupported" and "as a separate draft model" in cand["reason"]
+    assert main([*argv, "0.8.5"]) == 0  # 0.8.5 keeps the method given
+    (cand,) = json.loads(capsys.readouterr().out)["candidates"]
+    assert cand["verdict"] != "unsupported"

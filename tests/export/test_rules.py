@@ -155,3 +155,17 @@ def test_promtool_unit_tests_fire_for_unhealthy_replicas_only(tmp_path: Path, mo
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SUCCESS" in done.stdout
+
+
+@pytest.mark.parametrize("min_drafts", [0, -5, float("nan"), float("inf")])
+def test_a_guard_of_no_drafts_is_refused_from_the_api_too(min_drafts: float) -> None:
+    # The CLI refuses --min-drafts 0 (as monitor does); a Python caller got '> 0' rules instead.
+    from specwise.errors import SpecError
+
+    with pytest.raises(SpecError, match="min_drafts"):
+        build_rule_groups(0.5, min_drafts=min_drafts)
+
+
+def test_the_drafts_guard_is_the_per_second_rate_of_min_drafts_per_5_minutes() -> None:
+    alerts = {a.alert: a for a in build_rule_groups(0.5, min_drafts=600)[1].rules if isinstance(a, AlertRule)}
+    assert alerts["SpecDecodeLowAcceptance"].expr.endswith(">= 2")

@@ -406,7 +406,7 @@ def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
     """Why the engine the config is for cannot run ``c`` (None: it can): a method it lacks, or a draft it would run
     at the target's tensor parallelism (vLLM V1) whose attention heads do not divide over that many GPUs (vLLM
     requires it: ``vllm/model_executor/models`` shard heads evenly over TP ranks)."""
-    said = engine.refusal(c.method)
+    said = engine.refusal(c.method, c.speculation.draft)
     if said is not None or not c.method.has_weights or not c.speculation.draft:
         return said
     spec = Speculation(c.method, 1, c.speculation.draft, c.speculation.draft_tp, inputs.deployment.tp)

@@ -109,8 +109,9 @@ class Engine(Protocol):
         """The speculation setting in the engine's own terms (vLLM: ``--speculative-config`` JSON)."""
         ...
 
-    def refusal(self, method: Method) -> str | None:
-        """Why this engine (at its version) cannot run ``method``, in one line; None: it can."""
+    def refusal(self, method: Method, draft: str | None = None) -> str | None:
+        """Why this engine (at its version) cannot run ``method`` (with the checkpoint ``draft``, when given), in one
+        line; None: it can."""
         ...
 
     def schedule_notes(

@@ -20,7 +20,7 @@ class LlamaCppEngine:
         accepted_tokens=("llamacpp:n_drafted_accepted_total", "llamacpp:n_draft_accepted_total"),
     )
 
-    def refusal(self, method: Method) -> str | None:
+    def refusal(self, method: Method, draft: str | None = None) -> str | None:
         if method.name != "draft_model":
             return f"llama-server speculates with a draft model only, not {method.name}"
         return None

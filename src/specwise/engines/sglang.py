@@ -38,7 +38,7 @@ class SglangEngine:
         accept_rate_gauge="sglang:spec_accept_rate", accept_length_gauge="sglang:spec_accept_length"
     )
 
-    def refusal(self, method: Method) -> str | None:
+    def refusal(self, method: Method, draft: str | None = None) -> str | None:
         if method.name not in ALGORITHMS:
             return f"SGLang has no {method.name} speculation (it has: {', '.join(ALGORITHMS)})"
         return None

@@ -81,7 +81,7 @@ class VllmEngine:
         """k is ``num_speculative_tokens``; with a schedule the version takes, it is the largest k the schedule
         uses (``num_speculative_tokens_per_batch_size`` takes ``[[first_batch, last_batch, k], ...]``); for a
         version without one, the k at the operating load (and, on 0.8-0.9, ``disable_by_batch_size``)."""
-        if (refused := self.refusal(s.method)) is not None:
+        if (refused := self.refusal(s.method, s.draft)) is not None:
             raise SpecwiseError(refused)
         form = schedule_form(self.version)
         cfg: dict[str, Any] = {"method": s.method.name}
@@ -104,10 +104,12 @@ class VllmEngine:
             cfg["quantization"] = s.draft_quantization
         return cfg
 
-    def refusal(self, method: Method) -> str | None:
+    def refusal(self, method: Method, draft: str | None = None) -> str | None:
         """A separate draft model on 0.10 to 0.14 (:func:`~specwise.engines.vllm_versions.draft_model_engine`), a
-        method before the release that named it (:data:`~specwise.engines.vllm_versions.METHOD_SINCE`)."""
-        return method_refusal(self.version, method.name)
+        method before the release that named it (:data:`~specwise.engines.vllm_versions.METHOD_SINCE`), a draft
+        whose name 0.8.2 to 0.8.4 read as another method
+        (:func:`~specwise.engines.vllm_versions.draft_name_refusal`)."""
+        return method_refusal(self.version, method.name, draft)
 
     def draft_tp(self, s: Speculation) -> int:
         """The draft's tensor parallelism this version runs: V1 (0.15 on) runs a separate draft model only at the

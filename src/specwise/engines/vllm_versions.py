@@ -143,8 +143,11 @@ def speculation_engine(version: VllmVersion | None, method: str | None) -> Specu
 METHOD_SINCE = {"eagle3": VllmVersion(0, 8, 5), "mtp": VllmVersion(0, 11), "suffix": VllmVersion(0, 12)}
 
 
-def method_refusal(version: VllmVersion | None, method: str) -> str | None:
-    """Why vLLM ``version`` cannot serve ``method`` as specwise writes it, in one line (None: it can)."""
+def method_refusal(version: VllmVersion | None, method: str, draft: str | None = None) -> str | None:
+    """Why vLLM ``version`` cannot serve ``method`` (with ``draft``, when given) as specwise writes it, in one line
+    (None: it can)."""
+    if (misread := draft_name_refusal(version, method, draft)) is not None:
+        return misread
     if method == "draft_model":
         return draft_model_refusal(version)
     since = METHOD_SINCE.get(method)
@@ -154,6 +157,36 @@ def method_refusal(version: VllmVersion | None, method: str) -> str | None:
     return (
         f"vLLM {version} has no speculative method {method!r} (its --speculative-config takes it from "
         f"{first}): upgrade vLLM, or choose a method this version has"
+    )
+
+
+# 0.8.2 to 0.8.4 take the method of a model-based draft from its name, whatever ``method`` says: "eagle" if the
+# name holds "eagle-", else medusa / mlp_speculator by the checkpoint's model_type, else "draft_model"
+# (``SpeculativeConfig.__post_init__`` in vllm/config.py, "Automatically detect the method"; read in the 0.8.2,
+# 0.8.3 and 0.8.4 wheels). 0.8.5 added ``if self.method in ('eagle', 'eagle3'): pass`` before the guess.
+NAME_DECIDES_METHOD = (CONFIG_JSON_SINCE, VllmVersion(0, 8, 5))
+
+
+def draft_name_refusal(version: VllmVersion | None, method: str, draft: str | None) -> str | None:
+    """Why vLLM ``version`` would run ``draft`` as another method than ``method``, in one line (None: it would not).
+
+    Only 0.8.2 to 0.8.4 (:data:`NAME_DECIDES_METHOD`): an EAGLE head whose name lacks "eagle-" is loaded as a
+    separate draft model (it is not one: the server fails to load it), and a draft model whose name holds it is
+    run as an EAGLE head."""
+    if version is None or draft is None or not NAME_DECIDES_METHOD[0] <= version < NAME_DECIDES_METHOD[1]:
+        return None
+    eagle_name = "eagle-" in draft.lower()
+    if method == "eagle" and not eagle_name:
+        runs_as = "a separate draft model"
+    elif method == "draft_model" and eagle_name:
+        runs_as = "an EAGLE head"
+    else:
+        return None
+    return (
+        f"vLLM {version} picks the method from the draft's name, not from 'method' (0.8.2 to 0.8.4: EAGLE only when "
+        f"the name holds 'eagle-'), so it would run {draft} as {runs_as}: "
+        + ("serve it from a directory whose name holds 'eagle-', " if method == "eagle" else "rename its directory, ")
+        + "or use vLLM 0.8.5+, which keeps the method given"
     )
 
 

@@ -16,10 +16,12 @@ double-quoted scalar, so no expression or template can break the structure.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from specwise.contracts.calibration import CalibrationDoc
+from specwise.errors import SpecError
 from specwise.export import promql
 from specwise.export.promql import BY_INSTANCE, BY_MODEL, record_name
 from specwise.monitor.predicted import SlowdownModel
@@ -101,11 +103,13 @@ MIN_DRAFTS = 30  # per 5-minute rate window: fewer drafts judge no acceptance (m
 
 
 def _enough_drafts(min_drafts: float) -> str:
-    """The replica drafted enough over the 5-minute rate window for its acceptance to judge anything (at least
-    one draft when ``min_drafts`` is 0)."""
+    """The replica drafted at least ``min_drafts`` over the 5-minute rate window (a per-second rate of
+    ``min_drafts / 300``), enough for its acceptance to judge anything."""
+    if not (math.isfinite(min_drafts) and min_drafts > 0):
+        # monitor --min-drafts' rule, for API callers too: a guard of 0 drafts guards nothing.
+        raise SpecError(f"min_drafts: must be a positive number of drafts per 5 minutes, got {min_drafts!r}")
     drafts = record_name(BY_INSTANCE, "drafts")
-    floor = f">= {min_drafts / 300:.6g}" if min_drafts > 0 else "> 0"
-    return f"on ({promql.by(BY_INSTANCE)}) {drafts} {floor}"
+    return f"on ({promql.by(BY_INSTANCE)}) {drafts} >= {min_drafts / 300:.6g}"
 
 
 def acceptance_alerts(min_acceptance: float, min_drafts: float = MIN_DRAFTS) -> tuple[AlertRule, ...]:
