@@ -19,6 +19,8 @@ from specwise.metrics import (
     spec_decode_delta,
 )
 from specwise.metrics.histogram import HistogramSnapshot
+from specwise.metrics.spec_decode import V0_NOTE, total_delta
+from tests.monitor.pages import v0_page
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_metrics"
 KEY = ("smollm2", "0")
@@ -94,6 +96,42 @@ def test_a_position_accepted_more_often_than_drafts_is_impossible() -> None:
     after = SpecDecodeCounters(34.0, 136.0, 103.0, (27.0, 26.0, 40.0, 10.0), before.created)
     delta = spec_decode_delta(before, after)
     assert delta.impossible == "position 2 accepted 40 times in 34 drafts"
+
+
+def _v0(draft_tokens: float, accepted: float, emitted: float):  # type: ignore[no-untyped-def]
+    page = v0_page((FIXTURES / "ngram_before.txt").read_text(), draft_tokens, accepted, emitted)
+    return parse_exposition(page, source="v0 page")
+
+
+def test_a_vllm_v0_page_gives_the_acceptance_rate_and_no_made_up_drafts() -> None:
+    """vLLM V0 (vllm/engine/metrics.py to 0.9) exports draft and accepted token counters but no drafts counter: the
+    rate is accepted / draft tokens; AL and per-position need the drafts and stay unknown."""
+    before = spec_decode_counters(_v0(4000.0, 2000.0, 3000.0))
+    after = spec_decode_counters(_v0(5200.0, 2500.0, 3800.0))
+    assert set(after) == {("smollm2", "")}  # V0 labels model_name only
+    a = after["smollm2", ""]
+    assert not a.drafts_counted and a.created is None and a.accepted_per_position == ()
+    delta = total_delta(before, after)
+    assert delta is not None and not delta.reset and delta.impossible is None and not delta.drafts_counted
+    s = delta.stats
+    assert (s.draft_tokens, s.accepted_tokens) == (1200.0, 500.0)
+    assert s.acceptance_rate == pytest.approx(500 / 1200)
+    assert s.mean_acceptance_length is None and s.per_position_rates == () and s.drafts == 0
+    assert "V0" in V0_NOTE and "vllm:spec_decode_num_drafts_total" in V0_NOTE
+
+
+def test_a_vllm_v0_restart_is_seen_by_counters_going_back() -> None:
+    """V0 exports no _created (prometheus_client.disable_created_metrics()): a restart shows as counters going
+    down, and the counts since the restart are used."""
+    delta = total_delta(
+        spec_decode_counters(_v0(5200.0, 2500.0, 3800.0)), spec_decode_counters(_v0(400.0, 300.0, 380.0))
+    )
+    assert delta is not None and delta.reset and delta.impossible is None and not delta.drafts_counted
+    assert (delta.stats.draft_tokens, delta.stats.accepted_tokens) == (400.0, 300.0)
+    impossible = total_delta(
+        spec_decode_counters(_v0(100.0, 50.0, 80.0)), spec_decode_counters(_v0(200.0, 350.0, 400.0))
+    )
+    assert impossible is not None and impossible.impossible is not None  # 300 accepted of 100 drafted
 
 
 def test_no_speculation_means_no_series() -> None:

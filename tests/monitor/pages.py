@@ -62,3 +62,30 @@ def serve_pages(handler: type[Pages]) -> Iterator[Any]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+# vLLM's V0 engine's spec-decode families (``vllm/engine/metrics.py`` of vllm 0.8.5, read in the wheel): the token
+# counters under V1's names, an emitted-tokens counter and two gauges; no drafts counter, no per-position counts.
+_V0_SPEC = (
+    ("vllm:spec_decode_draft_acceptance_rate", "gauge", "Speulative token acceptance rate.", "rate"),
+    ("vllm:spec_decode_efficiency", "gauge", "Speculative decoding system efficiency.", "efficiency"),
+    ("vllm:spec_decode_num_accepted_tokens_total", "counter", "Number of accepted tokens.", "accepted"),
+    ("vllm:spec_decode_num_draft_tokens_total", "counter", "Number of draft tokens.", "draft_tokens"),
+    ("vllm:spec_decode_num_emitted_tokens_total", "counter", "Number of emitted tokens.", "emitted"),
+)
+
+
+def v0_page(recorded: str, draft_tokens: float, accepted: float, emitted: float) -> str:
+    """A vLLM V0 engine's /metrics page made from a recorded V1 one (tests/fixtures/vllm_metrics): every
+    ``spec_decode`` family replaced by V0's (:data:`_V0_SPEC`), no ``_created`` samples (V0 calls
+    ``prometheus_client.disable_created_metrics()``) and no ``engine`` label (V0 labels model_name only)."""
+    kept = [
+        line.replace('engine="0",', "")
+        for line in recorded.splitlines()
+        if "spec_decode" not in line and "_created" not in line
+    ]
+    values = {"rate": accepted / draft_tokens, "efficiency": 0.5, "accepted": accepted}
+    values |= {"draft_tokens": draft_tokens, "emitted": emitted}
+    for name, kind, help_text, key in _V0_SPEC:
+        kept += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", f'{name}{{model_name="smollm2"}} {values[key]}']
+    return "\n".join(kept) + "\n"

@@ -17,11 +17,12 @@ from specwise.cli import main
 from specwise.errors import SpecwiseError
 from specwise.metrics import parse_exposition
 from specwise.metrics.exposition import Scrape
+from specwise.metrics.spec_decode import V0_NOTE
 from specwise.monitor.loop import Target, evaluate_once
 from specwise.monitor.rules import Thresholds
 from specwise.monitor.sinks import json_lines
 from specwise.monitor.store import MonitorStore
-from tests.monitor.pages import Pages, serve_pages
+from tests.monitor.pages import Pages, serve_pages, v0_page
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_metrics"
 BEFORE = (FIXTURES / "ngram_before.txt").read_text()
@@ -206,6 +207,30 @@ def test_a_server_without_spec_decode_counters_says_so(serve: Any, capsys: pytes
     assert "no spec-decode counters on this server (speculation off?)" in server["stats"]["notes"]
     code, text = once(capsys, serve("nospec2", without_spec_decode(BEFORE)), json_out=False)
     assert code == 0 and "speculation off?" in text
+
+
+def test_a_vllm_v0_page_is_judged_on_its_acceptance_rate_not_called_speculation_off(
+    serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 17-B finding 4: vLLM V0 exports draft and accepted token counters but no drafts counter. The rate is
+    500 / 1200 = 0.42 < 0.5: an alert, exit 1; AL and per-position are unknown (never made up), said in a note."""
+    before, after = v0_page(BEFORE, 4000.0, 2000.0, 3000.0), v0_page(BEFORE, 5200.0, 2500.0, 3800.0)
+    code, doc = once(capsys, serve("v0", before, after))
+    (server,) = doc["servers"]
+    stats = server["stats"]
+    assert code == 1 and [a["rule"] for a in server["alerts"]] == ["low_acceptance_rate"]
+    assert "over 1200 draft tokens" in server["alerts"][0]["message"]
+    assert stats["acceptance_rate"] == pytest.approx(500 / 1200) and stats["draft_tokens"] == 1200
+    assert (
+        stats["drafts"] is None and stats["mean_acceptance_length"] is None and stats["per_position_acceptance"] == []
+    )
+    assert V0_NOTE in stats["notes"] and not any("speculation off?" in n for n in stats["notes"])
+    code, text = once(capsys, serve("v0text", before, after), json_out=False)
+    assert code == 1 and "acceptance rate 0.42 < 0.5" in text and "V0" in text
+    # a V0 window under --min-drafts (counted in draft tokens there) is not judged, and says so
+    code, doc = once(capsys, serve("v0few", before, v0_page(BEFORE, 4030.0, 2001.0, 3010.0)))
+    notes = doc["servers"][0]["stats"]["notes"]
+    assert code == 0 and any("30 draft tokens, fewer than the minimum 50" in n for n in notes)
 
 
 def test_a_page_with_no_vllm_series_is_said_to_be_no_vllm_page(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,7 +7,8 @@ as ``vllm bench serve --append-result`` writes) and ``.json`` (``{"format", "fie
 :data:`FIELDS`, each field's unit and meaning).
 
 Units are vLLM's: latencies in milliseconds, ``spec_decode_acceptance_rate`` in PERCENT (specwise's own bench JSON
-writes a fraction under that key), per-position rates as fractions.
+writes a fraction under that key), per-position rates as fractions. A NaN or infinite number is never written: it
+is null in JSON (which has neither, RFC 8259 section 6) and an empty cell in CSV.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from specwise.stats import Percentiles
 FORMAT = "specwise bench --output/1 (vllm bench serve field names and units)"
 EXTENSIONS = (".csv", ".json", ".jsonl")
 
-Cell = str | int | float | list[float] | None
+Cell = str | int | float | list[float | None] | None
 
 _LATENCY = {"ttft": "time to first token", "tpot": "time per output token after the first", "itl": "inter-token "
             "latency (token-normalised)", "e2el": "end-to-end request latency"}  # fmt: skip
@@ -137,17 +138,27 @@ def bench_rows(doc: BenchDoc) -> list[dict[str, Cell]]:
     return [level_row(doc, None, lv) for lv in doc.levels]
 
 
+def _finite_cell(value: Cell) -> Cell:
+    """``value`` with NaN and infinities as None (in a list too)."""
+    if isinstance(value, float):
+        return _finite(value)
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
 def _csv_cell(value: Cell) -> str | int | float:
     if value is None:
         return ""
     if isinstance(value, list):
-        return ";".join(f"{v:.6g}" for v in value)
+        return ";".join("" if v is None else f"{v:.6g}" for v in value)
     return value
 
 
 def render(rows: Sequence[dict[str, Cell]], suffix: str) -> str:
     """The file's text for ``suffix`` (``.csv``, ``.json`` or ``.jsonl``)."""
     suffix = suffix.lower()
+    rows = [{k: _finite_cell(v) for k, v in row.items()} for row in rows]
     if suffix == ".csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
@@ -156,5 +167,5 @@ def render(rows: Sequence[dict[str, Cell]], suffix: str) -> str:
             writer.writerow([_csv_cell(row[k]) for k in FIELDS])
         return buf.getvalue()
     if suffix == ".jsonl":
-        return "".join(json.dumps(row) + "\n" for row in rows)
-    return json.dumps({"format": FORMAT, "fields": FIELDS, "rows": list(rows)}, indent=1) + "\n"
+        return "".join(json.dumps(row, allow_nan=False) + "\n" for row in rows)
+    return json.dumps({"format": FORMAT, "fields": FIELDS, "rows": rows}, indent=1, allow_nan=False) + "\n"

@@ -27,11 +27,19 @@ from specwise.methods import Method
 
 @dataclass(frozen=True)
 class VllmMetricNames:
-    """vLLM V1 Prometheus names (labels: model_name, engine; per-position also: position)."""
+    """vLLM V1 Prometheus names (labels: model_name, engine; per-position also: position).
+
+    vLLM's V0 engine (``vllm/engine/metrics.py``, to 0.9) exports the same draft-token and accepted-token counters
+    (label: model_name only, no ``_created``: it calls ``prometheus_client.disable_created_metrics()``) but no drafts
+    counter and no per-position counts; instead it has the ``*_v0`` names below. From a V0 page only the acceptance
+    rate can be computed (AL and per-position rates need the drafts)."""
 
     spec_drafts: str = "vllm:spec_decode_num_drafts_total"
-    spec_draft_tokens: str = "vllm:spec_decode_num_draft_tokens_total"
-    spec_accepted: str = "vllm:spec_decode_num_accepted_tokens_total"
+    spec_draft_tokens: str = "vllm:spec_decode_num_draft_tokens_total"  # V0 and V1
+    spec_accepted: str = "vllm:spec_decode_num_accepted_tokens_total"  # V0 and V1
+    spec_emitted_v0: str = "vllm:spec_decode_num_emitted_tokens_total"  # V0 only: accepted prefix + bonus tokens
+    spec_acceptance_rate_v0: str = "vllm:spec_decode_draft_acceptance_rate"  # V0 only: a gauge
+    spec_efficiency_v0: str = "vllm:spec_decode_efficiency"  # V0 only: a gauge
     spec_accepted_per_pos: str = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
     spec_drafts_created: str = "vllm:spec_decode_num_drafts_created"  # a Unix timestamp, not a count
     running: str = "vllm:num_requests_running"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import math
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -32,8 +33,9 @@ from specwise.loadgen.fleet import (
 from specwise.loadgen.records import RequestRecord, summarize_level
 from specwise.loadgen.store import RecordWriter, ResultStore
 from specwise.metrics import parse_exposition, spec_decode_counters
-from specwise.metrics.engines import llamacpp_acceptance, sglang_acceptance
-from specwise.metrics.spec_decode import SeriesKey, SpecDecodeCounters, total_delta
+from specwise.metrics.engines import llamacpp_acceptance, non_finite_spec_sample, sglang_acceptance
+from specwise.metrics.exposition import NON_FINITE
+from specwise.metrics.spec_decode import V0_NOTE, SeriesKey, SpecDecodeCounters, total_delta
 from specwise.traffic import Arrivals
 
 Progress = Callable[[int, int, int, float | None], None]  # level, done, total, live acceptance rate
@@ -167,7 +169,9 @@ def level_spec_decode(
     store: ResultStore, run_id: str, level: int, errors: list[str], replica: int = 0
 ) -> tuple[SpecDecodeReading | None, bool]:
     """One server's spec-decode counter deltas over the level (summed over engines); reset flagged, never
-    negative."""
+    negative. A NaN or infinite spec-decode sample in either scrape (``non_finite_sample``, as ``monitor`` says)
+    gives no reading; a vLLM V0 page (no drafts counter) gives the acceptance rate only. Both are said in
+    ``errors``."""
     before_text = store.scrape(run_id, level, "before", replica)
     after_text = store.scrape(run_id, level, "after", replica)
     if before_text is None or after_text is None:
@@ -178,10 +182,26 @@ def level_spec_decode(
     except SpecwiseError as exc:
         errors.append(str(exc))
         return None, False
+    for phase, scrape in (("before", before_scrape), ("after", after_scrape)):
+        if (bad := non_finite_spec_sample(scrape)) is not None:  # NaN/Inf: no number to compute with
+            errors.append(
+                f"{NON_FINITE}: {bad.where} = {bad.value} in the {phase} scrape: acceptance not computed for this level"
+            )
+            return None, False
     delta = total_delta(spec_decode_counters(before_scrape), spec_decode_counters(after_scrape))
     if delta is not None and delta.impossible:  # counts no server can produce: reported, never averaged in
         errors.append(f"spec-decode counters unusable: {delta.impossible}")
         return None, False
+    if delta is not None and not delta.drafts_counted:  # vLLM V0: token counters, no drafts
+        errors.append(V0_NOTE)
+        tokens = delta.stats
+        reading = SpecDecodeReading(
+            "vllm",
+            acceptance_rate=tokens.acceptance_rate,
+            draft_tokens=tokens.draft_tokens,
+            accepted_tokens=tokens.accepted_tokens,
+        )
+        return reading, delta.reset
     if delta is not None:
         return SpecDecodeReading("vllm", delta.stats), delta.reset
     llama = llamacpp_acceptance(before_scrape, after_scrape)
@@ -301,7 +321,8 @@ class _LiveAcceptance:
             if delta is None or delta.reset or delta.impossible:
                 return self.rate  # a replica unreadable, restarted or impossible: keep the last rate
             accepted, draft_tokens = accepted + delta.stats.accepted_tokens, draft_tokens + delta.stats.draft_tokens
-        return accepted / draft_tokens if draft_tokens > 0 else self.rate
+        rate = accepted / draft_tokens if draft_tokens > 0 else None
+        return rate if rate is not None and math.isfinite(rate) else self.rate  # a NaN sample: keep the last
 
 
 def _counters(text: str | None) -> dict[SeriesKey, SpecDecodeCounters] | None:

@@ -10,10 +10,32 @@ from __future__ import annotations
 from specwise.contracts.bench import SpecDecodeReading
 from specwise.engines.llamacpp import LlamaCppEngine
 from specwise.engines.sglang import SglangEngine
-from specwise.metrics.exposition import Scrape
+from specwise.engines.vllm import METRICS as VLLM
+from specwise.metrics.exposition import Sample, Scrape, first_non_finite
 
 LLAMACPP = LlamaCppEngine.spec_metrics
 SGLANG = SglangEngine.spec_metrics
+# Every sample a bench level's speculation reading is computed from, whichever engine exported it.
+SPEC_SAMPLES = frozenset(
+    name
+    for name in (
+        VLLM.spec_drafts,
+        VLLM.spec_draft_tokens,
+        VLLM.spec_accepted,
+        VLLM.spec_accepted_per_pos,
+        VLLM.spec_drafts_created,
+        *LLAMACPP.draft_tokens,
+        *LLAMACPP.accepted_tokens,
+        SGLANG.accept_rate_gauge,
+        SGLANG.accept_length_gauge,
+    )
+    if name
+)
+
+
+def non_finite_spec_sample(scrape: Scrape) -> Sample | None:
+    """A NaN or infinite sample among those the speculation reading is computed from (:data:`SPEC_SAMPLES`)."""
+    return first_non_finite(scrape, SPEC_SAMPLES)
 
 
 def _first_sum(scrape: Scrape, candidates: tuple[str, ...]) -> float | None:

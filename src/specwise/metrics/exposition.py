@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -28,6 +29,12 @@ class Sample:
             if k == key:
                 return v
         return None
+
+    @property
+    def where(self) -> str:
+        """``name{label="value",...}``, as a fault names the sample."""
+        labels = ",".join(f'{k}="{v}"' for k, v in self.labels)
+        return f"{self.name}{{{labels}}}" if labels else self.name
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,16 @@ class Scrape:
 
     def has(self, name: str) -> bool:
         return name in self._by_name
+
+
+# The fault of a NaN or infinite sample among those a reader uses (``monitor``: :mod:`specwise.monitor.vet`;
+# ``bench``: the spec-decode samples of a level's scrapes): never a number to compute with.
+NON_FINITE = "non_finite_sample"
+
+
+def first_non_finite(scrape: Scrape, names: Collection[str]) -> Sample | None:
+    """The first sample named in ``names`` whose value is NaN or infinite, or None."""
+    return next((s for s in scrape.samples if s.name in names and not math.isfinite(s.value)), None)
 
 
 def parse_exposition(text: str, source: str = "metrics") -> Scrape:

@@ -17,6 +17,10 @@ restart: counters going back are a fault of the server, not a restart. So is any
 were accepted than drafted (acceptance rate > 1) or a position accepted more often than there were drafts: the
 result carries an ``impossible`` detail and its counts must not be used (the monitor reports an
 ``impossible_counter`` fault).
+
+vLLM's V0 engine (to 0.9, ``vllm/engine/metrics.py``) exports the draft-token and accepted-token counters under
+the same names but no drafts counter: its series are read with ``drafts_counted=False`` (drafts 0), so the
+acceptance rate is computed and AL and the per-position rates are not (None / empty), never made up.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ class SpecDecodeCounters(SpecDecodeCounts):
     """Cumulative counter values of one engine's series at one scrape: the counts since the server started."""
 
     created: float | None = None  # vLLM's ..._num_drafts_created: the counter's birth (Unix time)
+    drafts_counted: bool = True  # False: a V0 page (no drafts counter); ``drafts`` is 0, not a count
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,13 @@ class CounterDelta:
     stats: SpecDecodeCounts
     reset: bool
     impossible: str | None = None  # why these counts cannot be right (then they must not be used)
+    drafts_counted: bool = True  # False: a V0 page (no drafts counter); ``stats.drafts`` is 0, not a count
+
+
+V0_NOTE = (
+    f"vLLM V0 metric names (draft and accepted token counters, no {VLLM.spec_drafts}): acceptance rate only; "
+    "mean acceptance length and per-position rates need the drafts count"
+)
 
 
 def _series(labels: tuple[tuple[str, str], ...]) -> SeriesKey:
@@ -50,7 +62,8 @@ def _series(labels: tuple[tuple[str, str], ...]) -> SeriesKey:
 
 
 def spec_decode_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
-    """vLLM's spec-decode counters per (model_name, engine); empty when the server does not speculate."""
+    """vLLM's spec-decode counters per (model_name, engine); empty when the server does not speculate. A series
+    with draft and accepted tokens but no drafts counter (vLLM V0) has ``drafts_counted=False``."""
     totals: dict[SeriesKey, dict[str, float]] = {}
     per_pos: dict[SeriesKey, dict[int, float]] = {}
     created = {_series(s.labels): s.value for s in scrape.named(VLLM.spec_drafts_created)}
@@ -67,12 +80,13 @@ def spec_decode_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
             per_pos.setdefault(_series(s.labels), {})[int(position)] = s.value
     out = {}
     for key, t in totals.items():
-        if {"drafts", "draft_tokens", "accepted_tokens"} <= set(t):
+        if {"draft_tokens", "accepted_tokens"} <= set(t):
             positions = per_pos.get(key, {})
             width = max(positions) + 1 if positions else 0
             per_position = tuple(positions.get(i, 0.0) for i in range(width))
+            counted = "drafts" in t
             out[key] = SpecDecodeCounters(
-                t["drafts"], t["draft_tokens"], t["accepted_tokens"], per_position, created.get(key)
+                t.get("drafts", 0.0), t["draft_tokens"], t["accepted_tokens"], per_position, created.get(key), counted
             )
     return out
 
@@ -110,7 +124,8 @@ def spec_decode_delta(before: SpecDecodeCounters, after: SpecDecodeCounters) -> 
     reset = after.created != before.created if known else bool(back)
     if reset:  # the server restarted: everything counts from zero again
         stats = SpecDecodeCounts(after.drafts, after.draft_tokens, after.accepted_tokens, a_pos)
-        return CounterDelta(stats, True, _impossible(stats))
+        return CounterDelta(stats, True, _impossible(stats), after.drafts_counted)
+    counted = before.drafts_counted and after.drafts_counted
     stats = SpecDecodeCounts(
         after.drafts - before.drafts,
         after.draft_tokens - before.draft_tokens,
@@ -119,24 +134,30 @@ def spec_decode_delta(before: SpecDecodeCounters, after: SpecDecodeCounters) -> 
     )
     if back:
         name, b, a = back[0]
-        return CounterDelta(stats, False, f"{name} went back ({b:g} -> {a:g}) with _created unchanged: not a restart")
-    return CounterDelta(stats, False, _impossible(stats))
+        went_back = f"{name} went back ({b:g} -> {a:g}) with _created unchanged: not a restart"
+        return CounterDelta(stats, False, went_back, counted)
+    return CounterDelta(stats, False, _impossible(stats), counted)
 
 
 def total_delta(
     before: dict[SeriesKey, SpecDecodeCounters], after: dict[SeriesKey, SpecDecodeCounters]
 ) -> CounterDelta | None:
     """Deltas of every engine series summed (a reset in any series flags the total, so does an impossible one,
-    named); None without series."""
+    named, and a series without a drafts counter: then the summed drafts are 0, not a count); None without
+    series."""
     if not after:
         return None
     reset = False
+    counted = True
     impossible: str | None = None
     drafts = draft_tokens = accepted = 0.0
     per_pos: list[float] = []
     for key, a in after.items():
-        delta = spec_decode_delta(before.get(key, SpecDecodeCounters(0.0, 0.0, 0.0, (), a.created)), a)
+        delta = spec_decode_delta(
+            before.get(key, SpecDecodeCounters(0.0, 0.0, 0.0, (), a.created, a.drafts_counted)), a
+        )
         reset = reset or delta.reset
+        counted = counted and delta.drafts_counted
         impossible = impossible or (delta.impossible and f"{_name(key)}: {delta.impossible}")
         drafts += delta.stats.drafts
         draft_tokens += delta.stats.draft_tokens
@@ -144,7 +165,9 @@ def total_delta(
         per_pos += [0.0] * (len(delta.stats.accepted_per_position) - len(per_pos))
         for i, v in enumerate(delta.stats.accepted_per_position):
             per_pos[i] += v
-    return CounterDelta(SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(per_pos)), reset, impossible)
+    if not counted:  # some series' drafts are unknown: a sum of the others' would be a wrong count
+        drafts = 0.0
+    return CounterDelta(SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(per_pos)), reset, impossible, counted)
 
 
 def _name(key: SeriesKey) -> str:

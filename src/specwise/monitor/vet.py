@@ -13,10 +13,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from specwise.metrics.exposition import Sample, Scrape
+from specwise.metrics.exposition import NON_FINITE, Sample, Scrape
 from specwise.monitor.window import COUNTER_SAMPLES, IMPOSSIBLE_COUNTER, WINDOW_SAMPLES
 
-NON_FINITE = "non_finite_sample"
 # Every fault kind, as a closing line or a ``specwise_alert_active`` series names it; like an alert, a fault still
 # reported when the loop stops makes its exit status 1 (as ``--once`` raises each as an alert).
 FAULTS = {IMPOSSIBLE_COUNTER: "impossible counters", NON_FINITE: "non-finite samples"}
@@ -27,11 +26,6 @@ __all__ = ["FAULTS", "IMPOSSIBLE_COUNTER", "NON_FINITE", "Vetted", "vet"]
 class Vetted:
     scrape: Scrape | None  # None: a counter is impossible; do not window this scrape
     faults: tuple[tuple[str, str], ...] = ()  # (kind, detail)
-
-
-def _where(s: Sample) -> str:
-    labels = ",".join(f'{k}="{v}"' for k, v in s.labels)
-    return f"{s.name}{{{labels}}}" if labels else s.name
 
 
 def vet(scrape: Scrape) -> Vetted:
@@ -59,9 +53,9 @@ def vet(scrape: Scrape) -> Vetted:
         where = bad_gauge or bad_counter
         assert where is not None
         consequence = "dropped" if where is bad_gauge else unusable
-        faults.append((NON_FINITE, f"{_where(where)} = {where.value}: {consequence}"))
+        faults.append((NON_FINITE, f"{where.where} = {where.value}: {consequence}"))
     if negative is not None:
-        faults.append((IMPOSSIBLE_COUNTER, f"counter {_where(negative)} = {negative.value} < 0: {unusable}"))
+        faults.append((IMPOSSIBLE_COUNTER, f"counter {negative.where} = {negative.value} < 0: {unusable}"))
     if bad_counter is not None or negative is not None:
         return Vetted(None, tuple(faults))
     if len(kept) == len(scrape.samples):

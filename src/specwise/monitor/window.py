@@ -14,7 +14,7 @@ from specwise.contracts.document import json_safe
 from specwise.engines.vllm import METRICS as VLLM
 from specwise.metrics.exposition import Scrape
 from specwise.metrics.histogram import HistogramSnapshot, histogram_quantile
-from specwise.metrics.spec_decode import SeriesKey, SpecDecodeCounters, spec_decode_counters, total_delta
+from specwise.metrics.spec_decode import V0_NOTE, SeriesKey, SpecDecodeCounters, spec_decode_counters, total_delta
 
 LATENCY_HISTOGRAMS = {
     "ttft_s": VLLM.ttft,
@@ -65,6 +65,18 @@ class WindowStats:
     # the largest running count of one engine (vLLM labels each data-parallel engine ``engine="N"``): the batch
     # one GPU group decodes, where ``running`` sums every engine's (None: as ``running``)
     running_per_engine: float | None = None
+    # draft tokens over the window; on a vLLM V0 page (no drafts counter: ``drafts`` None) the rules' sample size
+    draft_tokens: float | None = None
+
+    @property
+    def judged_count(self) -> tuple[float, str] | None:
+        """What the rules' ``--min-drafts`` gate counts, and its name: the window's drafts, or, on a vLLM V0 page
+        (draft tokens but no drafts counter), its draft tokens; None without usable counts."""
+        if self.drafts is not None:
+            return self.drafts, "drafts"
+        if self.draft_tokens is not None:
+            return self.draft_tokens, "draft tokens"
+        return None
 
     @property
     def batch(self) -> float | None:
@@ -133,7 +145,8 @@ def _by_model(
     after_c: dict[SeriesKey, SpecDecodeCounters],
     models: tuple[str, ...],
 ) -> dict[str, dict[str, float | None]]:
-    """Per model_name when the server labels more than one (a model with impossible counts: all None)."""
+    """Per model_name when the server labels more than one (a model with impossible counts: all None; on a vLLM
+    V0 page, drafts and AL None and ``draft_tokens`` given)."""
     by_model: dict[str, dict[str, float | None]] = {}
     for model in models if len(models) > 1 else ():
         d = total_delta(
@@ -142,10 +155,12 @@ def _by_model(
         if d is not None:
             ok = d.impossible is None
             by_model[model] = {
-                "drafts": d.stats.drafts if ok else None,
+                "drafts": d.stats.drafts if ok and d.drafts_counted else None,
                 "acceptance_rate": d.stats.acceptance_rate if ok else None,
                 "mean_acceptance_length": d.stats.mean_acceptance_length if ok else None,
             }
+            if not d.drafts_counted:
+                by_model[model]["draft_tokens"] = d.stats.draft_tokens if ok else None
     return by_model
 
 
@@ -217,15 +232,18 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
         notes.append(NO_SPEC_NOTE if vllm else NOT_VLLM_NOTE)
     elif delta.impossible is not None:
         faults.append((IMPOSSIBLE_COUNTER, f"{delta.impossible}: acceptance not computed for this window"))
+    if delta is not None and not delta.drafts_counted:
+        notes.append(V0_NOTE)
     rates, rates_reset = _rates(before, after, window_s, same_server, faults)
     latency, latency_reset = _latency(before, after, same_server, notes, faults)
     reset = bool(delta and delta.reset) or rates_reset or latency_reset
     if reset:
         notes.append(RESTART_NOTE)
     stats = delta.stats if delta and delta.impossible is None else None
+    counted = delta is not None and delta.drafts_counted
     return WindowStats(
         window_s=window_s,
-        drafts=stats.drafts if stats else None,
+        drafts=stats.drafts if stats and counted else None,
         acceptance_rate=stats.acceptance_rate if stats else None,
         mean_acceptance_length=stats.mean_acceptance_length if stats else None,
         per_position_acceptance=stats.per_position_rates if stats else (),
@@ -244,4 +262,5 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
         by_model=_by_model(before_c, after_c, models),
         faults=tuple(faults),
         model_names=models,
+        draft_tokens=stats.draft_tokens if stats else None,
     )
