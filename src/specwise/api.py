@@ -693,7 +693,7 @@ def bench(
         levels=tuple(levels),
         temperatures=run.sent_temperatures(),
     )
-    failed = all_failed(doc, url="url", model="model", timeout="config's timeout")
+    failed = all_failed(doc, url="url", model="model", timeout="config's timeout", key_env=run.api_key_env)
     if failed is not None:  # the records are kept: what failed is in db
         raise SpecwiseError(f"{failed} (run {rid} in {db})")
     return doc

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from specwise.loadgen.client import ClientConfig, HttpSession, RequestSpec, scrub, send_request
+from specwise.loadgen.client import ClientConfig, HttpSession, RequestSpec, scrub, send_request, url_secrets
 from specwise.loadgen.records import RequestRecord
 from specwise.loadgen.sse import MAX_LINE_BYTES
 
@@ -104,10 +104,26 @@ def test_a_huge_error_body_is_read_only_as_far_as_the_message(
         "header was Bearer abc.def-ghi_jkl",
         '{"api_key": "zz9988776655"}',
         "API-KEY=qwertyuiop",
+        "bad key: Basic Ym9iOlBhU3NXMHJkWlo=",
+        "authorization: basic Ym9iOlBhU3NXMHJkWlo",
     ],
 )
 def test_scrub_masks_key_shaped_text(text: str) -> None:
     out = scrub(text, None)
     assert "***" in out
-    for secret in ("abcdef123456", "abc.def-ghi_jkl", "zz9988776655", "qwertyuiop"):
+    for secret in ("abcdef123456", "abc.def-ghi_jkl", "zz9988776655", "qwertyuiop", "Ym9iOlBhU3NXMHJkWlo"):
         assert secret not in out
+
+
+def test_url_secrets_are_every_form_a_server_echoes() -> None:
+    """Review 17: the URL's credentials as Basic auth sends them (base64 of the decoded pair), the pair and the
+    password, written and percent-decoded; nothing for a URL without userinfo; a short bare password is left to its
+    pair (masking every "ab" would garble the message)."""
+    secrets = url_secrets("http://bob:PaSs%40W0rd@127.0.0.1:8000/v1")
+    assert {"Ym9iOlBhU3NAVzByZA==", "bob:PaSs@W0rd", "bob:PaSs%40W0rd", "PaSs@W0rd", "PaSs%40W0rd"} <= set(secrets)
+    assert url_secrets("http://127.0.0.1:8000") == ()
+    assert "ab" not in url_secrets("http://bob:ab@h") and "bob:ab" in url_secrets("http://bob:ab@h")
+    assert "tok3nAsUser" in url_secrets("http://tok3nAsUser@h")  # no password: the user is the credential
+    echoed = "rejected Basic Ym9iOlBhU3NAVzByZA== for bob:PaSs@W0rd (PaSs%40W0rd) from http://bob:PaSs%40W0rd@h/"
+    out = scrub(echoed, *secrets)
+    assert "PaSs" not in out and "Ym9i" not in out and "bob:" not in out

@@ -52,6 +52,9 @@ class _Handler(BaseHTTPRequestHandler):
         if mode == "500":
             self._send(500, b'{"error": {"message": "internal boom"}}')
             return
+        if mode == "401":
+            self._send(401, b'{"error": {"message": "unauthorized"}}')
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
@@ -257,3 +260,41 @@ def test_the_all_failed_hint_names_the_key_for_a_refused_one() -> None:
     assert "$OPENAI_API_KEY" in all_failed_hint({"http 401": 3}) and "--api-key-env" in all_failed_hint(["http 403"])
     assert all_failed_hint({"timeout": 2}) == "raise --request-timeout"
     assert all_failed_hint({"http 401": 1, "connection": 1}) == "check --url, --model and the server"
+
+
+def test_a_named_but_unset_key_variable_is_refused_before_any_request(
+    server: ThreadingHTTPServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review 17, finding 6: ``--api-key-env VAR`` with VAR unset sent no key without a word; the user meant to send
+    one. Refused in one line (exit 2) before the database is made; ``--api-key-env ''`` still sends no key."""
+    monkeypatch.delenv("SPECWISE_UNSET_KEY", raising=False)
+    db = tmp_path / "r.sqlite"
+    argv = ["bench", "--url", _url(server), "--model", "m", "--rates", "50", "--requests-per-level", "2"]
+    assert main([*argv, "--db", str(db), "--api-key-env", "SPECWISE_UNSET_KEY"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("specwise bench: error: --api-key-env SPECWISE_UNSET_KEY: $SPECWISE_UNSET_KEY is not set")
+    assert len(err.splitlines()) == 1 and not db.exists()
+    monkeypatch.setenv("SPECWISE_EMPTY_KEY", "")
+    assert main([*argv, "--db", str(db), "--api-key-env", "SPECWISE_EMPTY_KEY"]) == 2
+    assert "$SPECWISE_EMPTY_KEY is not set (or empty)" in capsys.readouterr().err
+    assert main([*argv, "--db", str(db), "--api-key-env", ""]) == 0
+
+
+@pytest.mark.parametrize(("flag", "says"), [("SPECWISE_TEST_KEY", "set $SPECWISE_TEST_KEY"), ("", "no API key")])
+def test_the_final_401_error_names_the_variable_configured(
+    server: ThreadingHTTPServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    flag: str,
+    says: str,
+) -> None:
+    """Review 17, finding 6: every request refused, the last line named $OPENAI_API_KEY whatever --api-key-env said."""
+    monkeypatch.setenv("SPECWISE_TEST_KEY", KEY)
+    server.mode = "401"  # type: ignore[attr-defined]
+    code, records = _bench(server, tmp_path, "--api-key-env", flag)
+    err = capsys.readouterr().err
+    assert code == 2 and len(records) == 3
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("specwise bench: error: all 3 requests failed (3 http 401)") and says in last
+    assert "OPENAI_API_KEY" not in err

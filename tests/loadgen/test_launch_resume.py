@@ -176,3 +176,37 @@ def test_which_launch_run_a_run_id_belongs_to(tmp_path: Path) -> None:
     assert launch_base_of(store, "abc-x") == "abc-x" and launch_base_of(store, "abc-x-base") == "abc-x"
     assert launch_base_of(store, "nope") is None
     store.close()
+
+
+def test_ctrl_c_says_which_files_were_not_written_and_the_command_that_writes_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review 17, finding 8: an interrupted run writes neither --output nor --export-jsonl (a half level's row would
+    read as a finished one: vLLM's fields cannot say otherwise), and said nothing of them; now stderr names them and
+    the command that finishes the run and writes them, which works as given."""
+    import shlex
+
+    import specwise.cli.bench as bench_cli
+    from specwise.loadgen.mock_server import MockBehaviour, MockServer
+
+    def interrupt_after_two(self: object, label: str, level: int, done: int, total: int, acc: float | None) -> None:
+        if done >= 2:  # as Ctrl-C lands: on the event loop, some records committed
+            raise KeyboardInterrupt
+
+    db, out_file, jsonl = tmp_path / "r.sqlite", tmp_path / "o.csv", tmp_path / "r.jsonl"
+    with MockServer(MockBehaviour(ttft_s=0.01, chunk_interval_s=0.005)) as server:
+        argv = ["bench", "--url", server.url, "--model", "mock", "--rates", "20", "--requests-per-level", "8"]
+        argv += ["--max-tokens", "8", "--db", str(db), "--run-id", "ri"]
+        with monkeypatch.context() as m:
+            m.setattr(bench_cli._Progress, "tick", interrupt_after_two)
+            assert main([*argv, "--output", str(out_file), "--export-jsonl", str(jsonl)]) == 130
+        err = capsys.readouterr().err
+        assert not out_file.exists() and not jsonl.exists()
+        assert f"not written: {out_file}, {jsonl}" in err
+        command = err.split("continue with: ", 1)[1].splitlines()[0]
+        assert command == f"specwise bench --resume ri --db {db} --output {out_file} --export-jsonl {jsonl}"
+        with _Open(db) as st:
+            assert 2 <= len(st.done_ids("ri")) < 8
+        assert main(shlex.split(command)[1:]) == 0
+    capsys.readouterr()
+    assert len(jsonl.read_text().splitlines()) == 8 and len(out_file.read_text().splitlines()) == 2

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,15 @@ from specwise.loadgen.plan import RunConfig
 from specwise.loadgen.records import all_failed_hint
 from specwise.loadgen.relaunch import check_new_launch, launch_base_of, resume_launch
 from specwise.loadgen.runner import ServerUnreachable, held_back_notes
-from specwise.loadgen.session import RunProgress, execute, launch_all, new_run, stored_notes
+from specwise.loadgen.session import (
+    DEFAULT_KEY_ENV,
+    RunProgress,
+    execute,
+    launch_all,
+    new_run,
+    stored_key_env,
+    stored_notes,
+)
 from specwise.loadgen.store import ResultStore
 from specwise.loadgen.workload import load_prompts, synthetic_prompts
 from specwise.prompts.items import PromptItem
@@ -176,7 +185,12 @@ def register(sub: Any) -> None:
         help="Prometheus endpoint (default: URL/metrics; 'none' to skip); behind a router, give it once per "
         "replica: each replica's counters are read on its own and summed",
     )
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key (never stored)")
+    p.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help=f"env var holding the API key (default {DEFAULT_KEY_ENV}; never stored); a VAR named here must be set "
+        "('' sends no key)",
+    )
     p.add_argument("--seed", type=CHECKS["seed"], default=0)
     p.add_argument("--slo-ttft", type=CHECKS["slo_ttft"], help="goodput SLO on TTFT (s)")
     p.add_argument("--slo-tpot", type=CHECKS["slo_tpot"], help="goodput SLO on TPOT (s)")
@@ -236,6 +250,21 @@ def _add_launch_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _key_env(args: argparse.Namespace) -> str:
+    """The variable the API key is read from: --api-key-env's, else :data:`DEFAULT_KEY_ENV`."""
+    return DEFAULT_KEY_ENV if args.api_key_env is None else str(args.api_key_env)
+
+
+def check_key_env(name: str | None) -> None:
+    """A variable named with --api-key-env that is unset or empty is refused before any request: the user meant to
+    send a key, and without it the run measures only 401s -- or, on a server without auth, passes unnoticed. Only the
+    default (``$OPENAI_API_KEY``) may be absent, for a server without auth; ``--api-key-env ''`` sends no key."""
+    if name and not os.environ.get(name):
+        raise SpecwiseError(
+            f"--api-key-env {name}: ${name} is not set (or empty); export it, or give --api-key-env '' to send no key"
+        )
+
+
 def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> RunConfig:
     """The run's configuration from the flags (``url``/``model`` None: filled in per launched server)."""
     if url is not None and not url.startswith(("http://", "https://")):
@@ -259,7 +288,7 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
         max_concurrency=args.max_concurrency,
         timeout=args.request_timeout,
         metrics_urls=metrics_urls,
-        api_key_env=args.api_key_env,
+        api_key_env=_key_env(args),
         seed=args.seed,
         slo_ttft=args.slo_ttft,
         slo_tpot=args.slo_tpot,
@@ -384,28 +413,51 @@ def _new_run_id(args: argparse.Namespace) -> str:
     return str(args.resume or args.run_id or uuid.uuid4().hex[: 8 if args.launch else 12])
 
 
-def _resume_command(args: argparse.Namespace, run_id: str, launch: str | None = None) -> str:
-    """The exact command that finishes the run."""
+def _resume_command(
+    args: argparse.Namespace, run_id: str, launch: str | None = None, outputs: Sequence[str] = ()
+) -> str:
+    """The exact command that finishes the run (and writes ``outputs``: flags and their files)."""
     words = ["specwise", "bench"]
     if launch or args.launch:
         words += ["--launch", launch or str(args.launch)]
     words += ["--resume", run_id]
     if args.db != Path("specwise-bench.sqlite"):
         words += ["--db", str(args.db)]
-    return " ".join(w if w == "FILE" else shlex.quote(w) for w in words)
+    return " ".join(w if w == "FILE" else shlex.quote(w) for w in [*words, *outputs])
 
 
-def _say_resume(args: argparse.Namespace, store: ResultStore, run_id: str, what: str) -> None:
-    """On stderr (stdout may be --json), when the run was stored: how to finish it."""
+def _unwritten(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """The files a run writes only when it finishes, with the flags that ask for them: an unfinished run writes none.
+    Its --output rows would read as finished levels (vllm bench serve's fields have no place to say a level was cut
+    short, and advise --bench takes them as measurements), so its records stay in --db until --resume completes it."""
+    given = [("--output", args.output), ("--export-jsonl", args.export_jsonl)]
+    if args.calibrate:
+        given.append(("--calibration-out", args.calibration_out))
+    return [(flag, path) for flag, path in given if path is not None]
+
+
+def _say_resume(
+    args: argparse.Namespace,
+    store: ResultStore,
+    run_id: str,
+    what: str,
+    unwritten: Sequence[tuple[str, Path]] = (),
+) -> None:
+    """On stderr (stdout may be --json), when the run was stored: how to finish it, and which of the files it writes
+    on finishing were not written (``unwritten``: the command given writes them)."""
     try:
         saved = store.launch_runs(run_id) if args.launch else store.has_run(run_id)
     except Exception:  # a broken database: nothing to point at
         return
-    if saved:
-        print(
-            f"{what}: finished requests are saved in {args.db}; continue with: {_resume_command(args, run_id)}",
-            file=sys.stderr,
-        )
+    if not saved:
+        return
+    outputs = (["--calibrate"] if args.calibrate else []) + [w for flag, path in unwritten for w in (flag, str(path))]
+    files = f"; not written: {', '.join(str(path) for _, path in unwritten)}" if unwritten else ""
+    print(
+        f"{what}: finished requests are saved in {args.db}{files}; continue with: "
+        f"{_resume_command(args, run_id, outputs=outputs)}",
+        file=sys.stderr,
+    )
 
 
 def _resumed_config(args: argparse.Namespace, config: RunConfig, run_id: str) -> RunConfig:
@@ -417,6 +469,8 @@ def _resumed_config(args: argparse.Namespace, config: RunConfig, run_id: str) ->
         config = replace(config, url=args.url, metrics_urls=metrics)
     elif args.metrics_url:
         config = replace(config, metrics_urls=_metrics_urls(args, config.url))
+    if args.api_key_env is not None:  # the key is never stored: the variable holding it may be named again
+        config = replace(config, api_key_env=args.api_key_env)
     if config.credentials_dropped:
         raise SpecwiseError(
             f"run {run_id}: its URL had credentials, which are never stored; pass --url again with --resume "
@@ -484,25 +538,27 @@ def run(args: argparse.Namespace) -> int:
             _check_distinct(flag, path, writes[:i])
     if args.calibrate:
         check_calibratable(args.launch)  # before any server starts: an engine without the counters fails the fit
+    check_key_env(args.api_key_env)
     store = ResultStore(args.db)
     run_id = _new_run_id(args)
     try:
         with progress_bar(disable=args.json) as bar:
             doc = _bench(args, run_id, store, _Progress(bar, show_bars=not args.json))
         notes = held_back_notes(store, doc)
+        key_env = args.api_key_env if args.api_key_env is not None else stored_key_env(store, _first_run_id(doc))
     except ServerUnreachable as exc:
         raise SpecwiseError(exc.text("check --url and that the server is up")) from None
     except KeyboardInterrupt:
-        _say_resume(args, store, run_id, "interrupted")
+        _say_resume(args, store, run_id, "interrupted", _unwritten(args))
         raise
     except SpecwiseError:
         raise
     except Exception:
-        _say_resume(args, store, run_id, f"run {run_id} stopped by an internal error")
+        _say_resume(args, store, run_id, f"run {run_id} stopped by an internal error", _unwritten(args))
         raise
     finally:
         store.close()
-    notes += stored_notes(args.db, [c.run_id for c in doc.configs] or [doc.run_id])
+    notes += stored_notes(args.db, [c.run_id for c in doc.configs] or [doc.run_id], key_env)
     cal_path = _write_calibration(args, doc.calibration) if doc.calibration is not None else None
     rows = bench_rows(doc)
     if args.output is not None:
@@ -524,7 +580,12 @@ def run(args: argparse.Namespace) -> int:
         render_bench(doc, wide=args.wide, notes=notes)
     if args.output is not None and not args.json:
         print(f"{len(rows)} rows (vllm bench serve fields) written to {args.output}")
-    return _exit_status(doc)
+    return _exit_status(doc, key_env)
+
+
+def _first_run_id(doc: BenchDoc) -> str:
+    """The stored run of a run against a server, or of a --launch run's first configuration."""
+    return doc.configs[0].run_id if doc.configs else doc.run_id
 
 
 def _check_distinct(flag: str, path: Path, earlier: list[tuple[str, Path | None]]) -> None:
@@ -535,12 +596,16 @@ def _check_distinct(flag: str, path: Path, earlier: list[tuple[str, Path | None]
 
 
 def all_failed(
-    doc: BenchDoc, url: str = "--url", model: str = "--model", timeout: str = "--request-timeout"
+    doc: BenchDoc,
+    url: str = "--url",
+    model: str = "--model",
+    timeout: str = "--request-timeout",
+    key_env: str | None = DEFAULT_KEY_ENV,
 ) -> str | None:
     """``all N requests failed (what failed); what to check`` when no request of the run succeeded, else None:
-    every one timed out (raise the ``timeout``: a slow server or configuration) or something else (an unreachable
-    server, a wrong model name or key: check ``url`` and ``model``). The names are the caller's (flags, or the
-    API's arguments)."""
+    every one timed out (raise the ``timeout``: a slow server or configuration), was refused (set the variable
+    ``key_env`` the key was read from) or something else (an unreachable server, a wrong model name: check ``url``
+    and ``model``). The names are the caller's (flags, or the API's arguments)."""
     levels = [lv for c in doc.configs for lv in c.levels] if doc.configs else list(doc.levels)
     sent = sum(lv.summary.requests for lv in levels)
     if not sent or any(lv.summary.requests != lv.summary.failed for lv in levels):
@@ -550,13 +615,13 @@ def all_failed(
         for kind, n in lv.summary.errors.items():
             errors[kind] = errors.get(kind, 0) + n
     detail = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items(), key=lambda kv: -kv[1]))
-    return f"all {sent} requests failed ({detail}); {all_failed_hint(errors, url, model, timeout)}"
+    return f"all {sent} requests failed ({detail}); {all_failed_hint(errors, url, model, timeout, key_env)}"
 
 
-def _exit_status(doc: BenchDoc) -> int:
+def _exit_status(doc: BenchDoc, key_env: str | None) -> int:
     """2 when no request of the run succeeded: the results are printed and kept first, so what failed is on screen
     and in --db."""
-    failed = all_failed(doc)
+    failed = all_failed(doc, key_env=key_env)
     if failed is not None:
         print(f"specwise bench: error: {failed}", file=sys.stderr)
         return EXIT_USAGE

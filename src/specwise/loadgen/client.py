@@ -4,7 +4,8 @@ Token counts per chunk come from the server's usage stats when it sends them (vL
 ``stream_options: {"include_usage": true, "continuous_usage_stats": true}``), so a chunk carrying
 several speculated tokens is counted as several; without them each text chunk counts as one token
 and the record says ``tokens_exact=False``. The API key is read from an environment variable and only
-ever placed in the request header: records and logs never see it.
+ever placed in the request header: records and logs never see it, nor a server's echo of it or of the URL's
+credentials (:func:`scrub`).
 
 Transport: aiohttp (as ``vllm bench serve``'s client). Measured against httpx on the zero-latency mock
 (bench/client_overhead.py): httpx's connection pool and per-request machinery cost several times aiohttp's CPU per
@@ -14,6 +15,8 @@ request, which capped the harness near 340 req/s on two cores.
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
 import json
 import os
 import re
@@ -22,7 +25,7 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import aiohttp
 
@@ -111,15 +114,39 @@ def _headers(key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 
-_SECRETISH = re.compile(r"(?i)(bearer\s+|api[_-]?key[\"':=\s]+|sk-)[A-Za-z0-9._~+/=-]{6,}")
+_SECRETISH = re.compile(r"(?i)(bearer\s+|basic\s+|api[_-]?key[\"':=\s]+|sk-)[A-Za-z0-9._~+/=-]{6,}")
+MIN_BARE_SECRET_CHARS = 4  # a shorter bare password is masked only inside its user:password pair and Basic form
 
 
-def scrub(text: str, key: str | None) -> str:
-    """``text`` (a server's error body) with the API key, and anything shaped like a key or bearer token, masked:
-    servers echo the key they rejected ("Incorrect API key provided: sk-...") and records are kept."""
-    if key:
-        text = text.replace(key, "***")
-    return _SECRETISH.sub(lambda m: m.group(1) + "***", text)
+def url_secrets(url: str) -> tuple[str, ...]:
+    """The forms a URL's ``user:password@`` takes in a server's echo of what it refused: ``user:password`` and the
+    base64 of it that aiohttp sends as ``Authorization: Basic`` (``aiohttp.helpers.BasicAuth.from_url``: the
+    percent-decoded user and password, latin-1 encoded; RFC 7617 section 2), and the password alone (the user alone
+    when there is no password: it is then the credential), each as written and percent-decoded."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return ()
+    raw_user, raw_password = parts.username or "", parts.password or ""
+    out: set[str] = set()
+    for user, password in ((raw_user, raw_password), (unquote(raw_user), unquote(raw_password))):
+        pair = f"{user}:{password}"
+        out.add(pair)
+        for encoding in ("latin-1", "utf-8"):
+            with contextlib.suppress(UnicodeEncodeError):
+                out.add(base64.b64encode(pair.encode(encoding)).decode("ascii"))
+        bare = password or user
+        if len(bare) >= MIN_BARE_SECRET_CHARS:
+            out.add(bare)
+    return tuple(sorted(out, key=len, reverse=True))  # longest first: a pair before the password inside it
+
+
+def scrub(text: str, *secrets: str | None) -> str:
+    """``text`` (a server's error body) with each of ``secrets`` (the API key, :func:`url_secrets`), URL userinfo,
+    and anything shaped like a key, a bearer token or a Basic credential masked: servers echo the credentials they
+    rejected ("Incorrect API key provided: sk-...", "bad key: Basic Ym9i...") and records are kept."""
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return redact_text(_SECRETISH.sub(lambda m: m.group(1) + "***", text))
 
 
 class HttpSession:
@@ -137,6 +164,7 @@ class HttpSession:
                 "the userinfo)"
             )
         self.headers = {"Content-Type": "application/json", **_headers(self.api_key)}
+        self.secrets = (*url_secrets(cfg.base_url), *([self.api_key] if self.api_key else []))  # scrub() masks
         self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=cfg.no_bytes_timeout_s)
         self._session: aiohttp.ClientSession | None = None
 
@@ -242,7 +270,7 @@ class _Stream:
 
 
 async def _read(
-    resp: aiohttp.ClientResponse, stream: _Stream, clock: Callable[[], float], key: str | None = None
+    resp: aiohttp.ClientResponse, stream: _Stream, clock: Callable[[], float], secrets: tuple[str, ...] = ()
 ) -> None:
     """The response into ``stream``: an HTTP error's text (its first 16 KiB, secrets masked), or the SSE chunks up
     to ``[DONE]`` (read on to the end of the body, so a kept-alive connection can be reused). A line longer than
@@ -250,7 +278,7 @@ async def _read(
     stream.status = resp.status
     if resp.status >= 400:
         text = (await resp.content.read(ERROR_BODY_BYTES)).decode("utf-8", "replace")
-        stream.error = f"http {resp.status}: {scrub(' '.join(text.split()), key)[:160]}"
+        stream.error = f"http {resp.status}: {scrub(' '.join(text.split()), *secrets)[:160]}"
         return
     done = False
     rest = b""
@@ -308,7 +336,7 @@ async def send_request(
     try:
         async with asyncio.timeout(cfg.request_timeout_s):
             async with http.session.post(cfg.url, data=body, headers=http.headers, timeout=http.timeout) as resp:
-                await _read(resp, stream, clock, http.api_key)
+                await _read(resp, stream, clock, http.secrets)
     except (TimeoutError, MalformedStream, aiohttp.ClientError, OSError) as exc:
         stream.error = _failure(exc, cfg)
     end = clock()

@@ -193,12 +193,19 @@ def error_hint(kind: str, api_key_env: str | None) -> str | None:
 
 
 def all_failed_hint(
-    kinds: Collection[str], url: str = "--url", model: str = "--model", timeout: str = "--request-timeout"
+    kinds: Collection[str],
+    url: str = "--url",
+    model: str = "--model",
+    timeout: str = "--request-timeout",
+    key_env: str | None = "OPENAI_API_KEY",
 ) -> str:
     """What to check when every request of a run failed with these kinds: raise the ``timeout`` when all timed
-    out, the API key when the server refused every one (401/403), else ``url``, ``model`` and the server."""
+    out, the API key when the server refused every one (401/403: named by ``key_env``, the variable the run read
+    it from), else ``url``, ``model`` and the server."""
     if set(kinds) == {"timeout"}:
         return f"raise {timeout}"
     if kinds and set(kinds) <= {"http 401", "http 403"}:
-        return "the server refused the API key: set $OPENAI_API_KEY, or name the variable holding it with --api-key-env"
+        if not key_env:
+            return "the server refused the request, which carried no API key: name its variable with --api-key-env"
+        return f"the server refused the API key: set ${key_env}, or name the variable holding it with --api-key-env"
     return f"check {url}, {model} and the server"

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from specwise.contracts.bench import BenchConfig, BenchDoc, BenchLevel
-from specwise.errors import SpecwiseError, redact_text
+from specwise.errors import SpecwiseError
 from specwise.loadgen.client import scrub
 from specwise.loadgen.launcher import EngineServer, LaunchFile, hardware_description
 from specwise.loadgen.plan import LaunchInfo, RunConfig, plan_from_config, sweep_rates
@@ -110,10 +110,23 @@ def launch_all(
     )
 
 
-def stored_notes(db: Path, run_ids: Sequence[str]) -> list[str]:
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"  # RunConfig's, and bench's without --api-key-env
+
+
+def stored_key_env(store: ResultStore, run_id: str) -> str:
+    """The variable a stored run read its API key from ('' : none); the default for records without a stored run
+    (a plan run directly)."""
+    try:
+        return str(store.run_config(run_id).get("api_key_env", DEFAULT_KEY_ENV))
+    except SpecwiseError:
+        return DEFAULT_KEY_ENV
+
+
+def stored_notes(db: Path, run_ids: Sequence[str], key_env: str | None = None) -> list[str]:
     """What only a run's stored records tell, for the lines under its table: how tokens were counted when the server
     sent no per-chunk usage, and the first error of each kind of failure (the server's body, secrets masked) with
-    what to change for a refused key or an unknown model. Nothing when ``db`` is not there or cannot be read."""
+    what to change for a refused key or an unknown model (naming ``key_env``, else the variable the run stored).
+    Nothing when ``db`` is not there or cannot be read."""
     if not db.is_file():
         return []
     try:
@@ -124,15 +137,12 @@ def stored_notes(db: Path, run_ids: Sequence[str]) -> list[str]:
     try:
         for run_id in run_ids:
             records = store.records(run_id)
-            try:
-                key_env = store.run_config(run_id).get("api_key_env", "OPENAI_API_KEY")
-            except SpecwiseError:
-                key_env = "OPENAI_API_KEY"  # records without a stored run (a plan run directly): the default
+            run_key_env = stored_key_env(store, run_id) if key_env is None else key_env
             lines += token_count_notes(records)
             for kind, error in error_examples(records).items():
                 detail = error.split(":", 1)[1].strip() if ":" in error else error
-                lines.append(f"first {kind} failure: {redact_text(scrub(detail, None))}")
-                hint = error_hint(kind, key_env)
+                lines.append(f"first {kind} failure: {scrub(detail)}")  # masked again: records kept by older versions
+                hint = error_hint(kind, run_key_env)
                 if hint is not None:
                     lines.append(f"  {hint}")
     except sqlite3.Error:
