@@ -5,8 +5,11 @@ Debian's prometheus 2.42 scraping two mock servers), the per-model roll-up, and 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from hypothesis import given
@@ -15,6 +18,7 @@ from hypothesis import strategies as st
 from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.cli import main
 from specwise.errors import SpecwiseError
+from specwise.monitor.events import TargetFault
 from specwise.monitor.fleet import (
     FAMILIES,
     FleetWindow,
@@ -25,10 +29,12 @@ from specwise.monitor.fleet import (
     pooled,
     replica_windows,
     rollup,
+    usable_counts,
     windows_over_time,
 )
 from specwise.monitor.loop import Target, fleet_findings, observe_fleet
 from specwise.monitor.rules import Thresholds
+from tests.monitor.pages import Pages, serve_pages
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "prometheus_api" / "fleet_answers.json"
 
@@ -66,8 +72,8 @@ def test_recorded_answers_parse_into_replicas_and_rollup() -> None:
         assert r.mean_acceptance_length == pytest.approx(1 + own["accepted_tokens"] / own["drafts"], rel=1e-9)
         assert r.running is None  # the mock exports no gauge: absent, not zero
     [model] = rollup(replicas)
-    assert model.replicas == 2
-    assert model.counts.draft_tokens == pytest.approx(sum(r.counts.draft_tokens for r in replicas))
+    assert model.replicas == 2 and all(r.counts is not None for r in replicas)
+    assert model.counts.draft_tokens == pytest.approx(sum(c.draft_tokens for c in usable_counts(replicas)))
     low = min(replicas, key=lambda r: r.acceptance_rate or 1.0)
     assert model.worst[0] == low
     history = windows_over_time({k: parse_answer(v["matrix"], "prom") for k, v in doc["answers"].items()}, 20.0)
@@ -91,12 +97,14 @@ def test_bad_answers_are_one_line_errors(body: object, message: str) -> None:
         parse_answer(body, "http://***@prom:9090")
 
 
-def test_nan_points_are_dropped() -> None:
+def test_non_finite_points_are_kept_for_the_replica_to_report() -> None:
+    """A NaN answer is kept (review 17-B #3): dropping it made its replica vanish from the fleet view."""
     body = {
         "status": "success",
         "data": {"resultType": "vector", "result": [{"metric": {"a": "b"}, "value": [1, "NaN"]}]},
     }
-    assert parse_answer(body, "p") == ()
+    [point] = parse_answer(body, "p")
+    assert math.isnan(point.value)
 
 
 counts = st.builds(
@@ -149,3 +157,154 @@ def test_cli_flags_need_prometheus(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--lookback and --instance need --prometheus" in capsys.readouterr().err
     assert main(["monitor", "--prometheus", "http://127.0.0.1:9", "--lookback", "an hour"]) == 2
     assert "expected a duration such as 90s" in capsys.readouterr().err
+
+
+# -- answers no live server can produce (review 17-B #2, #3): the rules --url applies, the replica kept and named --
+
+# (instance, drafts, draft tokens, accepted) as Prometheus answers them; a:1 accepts 0.42 (a low-acceptance alert)
+Row = tuple[str, str, str, str]
+HEALTHY: tuple[Row, ...] = (("a:1", "300", "1200", "500"), ("b:1", "100", "400", "350"))
+
+
+def _answers(rows: tuple[Row, ...]) -> dict[str, list[Any]]:
+    """One instant answer per family key (as parse_answer gives them), model ``m``, 4 running per replica."""
+
+    def body(values: list[tuple[str, str]]) -> dict[str, Any]:
+        result = [{"metric": {"model_name": "m", "instance": i}, "value": [100.0, v]} for i, v in values]
+        return {"status": "success", "data": {"resultType": "vector", "result": result}}
+
+    columns = {"drafts": 1, "draft_tokens": 2, "accepted_tokens": 3}
+    out = {key: list(parse_answer(body([(r[0], r[c]) for r in rows]), "p")) for key, c in columns.items()}
+    out["running"] = list(parse_answer(body([(r[0], "4") for r in rows]), "p"))
+    return out
+
+
+def _with(instance: str, column: int, value: str) -> tuple[Row, ...]:
+    """:data:`HEALTHY` with one answer of ``instance`` replaced (column 1: drafts, 2: draft tokens, 3: accepted)."""
+
+    def edit(row: Row) -> Row:
+        cells = [value if row[0] == instance and i == column else x for i, x in enumerate(row)]
+        return cells[0], cells[1], cells[2], cells[3]
+
+    return tuple(edit(r) for r in HEALTHY)
+
+
+@pytest.mark.parametrize(
+    ("rows", "kind", "detail"),
+    [
+        (_with("b:1", 3, "900"), "impossible_counter", "900 tokens accepted of 400 drafted (acceptance rate > 1)"),
+        (_with("b:1", 3, "+Inf"), "non_finite_sample", "vllm:spec_decode_num_accepted_tokens_total{"),
+        (_with("b:1", 1, "-5"), "impossible_counter", "vllm:spec_decode_num_drafts_total{"),
+    ],
+)
+def test_impossible_or_non_finite_replica_is_a_fault_left_out_of_the_rollup(
+    rows: tuple[Row, ...], kind: str, detail: str
+) -> None:
+    """--url's rules on each replica: its fault is named, it shows no acceptance, and the roll-up is the others'."""
+    fleet = FleetWindow(100.0, 60.0, replica_windows(_answers(rows)))
+    a, b = fleet.replicas
+    assert b.instance == "b:1" and b.counts is None and b.acceptance_rate is None and b.running == 4.0
+    [(fault, text)] = b.faults
+    assert fault == kind and detail in text and "left out of the roll-up" in text
+    assert a.faults == () and a.acceptance_rate == pytest.approx(500 / 1200)
+    [model] = fleet.models
+    assert (model.replicas, model.left_out, model.worst) == (1, ("b:1",), (a,))
+    assert model.counts == a.counts  # never polluted: no 2.25, no inf
+    assert [(i, f.rule) for i, f in fleet_findings(fleet, Thresholds())] == [
+        ("a:1", "low_acceptance_rate"),
+        ("b:1", kind),
+    ]
+    doc = json.loads(json.dumps(fleet.to_json(), allow_nan=False))  # strict JSON: no NaN or Infinity
+    assert doc["replicas"][1]["faults"][0][0] == kind and doc["models"][0]["left_out"] == ["b:1"]
+
+
+def test_replica_with_a_nan_family_stays_listed_and_its_fault_is_an_alert() -> None:
+    """Replica a:1's draft tokens are NaN: it stays in the fleet (it used to vanish, with its alert)."""
+    fleet = FleetWindow(100.0, 60.0, replica_windows(_answers(_with("a:1", 2, "NaN"))))
+    assert [r.instance for r in fleet.replicas] == ["a:1", "b:1"]
+    a = fleet.replicas[0]
+    assert a.counts is None and [k for k, _ in a.faults] == ["non_finite_sample"]
+    assert "vllm:spec_decode_num_draft_tokens_total" in a.faults[0][1] and "= nan" in a.faults[0][1]
+    assert fleet.models[0].left_out == ("a:1",)
+    assert [(i, f.rule) for i, f in fleet_findings(fleet, Thresholds())] == [("a:1", "non_finite_sample")]
+
+
+def test_replica_missing_a_spec_family_is_listed_with_a_note() -> None:
+    answers = _answers(HEALTHY)
+    answers["draft_tokens"] = [p for p in answers["draft_tokens"] if p.label("instance") != "a:1"]
+    a, _ = replica_windows(answers)
+    assert a.instance == "a:1" and a.counts is None and a.faults == ()
+    assert a.notes == (
+        "no vllm:spec_decode_num_draft_tokens_total series over the window: acceptance not computed; left out of "
+        "the roll-up",
+    )
+    assert rollup(replica_windows(answers))[0].left_out == ("a:1",)
+
+
+def test_loop_reports_a_replica_fault_once_as_a_scraped_server_fault() -> None:
+    """Loop mode: the fault is a TargetFault event (the loop exits 1 on a fault still reported, as with --url)."""
+    targets: dict[str, Target] = {}
+    events: list[object] = []
+    bad = FleetWindow(100.0, 60.0, replica_windows(_answers(_with("b:1", 3, "900"))))
+    observe_fleet(targets, bad, Thresholds(), None, events.append)
+    observe_fleet(targets, _ending_at(bad, 105.0), Thresholds(), None, events.append)
+    faults = [e for e in events if isinstance(e, TargetFault)]
+    assert [(e.at, e.url, e.fault) for e in faults] == [(100.0, "b:1", "impossible_counter")]
+    assert set(targets["b:1"].faults.active) == {"impossible_counter"}
+    assert targets["b:1"].last is not None and targets["b:1"].last.acceptance_rate is None
+
+
+def _ending_at(fleet: FleetWindow, end_s: float) -> FleetWindow:
+    return FleetWindow(end_s, fleet.window_s, fleet.replicas)
+
+
+# -- the same through the CLI, against a loopback Prometheus HTTP API ------------------------------------------------
+
+
+class _Prometheus(Pages):
+    """``GET /api/v1/query``: each family's answer for the replicas in ``rows`` (model ``m``)."""
+
+    rows: tuple[Row, ...] = HEALTHY
+
+    def do_GET(self) -> None:
+        query = parse_qs(urlsplit(self.path).query)["query"][0]
+        keys = [f.key for f in FAMILIES if f"({f.metric}[" in query or f"({f.metric})" in query]
+        answers = _answers(self.rows)
+        result = [{"metric": dict(p.labels), "value": [p.at_s, str(p.value)]} for k in keys for p in answers.get(k, [])]
+        body = {"status": "success", "data": {"resultType": "vector", "result": result}}
+        self.send_body(json.dumps(body).encode(), "application/json")
+
+
+@pytest.fixture()
+def prometheus() -> Iterator[Any]:
+    yield from serve_pages(_Prometheus)
+
+
+@pytest.mark.parametrize(
+    ("rows", "instance", "kind"),
+    [
+        (_with("b:1", 3, "900"), "b:1", "impossible_counter"),
+        (_with("b:1", 3, "+Inf"), "b:1", "non_finite_sample"),
+        (_with("a:1", 2, "NaN"), "a:1", "non_finite_sample"),
+    ],
+)
+def test_cli_once_names_the_faulty_replica_and_exits_1(
+    prometheus: Any,
+    rows: tuple[Row, ...],
+    instance: str,
+    kind: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _Prometheus.rows = rows
+    argv = ["monitor", "--prometheus", prometheus.base, "--once", "--scrape-timeout", "5"]
+    assert main([*argv, "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["instance"] for r in doc["replicas"]] == ["a:1", "b:1"]
+    assert {(a["instance"], a["rule"]) for a in doc["alerts"]} >= {(instance, kind)}
+    [model] = doc["models"]
+    assert model["left_out"] == [instance] and model["replicas"] == 1
+    assert model["acceptance_rate"] is not None and model["acceptance_rate"] <= 1
+    assert main([*argv, "--wide"]) == 1
+    out = capsys.readouterr().out
+    assert "1 (+1 left out)" in out and kind.replace("_", " ") in out
+    assert "(inf)" not in out and "2.25" not in out  # the old roll-up's worst replica and acceptance

@@ -61,7 +61,7 @@ from specwise.monitor.rules import Finding, Thresholds
 from specwise.monitor.sinks import Background, MetricsExporter, event_line, json_lines, webhook
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.summary import LoopTally, closing_line, start_line, watched
-from specwise.monitor.vet import vet
+from specwise.monitor.vet import fault_alert, first_of_each_kind, vet
 from specwise.monitor.window import window_stats
 from specwise.report.console import console
 from specwise.report.monitor import live_table, predictor_lines, render_fleet, render_monitor
@@ -463,11 +463,6 @@ def _resolve_targets(args: argparse.Namespace) -> None:
             args.url[i] = fixed
 
 
-def _fault_alert(kind: str, detail: str) -> Finding:
-    """A fault in what a server reported (``impossible_counter``, ``non_finite_sample``) as a --once alert."""
-    return Finding(kind, "warning", f"{kind.replace('_', ' ')}: {detail}")
-
-
 def _server_window(
     url: str,
     pair: tuple[Scrape | SpecwiseError, Scrape | SpecwiseError],
@@ -486,10 +481,7 @@ def _server_window(
     before, after = vet(first), vet(second)
     faults = dict.fromkeys((*before.faults, *after.faults))
     if before.scrape is None or after.scrape is None:
-        kinds: dict[str, str] = {}
-        for kind, detail in faults:
-            kinds.setdefault(kind, detail)
-        alerts = tuple(_fault_alert(kind, d) for kind, d in kinds.items())
+        alerts = tuple(fault_alert(kind, d) for kind, d in first_of_each_kind(faults))
         return ServerWindow(url, None, alerts, error=redact(f"{url}: " + "; ".join(d for _, d in faults)))
     stats = None
     try:
@@ -500,7 +492,7 @@ def _server_window(
         return ServerWindow(url, stats, error=redact(str(exc)))
     if stats.counter_reset:
         found.append(Finding(SERVER_RESTART, "warning", RESTART_DETAIL))
-    found += [_fault_alert(kind, detail) for kind, detail in stats.faults]
+    found += [fault_alert(kind, detail) for kind, detail in stats.faults]
     return ServerWindow(url, stats, tuple(found))
 
 

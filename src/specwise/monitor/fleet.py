@@ -10,6 +10,11 @@ rates, which would weigh an idle replica like a busy one. Issue 15 ("Beyond one 
 ``increase()`` is Prometheus' own: counter resets handled, and extrapolated to the window's edges, so counts are
 not integers; the extrapolation scales every counter of one replica alike (they share its scrape timestamps), so a
 replica's acceptance rate and AL are its exact counter-delta ratios.
+
+The answers are vetted by the rules ``--url`` applies to a scrape (:mod:`specwise.monitor.vet`,
+:func:`specwise.metrics.spec_decode.spec_decode_delta`): a non-finite or negative increase, or more tokens accepted
+than drafted, is a fault of that replica (``non_finite_sample`` / ``impossible_counter``); a replica missing one of
+the spec-decode families gets a note. Either way it stays listed, without acceptance, and is left out of the roll-up.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from dataclasses import dataclass
 from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.engines.vllm import METRICS as VLLM
 from specwise.errors import SpecwiseError
+from specwise.metrics.spec_decode import SpecDecodeCounters, spec_decode_delta
+from specwise.monitor.vet import IMPOSSIBLE_COUNTER, first_of_each_kind, value_fault
 from specwise.monitor.window import WindowStats
 
 BY = ("model_name", "instance")
@@ -47,6 +54,9 @@ FAMILIES = (
     Family("running", VLLM.running, counter=False),
     Family("waiting", VLLM.waiting, counter=False),
 )
+METRIC_OF = {f.key: f.metric for f in FAMILIES}
+SPEC_KEYS = ("drafts", "draft_tokens", "accepted_tokens")  # a replica needs all three for its acceptance
+LEFT_OUT = "acceptance not computed; left out of the roll-up"
 
 
 def _escape(value: str) -> str:
@@ -103,7 +113,8 @@ def _sample(labels: tuple[tuple[str, str], ...], pair: object, where: str) -> Po
 
 def parse_answer(body: object, where: str) -> tuple[Point, ...]:
     """The points of a Prometheus HTTP API answer (``/api/v1/query``: a vector; ``/api/v1/query_range``: a
-    matrix); NaN values (a rate with nothing to divide) are dropped. ``where`` names the server in errors."""
+    matrix), non-finite values (NaN, +/-Inf) included: :func:`replica_windows` reports them. ``where`` names the
+    server in errors."""
     if not isinstance(body, dict) or body.get("status") != "success":
         error = body.get("error") if isinstance(body, dict) else None
         raise SpecwiseError(f"{where}: Prometheus query failed: {error or 'not an API answer'}")
@@ -121,46 +132,52 @@ def parse_answer(body: object, where: str) -> tuple[Point, ...]:
         pairs = [row.get("value")] if kind == "vector" else row.get("values")
         if not isinstance(pairs, list):
             raise SpecwiseError(f"{where}: malformed series {str(row)[:60]!r}")
-        out += [p for p in (_sample(labels, pair, where) for pair in pairs) if not math.isnan(p.value)]
+        out += [_sample(labels, pair, where) for pair in pairs]
     return tuple(out)
 
 
 @dataclass(frozen=True)
 class ReplicaWindow:
-    """One replica (``instance``) serving one ``model_name`` over the window: counter increases, latest gauges."""
+    """One replica (``instance``) serving one ``model_name`` over the window: counter increases, latest gauges.
+    ``counts`` is None when its spec-decode increases cannot be used (``faults``: (kind, detail) as
+    :class:`~specwise.monitor.window.WindowStats` carries them; ``notes``: a missing family)."""
 
     model_name: str
     instance: str
-    counts: SpecDecodeCounts
+    counts: SpecDecodeCounts | None
     generation_tokens: float | None = None
     requests: float | None = None
     running: float | None = None
     waiting: float | None = None
+    faults: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def acceptance_rate(self) -> float | None:
-        return self.counts.acceptance_rate
+        return self.counts.acceptance_rate if self.counts is not None else None
 
     @property
     def mean_acceptance_length(self) -> float | None:
-        return self.counts.mean_acceptance_length
+        return self.counts.mean_acceptance_length if self.counts is not None else None
 
     def to_json(self) -> dict[str, object]:
         c = self.counts
         return {
             "model_name": self.model_name,
             "instance": self.instance,
-            "drafts": c.drafts,
-            "draft_tokens": c.draft_tokens,
-            "accepted_tokens": c.accepted_tokens,
-            "accepted_per_position": list(c.accepted_per_position),
-            "acceptance_rate": c.acceptance_rate,
-            "mean_acceptance_length": c.mean_acceptance_length,
-            "per_position_acceptance": list(c.per_position_rates),
+            "drafts": c.drafts if c else None,
+            "draft_tokens": c.draft_tokens if c else None,
+            "accepted_tokens": c.accepted_tokens if c else None,
+            "accepted_per_position": list(c.accepted_per_position) if c else [],
+            "acceptance_rate": self.acceptance_rate,
+            "mean_acceptance_length": self.mean_acceptance_length,
+            "per_position_acceptance": list(c.per_position_rates) if c else [],
             "generation_tokens": self.generation_tokens,
             "requests": self.requests,
             "running": self.running,
             "waiting": self.waiting,
+            "faults": [list(f) for f in self.faults],
+            "notes": list(self.notes),
         }
 
 
@@ -184,46 +201,96 @@ def _sum_opt(values: Sequence[float | None]) -> float | None:
     return sum(present) if present else None
 
 
-def replica_windows(answers: Mapping[str, Sequence[Point]]) -> tuple[ReplicaWindow, ...]:
-    """Each (model_name, instance) with spec-decode counters in the window, from one answer per family key
-    (:data:`FAMILIES`); sorted by model then instance."""
-    values: dict[str, dict[tuple[str, str], float]] = {}
-    per_pos: dict[tuple[str, str], dict[int, float]] = {}
+def _by_replica(answers: Mapping[str, Sequence[Point]]) -> dict[tuple[str, str], dict[str, list[Point]]]:
+    """Each (model_name, instance)'s points per family key."""
+    out: dict[tuple[str, str], dict[str, list[Point]]] = {}
     for key, points in answers.items():
         for p in points:
-            rk = (p.label("model_name"), p.label("instance"))
-            if key == "accepted_per_position":
-                pos = p.label("position")
-                if pos.isdigit():
-                    per_pos.setdefault(rk, {})[int(pos)] = p.value
-            else:
-                values.setdefault(key, {})[rk] = p.value
-    out = []
-    spec = ("drafts", "draft_tokens", "accepted_tokens")
-    for rk in sorted(set.intersection(*(set(values.get(k, {})) for k in spec))):
-        positions = per_pos.get(rk, {})
-        width = max(positions) + 1 if positions else 0
-        drafts, draft_tokens, accepted = (values[k][rk] for k in spec)
-        counts = SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(positions.get(i, 0.0) for i in range(width)))
-        extra = {k: values.get(k, {}).get(rk) for k in ("generation_tokens", "requests", "running", "waiting")}
-        out.append(ReplicaWindow(rk[0], rk[1], counts, **extra))
-    return tuple(out)
+            if key == "accepted_per_position" and not p.label("position").isdigit():
+                continue
+            out.setdefault((p.label("model_name"), p.label("instance")), {}).setdefault(key, []).append(p)
+    return out
+
+
+def _point_fault(key: str, p: Point) -> tuple[str, str] | None:
+    """The fault of one answer's value by ``--url``'s rule for that sample (:func:`value_fault`), or None."""
+    kind = value_fault(METRIC_OF[key], p.value)
+    if kind is None:
+        return None
+    labels = ",".join(f'{k}="{v}"' for k, v in p.labels)
+    consequence = LEFT_OUT if key in (*SPEC_KEYS, "accepted_per_position") else "dropped"
+    return kind, f"{METRIC_OF[key]}{{{labels}}} = {p.value:g} over the window: {consequence}"
+
+
+def _impossible(counts: SpecDecodeCounts) -> str | None:
+    """Why increases no server can produce (more accepted than drafted, a position accepted more often than there
+    were drafts), or None: ``--url``'s rule, an increase being the delta from zero."""
+    zero = SpecDecodeCounters(0.0, 0.0, 0.0, ())
+    c = SpecDecodeCounters(counts.drafts, counts.draft_tokens, counts.accepted_tokens, counts.accepted_per_position)
+    return spec_decode_delta(zero, c).impossible
+
+
+def _spec_counts(points: Mapping[str, Sequence[Point]]) -> SpecDecodeCounts:
+    """The spec-decode increases of one replica whose spec families all answered."""
+    positions = {int(p.label("position")): p.value for p in points.get("accepted_per_position", ())}
+    width = max(positions) + 1 if positions else 0
+    drafts, draft_tokens, accepted = (points[k][-1].value for k in SPEC_KEYS)
+    return SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(positions.get(i, 0.0) for i in range(width)))
+
+
+def _replica(model_name: str, instance: str, points: Mapping[str, Sequence[Point]]) -> ReplicaWindow:
+    """One replica's window; its spec-decode counts only when every spec family answered usable values."""
+    found = [(k, f) for k, ps in points.items() for p in ps if (f := _point_fault(k, p)) is not None]
+    bad = {k for k, _ in found}
+    faults = [f for _, f in found]
+    notes = tuple(f"no {METRIC_OF[k]} series over the window: {LEFT_OUT}" for k in SPEC_KEYS if k not in points)
+    counts = None if notes or bad & {*SPEC_KEYS, "accepted_per_position"} else _spec_counts(points)
+    impossible = _impossible(counts) if counts is not None else None
+    if impossible is not None:
+        faults.append((IMPOSSIBLE_COUNTER, f"{impossible}: {LEFT_OUT}"))
+        counts = None
+
+    def extra(key: str) -> float | None:
+        return points[key][-1].value if key in points and key not in bad else None
+
+    return ReplicaWindow(
+        model_name,
+        instance,
+        counts,
+        generation_tokens=extra("generation_tokens"),
+        requests=extra("requests"),
+        running=extra("running"),
+        waiting=extra("waiting"),
+        faults=first_of_each_kind(faults),  # one detail per kind, as vet reports a scrape's
+        notes=notes,
+    )
+
+
+def replica_windows(answers: Mapping[str, Sequence[Point]]) -> tuple[ReplicaWindow, ...]:
+    """Each (model_name, instance) with a spec-decode counter in the window, from one answer per family key
+    (:data:`FAMILIES`), sorted by model then instance; one whose counts cannot be used is kept, with its fault or
+    note and no counts (never silently dropped)."""
+    by_replica = _by_replica(answers)
+    return tuple(_replica(*key, by_replica[key]) for key in sorted(by_replica) if set(SPEC_KEYS) & set(by_replica[key]))
 
 
 @dataclass(frozen=True)
 class ModelRollup:
-    """One model_name across its replicas: pooled counts and the replicas with the lowest acceptance first."""
+    """One model_name across its replicas: pooled counts (of ``replicas`` replicas; ``left_out``: the instances
+    whose counts could not be used) and the replicas with the lowest acceptance first."""
 
     model_name: str
     replicas: int
     counts: SpecDecodeCounts
     worst: tuple[ReplicaWindow, ...]
+    left_out: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         c = self.counts
         return {
             "model_name": self.model_name,
             "replicas": self.replicas,
+            "left_out": list(self.left_out),
             "drafts": c.drafts,
             "draft_tokens": c.draft_tokens,
             "accepted_tokens": c.accepted_tokens,
@@ -247,17 +314,24 @@ def _badness(r: ReplicaWindow) -> tuple[float, float, str]:
     return (math.inf if rate is None else rate, math.inf if al is None else al, r.instance)
 
 
+def usable_counts(rows: Sequence[ReplicaWindow]) -> list[SpecDecodeCounts]:
+    """The spec-decode counts of the replicas whose counts can be used (no fault, no missing family)."""
+    return [r.counts for r in rows if r.counts is not None]
+
+
 def rollup(replicas: Sequence[ReplicaWindow], worst: int = 3) -> tuple[ModelRollup, ...]:
-    """Per model_name: the pooled counts of its replicas and its ``worst`` replicas (with drafts) by acceptance."""
+    """Per model_name: the pooled counts of its replicas with usable counts (the others named in ``left_out``) and
+    its ``worst`` replicas (with drafts) by acceptance."""
     by_model: dict[str, list[ReplicaWindow]] = {}
     for r in replicas:
         by_model.setdefault(r.model_name, []).append(r)
     return tuple(
         ModelRollup(
             model,
-            len(rows),
-            pooled([r.counts for r in rows]),
-            tuple(sorted((r for r in rows if r.counts.drafts > 0), key=_badness)[:worst]),
+            len(usable_counts(rows)),
+            pooled(usable_counts(rows)),
+            tuple(sorted((r for r in rows if r.counts is not None and r.counts.drafts > 0), key=_badness)[:worst]),
+            tuple(r.instance for r in rows if r.counts is None),
         )
         for model, rows in sorted(by_model.items())
     )
@@ -265,13 +339,16 @@ def rollup(replicas: Sequence[ReplicaWindow], worst: int = 3) -> tuple[ModelRoll
 
 def instance_stats(rows: Sequence[ReplicaWindow], window_s: float) -> WindowStats:
     """One instance's window (every model_name it serves pooled; ``by_model`` when it serves several) in the
-    monitor's :class:`WindowStats`, so the same rules (:mod:`specwise.monitor.rules`) judge it."""
-    c = pooled([r.counts for r in rows])
+    monitor's :class:`WindowStats`, so the same rules (:mod:`specwise.monitor.rules`) judge it. Replicas whose
+    counts cannot be used are left out of the pool; their faults and notes are the window's (no usable replica:
+    no acceptance, as a scraped window with impossible counts)."""
+    usable = usable_counts(rows)
+    c = pooled(usable) if usable else None
     by_model: dict[str, dict[str, float | None]] = {}
     if len(rows) > 1:
         for r in rows:
             by_model[r.model_name] = {
-                "drafts": r.counts.drafts,
+                "drafts": r.counts.drafts if r.counts is not None else None,
                 "acceptance_rate": r.acceptance_rate,
                 "mean_acceptance_length": r.mean_acceptance_length,
             }
@@ -281,19 +358,21 @@ def instance_stats(rows: Sequence[ReplicaWindow], window_s: float) -> WindowStat
 
     return WindowStats(
         window_s=window_s,
-        drafts=c.drafts,
-        acceptance_rate=c.acceptance_rate,
-        mean_acceptance_length=c.mean_acceptance_length,
-        per_position_acceptance=c.per_position_rates,
-        draft_tokens_per_s=per_s(c.draft_tokens),
-        accepted_tokens_per_s=per_s(c.accepted_tokens),
+        drafts=c.drafts if c else None,
+        acceptance_rate=c.acceptance_rate if c else None,
+        mean_acceptance_length=c.mean_acceptance_length if c else None,
+        per_position_acceptance=c.per_position_rates if c else (),
+        draft_tokens_per_s=per_s(c.draft_tokens if c else None),
+        accepted_tokens_per_s=per_s(c.accepted_tokens if c else None),
         generation_tokens_per_s=per_s(_sum_opt([r.generation_tokens for r in rows])),
         requests_per_s=per_s(_sum_opt([r.requests for r in rows])),
         running=_sum_opt([r.running for r in rows]),
         waiting=_sum_opt([r.waiting for r in rows]),
         kv_cache_usage=None,
         preemptions_per_s=None,
+        notes=tuple(n for r in rows for n in r.notes),
         by_model=by_model,
+        faults=tuple(f for r in rows for f in r.faults),
     )
 
 

@@ -37,7 +37,7 @@ from specwise.monitor.fleet import FleetWindow, instance_stats
 from specwise.monitor.predicted import SlowdownModel
 from specwise.monitor.rules import AlertState, Finding, Thresholds, check, held_rules, unjudged_note
 from specwise.monitor.store import MonitorStore
-from specwise.monitor.vet import vet
+from specwise.monitor.vet import fault_alert, first_of_each_kind, vet
 from specwise.monitor.window import WINDOW_SAMPLES, WindowStats, window_stats
 
 TARGET_DOWN = "target_down"  # the alert a --once report raises for a server that did not answer
@@ -299,7 +299,8 @@ def observe_fleet(
 ) -> None:
     """One fleet window read from Prometheus (:mod:`specwise.monitor.prometheus_source`): each instance in it
     becomes (or updates) the target of that name and is judged by the same rules, with the same hysteresis, as a
-    scraped server; the window's end time stamps the transitions (so back-filled history keeps its own times)."""
+    scraped server (its replicas' faults reported as a scraped server's); the window's end time stamps the
+    transitions (so back-filled history keeps its own times)."""
     r = _Round(thresholds, store, emit, slowdown, on_window)
     for instance, rows in fleet.instances().items():
         t = targets.get(instance)
@@ -308,7 +309,9 @@ def observe_fleet(
         t.answered = True
         t.model_name = ",".join(sorted({row.model_name for row in rows}))
         t.previous_t = fleet.end_s  # the window's time: what the dashboard keys each new point on
-        _judge(t, fleet.end_s, instance_stats(rows, fleet.window_s), r)
+        stats = instance_stats(rows, fleet.window_s)
+        _faults(t, fleet.end_s, list(stats.faults), r)
+        _judge(t, fleet.end_s, stats, r)
     if store is not None:
         store.commit()
 
@@ -352,9 +355,11 @@ def evaluate_once(
 def fleet_findings(
     fleet: FleetWindow, thresholds: Thresholds, slowdown: SlowdownModel | None = None
 ) -> tuple[tuple[str, Finding], ...]:
-    """What each instance of a fleet window raises, by the same rules as a scraped server's window."""
-    return tuple(
-        (instance, f)
-        for instance, rows in fleet.instances().items()
-        for f in findings(instance_stats(rows, fleet.window_s), thresholds, slowdown)
-    )
+    """What each instance of a fleet window raises, by the same rules as a scraped server's window: an alert per
+    fault kind of its replicas (:func:`~specwise.monitor.vet.fault_alert`), then the rules' findings."""
+    out: list[tuple[str, Finding]] = []
+    for instance, rows in fleet.instances().items():
+        stats = instance_stats(rows, fleet.window_s)
+        out += [(instance, fault_alert(kind, detail)) for kind, detail in first_of_each_kind(stats.faults)]
+        out += [(instance, f) for f in findings(stats, thresholds, slowdown)]
+    return tuple(out)

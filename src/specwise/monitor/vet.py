@@ -11,21 +11,53 @@ Each problem is a fault kind with a one-line detail; the loop reports each kind 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from specwise.metrics.exposition import NON_FINITE, Sample, Scrape
+from specwise.monitor.rules import Finding
 from specwise.monitor.window import COUNTER_SAMPLES, IMPOSSIBLE_COUNTER, WINDOW_SAMPLES
 
 # Every fault kind, as a closing line or a ``specwise_alert_active`` series names it; like an alert, a fault still
 # reported when the loop stops makes its exit status 1 (as ``--once`` raises each as an alert).
 FAULTS = {IMPOSSIBLE_COUNTER: "impossible counters", NON_FINITE: "non-finite samples"}
-__all__ = ["FAULTS", "IMPOSSIBLE_COUNTER", "NON_FINITE", "Vetted", "vet"]
+__all__ = [
+    "FAULTS",
+    "IMPOSSIBLE_COUNTER",
+    "NON_FINITE",
+    "Vetted",
+    "fault_alert",
+    "first_of_each_kind",
+    "value_fault",
+    "vet",
+]
 
 
 @dataclass(frozen=True)
 class Vetted:
     scrape: Scrape | None  # None: a counter is impossible; do not window this scrape
     faults: tuple[tuple[str, str], ...] = ()  # (kind, detail)
+
+
+def value_fault(name: str, value: float) -> str | None:
+    """The fault kind of one value of the window sample ``name`` (a scraped sample, or a Prometheus answer for that
+    family), or None when it is usable: non-finite (NaN, +/-Inf), or a counter below 0."""
+    if not math.isfinite(value):
+        return NON_FINITE
+    return IMPOSSIBLE_COUNTER if value < 0 and name in COUNTER_SAMPLES else None
+
+
+def fault_alert(kind: str, detail: str) -> Finding:
+    """A fault in what a server reported (``impossible_counter``, ``non_finite_sample``) as a --once alert."""
+    return Finding(kind, "warning", f"{kind.replace('_', ' ')}: {detail}")
+
+
+def first_of_each_kind(faults: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """(kind, detail) once per kind, with the kind's first detail, in order of first appearance."""
+    kinds: dict[str, str] = {}
+    for kind, detail in faults:
+        kinds.setdefault(kind, detail)
+    return tuple(kinds.items())
 
 
 def vet(scrape: Scrape) -> Vetted:
@@ -35,18 +67,15 @@ def vet(scrape: Scrape) -> Vetted:
     for s in scrape.samples:
         if s.name not in WINDOW_SAMPLES:
             continue
-        value = s.value
-        if math.isfinite(value):
-            if value < 0 and s.name in COUNTER_SAMPLES:
-                negative = negative or s
-                continue
+        kind = value_fault(s.name, s.value)
+        if kind is None:
+            kept.append(s)
+        elif kind == IMPOSSIBLE_COUNTER:
+            negative = negative or s
         elif s.name in COUNTER_SAMPLES:
             bad_counter = bad_counter or s
-            continue
         else:
             bad_gauge = bad_gauge or s
-            continue
-        kept.append(s)
     faults = []
     unusable = "scrape not windowed; the next good scrape is windowed against the last good one"
     if bad_gauge is not None or bad_counter is not None:

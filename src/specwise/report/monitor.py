@@ -9,9 +9,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from specwise.monitor.fleet import ReplicaWindow
 from specwise.monitor.loop import Target
 from specwise.monitor.predicted import SlowdownModel
 from specwise.monitor.report import FleetReport, MonitorReport, ServerWindow
+from specwise.monitor.vet import FAULTS
 from specwise.monitor.window import WindowStats
 from specwise.report.console import console
 from specwise.report.tables import print_table
@@ -123,6 +125,12 @@ def live_table(targets: Sequence[Target], window_s: float, wide: bool = False) -
     return table
 
 
+def _replica_fault(r: ReplicaWindow) -> str:
+    """What keeps a replica's counts out of the roll-up, in a word or two (details: its alerts and notes)."""
+    words = [FAULTS.get(kind, kind) for kind, _ in r.faults] + (["missing series"] if r.notes else [])
+    return escape(", ".join(words)) if words else "-"
+
+
 def render_fleet(report: FleetReport, out: Console | None = None, wide: bool = False) -> None:
     """Per model: the pooled acceptance and AL and the worst replicas; then one row per replica; then alerts."""
     out = console(out)
@@ -139,7 +147,7 @@ def render_fleet(report: FleetReport, out: Console | None = None, wide: bool = F
         c = m.counts
         models.add_row(
             m.model_name,
-            str(m.replicas),
+            f"{m.replicas} (+{len(m.left_out)} left out)" if m.left_out else str(m.replicas),
             f"{c.drafts:.0f}",
             _f(c.acceptance_rate),
             _f(c.mean_acceptance_length),
@@ -148,20 +156,24 @@ def render_fleet(report: FleetReport, out: Console | None = None, wide: bool = F
         )
     print_table(out, models, wide=wide)
     replicas = Table(title="per replica", title_justify="left")
-    for col in ("instance", "model", "drafts", "accept", "AL", "per-position", "running"):
-        replicas.add_column(col, justify="left" if col in ("instance", "model", "per-position") else "right")
+    for col in ("instance", "model", "drafts", "accept", "AL", "per-position", "running", "fault"):
+        replicas.add_column(col, justify="left" if col in ("instance", "model", "per-position", "fault") else "right")
     for r in w.replicas:
-        c = r.counts
+        own = r.counts
         replicas.add_row(
             r.instance,
             r.model_name,
-            f"{c.drafts:.0f}",
+            _f(own.drafts if own else None, "{:.0f}"),
             _f(r.acceptance_rate),
             _f(r.mean_acceptance_length),
-            " ".join(f"{x:.2f}" for x in c.per_position_rates) or "-",
+            " ".join(f"{x:.2f}" for x in own.per_position_rates) if own and own.per_position_rates else "-",
             _f(r.running, "{:.0f}"),
+            _replica_fault(r),
         )
     print_table(out, replicas, wide=wide)
+    for r in w.replicas:
+        for note in r.notes:
+            out.print(f"note: {escape(r.instance)} ({escape(r.model_name)}): {escape(note)}")
     if report.history:
         out.print(f"history: {len(report.history)} windows back-filled from Prometheus")
         for name in sorted({m.model_name for h in report.history for m in h.models}):
