@@ -249,20 +249,27 @@ def test_the_first_release_of_each_method(version: str, method: str, refused: bo
         ("0.8.3", "eagle", "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", None),  # the name says EAGLE: as given
         ("0.8.3", "draft_model", "meta-llama/Llama-3.2-1B-Instruct", None),
         ("0.8.5", "eagle", "/models/llama31-8b-head", None),  # 0.8.5 keeps a given eagle / eagle3
+        ("0.9.2", "draft_model", "/models/llama-eagle3-distilled", "an EAGLE head"),  # 0.8.5-0.10: 'eagle3-' too
+        ("0.10.0", "draft_model", "/models/llama_eagle3", None),  # ...but not 'eagle3' without the dash
+        ("0.11.0", "draft_model", "/models/llama_eagle3", "an EAGLE3 head"),  # 0.11-0.33: 'eagle3' anywhere
+        ("0.33.0", "draft_model", "/models/tiny-eagle-distilled", "an EAGLE head"),
+        ("0.34.0", "draft_model", "/models/tiny-eagle-distilled", None),  # guesses only when no method is given
+        ("0.20.0", "eagle3", "/models/head", None),  # a given eagle3 is always kept
         ("0.8.1", "eagle", "/models/llama31-8b-head", None),  # no --speculative-config at all (refused elsewhere)
-        (None, "eagle", "/models/llama31-8b-head", None),
+        (None, "draft_model", "/models/tiny-eagle-distilled", None),  # the current vLLM keeps the method
     ],
 )
-def test_0_8_2_to_0_8_4_take_the_method_from_the_drafts_name(
+def test_vllm_guesses_a_drafts_method_from_its_name(
     version: str | None, method: str, draft: str, runs_as: str | None
 ) -> None:
-    # vllm/config.py SpeculativeConfig.__post_init__ of the 0.8.2-0.8.4 wheels: `if "eagle-" in
-    # self.draft_model_config.model.lower(): self.method = "eagle" ... else: self.method = "draft_model"`.
+    # SpeculativeConfig.__post_init__, "Automatically detect the method", in each release's wheel: 0.8.2-0.8.4
+    # `if "eagle-" in self.draft_model_config.model.lower(): self.method = "eagle" ... else: "draft_model"` for
+    # every method; 0.8.5-0.33 keep a given eagle/eagle3 and guess for the rest; 0.34 only when none is given.
     why = draft_name_refusal(VllmVersion.parse(version) if version else None, method, draft)
     if runs_as is None:
         assert why is None
     else:
-        assert why is not None and f"would run {draft} as {runs_as}" in why and "0.8.5+" in why
+        assert why is not None and f"would run it as {runs_as}:" in why and draft in why
         assert method_refusal(VllmVersion.parse(version or ""), method, draft) == why
 
 

@@ -160,33 +160,52 @@ def method_refusal(version: VllmVersion | None, method: str, draft: str | None =
     )
 
 
-# 0.8.2 to 0.8.4 take the method of a model-based draft from its name, whatever ``method`` says: "eagle" if the
-# name holds "eagle-", else medusa / mlp_speculator by the checkpoint's model_type, else "draft_model"
-# (``SpeculativeConfig.__post_init__`` in vllm/config.py, "Automatically detect the method"; read in the 0.8.2,
-# 0.8.3 and 0.8.4 wheels). 0.8.5 added ``if self.method in ('eagle', 'eagle3'): pass`` before the guess.
-NAME_DECIDES_METHOD = (CONFIG_JSON_SINCE, VllmVersion(0, 8, 5))
+# A draft checkpoint's method guessed from its name, over the ``method`` given (``SpeculativeConfig.__post_init__``,
+# "Automatically detect the method": vllm/config.py to 0.10, vllm/config/speculative.py after; read in the 0.8.2,
+# 0.8.3, 0.8.4, 0.8.5, 0.9.2, 0.10.0, 0.11.0, 0.12.0, 0.15.0, 0.20.0, 0.26.0, 0.32.0, 0.33.0 and 0.34.0 wheels):
+# * 0.8.2 to 0.8.4 guess for every method: "eagle" if the name holds "eagle-", else "draft_model" (or medusa /
+#   mlp_speculator by model_type);
+# * 0.8.5 keeps a given "eagle" / "eagle3" and guesses for the rest: "eagle" for "eagle-" or "eagle3-" (to 0.10);
+#   0.11 to 0.33: "eagle" for "eagle-", "eagle3" for "eagle3";
+# * 0.34 guesses only when no method is given (``_resolve_checkpoint_config_class``).
+NAME_GUESS_UNTIL = VllmVersion(0, 34)
+_EAGLE_KEEPS_GIVEN_SINCE = VllmVersion(0, 8, 5)
+_EAGLE3_NAME_SINCE = VllmVersion(0, 11)
+
+
+def _guessed_method(version: VllmVersion, draft: str) -> str:
+    """The method vLLM ``version`` (0.8.2 to 0.33) guesses from the draft's name, for a draft model or EAGLE head."""
+    name = draft.lower()
+    if version >= _EAGLE3_NAME_SINCE:
+        return "eagle" if "eagle-" in name else "eagle3" if "eagle3" in name else "draft_model"
+    if version >= _EAGLE_KEEPS_GIVEN_SINCE:
+        return "eagle" if "eagle-" in name or "eagle3-" in name else "draft_model"
+    return "eagle" if "eagle-" in name else "draft_model"
 
 
 def draft_name_refusal(version: VllmVersion | None, method: str, draft: str | None) -> str | None:
     """Why vLLM ``version`` would run ``draft`` as another method than ``method``, in one line (None: it would not).
 
-    Only 0.8.2 to 0.8.4 (:data:`NAME_DECIDES_METHOD`): an EAGLE head whose name lacks "eagle-" is loaded as a
-    separate draft model (it is not one: the server fails to load it), and a draft model whose name holds it is
-    run as an EAGLE head."""
-    if version is None or draft is None or not NAME_DECIDES_METHOD[0] <= version < NAME_DECIDES_METHOD[1]:
+    0.8.2 to 0.8.4 load an EAGLE head whose name lacks "eagle-" as a separate draft model (it is not one: the server
+    fails to load it); 0.8.2 to 0.33 run a draft model whose name holds "eagle-" (or "eagle3") as an EAGLE head
+    (the guess above). None for the current vLLM (``version`` None), which keeps the method given."""
+    if version is None or draft is None or not CONFIG_JSON_SINCE <= version < NAME_GUESS_UNTIL:
         return None
-    eagle_name = "eagle-" in draft.lower()
-    if method == "eagle" and not eagle_name:
-        runs_as = "a separate draft model"
-    elif method == "draft_model" and eagle_name:
-        runs_as = "an EAGLE head"
-    else:
+    if method not in ("draft_model", "eagle") or (method == "eagle" and version >= _EAGLE_KEEPS_GIVEN_SINCE):
         return None
+    guessed = _guessed_method(version, draft)
+    if guessed == method:
+        return None
+    runs_as = "a separate draft model" if guessed == "draft_model" else f"an {guessed.upper()} head"
+    fix = (
+        "serve it from a directory whose name holds 'eagle-', or use vLLM 0.8.5+, which keeps a given eagle"
+        if method == "eagle"
+        else f"serve it from a directory whose name holds neither 'eagle-' nor 'eagle3', or use vLLM "
+        f"{NAME_GUESS_UNTIL.major}.{NAME_GUESS_UNTIL.minor}+, which keeps the method given"
+    )
     return (
-        f"vLLM {version} picks the method from the draft's name, not from 'method' (0.8.2 to 0.8.4: EAGLE only when "
-        f"the name holds 'eagle-'), so it would run {draft} as {runs_as}: "
-        + ("serve it from a directory whose name holds 'eagle-', " if method == "eagle" else "rename its directory, ")
-        + "or use vLLM 0.8.5+, which keeps the method given"
+        f"vLLM {version} guesses the method of {draft} from its name, over the 'method' given, and would run it as "
+        f"{runs_as}: {fix}"
     )
 
 
