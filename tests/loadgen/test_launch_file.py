@@ -188,9 +188,10 @@ def test_bench_launch_shows_startup_outside_a_terminal(tmp_path: Path, capsys: p
     argv = ["bench", "--launch", str(_fake_launch(tmp_path, 0.5)), "--rates", "5", "--requests-per-level", "1"]
     jsonl = tmp_path / "records.jsonl"
     code = main([*argv, "--db", str(tmp_path / "r.sqlite"), "--metrics-url", "none", "--export-jsonl", str(jsonl)])
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert code == 2  # the fake engine serves only /health: every request fails, said after the table
     assert err.splitlines()[0].startswith("starting vllm serve (a): 0 s")
+    assert f"every record written to {jsonl} (JSON lines)" in out  # review 17-A, 8: it was written unsaid
     # --export-jsonl with --launch writes every configuration's records (it wrote nothing before)
     records = [json.loads(line) for line in jsonl.read_text().splitlines()]
     assert len(records) == 1 and records[0]["run_id"].endswith("-a") and records[0]["error"]

@@ -580,6 +580,8 @@ def run(args: argparse.Namespace) -> int:
         render_bench(doc, wide=args.wide, notes=notes)
     if args.output is not None and not args.json:
         print(f"{len(rows)} rows (vllm bench serve fields) written to {args.output}")
+    if args.export_jsonl is not None and not args.json:  # --json names it as the document's "jsonl"
+        print(f"every record written to {args.export_jsonl} (JSON lines)")
     return _exit_status(doc, key_env)
 
 
