@@ -30,7 +30,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from specwise.loadgen.workload import load_prompts
@@ -111,7 +110,7 @@ def main() -> None:
         run = _VariantRun(loaded.target, loaded.draft, (), settings, classes, Timings(), None)
         observations: list[Observation] = []
         run.teacher_forced(toks, old, observations)
-        summarise(observations, settings.k_values, np.random.default_rng(0), settings.bootstrap_resamples)
+        summarise(observations, settings.k_values, 0, settings.bootstrap_resamples)
 
     def bare() -> None:
         for temp in conts:

@@ -503,8 +503,8 @@ def profile(
     threads: int | None = None,
     chat_template: str | Path = "none",
     verify_temperatures: Sequence[float] | float | str | None = None,
-    verify_k: int = 4,
-    verify_paths: int = 1,
+    verify_k: int | None = None,
+    verify_paths: int | None = None,
     **settings: Any,
 ) -> ProfileDoc:
     """Acceptance of a real draft/target pair, or of n-gram / suffix lookup, on real prompts
@@ -516,7 +516,9 @@ def profile(
     ``prompt_lookup_min``, ...) pass as keywords. Every value is checked as ``specwise profile`` checks its flag,
     before any weights load. ``chat_template`` is ``--chat-template`` (``"auto"``, ``"none"`` or a Jinja file);
     ``verify_temperatures`` (``--verify --verify-temperatures``) also runs the real speculative sampling loop at
-    ``verify_k`` (``verify_paths`` runs per prompt at T > 0) and records the comparison in ``doc.verification``;
+    ``verify_k`` (default 4; ``verify_paths`` runs per prompt at T > 0, default 1) and records the comparison in
+    ``doc.verification`` (``verify_k`` or ``verify_paths`` without ``verify_temperatures`` is refused, as
+    ``--verify-k`` without ``--verify`` is; so are ``prompt_lookup_min/max`` with a method other than ngram);
     :func:`specwise.report.profile_plots.plot_acceptance_vs_temperature` draws ``--plot``'s figure from the result.
 
     >>> import specwise
@@ -531,11 +533,8 @@ def profile(
     config = _profile_settings(method, draft, temperatures, k, max_new_tokens, settings)
     for name, count in (("max_prompts", max_prompts), ("threads", threads)):
         _profile_int(name, count)
-    from specwise.cli.common import positive_int
-
-    choice, verify_temps = _template_choice(chat_template), _verify_temperatures(verify_temperatures)
-    for name, count in (("verify_k", verify_k), ("verify_paths", verify_paths)):
-        _checked(name, positive_int, _number(name, count, integer=True))
+    choice = _template_choice(chat_template)
+    verify_temps, loop_k, loop_paths = _verify_options(verify_temperatures, verify_k, verify_paths)
     for name, where in (("target", target), ("draft", draft)):
         if where is not None:
             _file(name, where, "a model directory or .gguf file (str or Path)")
@@ -557,7 +556,7 @@ def profile(
     checks = None
     if verify_temps:
         checks = verify(
-            loaded.target, loaded.draft, ids, results, config, verify_temps, verify_k, paths_per_prompt=verify_paths
+            loaded.target, loaded.draft, ids, results, config, verify_temps, loop_k, paths_per_prompt=loop_paths
         )
     draft_name = None if draft is None else str(draft)
     details = PromptDetails(chat_template=template)
@@ -576,6 +575,23 @@ def _template_choice(value: object) -> TemplateChoice:
         return TemplateChoice.parse(str(value))
     except SpecwiseError as exc:
         raise SpecwiseError(str(exc).replace("--chat-template", "chat_template", 1)) from None
+
+
+def _verify_options(temperatures: object, k: object, paths: object) -> tuple[tuple[float, ...], int, int]:
+    """(temperatures, k, paths per prompt) of the verification loop, each through its ``--verify-*`` flag's check;
+    ``k`` and ``paths`` without ``temperatures`` (no verification) are refused, as without ``--verify``."""
+    from specwise.cli.common import positive_int
+    from specwise.profiler.settings import VERIFY_K, VERIFY_PATHS, check_verify_options
+
+    temps = _verify_temperatures(temperatures)
+    loop_options = {"verify_k": k, "verify_paths": paths}
+    check_verify_options(temperatures is not None, loop_options, "verify_temperatures", _ARGUMENTS)
+    checked = {
+        name: _checked(name, positive_int, _number(name, value, integer=True))
+        for name, value in loop_options.items()
+        if value is not None
+    }
+    return temps, checked.get("verify_k", VERIFY_K), checked.get("verify_paths", VERIFY_PATHS)
 
 
 def _verify_temperatures(value: object) -> tuple[float, ...]:
@@ -612,8 +628,8 @@ def _profile_settings(
     method: object, draft: object, temperatures: object, k: object, max_new_tokens: object, settings: dict[str, Any]
 ) -> ProfileSettings:
     """What the run measures, checked as ``specwise profile`` checks its flags -- before any weights load."""
-    from specwise.cli.profile import CHECKS, check_method_draft, lookup_range
-    from specwise.profiler.settings import ProfileSettings, parse_k_values, parse_temperatures
+    from specwise.cli.profile import CHECKS, check_method_draft
+    from specwise.profiler.settings import ProfileSettings, lookup_range, parse_k_values, parse_temperatures
 
     method_name = _text("method", method)
     check_method_draft(method_name, draft, _ARGUMENTS)
@@ -624,7 +640,8 @@ def _profile_settings(
         "max_new_tokens", CHECKS["max_new_tokens"], _number("max_new_tokens", max_new_tokens, integer=True)
     )
     temps = _checked("temperatures", parse_temperatures, _numbers("temperatures", temperatures), "--temperatures")
-    lo, hi = lookup_range(settings.pop("prompt_lookup_min", None), settings.pop("prompt_lookup_max", None))
+    lookup = (settings.pop("prompt_lookup_min", None), settings.pop("prompt_lookup_max", None))
+    lo, hi = lookup_range(method_name, *lookup, names=_ARGUMENTS)
     if "quantizations" in settings:
         settings["quantizations"] = _quantizations(settings["quantizations"])
     return ProfileSettings(

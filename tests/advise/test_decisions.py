@@ -231,5 +231,21 @@ def test_a_lookups_temperature_curve_says_it_is_per_match() -> None:
     from specwise.advisor.decision import temperature_curves
 
     series = {p.series for p in temperature_curves(load_inputs(EXAMPLES / "summarize-low-qps.toml"), [])}
-    assert "ngram / summarization (assumed, per match)" in series
-    assert "draft_model:meta-llama/Llama-3.2-1B-Instruct / summarization (assumed)" in series
+    assert "ngram / summarize (assumed, per match)" in series
+    assert "draft_model:meta-llama/Llama-3.2-1B-Instruct / summarize (assumed)" in series
+
+
+def test_the_temperature_curves_name_the_workload_as_the_per_position_plot_does() -> None:
+    """Before: "summarization" (the task) here and "summarize" (the workload) in the per-position plot. The prior
+    is the task's: workloads sharing a task share one curve, named by all of them."""
+    from dataclasses import replace
+
+    from specwise.advisor.decision import temperature_curves
+
+    inputs = load_inputs(EXAMPLES / "summarize-low-qps.toml")
+    (w,) = inputs.workloads
+    assert (w.name, w.task) == ("summarize", "summarization")
+    two = replace(inputs, workloads=(w, replace(w, name="digest"), replace(w, name="chat", task="chat")))
+    series = {p.series.split(" / ")[1] for p in temperature_curves(two, [])}
+    assert series == {"summarize, digest (assumed)", "summarize, digest (assumed, per match)", "chat (assumed)",
+                      "chat (assumed, per match)"}  # fmt: skip

@@ -94,8 +94,14 @@ def _free_port() -> int:
         ({"method": "ngram", "chat_template": "no-such.jinja"}, "chat_template 'no-such.jinja': expected auto, none"),
         ({"method": "ngram", "chat_template": 3}, "chat_template: expected 'auto', 'none' or a template file path"),
         ({"method": "ngram", "verify_temperatures": (0.0, float("inf"))}, "verify_temperatures: inf is not allowed"),
-        ({"method": "ngram", "verify_k": 0}, "verify_k: expected a positive integer"),
-        ({"method": "ngram", "verify_paths": 1.5}, "verify_paths: expected an integer, got 1.5"),
+        ({"method": "ngram", "verify_temperatures": 0, "verify_k": 0}, "verify_k: expected a positive integer"),
+        ({"method": "ngram", "verify_temperatures": 0, "verify_paths": 1.5}, "verify_paths: expected an integer, got"),
+        # before: accepted and ignored (no verification runs without verify_temperatures); the CLI's rule
+        ({"draft": "d", "verify_k": 3}, "verify_k needs verify_temperatures"),
+        ({"method": "ngram", "verify_k": 2, "verify_paths": 2}, "verify_k, verify_paths need verify_temperatures"),
+        # before: accepted and ignored (only n-gram lookup has these)
+        ({"draft": "d", "prompt_lookup_min": 2}, "prompt_lookup_min needs method='ngram' (method draft_model has no"),
+        ({"method": "suffix", "prompt_lookup_max": 3}, "prompt_lookup_max needs method='ngram' (method suffix has no"),
     ],
 )
 def test_profile_refuses_what_the_command_line_refuses_before_loading_anything(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
 import torch
 
@@ -76,7 +75,7 @@ def test_profile_from_kept_logits_equals_the_teacher_forced_profile(method: str,
     run = _VariantRun(loaded.target, loaded.draft, (), settings, [p.workload_class for p in prompts], Timings(), None)
     forced_obs: list[Observation] = []
     run.teacher_forced(ids, conts, forced_obs)
-    forced = summarise(forced_obs, settings.k_values, np.random.default_rng(settings.seed), 50)
+    forced = summarise(forced_obs, settings.k_values, settings.seed, 50)
     a, b = _results_json(kept), _results_json(forced)
     assert [_shape(x) for x in a] == [_shape(x) for x in b]
     x, y = _numbers(a, []), _numbers(b, [])

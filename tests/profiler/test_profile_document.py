@@ -50,7 +50,7 @@ def _document() -> ProfileDoc:
         quantizations=({"draft": "int8"},),
         bootstrap_resamples=200,
     )
-    results = summarise(_observations(), K, np.random.default_rng(0), 200)
+    results = summarise(_observations(), K, 0, 200)
     target, draft = tiny_qwen2(0, 2, 64), tiny_qwen2(1, 1, 64)
     prompts = [[1, 2, 3], [4, 5, 6, 7]]
     rows = verify(target, draft, prompts, results, s, (0.0, 1.0), 2, measure_speedup=False, paths_per_prompt=2)

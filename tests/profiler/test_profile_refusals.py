@@ -156,3 +156,23 @@ def test_verify_flags_without_verify_or_bad_are_refused(
 ) -> None:
     assert _profile("--target", "x", "--method", "ngram", *flags) == 2
     assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--draft", "d", "--prompt-lookup-min", "2"], "--prompt-lookup-min needs --method ngram (method draft_model"),
+        (
+            ["--draft", "d", "--prompt-lookup-min", "2", "--prompt-lookup-max", "3"],
+            "--prompt-lookup-min, --prompt-lookup-max need --method ngram",
+        ),
+        (["--method", "suffix", "--prompt-lookup-max", "3"], "--prompt-lookup-max needs --method ngram (method suffix"),
+    ],
+)
+def test_prompt_lookup_flags_without_ngram_are_refused(
+    flags: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: accepted and silently ignored (a draft model and suffix decoding have no n-gram lookup)."""
+    assert _profile("--target", "x", *flags) == 2
+    err = capsys.readouterr().err
+    assert said in err and len(err.strip().splitlines()) == 1

@@ -107,6 +107,9 @@ def test_a_json_list_of_prompt_records_and_a_single_object(tmp_path: Path) -> No
         ('{"prompt": "x", "max_tokens": 0}', "f.json: line 1.max_tokens: expected a positive integer, got 0"),
         ('{"prompt": "x", "temperature": -1}', "f.json: line 1.temperature: expected a number >= 0, got -1"),
         ('{"prompt": "x", "category": []}', "f.json: line 1.category: expected a non-empty string, got a list"),
+        # before: a number was taken as the category "5" (a number as the prompt was refused)
+        ('[{"prompt": "a", "class": 5}]', "f.json: record 1.class: expected a non-empty string, got a number"),
+        ('{"prompt": "x", "category": 1.5}', "f.json: line 1.category: expected a non-empty string, got a number"),
         ("", "f.json: no prompts in the file"),
         ('[{"conversations": [{"from": "gpt", "value": "hello"}]}]', "f.json: no usable prompts"),
     ],

@@ -68,9 +68,21 @@ def test_prompts_command_counts_per_category_as_json(capsys: pytest.CaptureFixtu
     assert main(["prompts", str(SHAREGPT), "--turns", "all", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["unit"] == "words" and doc["categories"][0]["requests"] == 9
-    assert doc["categories"][0]["multi_turn"] == 5
+    assert doc["categories"][0]["multi_turn"] == 4  # sw003 (a system prompt and one user turn) is not multi-turn
     assert main(["prompts", "builtin:nope"]) == 2
     assert "unknown built-in prompt set" in capsys.readouterr().err
+
+
+def test_a_system_prompt_is_not_an_earlier_turn(tmp_path: Path) -> None:
+    """The multi-turn column counts requests that carry earlier user/assistant turns (before: any history)."""
+    from specwise.prompts.summary import summarize_source
+
+    f = tmp_path / "sys.json"
+    chat = [{"from": "system", "value": "be brief"}, {"from": "human", "value": "hi there"}]
+    later = [*chat, {"from": "gpt", "value": "hello"}, {"from": "human", "value": "and again"}]
+    f.write_text(json.dumps([{"conversations": chat}, {"conversations": later}]))
+    (row,) = summarize_source(str(f), Selection(turns="all")).rows
+    assert (row.requests, row.multi_turn) == (3, 1)  # only "and again" carries an earlier turn
 
 
 def test_a_tokenizer_that_loads_but_cannot_encode_is_bad_input(tmp_path: Path) -> None:

@@ -846,13 +846,16 @@ def temperature_curves(inputs: AdviseInputs, profiles: Sequence[ProfileDoc]) -> 
             first = r.per_position_acceptance[0] if r.per_position_acceptance else None
             if r.workload_class is None and not r.quantization and first is not None:
                 out.append(TemperaturePoint(f"{doc.name} ({r.drafting}, profiled{per_match})", r.temperature, first))
+    by_task: dict[str, list[str]] = {}  # the prior depends on the task: one curve per task, named by its workloads
+    for w in inputs.workloads:
+        by_task.setdefault(w.task, []).append(w.name)
     for c in inputs.candidates:
         if profile_for(c, profiles) is not None:
             continue
         per_match = ", per match" if c.method.is_lookup else ""
-        for task in sorted({w.task for w in inputs.workloads}):
+        for task, names in sorted(by_task.items()):
             for t in (0.0, 0.25, 0.5, 0.75, 1.0):
                 p = prior(c.method, task, t, c.drafting)
-                label = f"{c.label} / {task} (assumed{per_match})"
+                label = f"{c.label} / {', '.join(names)} (assumed{per_match})"  # as the per-position plot names them
                 out.append(TemperaturePoint(label, t, p.model.per_position(1)[0]))
     return out

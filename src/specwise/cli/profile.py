@@ -29,7 +29,10 @@ from specwise.profiler.quantize_spec import parse_quantize
 from specwise.profiler.settings import (
     CONTEXTS,
     METHODS,
+    VERIFY_DEFAULTS,
     ProfileSettings,
+    check_verify_options,
+    lookup_range,
     parse_k_values,
     parse_temperatures,
 )
@@ -167,26 +170,13 @@ def _add_verify_flags(p: Any) -> None:
     )
 
 
-VERIFY_DEFAULTS = {"verify_temperatures": (0.0, 1.0), "verify_k": 4, "verify_paths": 1}
-"""What ``--verify`` runs when its other flags are not given."""
-
-
 def check_verify_flags(args: argparse.Namespace) -> None:
-    """``--verify-*`` act only with ``--verify``: without it they are refused in one line, never silently ignored;
-    with it, the ones not given take :data:`VERIFY_DEFAULTS`."""
-    given = [f"--{name.replace('_', '-')}" for name in VERIFY_DEFAULTS if getattr(args, name) is not None]
-    if given and not args.verify:
-        raise SpecwiseError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --verify")
+    """``--verify-*`` act only with ``--verify`` (refused without it: the library's rule, shared with the API);
+    with it, the ones not given take :data:`~specwise.profiler.settings.VERIFY_DEFAULTS`."""
+    check_verify_options(args.verify, {name: getattr(args, name) for name in VERIFY_DEFAULTS}, "--verify")
     for name, default in VERIFY_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, default)
-
-
-def lookup_range(lo: int | None, hi: int | None) -> tuple[int, int]:
-    """ngram's (shortest, longest) n-gram: vLLM's default 5, 5 when neither is given, else one stands for both."""
-    if lo is None:
-        return (5, 5) if hi is None else (hi, hi)  # 5, 5: vLLM's SpeculativeConfig default
-    return lo, (hi if hi is not None else lo)
 
 
 def check_method_draft(method: str | None, draft: object, names: FieldNames = CLI_FLAGS) -> None:
@@ -203,7 +193,7 @@ def check_method_draft(method: str | None, draft: object, names: FieldNames = CL
 
 def build_settings(args: argparse.Namespace) -> ProfileSettings:
     check_method_draft(args.method, args.draft)  # argparse's group already pairs them; the API's check too
-    lo, hi = lookup_range(args.prompt_lookup_min, args.prompt_lookup_max)
+    lo, hi = lookup_range(args.method or "draft_model", args.prompt_lookup_min, args.prompt_lookup_max)
     if not 0 < args.top_p <= 1:
         raise SpecwiseError(f"--top-p: expected a number in (0, 1], got {args.top_p}")
     return ProfileSettings(
@@ -309,12 +299,18 @@ def _emit(args: argparse.Namespace, doc: ProfileDoc, interrupted: bool) -> int:
         from specwise.report.profile import render_profile
 
         render_profile(doc, wide=args.wide)
+    notes = []
     if args.plot:
-        from specwise.report.profile_plots import plot_acceptance_vs_temperature
+        from specwise.report.profile_plots import acceptance_series, plot_acceptance_vs_temperature
 
         wrote.append(plot_acceptance_vs_temperature(doc, args.plot))
+        k, series = acceptance_series(doc)
+        if not series:
+            notes.append(f"note: nothing was drafted at k={k}, so {args.plot} has no rate to plot (it says so)")
     for path in wrote:  # stdout keeps only the JSON when it carries it
         print(f"wrote {path}", file=sys.stderr if to_stdout else sys.stdout)
+    for note in notes:
+        print(note, file=sys.stderr)
     if interrupted:
         done = ", ".join(f"{t:g}" for t in doc.settings["temperatures_completed"])
         kept = f"; wrote them to {args.json}" if args.json is not None and not to_stdout else ""

@@ -222,6 +222,19 @@ class Picked:
     source: str
 
 
+def _other_classes_note(workload: str, task: str | None, classes: set[str | None]) -> str:
+    """What a fall-back to all prompts stands on when the profile knows its prompts' classes and none is the
+    workload's (or its task's): said beside the source, as a temperature mismatch is."""
+    profiled = sorted(c for c in classes if c is not None)
+    if not profiled:
+        return ""
+    wanted = " or ".join(repr(c) for c in dict.fromkeys((workload, task)) if c)
+    return (
+        f" -- workload {workload!r} uses the acceptance of all profiled prompts, which are "
+        f"{', '.join(profiled)} only (none profiled as {wanted})"
+    )
+
+
 @dataclass(frozen=True)
 class ProfileDoc:
     target: str | None
@@ -270,6 +283,8 @@ class ProfileDoc:
                 f"profiled: {self.name}, class {cls or 'all'}, T={best.temperature:g} ({best.drafting} drafting), "
                 f"AL(k={k}) {model.mean_acceptance_length(k):.2f}"
             )
+            if cls is None:
+                source += _other_classes_note(workload, task, {r.workload_class for r in same})
             return Picked(best, model, source)
         raise DocumentError(f"{self.name}: no result for class {workload!r} and none over all prompts")
 

@@ -34,9 +34,13 @@ def _nan_to_none(x: float | None) -> float | None:
     return None if x is None or x != x else round(float(x), 6)
 
 
-def _by_k(
-    obs: Sequence[Observation], k_values: Sequence[int], rng: np.random.Generator, resamples: int
-) -> list[ProfileK]:
+def _ci(num: NDArray[np.float64], den: NDArray[np.float64], seed: int, resamples: int) -> tuple[float, float]:
+    """A bootstrap CI drawn from its own generator: a function of these per-prompt counters and the seed alone (the
+    same counters give the same interval whichever other groups, classes or k were profiled)."""
+    return ratio_ci(num, den, np.random.default_rng(seed), resamples)
+
+
+def _by_k(obs: Sequence[Observation], k_values: Sequence[int], seed: int, resamples: int) -> list[ProfileK]:
     """vLLM's counters summed over the prompts at every k, with bootstrap CIs over prompts."""
     stacked = np.stack([o.counts for o in obs])  # (prompts, n_k, 3 + k_max)
     by_k = []
@@ -44,8 +48,8 @@ def _by_k(
         per_prompt = stacked[:, row, :]
         summed = per_prompt.sum(axis=0)
         total = SpecDecodeCounts.from_row(k, summed)
-        rate_ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 1], rng, resamples)
-        al_ci = ratio_ci(per_prompt[:, 2], per_prompt[:, 0], rng, resamples)
+        rate_ci = _ci(per_prompt[:, 2], per_prompt[:, 1], seed, resamples)
+        al_ci = _ci(per_prompt[:, 2], per_prompt[:, 0], seed, resamples)
         by_k.append(
             ProfileK(
                 k=k,
@@ -70,9 +74,10 @@ def _sort_key(r: ProfileResult) -> tuple[int, str, float, str, bool, str]:
 
 
 def summarise(
-    observations: Sequence[Observation], k_values: Sequence[int], rng: np.random.Generator, resamples: int = 1000
+    observations: Sequence[Observation], k_values: Sequence[int], seed: int, resamples: int = 1000
 ) -> tuple[ProfileResult, ...]:
-    """One result per (quantisation, temperature, drafting, class); class None = all prompts."""
+    """One result per (quantisation, temperature, drafting, class); class None = all prompts. Every CI resamples
+    prompts with a generator of its own seeded by ``seed``, so it depends only on its group's counters."""
     groups: defaultdict[tuple[Any, ...], list[Observation]] = defaultdict(list)
     classes = {o.workload_class for o in observations}
     for o in observations:
@@ -82,7 +87,7 @@ def summarise(
             groups[(*key, o.workload_class)].append(o)
     results = []
     for (quant, temperature, drafting, cls), obs in groups.items():
-        by_k = _by_k(obs, k_values, rng, resamples)
+        by_k = _by_k(obs, k_values, seed, resamples)
         alpha_n = sum(o.alpha_n for o in obs)
         results.append(
             ProfileResult(

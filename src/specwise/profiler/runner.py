@@ -151,9 +151,7 @@ def _summarised(
     observations: list[Observation], settings: ProfileSettings, timings: Timings
 ) -> tuple[ProfileResult, ...]:
     t_an = time.perf_counter()
-    results = summarise(
-        observations, settings.k_values, np.random.default_rng(settings.seed), settings.bootstrap_resamples
-    )
+    results = summarise(observations, settings.k_values, settings.seed, settings.bootstrap_resamples)
     timings.analysis_s += time.perf_counter() - t_an
     return results
 

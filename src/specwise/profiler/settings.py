@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from specwise.errors import SpecwiseError
+from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.methods import MAX_K
 
 METHODS = ("draft_model", "ngram", "suffix")
@@ -74,6 +75,42 @@ class ProfileSettings:
         if self.contexts == "shared":
             return [(temps[0], temps)]
         return [(t, (t,)) for t in temps]
+
+
+VERIFY_K, VERIFY_PATHS = 4, 1
+VERIFY_DEFAULTS: dict[str, object] = {
+    "verify_temperatures": (0.0, 1.0),
+    "verify_k": VERIFY_K,
+    "verify_paths": VERIFY_PATHS,
+}
+"""What verification (``--verify``) runs when its other settings are not given."""
+
+
+def _refuse_unused(given: list[str], needed: str, why: str = "") -> None:
+    if given:
+        raise SpecwiseError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} {needed}{why}")
+
+
+def check_verify_options(
+    verify: bool, options: Mapping[str, object], switch: str, names: FieldNames = CLI_FLAGS
+) -> None:
+    """The speculative loop's settings (``options``: name -> value, None when not given) act only with
+    verification on (``switch`` names what turns it on): without it they are refused in one line, never silently
+    ignored. The command line and the API share this rule."""
+    if not verify:
+        _refuse_unused([names.name(n) for n, v in options.items() if v is not None], switch)
+
+
+def lookup_range(method: str, lo: int | None, hi: int | None, names: FieldNames = CLI_FLAGS) -> tuple[int, int]:
+    """ngram's (shortest, longest) n-gram: vLLM's default 5, 5 when neither is given, else one stands for both.
+    They set n-gram lookup only: given with another method (a draft model, suffix decoding) they are refused in one
+    line, never silently ignored. The command line and the API share this rule."""
+    if method != "ngram":
+        given = [names.name(n) for n, v in (("prompt_lookup_min", lo), ("prompt_lookup_max", hi)) if v is not None]
+        _refuse_unused(given, names.setting("method", "ngram"), f" (method {method} has no prompt lookup)")
+    if lo is None:
+        return (5, 5) if hi is None else (hi, hi)  # 5, 5: vLLM's SpeculativeConfig default
+    return lo, (hi if hi is not None else lo)
 
 
 def parse_k_values(text: str) -> tuple[int, ...]:

@@ -46,6 +46,12 @@ class PromptItem:
         """The chat messages of the request: the history, then the user turn."""
         return (*self.history, ChatMessage("user", self.prompt))
 
+    @property
+    def multi_turn(self) -> bool:
+        """The request carries earlier turns of its conversation (a user or assistant turn before its own); a
+        system prompt alone is not an earlier turn."""
+        return any(m.role != "system" for m in self.history)
+
     def raw_text(self) -> str:
         """The request as plain text (no chat template): the turns' contents, blank-line separated."""
         if not self.history:

@@ -136,9 +136,9 @@ def _category(rec: Record) -> str | None:
     for key in ("class", "category"):
         value = rec.data.get(key)
         if value is not None:
-            if not isinstance(value, str | int) or isinstance(value, bool) or value == "":
+            if not isinstance(value, str) or value == "":  # a number is refused as ``prompt`` refuses one
                 raise rec.fail(key, f"expected a non-empty string, got {_kind(value)}")
-            return str(value)
+            return value
     return None
 
 

@@ -18,7 +18,7 @@ Counter = Callable[[str], int]  # text -> its length (words, or tokens of a toke
 class CategorySummary:
     category: str  # "(none)" for records without one; "all" for the total row
     requests: int
-    multi_turn: int  # requests carrying earlier turns
+    multi_turn: int  # requests carrying earlier turns (user/assistant; a system prompt is not a turn)
     mean_length: float
     max_length: int
 
@@ -44,7 +44,7 @@ class PromptSummary:
 
 def _row(name: str, items: Sequence[PromptItem], count: Counter) -> CategorySummary:
     lengths = [count(i.raw_text()) for i in items]
-    multi = sum(1 for i in items if i.history)
+    multi = sum(1 for i in items if i.multi_turn)
     return CategorySummary(name, len(items), multi, sum(lengths) / len(lengths), max(lengths))
 
 

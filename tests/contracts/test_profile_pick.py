@@ -1,0 +1,44 @@
+"""advise --profile: a workload whose class (or task) the profile never saw falls back to all prompts, and says so
+when the profile's prompts are all of other classes (before: "class all" and nothing else, though every profiled
+prompt was chat)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from specwise.contracts.profile import ProfileDoc
+from specwise.profiler.analysis import counts_by_k
+from specwise.profiler.counting import model_draft_proposals
+from specwise.profiler.document import build_document
+from specwise.profiler.result import Observation, summarise
+from specwise.profiler.settings import ProfileSettings
+
+K = (1, 2)
+
+
+def _doc(classes: tuple[str | None, ...]) -> ProfileDoc:
+    rng = np.random.default_rng(5)
+    obs = []
+    for cls in classes:
+        accept = rng.uniform(0.3, 0.9, size=14)
+        counts = counts_by_k(model_draft_proposals(accept, 12, max(K)), K)
+        obs.append(Observation((), 0.0, "greedy", cls, counts, float(accept[:12].sum()), 12))
+    settings = ProfileSettings(temperatures=(0.0,), k_values=K, max_new_tokens=12)
+    return build_document("t", "d", settings, "p", len(classes), summarise(obs, K, 0, 50), {})
+
+
+def test_a_fall_back_to_prompts_of_other_classes_is_said() -> None:
+    source = _doc(("chat", "chat", "qa")).pick("summarize", "summarization", 0.0, "greedy").source
+    assert "class all" in source
+    assert source.endswith(
+        " -- workload 'summarize' uses the acceptance of all profiled prompts, which are chat, qa only "
+        "(none profiled as 'summarize' or 'summarization')"
+    )
+    source = _doc(("chat",)).pick("summarization", "summarization", 0.0, "greedy").source
+    assert source.endswith("which are chat only (none profiled as 'summarization')")
+
+
+def test_the_workload_s_own_class_or_prompts_without_classes_need_no_note() -> None:
+    assert "class summarization," in _doc(("chat", "summarization")).pick("s", "summarization", 0.0, "greedy").source
+    assert " -- " not in _doc(("chat", "summarization")).pick("s", "summarization", 0.0, "greedy").source
+    assert " -- " not in _doc((None, None)).pick("summarize", "summarization", 0.0, "greedy").source
