@@ -308,3 +308,35 @@ def test_cli_once_names_the_faulty_replica_and_exits_1(
     out = capsys.readouterr().out
     assert "1 (+1 left out)" in out and kind.replace("_", " ") in out
     assert "(inf)" not in out and "2.25" not in out  # the old roll-up's worst replica and acceptance
+
+
+# -- vLLM V0 replicas: draft and accepted token counters, no drafts counter (vllm/engine/metrics.py to 0.9) ---------
+
+
+def _v0(answers: dict[str, list[Any]], *instances: str) -> dict[str, list[Any]]:
+    """``answers`` with the drafts counter of ``instances`` gone, as a vLLM V0 replica exports none."""
+    return {**answers, "drafts": [p for p in answers["drafts"] if p.label("instance") not in instances]}
+
+
+def test_a_v0_fleet_is_judged_on_its_acceptance_rate() -> None:
+    """It used to be 'missing series' on every replica, nothing judged: a:1's 500 of 1200 (0.42) passed unseen."""
+    fleet = FleetWindow(100.0, 60.0, replica_windows(_v0(_answers(HEALTHY), "a:1", "b:1")))
+    a, b = fleet.replicas
+    assert a.acceptance_rate == pytest.approx(500 / 1200) and a.mean_acceptance_length is None
+    assert not a.drafts_counted and not a.missing_series and a.faults == () and len(a.notes) == 1
+    assert "vLLM V0 metric names" in a.notes[0]
+    [model] = fleet.models
+    assert (model.replicas, model.left_out, model.worst) == (2, (), (a, b))
+    assert model.counts.acceptance_rate == pytest.approx(850 / 1600) and model.counts.mean_acceptance_length is None
+    doc = fleet.to_json()
+    assert doc["models"][0]["drafts"] is None and doc["replicas"][0]["drafts"] is None
+    findings = [(i, f.rule, f.message) for i, f in fleet_findings(fleet, Thresholds())]
+    assert [(i, rule) for i, rule, _ in findings] == [("a:1", "low_acceptance_rate")]
+    assert "over 1200 draft tokens" in findings[0][2]
+
+
+def test_a_v0_replica_beside_v1_ones_pools_no_drafts_count() -> None:
+    """Summing the V1 replica's drafts alone would give the pool a wrong AL: drafts are unknown once one is V0."""
+    [model] = rollup(replica_windows(_v0(_answers(HEALTHY), "a:1")))
+    assert not model.drafts_counted and model.counts.drafts == 0 and model.counts.per_position_rates == ()
+    assert model.counts.acceptance_rate == pytest.approx(850 / 1600)
