@@ -94,6 +94,12 @@ def test_quantization_configs() -> None:
     assert awq.native_quantization.method == "int4"
     with pytest.raises(SpecwiseError, match="quant_method 'hqq' is not modelled"):
         spec_from_hf_config({**LLAMA_TINY, "quantization_config": {"quant_method": "hqq"}}, name="h", source="t")
+    # Review C: a quantization_config that is not an object was read as unquantized (weights priced at bf16).
+    for bad in ("awq", ["awq"], 4):
+        with pytest.raises(SpecwiseError, match="quantization_config must be an object"):
+            spec_from_hf_config({**LLAMA_TINY, "quantization_config": bad}, name="s", source="t")
+    none = spec_from_hf_config({**LLAMA_TINY, "quantization_config": None}, name="n", source="t")
+    assert not none.native_quantization.is_quantized
 
 
 def test_float32_checkpoints_are_served_in_bf16() -> None:

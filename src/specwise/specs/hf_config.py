@@ -137,8 +137,13 @@ def _dtype(top: ConfigFields, f: ConfigFields) -> str:
 
 def _native_quantization(top: ConfigFields, f: ConfigFields) -> Quantization:
     qc = top.raw("quantization_config", f.raw("quantization_config"))
-    if not isinstance(qc, Mapping):
+    if qc is None:
         return NO_QUANTIZATION
+    if not isinstance(qc, Mapping):  # transformers writes an object (QuantizationConfigMixin.to_dict)
+        raise SpecwiseError(
+            f"{f.where}: quantization_config must be an object with a quant_method, got {type(qc).__name__} "
+            f"{qc!r:.40}; pass --quantization none|fp8|int8|int4 to say how the weights are stored"
+        )
     method = str(qc.get("quant_method", "")).lower()
     bits = qc.get("bits")
     if method == "mxfp4":
