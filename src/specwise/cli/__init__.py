@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import TextIO, cast
 
 from specwise import __version__
@@ -40,6 +43,18 @@ from specwise.cli.common import (
     UsageError,
 )
 from specwise.errors import SpecwiseError
+
+EXIT_TERMINATED = 143  # SIGTERM (128 + 15): kill PID, docker stop, a CI runner's or systemd's stop
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread by :func:`main`'s handler. A KeyboardInterrupt, so that every path that
+    stops cleanly on Ctrl-C (the local pool ending its workers, bench's resume advice, monitor's closing line,
+    profile's partial results) does the same on SIGTERM; :func:`main` then says "terminated" and exits 143."""
+
+    def __init__(self) -> None:
+        super().__init__("terminated")
+
 
 _COMMANDS = (
     advise,
@@ -92,10 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     stdout = sys.stdout
     sys.stdout = cast(TextIO, GuardedStdout(stdout))
+    terms: list[int] = []
     try:
-        code: int = args.handler(args)
-        sys.stdout.flush()  # what is still buffered: a failed write shows here, not as Python exits
-        return code
+        with _sigterm_raises(terms):
+            code: int = args.handler(args)
+            sys.stdout.flush()  # what is still buffered: a failed write shows here, not as Python exits
+        return EXIT_TERMINATED if terms and code == EXIT_INTERRUPTED else code  # a command that ended its own way
     except SpecwiseError as exc:
         print(f"specwise {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -104,6 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"specwise {args.command}: error: cannot write the output: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
+        if terms:
+            print("terminated", file=sys.stderr)
+            return EXIT_TERMINATED
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -125,6 +145,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if isinstance(sys.stdout, GuardedStdout):
             sys.stdout = stdout
+
+
+@contextlib.contextmanager
+def _sigterm_raises(terms: list[int]) -> Iterator[None]:
+    """While the command runs, SIGTERM raises :class:`Terminated` (noted in ``terms``) as Ctrl-C raises
+    KeyboardInterrupt; a second SIGTERM while the first is handled kills at once (the default action; the local
+    pool's workers die with the process). The previous handler is back afterwards (tests call :func:`main` in
+    process); nothing changes outside the main thread, where Python cannot set a handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        terms.append(signum)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)  # None: not set by Python
 
 
 def _silence(stdout: TextIO) -> None:

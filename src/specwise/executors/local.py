@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 from specwise.executors import Progress
+from specwise.executors.workers import init_worker
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -38,9 +41,28 @@ class LocalExecutor:
                 if progress:
                     progress(i, len(jobs))
             return results
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        context = multiprocessing.get_context()
+        parent = None if context.get_start_method() == "forkserver" else os.getpid()
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=init_worker, initargs=(parent,))
+        try:
             for i, result in enumerate(pool.map(fn, jobs, chunksize=1), start=1):
                 results.append(result)
                 if progress:
                     progress(i, len(jobs))
+        except BaseException:  # Ctrl-C, SIGTERM (the CLI raises), an error: the workers end now, not after their jobs
+            _stop(pool)
+            raise
+        pool.shutdown()
         return results
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and kill the workers (pure computation: nothing of theirs to save); bounded."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # the workers, before shutdown forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError):  # already ended, or closed
+            process.kill()
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError):
+            process.join(timeout=5)
