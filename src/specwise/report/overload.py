@@ -38,12 +38,51 @@ def first_overloaded_load(doc: SweepResult) -> float | None:
     return min(doc.overloaded_qps, default=None)
 
 
+def speculation_only_rows(doc: SweepResult, qps: float) -> tuple[SweepRow, ...]:
+    """The speculative rows (each k's, the schedule's) that keep up with ``qps`` where plain decoding does not --
+    "only speculation keeps up", the rule of advise's measure_first verdict at the operating load
+    (:func:`specwise.advisor.decision._overload_verdict`: the baseline overloaded, that k's row not). Their cells
+    keep the mark (the speedup is against a growing queue); the words say the row itself keeps up."""
+    if qps not in doc.overloaded_qps:
+        return ()
+    rows = [r for r in doc.results if r.qps == qps and r.k and not r.overloaded]
+    return (*rows, *(r for r in doc.schedule_results if r.qps == qps and not r.overloaded))
+
+
+def speculation_only_loads(doc: SweepResult) -> dict[float, str]:
+    """Each load that only speculation keeps up with, and which k do, in words (``k >= 5``, ``k=2, 5``, ``every k``,
+    ``the k schedule``)."""
+    out = {}
+    for q in doc.overloaded_qps:
+        if rows := speculation_only_rows(doc, q):
+            out[q] = _which(doc, q, rows)
+    return out
+
+
+def _which(doc: SweepResult, qps: float, rows: tuple[SweepRow, ...]) -> str:
+    ks = sorted(int(r.k) for r in rows if r.k)
+    simulated = sorted(int(r.k) for r in doc.results if r.qps == qps and r.k)
+    if not ks:
+        words = ""
+    elif ks == simulated and len(ks) > 1:
+        words = "every k"
+    elif len(ks) > 1 and ks == [k for k in simulated if k >= ks[0]]:
+        words = f"k >= {ks[0]}"
+    else:
+        words = f"k={', '.join(map(str, ks))}"
+    schedule = any(r.k is None for r in rows)
+    return " and ".join(w for w in (words, "the k schedule" if schedule else "") if w)
+
+
 def overload_footnote(doc: SweepResult) -> str | None:
-    """The footnote under a table with marked cells, in words (None when no cell is marked)."""
+    """The footnote under a table with marked cells, in words (None when no cell is marked). A load only
+    speculation keeps up with is said apart: its marked speedups are against plain decoding's growing queue, not
+    the speculative row's."""
     marked = overloaded_loads(doc)
     if not marked:
         return None
-    base = [q for q in marked if q in doc.overloaded_qps]
+    only = speculation_only_loads(doc)
+    base = [q for q in marked if q in doc.overloaded_qps and q not in only]
     some_k = [q for q in marked if q not in doc.overloaded_qps]
     where = " and ".join(
         part
@@ -53,9 +92,27 @@ def overload_footnote(doc: SweepResult) -> str | None:
         )
         if part
     )
+    if not only:
+        return (
+            f"{OVERLOAD_MARK} overloaded {where}: requests arrive faster than they are served and the queue grows "
+            "without bound; those latencies and speedups depend on num_requests (not a steady state)"
+        )
+    if len(only) == 1:
+        ((q, ks),) = only.items()
+        spec = f"at {q:g} QPS plain decoding cannot keep up but {ks} can"
+    else:
+        loads = " and ".join(f"{q:g} QPS ({ks})" for q, ks in only.items())
+        spec = f"at {loads} plain decoding cannot keep up but those k can"
+    if not where:
+        return (
+            f"{OVERLOAD_MARK} {spec}: requests arrive faster than plain decoding serves them and its queue grows "
+            "without bound, so a speedup there is against a growing queue and depends on num_requests (not a steady "
+            "state)"
+        )
     return (
         f"{OVERLOAD_MARK} overloaded {where}: requests arrive faster than they are served and the queue grows without "
-        "bound; those latencies and speedups depend on num_requests (not a steady state)"
+        f"bound; those latencies and speedups depend on num_requests (not a steady state); {spec}: a speedup there is "
+        "against plain decoding's growing queue"
     )
 
 

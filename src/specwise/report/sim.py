@@ -10,7 +10,13 @@ from specwise.acceptance.leviathan import ASSUMES, LEVIATHAN_TABLE4, PREDICTOR, 
 from specwise.contracts.sweep import SweepResult
 from specwise.perfmodel.factory import band_text
 from specwise.report.console import console
-from specwise.report.overload import OVERLOAD_MARK, mark, overload_footnote, speedup_overloaded
+from specwise.report.overload import (
+    OVERLOAD_MARK,
+    mark,
+    overload_footnote,
+    speculation_only_loads,
+    speedup_overloaded,
+)
 from specwise.report.tables import print_table
 
 METRIC_LABELS = {
@@ -52,6 +58,8 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
         table.add_row(*cells)
     print_table(out, table, wide=wide)
     out.print(pays_sentence(doc))
+    if (only := speculation_only_sentence(doc)) is not None:
+        out.print(only)
     for line in saturation_lines(doc):
         out.print(line)
     out.print(
@@ -65,6 +73,21 @@ def saturation_lines(doc: SweepResult) -> list[str]:
     """Where the deployment cannot keep up with the simulated load, in words (nothing where it keeps up)."""
     footnote = overload_footnote(doc)
     return [] if footnote is None else [f"[yellow]{capacity_sentence(doc)}[/yellow]", footnote]
+
+
+def speculation_only_sentence(doc: SweepResult) -> str | None:
+    """The loads plain decoding cannot keep up with but some k can, in advise's words for its measure_first verdict
+    there ("only speculation keeps up": :func:`specwise.report.overload.speculation_only_rows`): the headline's
+    speedups are over the loads plain decoding keeps up with, so without this line a load only speculation makes
+    sustainable would go unsaid. None: there is none."""
+    only = speculation_only_loads(doc)
+    if not only:
+        return None
+    loads = " and ".join(f"{q:g} QPS ({ks})" for q, ks in only.items())
+    base = doc.sustainable_qps
+    plain = f"plain decoding serves ~{base:.1f} req/s" if base is not None else "plain decoding does not"
+    measure = "measure it on your server before relying on it"
+    return f"[yellow]only speculation keeps up at {loads}: {plain}; {measure}[/yellow]"
 
 
 def capacity_sentence(doc: SweepResult) -> str:

@@ -235,6 +235,35 @@ def _k_schedule(s: Section) -> tuple[tuple[int, int, int], ...]:
     return tuple(out)
 
 
+def k_schedule_gaps(schedule: Sequence[tuple[int, int, int]], max_num_seqs: int) -> tuple[tuple[int, int], ...]:
+    """The batch ranges within 1..``max_num_seqs`` that no ``[first_batch, last_batch, k]`` entry of ``schedule``
+    covers (sorted, non-overlapping: :func:`_k_schedule`); none without a schedule."""
+    if not schedule:
+        return ()
+    gaps: list[tuple[int, int]] = []
+    first = 1
+    for start, end, _ in schedule:
+        if start > first and first <= max_num_seqs:
+            gaps.append((first, min(start - 1, max_num_seqs)))
+        first = max(first, end + 1)
+    if first <= max_num_seqs:
+        gaps.append((first, max_num_seqs))
+    return tuple(gaps)
+
+
+def k_schedule_gap_note(schedule: Sequence[tuple[int, int, int]], max_num_seqs: int) -> str | None:
+    """A batch size the schedule does not cover runs with k = 0, as the simulator steps it
+    (:meth:`specwise.sim.engine.SpecConfig.k_for_batch`): said, not refused -- ending a schedule below
+    ``max_num_seqs`` is a way to switch speculation off above a batch size."""
+    gaps = k_schedule_gaps(schedule, max_num_seqs)
+    if not gaps:
+        return None
+    ranges = ", ".join(
+        (f"{a}" if a == b else f"{a}-{b}") + (" (max_num_seqs)" if b == max_num_seqs else "") for a, b in gaps
+    )
+    return f"[speculation].k_schedule covers no batch {ranges}: speculation off there (k = 0)"
+
+
 def parse_acceptance(
     s: Section, base_dir: Path | None, drafting: str, method: Method | None = None
 ) -> AcceptanceSource | None:
@@ -435,7 +464,10 @@ def parse_scenario_spec(
     if len(set(names)) < len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
         raise SpecwiseError(f"{file}: [[workload]]: name {twice[0]!r} is used twice; results are reported per name")
-    notes = tuple(note for note in [*(n for _, n in built), profile_pair_note(default_acceptance, *pair[:3])] if note)
+    gaps = k_schedule_gap_note(speculation.k_schedule, deployment.max_num_seqs)
+    notes = tuple(
+        note for note in [*(n for _, n in built), profile_pair_note(default_acceptance, *pair[:3]), gaps] if note
+    )
     sweep, metric = parse_sweep(
         root.sub("sweep", "[sweep]") if "sweep" in data else Section({}, "[sweep]", file),
         base_dir,
