@@ -86,12 +86,7 @@ def register(sub: Any) -> None:
         "(greedy = vLLM's default, probabilistic), k and quantisation, with bootstrap 95% CIs over prompts. Models "
         "are HF directories (safetensors) or GGUF files; offline; nothing is unpickled.",
     )
-    p.add_argument(
-        "--target", required=True, type=path_text, metavar="PATH", help="target model: HF directory or .gguf file"
-    )
-    who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument("--draft", type=path_text, metavar="PATH", help="draft model: HF directory or .gguf file")
-    who.add_argument("--method", choices=("ngram", "suffix"), help="model-free drafting instead of a draft model")
+    _add_pair_flags(p)
     p.add_argument(
         "--prompts",
         required=True,
@@ -159,6 +154,16 @@ def register(sub: Any) -> None:
     add_wide_flag(p)
     p.add_argument("--plot", type=path_arg, metavar="OUT.png", help="write acceptance vs temperature (.png or .svg)")
     p.set_defaults(handler=run)
+
+
+def _add_pair_flags(p: Any) -> None:
+    """``--target`` and ``--draft`` (or ``--method``): the pair measured."""
+    p.add_argument(
+        "--target", required=True, type=path_text, metavar="PATH", help="target model: HF directory or .gguf file"
+    )
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--draft", type=path_text, metavar="PATH", help="draft model: HF directory or .gguf file")
+    who.add_argument("--method", choices=("ngram", "suffix"), help="model-free drafting instead of a draft model")
 
 
 def _add_verify_flags(p: Any) -> None:
