@@ -205,7 +205,7 @@ def _scenario(
     if num_requests is not None:
         requests = _checked("num_requests", requests_per_cell, _number("num_requests", num_requests, integer=True))
     checked_metric = None if metric is None else _text("metric", metric)
-    return with_overrides(load_scenario(_path(source), predictor), source, requests, checked_metric, flag="metric")
+    return with_overrides(load_scenario(_path(source), predictor), source, requests, checked_metric, _ARGUMENTS)
 
 
 def _predictor(predictor: object, calibration: object) -> PredictorChoice | None:
@@ -378,6 +378,7 @@ def _plan_settings(own: dict[str, object], request: Mapping[str, object]) -> dic
     from specwise.cli.common import non_negative_int, positive_int
     from specwise.cli.plan_memory import QUANT_CHOICES, speculative_tokens
     from specwise.memory import MemoryPlanRequest
+    from specwise.memory.planner import dtype_refusal
     from specwise.memory.vllm_rules import batched_tokens_refusal
     from specwise.units import KV_CACHE_DTYPES
 
@@ -395,6 +396,8 @@ def _plan_settings(own: dict[str, object], request: Mapping[str, object]) -> dic
             settings[name] = _checked(name, integers[name], _number(name, value, integer=True))
         elif name in choices and _text(name, value) not in choices[name]:
             raise SpecwiseError(f"{name}: {value!r} is not one of {', '.join(choices[name])}")
+        elif name == "dtype" and (refusal := dtype_refusal(_text(name, value), _ARGUMENTS)) is not None:
+            raise SpecwiseError(f"{name}: {refusal}")
         else:
             settings[name] = value
     settings["gpu_memory_utilization"] = _gpu_memory_utilization(own["gpu_memory_utilization"])

@@ -150,7 +150,7 @@ def test_no_token_budget_hint_where_the_weights_are_what_miss(capsys: pytest.Cap
     code, out, _ = _plan_cli(capsys, "--target", LLAMA70, "--gpu", H100, "--json")
     assert code == 1 and not any("max-num-batched-tokens" in p for p in json.loads(out)["problems"])
     code, out, _ = _plan_cli(
-        capsys, "--target", LLAMA8, "--gpu", H100, "--max-num-batched-tokens", "100000000", "--reserve-gib", "100",
+        capsys, "--target", LLAMA8, "--gpu", H100, "--max-num-batched-tokens", "100000000", "--reserve-gib", "75",
         "--json",
     )  # fmt: skip
     assert code == 1 and not any("max-num-batched-tokens" in p for p in json.loads(out)["problems"])  # overridden

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from specwise.acceptance.model import AcceptanceModel
+from specwise.api import _ARGUMENTS
 from specwise.cli import main
 from specwise.cli.simulate import with_overrides
 from specwise.errors import SpecError, SpecwiseError
@@ -169,8 +170,8 @@ def test_a_num_requests_override_is_named_as_given(tmp_path: Path) -> None:
     small = with_overrides(scenario, path, 5, None)
     flagged = small.warnings
     assert [w.split(":")[0] for w in flagged if "so few requests" in w] == ["--num-requests 5"]
-    api = with_overrides(scenario, path, 5, None, flag="metric").warnings  # the API's result is the command's
-    assert [w.split(":")[0] for w in api if "so few requests" in w] == ["--num-requests 5"]
+    api = with_overrides(scenario, path, 5, None, _ARGUMENTS).warnings  # the API names its argument (review C 9a)
+    assert [w.split(":")[0] for w in api if "so few requests" in w] == ["num_requests=5"]
     back = with_overrides(small, path, 500, None).warnings
     assert not [w for w in back if "so few requests" in w]  # a larger override drops the smaller one's warning
     path.write_text(BASE)  # the file's own count is still named as the file's

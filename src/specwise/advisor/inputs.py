@@ -41,7 +41,7 @@ from specwise.scenario.parse import (
     parse_workload,
     scenario_name,
 )
-from specwise.scenario.toml_loader import read_toml
+from specwise.scenario.toml_loader import read_toml, source_name
 
 CANDIDATE_DEFAULT_K = (0, 1, 2, 3, 4, 5, 6)
 
@@ -76,7 +76,7 @@ class AdviseInputs:
 
 
 def load_inputs(path: Path) -> AdviseInputs:
-    return parse_inputs(read_toml(path), str(path), path.parent)
+    return parse_inputs(read_toml(path), source_name(path), path.parent)
 
 
 def parse_inputs(data: Mapping[str, Any], file: str, base_dir: Path) -> AdviseInputs:

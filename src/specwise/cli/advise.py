@@ -7,7 +7,6 @@ import argparse
 import re
 import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
@@ -21,6 +20,7 @@ from specwise.cli.common import (
     add_json_flag,
     add_predictor_flags,
     add_wide_flag,
+    path_arg,
     predictor_override,
     print_json,
     progress_bar,
@@ -53,7 +53,7 @@ def register(sub: Any) -> None:
         "--profile",
         action="append",
         default=[],
-        type=Path,
+        type=path_arg,
         metavar="PROFILE.json",
         help="a specwise profile result (repeatable); matched to candidates by method and draft",
     )
@@ -61,17 +61,17 @@ def register(sub: Any) -> None:
         "--bench",
         action="append",
         default=[],
-        type=Path,
+        type=path_arg,
         metavar="BENCH.json",
         help="measured acceptance, which wins over all else (repeatable): a specwise bench result, or a "
         "'vllm bench serve --save-result' JSON (save it with --metadata speculative_config='<the JSON of vllm "
         "serve --speculative-config>' to say which method it measured; without it the file stands for the "
         "scenario's only candidate)",
     )
-    p.add_argument("--report", type=Path, metavar="OUT.html", help="write the self-contained HTML report")
+    p.add_argument("--report", type=path_arg, metavar="OUT.html", help="write the self-contained HTML report")
     p.add_argument(
         "--write-launch",
-        type=Path,
+        type=path_arg,
         metavar="FILE.toml",
         help="when the decision is 'measure first': write the bench launch file that measures it here",
     )

@@ -23,6 +23,8 @@ from specwise.cli.common import (
     bounded,
     http_url,
     non_negative_float,
+    path_arg,
+    path_text,
     positive_float,
     positive_int,
     print_json,
@@ -153,6 +155,7 @@ def register(sub: Any) -> None:
     p.add_argument("--burstiness-cv", type=CHECKS["cv"], default=1.0, help="gamma arrivals: gap CV")
     p.add_argument(
         "--prompts",
+        type=path_text,
         metavar="FILE|hf:PATH|builtin:NAME",
         help="JSON/JSONL prompts (specwise's 'prompt' + optional 'class', 'max_tokens', 'temperature'; chat "
         "'messages'; ShareGPT; Spec-Bench question.jsonl), a local Hugging Face dataset, or a built-in set",
@@ -169,6 +172,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--tokenizer",
+        type=path_text,
         metavar="DIR|FILE|ORG/NAME",
         help="tokenizer for --synthetic-tokens: a model directory, a tokenizer.json, or a model id in the local "
         "Hugging Face cache (default: --model; nothing is downloaded)",
@@ -203,17 +207,17 @@ def register(sub: Any) -> None:
 
 def _add_storage_flags(p: argparse.ArgumentParser) -> None:
     """Where results go: the database, resuming, exports."""
-    p.add_argument("--db", type=Path, default=Path("specwise-bench.sqlite"), help="results database")
+    p.add_argument("--db", type=path_arg, default=Path("specwise-bench.sqlite"), help="results database")
     p.add_argument("--run-id", help="name for this run (default: random)")
     p.add_argument(
         "--resume",
         metavar="RUN_ID",
         help="finish an interrupted run from --db (a --launch run: with --launch FILE, which starts its servers again)",
     )
-    p.add_argument("--export-jsonl", type=Path, metavar="FILE", help="also write every record as JSON lines")
+    p.add_argument("--export-jsonl", type=path_arg, metavar="FILE", help="also write every record as JSON lines")
     p.add_argument(
         "--output",
-        type=Path,
+        type=path_arg,
         metavar="FILE",
         help="also write one row per level (and per --launch config) with vllm bench serve's field names and units "
         "(latencies in ms, spec_decode_acceptance_rate in percent); the extension says the format: .csv, .jsonl "
@@ -226,7 +230,7 @@ def _add_launch_flags(p: argparse.ArgumentParser) -> None:
     """Starting servers per configuration, and calibrating the simulator to them."""
     p.add_argument(
         "--launch",
-        type=Path,
+        type=path_arg,
         metavar="FILE",
         help="TOML listing vLLM configurations: start each on 127.0.0.1, bench it, stop it, compare",
     )
@@ -238,7 +242,7 @@ def _add_launch_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--calibration-out",
-        type=Path,
+        type=path_arg,
         metavar="FILE",
         help="where --calibrate / --calibrate-run write the calibration file (default: beside --db, named after "
         "the run); simulate, advise and monitor take it with --calibration",

@@ -8,7 +8,7 @@ from typing import Any
 
 from specwise.calibration.from_bench import DEFAULT_MAX_NUM_BATCHED_TOKENS, DEFAULT_MAX_NUM_SEQS
 from specwise.calibration.from_vllm import VllmCalibrationInput, calibrate_vllm
-from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, bounded, print_json
+from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, bounded, path_arg, print_json
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.contracts.document import json_safe
 from specwise.engines.vllm_versions import VllmVersion
@@ -30,8 +30,8 @@ def register(sub: Any) -> None:
         "not record are taken from the flags (vLLM's defaults otherwise) and recorded as assumed. "
         "specwise bench --launch FILE --calibrate calibrates from specwise's own runs.",
     )
-    p.add_argument("results", nargs="+", type=Path, metavar="RESULT.json", help="vllm bench serve result files")
-    p.add_argument("--out", type=Path, required=True, help="calibration file to write (for --calibration)")
+    p.add_argument("results", nargs="+", type=path_arg, metavar="RESULT.json", help="vllm bench serve result files")
+    p.add_argument("--out", type=path_arg, required=True, help="calibration file to write (for --calibration)")
     p.add_argument(
         "--max-num-seqs",
         type=bounded(int, f"an integer in 1..{MAX_NUM_SEQS_LIMIT:,}", low=1, high=MAX_NUM_SEQS_LIMIT),
@@ -100,7 +100,18 @@ def engine_version_text(text: str) -> str:
     return text
 
 
+def check_result_files(paths: list[Path]) -> None:
+    """The inputs first, as the reader words it: a directory or a missing file is the input's mistake, said before
+    any check of ``--out`` against them (which would call a directory given as a result "the result directory")."""
+    for path in paths:
+        if path.is_dir():
+            raise SpecwiseError(f"{path}: is a directory, expected a bench file")
+        if not path.exists():
+            raise SpecwiseError(f"{path}: no such bench file")
+
+
 def run(args: argparse.Namespace) -> int:
+    check_result_files(args.results)
     check_output_file(args.out, [("result", path) for path in args.results])
     request = _input(args)
     cal = calibrate_vllm(request)

@@ -189,7 +189,7 @@ def add_predictor_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--calibration",
-        type=Path,
+        type=path_arg,
         metavar="FILE",
         help="a calibration file from specwise calibrate (on vllm bench serve --save-detailed results) or specwise "
         "bench --launch --calibrate: price steps with your server's measured step times",
@@ -234,7 +234,14 @@ def predictor_choice(
             raise SpecwiseError(
                 f"{names.name('calibration')} needs {calibrated} (or no {names.name('predictor')}), got {predictor}"
             )
-        return PredictorChoice("calibrated", CalibrationDoc.read(calibration), calibration)
+        try:
+            doc = CalibrationDoc.read(calibration)
+        except SpecwiseError as exc:  # its advice ends "then pass --calibration cal.json": the caller's name for it
+            said = names.setting("calibration", "cal.json")
+            if said == "--calibration cal.json" or "--calibration cal.json" not in str(exc):
+                raise
+            raise type(exc)(str(exc).replace("--calibration cal.json", said)) from None
+        return PredictorChoice("calibrated", doc, calibration)
     if predictor == "calibrated":
         raise SpecwiseError(
             f"{calibrated} needs {names.name('calibration')} FILE "
@@ -265,6 +272,20 @@ def non_empty(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError(f"expected a non-empty value, got {text!r}")
     return text
+
+
+def path_text(text: str) -> str:
+    """An argparse type for every flag that names a file or directory (or a source such as ``hf:PATH``), as
+    written: an empty one (an unset shell variable, ``--plot "$DIR"``) is refused, never read as ``Path("")``,
+    which is ``.`` -- the current directory, where output would land unasked."""
+    if text == "":
+        raise argparse.ArgumentTypeError("empty path")
+    return text
+
+
+def path_arg(text: str) -> Path:
+    """:func:`path_text` as a ``Path``: the type of every file or directory flag read as one."""
+    return Path(path_text(text))
 
 
 def metrics_url(text: str) -> str:
@@ -352,7 +373,7 @@ def scenario_file(text: str) -> Path:
     from specwise.examples import EXAMPLE_PREFIX, scenario_example_path
 
     if not text.startswith(EXAMPLE_PREFIX):
-        return Path(text)
+        return path_arg(text)
     try:
         return scenario_example_path(text)
     except SpecwiseError as exc:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, print_json
+from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, path_arg, print_json
 from specwise.errors import SpecwiseError
 from specwise.examples import copy_examples, example_text, find_example, list_examples
 from specwise.report.examples import render_copy, render_examples
@@ -23,7 +22,7 @@ def register(sub: Any) -> None:
         "README's examples/ paths. A scenario flag also takes example:NAME.",
     )
     p.add_argument("name", nargs="?", metavar="NAME", help="an example, e.g. advise/summarize-low-qps")
-    p.add_argument("--copy", type=Path, metavar="DIR", help="copy the examples (or NAME) under DIR")
+    p.add_argument("--copy", type=path_arg, metavar="DIR", help="copy the examples (or NAME) under DIR")
     p.add_argument("--force", action="store_true", help="with --copy: overwrite files whose contents differ")
     add_json_flag(p)
     add_wide_flag(p)

@@ -20,6 +20,7 @@ from specwise.cli.common import (
     add_predictor_flags,
     check_modelled_k,
     non_empty,
+    path_text,
     positive_float,
     positive_int,
     predictor_override,
@@ -94,7 +95,7 @@ def register(sub: Any) -> None:
 
 
 def _out_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="-", metavar="FILE", help="write here (default: - for stdout)")
+    p.add_argument("--out", type=path_text, default="-", metavar="FILE", help="write here (default: - for stdout)")
 
 
 def _emit(out: str, text: str) -> int:

@@ -29,6 +29,7 @@ from specwise.cli.common import (
     duration_s,
     http_url,
     metrics_url,
+    path_arg,
     positive_float,
     positive_int,
     predictor_override,
@@ -154,7 +155,7 @@ def _loop_flags(p: argparse.ArgumentParser) -> None:
         "--duration", type=positive_float, help="loop mode: stop after this many seconds (at least --interval)"
     )
     p.add_argument(
-        "--db", type=Path, help="loop mode: history database (default: $XDG_DATA_HOME/specwise/monitor.sqlite)"
+        "--db", type=path_arg, help="loop mode: history database (default: $XDG_DATA_HOME/specwise/monitor.sqlite)"
     )
     p.add_argument(
         "--retention", type=positive_float, help=f"loop mode: seconds of history to keep (default {RETENTION_S:g})"

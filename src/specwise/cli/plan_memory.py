@@ -23,6 +23,7 @@ from specwise.compat.tokenizer_files import gather_tokenizer_evidence
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.extras import available
 from specwise.memory import MemoryPlanRequest, plan_memory
+from specwise.memory.planner import dtype_refusal, reserve_refusal
 from specwise.memory.vllm_rules import draft_model_tp_refusal
 from specwise.methods import MAX_K
 from specwise.report.memory import render_memory_plan
@@ -70,7 +71,12 @@ def register(sub: Any) -> None:
         type=positive_int,
         help="draft tensor-parallel size (default: --tp): --tp for a draft model (vLLM V1), 1 or --tp for a head",
     )
-    p.add_argument("--dtype", default="auto", help="weights/activations dtype: auto (the config's), bf16, fp16, fp32")
+    p.add_argument(
+        "--dtype",
+        type=model_dtype,
+        default="auto",
+        help="weights/activations dtype: auto (the config's), bfloat16, float16, float32 (or bf16, fp16, fp32)",
+    )
     p.add_argument(
         "--quantization",
         default="auto",
@@ -107,6 +113,14 @@ def register(sub: Any) -> None:
     add_json_flag(p)
     add_wide_flag(p)
     p.set_defaults(handler=run)
+
+
+def model_dtype(text: str) -> str:
+    """An argparse type for ``--dtype``: the planner's own rule (:func:`~specwise.memory.planner.dtype_refusal`)."""
+    refusal = dtype_refusal(text)
+    if refusal is not None:
+        raise argparse.ArgumentTypeError(refusal)
+    return text
 
 
 def checked_draft(
@@ -156,6 +170,9 @@ def run(args: argparse.Namespace) -> int:
         )
     target = resolve_model(args.target)
     gpu = resolve_gpu(args.gpu)
+    reserve = None if args.reserve_gib is None else args.reserve_gib * GIB
+    if (refusal := reserve_refusal(reserve, gpu)) is not None:  # before int(): 1e300 GiB is an infinite float
+        raise SpecwiseError(f"--reserve-gib {args.reserve_gib:g} {refusal}")
     tp = args.tp if args.tp is not None else (args.num_gpus or 1)
     draft_choice, pair = checked_draft(target, args.draft, args.draft_tp, args.draft_quantization, tp=tp)
     request = MemoryPlanRequest(
@@ -174,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
         max_num_batched_tokens=args.max_num_batched_tokens,
         max_num_seqs=args.max_num_seqs,
         num_speculative_tokens=args.num_speculative_tokens or DEFAULT_K,
-        reserve_bytes=int(args.reserve_gib * GIB) if args.reserve_gib is not None else None,
+        reserve_bytes=None if reserve is None else int(reserve),
     )
     plan = replace(plan_memory(request), compatibility=pair)
     if args.json:

@@ -16,6 +16,8 @@ from specwise.cli.common import (
     EXIT_OK,
     add_wide_flag,
     non_negative_int,
+    path_arg,
+    path_text,
     positive_int,
     progress_bar,
     stage_progress,
@@ -84,13 +86,11 @@ def register(sub: Any) -> None:
         "(greedy = vLLM's default, probabilistic), k and quantisation, with bootstrap 95% CIs over prompts. Models "
         "are HF directories (safetensors) or GGUF files; offline; nothing is unpickled.",
     )
-    p.add_argument("--target", required=True, metavar="PATH", help="target model: HF directory or .gguf file")
-    who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument("--draft", metavar="PATH", help="draft model: HF directory or .gguf file")
-    who.add_argument("--method", choices=("ngram", "suffix"), help="model-free drafting instead of a draft model")
+    _add_pair_flags(p)
     p.add_argument(
         "--prompts",
         required=True,
+        type=path_text,
         metavar="FILE|hf:PATH|builtin:NAME",
         help="JSON/JSONL prompts (specwise, chat messages, ShareGPT, Spec-Bench question.jsonl), a local Hugging Face "
         "dataset, or a built-in set",
@@ -100,6 +100,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--chat-template",
         default="none",
+        type=path_text,
         metavar="auto|none|FILE",
         help="render each conversation with the target's chat template (auto: when it has one, as a chat server "
         "does), a Jinja template FILE, or send the raw text (none, default: a completions request)",
@@ -149,10 +150,20 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--seed", type=CHECKS["seed"], default=0)
     _add_verify_flags(p)
-    p.add_argument("--json", type=Path, metavar="OUT", help="write the profile JSON here ('-' prints it)")
+    p.add_argument("--json", type=path_arg, metavar="OUT", help="write the profile JSON here ('-' prints it)")
     add_wide_flag(p)
-    p.add_argument("--plot", type=Path, metavar="OUT.png", help="write acceptance vs temperature (.png or .svg)")
+    p.add_argument("--plot", type=path_arg, metavar="OUT.png", help="write acceptance vs temperature (.png or .svg)")
     p.set_defaults(handler=run)
+
+
+def _add_pair_flags(p: Any) -> None:
+    """``--target`` and ``--draft`` (or ``--method``): the pair measured."""
+    p.add_argument(
+        "--target", required=True, type=path_text, metavar="PATH", help="target model: HF directory or .gguf file"
+    )
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--draft", type=path_text, metavar="PATH", help="draft model: HF directory or .gguf file")
+    who.add_argument("--method", choices=("ngram", "suffix"), help="model-free drafting instead of a draft model")
 
 
 def _add_verify_flags(p: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, print_json
+from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, path_text, print_json
 from specwise.cli.datasets import add_dataset_flags, dataset_selection
 from specwise.prompts.summary import summarize_source
 from specwise.report.prompts import render_prompt_summary
@@ -19,9 +19,11 @@ def register(sub: Any) -> None:
         "Spec-Bench question.jsonl; hf:PATH; builtin:NAME) and print its requests per category, how many carry "
         "earlier turns, and their length in words (or tokens, with --tokenizer).",
     )
-    p.add_argument("source", metavar="FILE|hf:PATH|builtin:NAME")
+    p.add_argument("source", type=path_text, metavar="FILE|hf:PATH|builtin:NAME")
     add_dataset_flags(p)
-    p.add_argument("--tokenizer", metavar="DIR|FILE|ORG/NAME", help="count tokens of this tokenizer, not words")
+    p.add_argument(
+        "--tokenizer", type=path_text, metavar="DIR|FILE|ORG/NAME", help="count tokens of this tokenizer, not words"
+    )
     add_json_flag(p)
     add_wide_flag(p)
     p.set_defaults(handler=run)

@@ -14,12 +14,13 @@ from specwise.cli.common import (
     add_predictor_flags,
     add_wide_flag,
     bounded,
+    path_arg,
     predictor_override,
     print_json,
     progress_bar,
     scenario_file,
 )
-from specwise.errors import SpecwiseError
+from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.executors import open_executor
 from specwise.extras import require
 from specwise.fileio import check_output_dir
@@ -36,19 +37,24 @@ requests_per_cell = bounded(int, f"an integer in 1..{MAX_NUM_REQUESTS:,}", low=1
 
 
 def with_overrides(
-    scenario: Scenario, source: object, requests: int | None, metric: str | None, flag: str = "--metric"
+    scenario: Scenario,
+    source: object,
+    requests: int | None,
+    metric: str | None,
+    names: FieldNames = CLI_FLAGS,
 ) -> Scenario:
     """The scenario with ``--num-requests`` / ``--metric`` applied (None: the scenario's own; a count too small to
     decide on is warned about, as a file's is), refused before the sweep: a metric that is not one of
     DECISION_METRICS, and goodput where no [[workload]] sets an SLO (no request could meet one, so every cell would
-    score 0). ``flag`` is how the metric is named in the message. A small overriding count is warned about as
-    ``--num-requests N``, not as the file's ``[sweep].num_requests`` (the API's ``num_requests`` too: its result
-    is the command's, warnings included)."""
+    score 0). ``names``: how the caller names them (the flags, or the API's arguments). A small overriding count is
+    warned about as ``--num-requests N`` (the API's ``num_requests=N``), not as the file's ``[sweep].num_requests``
+    (the API's result is the command's, warnings included)."""
+    flag = names.name("metric")
     if requests:
         n = scenario.sweep.num_requests
-        said = {few_requests_warning(n), few_requests_warning(n, f"--num-requests {n}")}
+        said = {few_requests_warning(n), few_requests_warning(n, names.setting("num_requests", n))}
         warnings = [w for w in scenario.warnings if w not in said]  # the file's (or an earlier override's) count
-        if (few := few_requests_warning(requests, f"--num-requests {requests}")) is not None:
+        if (few := few_requests_warning(requests, names.setting("num_requests", requests))) is not None:
             warnings.append(few)
         scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=requests), warnings=tuple(warnings))
     if metric is None:
@@ -73,7 +79,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--scenario", required=True, type=scenario_file, metavar="FILE", help="scenario TOML file (or example:NAME)"
     )
-    p.add_argument("--plot", type=Path, metavar="DIR", help="write speedup and latency plots (PNG + SVG) here")
+    p.add_argument("--plot", type=path_arg, metavar="DIR", help="write speedup and latency plots (PNG + SVG) here")
     p.add_argument(
         "--num-requests",
         type=requests_per_cell,

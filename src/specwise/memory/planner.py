@@ -26,7 +26,7 @@ from specwise.specs.draft import DraftChoice
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
 from specwise.specs.quant import Quantization
-from specwise.units import DTYPE_BYTES, KV_CACHE_DTYPES, canonical_dtype, fmt_bytes, kv_cache_dtype
+from specwise.units import DTYPE_ALIASES, DTYPE_BYTES, KV_CACHE_DTYPES, canonical_dtype, fmt_bytes, kv_cache_dtype
 
 if TYPE_CHECKING:
     from specwise.compat.pair import PairReport
@@ -75,6 +75,17 @@ class MemoryPlanRequest:
         reserve = self.reserve_bytes
         if reserve is not None and (isinstance(reserve, bool) or not isinstance(reserve, int) or reserve < 0):
             raise SpecwiseError(f"reserve: must be an integer number of bytes >= 0, got {reserve!r}")
+        refusal = reserve_refusal(reserve, self.gpu)
+        if refusal is not None:
+            raise SpecwiseError(f"{n.setting('reserve_bytes', reserve)} {refusal}")
+
+
+def reserve_refusal(reserve_bytes: float | None, gpu: GpuSpec) -> str | None:
+    """Why a given reserve is bad input (None: it is not): more than the GPU holds is a typo or a unit slip
+    (``--reserve-gib 1e30``), not a deployment that "does not fit"."""
+    if reserve_bytes is not None and reserve_bytes > gpu.memory_bytes:
+        return f"exceeds the GPU's {fmt_bytes(gpu.memory_bytes)}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -215,21 +226,39 @@ def _resolve_quant(choice: str, spec: ModelSpec, role: str, field: str) -> Quant
 
 
 MODEL_DTYPES = ("bf16", "fp16", "fp32")  # vLLM's --dtype (vllm/config/model.py: auto, half, bfloat16, float)
+DTYPE_CHOICES: tuple[str, ...] = (
+    "auto",
+    *(name for name, dtype in DTYPE_ALIASES.items() if dtype in MODEL_DTYPES),  # vLLM's names: float32, bfloat16...
+    *MODEL_DTYPES,
+)
+"""Every ``--dtype`` (``dtype``) the planner takes: ``auto`` (the config's) and each name of a model dtype."""
 
 
-def _resolve_dtype(choice: str, spec: ModelSpec) -> str:
+def dtype_refusal(choice: str, names: FieldNames = CLI_FLAGS) -> str | None:
+    """Why ``choice`` is no model dtype (None: it is one of :data:`DTYPE_CHOICES`): the message lists exactly what
+    ``--dtype`` takes; fp8 is said to be a quantization or a KV cache format, which ``names`` name."""
     if choice == "auto":
-        return spec.dtype
+        return None
     try:
-        dtype = canonical_dtype(choice)
-    except ValueError as exc:
-        raise SpecwiseError(f"dtype: {exc}") from None
-    if dtype not in MODEL_DTYPES:
-        raise SpecwiseError(
-            f"dtype: {choice!r} is not a model dtype vLLM takes (--dtype auto, bfloat16, float16, float32); "
-            f"{dtype} weights are a quantization (--quantization {dtype}), an fp8 KV cache is --kv-cache-dtype fp8"
-        )
-    return dtype
+        dtype: str | None = canonical_dtype(choice)
+    except ValueError:
+        dtype = None
+    if dtype in MODEL_DTYPES:
+        return None
+    refusal = f"{choice!r} is not a model dtype; expected one of {', '.join(DTYPE_CHOICES)}"
+    if dtype is None:
+        return refusal
+    return (
+        f"{refusal} ({dtype} weights are a quantization: {names.setting('quantization', dtype)}; an fp8 KV cache is "
+        f"{names.setting('kv_cache_dtype', 'fp8')})"
+    )
+
+
+def _resolve_dtype(choice: str, spec: ModelSpec, names: FieldNames) -> str:
+    refusal = dtype_refusal(choice, names)
+    if refusal is not None:
+        raise SpecwiseError(f"{names.name('dtype')}: {refusal}")
+    return spec.dtype if choice == "auto" else canonical_dtype(choice)
 
 
 def _model_memory(
@@ -292,7 +321,7 @@ def _max_len_that_fits(budget: int, models: list[tuple[ModelSpec, int]], kv_byte
 def plan_memory(req: MemoryPlanRequest) -> MemoryPlan:
     n = req.names
     num_gpus, draft_tp, max_len = _check_parallelism(req)
-    dtype = _resolve_dtype(req.dtype, req.target)
+    dtype = _resolve_dtype(req.dtype, req.target, n)
     kv_dtype = _kv_dtype(req.kv_cache_dtype, dtype, n)
     kv_bytes = DTYPE_BYTES[kv_dtype]
     target = req.target

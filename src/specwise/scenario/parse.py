@@ -386,7 +386,7 @@ def parse_sweep(s: Section, base_dir: Path | None, k_values: tuple[int, ...]) ->
     cv = s.number("burstiness_cv", 1.0, low=0.0, strict_low=True, high=100.0)
     trace: tuple[float, ...] = _read_trace(s, base_dir) if kind == "trace" else ()
     sweep = SweepSpec(
-        qps=tuple(sorted(qps)),
+        qps=tuple(sorted(set(qps))),  # a load given twice is simulated once (duplicate_loads_note says so)
         k_values=k_values,
         num_requests=s.positive_int("num_requests", 1000, high=MAX_NUM_REQUESTS),
         seed=s.integer("seed", 0, low=0, high=2**63 - 1),
@@ -394,6 +394,17 @@ def parse_sweep(s: Section, base_dir: Path | None, k_values: tuple[int, ...]) ->
         warmup_fraction=s.number("warmup_fraction", 0.1, low=0.0, high=0.9),
     )
     return sweep, metric
+
+
+def duplicate_loads_note(s: Section) -> str | None:
+    """``[sweep].qps`` naming a load more than once (``[1, 1, 1.0]``): each load is simulated once and has one row,
+    so the duplicates are said, not merged silently (a warning, not a refusal)."""
+    qps = s.number_list("qps", [])
+    twice = sorted({q for q in qps if qps.count(q) > 1})
+    if not twice:
+        return None
+    said = ", ".join(f"{q:g} given {qps.count(q)} times" for q in twice)
+    return f"{s.where}.qps: {said}; each load is simulated once (one row)"
 
 
 def _read_trace(s: Section, base_dir: Path | None) -> tuple[float, ...]:
@@ -468,11 +479,9 @@ def parse_scenario_spec(
     notes = tuple(
         note for note in [*(n for _, n in built), profile_pair_note(default_acceptance, *pair[:3]), gaps] if note
     )
-    sweep, metric = parse_sweep(
-        root.sub("sweep", "[sweep]") if "sweep" in data else Section({}, "[sweep]", file),
-        base_dir,
-        speculation.k_values,
-    )
+    sweep_section = root.sub("sweep", "[sweep]") if "sweep" in data else Section({}, "[sweep]", file)
+    sweep, metric = parse_sweep(sweep_section, base_dir, speculation.k_values)
+    notes += tuple(note for note in [duplicate_loads_note(sweep_section)] if note)
     if metric == "goodput" and not sets_an_slo(classes):
         raise SpecwiseError(
             f"{file}: [sweep].decision_metric: goodput needs slo_ttft_s or slo_tpot_s on at least one [[workload]]"

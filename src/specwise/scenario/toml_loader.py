@@ -22,20 +22,33 @@ from specwise.scenario.parse import parse_scenario_spec
 MAX_TOML_BYTES = 4 * 2**20  # a scenario is a page of settings, not megabytes
 
 
+def source_name(path: Path) -> str:
+    """How messages name a scenario file: ``example:NAME`` for a file shipped in the package (what the user gave;
+    its installed path -- in a wheel, somewhere in site-packages -- means nothing to them), else the path."""
+    from specwise.examples import EXAMPLE_PREFIX, root
+
+    try:
+        shipped = path.relative_to(Path(str(root())))
+    except ValueError:
+        return str(path)
+    return EXAMPLE_PREFIX + shipped.as_posix().removesuffix(".toml")
+
+
 def read_toml(path: Path, what: str = "scenario") -> dict[str, Any]:
     """A TOML file as a table; missing, unreadable, oversized or malformed files are one line naming the file."""
     text = read_text_bounded(path, MAX_TOML_BYTES, what).removeprefix("\ufeff")  # a BOM (Windows editors) is not TOML
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise SpecwiseError(f"{path}: invalid TOML: {exc}") from None
+        raise SpecwiseError(f"{source_name(path)}: invalid TOML: {exc}") from None
     except RecursionError:
-        raise SpecwiseError(f"{path}: invalid TOML: nested too deeply") from None
+        raise SpecwiseError(f"{source_name(path)}: invalid TOML: nested too deeply") from None
 
 
 def load_scenario(path: Path, predictor: PredictorChoice | None = None, reader: str = "simulate") -> Scenario:
     """``reader``: the command reading the file, as its errors name it (``export prometheus-rules --scenario``)."""
-    return parse_scenario(read_toml(path), file=str(path), base_dir=path.parent, predictor=predictor, reader=reader)
+    data, file = read_toml(path), source_name(path)
+    return parse_scenario(data, file=file, base_dir=path.parent, predictor=predictor, reader=reader)
 
 
 def parse_scenario(
