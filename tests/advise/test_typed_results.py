@@ -11,7 +11,8 @@ import pytest
 
 import specwise
 from specwise.contracts.advice import Advice, CandidateMemory
-from specwise.contracts.document import DocumentError, Fields
+from specwise.contracts.document import DocumentError, Fields, json_safe
+from specwise.contracts.sweep import RowLatency, SweepResult
 from specwise.memory import MemoryPlan
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "examples"
@@ -65,3 +66,15 @@ def test_a_memory_that_is_no_object_is_refused_in_one_line() -> None:
     data["candidates"][0]["memory"] = 3
     with pytest.raises(DocumentError, match=r"candidates\[0\]\.memory: expected an object"):
         Advice.from_json(data)
+
+
+def test_a_sweep_row_latency_is_typed_and_writes_the_same_json() -> None:
+    data = json.loads((GOLDEN / "simulate-llama70b-ngram.json").read_text())
+    doc = SweepResult.from_json(data)
+    row, raw = doc.results[0], data["results"][0]
+    assert isinstance(row.latency, RowLatency)
+    assert (
+        row.latency.e2e_s.p50 == raw["latency"]["e2e_s"]["p50"] and row.latency.requests == raw["latency"]["requests"]
+    )
+    assert json.dumps(json_safe(row.to_json())["latency"]) == json.dumps(raw["latency"])
+    assert json.dumps(json_safe(doc.to_json())) == json.dumps(data)
