@@ -114,7 +114,7 @@ def test_advise_whole(case: str, width: int) -> None:
     render_advise(doc, out)
     text = out.export_text()
     ids = [c.candidate for c in doc.candidates] + [doc.target, doc.gpu]
-    numbers = [f"{c.memory['kv_cache_tokens']:,}" for c in doc.candidates]
+    numbers = [f"{c.memory.kv_cache_tokens:,}" for c in doc.candidates]
     assert_whole(text, ids + numbers)
     for c in doc.candidates:
         assert rule_counts(c.rules) in text

@@ -18,6 +18,7 @@ from specwise.catalog import resolve_model
 from specwise.contracts.advice import (
     Advice,
     CandidateAdvice,
+    CandidateMemory,
     EvidenceUsed,
     MeasurePlan,
     ScheduleCheck,
@@ -26,7 +27,7 @@ from specwise.contracts.advice import (
 )
 from specwise.contracts.bench import BenchDoc
 from specwise.contracts.bench_formats import read_bench
-from specwise.contracts.document import JsonObject
+from specwise.contracts.document import Fields, JsonObject
 from specwise.contracts.profile import ProfileDoc
 from specwise.contracts.sweep import P80_SPEEDUP_ERROR, SweepResult
 from specwise.engines import Deployment, Engine, Speculation, get_engine
@@ -498,7 +499,7 @@ def evaluate_candidate(
         method=c.method.name,
         draft=c.speculation.draft,
         drafting=c.drafting,
-        memory=plan.to_dict(),
+        memory=CandidateMemory.from_json(Fields(plan.to_dict(), "memory plan")),  # the contract, typed
         evidence=_evidence_used(evidence),
         warnings=tuple(notes + k_notes) + sc.warnings,
         decision_metric=sc.decision_metric,
@@ -736,9 +737,9 @@ def _deployment(inputs: AdviseInputs, top: CandidateAdvice, host: str = LOOPBACK
     plan, dep = top.memory, inputs.deployment
     return Deployment(
         model=dep.target,
-        tp=int(plan["tp"]),
-        gpu_memory_utilization=float(plan["gpu_memory_utilization"]),
-        max_model_len=int(plan["max_model_len"]),
+        tp=plan.tp,
+        gpu_memory_utilization=plan.gpu_memory_utilization,
+        max_model_len=plan.max_model_len,
         max_num_seqs=dep.max_num_seqs,
         quantization=dep.quantization,
         host=host,

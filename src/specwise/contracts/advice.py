@@ -5,7 +5,7 @@ serve command that implements it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from specwise.contracts.document import Fields, JsonObject, Schema
@@ -99,12 +99,196 @@ class ScheduleCheck:
 
 
 @dataclass(frozen=True)
+class PlannedModel:
+    """One model in a candidate's memory plan (the plan-memory JSON's ``target`` / ``draft``), at its dtypes and TP."""
+
+    name: str  # JSON "id"
+    params: int
+    active_params: int
+    dtype: str
+    quantization: str
+    tp: int
+    weight_bytes: int
+    weight_bytes_per_gpu: int
+    kv_bytes_per_token: int
+    kv_bytes_per_token_per_gpu: int
+    kv_bytes_per_max_len_seq_per_gpu: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id" if k == "name" else k: getattr(self, k) for k in _names(PlannedModel)}
+
+    @classmethod
+    def from_json(cls, f: Fields) -> PlannedModel:
+        def n(key: str) -> int:
+            return f.integer(key, 0) or 0
+
+        return cls(
+            f.text("id", "") or "",
+            n("params"),
+            n("active_params"),
+            f.text("dtype", "") or "",
+            f.text("quantization", "") or "",
+            n("tp"),
+            n("weight_bytes"),
+            n("weight_bytes_per_gpu"),
+            n("kv_bytes_per_token"),
+            n("kv_bytes_per_token_per_gpu"),
+            n("kv_bytes_per_max_len_seq_per_gpu"),
+        )
+
+
+@dataclass(frozen=True)
+class PlannedGpu:
+    name: str
+    memory_bytes: int
+    count: int  # GPUs in the deployment
+
+
+@dataclass(frozen=True)
+class PlannedReserve:
+    """What vLLM keeps out of the KV cache besides weights, per GPU (``specwise.memory.reserve``)."""
+
+    activation_bytes: int
+    cuda_graph_bytes: int
+    non_torch_bytes: int
+    overridden: bool = False  # the sum was given (``reserve``), not estimated
+
+
+@dataclass(frozen=True)
+class PlannedPerGpu:
+    """The most loaded GPU's budget and what takes it (the plan-memory JSON's ``per_gpu``)."""
+
+    budget_bytes: int
+    target_weight_bytes: int
+    draft_weight_bytes: int
+    reserve_bytes: int
+    reserve: PlannedReserve
+    kv_budget_bytes: int  # negative when weights and reserve alone overrun the budget
+    kv_budget_bytes_without_draft: int
+    shortfall_bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in _names(PlannedPerGpu)}
+        out["reserve"] = {k: getattr(self.reserve, k) for k in _names(PlannedReserve)}  # keeps its place
+        return out
+
+    @classmethod
+    def from_json(cls, f: Fields) -> PlannedPerGpu:
+        def n(g: Fields, key: str) -> int:
+            return g.integer(key, 0) or 0
+
+        r = _object(f, "reserve")
+        return cls(
+            n(f, "budget_bytes"),
+            n(f, "target_weight_bytes"),
+            n(f, "draft_weight_bytes"),
+            n(f, "reserve_bytes"),
+            PlannedReserve(
+                n(r, "activation_bytes"), n(r, "cuda_graph_bytes"), n(r, "non_torch_bytes"), r.flag("overridden")
+            ),
+            n(f, "kv_budget_bytes"),
+            n(f, "kv_budget_bytes_without_draft"),
+            n(f, "shortfall_bytes"),
+        )
+
+
+@dataclass(frozen=True)
+class CandidateMemory:
+    """A candidate's memory plan as ``advise`` reports it: the plan-memory JSON contract (README "plan-memory JSON
+    contract", :meth:`specwise.memory.MemoryPlan.to_dict`), typed. Its fields are named as
+    :class:`~specwise.memory.MemoryPlan`'s (``fits``, ``max_concurrent_seqs``, ``kv_cache_tokens``, ...), the
+    per-GPU figures under ``per_gpu``. A view of the plan's JSON, not the plan: the GPU's other specs and the pair
+    check are not in it."""
+
+    target: PlannedModel
+    draft: PlannedModel | None
+    draft_method: str | None
+    gpu: PlannedGpu
+    fits: bool
+    fits_without_draft: bool
+    kv_cache_tokens: int
+    kv_cache_tokens_without_draft: int
+    max_concurrent_seqs: int
+    max_concurrent_seqs_without_draft: int
+    draft_concurrency_cost: float | None  # the share of max concurrent sequences the draft costs, 0..1
+    max_model_len: int
+    max_model_len_that_fits: int
+    tp: int
+    replicas: int
+    kv_cache_dtype: str
+    gpu_memory_utilization: float
+    per_gpu: PlannedPerGpu
+    problems: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan-memory JSON contract, key for key as ``plan-memory --json`` writes it (less ``compatibility``)."""
+        out = {k: getattr(self, k) for k in _names(CandidateMemory)}
+        out["target"] = self.target.to_json()
+        out["draft"] = self.draft.to_json() if self.draft else None
+        out["gpu"] = {k: getattr(self.gpu, k) for k in _names(PlannedGpu)}
+        out["per_gpu"] = self.per_gpu.to_json()
+        out["problems"], out["warnings"] = list(self.problems), list(self.warnings)
+        return out
+
+    @classmethod
+    def from_json(cls, f: Fields) -> CandidateMemory:
+        """The contract read back; a key it lacks reads as 0, false or empty (a plan that says nothing fits nothing)."""
+
+        def n(key: str) -> int:
+            return f.integer(key, 0) or 0
+
+        draft, gpu = f.object("draft"), _object(f, "gpu")
+        return cls(
+            target=PlannedModel.from_json(_object(f, "target")),
+            draft=PlannedModel.from_json(draft) if draft else None,
+            draft_method=f.text("draft_method"),
+            gpu=PlannedGpu(
+                gpu.text("name", "") or "", gpu.integer("memory_bytes", 0) or 0, gpu.integer("count", 0) or 0
+            ),
+            fits=f.flag("fits"),
+            fits_without_draft=f.flag("fits_without_draft"),
+            kv_cache_tokens=n("kv_cache_tokens"),
+            kv_cache_tokens_without_draft=n("kv_cache_tokens_without_draft"),
+            max_concurrent_seqs=n("max_concurrent_seqs"),
+            max_concurrent_seqs_without_draft=n("max_concurrent_seqs_without_draft"),
+            draft_concurrency_cost=f.number("draft_concurrency_cost"),
+            max_model_len=n("max_model_len"),
+            max_model_len_that_fits=n("max_model_len_that_fits"),
+            tp=n("tp"),
+            replicas=n("replicas"),
+            kv_cache_dtype=f.text("kv_cache_dtype", "") or "",
+            gpu_memory_utilization=_as_written(f, "gpu_memory_utilization"),
+            per_gpu=PlannedPerGpu.from_json(_object(f, "per_gpu")),
+            problems=tuple(str(p) for p in f.data.get("problems") or ()),
+            warnings=tuple(str(w) for w in f.data.get("warnings") or ()),
+        )
+
+
+def _names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names in order: its JSON keys in the order the contract writes them."""
+    return tuple(x.name for x in fields(cls))
+
+
+def _object(f: Fields, key: str) -> Fields:
+    """``key``'s object, or an empty one where the document has none."""
+    return f.object(key) or Fields({}, f.at(key))
+
+
+def _as_written(f: Fields, key: str) -> float:
+    """A number as the JSON holds it (``1`` stays an int), so the document writes back byte for byte."""
+    f.number(key, 0.0)  # refuses what is not a finite number
+    value: float = f.data.get(key, 0.0)
+    return value
+
+
+@dataclass(frozen=True)
 class CandidateAdvice:
     candidate: str
     method: str
     draft: str | None
     drafting: str
-    memory: JsonObject  # the plan-memory JSON contract (README "plan-memory JSON contract")
+    memory: CandidateMemory  # the memory plan (README "plan-memory JSON contract"), typed
     evidence: tuple[EvidenceUsed, ...]
     warnings: tuple[str, ...]
     decision_metric: str
@@ -129,7 +313,7 @@ class CandidateAdvice:
             "method": self.method,
             "draft": self.draft,
             "drafting": self.drafting,
-            "memory": dict(self.memory),
+            "memory": self.memory.to_json(),
             "evidence": [e.to_json() for e in self.evidence],
             "warnings": list(self.warnings),
             "decision_metric": self.decision_metric,
@@ -151,14 +335,13 @@ class CandidateAdvice:
     @classmethod
     def from_json(cls, f: Fields) -> CandidateAdvice:
         sim = f.object("sim")
-        mem = f.data.get("memory") or {}
         spec = f.data.get("speculative_config")
         return cls(
             candidate=f.text("candidate", required=True) or "",
             method=f.text("method", "") or "",
             draft=f.text("draft"),
             drafting=f.text("drafting", "greedy") or "greedy",
-            memory=mem if isinstance(mem, Mapping) else {},
+            memory=CandidateMemory.from_json(_object(f, "memory")),
             evidence=tuple(EvidenceUsed.from_json(e) for e in f.objects("evidence")),
             warnings=tuple(str(w) for w in f.data.get("warnings") or ()),
             decision_metric=f.text("decision_metric", "e2e") or "e2e",

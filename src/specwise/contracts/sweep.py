@@ -21,10 +21,11 @@ is ``"top_speculative_k_paying_or_not"`` (:data:`BEST_SPEEDUP_IS`), as ``predict
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from specwise.contracts.document import Fields, JsonObject, Schema
+from specwise.stats import Percentiles
 
 SCHEMA = Schema("specwise.sweep", 1)
 METRIC_KEYS = {
@@ -89,6 +90,45 @@ def _nan(x: float | None) -> float:
 
 
 @dataclass(frozen=True)
+class RowLatency:
+    """One cell's whole latency summary (:mod:`specwise.latency`, the simulator's), as the row's ``latency`` prints
+    it: mean and p50/p90/p99 per metric, in seconds (NaN where no request gave a sample; null in JSON)."""
+
+    requests: int
+    ttft_s: Percentiles
+    tpot_s: Percentiles
+    itl_s: Percentiles
+    e2e_s: Percentiles
+    output_tokens_per_s: float
+    request_rate_per_s: float
+    goodput_per_s: float | None
+    slo_attainment: float | None = None
+    preemptions: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, f: Fields) -> RowLatency:
+        def pct(key: str) -> Percentiles:
+            p = f.object(key) or Fields({}, f.at(key))
+            return Percentiles(*(_nan(p.number(q)) for q in ("mean", "p50", "p90", "p99")))
+
+        return cls(
+            requests=f.integer("requests", 0) or 0,
+            ttft_s=pct("ttft_s"),
+            tpot_s=pct("tpot_s"),
+            itl_s=pct("itl_s"),
+            e2e_s=pct("e2e_s"),
+            output_tokens_per_s=f.number("output_tokens_per_s", 0.0) or 0.0,
+            request_rate_per_s=f.number("request_rate_per_s", 0.0) or 0.0,
+            goodput_per_s=f.number("goodput_per_s"),
+            slo_attainment=f.number("slo_attainment"),
+            preemptions=f.integer("preemptions", 0) or 0,
+        )
+
+
+@dataclass(frozen=True)
 class SweepRow:
     """One (QPS, k) cell; ``k`` None is the k-by-batch-size schedule."""
 
@@ -111,7 +151,7 @@ class SweepRow:
     acceptance_rate: float | None
     mean_acceptance_length: float | None
     preemptions: int
-    latency: JsonObject = field(default_factory=dict)  # the full latency summary, as printed
+    latency: RowLatency | None = None  # the full latency summary, as printed (None: a row written without one)
     by_class: Mapping[str, JsonObject] = field(default_factory=dict)  # per class: its summary and speedup_tpot
     overloaded: bool = False  # above this k's capacity: the queue grows without bound (latencies depend on n)
 
@@ -122,7 +162,7 @@ class SweepRow:
     def to_json(self) -> dict[str, Any]:
         out = {k: v for k, v in vars(self).items() if k not in ("latency", "by_class")}
         out["k"] = self.k if self.k is not None else "schedule"
-        out["latency"] = dict(self.latency)
+        out["latency"] = self.latency.to_json() if self.latency else {}
         out["by_class"] = {name: dict(v) for name, v in self.by_class.items()}
         return out
 
@@ -150,7 +190,7 @@ class SweepRow:
             mean_acceptance_length=f.number("mean_acceptance_length"),
             output_tokens_per_s=f.number("output_tokens_per_s", 0.0) or 0.0,
             preemptions=f.integer("preemptions", 0) or 0,
-            latency=dict(f.data.get("latency") or {}),
+            latency=RowLatency.from_json(lat) if (lat := f.object("latency")) and lat.data else None,
             by_class=dict(f.data.get("by_class") or {}),
             overloaded=f.data.get("overloaded") is True,
         )

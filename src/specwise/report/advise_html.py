@@ -116,7 +116,7 @@ def _candidates_table(doc: Advice) -> list[str]:
         parts.append(
             f"<tr><td>{i}</td><td>{_e(c.candidate)}</td><td class='{css}'>"
             f"{_e(c.verdict)}</td><td>{sched}</td>{_cell('-' if s is None else f'{s:.2f}x', over)}"
-            f"<td>{c.memory['kv_cache_tokens']:,} ({c.memory['kv_cache_tokens_without_draft']:,})</td>"
+            f"<td>{c.memory.kv_cache_tokens:,} ({c.memory.kv_cache_tokens_without_draft:,})</td>"
             f"<td>{_e(c.reason)}</td></tr>"
         )
     parts.append("</table>")

@@ -151,19 +151,19 @@ def memory_bars(candidates: Sequence[CandidateAdvice]) -> bytes:
     gib = 2**30
     palette = ("#4c72b0", "#8172b3", "#c4c4c4", "#55a868")  # target, draft, reserve, KV: no red (red = budget)
     for i, c in enumerate(candidates):
-        g = c.memory["per_gpu"]
+        g = c.memory.per_gpu
         parts = [
-            ("target weights", g["target_weight_bytes"]),
-            ("draft weights", g["draft_weight_bytes"]),
-            ("reserve", g["reserve_bytes"]),
-            ("KV cache", max(0, g["kv_budget_bytes"])),
+            ("target weights", g.target_weight_bytes),
+            ("draft weights", g.draft_weight_bytes),
+            ("reserve", g.reserve_bytes),
+            ("KV cache", max(0, g.kv_budget_bytes)),
         ]
         left = 0.0
         for colour, (label, b) in zip(palette, parts, strict=True):
             ax.barh(i, b / gib, left=left, color=colour, label=label if i == 0 else None)
             left += b / gib
         budget = "usable budget" if i == 0 else None
-        ax.plot([g["budget_bytes"] / gib] * 2, [i - 0.45, i + 0.45], color="red", linewidth=2.5, label=budget)
+        ax.plot([g.budget_bytes / gib] * 2, [i - 0.45, i + 0.45], color="red", linewidth=2.5, label=budget)
     ax.set_yticks(range(len(candidates)), [c.candidate for c in candidates], fontsize=8)
     ax.set_xlabel("GiB per GPU")
     legend_outside(ax)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from specwise.contracts.sweep import BaselinePoint, SweepResult, SweepRow, fastest, speculative_choices
+from specwise.contracts.document import Fields
+from specwise.contracts.sweep import BaselinePoint, RowLatency, SweepResult, SweepRow, fastest, speculative_choices
 from specwise.perfmodel.calibration_match import StepRange, largest
 from specwise.scenario.model import Scenario
 from specwise.sim.metrics import SimSummary
@@ -37,7 +38,7 @@ def sweep_row(cell: Cell, base: SimSummary, capacity: float | None = None) -> Sw
         acceptance_rate=cell.summary.acceptance_rate,
         mean_acceptance_length=cell.summary.mean_acceptance_length,
         preemptions=o.preemptions,
-        latency=o.to_dict(),
+        latency=RowLatency.from_json(Fields(o.to_dict(), "latency")),
         by_class={
             name: {**s.to_dict(), "speedup_tpot": ratio(base.by_class[name].tpot_s.p50, s.tpot_s.p50)}
             for name, s in cell.summary.by_class.items()
