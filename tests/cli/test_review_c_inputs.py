@@ -200,3 +200,23 @@ def test_a_load_given_twice_is_said_and_simulated_once(tmp_path: Path) -> None:
     said = [w for w in scenario.warnings if w.startswith("[sweep].qps")]
     assert said == ["[sweep].qps: 1 given 3 times, 2 given 2 times; each load is simulated once (one row)"]
     assert not [w for w in load_scenario(Path(str(root())) / "llama70b-ngram.toml").warnings if "[sweep].qps" in w]
+
+
+def test_advise_says_a_load_given_twice(tmp_path: Path) -> None:
+    """The same note in every candidate's warnings: advise reads [sweep] with the same parser."""
+    from specwise.advisor.decision import scenario_for
+    from specwise.advisor.evidence import resolve_evidence
+    from specwise.advisor.inputs import load_inputs
+
+    source = Path(str(root())) / "advise" / "summarize-low-qps.toml"
+    text = source.read_text()
+    assert "\nqps = " in text
+    lines = [("qps = [4, 1, 4, 1]" if line.startswith("qps =") else line) for line in text.splitlines()]
+    path = tmp_path / "dup.toml"
+    path.write_text("\n".join(lines))
+    inputs = load_inputs(path)
+    assert inputs.notes == ("[sweep].qps: 1 given 2 times, 4 given 2 times; each load is simulated once (one row)",)
+    assert load_inputs(source).notes == ()
+    c = inputs.candidates[0]
+    sc = scenario_for(inputs, c, resolve_evidence(inputs, c, [], [], []))
+    assert inputs.notes[0] in sc.warnings

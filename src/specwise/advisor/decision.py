@@ -69,6 +69,7 @@ def scenario_for(
         where_speculation=f"[[candidate]] {c.label!r}",
         engine_checks=engine_checks,
         deployable_only=False,
+        notes=inputs.notes,
     )
     return build_scenario(spec)
 

@@ -34,6 +34,7 @@ from specwise.scenario.parse import (
     SPECULATION_KEYS,
     WORKLOAD_KEYS,
     AcceptanceSource,
+    duplicate_loads_note,
     parse_acceptance,
     parse_deployment,
     parse_speculation,
@@ -73,6 +74,7 @@ class AdviseInputs:
     candidates: tuple[Candidate, ...]
     operating_qps: float
     min_speedup: float
+    notes: tuple[str, ...] = ()  # what the parse noticed and did not refuse (every candidate's warnings say it)
 
 
 def load_inputs(path: Path) -> AdviseInputs:
@@ -116,6 +118,7 @@ def parse_inputs(data: Mapping[str, Any], file: str, base_dir: Path) -> AdviseIn
         candidates=candidates,
         operating_qps=op,
         min_speedup=min_speedup,
+        notes=tuple(note for note in [duplicate_loads_note(sweep_section)] if note),
     )
 
 

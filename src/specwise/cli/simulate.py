@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,13 @@ from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.executors import open_executor
 from specwise.extras import require
 from specwise.fileio import check_output_dir
-from specwise.report.sim import render_sweep
+from specwise.report.sim import render_partial, render_sweep
 from specwise.scenario import load_scenario
 from specwise.scenario.build import few_requests_warning
 from specwise.scenario.model import DECISION_METRICS, Scenario
 from specwise.scenario.parse import MAX_NUM_REQUESTS, sets_an_slo
-from specwise.study.decide import decide
-from specwise.study.sweep import run_sweep
+from specwise.study.decide import decide, partial_sweep
+from specwise.study.sweep import Cell, run_sweep, sweep_jobs
 
 requests_per_cell = bounded(int, f"an integer in 1..{MAX_NUM_REQUESTS:,}", low=1, high=MAX_NUM_REQUESTS)
 """``--num-requests`` (and the API's ``num_requests``): requests per (QPS, k) cell."""
@@ -97,19 +98,39 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
+def _sweep(scenario: Scenario, args: argparse.Namespace) -> list[Cell]:
+    """Every cell, with a progress bar; interrupted (Ctrl-C, SIGTERM), the cells that finished are printed, marked
+    partial, before the interrupt goes on to its exit code (130, 143): nothing finished is lost."""
+    total = len(sweep_jobs(scenario))
+    finished: list[Cell] = []
+    try:
+        with open_executor(args.executor, args.processes) as executor, progress_bar(disable=args.json) as bar:
+            task = bar.add_task("simulating", total=total)
+
+            def tick(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            return run_sweep(scenario, executor, progress=tick, into=finished)
+    except KeyboardInterrupt:
+        said = f"specwise simulate: {len(finished)} of {total} simulations had finished"
+        if finished:
+            partial = partial_sweep(scenario, finished, total)
+            if args.json:
+                print_json(partial.to_json())
+            else:
+                render_partial(partial, wide=args.wide)
+            said += "; they are on standard output, marked partial"
+        print(said, file=sys.stderr)
+        raise
+
+
 def run(args: argparse.Namespace) -> int:
     if args.plot:
         require("matplotlib", "--plot")  # before the sweep, as the destination check
         check_output_dir(args.plot)  # before the sweep: a bad destination must not cost the run
     scenario = load_scenario(args.scenario, predictor_override(args))
     scenario = with_overrides(scenario, args.scenario, args.num_requests, args.metric)
-    with open_executor(args.executor, args.processes) as executor, progress_bar(disable=args.json) as bar:
-        task = bar.add_task("simulating", total=len(scenario.sweep.qps) * len(scenario.sweep.k_values))
-
-        def tick(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        cells = run_sweep(scenario, executor, progress=tick)
+    cells = _sweep(scenario, args)
     result = decide(scenario, cells)
     plots: list[Path] = []
     failed: str | None = None

@@ -356,3 +356,46 @@ class SweepResult:
             schedule_capacity_per_s=f.number("schedule_capacity_per_s"),
             capacity_bound_qps=tuple(q for q in f.numbers("capacity_bound_qps") if q is not None),
         )
+
+
+PARTIAL_SCHEMA = Schema("specwise.sweep-partial", 1)
+
+
+@dataclass(frozen=True)
+class PartialSweep:
+    """``specwise.sweep-partial/1``: the cells an interrupted sweep finished (Ctrl-C, SIGTERM), so that they are not
+    lost. ``results`` are its rows in sweep order, k = 0 included (speedup 1), each speedup against k = 0 at the same
+    QPS (a sweep runs k = 0 first at each QPS); ``capacity_per_s_by_k`` holds the saturated runs that finished (they
+    run last). No best k, crossover or overload marks: those need every cell. A distinct kind, so that a reader of
+    ``specwise.sweep/1`` refuses it rather than take it for a finished sweep."""
+
+    scenario: str
+    decision_metric: str
+    cells_done: int
+    cells_total: int
+    results: tuple[SweepRow, ...]
+    capacity_per_s_by_k: Mapping[int | None, float] = field(default_factory=dict)  # None: the schedule's
+    predictor: str = "roofline"
+    band: float = 0.0
+    band_source: str = ""
+    band_statistic: str = P80_SPEEDUP_ERROR
+
+    def to_json(self) -> dict[str, Any]:
+        rows = []
+        for r in self.results:
+            row = r.to_json()
+            del row["overloaded"]  # unknown without its capacity run
+            rows.append(row)
+        return {
+            "schema": PARTIAL_SCHEMA.id,
+            "partial": True,
+            "scenario": self.scenario,
+            "decision_metric": self.decision_metric,
+            "cells_done": self.cells_done,
+            "cells_total": self.cells_total,
+            "results": rows,
+            "capacity_per_s_by_k": {
+                ("schedule" if k is None else str(k)): c for k, c in self.capacity_per_s_by_k.items()
+            },
+            "predictor": predictor_json(self.predictor, self.band, self.band_source, self.band_statistic),
+        }

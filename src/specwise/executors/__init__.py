@@ -34,7 +34,12 @@ class Executor(Protocol):
         """How many jobs run at once (a caller may cut its work into a few times as many jobs)."""
         ...
 
-    def map(self, fn: Callable[[J], R], jobs: Sequence[J], progress: Progress | None = None) -> list[R]: ...
+    def map(
+        self, fn: Callable[[J], R], jobs: Sequence[J], progress: Progress | None = None, into: list[R] | None = None
+    ) -> list[R]:
+        """The results in job order, appended to ``into`` (a new list when None) as each arrives: a caller that
+        passes its own list still holds the finished prefix when the map is interrupted (Ctrl-C, SIGTERM)."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,11 @@ class LocalExecutor:
     def workers(self) -> int:
         return pool_size(os.cpu_count() or 1, self.max_workers)
 
-    def map(self, fn: Callable[[J], R], jobs: Sequence[J], progress: Progress | None = None) -> list[R]:
+    def map(
+        self, fn: Callable[[J], R], jobs: Sequence[J], progress: Progress | None = None, into: list[R] | None = None
+    ) -> list[R]:
         workers = pool_size(len(jobs), self.max_workers)
-        results: list[R] = []
+        results: list[R] = into if into is not None else []
         if workers <= 1:
             for i, job in enumerate(jobs, start=1):
                 results.append(fn(job))

@@ -200,14 +200,16 @@ class RayExecutor:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         return max(1, min(cpus, self.max_workers)) if self.max_workers else max(1, cpus)
 
-    def map(self, fn: Callable[[J], R], jobs: Sequence[J], progress: Progress | None = None) -> list[R]:
+    def map(
+        self, fn: Callable[[J], R], jobs: Sequence[J], progress: Progress | None = None, into: list[R] | None = None
+    ) -> list[R]:
+        results: list[R] = into if into is not None else []
         if not jobs:
-            return []
+            return results
         ray = self._connect()
         task = ray.remote(_apply)  # not ray.remote(fn): that takes only Python functions (no builtins, partials)
         fn_ref = ray.put(fn)
         refs = [task.remote(fn_ref, job) for job in jobs]
-        results: list[R] = []
         for i, ref in enumerate(refs, start=1):
             results.append(ray.get(ref))
             if progress:

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from specwise.acceptance.leviathan import ASSUMES, LEVIATHAN_TABLE4, PREDICTOR, BatchOneSpeedup
-from specwise.contracts.sweep import SweepResult
+from specwise.contracts.sweep import PartialSweep, SweepResult
 from specwise.perfmodel.factory import band_text
 from specwise.report.console import console
 from specwise.report.overload import (
@@ -67,6 +67,37 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
     )
     for w in doc.warnings:
         out.print(f"[yellow]warning[/yellow]: {escape(w)}")
+
+
+def render_partial(doc: PartialSweep, out: Console | None = None, wide: bool = False) -> None:
+    """The cells an interrupted sweep finished, one row each, marked partial (no decision is drawn from them)."""
+    out = console(out)
+    metric = doc.decision_metric
+    title = (
+        f"{doc.scenario}: PARTIAL, interrupted after {doc.cells_done} of {doc.cells_total} simulations\n"
+        f"the cells that finished; speedup of {METRIC_LABELS[metric]} vs k=0 at the same QPS"
+    )
+    table = Table(title=escape(title), title_justify="left")
+    for name in ("QPS", "k", "TPOT p50 ms", "E2E p50 s", "output tok/s", "speedup"):
+        table.add_column(name, justify="right")
+    for r in doc.results:
+        s = r.speedup(metric)
+        table.add_row(
+            f"{r.qps:g}",
+            "sched" if r.k is None else str(r.k),
+            f"{r.tpot_p50_s * 1e3:.1f}",
+            f"{r.e2e_p50_s:.2f}",
+            f"{r.output_tokens_per_s:,.0f}",
+            "-" if s is None else f"{s:.2f}",
+        )
+    print_table(out, table, wide=wide)
+    out.print(
+        "no best k, crossover or capacity: those need every cell (a rerun gives these cells again: each seeds its own"
+        " random numbers)"
+    )
+    out.print(
+        escape(f"predictor: {doc.predictor}; speedups {band_text(doc.band, doc.band_statistic, doc.band_source)}")
+    )
 
 
 def saturation_lines(doc: SweepResult) -> list[str]:

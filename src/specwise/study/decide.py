@@ -7,7 +7,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from specwise.contracts.document import Fields
-from specwise.contracts.sweep import BaselinePoint, RowLatency, SweepResult, SweepRow, fastest, speculative_choices
+from specwise.contracts.sweep import (
+    BaselinePoint,
+    PartialSweep,
+    RowLatency,
+    SweepResult,
+    SweepRow,
+    fastest,
+    speculative_choices,
+)
 from specwise.perfmodel.calibration_match import StepRange, largest
 from specwise.scenario.model import Scenario
 from specwise.sim.metrics import SimSummary
@@ -150,4 +158,25 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
         band_statistic=sc.models.band_statistic,
         capacity_per_s_by_k={k: v for k, v in sorted(capacity.items(), key=lambda kv: kv[0] or 0) if k is not None},
         schedule_capacity_per_s=capacity.get(None),
+    )
+
+
+def partial_sweep(sc: Scenario, cells: Sequence[Cell], cells_total: int) -> PartialSweep:
+    """What an interrupted :func:`~specwise.study.sweep.run_sweep` finished (``cells``, the prefix it appended):
+    each finished cell as a row against k = 0 at its QPS (a cell whose baseline did not finish is left out; the
+    sweep's order runs k = 0 first, so none is), and the capacity runs that finished."""
+    capacity = {c.k: c.capacity_per_s for c in cells if c.qps == CAPACITY_QPS and c.capacity_per_s is not None}
+    loads = [c for c in cells if c.qps != CAPACITY_QPS]
+    base = {c.qps: c.summary for c in loads if c.k == 0}
+    return PartialSweep(
+        scenario=sc.name,
+        decision_metric=sc.decision_metric,
+        cells_done=len(cells),
+        cells_total=cells_total,
+        results=tuple(sweep_row(c, base[c.qps]) for c in loads if c.qps in base),
+        capacity_per_s_by_k=capacity,
+        predictor=sc.models.predictor,
+        band=sc.models.band,
+        band_source=sc.models.band_source,
+        band_statistic=sc.models.band_statistic,
     )

@@ -78,10 +78,23 @@ def _run_cell_args(args: tuple[Scenario, float, int | None]) -> Cell:
     return run_cell(*args)
 
 
-def run_sweep(sc: Scenario, executor: Executor | None = None, *, progress: Progress | None = None) -> list[Cell]:
+def sweep_jobs(sc: Scenario) -> list[tuple[Scenario, float, int | None]]:
+    """The cells of :func:`run_sweep`, in its order: every (qps, k) with k = 0 first at each QPS (so a finished
+    prefix has the baseline of every speculative cell in it), the schedule last per QPS, then the capacity runs."""
+    ks: list[int | None] = list(sc.sweep.k_values) + ([None] if sc.k_schedule else [])
+    return [(sc, q, k) for q in [*sc.sweep.qps, CAPACITY_QPS] for k in ks]
+
+
+def run_sweep(
+    sc: Scenario,
+    executor: Executor | None = None,
+    *,
+    progress: Progress | None = None,
+    into: list[Cell] | None = None,
+) -> list[Cell]:
     """Every (qps, k) cell, plus the schedule per QPS when the scenario has one, in (qps, k) order, then one
     capacity cell per k (qps :data:`CAPACITY_QPS`); on ``executor`` (default: a local process pool, at most one
-    process per cell and per core). Each cell seeds its own random numbers, so where it runs does not change it."""
-    ks: list[int | None] = list(sc.sweep.k_values) + ([None] if sc.k_schedule else [])
-    jobs = [(sc, q, k) for q in [*sc.sweep.qps, CAPACITY_QPS] for k in ks]
-    return (executor or LocalExecutor()).map(_run_cell_args, jobs, progress)
+    process per cell and per core). Each cell seeds its own random numbers, so where it runs does not change it.
+    ``into``: the list the cells are appended to as they finish, in that order (what a caller keeps when the sweep
+    is interrupted; :func:`~specwise.study.decide.partial_sweep` reads it)."""
+    return (executor or LocalExecutor()).map(_run_cell_args, sweep_jobs(sc), progress, into)
