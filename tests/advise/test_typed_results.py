@@ -12,7 +12,7 @@ import pytest
 import specwise
 from specwise.contracts.advice import Advice, CandidateMemory
 from specwise.contracts.document import DocumentError, Fields, json_safe
-from specwise.contracts.sweep import RowLatency, SweepResult
+from specwise.contracts.sweep import ClassLatency, RowLatency, SweepResult
 from specwise.memory import MemoryPlan
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "examples"
@@ -78,3 +78,25 @@ def test_a_sweep_row_latency_is_typed_and_writes_the_same_json() -> None:
     )
     assert json.dumps(json_safe(row.to_json())["latency"]) == json.dumps(raw["latency"])
     assert json.dumps(json_safe(doc.to_json())) == json.dumps(data)
+
+
+def test_a_sweep_rows_classes_are_typed_and_write_the_same_json() -> None:
+    """``SweepRow.by_class`` (review C, finding 6, the last raw dict): each class's summary and TPOT speedup read
+    as attributes; the JSON is unchanged."""
+    data = json.loads((GOLDEN / "simulate-llama70b-ngram.json").read_text())
+    doc = SweepResult.from_json(data)
+    row, raw = doc.results[1], data["results"][1]
+    assert set(row.by_class) == set(raw["by_class"]) and len(row.by_class) >= 2
+    for name, summary in row.by_class.items():
+        assert isinstance(summary, ClassLatency)
+        assert summary.speedup_tpot == raw["by_class"][name]["speedup_tpot"]
+        assert summary.tpot_s.p50 == raw["by_class"][name]["tpot_s"]["p50"]
+        assert json.dumps(json_safe(summary.to_json())) == json.dumps(raw["by_class"][name])
+
+
+def test_a_class_that_is_no_object_is_refused_in_one_line() -> None:
+    data = json.loads((GOLDEN / "simulate-llama70b-ngram.json").read_text())
+    name = next(iter(data["results"][0]["by_class"]))
+    data["results"][0]["by_class"][name] = None
+    with pytest.raises(DocumentError, match=rf"results\[0\]\.by_class\.{name}: must be an object"):
+        SweepResult.from_json(data)

@@ -129,6 +129,32 @@ class RowLatency:
 
 
 @dataclass(frozen=True)
+class ClassLatency(RowLatency):
+    """One workload class's latency summary in a cell (the row's ``by_class``), and its TPOT speedup against
+    k = 0 at the same QPS (None where either TPOT is missing)."""
+
+    speedup_tpot: float | None = None
+
+    @classmethod
+    def from_json(cls, f: Fields) -> ClassLatency:
+        return cls(**vars(RowLatency.from_json(f)), speedup_tpot=f.number("speedup_tpot"))
+
+
+def _classes(f: Fields) -> dict[str, ClassLatency]:
+    """``by_class``: class name -> its summary (a non-object entry is refused with its path)."""
+    raw = f.object("by_class")
+    if raw is None:
+        return {}
+    out = {}
+    for name in raw.data:
+        entry = raw.object(str(name))
+        if entry is None:
+            raise raw.fail(str(name), "must be an object")
+        out[str(name)] = ClassLatency.from_json(entry)
+    return out
+
+
+@dataclass(frozen=True)
 class SweepRow:
     """One (QPS, k) cell; ``k`` None is the k-by-batch-size schedule."""
 
@@ -152,7 +178,7 @@ class SweepRow:
     mean_acceptance_length: float | None
     preemptions: int
     latency: RowLatency | None = None  # the full latency summary, as printed (None: a row written without one)
-    by_class: Mapping[str, JsonObject] = field(default_factory=dict)  # per class: its summary and speedup_tpot
+    by_class: Mapping[str, ClassLatency] = field(default_factory=dict)  # per workload class
     overloaded: bool = False  # above this k's capacity: the queue grows without bound (latencies depend on n)
 
     def speedup(self, metric: str) -> float | None:
@@ -163,7 +189,7 @@ class SweepRow:
         out = {k: v for k, v in vars(self).items() if k not in ("latency", "by_class")}
         out["k"] = self.k if self.k is not None else "schedule"
         out["latency"] = self.latency.to_json() if self.latency else {}
-        out["by_class"] = {name: dict(v) for name, v in self.by_class.items()}
+        out["by_class"] = {name: v.to_json() for name, v in self.by_class.items()}
         return out
 
     @classmethod
@@ -191,7 +217,7 @@ class SweepRow:
             output_tokens_per_s=f.number("output_tokens_per_s", 0.0) or 0.0,
             preemptions=f.integer("preemptions", 0) or 0,
             latency=RowLatency.from_json(lat) if (lat := f.object("latency")) and lat.data else None,
-            by_class=dict(f.data.get("by_class") or {}),
+            by_class=_classes(f),
             overloaded=f.data.get("overloaded") is True,
         )
 

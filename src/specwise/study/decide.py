@@ -5,10 +5,12 @@ speculation stops paying, each k's capacity and the loads above it, and the type
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from specwise.contracts.document import Fields
 from specwise.contracts.sweep import (
     BaselinePoint,
+    ClassLatency,
     PartialSweep,
     RowLatency,
     SweepResult,
@@ -48,7 +50,10 @@ def sweep_row(cell: Cell, base: SimSummary, capacity: float | None = None) -> Sw
         preemptions=o.preemptions,
         latency=RowLatency.from_json(Fields(o.to_dict(), "latency")),
         by_class={
-            name: {**s.to_dict(), "speedup_tpot": ratio(base.by_class[name].tpot_s.p50, s.tpot_s.p50)}
+            name: replace(
+                ClassLatency.from_json(Fields(s.to_dict(), f"by_class.{name}")),
+                speedup_tpot=ratio(base.by_class[name].tpot_s.p50, s.tpot_s.p50),
+            )
             for name, s in cell.summary.by_class.items()
         },
         overloaded=overloaded(cell.qps, capacity),
