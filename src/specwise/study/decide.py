@@ -5,9 +5,9 @@ speculation stops paying, each k's capacity and the loads above it, and the type
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
+from typing import TypeVar
 
-from specwise.contracts.document import Fields
 from specwise.contracts.sweep import (
     BaselinePoint,
     ClassLatency,
@@ -20,10 +20,18 @@ from specwise.contracts.sweep import (
 )
 from specwise.perfmodel.calibration_match import StepRange, largest
 from specwise.scenario.model import Scenario
-from specwise.sim.metrics import SimSummary
+from specwise.sim.metrics import SimLatencySummary, SimSummary
 from specwise.sim.saturation import overloaded
 from specwise.stats import ratio
 from specwise.study.sweep import CAPACITY_QPS, Cell
+
+L = TypeVar("L", bound=RowLatency)
+
+
+def _typed(kind: type[L], summary: SimLatencySummary) -> L:
+    """The row's typed latency from the simulator's summary, field by field (NaN where no request gave a sample
+    stays NaN: the JSON writer makes it null)."""
+    return kind(**{f.name: getattr(summary, f.name) for f in fields(kind) if hasattr(summary, f.name)})
 
 
 def sweep_row(cell: Cell, base: SimSummary, capacity: float | None = None) -> SweepRow:
@@ -48,12 +56,9 @@ def sweep_row(cell: Cell, base: SimSummary, capacity: float | None = None) -> Sw
         acceptance_rate=cell.summary.acceptance_rate,
         mean_acceptance_length=cell.summary.mean_acceptance_length,
         preemptions=o.preemptions,
-        latency=RowLatency.from_json(Fields(o.to_dict(), "latency")),
+        latency=_typed(RowLatency, o),
         by_class={
-            name: replace(
-                ClassLatency.from_json(Fields(s.to_dict(), f"by_class.{name}")),
-                speedup_tpot=ratio(base.by_class[name].tpot_s.p50, s.tpot_s.p50),
-            )
+            name: replace(_typed(ClassLatency, s), speedup_tpot=ratio(base.by_class[name].tpot_s.p50, s.tpot_s.p50))
             for name, s in cell.summary.by_class.items()
         },
         overloaded=overloaded(cell.qps, capacity),
