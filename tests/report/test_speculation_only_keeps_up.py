@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from specwise.contracts.sweep import SweepResult
 from specwise.report.overload import OVERLOAD_MARK, overload_footnote, speculation_only_loads
@@ -106,3 +107,18 @@ def test_nothing_changes_where_no_k_keeps_up_an_overloaded_load() -> None:
         "(not a steady state)"
     )
     assert "only speculation" not in _text(doc)
+
+
+def test_the_advise_report_shows_the_line_too() -> None:
+    """The HTML report's sweep table carries the terminal's line under its headline (left out before)."""
+    from specwise.contracts.advice import Advice
+    from specwise.report.advise_html import _sweep_table
+
+    advice = Advice.from_json(json.loads((GOLDEN / "advise-summarize-high-qps.json").read_text()))
+    candidate = next(c for c in advice.candidates if c.sim is not None)
+    doc = _keeping_up(_golden(), 8.0, {2, 5})
+    line = speculation_only_sentence(doc)
+    assert line is not None
+    html = "".join(_sweep_table(replace(candidate, sim=doc)))
+    assert Text.from_markup(line).plain.replace("<", "&lt;").replace(">", "&gt;") in html
+    assert "only speculation keeps up" not in "".join(_sweep_table(replace(candidate, sim=_golden())))

@@ -18,7 +18,7 @@ from specwise.fileio import write_text_atomic
 from specwise.perfmodel.factory import band_basis
 from specwise.report import advise_plots
 from specwise.report.overload import best_overloaded, mark, overload_footnote, speedup_overloaded
-from specwise.report.sim import capacity_sentence, pays_sentence
+from specwise.report.sim import capacity_sentence, pays_sentence, speculation_only_sentence
 from specwise.units import fmt_ratio
 
 _CSS = """
@@ -179,6 +179,8 @@ def _sweep_table(c: CandidateAdvice) -> list[str]:
     parts.append("</table>")
     # the terminal's sentence, over the loads the deployment keeps up with only
     parts.append(f"<p>{_e(Text.from_markup(pays_sentence(sim)).plain)}</p>")
+    if (only := speculation_only_sentence(sim)) is not None:  # the terminal's line under it
+        parts.append(f"<p>{_e(Text.from_markup(only).plain)}</p>")
     parts.append(_footnote(sim))
     return parts
 
