@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from specwise.contracts.document import Fields, JsonObject, Schema
+from specwise.contracts.memory import ModelMemory
 from specwise.contracts.sweep import P80_SPEEDUP_ERROR, SweepResult, predictor_json
 
 SCHEMA = Schema("specwise.advise", 1)
@@ -99,45 +100,6 @@ class ScheduleCheck:
 
 
 @dataclass(frozen=True)
-class PlannedModel:
-    """One model in a candidate's memory plan (the plan-memory JSON's ``target`` / ``draft``), at its dtypes and TP."""
-
-    name: str  # JSON "id"
-    params: int
-    active_params: int
-    dtype: str
-    quantization: str
-    tp: int
-    weight_bytes: int
-    weight_bytes_per_gpu: int
-    kv_bytes_per_token: int
-    kv_bytes_per_token_per_gpu: int
-    kv_bytes_per_max_len_seq_per_gpu: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id" if k == "name" else k: getattr(self, k) for k in _names(PlannedModel)}
-
-    @classmethod
-    def from_json(cls, f: Fields) -> PlannedModel:
-        def n(key: str) -> int:
-            return f.integer(key, 0) or 0
-
-        return cls(
-            f.text("id", "") or "",
-            n("params"),
-            n("active_params"),
-            f.text("dtype", "") or "",
-            f.text("quantization", "") or "",
-            n("tp"),
-            n("weight_bytes"),
-            n("weight_bytes_per_gpu"),
-            n("kv_bytes_per_token"),
-            n("kv_bytes_per_token_per_gpu"),
-            n("kv_bytes_per_max_len_seq_per_gpu"),
-        )
-
-
-@dataclass(frozen=True)
 class PlannedGpu:
     name: str
     memory_bytes: int
@@ -200,8 +162,8 @@ class CandidateMemory:
     per-GPU figures under ``per_gpu``. A view of the plan's JSON, not the plan: the GPU's other specs and the pair
     check are not in it."""
 
-    target: PlannedModel
-    draft: PlannedModel | None
+    target: ModelMemory
+    draft: ModelMemory | None
     draft_method: str | None
     gpu: PlannedGpu
     fits: bool
@@ -240,8 +202,8 @@ class CandidateMemory:
 
         draft, gpu = f.object("draft"), _object(f, "gpu")
         return cls(
-            target=PlannedModel.from_json(_object(f, "target")),
-            draft=PlannedModel.from_json(draft) if draft else None,
+            target=ModelMemory.from_json(_object(f, "target")),
+            draft=ModelMemory.from_json(draft) if draft else None,
             draft_method=f.text("draft_method"),
             gpu=PlannedGpu(
                 gpu.text("name", "") or "", gpu.integer("memory_bytes", 0) or 0, gpu.integer("count", 0) or 0

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from specwise.contracts.document import Fields, JsonObject, Schema
+from specwise.latency import LatencySummary
 from specwise.stats import Percentiles
 
 SCHEMA = Schema("specwise.sweep", 1)
@@ -90,18 +91,10 @@ def _nan(x: float | None) -> float:
 
 
 @dataclass(frozen=True)
-class RowLatency:
+class RowLatency(LatencySummary):
     """One cell's whole latency summary (:mod:`specwise.latency`, the simulator's), as the row's ``latency`` prints
     it: mean and p50/p90/p99 per metric, in seconds (NaN where no request gave a sample; null in JSON)."""
 
-    requests: int
-    ttft_s: Percentiles
-    tpot_s: Percentiles
-    itl_s: Percentiles
-    e2e_s: Percentiles
-    output_tokens_per_s: float
-    request_rate_per_s: float
-    goodput_per_s: float | None
     slo_attainment: float | None = None
     preemptions: int = 0
 

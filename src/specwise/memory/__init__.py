@@ -1,9 +1,9 @@
 """VRAM planning for a target model and its speculative draft on a vLLM deployment (pure)."""
 
+from specwise.contracts.memory import ModelMemory
 from specwise.memory.planner import (
     MemoryPlan,
     MemoryPlanRequest,
-    ModelMemory,
     check_draft_tp,
     check_target_alone,
     plan_memory,

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from specwise.contracts.memory import ModelMemory
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.memory.reserve import ReserveBreakdown, estimate_reserve
 from specwise.memory.vllm_rules import batched_tokens_refusal
@@ -86,38 +87,6 @@ def reserve_refusal(reserve_bytes: float | None, gpu: GpuSpec) -> str | None:
     if reserve_bytes is not None and reserve_bytes > gpu.memory_bytes:
         return f"exceeds the GPU's {fmt_bytes(gpu.memory_bytes)}"
     return None
-
-
-@dataclass(frozen=True)
-class ModelMemory:
-    """One model as deployed: its size and per-token KV at the chosen dtypes and parallelism."""
-
-    name: str
-    params: int
-    active_params: int
-    dtype: str
-    quantization: str
-    tp: int
-    weight_bytes: int
-    weight_bytes_per_gpu: int
-    kv_bytes_per_token: int
-    kv_bytes_per_token_per_gpu: int
-    kv_bytes_per_max_len_seq_per_gpu: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.name,
-            "params": self.params,
-            "active_params": self.active_params,
-            "dtype": self.dtype,
-            "quantization": self.quantization,
-            "tp": self.tp,
-            "weight_bytes": self.weight_bytes,
-            "weight_bytes_per_gpu": self.weight_bytes_per_gpu,
-            "kv_bytes_per_token": self.kv_bytes_per_token,
-            "kv_bytes_per_token_per_gpu": self.kv_bytes_per_token_per_gpu,
-            "kv_bytes_per_max_len_seq_per_gpu": self.kv_bytes_per_max_len_seq_per_gpu,
-        }
 
 
 @dataclass(frozen=True)
