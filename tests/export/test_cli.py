@@ -138,3 +138,32 @@ def test_a_calibration_from_other_hardware_is_said_and_recorded(
     captured = capsys.readouterr()
     assert f"calibration {unrecorded} does not record the hardware it ran on" in captured.err
     assert "hardware not recorded" in captured.out.split("groups:")[0]
+
+
+@pytest.mark.parametrize("command", [["export", "prometheus-rules"], ["monitor", "--url", "http://127.0.0.1:9/m"]])
+@pytest.mark.parametrize("rate", ["0", "1", "0.0", "1.0"])
+def test_an_acceptance_threshold_that_never_or_always_alerts_is_refused(
+    command: list[str], rate: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review D, finding 4: at 0 the alert can never fire, at 1 it fires on every replica; both were accepted."""
+    assert main([*command, "--min-acceptance", rate]) == 2
+    err = capsys.readouterr().err
+    assert "argument --min-acceptance: expected an acceptance rate strictly between 0 and 1" in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("rate", [0.0, 1.0, float("nan"), -0.5, 1.5])
+def test_the_rules_library_refuses_the_same(rate: float) -> None:
+    from specwise.errors import SpecError
+    from specwise.export.rules import build_rule_groups
+
+    with pytest.raises(SpecError, match="min_acceptance: must be strictly between 0 and 1"):
+        build_rule_groups(min_acceptance=rate)
+
+
+def test_a_bare_for_is_seconds_as_the_help_says(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["export", "prometheus-rules", "--for", "10"]) == 0
+    assert 'for: "10s"' in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["export", "prometheus-rules", "--help"])
+    assert "a bare number is seconds" in " ".join(capsys.readouterr().out.split())

@@ -101,8 +101,9 @@ def bounded(
     low: float | None = None,
     high: float | None = None,
     low_open: bool = False,
+    high_open: bool = False,
 ) -> Callable[[str], Any]:
-    """An argparse type: ``cast`` the text and check ``low <= value <= high`` (``low < value`` if open)."""
+    """An argparse type: ``cast`` the text and check ``low <= value <= high`` (``<`` on an open end)."""
 
     def parse(text: str) -> Any:
         try:
@@ -113,7 +114,7 @@ def bounded(
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r} (not a finite number)")
         if value != value or (low is not None and (value < low or (low_open and value == low))):
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
-        if high is not None and value > high:
+        if high is not None and (value > high or (high_open and value == high)):
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
         return value
 
@@ -125,6 +126,15 @@ non_negative_int = bounded(int, "an integer >= 0", low=0)
 seed_int = bounded(int, "an integer in 0..2**63-1", low=0, high=2**63 - 1)
 fraction = bounded(float, "a number in (0, 1]", low=0.0, high=1.0, low_open=True)
 probability = bounded(float, "a number in [0, 1]", low=0.0, high=1.0)
+alert_rate = bounded(
+    float,
+    "an acceptance rate strictly between 0 and 1 (at 0 no replica would ever alert, at 1 every replica would)",
+    low=0.0,
+    high=1.0,
+    low_open=True,
+    high_open=True,
+)
+"""``--min-acceptance`` of ``monitor`` and ``export prometheus-rules``: the rate below which a replica alerts."""
 non_negative_float = bounded(float, "a number >= 0", low=0.0)
 positive_float = bounded(float, "a number > 0", low=0.0, low_open=True)
 

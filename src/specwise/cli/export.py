@@ -18,13 +18,13 @@ from typing import Any
 from specwise.cli.common import (
     EXIT_OK,
     add_predictor_flags,
+    alert_rate,
     check_modelled_k,
     non_empty,
     path_text,
     positive_float,
     positive_int,
     predictor_override,
-    probability,
     prometheus_duration,
     refuse_without_scenario,
     scenario_file,
@@ -65,7 +65,9 @@ def register(sub: Any) -> None:
         help="with --scenario: the model_name label of the replicas it describes (vllm serve --served-model-name; "
         "default: the scenario's target); the slowdown alerts fire for those only",
     )
-    rules.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate (0.5)")
+    rules.add_argument(
+        "--min-acceptance", type=alert_rate, default=0.5, help="alert below this rate, in (0, 1) (default 0.5)"
+    )
     rules.add_argument(
         "--min-drafts",
         type=positive_float,  # monitor --min-drafts' check: a guard of 0 drafts guards nothing
@@ -79,7 +81,8 @@ def register(sub: Any) -> None:
         type=prometheus_duration,
         default=FOR,
         metavar="DURATION",
-        help=f"how long a condition must hold before its alert fires (default {FOR}; e.g. 30s in a test setup)",
+        help=f"how long a condition must hold before its alert fires (default {FOR}; e.g. 30s in a test setup; a bare "
+        "number is seconds)",
     )
     add_predictor_flags(rules)
     _out_flag(rules)

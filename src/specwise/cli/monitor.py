@@ -26,6 +26,7 @@ from specwise.cli.common import (
     add_json_flag,
     add_predictor_flags,
     add_wide_flag,
+    alert_rate,
     duration_s,
     http_url,
     metrics_url,
@@ -34,7 +35,6 @@ from specwise.cli.common import (
     positive_int,
     predictor_override,
     print_json,
-    probability,
     prometheus_duration,
     refuse_without_scenario,
     scenario_file,
@@ -135,7 +135,7 @@ def register(sub: Any) -> None:
         help="loop mode: seconds each evaluation covers (rates and quantiles over the last WINDOW; default: one "
         "interval; with --prometheus: 60 s or one interval, whichever is longer, for any --once too)",
     )
-    p.add_argument("--min-acceptance", type=probability, default=0.5, help="alert below this rate")
+    p.add_argument("--min-acceptance", type=alert_rate, default=0.5, help="alert below this rate, in (0, 1)")
     p.add_argument(
         "--min-drafts",
         type=positive_float,

@@ -126,6 +126,11 @@ def _enough_drafts(min_drafts: float) -> str:
 def acceptance_alerts(min_acceptance: float, min_drafts: float = MIN_DRAFTS) -> tuple[AlertRule, ...]:
     """``min_drafts``: drafts per 5-minute window below which a low rate is noise (a handful of drafts), not an
     alert -- the guard ``specwise monitor --min-drafts`` applies to its windows."""
+    if not 0.0 < min_acceptance < 1.0:  # NaN too: the CLI's --min-acceptance check, for API callers
+        raise SpecError(
+            f"min_acceptance: must be strictly between 0 and 1 (at 0 the alert never fires, at 1 it fires on every "
+            f"replica), got {min_acceptance!r}"
+        )
     rate = record_name(BY_INSTANCE, "acceptance_rate")
     al = record_name(BY_INSTANCE, "mean_acceptance_length")
     return (
