@@ -249,6 +249,7 @@ def test_catalog_listings(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(g["source"] for g in json.loads(out))
     code, out, _ = run(capsys, "gpus")
     assert code == 0 and "MI300X" in out
+    assert all(unit in out for unit in ("GiB", "TB/s", "TFLOP/s", "TOP/s", "GB/s"))  # every figure's unit (review D)
 
 
 def test_check_pair_refuses_a_context_the_target_lacks(capsys: pytest.CaptureFixture[str]) -> None:

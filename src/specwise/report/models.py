@@ -228,11 +228,11 @@ def render_catalog(
 
 def render_gpus(gpus: list[GpuSpec], out: Console | None = None, wide: bool = False) -> None:
     table = Table(title="GPU catalog (dense tensor-core rates; interconnect per direction)", title_justify="left")
-    for col in ("name", "memory", "bandwidth", "BF16", "FP8", "INT8", "interconnect"):
+    for col in ("name", "memory", "bandwidth", "BF16 TFLOP/s", "FP8 TFLOP/s", "INT8 TOP/s", "interconnect"):
         table.add_column(col, justify="left" if col == "name" else "right")
 
-    def tf(x: float | None) -> str:
-        return "-" if x is None else f"{x / 1e12:,.0f} T"
+    def tf(x: float | None) -> str:  # FLOP/s (INT8: integer ops/s) in units of 1e12, as the header says
+        return "-" if x is None else f"{x / 1e12:,.0f}"
 
     for g in gpus:
         table.add_row(
