@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
         "tokens and draft/target step-cost ratio c: (1 - a^(k+1)) / ((1 - a)(k c + 1)).",
     )
     p.add_argument("--alpha", required=True, type=probability, help="acceptance rate in [0, 1]")
-    p.add_argument("--k", required=True, type=non_negative_int, help="draft tokens per step")
+    p.add_argument("--k", required=True, type=non_negative_int, help=f"draft tokens per step, 0 to {MAX_K}")
     p.add_argument(
         "--cost-ratio", required=True, type=non_negative_float, help="draft step time / target step time (c)"
     )

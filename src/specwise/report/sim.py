@@ -173,10 +173,13 @@ def _pays(doc: SweepResult, gains: dict[float, float]) -> str:
 def render_speedup(result: BatchOneSpeedup, out: Console | None = None) -> None:
     """The speedup, then its predictor and that predictor's validation error (what ``--json`` carries too)."""
     shown = console(out)
+    s = result.speedup
+    verdict = "" if s > 1.0 else ": no gain" if s == 1.0 else ": a slowdown, slower than plain decoding"
+    shown_s = f"{s:.3f}" if s >= 0.001 or s == 0.0 else f"{s:.3g}"  # 1e-308 is not 0.000
     shown.print(
         f"alpha={result.alpha}, k={result.k}, c={result.cost_ratio}: expected tokens/step "
-        f"{result.expected_tokens_per_step:.3f}, speedup {result.speedup:.3f}x at batch {result.batch_size} "
-        "(Leviathan et al. 2023)"
+        f"{result.expected_tokens_per_step:.3f}, speedup {shown_s}x at batch {result.batch_size} "
+        f"(Leviathan et al. 2023){verdict}"
     )
     shown.print(
         f"predictor: {PREDICTOR} ({ASSUMES}); error: Leviathan Table 4 max |diff| "
