@@ -73,3 +73,33 @@ def test_the_script_runs_from_a_fresh_interpreter() -> None:
         [sys.executable, "-m", "specwise.cli", "completion", "bash"], capture_output=True, text=True, timeout=60
     )
     assert out.returncode == 0 and out.stdout.startswith("# bash completion for specwise")
+
+
+_CATALOG_DRIVER = """
+source "$1"
+t() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _specwise; echo "${COMPREPLY[*]}"; }
+t specwise drafts --gpu H1
+t specwise plan-memory --target x --gpu L4
+t specwise examples advise/summ
+t specwise examples advise/summarize-low-qps --co
+t specwise simulate --scenario zzz-no-such-file
+"""
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_gpu_and_example_names_complete_from_the_catalog(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review D, finding 9: ``--gpu`` and ``examples NAME`` offered the working directory's files."""
+    script = tmp_path / "specwise.bash"
+    script.write_text(_script("bash", capsys))
+    driver = tmp_path / "driver.sh"
+    driver.write_text(_CATALOG_DRIVER)
+    out = subprocess.run(
+        ["bash", str(driver), str(script)], capture_output=True, text=True, timeout=30, check=True, cwd=tmp_path
+    ).stdout.splitlines()
+    assert out[0].split() == ["H100-SXM-80GB", "H100-PCIe-80GB", "H100-NVL"]
+    assert out[1].split() == ["L4", "L40S"]
+    assert out[2].split() == ["advise/summarize-high-qps", "advise/summarize-low-qps"]
+    assert out[3] == "--copy"  # options still complete after NAME
+    assert out[4] == ""  # a free value elsewhere still completes files (none match here)
+    fish = _script("fish", capsys)
+    assert "advise/summarize-low-qps" in fish and "-l gpu -xa" in fish

@@ -15,7 +15,8 @@ def register(sub: Any) -> None:
         "completion",
         help="print a shell completion script (bash, zsh, fish)",
         description="Print a completion script for SHELL: command names, each command's options and the values of "
-        "options with fixed choices, generated from specwise's own argument parser. bash: "
+        "options with fixed choices (and the GPU catalog for --gpu, the examples for 'examples NAME'), generated "
+        "from specwise's own argument parser. bash: "
         'eval "$(specwise completion bash)" in ~/.bashrc; zsh: the same in ~/.zshrc (after compinit); fish: '
         "specwise completion fish > ~/.config/fish/completions/specwise.fish",
     )

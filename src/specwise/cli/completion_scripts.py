@@ -1,6 +1,8 @@
 """Shell completion scripts generated from the argument parser itself (``specwise completion bash|zsh|fish``):
 command names, each command's options, and the values of options with fixed choices. The parser is the one
-source, so a new flag completes without touching this file. Files complete wherever a value is free.
+source, so a new flag completes without touching this file. Two free values complete from the catalog instead of
+files: a ``--gpu`` (the GPU catalog's names) and ``examples NAME`` (the shipped examples' names,
+:data:`CATALOG_VALUES`). Files complete wherever else a value is free.
 
 zsh runs the bash script through ``bashcompinit`` (zsh's documented bash-completion emulation).
 """
@@ -9,7 +11,32 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
+
+
+def _gpu_names() -> tuple[str, ...]:
+    from specwise.catalog import catalog_gpus
+
+    return tuple(catalog_gpus())
+
+
+def _example_names() -> tuple[str, ...]:
+    from specwise.examples import list_examples
+
+    return tuple(e.name for e in list_examples())
+
+
+CATALOG_VALUES: dict[tuple[str | None, str], Callable[[], tuple[str, ...]]] = {
+    (None, "gpu"): _gpu_names,  # (command path, argparse dest): None for every command with that dest
+    ("examples", "name"): _example_names,
+}
+"""Free values with a catalog to complete from, by (command path or None, the argument's dest)."""
+
+
+def _catalog(path: str, action: argparse.Action) -> tuple[str, ...] | None:
+    values = CATALOG_VALUES.get((path, action.dest)) or CATALOG_VALUES.get((None, action.dest))
+    return values() if values is not None else None
 
 
 @dataclass(frozen=True)
@@ -19,6 +46,7 @@ class Command:
     options: tuple[str, ...]
     choices: tuple[tuple[str, tuple[str, ...]], ...]  # (option, its values)
     subcommands: tuple[str, ...] = ()
+    positional: tuple[str, ...] = ()  # a free positional's catalog values (examples NAME)
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:  # type: ignore[type-arg]
@@ -28,16 +56,20 @@ def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction |
 def _command(path: str, help_text: str, parser: argparse.ArgumentParser) -> list[Command]:
     options: list[str] = []
     choices: list[tuple[str, tuple[str, ...]]] = []
+    positional: tuple[str, ...] = ()
     for action in parser._actions:
         if action.option_strings and action.help != argparse.SUPPRESS:
             options += action.option_strings
-            if action.choices is not None:
-                choices += [(o, tuple(str(c) for c in action.choices)) for o in action.option_strings]
+            values = tuple(str(c) for c in action.choices) if action.choices is not None else _catalog(path, action)
+            if values is not None:
+                choices += [(o, values) for o in action.option_strings]
+        elif not action.option_strings and action.choices is None:
+            positional = _catalog(path, action) or positional
     sub = _subparsers(parser)
     names = tuple(sub.choices) if sub is not None else ()
     # a positional with fixed values (completion's SHELL) completes like a subcommand name
     names += tuple(str(c) for a in parser._actions if not a.option_strings and a is not sub for c in a.choices or ())
-    out = [Command(path, help_text, tuple(options), tuple(choices), names)]
+    out = [Command(path, help_text, tuple(options), tuple(choices), names, positional)]
     if sub is not None:
         helps = {a.dest: a.help or "" for a in sub._choices_actions}
         for name, child in sub.choices.items():
@@ -65,6 +97,9 @@ def bash_script(parser: argparse.ArgumentParser, prog: str = "specwise") -> str:
     option_cases = "\n".join(f"        {_case(c.path)}) opts={shlex.quote(_words(c.options))} ;;" for c in tree)
     sub_cases = "\n".join(
         f"        {_case(c.path)}) subs={shlex.quote(_words(c.subcommands))} ;;" for c in tree if c.subcommands
+    )
+    positional_cases = "\n".join(
+        f"        {_case(c.path)}) vals={shlex.quote(_words(c.positional))} ;;" for c in tree if c.positional
     )
     choice_cases = "\n".join(
         f"        {shlex.quote((c.path or '_') + ' ' + opt)}) vals={shlex.quote(_words(values))} ;;"
@@ -100,10 +135,15 @@ def bash_script(parser: argparse.ArgumentParser, prog: str = "specwise") -> str:
     case "${{path:-_}}" in
 {option_cases}
     esac
+    case "${{path:-_}}" in
+{positional_cases}
+    esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ -n "$subs" ]]; then
         COMPREPLY=($(compgen -W "$subs" -- "$cur"))
+    elif [[ -n "$vals" ]]; then
+        COMPREPLY=($(compgen -W "$vals" -- "$cur"))
     else
         COMPREPLY=($(compgen -f -- "$cur"))
     fi
@@ -135,6 +175,7 @@ def fish_script(parser: argparse.ArgumentParser, prog: str = "specwise") -> str:
     for c in tree:
         cond = f"__fish_seen_subcommand_from {c.path.rpartition(' ')[2]}" if c.path else "__fish_use_subcommand"
         values = tuple(w for w in c.subcommands if f"{c.path} {w}".strip() not in paths)  # a positional's choices
+        values += c.positional
         if values:
             lines.append(f"complete -c {prog} -f -n {shlex.quote(cond)} -a {shlex.quote(_words(values))}")
         choices = dict(c.choices)
