@@ -42,3 +42,21 @@ def test_left_over_arguments_name_the_command(argv: list[str], prog: str, capsys
 def test_top_level_errors_still_name_specwise(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--no-such-flag"]) == 2
     assert capsys.readouterr().err.startswith("specwise: error: unrecognized arguments: --no-such-flag")
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["export", "prometheus-rules", "--for", "-5m"], "--for"),  # argparse takes -5m for an option
+        (["export", "prometheus-rules", "--for"], "--for"),
+        (["plan-memory", "--target", "x", "--gpu"], "--gpu"),
+    ],
+)
+def test_a_missing_value_says_how_to_write_one_that_begins_with_a_dash(
+    argv: list[str], flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review D, finding 4: ``--for -5m`` said only "expected one argument"."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}: expected one argument; a value that begins with '-' is written {flag}=VALUE" in err
+    assert err.count("\n") == 1

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -72,6 +73,9 @@ class GuardedStdout:
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
+        missing = re.fullmatch(r"argument (--[\w-]+)(?:/\S+)?: expected one argument", message)
+        if missing:  # also what argparse says of a value that begins with '-' (--for -5m): it took it for a flag
+            message += f"; a value that begins with '-' is written {missing.group(1)}=VALUE"
         raise UsageError(f"{self.prog}: error: {message} (see '{self.prog} --help')")
 
     def parse_args(  # type: ignore[override]
@@ -316,7 +320,6 @@ def prometheus_duration(text: str) -> str:
     """An argparse type: a Prometheus duration (``90s``, ``10m``, ``1h30m``; units ms s m h d w), returned as
     written; a whole number is seconds (``90`` -> ``90s``). Longer than Prometheus can hold (about 292 years) is
     refused, as promtool would refuse the file."""
-    import re
     from itertools import pairwise
 
     if re.fullmatch(r"\d+", text) and int(text) > 0:
