@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from specwise.catalog import resolve_model
-from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, print_json
+from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, non_empty, print_json
 from specwise.report.models import ModelSpecView, render_model_spec
 from specwise.units import KV_CACHE_DTYPES, kv_cache_dtype
 
@@ -18,7 +18,7 @@ def register(sub: Any) -> None:
         description="Read a model (catalog id, HF directory, config.json or GGUF) and show what "
         "specwise derives from it.",
     )
-    p.add_argument("model", metavar="ID_OR_PATH")
+    p.add_argument("model", type=non_empty, metavar="ID_OR_PATH")
     p.add_argument(
         "--kv-cache-dtype",
         default="auto",
