@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from specwise.catalog import resolve_model
+from specwise.catalog import catalog_source, resolve_model
 from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, non_empty, print_json
 from specwise.report.models import ModelSpecView, render_model_spec
 from specwise.units import KV_CACHE_DTYPES, kv_cache_dtype
@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     spec = resolve_model(args.model)
-    view = ModelSpecView(spec, kv_cache_dtype(args.kv_cache_dtype, spec.dtype))
+    view = ModelSpecView(spec, kv_cache_dtype(args.kv_cache_dtype, spec.dtype), catalog_source(spec))
     if args.json:
         print_json(view.to_json())
     else:
