@@ -440,7 +440,7 @@ def inspect(model: ModelSource, *, kv_cache_dtype: str = "auto") -> ModelSpecVie
     >>> view.kv_dtype, view.kv_bytes_per_token
     ('fp8', 73728)
     """
-    from specwise.catalog import resolve_model
+    from specwise.catalog import catalog_source, resolve_model
     from specwise.report.models import ModelSpecView
     from specwise.units import KV_CACHE_DTYPES
     from specwise.units import kv_cache_dtype as kv_format
@@ -449,7 +449,7 @@ def inspect(model: ModelSource, *, kv_cache_dtype: str = "auto") -> ModelSpecVie
     if choice not in KV_CACHE_DTYPES:
         raise SpecwiseError(f"kv_cache_dtype: {choice!r} is not one of {', '.join(KV_CACHE_DTYPES)}")
     spec = resolve_model(_model("model", model, "a catalog id or a local path"))
-    return ModelSpecView(spec, kv_format(choice, spec.dtype))
+    return ModelSpecView(spec, kv_format(choice, spec.dtype), catalog_source(spec))
 
 
 def prompt_summary(

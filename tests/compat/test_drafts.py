@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import specwise
 from specwise.catalog import resolve_gpu, resolve_model
 from specwise.cli import main
 from specwise.compat.drafts import memory_check, placement_check, rank_drafts, suggest_drafts
@@ -117,7 +118,7 @@ def test_placement_without_memory_is_the_library_answer() -> None:
     report = rank_drafts(llama, tp=4)
     assert not report.memory_checked and report.a_model_fits and report.tp == 4
     rows = {s.draft: s for s in report.drafts}
-    assert not rows["turboderp/Qwama-0.5B-Instruct"].fits and rows["ngram"].fits and rows["ngram"].kv_cost is None
+    assert not rows["turboderp/Qwama-0.5B-Instruct"].fits and rows["ngram"].fits and rows["ngram"].kv_cost == 0.0
     assert [s.draft for s in suggest_drafts(llama, plan_for=placement_check(4))] == [s.draft for s in report.drafts]
 
 
@@ -135,3 +136,31 @@ def test_a_moe_targets_ratio_is_by_active_parameters() -> None:
     assert row.ratio_of == "active params" and row.param_ratio is not None and 5 < row.param_ratio < 9
     dense = {s.draft: s for s in suggest_drafts(resolve_model("Qwen/Qwen3-8B"))}
     assert dense["Qwen/Qwen3-0.6B"].ratio_of == "params"
+
+
+@pytest.mark.parametrize("gpu", [[], ["--gpu", "H100-SXM-80GB"]])
+def test_lookup_methods_cost_no_kv_in_text_and_json(gpu: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Review D #2: n-gram and suffix take no KV cache whether or not memory is checked; the table's "0%" and the
+    JSON's kv_cache_cost say the same (it was null without --gpu, the table "-" beside other rows' "-")."""
+    code, doc = _run(capsys, "--target", LLAMA70, "--tp", "4", *gpu)
+    rows = {d["draft"]: d for d in doc["drafts"]}
+    assert code == 0 and rows["ngram"]["kv_cache_cost"] == 0.0 and rows["suffix"]["kv_cache_cost"] == 0.0
+    assert main(["drafts", "--target", LLAMA70, "--tp", "4", "--wide", *gpu]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if " ngram " in line or " suffix " in line]
+    assert len(lines) == 2 and all("│ 0%" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("target", ["deepseek-ai/DeepSeek-V3", "zai-org/GLM-4.5-Air"])
+def test_the_mtp_row_shows_the_ratio_check_pair_computes(target: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review D #2: the MTP row's target:draft was "-" while check-pair --draft mtp reports its ratios; the row
+    shows check-pair's (active parameters for these MoE targets, as every MoE row), its findings among the reasons."""
+    pair = specwise.check_pair(target, "mtp")
+    code, doc = _run(capsys, "--target", target)
+    mtp = next(d for d in doc["drafts"] if d["draft"] == "mtp")
+    assert code == 0 and mtp["fits"]
+    assert mtp["param_ratio"] == pair.active_param_ratio and mtp["param_ratio_of"] == "active params"
+    size = next(f for f in pair.findings if f.check == "size_ratio")
+    assert f"{size.status}: {size.message}" in mtp["reasons"]
+    assert main(["drafts", "--target", target, "--wide"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if " mtp " in line)
+    assert f"{pair.active_param_ratio:.1f}:1 active" in row

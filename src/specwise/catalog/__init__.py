@@ -34,6 +34,13 @@ class CatalogModel:
     tokenizer_tokens: int | None
     published: dict[str, Any]
     draft_for: tuple[str, ...] = ()
+    config_source: str = ""  # where its config.json comes from: the entry's own note, else its catalog file's
+
+    @property
+    def source(self) -> str:
+        """Where the entry's figures come from: the published parameter counts' source, else (a head with no
+        published count, whose figures are derived from its config alone) its config's."""
+        return str(self.published.get("source") or self.config_source)
 
 
 def _data_dir() -> Any:
@@ -59,6 +66,7 @@ def catalog_models() -> dict[str, CatalogModel]:
                 tokenizer_tokens=tok.get("num_tokens"),
                 published=entry.get("published", {}),
                 draft_for=tuple(entry.get("draft_for", ())),
+                config_source=entry.get("config_source") or doc.get("config_source", ""),
             )
             if model.id in models:
                 raise RuntimeError(f"catalog: duplicate model id {model.id} in {item.name}")
@@ -140,6 +148,12 @@ def catalog_model_spec(model_id: str) -> ModelSpec:
         tokenizer=TokenizerRef(family=entry.tokenizer_family, num_tokens=entry.tokenizer_tokens),
         where=f"catalog entry {entry.id}",
     )
+
+
+def catalog_source(spec: ModelSpec) -> str | None:
+    """Where a catalog model's figures come from (:attr:`CatalogModel.source`); None for a model read from a local
+    directory or file, whose ``source`` names it."""
+    return _lookup_model(spec.name).source if spec.source == "catalog" else None
 
 
 def _lookup_model(model_id: str) -> CatalogModel:

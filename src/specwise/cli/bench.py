@@ -22,6 +22,7 @@ from specwise.cli.common import (
     add_wide_flag,
     bounded,
     http_url,
+    non_empty,
     non_negative_float,
     path_arg,
     path_text,
@@ -132,7 +133,7 @@ def register(sub: Any) -> None:
         "before and after each level.",
     )
     p.add_argument("--url", type=CHECKS["url"], help="server base URL, e.g. http://127.0.0.1:8000")
-    p.add_argument("--model", help="model name the server serves")
+    p.add_argument("--model", type=non_empty, help="model name the server serves")
     p.add_argument("--endpoint", choices=("completions", "chat"), default="completions")
     p.add_argument(
         "--rates", type=CHECKS["rates"], default=[1.0, 4.0], help="requests/s per level, e.g. 1,2,4 (default 1,4)"
@@ -208,9 +209,10 @@ def register(sub: Any) -> None:
 def _add_storage_flags(p: argparse.ArgumentParser) -> None:
     """Where results go: the database, resuming, exports."""
     p.add_argument("--db", type=path_arg, default=Path("specwise-bench.sqlite"), help="results database")
-    p.add_argument("--run-id", help="name for this run (default: random)")
+    p.add_argument("--run-id", type=non_empty, help="name for this run (default: random)")
     p.add_argument(
         "--resume",
+        type=non_empty,
         metavar="RUN_ID",
         help="finish an interrupted run from --db (a --launch run: with --launch FILE, which starts its servers again)",
     )
@@ -249,6 +251,7 @@ def _add_launch_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--calibrate-run",
+        type=non_empty,
         metavar="RUN_ID",
         help="calibrate from a finished --launch run kept in --db, without sending requests",
     )

@@ -6,7 +6,15 @@ import argparse
 from typing import Any
 
 from specwise.catalog import resolve_draft, resolve_model
-from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, add_wide_flag, positive_int, print_json
+from specwise.cli.common import (
+    EXIT_NEGATIVE,
+    EXIT_OK,
+    add_json_flag,
+    add_wide_flag,
+    non_empty,
+    positive_int,
+    print_json,
+)
 from specwise.compat.pair import PairReport, check_pair
 from specwise.compat.tokenizer_files import gather_tokenizer_evidence
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
@@ -21,8 +29,10 @@ def register(sub: Any) -> None:
         "when present), EAGLE/MTP head fit, and the size ratio against the 1:8-1:12 advice. "
         "Exit status: 0 compatible, 1 incompatible, 2 bad input.",
     )
-    p.add_argument("--target", required=True, metavar="ID_OR_PATH")
-    p.add_argument("--draft", required=True, metavar="ID_OR_PATH", help="draft model, EAGLE head, or 'mtp'")
+    p.add_argument("--target", required=True, type=non_empty, metavar="ID_OR_PATH")
+    p.add_argument(
+        "--draft", required=True, type=non_empty, metavar="ID_OR_PATH", help="draft model, EAGLE head, or 'mtp'"
+    )
     p.add_argument(
         "--max-model-len",
         type=positive_int,

@@ -6,7 +6,15 @@ import argparse
 from typing import Any
 
 from specwise.catalog import resolve_gpu, resolve_model
-from specwise.cli.common import EXIT_NEGATIVE, EXIT_OK, add_json_flag, add_wide_flag, positive_int, print_json
+from specwise.cli.common import (
+    EXIT_NEGATIVE,
+    EXIT_OK,
+    add_json_flag,
+    add_wide_flag,
+    non_empty,
+    positive_int,
+    print_json,
+)
 from specwise.compat.drafts import rank_drafts
 from specwise.report.drafts import render_drafts
 
@@ -22,8 +30,10 @@ def register(sub: Any) -> None:
         "methods), with the reasons. Exit status: 0 a draft model or head fits, 1 none does (only lookup methods), "
         "2 bad input.",
     )
-    p.add_argument("--target", required=True, metavar="ID_OR_PATH", help="catalog id, HF directory or GGUF file")
-    p.add_argument("--gpu", help="check memory on this GPU (see 'specwise gpus')")
+    p.add_argument(
+        "--target", required=True, type=non_empty, metavar="ID_OR_PATH", help="catalog id, HF directory or GGUF file"
+    )
+    p.add_argument("--gpu", type=non_empty, help="check memory on this GPU (see 'specwise gpus')")
     p.add_argument("--tp", type=positive_int, default=1, help="tensor-parallel size of the target (default 1)")
     p.add_argument("--max-model-len", type=positive_int, metavar="N", help="context to plan for (default: the model's)")
     p.add_argument("--all", action="store_true", help="also list the drafts that do not fit")
@@ -34,7 +44,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     target = resolve_model(args.target)
-    gpu = resolve_gpu(args.gpu) if args.gpu else None
+    gpu = resolve_gpu(args.gpu) if args.gpu is not None else None
     report = rank_drafts(target, gpu=gpu, tp=args.tp, max_model_len=args.max_model_len)
     if args.json:
         print_json(report.to_json(all_drafts=args.all))

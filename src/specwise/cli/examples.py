@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, path_arg, print_json
+from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, non_empty, path_arg, print_json
 from specwise.errors import SpecwiseError
 from specwise.examples import copy_examples, example_text, find_example, list_examples
 from specwise.report.examples import render_copy, render_examples
@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
         "under DIR with their layout (DIR/advise/...), so 'specwise examples --copy examples' gives the "
         "README's examples/ paths. A scenario flag also takes example:NAME.",
     )
-    p.add_argument("name", nargs="?", metavar="NAME", help="an example, e.g. advise/summarize-low-qps")
+    p.add_argument("name", nargs="?", type=non_empty, metavar="NAME", help="an example, e.g. advise/summarize-low-qps")
     p.add_argument("--copy", type=path_arg, metavar="DIR", help="copy the examples (or NAME) under DIR")
     p.add_argument("--force", action="store_true", help="with --copy: overwrite files whose contents differ")
     add_json_flag(p)

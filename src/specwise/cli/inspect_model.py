@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from specwise.catalog import resolve_model
-from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, print_json
+from specwise.catalog import catalog_source, resolve_model
+from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, non_empty, print_json
 from specwise.report.models import ModelSpecView, render_model_spec
 from specwise.units import KV_CACHE_DTYPES, kv_cache_dtype
 
@@ -18,7 +18,7 @@ def register(sub: Any) -> None:
         description="Read a model (catalog id, HF directory, config.json or GGUF) and show what "
         "specwise derives from it.",
     )
-    p.add_argument("model", metavar="ID_OR_PATH")
+    p.add_argument("model", type=non_empty, metavar="ID_OR_PATH")
     p.add_argument(
         "--kv-cache-dtype",
         default="auto",
@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     spec = resolve_model(args.model)
-    view = ModelSpecView(spec, kv_cache_dtype(args.kv_cache_dtype, spec.dtype))
+    view = ModelSpecView(spec, kv_cache_dtype(args.kv_cache_dtype, spec.dtype), catalog_source(spec))
     if args.json:
         print_json(view.to_json())
     else:

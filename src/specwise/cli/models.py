@@ -26,8 +26,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         if args.role and args.role not in entry.roles:
             continue
-        source = str(entry.published.get("source", ""))
-        rows.append(CatalogRow.of(entry.id, entry.family, entry.roles, catalog_model_spec(entry.id), source))
+        rows.append(CatalogRow.of(entry.id, entry.family, entry.roles, catalog_model_spec(entry.id), entry.source))
     if args.json:
         print_json([r.to_json() for r in rows])
     else:

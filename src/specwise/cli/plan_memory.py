@@ -14,6 +14,7 @@ from specwise.cli.common import (
     add_wide_flag,
     bounded,
     fraction,
+    non_empty,
     non_negative_float,
     positive_int,
     print_json,
@@ -49,16 +50,21 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--target",
         required=True,
+        type=non_empty,
         metavar="ID_OR_PATH",
         help="catalog id (see 'specwise models'), HF model directory, config.json or GGUF file",
     )
     p.add_argument(
         "--draft",
+        type=non_empty,
         metavar="ID_OR_PATH",
         help="draft model / EAGLE head (id or path), or 'ngram', 'suffix', 'mtp' (the target's MTP layers)",
     )
     p.add_argument(
-        "--gpu", required=True, help="GPU name (see 'specwise gpus') or as nvidia-smi prints it, e.g. H100-SXM-80GB"
+        "--gpu",
+        required=True,
+        type=non_empty,
+        help="GPU name (see 'specwise gpus') or as nvidia-smi prints it, e.g. H100-SXM-80GB",
     )
     p.add_argument(
         "--num-gpus",
@@ -137,7 +143,11 @@ def checked_draft(
     ``advise`` do (:func:`~specwise.memory.vllm_rules.draft_model_tp_refusal`; an EAGLE head may still run at 1).
     ``names``: how the caller names the settings."""
     choice, pair = None, None
-    if draft:
+    if draft is not None and not draft.strip():  # an unset variable: refused, never read as "no draft"
+        raise SpecwiseError(
+            f"{names.name('draft')}: empty; give a draft model or head, ngram, suffix or mtp (or leave it out)"
+        )
+    if draft is not None:
         choice, trained_for = resolve_draft(draft, target)
         if choice.kind == "model" and choice.spec is not None:
             if choice.spec.draft_head is None and draft_tp is not None:
@@ -164,7 +174,7 @@ def checked_draft(
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.num_speculative_tokens is not None and not args.draft:  # the reserve has draft rows only with a draft
+    if args.num_speculative_tokens is not None and args.draft is None:  # the reserve has draft rows only with a draft
         raise SpecwiseError(
             "--num-speculative-tokens: no --draft given; k sizes the reserve of a speculative plan only"
         )

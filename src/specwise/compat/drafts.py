@@ -133,6 +133,14 @@ def _memory(choice: DraftChoice, plan_for: MemoryCheck) -> tuple[bool, float | N
     return True, cost, f"fits: the draft takes {cost:.0%} of the KV cache"
 
 
+def _shown_ratio(report: PairReport, target: ModelSpec) -> tuple[float, str]:
+    """The target:draft ratio a row shows, from the pair check's ratios (what ``check-pair`` reports), and what it
+    counts: active parameters for a MoE target (what the 1:8-1:12 advice is about), else all parameters."""
+    if target.is_moe:
+        return report.active_param_ratio, "active params"
+    return report.param_ratio, "params"
+
+
 def _model_order(report: PairReport, spec: ModelSpec, trained_for: tuple[str, ...], target: str) -> tuple[int, float]:
     if spec.draft_head is not None:
         return (_HEAD_FOR_TARGET if target in trained_for else _OTHER_MODEL, 0.0)
@@ -152,12 +160,23 @@ def _catalog_candidates(target: ModelSpec) -> list[tuple[ModelSpec, tuple[str, .
     return out
 
 
+def _mtp_row(target: ModelSpec, max_model_len: int | None, plan_for: MemoryCheck) -> DraftSuggestion:
+    """The target's own MTP layers, checked as ``check-pair --draft mtp`` checks them (its ratio included)."""
+    spec = mtp_draft_spec(target)
+    report = check_pair(target, spec, max_model_len=max_model_len)
+    fits, cost, memory = _memory(DraftChoice("mtp", spec), plan_for) if report.compatible else (False, None, "")
+    layers = f"the target's own {target.mtp_layers} multi-token-prediction layer(s)"
+    summary = layers if fits else _summary(report, memory, fits)
+    reasons = (f"pass: {layers}", *_reasons(report), *((memory,) if memory else ()))
+    ratio, of = _shown_ratio(report, target)
+    return DraftSuggestion("mtp", "mtp", fits, reasons, summary, ratio, of, cost, order=(_MTP, 0.0))
+
+
 def suggest_drafts(
     target: ModelSpec, *, max_model_len: int | None = None, plan_for: MemoryCheck | None = None, tp: int = 1
 ) -> list[DraftSuggestion]:
     """Every candidate draft for ``target``, the ones that fit first, in the order the module docstring gives;
     ``plan_for`` (:func:`memory_check`) plans each on a GPU, else each is only placed at the target's ``tp``."""
-    memory_checked = plan_for is not None
     plan_for = plan_for if plan_for is not None else placement_check(tp)
     out: list[DraftSuggestion] = []
     for spec, trained_for in _catalog_candidates(target):
@@ -168,21 +187,14 @@ def suggest_drafts(
         order = _model_order(report, spec, trained_for, target.name)
         extra = (memory,) if memory else ()
         summary = _summary(report, memory, fits)
-        ratio = report.active_param_ratio if target.is_moe else report.param_ratio  # what the 1:8-1:12 advice uses
-        of = "active params" if target.is_moe else "params"
+        ratio, of = _shown_ratio(report, target)
         row = DraftSuggestion(spec.name, method, fits, (*reasons, *extra), summary, ratio, of, cost, order)
         out.append(row)
     if target.mtp_layers > 0:
-        fits, cost, memory = _memory(DraftChoice("mtp", mtp_draft_spec(target)), plan_for)
-        layers = f"the target's own {target.mtp_layers} multi-token-prediction layer(s)"
-        summary = layers if fits else memory
-        mtp_reasons = (f"pass: {layers}", memory)
-        out.append(DraftSuggestion("mtp", "mtp", fits, mtp_reasons, summary, kv_cost=cost, order=(_MTP, 0.0)))
-    for method in ("ngram", "suffix"):
+        out.append(_mtp_row(target, max_model_len, plan_for))
+    for method in ("ngram", "suffix"):  # no KV cache to take, GPU or not: 0, never "not checked"
         why = "no weights, no KV cache; pays only where outputs copy the prompt (code edits, summaries)"
-        out.append(
-            DraftSuggestion(method, method, True, (f"pass: {why}",), why, kv_cost=0.0 if memory_checked else None)
-        )
+        out.append(DraftSuggestion(method, method, True, (f"pass: {why}",), why, kv_cost=0.0))
     return sorted(out, key=lambda s: (not s.fits, s.order, s.draft))
 
 

@@ -26,6 +26,7 @@ class ModelSpecView:
 
     spec: ModelSpec
     kv_dtype: str
+    catalog_source: str | None = None  # a catalog model's: where its figures come from (catalog.catalog_source)
 
     @property
     def weight_bytes(self) -> int:
@@ -55,6 +56,7 @@ class ModelSpecView:
         return {
             "id": spec.name,
             "source": spec.source,
+            "catalog_source": self.catalog_source,
             "architecture": spec.architecture,
             "model_type": spec.model_type,
             "params": spec.total_params,
@@ -121,6 +123,8 @@ def render_model_spec(view: ModelSpecView, out: Console | None = None, wide: boo
     params = fmt_count(spec.total_params)
     if spec.is_moe:
         params += f" total, {fmt_count(spec.active_params)} active"
+    if view.catalog_source:
+        table.add_row("source", escape(view.catalog_source))
     table.add_row("architecture", f"{spec.architecture} ({spec.model_type})")
     table.add_row("parameters", params)
     table.add_row("weights (as stored)", f"{fmt_bytes(view.weight_bytes)} ({view.stored_as})")
@@ -168,7 +172,7 @@ class CatalogRow:
     kv_bytes_per_token: int  # at 2 bytes (bf16)
     max_position_embeddings: int
     kind: str  # dense, moe, or the draft head's kind
-    source: str = ""  # where the published parameter counts it is checked against come from
+    source: str = ""  # where its figures come from: the published parameter counts' source, else its config's
 
     @classmethod
     def of(cls, model_id: str, family: str, roles: Sequence[str], spec: ModelSpec, source: str = "") -> CatalogRow:
