@@ -166,8 +166,7 @@ def test_plan_memory_ngram_and_quantized(capsys: pytest.CaptureFixture[str]) -> 
         (["plan-memory", "--gpu", "H100"], "the following arguments are required: --target"),
         (["plan-memory", "--target", "Qwen/Qwen3-8B", "--gpu", "H100", "--draft", "mtp"], "no MTP layers"),
         (["plan-memory", "--target", "./missing-model-dir", "--gpu", "H100"], "no such file or directory"),
-        (["plan-memory", "--target", "", "--gpu", "H100"], "empty name"),
-        (["check-pair", "--target", "Qwen/Qwen3-8B", "--draft", "ngram"], "model-free method"),
+        (["plan-memory", "--target", "", "--gpu", "H100"], "--target: empty name"),
         (["frobnicate"], "invalid choice"),
     ],
 )

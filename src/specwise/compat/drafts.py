@@ -136,7 +136,9 @@ def _memory(choice: DraftChoice, plan_for: MemoryCheck) -> tuple[bool, float | N
 def _model_order(report: PairReport, spec: ModelSpec, trained_for: tuple[str, ...], target: str) -> tuple[int, float]:
     if spec.draft_head is not None:
         return (_HEAD_FOR_TARGET if target in trained_for else _OTHER_MODEL, 0.0)
-    basis = report.active_param_ratio if math.isfinite(report.active_param_ratio) else report.param_ratio
+    active, total = report.active_param_ratio, report.param_ratio
+    assert active is not None and total is not None  # check_pair of a draft model always sizes it
+    basis = active if math.isfinite(active) else total
     distance = abs(math.log(basis / 10.0))
     return (_IN_ADVICE if ADVICE_LOW <= basis <= ADVICE_HIGH else _OTHER_MODEL, distance)
 
