@@ -351,7 +351,7 @@ def plan_memory(
     target_name = _model("target", target, "a catalog id or a local path")
     draft_name = None if draft is None else _model("draft", draft, "a catalog id, a local path, ngram, suffix or mtp")
     gpu_name = _text("gpu", gpu, "a GPU name")
-    target_spec = resolve_model(target_name)
+    target_spec = resolve_model(target_name, field="target")
     choice, pair = checked_draft(
         target_spec,
         draft_name,
@@ -412,12 +412,17 @@ def check_pair(target: ModelSource, draft: ModelSource, *, max_model_len: int | 
     """Can ``draft`` serve ``target`` in vLLM, and how do their sizes compare (``specwise check-pair``): vocabulary,
     special tokens, tokenizer agreement (from files when present), an EAGLE/MTP head's fit, the size ratio and,
     with ``max_model_len``, the draft's positions. ``target`` / ``draft`` are catalog ids or local paths (str or Path;
-    ``draft`` also an EAGLE head or ``mtp``); ``report.compatible`` is the command's exit status 0.
+    ``draft`` also an EAGLE head, ``mtp``, ``ngram`` or ``suffix``); ``report.compatible`` is the command's exit
+    status 0. ``ngram`` / ``suffix`` are model-free, compatible with any target (one ``method`` finding, the size
+    ratios None); ``mtp`` on a target without MTP layers is not compatible (exit 1), not an error.
 
     >>> import specwise
     >>> report = specwise.check_pair("Qwen/Qwen3-8B", "Qwen/Qwen3-0.6B")
     >>> report.compatible, [f.check for f in report.findings][:3]
     (True, ['vocab', 'special_tokens', 'tokenizer'])
+    >>> lookup = specwise.check_pair("Qwen/Qwen3-8B", "ngram")
+    >>> lookup.compatible, lookup.param_ratio
+    (True, None)
     """
     from specwise.cli.check_pair import named_pair_report
     from specwise.cli.common import positive_int
@@ -426,7 +431,7 @@ def check_pair(target: ModelSource, draft: ModelSource, *, max_model_len: int | 
     if max_model_len is not None:
         length = _checked("max_model_len", positive_int, _number("max_model_len", max_model_len, integer=True))
     target_name = _model("target", target, "a catalog id or a local path")
-    draft_name = _model("draft", draft, "a catalog id, a local path or mtp")
+    draft_name = _model("draft", draft, "a catalog id, a local path, mtp, ngram or suffix")
     return named_pair_report(target_name, draft_name, length, _ARGUMENTS)
 
 
@@ -448,7 +453,7 @@ def inspect(model: ModelSource, *, kv_cache_dtype: str = "auto") -> ModelSpecVie
     choice = _text("kv_cache_dtype", kv_cache_dtype)
     if choice not in KV_CACHE_DTYPES:
         raise SpecwiseError(f"kv_cache_dtype: {choice!r} is not one of {', '.join(KV_CACHE_DTYPES)}")
-    spec = resolve_model(_model("model", model, "a catalog id or a local path"))
+    spec = resolve_model(_model("model", model, "a catalog id or a local path"), field="model")
     return ModelSpecView(spec, kv_format(choice, spec.dtype), catalog_source(spec))
 
 

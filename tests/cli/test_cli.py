@@ -167,7 +167,6 @@ def test_plan_memory_ngram_and_quantized(capsys: pytest.CaptureFixture[str]) -> 
         (["plan-memory", "--target", "Qwen/Qwen3-8B", "--gpu", "H100", "--draft", "mtp"], "no MTP layers"),
         (["plan-memory", "--target", "./missing-model-dir", "--gpu", "H100"], "no such file or directory"),
         (["plan-memory", "--target", "", "--gpu", "H100"], "argument --target: expected a non-empty value"),
-        (["check-pair", "--target", "Qwen/Qwen3-8B", "--draft", "ngram"], "model-free method"),
         (["frobnicate"], "invalid choice"),
     ],
 )

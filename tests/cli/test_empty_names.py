@@ -83,5 +83,5 @@ def test_the_reviewed_commands(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_the_api_refuses_an_empty_draft() -> None:
     """``specwise.plan_memory(..., draft="")`` planned with no draft, as the command did."""
-    with pytest.raises(SpecwiseError, match=r"^draft: empty; give a draft model"):
+    with pytest.raises(SpecwiseError, match=r"^draft: empty name"):
         specwise.plan_memory("meta-llama/Llama-3.1-70B-Instruct", "H100-SXM-80GB", tp=4, draft="")

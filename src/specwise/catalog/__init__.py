@@ -186,10 +186,11 @@ def catalog_id(name: str) -> str:
 MAX_NAME_CHARS = 4096  # PATH_MAX; no catalog id or path is longer
 
 
-def resolve_model(name_or_path: str) -> ModelSpec:
-    """A local HF directory / config.json / GGUF file, else a catalog id."""
+def resolve_model(name_or_path: str, field: str = "model") -> ModelSpec:
+    """A local HF directory / config.json / GGUF file, else a catalog id; ``field``: how an empty name's message
+    names what was given (``--target``, ``draft``, ...)."""
     if not name_or_path or not name_or_path.strip():
-        raise SpecwiseError("model: empty name; give a catalog id (see 'specwise models') or a local path")
+        raise SpecwiseError(f"{field}: empty name; give a catalog id (see 'specwise models') or a local path")
     if len(name_or_path) > MAX_NAME_CHARS or "\x00" in name_or_path:
         shown = name_or_path[:60].replace("\x00", "\\0")
         raise SpecwiseError(f"model {shown!r}...: not a model name or path (too long or a NUL byte)")
@@ -269,11 +270,15 @@ def gpu_name(name: str) -> str:
     return gpu.name if gpu is not None else name
 
 
-def resolve_draft(name_or_path: str, target: ModelSpec) -> tuple[DraftChoice, tuple[str, ...]]:
+def resolve_draft(name_or_path: str, target: ModelSpec, field: str = "draft") -> tuple[DraftChoice, tuple[str, ...]]:
     """A draft given on the command line: ``ngram``, ``suffix``, ``mtp`` (the target's own MTP
     layers), a local path or a catalog id. Returns the choice and, for catalog EAGLE heads, the
-    targets the head was trained for."""
+    targets the head was trained for; ``field``: how an empty name's message names what was given."""
     key = name_or_path.strip().lower()
+    if not key:
+        raise SpecwiseError(
+            f"{field}: empty name; give a catalog id (see 'specwise models'), a local path, ngram, suffix or mtp"
+        )
     if key in MODEL_FREE_METHODS:
         return DraftChoice(kind=key), ()  # type: ignore[arg-type]
     if key == "mtp":

@@ -15,7 +15,7 @@ from specwise.cli.common import (
     positive_int,
     print_json,
 )
-from specwise.compat.pair import PairReport, check_pair
+from specwise.compat.pair import PairReport, check_pair, model_free_pair, no_mtp_pair
 from specwise.compat.tokenizer_files import gather_tokenizer_evidence
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.report.models import render_pair
@@ -31,7 +31,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--target", required=True, type=non_empty, metavar="ID_OR_PATH")
     p.add_argument(
-        "--draft", required=True, type=non_empty, metavar="ID_OR_PATH", help="draft model, EAGLE head, or 'mtp'"
+        "--draft",
+        required=True,
+        type=non_empty,
+        metavar="ID_OR_PATH",
+        help="draft model or EAGLE head (id or path), 'mtp' (the target's MTP layers), or 'ngram' / 'suffix' "
+        "(model-free: compatible with any target)",
     )
     p.add_argument(
         "--max-model-len",
@@ -56,20 +61,21 @@ def run(args: argparse.Namespace) -> int:
 def named_pair_report(
     target_name: str, draft_name: str, max_model_len: int | None = None, names: FieldNames = CLI_FLAGS
 ) -> PairReport:
-    """The pair check of a target and a draft given by catalog id or path (the draft also an EAGLE head or
-    ``mtp``), with the tokenizer files' evidence; ``names`` says how the messages name ``draft`` and
-    ``max_model_len`` (flags, or the API's arguments)."""
-    target = resolve_model(target_name)
-    choice, trained_for = resolve_draft(draft_name, target)
-    if choice.spec is None:
-        raise SpecwiseError(
-            f"{names.setting('draft', draft_name)}: a model-free method has no model to check; it works with any target"
-        )
+    """The pair check of a target and a draft given by catalog id or path (the draft also an EAGLE head, ``mtp``,
+    ``ngram`` or ``suffix``), with the tokenizer files' evidence; ``names`` says how the messages name ``target``,
+    ``draft`` and ``max_model_len`` (flags, or the API's arguments). A model-free method is compatible with any
+    target; ``mtp`` on a target without MTP layers is an incompatible pair, not bad input."""
+    target = resolve_model(target_name, field=names.name("target"))
     if max_model_len is not None and max_model_len > target.max_position_embeddings:
         raise SpecwiseError(
             f"{names.setting('max_model_len', max_model_len)} exceeds {target.name}'s max_position_embeddings "
             f"({target.max_position_embeddings}); vLLM refuses it"
         )
+    if draft_name.strip().lower() == "mtp" and target.mtp_layers <= 0:
+        return no_mtp_pair(target)
+    choice, trained_for = resolve_draft(draft_name, target, field=names.name("draft"))
+    if choice.spec is None:
+        return model_free_pair(target, choice.kind)
     evidence = gather_tokenizer_evidence(target.tokenizer, choice.spec.tokenizer)
     return check_pair(
         target,

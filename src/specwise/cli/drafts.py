@@ -43,7 +43,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    target = resolve_model(args.target)
+    target = resolve_model(args.target, field="--target")
     gpu = resolve_gpu(args.gpu) if args.gpu is not None else None
     report = rank_drafts(target, gpu=gpu, tp=args.tp, max_model_len=args.max_model_len)
     if args.json:

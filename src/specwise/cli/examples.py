@@ -32,16 +32,20 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.force and args.copy is None:
         raise SpecwiseError("--force: it overwrites what --copy DIR writes; give --copy DIR")
-    chosen = [find_example(args.name)] if args.name else list_examples()
+    if args.name is not None and not args.name.strip():  # "$NAME" unset: an error, not the whole list
+        raise SpecwiseError(
+            "empty NAME: give an example's name (specwise examples lists them), or no NAME to list them"
+        )
+    chosen = [find_example(args.name)] if args.name is not None else list_examples()
     if args.copy is not None:
         result = copy_examples(args.copy, chosen, force=args.force)
         if args.json:
             print_json({"written": [str(p) for p in result.written], "unchanged": [str(p) for p in result.unchanged]})
         else:
             render_copy(result, str(args.copy))
-    elif args.name and not args.json:
+    elif args.name is not None and not args.json:
         sys.stdout.write(example_text(chosen[0]))
-    elif args.name:
+    elif args.name is not None:
         print_json({**chosen[0].to_json(), "text": example_text(chosen[0])})
     elif args.json:
         print_json([e.to_json() for e in chosen])

@@ -31,7 +31,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    spec = resolve_model(args.model)
+    spec = resolve_model(args.model, field="ID_OR_PATH")
     view = ModelSpecView(spec, kv_cache_dtype(args.kv_cache_dtype, spec.dtype), catalog_source(spec))
     if args.json:
         print_json(view.to_json())

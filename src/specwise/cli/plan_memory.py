@@ -143,12 +143,8 @@ def checked_draft(
     ``advise`` do (:func:`~specwise.memory.vllm_rules.draft_model_tp_refusal`; an EAGLE head may still run at 1).
     ``names``: how the caller names the settings."""
     choice, pair = None, None
-    if draft is not None and not draft.strip():  # an unset variable: refused, never read as "no draft"
-        raise SpecwiseError(
-            f"{names.name('draft')}: empty; give a draft model or head, ngram, suffix or mtp (or leave it out)"
-        )
-    if draft is not None:
-        choice, trained_for = resolve_draft(draft, target)
+    if draft is not None:  # an empty name is refused, never read as no draft
+        choice, trained_for = resolve_draft(draft, target, field=names.name("draft"))
         if choice.kind == "model" and choice.spec is not None:
             if choice.spec.draft_head is None and draft_tp is not None:
                 refusal = draft_model_tp_refusal(None, draft_tp, tp, names.setting("draft_tp", tp))
@@ -168,7 +164,11 @@ def checked_draft(
         given = [f for f, v in (("draft_tp", draft_tp), ("draft_quantization", draft_quantization))
                  if v not in (None, "auto")]  # fmt: skip
         if given:
-            what = f"{names.name('draft')} {draft} has no weights" if draft else f"no {names.name('draft')} given"
+            what = (
+                f"{names.name('draft')} {draft} has no weights"
+                if draft is not None
+                else f"no {names.name('draft')} given"
+            )
             raise SpecwiseError(f"{names.name(given[0])}: {what} to place or quantize")
     return choice, pair
 
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         raise SpecwiseError(
             "--num-speculative-tokens: no --draft given; k sizes the reserve of a speculative plan only"
         )
-    target = resolve_model(args.target)
+    target = resolve_model(args.target, field="--target")
     gpu = resolve_gpu(args.gpu)
     reserve = None if args.reserve_gib is None else args.reserve_gib * GIB
     if (refusal := reserve_refusal(reserve, gpu)) is not None:  # before int(): 1e300 GiB is an infinite float

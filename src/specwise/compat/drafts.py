@@ -133,7 +133,7 @@ def _memory(choice: DraftChoice, plan_for: MemoryCheck) -> tuple[bool, float | N
     return True, cost, f"fits: the draft takes {cost:.0%} of the KV cache"
 
 
-def _shown_ratio(report: PairReport, target: ModelSpec) -> tuple[float, str]:
+def _shown_ratio(report: PairReport, target: ModelSpec) -> tuple[float | None, str]:
     """The target:draft ratio a row shows, from the pair check's ratios (what ``check-pair`` reports), and what it
     counts: active parameters for a MoE target (what the 1:8-1:12 advice is about), else all parameters."""
     if target.is_moe:
@@ -144,7 +144,9 @@ def _shown_ratio(report: PairReport, target: ModelSpec) -> tuple[float, str]:
 def _model_order(report: PairReport, spec: ModelSpec, trained_for: tuple[str, ...], target: str) -> tuple[int, float]:
     if spec.draft_head is not None:
         return (_HEAD_FOR_TARGET if target in trained_for else _OTHER_MODEL, 0.0)
-    basis = report.active_param_ratio if math.isfinite(report.active_param_ratio) else report.param_ratio
+    active, total = report.active_param_ratio, report.param_ratio
+    assert active is not None and total is not None  # check_pair of a draft model always sizes it
+    basis = active if math.isfinite(active) else total
     distance = abs(math.log(basis / 10.0))
     return (_IN_ADVICE if ADVICE_LOW <= basis <= ADVICE_HIGH else _OTHER_MODEL, distance)
 

@@ -27,6 +27,10 @@ Checks, each a :class:`Finding` with pass / warn / fail / info and its evidence:
   #6783), as vLLM did until it raised the head's ``max_position_embeddings`` to the target's max_model_len
   (``vllm/config/speculative.py`` ``_maybe_override_draft_max_position_embeddings``, vLLM #48894; in 0.32): then it
   runs, but the head drafts at positions it never saw in training.
+
+A model-free method (``ngram``, ``suffix``) has none of these to check: :func:`model_free_pair` calls it compatible
+with any target, its ratios None. ``mtp`` on a target without MTP layers is an incompatible pair
+(:func:`no_mtp_pair`), as ``check-pair`` documents exit 1, not bad input.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from typing import Any, Literal
 
 from specwise.compat.tokenizer_files import TokenizerEvidence
 from specwise.memory.weights import weight_bytes
+from specwise.specs.draft import MODEL_FREE_METHODS
 from specwise.specs.model import ModelSpec
 from specwise.units import DTYPE_BYTES
 
@@ -56,16 +61,24 @@ class Finding:
 
 @dataclass(frozen=True)
 class PairReport:
+    """The findings for a draft on a target. The ratios are None where there is no draft model to compare: a
+    model-free method (:func:`model_free_pair`) or MTP layers the target does not have (:func:`no_mtp_pair`)."""
+
     target: str
     draft: str
     findings: tuple[Finding, ...]
-    param_ratio: float
-    active_param_ratio: float
-    byte_ratio: float
+    param_ratio: float | None
+    active_param_ratio: float | None
+    byte_ratio: float | None
 
     @property
     def compatible(self) -> bool:
         return all(f.status != "fail" for f in self.findings)
+
+    @property
+    def model_free(self) -> bool:
+        """n-gram or suffix lookup: no draft model, so nothing of a model's checks applies."""
+        return self.draft in MODEL_FREE_METHODS
 
     @property
     def failures(self) -> tuple[Finding, ...]:
@@ -110,6 +123,43 @@ def check_pair(
     if draft.max_position_embeddings < context:
         findings.append(_max_length(draft, context, max_model_len is not None))
     return PairReport(target.name, draft.name, tuple(findings), ratio, active_ratio, byte_ratio)
+
+
+# The checks of a draft model or head; none applies to a model-free method (what model_free_pair's evidence lists).
+MODEL_CHECKS = ("vocab", "special_tokens", "tokenizer", "head", "size_ratio", "max_length")
+
+
+def model_free_pair(target: ModelSpec, method: str) -> PairReport:
+    """``ngram`` / ``suffix`` on ``target``: compatible with any target. The proposer copies its drafts from the
+    token ids of the prompt and the output so far (vLLM's ``NgramProposer``; Arctic Inference's suffix tree), so
+    there is no vocabulary, tokenizer, head or context of its own to check, no weights and no KV cache: one
+    ``method`` finding saying so, the checks that do not apply listed in its evidence, and no size ratios (None,
+    not a number made up for a model that is not there)."""
+    if method not in MODEL_FREE_METHODS:
+        raise ValueError(f"{method!r} is not a model-free method ({', '.join(MODEL_FREE_METHODS)})")
+    evidence: dict[str, Any] = {
+        "method": method,
+        "model_free": True,
+        "weights_bytes": 0,
+        "kv_cache_bytes_per_token": 0,
+        "not_applicable": list(MODEL_CHECKS),
+    }
+    message = (
+        f"{method} lookup is model-free: it drafts from the prompt and output so far, with no weights and no KV "
+        "cache, so it works with any target (it pays only where outputs copy the prompt)"
+    )
+    return PairReport(target.name, method, (Finding("method", "pass", message, evidence),), None, None, None)
+
+
+def no_mtp_pair(target: ModelSpec) -> PairReport:
+    """``mtp`` on a target that has no multi-token-prediction layers: not compatible (vLLM's ``mtp`` method drafts
+    with the target's own MTP layers; there is nothing to load), with no size ratios."""
+    evidence: dict[str, Any] = {"head": "mtp", "target_mtp_layers": target.mtp_layers}
+    message = (
+        f"{target.name} has no MTP layers: vLLM's mtp method drafts with the target's own multi-token-prediction "
+        "layers; use a draft model, EAGLE head or ngram instead"
+    )
+    return PairReport(target.name, "mtp", (Finding("head", "fail", message, evidence),), None, None, None)
 
 
 def method_fit(method: str, draft: ModelSpec) -> Finding:

@@ -266,5 +266,10 @@ def render_pair(report: PairReport, out: Console | None = None, wide: bool = Fal
     out = console(out)
     render_pair_findings(report, out, wide)
     verdict = "[green]compatible[/green]" if report.compatible else "[bold red]not compatible[/bold red]"
-    params, size = ratio_text(report.param_ratio), ratio_text(report.byte_ratio)
-    out.print(f"{verdict}; size ratio {params} (params), {size} (bytes)")
+    if report.model_free:
+        out.print(f"{verdict} (model-free: no weights, no KV, works with any target)")
+    elif report.param_ratio is None or report.byte_ratio is None:  # no draft model to size (mtp without MTP layers)
+        out.print(f"{verdict}; no draft model to size")
+    else:
+        params, size = ratio_text(report.param_ratio), ratio_text(report.byte_ratio)
+        out.print(f"{verdict}; size ratio {params} (params), {size} (bytes)")
