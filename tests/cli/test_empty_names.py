@@ -6,32 +6,23 @@ for absent."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 import specwise
 from specwise.cli import build_parser, main
 from specwise.errors import SpecwiseError
+from tests.cli.parsers import walk
 
 # Flags naming a model, a GPU or a run, by their argparse dest: a value '' would read as "not given".
 NAMES = {"target", "draft", "gpu", "model", "run_id", "resume", "calibrate_run", "name"}
-
-
-def _parsers(parser: argparse.ArgumentParser, argv: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    yield argv, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from _parsers(sub, (*argv, name))
 
 
 def _name_flags() -> list[tuple[tuple[str, ...], str]]:
     """Every (command, flag) taking a model, GPU or run name; a positional as its metavar."""
     return [
         (argv, action.option_strings[0] if action.option_strings else str(action.metavar))
-        for argv, parser in _parsers(build_parser())
+        for argv, parser in walk(build_parser())
         for action in parser._actions
         if action.dest in NAMES and not isinstance(action, argparse._SubParsersAction)
     ]

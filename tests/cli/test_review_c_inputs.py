@@ -4,10 +4,7 @@ before --out (9c), a load given twice is said (9d)."""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,24 +16,17 @@ from specwise.errors import SpecwiseError
 from specwise.examples import root
 from specwise.memory.planner import DTYPE_CHOICES
 from specwise.scenario.toml_loader import load_scenario
+from tests.cli.parsers import walk
 
 LLAMA70 = "meta-llama/Llama-3.1-70B-Instruct"
 VLLM_RESULTS = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_bench_serve"
 PATH_TYPES = (path_arg, path_text, scenario_file)
 
 
-def _parsers(parser: argparse.ArgumentParser, argv: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    yield argv, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from _parsers(sub, (*argv, name))
-
-
 def _path_flags() -> list[tuple[tuple[str, ...], str]]:
     """Every (command, flag) whose argparse type is a path type; a positional as its metavar."""
     found = []
-    for argv, parser in _parsers(build_parser()):
+    for argv, parser in walk(build_parser()):
         for action in parser._actions:
             if action.type in PATH_TYPES:
                 found.append((argv, action.option_strings[0] if action.option_strings else str(action.metavar)))
@@ -47,7 +37,7 @@ def test_no_flag_takes_a_bare_path() -> None:
     """One shared type for every file or directory flag: ``type=Path`` read "" as ".", the current directory."""
     bare = [
         (" ".join(argv), action.dest)
-        for argv, parser in _parsers(build_parser())
+        for argv, parser in walk(build_parser())
         for action in parser._actions
         if action.type is Path
     ]
