@@ -97,3 +97,19 @@ def test_a_predictor_that_does_not_use_the_calibration_is_refused(
     path.write_text(path.read_text().replace(f'predictor = "{predictor}"', 'predictor = "calibrated"'))
     assert main(["simulate", "--scenario", str(path), "--json", "--processes", "1"]) == 0
     assert json.loads(capsys.readouterr().out)["predictor"]["name"] == f"calibrated: {tmp_path / 'cal.json'}"
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (_with("deployment", target=""), "[deployment].target: empty name; give a catalog id"),
+        (_with("deployment", target="  "), "[deployment].target: empty name; give a catalog id"),
+        (_with("speculation", method="draft_model", draft=""), "[speculation].draft: empty name; give a catalog id"),
+    ],
+)
+def test_an_empty_model_name_names_its_field_once(data: dict[str, Any], said: str) -> None:
+    """Review D's leftover: "[deployment].target: model: empty name" named the field and then a generic one."""
+    with pytest.raises(SpecwiseError) as caught:
+        parse_scenario(data)
+    text = str(caught.value)
+    assert said in text and "model: empty" not in text and "draft: empty" not in text.replace(said, "")

@@ -29,8 +29,9 @@ T = TypeVar("T")
 def _named(file: str, field: str | None, resolve: Callable[[], T]) -> T:
     try:
         return resolve()
-    except SpecwiseError as exc:
-        raise SpecwiseError(f"{file}: {field}: {exc}" if field else f"{file}: {exc}") from None
+    except SpecwiseError as exc:  # a message that already names the field (an empty name) is not named twice
+        named = field and not str(exc).startswith(f"{field}:")
+        raise SpecwiseError(f"{file}: {field}: {exc}" if named else f"{file}: {exc}") from None
 
 
 def _check_vllm_method(spec: ScenarioSpec, draft_tp: int) -> None:
@@ -98,7 +99,7 @@ def _fit_warnings(spec: ScenarioSpec, plan: MemoryPlan) -> list[str]:
 
 def build_scenario(spec: ScenarioSpec) -> Scenario:
     dep, sp, file, where = spec.deployment, spec.speculation, spec.file, spec.where_speculation
-    target = _named(file, "[deployment].target", lambda: resolve_model(dep.target))
+    target = _named(file, "[deployment].target", lambda: resolve_model(dep.target, "[deployment].target"))
     gpu = _named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
     draft_choice, findings = _draft(spec, target)
     failed = [f.message for f in findings if f.status == "fail"]
@@ -225,7 +226,7 @@ def _draft(spec: ScenarioSpec, target: ModelSpec) -> tuple[DraftChoice, tuple[Fi
         return choice, ()
     assert spec.speculation.draft is not None
     name = spec.speculation.draft
-    choice, trained_for = _named(file, f"{where}.draft", lambda: resolve_draft(name, target))
+    choice, trained_for = _named(file, f"{where}.draft", lambda: resolve_draft(name, target, f"{where}.draft"))
     assert choice.spec is not None
     report = check_pair(target, choice.spec, head_trained_for=trained_for)
     return choice, (method_fit(method.name, choice.spec), *report.findings)
