@@ -76,3 +76,25 @@ def test_the_api_refuses_an_empty_draft() -> None:
     """``specwise.plan_memory(..., draft="")`` planned with no draft, as the command did."""
     with pytest.raises(SpecwiseError, match=r"^draft: empty name"):
         specwise.plan_memory("meta-llama/Llama-3.1-70B-Instruct", "H100-SXM-80GB", tp=4, draft="")
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["monitor", "--prometheus", "http://127.0.0.1:9", "--instance", ""],
+            "argument --instance: expected a non-empty",
+        ),
+        (  # no dataset to select from: '' is given, not absent
+            ["bench", "--url", "http://127.0.0.1:9", "--model", "m", "--category", ""],
+            "--category and --turns select from a dataset: give --prompts",
+        ),
+    ],
+)
+def test_other_free_text_flags_refuse_an_empty_value(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review D's leftover: ``--instance ''`` filtered on an empty label; ``--category ''`` was ignored silently."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1

@@ -306,7 +306,7 @@ def _prompts(args: argparse.Namespace, model: str | None) -> tuple[PromptItem, .
     """The dataset, or synthetic prompts sized in tokens (with the model's tokenizer) or words."""
     if args.prompts:
         return tuple(load_prompts(args.prompts, dataset_selection(args)))
-    if args.category or args.turns != "first":
+    if args.category is not None or args.turns != "first":  # '' too: given, and nothing to select from
         raise SpecwiseError("--category and --turns select from a dataset: give --prompts")
     if args.synthetic_tokens:
         name = args.tokenizer or model

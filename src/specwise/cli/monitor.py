@@ -30,6 +30,7 @@ from specwise.cli.common import (
     duration_s,
     http_url,
     metrics_url,
+    non_empty,
     path_arg,
     positive_float,
     positive_int,
@@ -184,6 +185,7 @@ def _prometheus_flags(p: argparse.ArgumentParser) -> None:
         "--instance",
         action="append",
         default=[],
+        type=non_empty,  # an unset variable: refused, not a filter on an empty instance label
         help="with --prometheus: only this instance label (repeatable; default: every instance with vllm:* series)",
     )
     p.add_argument(
