@@ -9,6 +9,7 @@ difference is the harness's scheduling lag, which bench/client_overhead.py measu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import math
 import time
@@ -364,7 +365,9 @@ async def _run_level(
             progress(lp.level, completed[0], total, live.rate if live else None)
 
     def on_commit(n: int) -> None:  # on the writer's thread
-        loop.call_soon_threadsafe(committed, n)
+        if not loop.is_closed():  # a loop gone (its run abandoned): the records are on disk, nobody to tell
+            with contextlib.suppress(RuntimeError):  # closed between the check and the call
+                loop.call_soon_threadsafe(committed, n)
 
     writer = RecordWriter(store.path, on_commit)
 
@@ -377,10 +380,16 @@ async def _run_level(
         if gate is not None:
             gate.observe(record)
 
+    closed = False
     try:
         await _schedule(plan, lp, pending, send, clock, sleep)
+    except GeneratorExit:  # the coroutine closed unfinished (its loop abandoned): no awaiting here, and no
+        closed = True  # writer.close() on whatever loop runs now (it would wait there on this writer)
+        writer.stop()
+        raise
     finally:
-        await asyncio.to_thread(writer.close)
+        if not closed:
+            await asyncio.to_thread(writer.close)
 
 
 async def _schedule(

@@ -218,9 +218,13 @@ class RecordWriter:
             raise SpecwiseError(f"{self.path}: cannot write results: {self._error}")
 
     def flush(self) -> None:
+        """Wait until what was added is committed; a writer thread that has ended (an error it could not keep, or
+        :meth:`close` already called) is not waited on for ever: its error, if any, is raised."""
         done = threading.Event()
         self._queue.put(done)
-        done.wait()
+        while not done.wait(0.5):
+            if not self._thread.is_alive():
+                break
         self.check()
 
     def close(self) -> None:
@@ -228,30 +232,47 @@ class RecordWriter:
         self._queue.put(None)
         self._thread.join()
 
+    def stop(self) -> None:
+        """Commit what was added and end the thread, without waiting (a run abandoned with its event loop)."""
+        self._queue.put(None)
+
     def _run(self) -> None:
         try:
             db: sqlite3.Connection | None = _connect(self.path)
         except sqlite3.Error as exc:
             db, self._error = None, exc
         try:
-            while True:
-                items = [self._queue.get()]
-                while len(items) < self.max_batch:
-                    try:
-                        items.append(self._queue.get_nowait())
-                    except queue.Empty:
-                        break
-                records = [r for r in items if isinstance(r, RequestRecord)]
-                if records and db is not None and self._error is None:
-                    self._commit(db, records)
-                for item in items:
-                    if isinstance(item, threading.Event):
-                        item.set()
-                if any(item is None for item in items):
-                    return
+            self._loop(db)
+        except BaseException as exc:  # never end silently: flush() would wait on an Event nobody sets
+            self._error = self._error or exc
         finally:
             if db is not None:
                 db.close()
+            while True:  # release whoever still waits: their flush() raises the error
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if isinstance(item, threading.Event):
+                    item.set()
+
+    def _loop(self, db: sqlite3.Connection | None) -> None:
+        """Commit batches until ``None`` arrives; each Event is set once what came before it is committed."""
+        while True:
+            items = [self._queue.get()]
+            while len(items) < self.max_batch:
+                try:
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            records = [r for r in items if isinstance(r, RequestRecord)]
+            if records and db is not None and self._error is None:
+                self._commit(db, records)
+            for item in items:
+                if isinstance(item, threading.Event):
+                    item.set()
+            if any(item is None for item in items):
+                return
 
     def _commit(self, db: sqlite3.Connection, records: list[RequestRecord]) -> None:
         try:
