@@ -118,13 +118,20 @@ def _range_notes(sc: Scenario, cells: Sequence[Cell]) -> tuple[str, ...]:
     )
 
 
+def _split(
+    cells: Sequence[Cell],
+) -> tuple[dict[int | None, float], list[Cell], dict[float, SimSummary]]:
+    """(each k's capacity from its saturated run, the cells at a load, k = 0's summary at each load)."""
+    capacity = {c.k: c.capacity_per_s for c in cells if c.qps == CAPACITY_QPS and c.capacity_per_s is not None}
+    loads = [c for c in cells if c.qps != CAPACITY_QPS]
+    return capacity, loads, {c.qps: c.summary for c in loads if c.k == 0}
+
+
 def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
     """Best k and the crossover, judged on ``sc.decision_metric``."""
     metric = sc.decision_metric
-    capacity = {c.k: c.capacity_per_s for c in cells if c.qps == CAPACITY_QPS and c.capacity_per_s is not None}
     range_notes = _range_notes(sc, cells)
-    cells = [c for c in cells if c.qps != CAPACITY_QPS]
-    base = {c.qps: c.summary for c in cells if c.k == 0}
+    capacity, cells, base = _split(cells)
     rows = tuple(sweep_row(c, base[c.qps], capacity.get(c.k)) for c in cells if c.k is not None)
     best_k: dict[float, int] = {}
     best_speedup: dict[float, float] = {}
@@ -175,9 +182,7 @@ def partial_sweep(sc: Scenario, cells: Sequence[Cell], cells_total: int) -> Part
     """What an interrupted :func:`~specwise.study.sweep.run_sweep` finished (``cells``, the prefix it appended):
     each finished cell as a row against k = 0 at its QPS (a cell whose baseline did not finish is left out; the
     sweep's order runs k = 0 first, so none is), and the capacity runs that finished."""
-    capacity = {c.k: c.capacity_per_s for c in cells if c.qps == CAPACITY_QPS and c.capacity_per_s is not None}
-    loads = [c for c in cells if c.qps != CAPACITY_QPS]
-    base = {c.qps: c.summary for c in loads if c.k == 0}
+    capacity, loads, base = _split(cells)
     return PartialSweep(
         scenario=sc.name,
         decision_metric=sc.decision_metric,
