@@ -81,6 +81,22 @@ def test_mistral_v01_style_window_applies_to_all_layers() -> None:
     assert spec.kv_bytes_for_sequence(100, 2.0) == spec.kv_bytes_for_sequence(16, 2.0)
 
 
+@pytest.mark.parametrize("window", [0, -1, -4096])
+def test_a_window_that_is_not_one_is_read_as_none_with_a_note(window: int) -> None:
+    spec = spec_from_hf_config({**LLAMA_TINY, "model_type": "mistral", "sliding_window": window}, name="m", source="t")
+    assert spec.attention.layer_windows == (None, None)
+    assert [n for n in spec.notes if "sliding_window" in n] == [
+        f"sliding_window {window} is not a window size; read as no sliding window "
+        "(every layer keeps its whole context: the larger KV estimate)"
+    ]
+
+
+def test_a_disabled_or_real_window_has_no_window_note() -> None:
+    for cfg in ({"sliding_window": -1, "use_sliding_window": False}, {"sliding_window": 16}, {"sliding_window": None}):
+        spec = spec_from_hf_config({**LLAMA_TINY, "model_type": "mistral", **cfg}, name="m", source="t")
+        assert not any("sliding_window" in n for n in spec.notes)
+
+
 def test_layer_types_length_mismatch_is_an_error() -> None:
     cfg = {**LLAMA_TINY, "sliding_window": 8, "layer_types": ["sliding_attention"]}
     with pytest.raises(SpecwiseError, match="lists 1 layers but num_hidden_layers is 2"):

@@ -167,6 +167,17 @@ def _special_tokens(f: ConfigFields, top: ConfigFields) -> SpecialTokens:
     return SpecialTokens(bos_token_id=bos, eos_token_ids=tuple(eos), pad_token_id=pad)
 
 
+def _window_notes(f: ConfigFields) -> list[str]:
+    """A zero or negative ``sliding_window`` is not a window: said, and read as none (full attention everywhere)."""
+    window = f.optional_int("sliding_window")
+    if window is None or window > 0 or f.raw("use_sliding_window") is False:
+        return []
+    return [
+        f"sliding_window {window} is not a window size; read as no sliding window "
+        "(every layer keeps its whole context: the larger KV estimate)"
+    ]
+
+
 def _layer_windows(f: ConfigFields, model_type: str, num_layers: int, max_pos: int) -> tuple[int | None, ...]:
     window = f.optional_int("sliding_window")
     if f.raw("use_sliding_window") is False:
@@ -400,7 +411,7 @@ def _decoder(
     vision_params: int,
     tokenizer: TokenizerRef | None,
 ) -> ModelSpec:
-    notes = _model_type_notes(f, model_type)
+    notes = _model_type_notes(f, model_type) + _window_notes(f)
     d = _shape(f, model_type)
     if model_type in ("deepseek_v2", "deepseek_v3") and f.has("kv_lora_rank"):
         attn, attention = _mla_attention(f, d)
