@@ -7,6 +7,7 @@ import pytest
 
 from specwise.errors import SpecwiseError
 from specwise.loadgen.launcher import EngineServer, ServerConfig, load_launch_file, missing_program
+from specwise.loadgen.plan import LaunchInfo
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "launch" / "smollm2.toml"
 
@@ -31,6 +32,8 @@ def test_shipped_launch_file_and_command(tmp_path: Path) -> None:
         ("model = [", "invalid TOML"),
         ('model = "m"\nextra_args = ["--host", "0.0.0.0"]\n[[config]]\nname = "a"\n', "set allow_remote = true"),
         ('model = "m"\n[[config]]\nname = "a"\nextra_args = ["--trust-remote-code"]\n', "trust_remote_code = true"),
+        ('model = "m"\nextra_args = ["--api-key", "sk-x"]\n[[config]]\nname = "a"\n', "export VLLM_API_KEY"),
+        ('model = "m"\n[[config]]\nname = "a"\nextra_args = ["--api-key=sk-x"]\n', "export VLLM_API_KEY"),
         ('model = "m"\nstartup_timeout_s = inf\n[[config]]\nname = "a"\n', "finite"),
         ('model = "m"\nport = 3\n[[config]]\nname = "a"\n', r"unknown key\(s\): port"),
     ],
@@ -128,6 +131,23 @@ def test_opt_ins_allow_a_remote_bind_and_remote_code(tmp_path: Path) -> None:
         'extra_args = ["--host", "0.0.0.0", "--trust-remote-code"]\n[[config]]\nname = "a"\n'
     )
     assert "--trust-remote-code" in load_launch_file(f).extra_args
+
+
+def test_a_key_on_the_command_line_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    f = tmp_path / "l.toml"
+    f.write_text('model = "m"\nextra_args = ["--port", "1", "--api-key", "sk-SECRET123"]\n[[config]]\nname = "a"\n')
+    with pytest.raises(SpecwiseError) as err:
+        load_launch_file(f)
+    assert "sk-SECRET123" not in str(err.value)
+    assert str(err.value).startswith(f"{f}: launch file.extra_args: --api-key would put the key on")
+
+
+def test_stored_server_arguments_never_hold_a_key() -> None:
+    """Server arguments built outside a launch file (the Python API) are masked where a run keeps them."""
+    info = LaunchInfo("a", None, ("--api-key", "sk-SECRET123", "--api-key=sk-OTHER", "--port", "8000"))
+    stored = json.dumps(info.to_json())
+    assert "sk-SECRET123" not in stored and "sk-OTHER" not in stored
+    assert info.to_json()["server_args"] == ["--api-key", "***", "--api-key=***", "--port", "8000"]
 
 
 _FAKE_ENGINE = """#!{python}

@@ -158,6 +158,16 @@ def _env(s: Section) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()}
 
 
+# A key on a command line is readable by every user of the machine (ps, /proc/PID/cmdline), is printed by vLLM in
+# its start-up "non-default args" log line, and would be kept with the run's server arguments in the results
+# database. vLLM reads the same key from the environment (VLLM_API_KEY, vllm/envs.py), which the server inherits.
+_API_KEY_ON_COMMAND_LINE = (
+    "--api-key would put the key on the server's command line, in its log and in the results database; "
+    "export VLLM_API_KEY=... before specwise bench instead (the server inherits it; SGLang has no such variable: "
+    "start it yourself and bench it with --url) and pass --api-key-env VLLM_API_KEY so the requests carry it"
+)
+
+
 def _check_opt_ins(root: Section, args: list[str]) -> None:
     for i, a in enumerate(args):
         host = (
@@ -169,6 +179,8 @@ def _check_opt_ins(root: Section, args: list[str]) -> None:
             raise root.fail(
                 "extra_args", f"--host {host} would serve beyond loopback; set allow_remote = true to mean it"
             )
+        if a == "--api-key" or a.startswith("--api-key="):
+            raise root.fail("extra_args", _API_KEY_ON_COMMAND_LINE)
         if a == "--trust-remote-code" and root.get("trust_remote_code", False) is not True:
             raise root.fail(
                 "extra_args",

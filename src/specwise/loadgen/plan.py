@@ -13,6 +13,23 @@ from specwise.loadgen.runner import BenchPlan, LevelPlan
 from specwise.loadgen.workload import PromptItem, level_requests
 from specwise.traffic import Arrivals
 
+_SECRET_FLAGS = ("--api-key",)  # a server's flags whose value is a credential
+
+
+def masked_secret_args(argv: tuple[str, ...]) -> list[str]:
+    """``argv`` with the value of each credential flag (``--api-key K`` or ``--api-key=K``) replaced by ``***``:
+    what may be stored with a run. Launch files refuse such flags; this guards server arguments built otherwise."""
+    out: list[str] = []
+    for i, a in enumerate(argv):
+        flag = a.split("=", 1)[0]
+        if flag in _SECRET_FLAGS and "=" in a:
+            out.append(f"{flag}=***")
+        elif i > 0 and argv[i - 1] in _SECRET_FLAGS:
+            out.append("***")
+        else:
+            out.append(a)
+    return out
+
 
 @dataclass(frozen=True)
 class LaunchInfo:
@@ -30,7 +47,7 @@ class LaunchInfo:
         return {
             "name": self.name,
             "speculative_config": self.speculative_config,
-            "server_args": list(self.server_args),
+            "server_args": masked_secret_args(self.server_args),
             "model": self.model,
             "engine": self.engine,
             "engine_version": self.engine_version,
