@@ -10,11 +10,8 @@ from dataclasses import dataclass, replace
 from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.catalog import catalog_id, gpu_name
 from specwise.contracts.advice import ServeCommand
-from specwise.engines.vllm_versions import CONFIG_JSON_SINCE, VllmVersion
+from specwise.engines.vllm_versions import CONFIG_JSON_SINCE, V0_ERA_CONFIGS, VllmVersion
 from specwise.errors import SpecwiseError
-
-# the vLLM versions whose config specwise writes with the schedule as disable_by_batch_size (the V0-era form)
-V0_ERA_CONFIGS = f"{CONFIG_JSON_SINCE} to 0.9"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from specwise.advisor import rules
-from specwise.advisor.config_target import V0_ERA_CONFIGS, ConfigTarget, config_target, noted, resolved_names
+from specwise.advisor.config_target import ConfigTarget, config_target, noted, resolved_names
 from specwise.advisor.evidence import Evidence, attribute_methods, profile_for, refuse_unused, resolve_evidence
 from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.advisor.measure import MeasureRun, bench_traffic, measure_command
@@ -401,35 +401,17 @@ def _package_notes(c: Candidate) -> list[str]:
     ]
 
 
-_ENGINE_RUNS_DRAFT = {"vllm": "vLLM V1 (0.15+, this config's)", "sglang": "SGLang"}
-
-
 def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
-    """Why the engine the config is for cannot run ``c`` (None: it can): a method it lacks, or a draft it would run
-    at the target's tensor parallelism (vLLM V1) whose attention heads do not divide over that many GPUs (vLLM
-    requires it: ``vllm/model_executor/models`` shard heads evenly over TP ranks)."""
+    """Why the engine the config is for cannot run ``c`` (None: it can): a method it lacks, or a draft whose
+    attention heads do not divide over the GPUs the engine splits it across (:meth:`Engine.draft_split_refusal`)."""
     said = engine.refusal(c.method, c.speculation.draft)
     if said is not None or not c.method.has_weights or not c.speculation.draft:
         return said
-    spec = Speculation(c.method, 1, c.speculation.draft, c.speculation.draft_tp, inputs.deployment.tp)
-    written = engine.speculative_config(spec).get("draft_tensor_parallel_size")
-    if engine.name == "sglang":  # SGLang's draft worker runs in the target's tensor-parallel group
-        written = inputs.deployment.tp if inputs.deployment.tp > 1 else None
     heads = _draft_heads(c.speculation.draft)
-    if isinstance(written, int) and heads is not None and heads % written:
-        return (
-            f"{_ENGINE_RUNS_DRAFT.get(engine.name, engine.name)} runs a draft at the target's tensor parallelism "
-            f"({written}), and "
-            f"{c.speculation.draft}'s {heads} attention heads do not divide over {written} GPUs: choose a draft "
-            "whose heads do"
-            + (
-                f", or a vLLM before 0.10 (V0 runs a draft on one GPU; specwise writes its command for "
-                f"--vllm-version {V0_ERA_CONFIGS})"
-                if engine.name == "vllm"
-                else ""
-            )
-        )
-    return None
+    if heads is None:
+        return None
+    spec = Speculation(c.method, 1, c.speculation.draft, c.speculation.draft_tp, inputs.deployment.tp)
+    return engine.draft_split_refusal(spec, heads)
 
 
 def fitting_scenario(inputs: AdviseInputs, c: Candidate, evidence: Sequence[Evidence]) -> tuple[Scenario, list[str]]:

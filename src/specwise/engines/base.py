@@ -114,6 +114,12 @@ class Engine(Protocol):
         line; None: it can."""
         ...
 
+    def draft_split_refusal(self, s: Speculation, heads: int) -> str | None:
+        """Why the engine cannot run ``s``'s draft, whose ``heads`` attention heads it would split over more GPUs
+        than divide them (engines shard heads evenly over tensor-parallel ranks); None: they divide, or the engine
+        does not split a draft's heads."""
+        ...
+
     def schedule_notes(
         self, schedule: Sequence[tuple[int, int, int]], k: int, method: str | None = None
     ) -> tuple[str, ...]:
@@ -166,6 +172,16 @@ def calibration_refusal(engine: Engine) -> str | None:
     return (
         f"{engine.name} exports its speculation as {exported}, not the per-position counters of drafts and accepted "
         "tokens (vLLM's) that a calibration and advise --bench need for the tokens each step verified"
+    )
+
+
+def heads_split_refusal(engine_words: str, tp: int, draft: str, heads: int, remedy: str = "") -> str | None:
+    """The one wording of a draft whose heads do not divide over the ``tp`` GPUs ``engine_words`` runs it on."""
+    if tp <= 1 or heads % tp == 0:
+        return None
+    return (
+        f"{engine_words} runs a draft at the target's tensor parallelism ({tp}), and {draft}'s {heads} attention "
+        f"heads do not divide over {tp} GPUs: choose a draft whose heads do{remedy}"
     )
 
 

@@ -30,6 +30,10 @@ class LlamaCppEngine:
             raise SpecwiseError(f"llama-server speculates with a draft model only, not {s.method.name}")
         return {"model_draft": s.draft, "draft_max": s.k, "draft_min": s.k}
 
+    def draft_split_refusal(self, s: Speculation, heads: int) -> str | None:
+        """llama-server splits a model by layers (``--split-mode layer``), not by attention heads."""
+        return None
+
     def schedule_notes(
         self, schedule: Sequence[tuple[int, int, int]], k: int, method: str | None = None
     ) -> tuple[str, ...]:

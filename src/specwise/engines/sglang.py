@@ -8,7 +8,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from specwise.engines.base import LOOPBACK, ONLINE_QUANTIZATION, Deployment, SpecMetricNames, Speculation, cli_flags
+from specwise.engines.base import (
+    LOOPBACK,
+    ONLINE_QUANTIZATION,
+    Deployment,
+    SpecMetricNames,
+    Speculation,
+    cli_flags,
+    heads_split_refusal,
+)
 from specwise.errors import SpecwiseError
 from specwise.methods import Method
 
@@ -53,6 +61,13 @@ class SglangEngine:
             cfg["speculative_draft_model_path"] = s.draft
         cfg.update(speculative_num_steps=s.k, speculative_eagle_topk=1, speculative_num_draft_tokens=s.k + 1)
         return cfg
+
+    def draft_split_refusal(self, s: Speculation, heads: int) -> str | None:
+        """SGLang's draft worker runs in the target's tensor-parallel group (``sglang/srt/speculative``): its heads
+        split over the target's GPUs."""
+        if not s.method.has_weights:
+            return None
+        return heads_split_refusal("SGLang", s.target_tp, s.draft or "the draft", heads)
 
     def schedule_notes(
         self, schedule: Sequence[tuple[int, int, int]], k: int, method: str | None = None

@@ -9,8 +9,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from specwise.engines.base import LOOPBACK, ONLINE_QUANTIZATION, Deployment, SpecMetricNames, Speculation
+from specwise.engines.base import (
+    LOOPBACK,
+    ONLINE_QUANTIZATION,
+    Deployment,
+    SpecMetricNames,
+    Speculation,
+    heads_split_refusal,
+)
 from specwise.engines.vllm_versions import (
+    V0_ERA_CONFIGS,
     VllmVersion,
     draft_model_engine,
     first_off_batch,
@@ -126,6 +134,20 @@ class VllmEngine:
         if s.method.name == "draft_model" and draft_model_engine(self.version) == "v1":
             return s.target_tp
         return s.draft_tp or s.target_tp
+
+    def draft_split_refusal(self, s: Speculation, heads: int) -> str | None:
+        """A draft run at the target's tensor parallelism (:meth:`draft_tp`; written only when the target is split)
+        whose heads do not divide over it: vLLM shards heads evenly over TP ranks (``vllm/model_executor/models``);
+        V0 (before 0.10) runs a draft on one GPU, which the remedy offers."""
+        if not s.method.has_weights or s.target_tp <= 1:
+            return None
+        remedy = (
+            f", or a vLLM before 0.10 (V0 runs a draft on one GPU; specwise writes its command for --vllm-version "
+            f"{V0_ERA_CONFIGS})"
+        )
+        return heads_split_refusal(
+            "vLLM V1 (0.15+, this config's)", self.draft_tp(s), s.draft or "the draft", heads, remedy
+        )
 
     def schedule_notes(
         self, schedule: Sequence[tuple[int, int, int]], k: int, method: str | None = None

@@ -60,6 +60,8 @@ V0_REMOVED_IN = VllmVersion(0, 10)  # disable_by_batch_size stopped acting (PR #
 # --speculative-config JSON: first in 0.8.2's vllm/engine/arg_utils.py (0.8.0 and 0.8.1 have only the separate
 # --speculative-model / --num-speculative-tokens flags), which PR #15466 then removed.
 CONFIG_JSON_SINCE = VllmVersion(0, 8, 2)
+# the vLLM versions whose config specwise writes with the schedule as disable_by_batch_size (the V0-era form)
+V0_ERA_CONFIGS = f"{CONFIG_JSON_SINCE} to 0.9"
 DRAFT_MODEL_V1_SINCE = VllmVersion(0, 15)  # V1's DraftModelProposer (PR #24322, merged 2026-01-19)
 
 DraftModelEngine = Literal["v0", "none", "v1"]
