@@ -7,6 +7,7 @@ from pathlib import Path
 
 from specwise.calibration.check import prediction_rows
 from specwise.calibration.fit import ConfigRun, LevelRun, fit
+from specwise.contracts.bench import SpeculativeSetting
 from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc, StepLaw
 from specwise.engines import get_engine
 from specwise.engines.base import calibration_refusal
@@ -124,8 +125,8 @@ def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tupl
                     measured_tpot_p50_s=summarize_level(records, level, None).tpot_s.p50,
                 )
             )
-        k = int(spec.get("num_speculative_tokens", 0)) if spec else 0
-        runs.append(ConfigRun(config.launch.name, spec.get("method") if spec else None, k, tuple(levels)))
+        setting = SpeculativeSetting.of(spec)
+        runs.append(ConfigRun(config.launch.name, setting.method, setting.k, tuple(levels)))
     return runs, server_args, infos
 
 
@@ -159,13 +160,9 @@ def calibrate(store: ResultStore, base_id: str) -> CalibrationDoc:
     return replace(
         fitted_doc(base_id, runs, engine_config(server_args)),
         configs=tuple(
-            CalibratedConfig(
-                info.name,
-                (info.speculative_config or {}).get("method"),
-                (info.speculative_config or {}).get("model"),
-                run.k,
-            )
+            CalibratedConfig(info.name, setting.method, setting.draft, run.k)
             for info, run in zip(infos, runs, strict=True)
+            for setting in (SpeculativeSetting.of(info.speculative_config),)
         ),
         engine=infos[0].engine,
         engine_version=next((i.engine_version for i in infos if i.engine_version), None),

@@ -154,6 +154,29 @@ def _level_summary(f: Fields) -> LevelSummary:
 
 
 @dataclass(frozen=True)
+class SpeculativeSetting:
+    """What a launched vLLM ``--speculative-config`` (a launch file's table, as stored with the run) says, read in
+    one place: the method, the draft checkpoint, k (``num_speculative_tokens``; 0 when not a positive whole
+    number). A value of the wrong type reads as not given."""
+
+    method: str | None = None
+    draft: str | None = None
+    k: int = 0
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any] | None) -> SpeculativeSetting:
+        if not config:
+            return cls()
+        method, draft, k = config.get("method"), config.get("model"), config.get("num_speculative_tokens")
+        whole = int(k) if isinstance(k, int | float) and not isinstance(k, bool) and float(k).is_integer() else 0
+        return cls(
+            method if isinstance(method, str) else None,
+            draft if isinstance(draft, str) else None,
+            max(whole, 0),
+        )
+
+
+@dataclass(frozen=True)
 class BenchConfig:
     """One launched server configuration and its levels."""
 
@@ -165,13 +188,11 @@ class BenchConfig:
 
     @property
     def method(self) -> str | None:
-        m = (self.speculative_config or {}).get("method")
-        return m if isinstance(m, str) else None
+        return SpeculativeSetting.of(self.speculative_config).method
 
     @property
     def draft(self) -> str | None:
-        m = (self.speculative_config or {}).get("model")
-        return m if isinstance(m, str) else None
+        return SpeculativeSetting.of(self.speculative_config).draft
 
     def pooled_acceptance(self) -> SpecDecodeCounts | None:
         """Counts summed over the levels (None when no level drafted)."""
