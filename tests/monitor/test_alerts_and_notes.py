@@ -18,7 +18,7 @@ from specwise.errors import SpecwiseError
 from specwise.metrics import parse_exposition
 from specwise.metrics.exposition import Scrape
 from specwise.metrics.spec_decode import V0_NOTE
-from specwise.monitor.loop import Target, evaluate_once
+from specwise.monitor.loop import Target, evaluate_once, server_window
 from specwise.monitor.rules import Thresholds
 from specwise.monitor.sinks import json_lines
 from specwise.monitor.store import MonitorStore
@@ -92,6 +92,31 @@ def test_counters_going_back_with_created_unchanged_are_no_restart(
 
 def _parsed(*pages: str) -> list[Scrape]:
     return [parse_exposition(p) for p in pages]
+
+
+def _two_counters_back(text: str) -> str:
+    """``text`` with the generation-token and request counters gone back, ``_created`` unchanged: two faults of
+    one kind (``impossible_counter``) in one window."""
+    for old, new in (
+        ('vllm:generation_tokens_total{engine="0",model_name="smollm2"} 192.0', "10.0"),
+        ('vllm:request_success_total{engine="0",finished_reason="length",model_name="smollm2"} 3.0', "0.0"),
+    ):
+        assert old in text
+        text = text.replace(old, old.rsplit(" ", 1)[0] + " " + new)
+    return text
+
+
+def test_two_faults_of_one_kind_in_a_once_window_are_one_alert(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review: --once judged a window with its own copy of the loop's logic and raised impossible_counter once per
+    counter gone back; the loop and a fleet raise each fault kind once."""
+    before, after = _parsed(AFTER, _two_counters_back(AFTER))
+    window = server_window("http://t/metrics", before, after, 5.0, Thresholds())
+    assert window.stats is not None and [k for k, _ in window.stats.faults] == ["impossible_counter"] * 2
+    assert [a.rule for a in window.alerts] == ["impossible_counter"]
+    assert "vllm:generation_tokens_total went back" in window.alerts[0].message
+    code, doc = once(capsys, serve("back2", AFTER, _two_counters_back(AFTER)))
+    (server,) = doc["servers"]
+    assert code == 1 and [a["rule"] for a in server["alerts"]] == ["impossible_counter"]
 
 
 def test_loop_stores_no_impossible_acceptance_and_reports_the_fault_once(tmp_path: Path) -> None:

@@ -47,24 +47,20 @@ from specwise.monitor.events import MonitorEvent
 from specwise.monitor.fetch import DEFAULT_MAX_BYTES, Scraper, endpoint, redact, with_metrics_path
 from specwise.monitor.fleet import FAMILIES, FleetWindow
 from specwise.monitor.loop import (
-    RESTART_DETAIL,
-    SERVER_RESTART,
     TARGET_DOWN,
     Target,
-    assess,
     evaluate_once,
     fleet_findings,
+    server_window,
     window_parser,
 )
 from specwise.monitor.predicted import SlowdownModel, slowdown_model
 from specwise.monitor.prometheus_source import FleetSource, Judge, fleet_history, fleet_window
 from specwise.monitor.report import FleetReport, MonitorReport, ServerWindow
-from specwise.monitor.rules import Finding, Thresholds
+from specwise.monitor.rules import Thresholds
 from specwise.monitor.sinks import Background, MetricsExporter, event_line, json_lines, webhook
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.summary import LoopTally, closing_line, start_line, watched
-from specwise.monitor.vet import fault_alert, first_of_each_kind, vet
-from specwise.monitor.window import window_stats
 from specwise.report.console import console
 from specwise.report.monitor import live_table, predictor_lines, render_fleet, render_monitor
 
@@ -473,30 +469,8 @@ def _server_window(
     thresholds: Thresholds,
     slowdown: SlowdownModel | None,
 ) -> ServerWindow:
-    """One server's window, or why there is none: a server that did not answer is a ``target_down`` alert; one
-    whose counters no live server can report (:mod:`specwise.monitor.vet`) raises an alert per fault kind. A restart
-    inside the window and impossible spec-decode counts are alerts too."""
-    first, second = pair
-    if isinstance(first, SpecwiseError) or isinstance(second, SpecwiseError):
-        error = redact(str(first if isinstance(first, SpecwiseError) else second))
-        down = Finding(TARGET_DOWN, "critical", "target down: " + error.removeprefix(f"{url}: "))
-        return ServerWindow(url, None, (down,), error=error)
-    before, after = vet(first), vet(second)
-    faults = dict.fromkeys((*before.faults, *after.faults))
-    if before.scrape is None or after.scrape is None:
-        alerts = tuple(fault_alert(kind, d) for kind, d in first_of_each_kind(faults))
-        return ServerWindow(url, None, alerts, error=redact(f"{url}: " + "; ".join(d for _, d in faults)))
-    stats = None
-    try:
-        stats = window_stats(before.scrape, after.scrape, window)
-        stats = replace(stats, notes=(*stats.notes, *(detail for _, detail in faults)))
-        stats, found = assess(stats, thresholds, slowdown)
-    except SpecwiseError as exc:
-        return ServerWindow(url, stats, error=redact(str(exc)))
-    if stats.counter_reset:
-        found.append(Finding(SERVER_RESTART, "warning", RESTART_DETAIL))
-    found += [fault_alert(kind, detail) for kind, detail in stats.faults]
-    return ServerWindow(url, stats, tuple(found))
+    """One server's window, or why there is none (:func:`specwise.monitor.loop.server_window`)."""
+    return server_window(url, *pair, window, thresholds, slowdown)
 
 
 def _once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownModel | None) -> MonitorReport:

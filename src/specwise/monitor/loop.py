@@ -35,6 +35,7 @@ from specwise.monitor.events import (
 from specwise.monitor.fetch import Endpoint, Scraper, Slot, endpoint, redact
 from specwise.monitor.fleet import FleetWindow, instance_stats
 from specwise.monitor.predicted import SlowdownModel
+from specwise.monitor.report import ServerWindow
 from specwise.monitor.rules import AlertState, Finding, Thresholds, check, held_rules, unjudged_note
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.vet import fault_alert, first_of_each_kind, vet
@@ -363,3 +364,38 @@ def fleet_findings(
         out += [(instance, fault_alert(kind, detail)) for kind, detail in first_of_each_kind(stats.faults)]
         out += [(instance, f) for f in findings(stats, thresholds, slowdown)]
     return tuple(out)
+
+
+def server_window(
+    url: str,
+    first: Scrape | SpecwiseError,
+    second: Scrape | SpecwiseError,
+    window_s: float,
+    thresholds: Thresholds,
+    slowdown: SlowdownModel | None = None,
+) -> ServerWindow:
+    """One server's window between two scrape results ``window_s`` seconds apart (``--once``), or why there is
+    none, by the same rules as the loop's and a fleet's: a server that did not answer is a ``target_down`` alert;
+    one whose counters no live server can report (:mod:`specwise.monitor.vet`) raises an alert per fault kind. A
+    restart inside the window is an alert, and so is each kind of fault in the window's counts, once
+    (:func:`~specwise.monitor.vet.first_of_each_kind`)."""
+    if isinstance(first, SpecwiseError) or isinstance(second, SpecwiseError):
+        error = redact(str(first if isinstance(first, SpecwiseError) else second))
+        down = Finding(TARGET_DOWN, "critical", "target down: " + error.removeprefix(f"{url}: "))
+        return ServerWindow(url, None, (down,), error=error)
+    before, after = vet(first), vet(second)
+    faults = dict.fromkeys((*before.faults, *after.faults))
+    if before.scrape is None or after.scrape is None:
+        alerts = tuple(fault_alert(kind, d) for kind, d in first_of_each_kind(faults))
+        return ServerWindow(url, None, alerts, error=redact(f"{url}: " + "; ".join(d for _, d in faults)))
+    stats = None
+    try:
+        stats = window_stats(before.scrape, after.scrape, window_s)
+        stats = replace(stats, notes=(*stats.notes, *(detail for _, detail in faults)))
+        stats, found = assess(stats, thresholds, slowdown)
+    except SpecwiseError as exc:
+        return ServerWindow(url, stats, error=redact(str(exc)))
+    if stats.counter_reset:
+        found.append(Finding(SERVER_RESTART, "warning", RESTART_DETAIL))
+    found += [fault_alert(kind, detail) for kind, detail in first_of_each_kind(stats.faults)]
+    return ServerWindow(url, stats, tuple(found))
