@@ -109,6 +109,7 @@ METHODS: dict[str, Method] = {m.name: m for m in _TABLE}
 METHOD_NAMES: tuple[str, ...] = tuple(METHODS)
 PROFILABLE: tuple[str, ...] = tuple(m.name for m in _TABLE if m.profile_as == m.name)
 LOOKUP_METHODS: tuple[str, ...] = tuple(m.name for m in _TABLE if m.is_lookup)
+HEAD_METHODS: tuple[str, ...] = tuple(m.name for m in _TABLE if m.proposer == "head")
 
 
 def get_method(name: str) -> Method:

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from specwise.errors import SpecwiseError
+from specwise.methods import LOOKUP_METHODS
 from specwise.specs.derived import mtp_draft_spec
-from specwise.specs.draft import MODEL_FREE_METHODS, DraftChoice
+from specwise.specs.draft import DraftChoice
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.hf_config import load_hf_model_dir, spec_from_hf_config
 from specwise.specs.model import ModelSpec, TokenizerRef
@@ -276,10 +277,11 @@ def resolve_draft(name_or_path: str, target: ModelSpec, field: str = "draft") ->
     targets the head was trained for; ``field``: how an empty name's message names what was given."""
     key = name_or_path.strip().lower()
     if not key:
+        model_free = ", ".join(LOOKUP_METHODS)
         raise SpecwiseError(
-            f"{field}: empty name; give a catalog id (see 'specwise models'), a local path, ngram, suffix or mtp"
+            f"{field}: empty name; give a catalog id (see 'specwise models'), a local path, {model_free} or mtp"
         )
-    if key in MODEL_FREE_METHODS:
+    if key in LOOKUP_METHODS:
         return DraftChoice(kind=key), ()  # type: ignore[arg-type]
     if key == "mtp":
         return DraftChoice(kind="mtp", spec=mtp_draft_spec(target)), ()

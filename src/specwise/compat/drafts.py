@@ -21,6 +21,7 @@ from specwise.catalog import catalog_model_spec, catalog_models
 from specwise.compat.pair import ADVICE_HIGH, ADVICE_LOW, Finding, PairReport, check_pair
 from specwise.errors import SpecwiseError
 from specwise.memory import MemoryPlan, MemoryPlanRequest, check_draft_tp, check_target_alone, plan_memory
+from specwise.methods import LOOKUP_METHODS
 from specwise.specs.derived import mtp_draft_spec
 from specwise.specs.draft import DraftChoice
 from specwise.specs.gpu import GpuSpec
@@ -47,7 +48,7 @@ class DraftSuggestion:
 
     @property
     def model_based(self) -> bool:
-        return self.method not in ("ngram", "suffix")
+        return self.method not in LOOKUP_METHODS
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -194,7 +195,7 @@ def suggest_drafts(
         out.append(row)
     if target.mtp_layers > 0:
         out.append(_mtp_row(target, max_model_len, plan_for))
-    for method in ("ngram", "suffix"):  # no KV cache to take, GPU or not: 0, never "not checked"
+    for method in LOOKUP_METHODS:  # no KV cache to take, GPU or not: 0, never "not checked"
         why = "no weights, no KV cache; pays only where outputs copy the prompt (code edits, summaries)"
         out.append(DraftSuggestion(method, method, True, (f"pass: {why}",), why, kv_cost=0.0))
     return sorted(out, key=lambda s: (not s.fits, s.order, s.draft))

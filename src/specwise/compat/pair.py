@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 from specwise.compat.tokenizer_files import TokenizerEvidence
 from specwise.memory.weights import weight_bytes
-from specwise.specs.draft import MODEL_FREE_METHODS
+from specwise.methods import HEAD_METHODS, LOOKUP_METHODS
 from specwise.specs.model import ModelSpec
 from specwise.units import DTYPE_BYTES
 
@@ -78,7 +78,7 @@ class PairReport:
     @property
     def model_free(self) -> bool:
         """n-gram or suffix lookup: no draft model, so nothing of a model's checks applies."""
-        return self.draft in MODEL_FREE_METHODS
+        return self.draft in LOOKUP_METHODS
 
     @property
     def failures(self) -> tuple[Finding, ...]:
@@ -135,8 +135,8 @@ def model_free_pair(target: ModelSpec, method: str) -> PairReport:
     there is no vocabulary, tokenizer, head or context of its own to check, no weights and no KV cache: one
     ``method`` finding saying so, the checks that do not apply listed in its evidence, and no size ratios (None,
     not a number made up for a model that is not there)."""
-    if method not in MODEL_FREE_METHODS:
-        raise ValueError(f"{method!r} is not a model-free method ({', '.join(MODEL_FREE_METHODS)})")
+    if method not in LOOKUP_METHODS:
+        raise ValueError(f"{method!r} is not a model-free method ({', '.join(LOOKUP_METHODS)})")
     evidence: dict[str, Any] = {
         "method": method,
         "model_free": True,
@@ -173,9 +173,9 @@ def method_fit(method: str, draft: ModelSpec) -> Finding:
             f'(use method = "{head}" with the target it was trained for)'
         )
         return Finding("method", "fail", message, evidence)
-    if method in ("eagle", "eagle3") and head != method:
+    if method in HEAD_METHODS and head != method:
         kind = f"an {head} head" if head else "a full language model"
-        fix = f'method = "{head}"' if head in ("eagle", "eagle3") else 'method = "draft_model"'
+        fix = f'method = "{head}"' if head in HEAD_METHODS else 'method = "draft_model"'
         message = f"{draft.name} is {kind}, not an {method} head: vLLM's {method} method cannot load it (use {fix})"
         return Finding("method", "fail", message, evidence)
     return Finding(

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
-from specwise.methods import MAX_K
+from specwise.methods import MAX_K, PROFILABLE
 
-METHODS = ("draft_model", "ngram", "suffix")
+METHODS = PROFILABLE  # what --method takes: the methods table's profilable rows
 DRAFTING_MODES = ("greedy", "probabilistic")
 CONTEXTS = ("per-temperature", "shared")
 ESTIMATORS = ("realized", "expected")

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from specwise.errors import SpecwiseError
+from specwise.methods import LOOKUP_METHODS
 from specwise.specs.model import ModelSpec
 
 DraftKind = Literal["model", "ngram", "suffix", "mtp"]
-MODEL_FREE_METHODS = ("ngram", "suffix")
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class DraftChoice:
     def __post_init__(self) -> None:
         if self.kind in ("model", "mtp") and self.spec is None:
             raise SpecwiseError(f"draft kind {self.kind!r} needs a model spec")
-        if self.kind in ("ngram", "suffix") and self.spec is not None:
+        if self.kind in LOOKUP_METHODS and self.spec is not None:
             raise SpecwiseError(f"draft kind {self.kind!r} has no model")
 
     @property
