@@ -20,6 +20,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 
+def acceptance_rate(accepted_tokens: float, draft_tokens: float) -> float | None:
+    """accepted tokens / draft tokens; None without draft tokens."""
+    return accepted_tokens / draft_tokens if draft_tokens > 0 else None
+
+
+def mean_acceptance_length(accepted_tokens: float, drafts: float) -> float | None:
+    """1 + accepted tokens / drafts (the bonus token included); None without drafts."""
+    return 1.0 + accepted_tokens / drafts if drafts > 0 else None
+
+
 @dataclass(frozen=True)
 class SpecDecodeCounts:
     """Counts over an interval (or a sequence, or their expectation), and the rates derived from them."""
@@ -36,11 +46,11 @@ class SpecDecodeCounts:
 
     @property
     def acceptance_rate(self) -> float | None:
-        return self.accepted_tokens / self.draft_tokens if self.draft_tokens > 0 else None
+        return acceptance_rate(self.accepted_tokens, self.draft_tokens)
 
     @property
     def mean_acceptance_length(self) -> float | None:
-        return 1.0 + self.accepted_tokens / self.drafts if self.drafts > 0 else None
+        return mean_acceptance_length(self.accepted_tokens, self.drafts)
 
     @property
     def per_position_rates(self) -> tuple[float, ...]:

@@ -20,6 +20,7 @@ from typing import Any
 import aiohttp
 import numpy as np
 
+from specwise.acceptance.counts import acceptance_rate
 from specwise.contracts.bench import BenchDoc, BenchLevel, SpecDecodeReading
 from specwise.errors import SpecwiseError, redact_text, redact_url
 from specwise.loadgen.client import ClientConfig, HttpSession, RequestSpec, send_request
@@ -322,7 +323,7 @@ class _LiveAcceptance:
             if delta is None or delta.reset or delta.impossible:
                 return self.rate  # a replica unreadable, restarted or impossible: keep the last rate
             accepted, draft_tokens = accepted + delta.stats.accepted_tokens, draft_tokens + delta.stats.draft_tokens
-        rate = accepted / draft_tokens if draft_tokens > 0 else None
+        rate = acceptance_rate(accepted, draft_tokens)
         return rate if rate is not None and math.isfinite(rate) else self.rate  # a NaN sample: keep the last
 
 

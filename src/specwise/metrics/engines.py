@@ -7,6 +7,7 @@ accepted token counters (acceptance rate only); SGLang gives the current accepta
 
 from __future__ import annotations
 
+from specwise.acceptance.counts import acceptance_rate
 from specwise.contracts.bench import SpecDecodeReading
 from specwise.engines.llamacpp import LlamaCppEngine
 from specwise.engines.sglang import SglangEngine
@@ -59,7 +60,7 @@ def llamacpp_acceptance(before: Scrape, after: Scrape) -> tuple[SpecDecodeReadin
         drafted, accepted, reset = d1, a1, True
     reading = SpecDecodeReading(
         "llama.cpp",
-        acceptance_rate=accepted / drafted if drafted > 0 else None,
+        acceptance_rate=acceptance_rate(accepted, drafted),
         draft_tokens=drafted,
         accepted_tokens=accepted,
     )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from specwise.acceptance.counts import acceptance_rate, mean_acceptance_length
 from specwise.latency import LatencySummary
 from specwise.sim.engine import SimResult
 from specwise.sim.workload import WorkloadClass
@@ -43,8 +44,8 @@ def summarize(result: SimResult, classes: Sequence[WorkloadClass], warmup_fracti
     by_class = {
         c.name: _summary(result, keep & (req.class_index == i), classes, i, span) for i, c in enumerate(classes)
     }
-    rate = result.accepted_tokens / result.draft_tokens if result.draft_tokens else None
-    al = 1.0 + result.accepted_tokens / result.drafts if result.drafts else None
+    rate = acceptance_rate(result.accepted_tokens, result.draft_tokens)
+    al = mean_acceptance_length(result.accepted_tokens, result.drafts)
     return SimSummary(
         overall,
         by_class,
