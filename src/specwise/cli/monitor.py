@@ -8,7 +8,6 @@ transition (and each target going down, restart and fault) once, as a JSON line.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import os
 import sys
@@ -61,6 +60,7 @@ from specwise.monitor.rules import Thresholds
 from specwise.monitor.sinks import Background, MetricsExporter, event_line, json_lines, webhook
 from specwise.monitor.store import MonitorStore
 from specwise.monitor.summary import LoopTally, closing_line, start_line, watched
+from specwise.netaddr import is_loopback
 from specwise.report.console import console
 from specwise.report.monitor import live_table, predictor_lines, render_fleet, render_monitor
 
@@ -400,12 +400,7 @@ def _bind(flag: str, value: str, allow_remote: bool) -> tuple[str, int]:
 
 
 def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:  # a host name
-        return False
+    return is_loopback(host)
 
 
 def _why(exc: OSError | OverflowError) -> str:

@@ -11,7 +11,6 @@ executor did not start."""
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import socket
@@ -25,6 +24,7 @@ from urllib.parse import urlsplit
 from specwise.errors import SpecwiseError
 from specwise.executors import Progress
 from specwise.executors.local import pool_size
+from specwise.netaddr import is_loopback
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -128,13 +128,7 @@ def _loopback(address: str | None) -> bool:
     """No address (a cluster started here) or one whose host is this machine's loopback."""
     if address is None:
         return True
-    host = address.removeprefix("ray://").rpartition(":")[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback(address.removeprefix("ray://").rpartition(":")[0].strip("[]"))
 
 
 def _import_ray(address: str | None) -> Any:

@@ -30,6 +30,7 @@ import httpx
 from specwise.engines import get_engine
 from specwise.engines.base import launch_program
 from specwise.errors import SpecwiseError
+from specwise.netaddr import is_loopback
 from specwise.scenario.fields import Section
 from specwise.scenario.toml_loader import read_toml
 
@@ -141,7 +142,6 @@ _LAUNCH_KEYS = frozenset(
     {"model", "served_model_name", "python", "config", "extra_args", "env", "startup_timeout_s", "engine"}
     | {"allow_remote", "trust_remote_code"}
 )
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def _strings(s: Section, key: str) -> tuple[str, ...]:
@@ -175,7 +175,7 @@ def _check_opt_ins(root: Section, args: list[str]) -> None:
             if a == "--host" and i + 1 < len(args)
             else (a.split("=", 1)[1] if a.startswith("--host=") else None)
         )
-        if host is not None and host not in _LOOPBACK_HOSTS and root.get("allow_remote", False) is not True:
+        if host is not None and not is_loopback(host) and root.get("allow_remote", False) is not True:
             raise root.fail(
                 "extra_args", f"--host {host} would serve beyond loopback; set allow_remote = true to mean it"
             )
