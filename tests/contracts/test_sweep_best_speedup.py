@@ -60,3 +60,20 @@ def test_top_k_and_decide_choose_from_the_same_rows() -> None:
     assert speculative_choices(rows, q, doc.decision_metric, base_overloaded=False) == (list(rows), [])
     assert speculative_choices(rows, q, doc.decision_metric, base_overloaded=True) == (list(rows), list(rows))
     assert speculative_choices(rows, q + 1.0, doc.decision_metric, base_overloaded=True) == ([], [])
+
+
+def test_where_plain_decoding_is_overloaded_a_k_that_keeps_up_wins_over_one_that_does_not() -> None:
+    """Review E: at 8 QPS on examples/llama70b-ngram.toml plain decoding and k = 5..8 are overloaded, k = 2..4 keep
+    up; best k was 6 (2.13x in a finite run whose queue grows), not a k an operator can run there."""
+    golden = Path(__file__).resolve().parents[1] / "golden" / "examples_published_fit" / "simulate-llama70b-ngram.json"
+    doc = SweepResult.from_json(json.loads(golden.read_text()))
+    q = 8.0
+    assert q in doc.overloaded_qps  # plain decoding does not keep up there
+    at = [r for r in doc.results if r.qps == q and r.k]
+    keep = {r.k for r in at if not r.overloaded}
+    assert keep and keep != {r.k for r in at}
+    assert doc.best_k_by_qps[q] in keep and doc.top_k(q) == doc.best_k_by_qps[q]
+    faster_overloaded = max((r for r in at if r.overloaded), key=lambda r: r.speedup(doc.decision_metric) or 0.0)
+    assert (faster_overloaded.speedup(doc.decision_metric) or 0.0) > doc.best_speedup_by_qps[q]  # the trap it avoids
+    rows, choices = speculative_choices(doc.results, q, doc.decision_metric, base_overloaded=True)
+    assert {r.k for r in choices} == keep and len(rows) == len(at)

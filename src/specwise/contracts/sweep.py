@@ -218,11 +218,13 @@ class SweepRow:
 def speculative_choices(
     rows: Sequence[SweepRow], qps: float, metric: str, base_overloaded: bool
 ) -> tuple[list[SweepRow], list[SweepRow]]:
-    """(the speculative rows at ``qps`` with a ``metric`` speedup, those of them a deployment can choose): where plain
-    decoding keeps up with the load, a k that does not is no choice -- its queue grows without bound, so its
-    steady-state speedup tends to 0 whatever a finite run measured; where plain decoding does not, every k is."""
+    """(the speculative rows at ``qps`` with a ``metric`` speedup, those of them a deployment can choose): a k that
+    does not keep up with the load is no choice while plain decoding or another k does -- its queue grows without
+    bound, so its steady-state speedup tends to 0 whatever a finite run measured; only where nothing keeps up is
+    every k one (each finite run's speedup, compared as measured)."""
     rows_at = [r for r in rows if r.qps == qps and r.k and r.speedup(metric) is not None]
-    return rows_at, [r for r in rows_at if base_overloaded or not r.overloaded]
+    keeping_up = [r for r in rows_at if not r.overloaded]
+    return rows_at, keeping_up or (rows_at if base_overloaded else [])
 
 
 def fastest(rows: Sequence[SweepRow], metric: str) -> SweepRow | None:
