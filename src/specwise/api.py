@@ -334,7 +334,7 @@ def plan_memory(
     from dataclasses import replace
 
     from specwise.catalog import resolve_gpu, resolve_model
-    from specwise.cli.plan_memory import checked_draft
+    from specwise.compat.named import checked_draft
     from specwise.memory import MemoryPlanRequest
     from specwise.memory import plan_memory as _plan
 
@@ -359,6 +359,7 @@ def plan_memory(
         settings.get("draft_quantization", "auto"),
         _ARGUMENTS,
         tp=settings["tp"],
+        max_model_len=settings.get("max_model_len"),
     )
     plan_request = MemoryPlanRequest(
         target=target_spec, gpu=resolve_gpu(gpu_name), draft=choice, names=_ARGUMENTS, **settings
@@ -424,8 +425,8 @@ def check_pair(target: ModelSource, draft: ModelSource, *, max_model_len: int | 
     >>> lookup.compatible, lookup.param_ratio
     (True, None)
     """
-    from specwise.cli.check_pair import named_pair_report
     from specwise.cli.common import positive_int
+    from specwise.compat.named import named_pair_report
 
     length = None
     if max_model_len is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from specwise.catalog import resolve_draft, resolve_model
 from specwise.cli.common import (
     EXIT_NEGATIVE,
     EXIT_OK,
@@ -15,9 +14,7 @@ from specwise.cli.common import (
     positive_int,
     print_json,
 )
-from specwise.compat.pair import PairReport, check_pair, model_free_pair, no_mtp_pair
-from specwise.compat.tokenizer_files import gather_tokenizer_evidence
-from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
+from specwise.compat.named import named_pair_report
 from specwise.report.models import render_pair
 
 
@@ -56,31 +53,3 @@ def run(args: argparse.Namespace) -> int:
     else:
         render_pair(report, wide=args.wide)
     return EXIT_OK if report.compatible else EXIT_NEGATIVE
-
-
-def named_pair_report(
-    target_name: str, draft_name: str, max_model_len: int | None = None, names: FieldNames = CLI_FLAGS
-) -> PairReport:
-    """The pair check of a target and a draft given by catalog id or path (the draft also an EAGLE head, ``mtp``,
-    ``ngram`` or ``suffix``), with the tokenizer files' evidence; ``names`` says how the messages name ``target``,
-    ``draft`` and ``max_model_len`` (flags, or the API's arguments). A model-free method is compatible with any
-    target; ``mtp`` on a target without MTP layers is an incompatible pair, not bad input."""
-    target = resolve_model(target_name, field=names.name("target"))
-    if max_model_len is not None and max_model_len > target.max_position_embeddings:
-        raise SpecwiseError(
-            f"{names.setting('max_model_len', max_model_len)} exceeds {target.name}'s max_position_embeddings "
-            f"({target.max_position_embeddings}); vLLM refuses it"
-        )
-    if draft_name.strip().lower() == "mtp" and target.mtp_layers <= 0:
-        return no_mtp_pair(target)
-    choice, trained_for = resolve_draft(draft_name, target, field=names.name("draft"))
-    if choice.spec is None:
-        return model_free_pair(target, choice.kind)
-    evidence = gather_tokenizer_evidence(target.tokenizer, choice.spec.tokenizer)
-    return check_pair(
-        target,
-        choice.spec,
-        tokenizer_evidence=evidence,
-        head_trained_for=trained_for,
-        max_model_len=max_model_len,
-    )

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
-from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
+from specwise.catalog import resolve_gpu, resolve_model
 from specwise.cli.common import (
     EXIT_NEGATIVE,
     EXIT_OK,
@@ -19,17 +19,12 @@ from specwise.cli.common import (
     positive_int,
     print_json,
 )
-from specwise.compat.pair import PairReport, check_pair
-from specwise.compat.tokenizer_files import gather_tokenizer_evidence
-from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
-from specwise.extras import available
+from specwise.compat.named import checked_draft
+from specwise.errors import SpecwiseError
 from specwise.memory import MemoryPlanRequest, plan_memory
 from specwise.memory.planner import dtype_refusal, reserve_refusal
-from specwise.memory.vllm_rules import draft_model_tp_refusal
 from specwise.methods import MAX_K
 from specwise.report.memory import render_memory_plan
-from specwise.specs.draft import DraftChoice
-from specwise.specs.model import ModelSpec
 from specwise.specs.quant import QUANTIZATION_CHOICES
 from specwise.units import GIB, KV_CACHE_DTYPES
 
@@ -129,50 +124,6 @@ def model_dtype(text: str) -> str:
     return text
 
 
-def checked_draft(
-    target: ModelSpec,
-    draft: str | None,
-    draft_tp: int | None,
-    draft_quantization: str,
-    names: FieldNames = CLI_FLAGS,
-    tp: int = 1,
-) -> tuple[DraftChoice | None, PairReport | None]:
-    """The draft resolved, and its pair check with the target (a model draft): a draft that cannot serve the target
-    is refused, and so are a draft TP or draft quantization with no draft weights to apply them to, and a separate
-    draft model at a TP other than the target's ``tp``, which the current vLLM (V1) refuses, as ``simulate`` and
-    ``advise`` do (:func:`~specwise.memory.vllm_rules.draft_model_tp_refusal`; an EAGLE head may still run at 1).
-    ``names``: how the caller names the settings."""
-    choice, pair = None, None
-    if draft is not None:  # an empty name is refused, never read as no draft
-        choice, trained_for = resolve_draft(draft, target, field=names.name("draft"))
-        if choice.kind == "model" and choice.spec is not None:
-            if choice.spec.draft_head is None and draft_tp is not None:
-                refusal = draft_model_tp_refusal(None, draft_tp, tp, names.setting("draft_tp", tp))
-                if refusal is not None:
-                    raise SpecwiseError(f"{names.setting('draft_tp', draft_tp)}, but {refusal}")
-            # the token tables always; sample encodings only where the tokenizers extra is installed
-            evidence = gather_tokenizer_evidence(
-                target.tokenizer, choice.spec.tokenizer, encode=available("tokenizers")
-            )
-            pair = check_pair(target, choice.spec, tokenizer_evidence=evidence, head_trained_for=trained_for)
-            if not pair.compatible:
-                raise SpecwiseError(
-                    f"draft {choice.spec.name} cannot serve target {target.name}: "
-                    + "; ".join(f.message for f in pair.failures)
-                )
-    if choice is None or choice.spec is None:  # no draft, or n-gram / suffix: nothing to place
-        given = [f for f, v in (("draft_tp", draft_tp), ("draft_quantization", draft_quantization))
-                 if v not in (None, "auto")]  # fmt: skip
-        if given:
-            what = (
-                f"{names.name('draft')} {draft} has no weights"
-                if draft is not None
-                else f"no {names.name('draft')} given"
-            )
-            raise SpecwiseError(f"{names.name(given[0])}: {what} to place or quantize")
-    return choice, pair
-
-
 def run(args: argparse.Namespace) -> int:
     if args.num_speculative_tokens is not None and args.draft is None:  # the reserve has draft rows only with a draft
         raise SpecwiseError(
@@ -184,7 +135,9 @@ def run(args: argparse.Namespace) -> int:
     if (refusal := reserve_refusal(reserve, gpu)) is not None:  # before int(): 1e300 GiB is an infinite float
         raise SpecwiseError(f"--reserve-gib {args.reserve_gib:g} {refusal}")
     tp = args.tp if args.tp is not None else (args.num_gpus or 1)
-    draft_choice, pair = checked_draft(target, args.draft, args.draft_tp, args.draft_quantization, tp=tp)
+    draft_choice, pair = checked_draft(
+        target, args.draft, args.draft_tp, args.draft_quantization, tp=tp, max_model_len=args.max_model_len
+    )
     request = MemoryPlanRequest(
         target=target,
         gpu=gpu,
