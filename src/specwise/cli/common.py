@@ -219,14 +219,6 @@ def refuse_without_scenario(args: argparse.Namespace, extra: tuple[str, ...] = (
         raise SpecwiseError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --scenario")
 
 
-def check_modelled_k(k: int | None, modelled: Sequence[int]) -> None:
-    """A deployed ``--k`` the scenario does not model is refused: its acceptance and alert bands would be
-    extrapolated (AL bands up to k + 1)."""
-    ks = sorted(x for x in modelled if x > 0)
-    if k is not None and k not in ks:
-        raise SpecwiseError(f"--k {k}: the scenario models k = {', '.join(map(str, ks)) or 'none'} ([speculation].k)")
-
-
 def predictor_override(args: argparse.Namespace) -> PredictorChoice | None:
     """The flags' choice (None: the scenario's own); reads the calibration file."""
     return predictor_choice(args.predictor, args.calibration)

@@ -19,7 +19,6 @@ from specwise.cli.common import (
     EXIT_OK,
     add_predictor_flags,
     alert_rate,
-    check_modelled_k,
     non_empty,
     path_text,
     positive_float,
@@ -117,7 +116,7 @@ def run_rules(args: argparse.Namespace) -> int:
     name = None
     header: tuple[str, ...] = ()
     if args.scenario is not None:
-        from specwise.monitor.predicted import slowdown_model
+        from specwise.monitor.predicted import check_modelled_k, slowdown_model
         from specwise.scenario import load_scenario
 
         choice = predictor_override(args)

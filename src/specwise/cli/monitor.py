@@ -217,7 +217,9 @@ def _slowdown(args: argparse.Namespace) -> SlowdownModel | None:
     from specwise.scenario import load_scenario
 
     scenario = load_scenario(args.scenario, predictor_override(args), reader="monitor --scenario")
-    return slowdown_model(scenario, args.k)  # a k the scenario does not model is priced, and said so
+    # a --k the scenario does not model is priced and said so (SlowdownModel.warnings), as a live k is; only
+    # export, whose rules would fix extrapolated bands, refuses it (specwise.monitor.predicted.check_modelled_k)
+    return slowdown_model(scenario, args.k)
 
 
 def _scrape_timeout(args: argparse.Namespace) -> float:

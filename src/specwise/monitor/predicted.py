@@ -22,11 +22,13 @@ checked once, when the loop starts (:meth:`SlowdownModel.warnings`).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from specwise.contracts.sweep import P80_SPEEDUP_ERROR, predictor_json
+from specwise.errors import SpecwiseError
 from specwise.monitor.rules import PREDICTED_NET_SLOWDOWN, Finding
 from specwise.monitor.window import WindowStats
 from specwise.perfmodel.batch import BatchShape
@@ -202,6 +204,21 @@ def live_k(stats: WindowStats, min_drafts: float) -> int | None:
     return k if k >= 1 else None
 
 
+def modelled_k_values(k_values: Sequence[int]) -> tuple[int, ...]:
+    """The speculative k values a scenario models ([speculation].k without its 0), sorted."""
+    return tuple(sorted({x for x in k_values if x > 0}))
+
+
+def check_modelled_k(k: int | None, modelled: Sequence[int]) -> None:
+    """A deployed ``--k`` the scenario does not model (``modelled``: its [speculation].k) is refused where alert
+    rules are written from it (``export prometheus-rules``): its acceptance and alert bands would be extrapolated
+    (AL bands up to k + 1). ``monitor`` prices such a k instead, and says so (:meth:`SlowdownModel.warnings`), as it
+    prices a live k the scenario does not model."""
+    ks = modelled_k_values(modelled)
+    if k is not None and k not in ks:
+        raise SpecwiseError(f"--k {k}: the scenario models k = {', '.join(map(str, ks)) or 'none'} ([speculation].k)")
+
+
 def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
     """From a simulate scenario: its target/draft step-time models; k = the given one (``--k``), else the live k
     of each window (:func:`live_k`), else the largest in its list; context = the share-weighted mean prompt plus
@@ -223,7 +240,7 @@ def slowdown_model(sc: Scenario, k: int | None = None) -> SlowdownModel:
         band_statistic=sc.models.band_statistic,
         target_model=sc.target.name,
         k_given=k is not None,
-        modelled_k=tuple(sorted({x for x in sc.sweep.k_values if x > 0})),
+        modelled_k=modelled_k_values(sc.sweep.k_values),
         notes=sc.models.notes,
         limit_notes=sc.limit_notes(),
         calibrated=sc.models.calibrated_range,
