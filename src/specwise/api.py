@@ -179,9 +179,10 @@ def _path(source: object) -> Path:
 
 def _executor(executor: object, processes: object) -> tuple[ExecutorSpec, int | None]:
     """``executor`` and ``processes`` through ``--executor`` and ``--processes``' checks."""
-    from specwise.cli.common import executor_spec, positive_int
+    from specwise.executors import parse_executor
+    from specwise.values import positive_int
 
-    spec = _checked("executor", executor_spec, _text("executor", executor, "'local', 'ray' or 'ray:ADDRESS'"))
+    spec = _checked("executor", parse_executor, _text("executor", executor, "'local', 'ray' or 'ray:ADDRESS'"))
     if processes is None:
         return spec, None
     return spec, _checked("processes", positive_int, _number("processes", processes, integer=True))
@@ -198,7 +199,7 @@ def _scenario(
 ) -> Scenario:
     """The scenario with ``num_requests`` and ``metric`` checked and applied as ``--num-requests`` and ``--metric``
     are, simulated with ``predictor`` (None: its own): before the sweep."""
-    from specwise.cli.simulate import requests_per_cell, with_overrides
+    from specwise.scenario.overrides import requests_per_cell, with_overrides
     from specwise.scenario.toml_loader import load_scenario
 
     requests = None
@@ -211,7 +212,7 @@ def _scenario(
 def _predictor(predictor: object, calibration: object) -> PredictorChoice | None:
     """``predictor`` and ``calibration`` through ``--predictor`` and ``--calibration``'s checks (None: the
     scenario's own step-time model); reads the calibration file."""
-    from specwise.cli.common import predictor_choice
+    from specwise.perfmodel.factory import predictor_choice
 
     name = None if predictor is None else _text("predictor", predictor)
     path = None if calibration is None else _file("calibration", calibration)
@@ -251,9 +252,10 @@ def advise(
     from dataclasses import replace
 
     from specwise.advisor.decision import advise as _advise
-    from specwise.cli.advise import host_address, vllm_version_text
+    from specwise.engines.vllm_versions import vllm_version_text
     from specwise.executors import open_executor
     from specwise.scenario.toml_loader import with_predictor
+    from specwise.values import host_address
 
     profile_files, bench_files = _paths("profiles", profiles), _paths("benches", benches)
     bind = _checked("host", host_address, _text("host", host))
@@ -376,12 +378,13 @@ def _plan_settings(own: dict[str, object], request: Mapping[str, object]) -> dic
     one :class:`SpecwiseError` before any model is resolved. The values a request takes, with the API's names."""
     from dataclasses import fields
 
-    from specwise.cli.common import non_negative_int, positive_int
-    from specwise.cli.plan_memory import QUANT_CHOICES, speculative_tokens
     from specwise.memory import MemoryPlanRequest
     from specwise.memory.planner import dtype_refusal
     from specwise.memory.vllm_rules import batched_tokens_refusal
+    from specwise.methods import speculative_tokens
+    from specwise.specs.quant import QUANT_CHOICES
     from specwise.units import KV_CACHE_DTYPES
+    from specwise.values import non_negative_int, positive_int
 
     _keywords("plan_memory", request, MemoryPlanRequest, (*own, *_PLAN_INTERNAL))
     defaults = {f.name: f.default for f in fields(MemoryPlanRequest)}
@@ -425,8 +428,8 @@ def check_pair(target: ModelSource, draft: ModelSource, *, max_model_len: int | 
     >>> lookup.compatible, lookup.param_ratio
     (True, None)
     """
-    from specwise.cli.common import positive_int
     from specwise.compat.named import named_pair_report
+    from specwise.values import positive_int
 
     length = None
     if max_model_len is not None:
@@ -493,7 +496,7 @@ def prompt_summary(
 
 
 def _gpu_memory_utilization(value: object) -> float:
-    from specwise.cli.common import fraction
+    from specwise.values import fraction
 
     result: float = _checked("gpu_memory_utilization", fraction, _number("gpu_memory_utilization", value))
     return result
@@ -550,9 +553,9 @@ def profile(
     items = load_prompts(_file("prompts", prompts))[:max_prompts]  # a missing file is said before torch is needed
     for module in ("torch", "transformers"):
         require(module, "profile")
-    from specwise.cli.profile import rendered_prompts
     from specwise.profiler.document import PromptDetails, build_document
     from specwise.profiler.runner import Timings, load_pair, run_profile
+    from specwise.profiler.templates import rendered_prompts
     from specwise.profiler.templates import resolve as resolve_template
     from specwise.profiler.threads import configure_threads
     from specwise.profiler.verify import verify
@@ -589,8 +592,8 @@ def _template_choice(value: object) -> TemplateChoice:
 def _verify_options(temperatures: object, k: object, paths: object) -> tuple[tuple[float, ...], int, int]:
     """(temperatures, k, paths per prompt) of the verification loop, each through its ``--verify-*`` flag's check;
     ``k`` and ``paths`` without ``temperatures`` (no verification) are refused, as without ``--verify``."""
-    from specwise.cli.common import positive_int
     from specwise.profiler.settings import VERIFY_K, VERIFY_PATHS, check_verify_options
+    from specwise.values import positive_int
 
     temps = _verify_temperatures(temperatures)
     loop_options = {"verify_k": k, "verify_paths": paths}
@@ -627,7 +630,7 @@ def _quantizations(value: object) -> tuple[dict[str, str], ...]:
 
 def _profile_int(name: str, value: object) -> None:
     """An integer setting through its ``specwise profile`` flag's check (None: not given)."""
-    from specwise.cli.profile import CHECKS
+    from specwise.profiler.settings import CHECKS
 
     if value is not None and name in CHECKS:
         _checked(name, CHECKS[name], _number(name, value, integer=True))
@@ -637,8 +640,14 @@ def _profile_settings(
     method: object, draft: object, temperatures: object, k: object, max_new_tokens: object, settings: dict[str, Any]
 ) -> ProfileSettings:
     """What the run measures, checked as ``specwise profile`` checks its flags -- before any weights load."""
-    from specwise.cli.profile import CHECKS, check_method_draft
-    from specwise.profiler.settings import ProfileSettings, lookup_range, parse_k_values, parse_temperatures
+    from specwise.profiler.settings import (
+        CHECKS,
+        ProfileSettings,
+        check_method_draft,
+        lookup_range,
+        parse_k_values,
+        parse_temperatures,
+    )
 
     method_name = _text("method", method)
     check_method_draft(method_name, draft, _ARGUMENTS)
@@ -695,10 +704,9 @@ def bench(
     """
     import uuid
 
-    from specwise.cli.bench import all_failed
     from specwise.contracts.bench import BenchDoc
     from specwise.errors import redact_url
-    from specwise.loadgen.session import execute, new_run
+    from specwise.loadgen.session import all_failed, execute, new_run
     from specwise.loadgen.store import ResultStore
 
     run = _run_config(url, model, rates, requests_per_level, prompts, max_tokens, config)
@@ -739,8 +747,7 @@ def _run_config(
     config: dict[str, Any],
 ) -> RunConfig:
     """The run's configuration, each value through its ``specwise bench`` flag's check, before any request."""
-    from specwise.cli.bench import CHECKS
-    from specwise.loadgen.plan import RunConfig
+    from specwise.loadgen.plan import CHECKS, RunConfig
     from specwise.loadgen.workload import load_prompts, synthetic_prompts
 
     _keywords("bench", config, RunConfig, ("url", "model", "prompts", "rates", "requests_per_level", "max_tokens"))

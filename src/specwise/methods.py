@@ -28,12 +28,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from specwise.errors import SpecwiseError
+from specwise.values import bounded
 
 if TYPE_CHECKING:
     from specwise.perfmodel.drafting import DraftCost
     from specwise.perfmodel.predictor import StepTimePredictor
 
 MAX_K = 16  # the most draft tokens per step specwise simulates or profiles
+speculative_tokens = bounded(int, f"an integer in 1..{MAX_K}", low=1, high=MAX_K)
+"""The check of a num_speculative_tokens (``plan-memory --num-speculative-tokens``, the API's): the k a scenario's
+[speculation].k also allows."""
 
 Proposer = Literal["draft_model", "head", "target_layers", "lookup"]
 Shape = Literal["chain", "tree"]

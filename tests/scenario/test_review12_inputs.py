@@ -16,9 +16,9 @@ import pytest
 from specwise.acceptance.model import AcceptanceModel
 from specwise.api import _ARGUMENTS
 from specwise.cli import main
-from specwise.cli.simulate import with_overrides
 from specwise.errors import SpecError, SpecwiseError
 from specwise.perfmodel import CalibratedPredictor
+from specwise.scenario.overrides import with_overrides
 from specwise.scenario.toml_loader import load_scenario
 from specwise.sim.engine import EngineConfig, simulate
 from specwise.sim.workload import RequestTable, WorkloadClass

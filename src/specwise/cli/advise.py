@@ -4,13 +4,13 @@ and what do I paste into ``vllm serve``?"""
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from dataclasses import replace
 from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
+from specwise import values
 from specwise.advisor.decision import advise
 from specwise.advisor.inputs import load_inputs
 from specwise.cli.common import (
@@ -20,6 +20,7 @@ from specwise.cli.common import (
     add_json_flag,
     add_predictor_flags,
     add_wide_flag,
+    argparse_type,
     path_arg,
     predictor_override,
     print_json,
@@ -27,8 +28,8 @@ from specwise.cli.common import (
     scenario_file,
     stage_progress,
 )
+from specwise.engines import vllm_versions
 from specwise.engines.base import LOOPBACK
-from specwise.engines.vllm_versions import VllmVersion, schedule_form
 from specwise.errors import SpecwiseError
 from specwise.executors import open_executor
 from specwise.extras import require
@@ -100,22 +101,10 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
-_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*|\[?[0-9A-Fa-f:.]+\]?")
-
-
-def host_address(text: str) -> str:
-    """A host name, an IPv4 or an IPv6 address (what ``vllm serve --host`` binds); nothing a shell would read."""
-    if len(text) > 253 or not _HOST.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"expected a host name or IP address, got {text!r}")
-    return text.strip("[]")
-
-
-def vllm_version_text(text: str) -> str:
-    try:
-        schedule_form(VllmVersion.parse(text))  # a malformed or too-old version: one line, before any work
-    except SpecwiseError as exc:  # argparse names the flag already
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("--vllm-version ")) from None
-    return text
+host_address = argparse_type(values.host_address)
+"""``--host``: :func:`specwise.values.host_address`."""
+vllm_version_text = argparse_type(vllm_versions.vllm_version_text)
+"""``--vllm-version``: :func:`specwise.engines.vllm_versions.vllm_version_text`."""
 
 
 def run(args: argparse.Namespace) -> int:

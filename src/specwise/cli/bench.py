@@ -20,17 +20,13 @@ from specwise.cli.common import (
     EXIT_USAGE,
     add_json_flag,
     add_wide_flag,
-    bounded,
-    http_url,
+    argparse_type,
     non_empty,
-    non_negative_float,
     path_arg,
     path_text,
-    positive_float,
     positive_int,
     print_json,
     progress_bar,
-    seed_int,
 )
 from specwise.cli.datasets import add_dataset_flags, dataset_selection
 from specwise.contracts.bench import BenchDoc
@@ -40,14 +36,15 @@ from specwise.contracts.calibration import CalibrationDoc
 from specwise.contracts.document import json_safe
 from specwise.errors import SpecwiseError, redact_url
 from specwise.fileio import check_output_file, same_file, write_json_atomic, write_text_atomic
+from specwise.loadgen import plan
 from specwise.loadgen.launcher import load_launch_file
 from specwise.loadgen.plan import RunConfig
-from specwise.loadgen.records import all_failed_hint
 from specwise.loadgen.relaunch import check_new_launch, launch_base_of, resume_launch
 from specwise.loadgen.runner import ServerUnreachable, held_back_notes
 from specwise.loadgen.session import (
     DEFAULT_KEY_ENV,
     RunProgress,
+    all_failed,
     execute,
     launch_all,
     new_run,
@@ -62,66 +59,13 @@ from specwise.prompts.tokenizer import load_tokenizer
 from specwise.report.bench import render_bench, render_calibration, render_comparison
 
 
-def _rates(text: str) -> list[float]:
-    try:
-        values = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated request rates, got {text!r}") from None
-    if not values or any(not v > 0 or v == float("inf") for v in values):
-        raise argparse.ArgumentTypeError(f"rates must be > 0 (and finite), got {text!r}")
-    return values
-
-
-def _concurrency(text: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not values or any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"concurrency levels must be >= 1, got {text!r}")
-    return values
-
-
-MAX_SWEEP = 100  # rates a --sweep spreads between its probes; more is a typo, not a measurement plan
-
-
-_sweep = bounded(int, f"a number of rates from 1 to {MAX_SWEEP}", low=1, high=MAX_SWEEP)
-
-
-def _base_url(text: str) -> str:
-    """The server's base URL: requests go to URL/v1/completions, so a URL ending in /v1 (the OpenAI SDK's
-    ``base_url`` habit) would send them to /v1/v1/... and get 404s."""
-    url = http_url(text)
-    if url.rstrip("/").endswith("/v1"):
-        fixed = redact_url(url.rstrip("/").removesuffix("/v1"))
-        raise argparse.ArgumentTypeError(
-            f"give the server's base URL without /v1 (requests go to URL/v1/completions): {fixed}"
-        )
-    return url
-
-
 def _metrics_arg(text: str) -> str:
     return text if text == "none" else CHECKS["metrics_urls"](text)
 
 
-CHECKS: dict[str, Callable[[str], Any]] = {
-    "url": _base_url,
-    "rates": _rates,
-    "concurrency": _concurrency,
-    "sweep": _sweep,
-    "requests_per_level": positive_int,
-    "cv": positive_float,
-    "max_tokens": positive_int,
-    "temperature": non_negative_float,
-    "max_concurrency": positive_int,
-    "timeout": positive_float,
-    "metrics_urls": http_url,
-    "seed": seed_int,
-    "slo_ttft": positive_float,
-    "slo_tpot": positive_float,
-}
-"""Each :class:`RunConfig` field's check of its text (a list: comma-separated), by field: the flags' types here,
-the API's checks in :mod:`specwise.api`."""
+CHECKS: dict[str, Callable[[str], Any]] = {name: argparse_type(check) for name, check in plan.CHECKS.items()}
+"""The flags' types: :data:`specwise.loadgen.plan.CHECKS` (each :class:`RunConfig` field's check) as argparse
+types."""
 
 
 def register(sub: Any) -> None:
@@ -149,7 +93,7 @@ def register(sub: Any) -> None:
         type=CHECKS["sweep"],
         metavar="N",
         help=f"probe synchronous and max throughput, then run N rates spread between (instead of --rates; "
-        f"N <= {MAX_SWEEP})",
+        f"N <= {plan.MAX_SWEEP})",
     )
     p.add_argument("--requests-per-level", type=CHECKS["requests_per_level"], default=20)
     p.add_argument("--arrivals", choices=("poisson", "gamma", "constant"), default="poisson")
@@ -602,29 +546,6 @@ def _check_distinct(flag: str, path: Path, earlier: list[tuple[str, Path | None]
     for other_flag, other in earlier:
         if other is not None and (other == path or same_file(path, other)):
             raise SpecwiseError(f"{flag} {path}: is also the {other_flag} file; give each output its own file")
-
-
-def all_failed(
-    doc: BenchDoc,
-    url: str = "--url",
-    model: str = "--model",
-    timeout: str = "--request-timeout",
-    key_env: str | None = DEFAULT_KEY_ENV,
-) -> str | None:
-    """``all N requests failed (what failed); what to check`` when no request of the run succeeded, else None:
-    every one timed out (raise the ``timeout``: a slow server or configuration), was refused (set the variable
-    ``key_env`` the key was read from) or something else (an unreachable server, a wrong model name: check ``url``
-    and ``model``). The names are the caller's (flags, or the API's arguments)."""
-    levels = [lv for c in doc.configs for lv in c.levels] if doc.configs else list(doc.levels)
-    sent = sum(lv.summary.requests for lv in levels)
-    if not sent or any(lv.summary.requests != lv.summary.failed for lv in levels):
-        return None
-    errors: dict[str, int] = {}
-    for lv in levels:
-        for kind, n in lv.summary.errors.items():
-            errors[kind] = errors.get(kind, 0) + n
-    detail = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items(), key=lambda kv: -kv[1]))
-    return f"all {sent} requests failed ({detail}); {all_failed_hint(errors, url, model, timeout, key_env)}"
 
 
 def _exit_status(doc: BenchDoc, key_env: str | None) -> int:

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
-import math
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
+from specwise import values
 from specwise.contracts.document import json_safe
-from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError, redact_url
+from specwise.errors import SpecwiseError
 from specwise.executors import EXECUTOR_HELP, LOCAL, ExecutorSpec, parse_executor
+from specwise.values import ValueRefusal
 
 if TYPE_CHECKING:
-    from specwise.perfmodel.factory import PredictorChoice, PredictorKind
+    from specwise.perfmodel.factory import PredictorChoice
 
 EXIT_OK = 0
 EXIT_NEGATIVE = 1  # the command worked and its answer is "no" (does not fit, incompatible pair)
@@ -98,6 +100,23 @@ class Parser(argparse.ArgumentParser):
         return self
 
 
+_T = TypeVar("_T")
+
+
+def argparse_type(check: Callable[..., _T]) -> Callable[..., _T]:
+    """A library check (:mod:`specwise.values`) as an argparse type: its :class:`~specwise.values.ValueRefusal` is
+    argparse's one-line error, which names the flag."""
+
+    @functools.wraps(check)
+    def parse(*args: Any) -> _T:
+        try:
+            return check(*args)
+        except ValueRefusal as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
 def bounded(
     cast: Callable[[str], Any],
     what: str,
@@ -108,39 +127,18 @@ def bounded(
     high_open: bool = False,
 ) -> Callable[[str], Any]:
     """An argparse type: ``cast`` the text and check ``low <= value <= high`` (``<`` on an open end)."""
-
-    def parse(text: str) -> Any:
-        try:
-            value = cast(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if isinstance(value, float) and not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r} (not a finite number)")
-        if value != value or (low is not None and (value < low or (low_open and value == low))):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
-        if high is not None and (value > high or (high_open and value == high)):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
-        return value
-
-    return parse
+    return argparse_type(values.bounded(cast, what, low=low, high=high, low_open=low_open, high_open=high_open))
 
 
-positive_int = bounded(int, "a positive integer", low=1)
-non_negative_int = bounded(int, "an integer >= 0", low=0)
-seed_int = bounded(int, "an integer in 0..2**63-1", low=0, high=2**63 - 1)
-fraction = bounded(float, "a number in (0, 1]", low=0.0, high=1.0, low_open=True)
-probability = bounded(float, "a number in [0, 1]", low=0.0, high=1.0)
-alert_rate = bounded(
-    float,
-    "an acceptance rate strictly between 0 and 1 (at 0 no replica would ever alert, at 1 every replica would)",
-    low=0.0,
-    high=1.0,
-    low_open=True,
-    high_open=True,
-)
+positive_int = argparse_type(values.positive_int)
+non_negative_int = argparse_type(values.non_negative_int)
+seed_int = argparse_type(values.seed_int)
+fraction = argparse_type(values.fraction)
+probability = argparse_type(values.probability)
+alert_rate = argparse_type(values.alert_rate)
 """``--min-acceptance`` of ``monitor`` and ``export prometheus-rules``: the rate below which a replica alerts."""
-non_negative_float = bounded(float, "a number >= 0", low=0.0)
-positive_float = bounded(float, "a number > 0", low=0.0, low_open=True)
+non_negative_float = argparse_type(values.non_negative_float)
+positive_float = argparse_type(values.positive_float)
 
 
 def print_json(data: Any) -> None:
@@ -221,56 +219,15 @@ def refuse_without_scenario(args: argparse.Namespace, extra: tuple[str, ...] = (
 
 def predictor_override(args: argparse.Namespace) -> PredictorChoice | None:
     """The flags' choice (None: the scenario's own); reads the calibration file."""
+    from specwise.perfmodel.factory import predictor_choice
+
     return predictor_choice(args.predictor, args.calibration)
-
-
-def predictor_choice(
-    predictor: str | None, calibration: Path | None, names: FieldNames = CLI_FLAGS
-) -> PredictorChoice | None:
-    """``--predictor`` / ``--calibration`` (or the API's ``predictor`` / ``calibration``, named by ``names``): the
-    step-time model that replaces the scenario's own (None: no override); reads the calibration file."""
-    from specwise.contracts.calibration import CalibrationDoc
-    from specwise.perfmodel.factory import PREDICTORS, PredictorChoice
-
-    if predictor is not None and predictor not in PREDICTORS:
-        raise SpecwiseError(f"{names.name('predictor')}: {predictor!r} is not one of {', '.join(PREDICTORS)}")
-    calibrated = names.setting("predictor", "calibrated")
-    if calibration is not None:
-        if predictor not in (None, "calibrated"):
-            raise SpecwiseError(
-                f"{names.name('calibration')} needs {calibrated} (or no {names.name('predictor')}), got {predictor}"
-            )
-        try:
-            doc = CalibrationDoc.read(calibration)
-        except SpecwiseError as exc:  # its advice ends "then pass --calibration cal.json": the caller's name for it
-            said = names.setting("calibration", "cal.json")
-            if said == "--calibration cal.json" or "--calibration cal.json" not in str(exc):
-                raise
-            raise type(exc)(str(exc).replace("--calibration cal.json", said)) from None
-        return PredictorChoice("calibrated", doc, calibration)
-    if predictor == "calibrated":
-        raise SpecwiseError(
-            f"{calibrated} needs {names.name('calibration')} FILE "
-            "(from specwise bench --calibrate or specwise calibrate)"
-        )
-    return PredictorChoice(cast("PredictorKind", predictor)) if predictor else None  # checked: one of PREDICTORS
 
 
 def http_url(text: str, form: str = "http://HOST:PORT") -> str:
     """An argparse type: an http(s) URL with a host and a valid port (userinfo allowed; never echoed); ``form`` is
-    the shape its errors ask for."""
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not a valid URL ({exc}); expected {form}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise argparse.ArgumentTypeError(f"expected {form} (or https://...), got {redact_url(text)!r}")
-    if port is not None and not 0 < port < 65536:
-        raise argparse.ArgumentTypeError(f"port {port} is not in 1..65535")
-    return text
+    the shape its errors ask for (:func:`specwise.values.http_url`)."""
+    return argparse_type(values.http_url)(text, form)
 
 
 def non_empty(text: str) -> str:

@@ -6,13 +6,14 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
+from specwise import methods
 from specwise.catalog import resolve_gpu, resolve_model
 from specwise.cli.common import (
     EXIT_NEGATIVE,
     EXIT_OK,
     add_json_flag,
     add_wide_flag,
-    bounded,
+    argparse_type,
     fraction,
     non_empty,
     non_negative_float,
@@ -25,11 +26,10 @@ from specwise.memory import MemoryPlanRequest, plan_memory
 from specwise.memory.planner import dtype_refusal, reserve_refusal
 from specwise.methods import MAX_K
 from specwise.report.memory import render_memory_plan
-from specwise.specs.quant import QUANTIZATION_CHOICES
+from specwise.specs.quant import QUANT_CHOICES
 from specwise.units import GIB, KV_CACHE_DTYPES
 
-QUANT_CHOICES = ("auto", *QUANTIZATION_CHOICES)
-speculative_tokens = bounded(int, f"an integer in 1..{MAX_K}", low=1, high=MAX_K)
+speculative_tokens = argparse_type(methods.speculative_tokens)
 """``--num-speculative-tokens``: the k a scenario's [speculation].k also allows (:data:`specwise.methods.MAX_K`)."""
 DEFAULT_K = MemoryPlanRequest.num_speculative_tokens  # --num-speculative-tokens when a --draft is given without it
 

@@ -15,7 +15,7 @@ from specwise.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     add_wide_flag,
-    non_negative_int,
+    argparse_type,
     path_arg,
     path_text,
     positive_int,
@@ -23,38 +23,29 @@ from specwise.cli.common import (
     stage_progress,
 )
 from specwise.cli.datasets import add_dataset_flags, dataset_selection
-from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
+from specwise.errors import SpecwiseError
 from specwise.extras import require
 from specwise.fileio import check_output_file, same_file, write_json_atomic
+from specwise.profiler import settings as profiler_settings
 from specwise.profiler.document import PromptDetails, build_document
 from specwise.profiler.quantize_spec import parse_quantize
 from specwise.profiler.settings import (
     CONTEXTS,
-    METHODS,
     VERIFY_DEFAULTS,
     ProfileSettings,
+    check_method_draft,
     check_verify_options,
     lookup_range,
     parse_k_values,
     parse_temperatures,
 )
-from specwise.profiler.templates import MODES, AppliedTemplate, ChatTokenizer, TemplateChoice, render
+from specwise.profiler.templates import MODES, TemplateChoice, rendered_prompts
 from specwise.profiler.templates import resolve as resolve_template
-from specwise.profiler.threads import THREADS_PER_CORE, check_threads
-from specwise.prompts.items import PromptItem
+from specwise.profiler.threads import THREADS_PER_CORE
 from specwise.prompts.sources import load_prompts
 
 if TYPE_CHECKING:
     from specwise.contracts.profile import ProfileDoc
-    from specwise.profiler.runner import Prompt
-
-
-def thread_count(text: str) -> int:
-    """``--threads``: a positive integer, at most :data:`THREADS_PER_CORE` per core this process may run on."""
-    try:
-        return check_threads(positive_int(text))
-    except SpecwiseError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def temperature_list(text: str) -> tuple[float, ...]:
@@ -66,16 +57,9 @@ def temperature_list(text: str) -> tuple[float, ...]:
 
 
 CHECKS: dict[str, Callable[[str], int]] = {
-    "max_prompts": positive_int,
-    "max_new_tokens": positive_int,
-    "top_k": non_negative_int,
-    "prompt_lookup_min": positive_int,
-    "prompt_lookup_max": positive_int,
-    "batch_size": positive_int,
-    "threads": thread_count,
-    "seed": non_negative_int,
+    name: argparse_type(check) for name, check in profiler_settings.CHECKS.items()
 }
-"""The integer settings' checks, by setting (the flags' types here, the API's checks in :mod:`specwise.api`)."""
+"""The integer settings' flag types: :data:`specwise.profiler.settings.CHECKS` as argparse types."""
 
 
 def register(sub: Any) -> None:
@@ -190,18 +174,6 @@ def check_verify_flags(args: argparse.Namespace) -> None:
             setattr(args, name, default)
 
 
-def check_method_draft(method: str | None, draft: object, names: FieldNames = CLI_FLAGS) -> None:
-    """A draft model's method needs a draft; n-gram and suffix lookup take none (checked before any weights load)."""
-    if method is not None and method not in METHODS:
-        raise SpecwiseError(f"{names.name('method')}: {method!r} is not one of {', '.join(METHODS)}")
-    if (method or "draft_model") == "draft_model" and draft is None:
-        raise SpecwiseError(f"{names.name('method')} draft_model needs a {names.name('draft')} model")
-    if method not in (None, "draft_model") and draft is not None:
-        raise SpecwiseError(
-            f"{names.name('method')} {method}: drafts from the prompt, not with a {names.name('draft')}"
-        )
-
-
 def build_settings(args: argparse.Namespace) -> ProfileSettings:
     check_method_draft(args.method, args.draft)  # argparse's group already pairs them; the API's check too
     lo, hi = lookup_range(args.method or "draft_model", args.prompt_lookup_min, args.prompt_lookup_max)
@@ -222,14 +194,6 @@ def build_settings(args: argparse.Namespace) -> ProfileSettings:
         prompt_lookup_min=lo,
         prompt_lookup_max=hi,
     )
-
-
-def rendered_prompts(items: list[PromptItem], template: AppliedTemplate, tokenizer: ChatTokenizer) -> list[Prompt]:
-    """The prompts as the profile feeds them: each rendered with ``template`` (or raw), its workload class kept."""
-    from specwise.profiler.runner import Prompt
-
-    texts = render(items, template, tokenizer)
-    return [Prompt(t.text, i.workload_class, t.add_special_tokens) for t, i in zip(texts, items, strict=True)]
 
 
 def run(args: argparse.Namespace) -> int:

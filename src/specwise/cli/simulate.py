@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,59 +13,25 @@ from specwise.cli.common import (
     add_json_flag,
     add_predictor_flags,
     add_wide_flag,
-    bounded,
+    argparse_type,
     path_arg,
     predictor_override,
     print_json,
     progress_bar,
     scenario_file,
 )
-from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
+from specwise.errors import SpecwiseError
 from specwise.executors import open_executor
 from specwise.extras import require
 from specwise.fileio import check_output_dir
 from specwise.report.sim import render_partial, render_sweep
-from specwise.scenario import load_scenario
-from specwise.scenario.build import few_requests_warning
+from specwise.scenario import load_scenario, overrides
 from specwise.scenario.model import DECISION_METRICS, Scenario
-from specwise.scenario.parse import MAX_NUM_REQUESTS, sets_an_slo
 from specwise.study.decide import decide, partial_sweep
 from specwise.study.sweep import Cell, run_sweep, sweep_jobs
 
-requests_per_cell = bounded(int, f"an integer in 1..{MAX_NUM_REQUESTS:,}", low=1, high=MAX_NUM_REQUESTS)
-"""``--num-requests`` (and the API's ``num_requests``): requests per (QPS, k) cell."""
-
-
-def with_overrides(
-    scenario: Scenario,
-    source: object,
-    requests: int | None,
-    metric: str | None,
-    names: FieldNames = CLI_FLAGS,
-) -> Scenario:
-    """The scenario with ``--num-requests`` / ``--metric`` applied (None: the scenario's own; a count too small to
-    decide on is warned about, as a file's is), refused before the sweep: a metric that is not one of
-    DECISION_METRICS, and goodput where no [[workload]] sets an SLO (no request could meet one, so every cell would
-    score 0). ``names``: how the caller names them (the flags, or the API's arguments). A small overriding count is
-    warned about as ``--num-requests N`` (the API's ``num_requests=N``), not as the file's ``[sweep].num_requests``
-    (the API's result is the command's, warnings included)."""
-    flag = names.name("metric")
-    if requests:
-        n = scenario.sweep.num_requests
-        said = {few_requests_warning(n), few_requests_warning(n, names.setting("num_requests", n))}
-        warnings = [w for w in scenario.warnings if w not in said]  # the file's (or an earlier override's) count
-        if (few := few_requests_warning(requests, names.setting("num_requests", requests))) is not None:
-            warnings.append(few)
-        scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=requests), warnings=tuple(warnings))
-    if metric is None:
-        return scenario
-    if metric not in DECISION_METRICS:
-        raise SpecwiseError(f"{flag}: {metric!r} is not one of {', '.join(DECISION_METRICS)}")
-    if metric == "goodput" and not sets_an_slo(scenario.classes):
-        raise SpecwiseError(
-            f"{flag} goodput: {source} sets no slo_ttft_s or slo_tpot_s on any [[workload]], so no request can meet one"
-        )
-    return replace(scenario, decision_metric=metric)
+requests_per_cell = argparse_type(overrides.requests_per_cell)
+"""``--num-requests``: requests per (QPS, k) cell (:data:`specwise.scenario.overrides.requests_per_cell`)."""
 
 
 def register(sub: Any) -> None:
@@ -129,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         require("matplotlib", "--plot")  # before the sweep, as the destination check
         check_output_dir(args.plot)  # before the sweep: a bad destination must not cost the run
     scenario = load_scenario(args.scenario, predictor_override(args))
-    scenario = with_overrides(scenario, args.scenario, args.num_requests, args.metric)
+    scenario = overrides.with_overrides(scenario, args.scenario, args.num_requests, args.metric)
     cells = _sweep(scenario, args)
     result = decide(scenario, cells)
     plots: list[Path] = []

@@ -299,3 +299,15 @@ def _disable_said(version: VllmVersion | None, off: int, method: str | None) -> 
         f"{turns} on the V0 engine only: vLLM {version} runs {method} on V1, which ignores it, unless the server "
         "starts with VLLM_USE_V1=0"
     )
+
+
+def vllm_version_text(text: str) -> str:
+    """A ``--vllm-version`` (the API's ``vllm_version``) the serve config can be written for: a malformed or
+    too-old version is refused in one line, before any work (:class:`~specwise.values.ValueRefusal`)."""
+    from specwise.values import ValueRefusal
+
+    try:
+        schedule_form(VllmVersion.parse(text))
+    except SpecwiseError as exc:  # the caller names the flag or argument
+        raise ValueRefusal(str(exc).removeprefix("--vllm-version ")) from None
+    return text

@@ -3,6 +3,7 @@ requests) and the plan it expands to: levels of rates or concurrencies, each wit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -12,6 +13,15 @@ from specwise.loadgen.client import ClientConfig
 from specwise.loadgen.runner import BenchPlan, LevelPlan
 from specwise.loadgen.workload import PromptItem, level_requests
 from specwise.traffic import Arrivals
+from specwise.values import (
+    ValueRefusal,
+    bounded,
+    http_url,
+    non_negative_float,
+    positive_float,
+    positive_int,
+    seed_int,
+)
 
 _SECRET_FLAGS = ("--api-key",)  # a server's flags whose value is a credential
 
@@ -188,3 +198,59 @@ def sweep_rates(sync: LevelSummary, throughput: LevelSummary, count: int) -> tup
         )
     high = max(high, low * 1.01)
     return tuple(low + (high - low) * (i + 1) / (count + 1) for i in range(count))
+
+
+def _rates(text: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueRefusal(f"expected comma-separated request rates, got {text!r}") from None
+    if not values or any(not v > 0 or v == float("inf") for v in values):
+        raise ValueRefusal(f"rates must be > 0 (and finite), got {text!r}")
+    return values
+
+
+def _concurrency(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueRefusal(f"expected comma-separated integers, got {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise ValueRefusal(f"concurrency levels must be >= 1, got {text!r}")
+    return values
+
+
+MAX_SWEEP = 100  # rates a --sweep spreads between its probes; more is a typo, not a measurement plan
+
+
+_sweep = bounded(int, f"a number of rates from 1 to {MAX_SWEEP}", low=1, high=MAX_SWEEP)
+
+
+def _base_url(text: str) -> str:
+    """The server's base URL: requests go to URL/v1/completions, so a URL ending in /v1 (the OpenAI SDK's
+    ``base_url`` habit) would send them to /v1/v1/... and get 404s."""
+    url = http_url(text)
+    if url.rstrip("/").endswith("/v1"):
+        fixed = redact_url(url.rstrip("/").removesuffix("/v1"))
+        raise ValueRefusal(f"give the server's base URL without /v1 (requests go to URL/v1/completions): {fixed}")
+    return url
+
+
+CHECKS: dict[str, Callable[[str], Any]] = {
+    "url": _base_url,
+    "rates": _rates,
+    "concurrency": _concurrency,
+    "sweep": _sweep,
+    "requests_per_level": positive_int,
+    "cv": positive_float,
+    "max_tokens": positive_int,
+    "temperature": non_negative_float,
+    "max_concurrency": positive_int,
+    "timeout": positive_float,
+    "metrics_urls": http_url,
+    "seed": seed_int,
+    "slo_ttft": positive_float,
+    "slo_tpot": positive_float,
+}
+"""Each :class:`RunConfig` field's check of its text (a list: comma-separated), by field: ``specwise bench``'s
+flags and the API's arguments (:class:`~specwise.values.ValueRefusal` on a bad one)."""

@@ -17,7 +17,7 @@ from specwise.errors import SpecwiseError
 from specwise.loadgen.client import scrub
 from specwise.loadgen.launcher import EngineServer, LaunchFile, hardware_description
 from specwise.loadgen.plan import LaunchInfo, RunConfig, plan_from_config, sweep_rates
-from specwise.loadgen.records import error_examples, error_hint, token_count_notes
+from specwise.loadgen.records import all_failed_hint, error_examples, error_hint, token_count_notes
 from specwise.loadgen.runner import run_plan
 from specwise.loadgen.store import ResultStore
 
@@ -150,3 +150,26 @@ def stored_notes(db: Path, run_ids: Sequence[str], key_env: str | None = None) -
     finally:
         store.close()
     return lines
+
+
+def all_failed(
+    doc: BenchDoc,
+    url: str = "--url",
+    model: str = "--model",
+    timeout: str = "--request-timeout",
+    key_env: str | None = DEFAULT_KEY_ENV,
+) -> str | None:
+    """``all N requests failed (what failed); what to check`` when no request of the run succeeded, else None:
+    every one timed out (raise the ``timeout``: a slow server or configuration), was refused (set the variable
+    ``key_env`` the key was read from) or something else (an unreachable server, a wrong model name: check ``url``
+    and ``model``). The names are the caller's (flags, or the API's arguments)."""
+    levels = [lv for c in doc.configs for lv in c.levels] if doc.configs else list(doc.levels)
+    sent = sum(lv.summary.requests for lv in levels)
+    if not sent or any(lv.summary.requests != lv.summary.failed for lv in levels):
+        return None
+    errors: dict[str, int] = {}
+    for lv in levels:
+        for kind, n in lv.summary.errors.items():
+            errors[kind] = errors.get(kind, 0) + n
+    detail = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items(), key=lambda kv: -kv[1]))
+    return f"all {sent} requests failed ({detail}); {all_failed_hint(errors, url, model, timeout, key_env)}"

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.contracts.sweep import DEFAULT_BAND, P80_REPLAY_ERROR, P80_SPEEDUP_ERROR, RMS_FIT_ERROR
-from specwise.errors import SpecwiseError
+from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.methods import Method
 from specwise.perfmodel.calibrated import CalibratedPredictor
 from specwise.perfmodel.calibration_match import (
@@ -105,6 +105,35 @@ class Deployed:
     quantization: Quantization | None = None
     draft_quantization: Quantization | None = None
     kv_dtype: str | None = None
+
+
+def predictor_choice(
+    predictor: str | None, calibration: Path | None, names: FieldNames = CLI_FLAGS
+) -> PredictorChoice | None:
+    """``--predictor`` / ``--calibration`` (or the API's ``predictor`` / ``calibration``, named by ``names``): the
+    step-time model that replaces the scenario's own (None: no override); reads the calibration file."""
+    if predictor is not None and predictor not in PREDICTORS:
+        raise SpecwiseError(f"{names.name('predictor')}: {predictor!r} is not one of {', '.join(PREDICTORS)}")
+    calibrated = names.setting("predictor", "calibrated")
+    if calibration is not None:
+        if predictor not in (None, "calibrated"):
+            raise SpecwiseError(
+                f"{names.name('calibration')} needs {calibrated} (or no {names.name('predictor')}), got {predictor}"
+            )
+        try:
+            doc = CalibrationDoc.read(calibration)
+        except SpecwiseError as exc:  # its advice ends "then pass --calibration cal.json": the caller's name for it
+            said = names.setting("calibration", "cal.json")
+            if said == "--calibration cal.json" or "--calibration cal.json" not in str(exc):
+                raise
+            raise type(exc)(str(exc).replace("--calibration cal.json", said)) from None
+        return PredictorChoice("calibrated", doc, calibration)
+    if predictor == "calibrated":
+        raise SpecwiseError(
+            f"{calibrated} needs {names.name('calibration')} FILE "
+            "(from specwise bench --calibrate or specwise calibrate)"
+        )
+    return PredictorChoice(cast(PredictorKind, predictor)) if predictor else None  # checked: one of PREDICTORS
 
 
 def roofline_models(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
 from specwise.methods import MAX_K, PROFILABLE
+from specwise.values import ValueRefusal, non_negative_int, positive_int
 
 METHODS = PROFILABLE  # what --method takes: the methods table's profilable rows
 DRAFTING_MODES = ("greedy", "probabilistic")
@@ -147,3 +148,40 @@ def parse_temperatures(text: str) -> tuple[float, ...]:
         if not t >= 0 or t != t or t == float("inf"):
             raise SpecwiseError(f"--temperatures: {t} is not allowed; temperatures are finite and >= 0")
     return temps
+
+
+def thread_count(text: str) -> int:
+    """``threads``: a positive integer, at most :data:`~specwise.profiler.threads.THREADS_PER_CORE` per core this
+    process may run on."""
+    from specwise.profiler.threads import check_threads
+
+    try:
+        return check_threads(positive_int(text))
+    except SpecwiseError as exc:
+        raise ValueRefusal(str(exc)) from None
+
+
+CHECKS: dict[str, Callable[[str], int]] = {
+    "max_prompts": positive_int,
+    "max_new_tokens": positive_int,
+    "top_k": non_negative_int,
+    "prompt_lookup_min": positive_int,
+    "prompt_lookup_max": positive_int,
+    "batch_size": positive_int,
+    "threads": thread_count,
+    "seed": non_negative_int,
+}
+"""The integer settings' checks of their text, by setting (``specwise profile``'s flags and the API's arguments;
+:class:`~specwise.values.ValueRefusal` on a bad one)."""
+
+
+def check_method_draft(method: str | None, draft: object, names: FieldNames = CLI_FLAGS) -> None:
+    """A draft model's method needs a draft; n-gram and suffix lookup take none (checked before any weights load)."""
+    if method is not None and method not in METHODS:
+        raise SpecwiseError(f"{names.name('method')}: {method!r} is not one of {', '.join(METHODS)}")
+    if (method or "draft_model") == "draft_model" and draft is None:
+        raise SpecwiseError(f"{names.name('method')} draft_model needs a {names.name('draft')} model")
+    if method not in (None, "draft_model") and draft is not None:
+        raise SpecwiseError(
+            f"{names.name('method')} {method}: drafts from the prompt, not with a {names.name('draft')}"
+        )

@@ -16,11 +16,14 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from specwise.errors import SpecwiseError
 from specwise.fileio import read_text_bounded
 from specwise.prompts.items import PromptItem
+
+if TYPE_CHECKING:
+    from specwise.profiler.runner import Prompt
 
 MODES = ("auto", "none")
 MAX_TEMPLATE_BYTES = 1 << 20
@@ -110,3 +113,11 @@ def render(items: Sequence[PromptItem], template: AppliedTemplate, tokenizer: Ch
             ) from None
         out.append(RenderedPrompt(str(text), False))
     return out
+
+
+def rendered_prompts(items: list[PromptItem], template: AppliedTemplate, tokenizer: ChatTokenizer) -> list[Prompt]:
+    """The prompts as the profile feeds them: each rendered with ``template`` (or raw), its workload class kept."""
+    from specwise.profiler.runner import Prompt
+
+    texts = render(items, template, tokenizer)
+    return [Prompt(t.text, i.workload_class, t.add_special_tokens) for t, i in zip(texts, items, strict=True)]

@@ -34,6 +34,8 @@ _BITS_PER_WEIGHT: dict[str, float] = {
 }
 
 QUANTIZATION_CHOICES = ("none", "fp8", "int8", "int4", "mxfp4")
+QUANT_CHOICES = ("auto", *QUANTIZATION_CHOICES)
+"""A weight quantization setting (``--quantization``, ``--draft-quantization``): auto is as the checkpoint stores it."""
 
 
 @dataclass(frozen=True)
