@@ -9,10 +9,13 @@
   specwise.x.y as z`` / ``import specwise.x.y``, then ``y.f``, ``z.f`` or ``specwise.x.y.f``). The JSON edges are
   exempt by name: ``to_json``/``from_json``/``to_dict``/``from_dict`` (a document's serialised form) and
   ``json_safe``/``print_json``/``write_json_atomic`` (writers of JSON); readers of foreign documents by place
-  (FOREIGN_READERS).
+  (FOREIGN_READERS);
+* a module outside src/specwise/cli that imports ``specwise.cli`` (``import specwise.cli...``, ``from specwise.cli...
+  import``, ``from specwise import cli``): the library never depends on the command line, which parses arguments,
+  calls the library and renders. The entry points that run the CLI are exempt (CLI_ENTRY_POINTS).
 
-tests/test_architecture.py runs :func:`long_functions` and :func:`untyped_crossings` and expects neither to find
-anything.
+tests/test_architecture.py runs :func:`long_functions`, :func:`untyped_crossings` and :func:`cli_imports` and
+expects none to find anything.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ FOREIGN_READERS = {
     ("scenario/toml_loader.py", "read_toml"): "returns a scenario's TOML table as tomllib parsed it",
     ("specs/hf_config.py", "spec_from_hf_config"): "takes a Hugging Face config.json as parsed",
 }
+# Modules outside cli/ whose whole job is to run the command line (``python -m specwise``).
+CLI_ENTRY_POINTS = {"__main__.py"}
 UNTYPED = ("dict[str, Any]", "Mapping[str, Any]", "dict[str, object]", "Any")
 
 Trees = dict[Path, ast.Module]
@@ -202,6 +207,34 @@ def untyped_crossings(trees: Trees) -> list[str]:
     return sorted(crossing)
 
 
+def _imported_modules(tree: ast.Module) -> Iterator[tuple[ast.stmt, str]]:
+    """(statement, module) for every module an import statement names, ``from a import b`` as ``a.b`` too."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node, node.module
+            for alias in node.names:
+                yield node, f"{node.module}.{alias.name}"
+
+
+def cli_imports(trees: Trees) -> list[str]:
+    """``path:line imports specwise.cli...`` for every module outside src/specwise/cli (and CLI_ENTRY_POINTS) that
+    imports the command line."""
+    out = []
+    for path, tree in trees.items():
+        rel = path.relative_to(ROOT)
+        if rel.parts[0] == "cli" or rel.as_posix() in CLI_ENTRY_POINTS:
+            continue
+        seen = set()
+        for node, module in _imported_modules(tree):
+            if (module == "specwise.cli" or module.startswith("specwise.cli.")) and node.lineno not in seen:
+                seen.add(node.lineno)
+                out.append(f"{_where(path, node)} imports {module}")
+    return out
+
+
 def _print(prefix: str, lines: Iterable[str]) -> None:
     for line in lines:
         print(f"{prefix}: {line}")
@@ -211,10 +244,15 @@ def main() -> int:
     trees = parse_sources()
     long = long_functions(trees)
     crossing = untyped_crossings(trees)
+    cli = cli_imports(trees)
     _print("long function", long)
     _print("untyped across packages", crossing)
-    print(f"{len(long)} functions over {MAX_LINES} lines; {len(crossing)} untyped imports across packages")
-    return 1 if long or crossing else 0
+    _print("library imports the CLI", cli)
+    print(
+        f"{len(long)} functions over {MAX_LINES} lines; {len(crossing)} untyped imports across packages; "
+        f"{len(cli)} imports of specwise.cli outside it"
+    )
+    return 1 if long or crossing or cli else 0
 
 
 if __name__ == "__main__":

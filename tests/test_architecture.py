@@ -38,6 +38,10 @@ def test_no_untyped_function_crosses_a_package_boundary(trees: dict[Path, ast.Mo
     assert checker.untyped_crossings(trees) == []
 
 
+def test_nothing_outside_the_cli_imports_it(trees: dict[Path, ast.Module]) -> None:
+    assert checker.cli_imports(trees) == []
+
+
 def _tree(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = root / name
@@ -97,3 +101,22 @@ def test_long_functions_are_counted_from_def_to_last_line(tmp_path: Path, monkey
     _tree(root, {"lib/long.py": f"def long():\n{body}\ndef short():\n    pass\n"})
     monkeypatch.setattr(checker, "ROOT", root)
     assert checker.long_functions(checker.parse_sources(root)) == ["specwise/lib/long.py:1 long 81 lines"]
+
+
+def test_cli_imports_are_found_outside_cli_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "src" / "specwise"
+    uses = {
+        "lib/a.py": "def f():\n    from specwise.cli.common import positive_int\n",
+        "lib/b.py": "from specwise import cli\n",
+        "lib/c.py": "import specwise.cli.simulate as s\n",
+        "lib/d.py": "from specwise.clinic import x\nfrom specwise import clip\nimport specwise.client\n",
+        "cli/e.py": "from specwise.cli.common import positive_int\n",
+        "__main__.py": "from specwise.cli import main\n",
+    }
+    _tree(root, uses)
+    monkeypatch.setattr(checker, "ROOT", root)
+    assert checker.cli_imports(checker.parse_sources(root)) == [
+        "specwise/lib/a.py:2 imports specwise.cli.common",
+        "specwise/lib/b.py:1 imports specwise.cli",
+        "specwise/lib/c.py:1 imports specwise.cli.simulate",
+    ]
