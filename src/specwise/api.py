@@ -240,12 +240,13 @@ def advise(
     takes; ``executor`` is ``--executor``'s ``local``, ``ray`` or ``ray:ADDRESS`` (``processes``: the local pool's
     size). ``predictor`` (``published-fit``, ``roofline`` or ``calibrated``) and ``calibration`` (a calibration file
     from ``specwise bench --launch --calibrate`` or ``specwise calibrate``; it implies ``calibrated``) replace the
-    scenario's step-time model, as ``--predictor`` and ``--calibration`` do.
+    scenario's step-time model, as ``--predictor`` and ``--calibration`` do. ``advice.negative`` is True when the
+    answer is no (``decision`` ``disable`` or ``unsupported``), where ``specwise advise`` exits 1.
 
     >>> import specwise
     >>> advice = specwise.advise("example:advise/draft-does-not-fit")
-    >>> advice.decision
-    'disable'
+    >>> advice.decision, advice.negative
+    ('disable', True)
     >>> [(c.candidate, c.verdict) for c in advice.candidates]
     [('draft_model:meta-llama/Llama-3.1-8B-Instruct', 'does_not_fit'), ('ngram', 'disable')]
     """

@@ -157,4 +157,4 @@ def run(args: argparse.Namespace) -> int:
         if args.report:
             print(f"report: {args.report}")
     # "do not enable" is the answer no, and so is "nothing proposed runs on this engine"
-    return EXIT_NEGATIVE if doc.decision in ("disable", "unsupported") else EXIT_OK
+    return EXIT_NEGATIVE if doc.negative else EXIT_OK

@@ -368,6 +368,10 @@ class TemperaturePoint:
     acceptance: float
 
 
+NEGATIVE_DECISIONS = ("disable", "unsupported")
+"""The decisions that answer no: speculation should stay off, or no candidate can run (:attr:`Advice.negative`)."""
+
+
 @dataclass(frozen=True)
 class Advice:
     scenario: str
@@ -395,6 +399,11 @@ class Advice:
 
     def candidate(self, label: str) -> CandidateAdvice:
         return next(c for c in self.candidates if c.candidate == label)
+
+    @property
+    def negative(self) -> bool:
+        """The answer is no: ``disable`` or ``unsupported`` (NEGATIVE_DECISIONS; ``specwise advise`` exits 1)."""
+        return self.decision in NEGATIVE_DECISIONS
 
     @property
     def ranked(self) -> tuple[CandidateAdvice, ...]:
