@@ -18,8 +18,6 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "specwise"
 ALLOWED = {
     # vLLM 0.8.2-0.33's own name guess, which concerns exactly these two methods
     ("engines/vllm_versions.py", ("draft_model", "eagle")),
-    # --method's choices: the CLI is being reworked separately; to be read from LOOKUP_METHODS there
-    ("cli/profile.py", ("ngram", "suffix")),
 }
 
 

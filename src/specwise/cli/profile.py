@@ -26,6 +26,7 @@ from specwise.cli.datasets import add_dataset_flags, dataset_selection
 from specwise.errors import SpecwiseError
 from specwise.extras import require
 from specwise.fileio import check_output_file, same_file, write_json_atomic
+from specwise.methods import LOOKUP_METHODS
 from specwise.profiler import settings as profiler_settings
 from specwise.profiler.document import PromptDetails, build_document
 from specwise.profiler.quantize_spec import parse_quantize
@@ -147,7 +148,7 @@ def _add_pair_flags(p: Any) -> None:
     )
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--draft", type=path_text, metavar="PATH", help="draft model: HF directory or .gguf file")
-    who.add_argument("--method", choices=("ngram", "suffix"), help="model-free drafting instead of a draft model")
+    who.add_argument("--method", choices=LOOKUP_METHODS, help="model-free drafting instead of a draft model")
 
 
 def _add_verify_flags(p: Any) -> None:
