@@ -78,6 +78,15 @@ def test_monitor_once_against_the_mock(capsys: pytest.CaptureFixture[str]) -> No
     assert code == 1 and doc["servers"][0]["alerts"][0]["rule"] == "low_acceptance_rate"
 
 
+def test_once_takes_its_two_scrapes_a_window_apart(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review E: ``--once --window 20`` reported "over the last 5.0 s": the scrapes were --interval apart."""
+    with mock_with_traffic() as server:
+        argv = ["monitor", "--url", server.url + "/metrics", "--once", "--interval", "0.2", "--window", "0.9"]
+        main([*argv, "--json", "--min-drafts", "1"])
+    doc = json.loads(capsys.readouterr().out)
+    assert 0.9 <= doc["window_s"] < 3.0
+
+
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [

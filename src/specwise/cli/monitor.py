@@ -129,8 +129,9 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--window",
         type=positive_float,
-        help="loop mode: seconds each evaluation covers (rates and quantiles over the last WINDOW; default: one "
-        "interval; with --prometheus: 60 s or one interval, whichever is longer, for any --once too)",
+        help="seconds each evaluation covers (rates and quantiles over the last WINDOW; default: one interval; "
+        "with --prometheus: 60 s or one interval, whichever is longer); with --once --url, the two scrapes are "
+        "WINDOW seconds apart",
     )
     p.add_argument("--min-acceptance", type=alert_rate, default=0.5, help="alert below this rate, in (0, 1)")
     p.add_argument(
@@ -471,12 +472,13 @@ def _server_window(
 
 
 def _once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownModel | None) -> MonitorReport:
-    """Two scrapes per server (every server at once), --interval seconds apart: one window each."""
+    """Two scrapes per server (every server at once), --window seconds apart (default --interval): one window
+    each."""
     scraper = Scraper(window_parser(), _scrape_timeout(args), args.max_page_bytes)
     try:
         first = _fetch_round(args, scraper)
         t0 = time.monotonic()
-        time.sleep(args.interval)
+        time.sleep(_window_s(args))
         second = _fetch_round(args, scraper)
         window = time.monotonic() - t0
     finally:
