@@ -40,6 +40,7 @@ from specwise.scenario.parse import (
     parse_speculation,
     parse_sweep,
     parse_workload,
+    refuse_duplicate_workloads,
     scenario_name,
 )
 from specwise.scenario.toml_loader import read_toml, source_name
@@ -145,6 +146,7 @@ def _workloads(root: Section, file: str) -> tuple[WorkloadSpec, ...]:
                 )
         w.check_keys((WORKLOAD_KEYS - {"drafting"}) | {"task"})
         out.append(parse_workload(w, i, with_task=True))
+    refuse_duplicate_workloads([w.name for w in out], file)
     return tuple(out)
 
 

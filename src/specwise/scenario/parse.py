@@ -446,6 +446,14 @@ def _read_trace(s: Section, base_dir: Path | None) -> tuple[float, ...]:
     return tuple(times)
 
 
+def refuse_duplicate_workloads(names: Sequence[str], file: str) -> None:
+    """Two ``[[workload]]`` tables of one name: results, rule checks and acceptance are reported per name, so the
+    two could not be told apart (simulate and advise scenarios alike)."""
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise SpecwiseError(f"{file}: [[workload]]: name {twice[0]!r} is used twice; results are reported per name")
+
+
 def parse_scenario_spec(
     data: Mapping[str, Any], *, file: str = "scenario", base_dir: Path | None = None, reader: str = "simulate"
 ) -> ScenarioSpec:
@@ -471,10 +479,7 @@ def parse_scenario_spec(
         for i, raw in enumerate(_workload_tables(root, file), start=1)
     ]
     classes = tuple(c for c, _ in built)
-    names = [c.name for c in classes]
-    if len(set(names)) < len(names):
-        twice = sorted({n for n in names if names.count(n) > 1})
-        raise SpecwiseError(f"{file}: [[workload]]: name {twice[0]!r} is used twice; results are reported per name")
+    refuse_duplicate_workloads([c.name for c in classes], file)
     gaps = k_schedule_gap_note(speculation.k_schedule, deployment.max_num_seqs)
     notes = tuple(
         note for note in [*(n for _, n in built), profile_pair_note(default_acceptance, *pair[:3]), gaps] if note
