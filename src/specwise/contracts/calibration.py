@@ -14,7 +14,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specwise.contracts.document import DocumentError, Fields, JsonObject, Schema, read_json_file
+from specwise.contracts.document import (
+    CALIBRATE_A_BENCH_RUN,
+    DocumentError,
+    Fields,
+    JsonObject,
+    Schema,
+    is_bench_result,
+    read_json_file,
+)
 from specwise.contracts.sweep import DEFAULT_BAND, P80_REPLAY_ERROR, RMS_FIT_ERROR
 from specwise.specs.model import checkpoint_name
 
@@ -230,6 +238,8 @@ class CalibrationDoc:
 
     @classmethod
     def from_json(cls, data: JsonObject, where: str = "calibration") -> CalibrationDoc:
+        if is_bench_result(data):
+            raise DocumentError(f"{where}: is a specwise bench result, not a calibration: {CALIBRATE_A_BENCH_RUN}")
         SCHEMA.check(data, where, required=False)
         f = Fields(data, where)
         pred = f.object("predictor")

@@ -57,6 +57,23 @@ class Schema:
         return int(version)
 
 
+def is_bench_result(data: JsonObject) -> bool:
+    """A ``specwise bench`` result (``--output`` / ``--json``): its schema says so, or, written before the key, its
+    ``configs`` / ``levels``."""
+    schema = data.get("schema")
+    if isinstance(schema, str):
+        return schema.startswith("specwise.bench/")
+    return "configs" in data or "levels" in data
+
+
+# What to run instead, when a bench result is given where a calibration file is read (advise / simulate / monitor
+# --calibration, specwise calibrate)
+CALIBRATE_A_BENCH_RUN = (
+    "a specwise bench --launch run is calibrated by specwise bench --calibrate-run RUN_ID (the file --calibration "
+    "takes); a server of yours, from vllm bench serve --save-result --save-detailed files by specwise calibrate"
+)
+
+
 def read_json_file(path: Path, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> JsonObject:
     """A JSON object from ``path``, bounded in size; every failure one line naming the file."""
     try:

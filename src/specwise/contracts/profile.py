@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from specwise.acceptance.model import AcceptanceModel
-from specwise.contracts.document import DocumentError, Fields, JsonObject, Schema, read_json_file
+from specwise.contracts.document import DocumentError, Fields, JsonObject, Schema, is_bench_result, read_json_file
 from specwise.errors import SpecError
 from specwise.methods import LOOKUP_METHODS
 
@@ -304,7 +304,7 @@ class ProfileDoc:
     @classmethod
     def from_json(cls, data: JsonObject, where: str = "profile", path: Path | None = None) -> ProfileDoc:
         SCHEMA.check(data, where, required=False)
-        if "configs" in data or "levels" in data:
+        if is_bench_result(data):
             raise DocumentError(f"{where}: is a specwise bench result, expected a specwise profile (--profile)")
         f = Fields(data, where)
         if "results" not in data:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from specwise.contracts.bench import BenchLevel
 from specwise.contracts.bench_formats import is_vllm_result, level_from_result, parse_speculative_config, read_objects
-from specwise.contracts.document import DocumentError, Fields, JsonObject
+from specwise.contracts.document import CALIBRATE_A_BENCH_RUN, DocumentError, Fields, JsonObject, is_bench_result
 from specwise.contracts.vllm_detailed_values import check_values
 
 DETAILED = ("start_times", "ttfts", "itls", "input_lens", "output_lens")
@@ -86,6 +86,11 @@ def detailed_run(data: JsonObject, where: str) -> DetailedRun:
     """One run, its per-request lists checked for shape and for values no measurement gives (negative or
     non-finite latencies: :func:`~specwise.contracts.vllm_detailed_values.check_values`)."""
     if not is_vllm_result(data):
+        if is_bench_result(data):
+            raise DocumentError(
+                f"{where}: is a specwise bench result; specwise calibrate reads vllm bench serve result files: "
+                + CALIBRATE_A_BENCH_RUN
+            )
         raise DocumentError(f"{where}: not a vllm bench serve --save-result file")
     summary = level_from_result(data, where, 0)
     spec = parse_speculative_config(data.get("speculative_config"), where)
