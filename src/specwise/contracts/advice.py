@@ -269,6 +269,19 @@ class CandidateAdvice:
     def simulated(self) -> bool:
         return self.verdict not in NOT_SIMULATED
 
+    @property
+    def planned_k(self) -> int | None:
+        """The k the memory plan (``memory``) was sized for: the largest simulated (its activation reserve grows
+        with k, and every k was simulated on that plan's KV cache); None when nothing was simulated."""
+        ks = self.sim.k_values if self.sim is not None else ()
+        return max(ks) if ks else None
+
+    def kv_tokens_text(self) -> str:
+        """The plan's KV cache tokens, with the k they are for when that is not the advised k."""
+        planned = self.planned_k
+        at = f" (k={planned})" if planned is not None and planned != self.k else ""
+        return f"{self.memory.kv_cache_tokens:,}{at}"
+
     def to_json(self, bulk: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
             "candidate": self.candidate,

@@ -67,7 +67,7 @@ def _candidates_table(doc: Advice) -> Table:
             c.verdict,
             str(c.k) + (" (schedule)" if c.schedule else ""),
             _x(c.speedup_at_operating_qps),
-            f"{c.memory.kv_cache_tokens:,}",
+            c.kv_tokens_text(),
             rule_counts(c.rules),
             escape(", ".join(sorted({e.label(c.k) for e in c.evidence}))),
         )

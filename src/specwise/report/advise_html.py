@@ -102,7 +102,7 @@ def _head(doc: Advice) -> list[str]:
 def _candidates_table(doc: Advice) -> list[str]:
     parts = [
         f"<h2>Candidates at {doc.operating_qps:g} QPS</h2><table><tr><th>rank</th><th>candidate</th>"
-        "<th>verdict</th><th>k / schedule</th><th>speedup</th><th>KV tokens (without draft)</th>"
+        "<th>verdict</th><th>k / schedule</th><th>speedup</th><th>KV tokens</th>"
         "<th>reason</th></tr>"
     ]
     marked: list[SweepResult] = []
@@ -116,7 +116,7 @@ def _candidates_table(doc: Advice) -> list[str]:
         parts.append(
             f"<tr><td>{i}</td><td>{_e(c.candidate)}</td><td class='{css}'>"
             f"{_e(c.verdict)}</td><td>{sched}</td>{_cell('-' if s is None else f'{s:.2f}x', over)}"
-            f"<td>{c.memory.kv_cache_tokens:,} ({c.memory.kv_cache_tokens_without_draft:,})</td>"
+            f"<td>{c.kv_tokens_text()}; {c.memory.kv_cache_tokens_without_draft:,} without draft</td>"
             f"<td>{_e(c.reason)}</td></tr>"
         )
     parts.append("</table>")
