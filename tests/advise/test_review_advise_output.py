@@ -71,15 +71,16 @@ def test_simulate_num_requests_override_is_warned_about(capsys: pytest.CaptureFi
 
 def test_an_override_replaces_the_files_warning() -> None:
     from specwise.scenario import load_scenario
+    from specwise.scenario.overrides import with_overrides
 
     sc = load_scenario(ROOT / "examples" / "llama70b-ngram.toml")
-    small = simulate_cli.with_overrides(sc, "x", 10, None)
+    small = with_overrides(sc, "x", 10, None)
     assert (
         [w for w in small.warnings if "num_requests" in w or "num-requests" in w]
         == [w for w in small.warnings if w.startswith("--num-requests 10:")]
         != []
     )
-    back = simulate_cli.with_overrides(small, "x", 500, None)
+    back = with_overrides(small, "x", 500, None)
     assert not any("num_requests" in w or "num-requests" in w for w in back.warnings)
 
 
