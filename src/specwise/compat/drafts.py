@@ -77,10 +77,11 @@ def _short(f: Finding) -> str:
     return f.message.split(": ", 1)[0].split("; ", 1)[0]
 
 
-def _summary(report: PairReport, memory: str, fits: bool) -> str:
+def _summary(report: PairReport, memory: str, fits: bool, plan_warnings: tuple[str, ...] = ()) -> str:
     parts = [_short(f) for f in report.findings if f.status in ("fail", "warn")]
     if memory and not fits:
         parts.append(memory)
+    parts += [w.split(" (", 1)[0] for w in plan_warnings]  # plan-memory's warnings, without their figures
     return "; ".join(parts) or "no warnings"
 
 
@@ -120,18 +121,36 @@ def placement_check(tp: int) -> MemoryCheck:
     return _at_target_tp(tp, heads_only)
 
 
-def _memory(choice: DraftChoice, plan_for: MemoryCheck) -> tuple[bool, float | None, str]:
+@dataclass(frozen=True)
+class _Placed:
+    """A draft's memory plan, as a row says it: whether it fits, the KV share it takes, the plan in words, and the
+    plan's warnings (what ``plan-memory`` prints for the same pair)."""
+
+    fits: bool
+    kv_cost: float | None
+    memory: str
+    warnings: tuple[str, ...] = ()
+
+
+def _memory(choice: DraftChoice, plan_for: MemoryCheck) -> _Placed:
     try:
         plan = plan_for(choice)
     except SpecwiseError as exc:
-        return False, None, f"cannot be placed: {exc}"
+        return _Placed(False, None, f"cannot be placed: {exc}")
     if plan is None:
-        return True, None, "memory not checked (give --gpu)"
+        return _Placed(True, None, "memory not checked (give --gpu)")
     if not plan.fits:
-        return False, None, "does not fit: " + "; ".join(plan.problems or ("no room for one sequence",))
+        return _Placed(False, None, "does not fit: " + "; ".join(plan.problems or ("no room for one sequence",)))
     base = plan.kv_cache_tokens_without_draft
     cost = 1.0 - plan.kv_cache_tokens / base if base else 0.0
-    return True, cost, f"fits: the draft takes {cost:.0%} of the KV cache"
+    return _Placed(True, cost, f"fits: the draft takes {cost:.0%} of the KV cache", tuple(plan.warnings))
+
+
+_NOT_PAIRED = _Placed(False, None, "")
+
+
+def _memory_reasons(placed: _Placed) -> tuple[str, ...]:
+    return ((placed.memory,) if placed.memory else ()) + tuple(f"warn: {w}" for w in placed.warnings)
 
 
 def _shown_ratio(report: PairReport, target: ModelSpec) -> tuple[float | None, str]:
@@ -167,12 +186,13 @@ def _mtp_row(target: ModelSpec, max_model_len: int | None, plan_for: MemoryCheck
     """The target's own MTP layers, checked as ``check-pair --draft mtp`` checks them (its ratio included)."""
     spec = mtp_draft_spec(target)
     report = check_pair(target, spec, max_model_len=max_model_len)
-    fits, cost, memory = _memory(DraftChoice("mtp", spec), plan_for) if report.compatible else (False, None, "")
+    placed = _memory(DraftChoice("mtp", spec), plan_for) if report.compatible else _NOT_PAIRED
     layers = f"the target's own {target.mtp_layers} multi-token-prediction layer(s)"
-    summary = layers if fits else _summary(report, memory, fits)
-    reasons = (f"pass: {layers}", *_reasons(report), *((memory,) if memory else ()))
+    summary = _summary(report, placed.memory, placed.fits, placed.warnings)
+    summary = layers if placed.fits and summary == "no warnings" else summary
+    reasons = (f"pass: {layers}", *_reasons(report), *_memory_reasons(placed))
     ratio, of = _shown_ratio(report, target)
-    return DraftSuggestion("mtp", "mtp", fits, reasons, summary, ratio, of, cost, order=(_MTP, 0.0))
+    return DraftSuggestion("mtp", "mtp", placed.fits, reasons, summary, ratio, of, placed.kv_cost, order=(_MTP, 0.0))
 
 
 def suggest_drafts(
@@ -185,13 +205,13 @@ def suggest_drafts(
     for spec, trained_for in _catalog_candidates(target):
         report = check_pair(target, spec, head_trained_for=trained_for, max_model_len=max_model_len)
         reasons = _reasons(report)
-        fits, cost, memory = _memory(DraftChoice("model", spec), plan_for) if report.compatible else (False, None, "")
+        placed = _memory(DraftChoice("model", spec), plan_for) if report.compatible else _NOT_PAIRED
         method: str = spec.draft_head or "draft_model"
         order = _model_order(report, spec, trained_for, target.name)
-        extra = (memory,) if memory else ()
-        summary = _summary(report, memory, fits)
+        summary = _summary(report, placed.memory, placed.fits, placed.warnings)
         ratio, of = _shown_ratio(report, target)
-        row = DraftSuggestion(spec.name, method, fits, (*reasons, *extra), summary, ratio, of, cost, order)
+        reasons = [*reasons, *_memory_reasons(placed)]
+        row = DraftSuggestion(spec.name, method, placed.fits, tuple(reasons), summary, ratio, of, placed.kv_cost, order)
         out.append(row)
     if target.mtp_layers > 0:
         out.append(_mtp_row(target, max_model_len, plan_for))
