@@ -232,14 +232,22 @@ def load_local_model(path: Path) -> ModelSpec:
 def resolve_gpu(name: str) -> GpuSpec:
     """The catalog GPU ``name`` names: its catalog name, an alias, or the name its driver reports (``NVIDIA H100
     80GB HBM3``, what ``nvidia-smi --query-gpu=name`` prints: ``device_names`` in gpus.json), case, spaces, '-' and
-    '_' ignored (:func:`gpu_for_device`). The one lookup for ``--gpu`` and ``[deployment].gpu``."""
+    '_' ignored (:func:`gpu_for_device`); else a GPU file (``*.json`` or a path:
+    :func:`~specwise.catalog.gpu_file.load_gpu_file`). The one lookup for ``--gpu`` and ``[deployment].gpu``."""
     gpu = gpu_for_device(name)
     if gpu is not None:
         return gpu
+    from specwise.catalog.gpu_file import load_gpu_file, looks_like_gpu_file
+
+    if looks_like_gpu_file(name):
+        return load_gpu_file(Path(name).expanduser())
     gpus = catalog_gpus()
     near = _near_gpus(name)
     hint = f"; did you mean {', '.join(near)}?" if near else ""
-    raise SpecwiseError(f"unknown GPU {name!r}{hint} (known: {', '.join(gpus)})")
+    raise SpecwiseError(
+        f"unknown GPU {name!r}{hint} (known: {', '.join(gpus)}); another card: a JSON file of its specs, as "
+        "'specwise gpus --json' prints each (--gpu my-gpu.json)"
+    )
 
 
 def _near_gpus(name: str, n: int = 4) -> list[str]:

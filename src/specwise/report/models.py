@@ -248,7 +248,19 @@ def render_gpus(gpus: list[GpuSpec], out: Console | None = None, wide: bool = Fa
             tf(g.dense_int8_ops_per_s),
             f"{g.interconnect_bytes_per_s / 1e9:,.0f} GB/s",
         )
-    print_table(console(out), table, wide=wide)
+    con = console(out)
+    print_table(con, table, wide=wide)
+    names = Table(title="also taken by --gpu: aliases, and the name nvidia-smi prints", title_justify="left")
+    names.add_column("name")
+    names.add_column("aliases", overflow="fold")
+    names.add_column("driver name", overflow="fold")
+    for g in gpus:
+        names.add_row(g.name, ", ".join(g.aliases) or "-", ", ".join(g.device_names) or "-")
+    print_table(con, names, wide=wide)
+    con.print(
+        "another card: --gpu my-gpu.json, a file of its specs with the fields one entry of 'specwise gpus --json' has",
+        soft_wrap=True,
+    )
 
 
 def render_pair_findings(report: PairReport, out: Console, wide: bool = False) -> None:

@@ -141,6 +141,16 @@ def parse_predictor(s: Section, base_dir: Path | None, engine: str, version: str
     return PredictorChoice("calibrated", cal, path, engine, version)
 
 
+def _gpu_name(text: str, base_dir: Path | None) -> str:
+    """A catalog GPU as written; a GPU file (``my-gpu.json``) relative to the scenario's directory, as its other
+    files are."""
+    from specwise.catalog.gpu_file import looks_like_gpu_file
+
+    if not looks_like_gpu_file(text):
+        return text
+    return str(resolve_path(str(Path(text).expanduser()), base_dir))
+
+
 def parse_deployment(s: Section, base_dir: Path | None = None) -> DeploymentSpec:
     s.check_keys(DEPLOYMENT_KEYS)
     engine = s.choice("engine", ("vllm", "sglang"), "vllm")
@@ -151,7 +161,7 @@ def parse_deployment(s: Section, base_dir: Path | None = None) -> DeploymentSpec
         raise s.fail("max_num_batched_tokens", refused)
     return DeploymentSpec(
         target=s.string("target"),
-        gpu=s.string("gpu"),
+        gpu=_gpu_name(s.string("gpu"), base_dir),
         tp=s.positive_int("tp", 1, high=1024),
         max_model_len=s.positive_int("max_model_len", None, high=2**31),
         gpu_memory_utilization=s.number("gpu_memory_utilization", 0.9, low=0.0, high=1.0, strict_low=True),

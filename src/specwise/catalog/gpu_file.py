@@ -1,0 +1,69 @@
+"""A GPU the catalog lacks, from a JSON file: one object with the fields ``specwise gpus --json`` prints for each
+catalog card (``memory_bytes``, ``memory_bandwidth_bytes_per_s``, ``dense_bf16_flops_per_s``, ...), so that a listed
+card's entry, copied and edited, describes another (an A100 PCIe from the A100 SXM's). ``--gpu FILE.json`` and
+``[deployment].gpu = "FILE.json"`` take it; every mistake is one line naming the file and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specwise.contracts.document import DocumentError, Fields, read_json_file
+from specwise.errors import SpecError, SpecwiseError
+from specwise.specs.gpu import GpuSpec
+
+_REQUIRED = ("memory_bytes", "memory_bandwidth_bytes_per_s", "dense_bf16_flops_per_s", "interconnect_bytes_per_s")
+_OPTIONAL_RATES = ("dense_fp8_flops_per_s", "dense_int8_ops_per_s")  # null: the card has no such tensor cores
+_KEYS = frozenset(
+    {"name", "vendor", *_REQUIRED, *_OPTIONAL_RATES, "interconnect", "aliases", "source", "device_names"}
+)
+
+
+def looks_like_gpu_file(name: str) -> bool:
+    """A ``--gpu`` value meant as a file: a ``.json`` name or a path (``./``, ``/``, ``~``)."""
+    return name.lower().endswith(".json") or name.startswith((".", "/", "~"))
+
+
+def load_gpu_file(path: Path) -> GpuSpec:
+    """The GPU ``path`` describes (fields as ``specwise gpus --json`` prints them; ``name`` and the four rates and
+    sizes required, the FP8/INT8 rates null or absent for a card without them)."""
+    where = str(path)
+    try:
+        if not path.is_file():
+            raise SpecwiseError(f"{where}: no such GPU file (give a catalog GPU, see 'specwise gpus', or a JSON file)")
+        f = Fields(read_json_file(path, "GPU file"), where)
+        unknown = sorted(set(f.data) - _KEYS)
+        if unknown:
+            raise f.fail(unknown[0], f"unknown key; a GPU file has: {', '.join(sorted(_KEYS))}")
+        name = f.text("name", required=True) or ""
+        if not name.strip():
+            raise f.fail("name", "empty name")
+        sizes = {key: f.number(key, required=True) or 0.0 for key in _REQUIRED}
+        rates = {key: f.number(key) for key in _OPTIONAL_RATES}
+        for key, value in [*sizes.items(), *rates.items()]:
+            if value is not None and value <= 0:
+                raise f.fail(key, f"must be positive, got {value:g}" + (" (null: none)" if key in rates else ""))
+        return GpuSpec(
+            name=name,
+            vendor=f.text("vendor", "") or "",
+            memory_bytes=int(sizes["memory_bytes"]),
+            memory_bandwidth_bytes_per_s=sizes["memory_bandwidth_bytes_per_s"],
+            dense_bf16_flops_per_s=sizes["dense_bf16_flops_per_s"],
+            dense_fp8_flops_per_s=rates["dense_fp8_flops_per_s"],
+            dense_int8_ops_per_s=rates["dense_int8_ops_per_s"],
+            interconnect_bytes_per_s=sizes["interconnect_bytes_per_s"],
+            interconnect=f.text("interconnect", "") or "",
+            aliases=_names(f, "aliases"),
+            source=f.text("source", None) or f"GPU file {path.name}",
+            device_names=_names(f, "device_names"),
+        )
+    except SpecError as exc:  # GpuSpec's own checks, should one pass the ones above
+        raise SpecwiseError(f"{where}: {exc}") from None
+    except DocumentError as exc:
+        raise SpecwiseError(str(exc)) from None
+
+
+def _names(f: Fields, key: str) -> tuple[str, ...]:
+    value = f.data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise f.fail(key, f"expected a list of names, got {value!r}")
+    return tuple(value)

@@ -1,0 +1,82 @@
+"""Review E: a GPU outside the catalog had no way forward. A JSON file of its specs (one ``specwise gpus --json``
+entry, edited) is taken by ``--gpu`` and ``[deployment].gpu``; every mistake is one line naming the file and field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specwise.catalog import catalog_gpus, resolve_gpu
+from specwise.cli import main
+from specwise.errors import SpecwiseError
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llama70b-4xh100.toml"
+
+
+def _a100_pcie(tmp_path: Path) -> Path:
+    entry = {
+        "name": "A100-PCIe-80GB",
+        "vendor": "nvidia",
+        "memory_bytes": 85899345920,
+        "memory_bandwidth_bytes_per_s": 1.935e12,
+        "dense_bf16_flops_per_s": 312e12,
+        "dense_fp8_flops_per_s": None,
+        "dense_int8_ops_per_s": 624e12,
+        "interconnect_bytes_per_s": 32e9,
+        "interconnect": "PCIe 4.0 x16",
+        "aliases": [],
+        "device_names": ["NVIDIA A100 80GB PCIe"],
+    }
+    path = tmp_path / "a100-pcie.json"
+    path.write_text(json.dumps(entry))
+    return path
+
+
+def test_a_catalog_entry_written_out_reads_back_as_itself(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gpus", "--json"]) == 0
+    entry = next(g for g in json.loads(capsys.readouterr().out) if g["name"] == "L40S")
+    path = tmp_path / "l40s.json"
+    path.write_text(json.dumps(entry))
+    assert resolve_gpu(str(path)) == catalog_gpus()["L40S"]
+
+
+def test_plan_memory_and_simulate_take_a_gpu_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _a100_pcie(tmp_path)
+    capsys.readouterr()
+    assert main(["plan-memory", "--target", "Qwen/Qwen3-8B", "--gpu", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["gpu"]["name"] == "A100-PCIe-80GB"
+    text = EXAMPLE.read_text()
+    scenario = tmp_path / "s.toml"
+    gpu_line = next(line for line in text.splitlines() if line.startswith("gpu ="))
+    scenario.write_text(text.replace(gpu_line, 'gpu = "a100-pcie.json"'))  # relative to the scenario
+    assert main(["simulate", "--scenario", str(scenario), "--num-requests", "40", "--json", "--processes", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["gpu"] == "A100-PCIe-80GB"
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ({"memory_bytes": None}, "memory_bytes: missing"),
+        ({"memory_bytes": -5}, "memory_bytes: must be positive"),
+        ({"dense_bf16_flops_per_s": "312T"}, "dense_bf16_flops_per_s: expected a finite number"),
+        ({"name": ""}, "name: empty name"),
+        ({"hbm": 3}, "hbm: unknown key"),
+        ({"aliases": "A100"}, "aliases: expected a list of names"),
+    ],
+)
+def test_a_bad_gpu_file_is_one_line_naming_the_field(tmp_path: Path, edit: dict[str, object], said: str) -> None:
+    path = _a100_pcie(tmp_path)
+    entry = {**json.loads(path.read_text()), **edit}
+    path.write_text(json.dumps({k: v for k, v in entry.items() if v is not None or k != "memory_bytes"}))
+    with pytest.raises(SpecwiseError) as err:
+        resolve_gpu(str(path))
+    assert str(err.value).startswith(str(path)) and said in str(err.value) and "\n" not in str(err.value)
+
+
+def test_an_unknown_card_is_told_about_gpu_files(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan-memory", "--target", "Qwen/Qwen3-8B", "--gpu", "NVIDIA A100 80GB PCIe"]) == 2
+    assert "a JSON file of its specs, as 'specwise gpus --json' prints each" in capsys.readouterr().err
+    assert main(["plan-memory", "--target", "Qwen/Qwen3-8B", "--gpu", "missing.json"]) == 2
+    assert "missing.json: no such GPU file" in capsys.readouterr().err
