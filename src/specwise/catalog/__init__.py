@@ -233,11 +233,11 @@ def resolve_gpu(name: str) -> GpuSpec:
     """The catalog GPU ``name`` names: its catalog name, an alias, or the name its driver reports (``NVIDIA H100
     80GB HBM3``, what ``nvidia-smi --query-gpu=name`` prints: ``device_names`` in gpus.json), case, spaces, '-' and
     '_' ignored (:func:`gpu_for_device`); else a GPU file (``*.json`` or a path:
-    :func:`~specwise.catalog.gpu_file.load_gpu_file`). The one lookup for ``--gpu`` and ``[deployment].gpu``."""
+    :func:`~specwise.contracts.gpu_file.load_gpu_file`). The one lookup for ``--gpu`` and ``[deployment].gpu``."""
     gpu = gpu_for_device(name)
     if gpu is not None:
         return gpu
-    from specwise.catalog.gpu_file import load_gpu_file, looks_like_gpu_file
+    from specwise.contracts.gpu_file import load_gpu_file, looks_like_gpu_file
 
     if looks_like_gpu_file(name):
         return load_gpu_file(Path(name).expanduser())

@@ -144,7 +144,7 @@ def parse_predictor(s: Section, base_dir: Path | None, engine: str, version: str
 def _gpu_name(text: str, base_dir: Path | None) -> str:
     """A catalog GPU as written; a GPU file (``my-gpu.json``) relative to the scenario's directory, as its other
     files are."""
-    from specwise.catalog.gpu_file import looks_like_gpu_file
+    from specwise.contracts.gpu_file import looks_like_gpu_file
 
     if not looks_like_gpu_file(text):
         return text

@@ -13,9 +13,7 @@ from specwise.specs.gpu import GpuSpec
 
 _REQUIRED = ("memory_bytes", "memory_bandwidth_bytes_per_s", "dense_bf16_flops_per_s", "interconnect_bytes_per_s")
 _OPTIONAL_RATES = ("dense_fp8_flops_per_s", "dense_int8_ops_per_s")  # null: the card has no such tensor cores
-_KEYS = frozenset(
-    {"name", "vendor", *_REQUIRED, *_OPTIONAL_RATES, "interconnect", "aliases", "source", "device_names"}
-)
+_KEYS = frozenset({"name", "vendor", *_REQUIRED, *_OPTIONAL_RATES, "interconnect", "aliases", "source", "device_names"})
 
 
 def looks_like_gpu_file(name: str) -> bool:
