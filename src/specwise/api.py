@@ -727,6 +727,7 @@ def bench(
         url=redact_url(url),
         levels=tuple(levels),
         temperatures=run.sent_temperatures(),
+        speculative_config=run.speculative_config,
     )
     failed = all_failed(doc, url="url", model="model", timeout="config's timeout", key_env=run.api_key_env)
     if failed is not None:  # the records are kept: what failed is in db
@@ -748,7 +749,7 @@ def _run_config(
     config: dict[str, Any],
 ) -> RunConfig:
     """The run's configuration, each value through its ``specwise bench`` flag's check, before any request."""
-    from specwise.loadgen.plan import CHECKS, RunConfig
+    from specwise.loadgen.plan import CHECKS, RunConfig, server_speculation
     from specwise.loadgen.workload import load_prompts, synthetic_prompts
 
     _keywords("bench", config, RunConfig, ("url", "model", "prompts", "rates", "requests_per_level", "max_tokens"))
@@ -758,6 +759,8 @@ def _run_config(
         check = CHECKS.get(name)
         if check is None or (value is None and name in _OPTIONAL):
             values[name] = value
+        elif name == "speculative_config" and value is not None:
+            values[name] = _checked(name, server_speculation, value)
         elif name == "metrics_urls":
             values[name] = tuple(_checked(name, check, _text(name, u, "http://HOST:PORT")) for u in _items(name, value))
         elif name in ("rates", "concurrency"):

@@ -135,8 +135,11 @@ def attribute_methods(benches: Sequence[BenchDoc], candidates: Sequence[Candidat
         if len(candidates) != 1:
             raise SpecwiseError(
                 f"{doc.name}: the run measured acceptance but does not say which speculation the server ran, and "
-                f"the scenario has {len(candidates)} candidates; save it with vllm bench serve --metadata "
-                "speculative_config='<the JSON given to vllm serve --speculative-config>'"
+                f"the scenario has {len(candidates)} candidates; a run that says it: specwise bench --url URL "
+                "--speculative-config '<the JSON given to vllm serve --speculative-config>', specwise bench --launch "
+                "FILE (its launch file records each config's), or vllm bench serve --metadata "
+                "speculative_config='<the JSON given to vllm serve --speculative-config>'; or advise on a scenario "
+                "whose only candidate is the speculation the server ran"
             )
         out.append(_attributed(doc, candidates[0]))
     return out

@@ -143,6 +143,14 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=CHECKS["seed"], default=0)
     p.add_argument("--slo-ttft", type=CHECKS["slo_ttft"], help="goodput SLO on TTFT (s)")
     p.add_argument("--slo-tpot", type=CHECKS["slo_tpot"], help="goodput SLO on TPOT (s)")
+    p.add_argument(
+        "--speculative-config",
+        type=argparse_type(plan.server_speculation),
+        metavar="JSON",
+        help="the --speculative-config the server at --url runs, kept with the results: advise --bench matches the "
+        "run to its candidate by it (without it, a run stands only for a scenario's only candidate); --launch "
+        "runs record their own",
+    )
     _add_storage_flags(p)
     _add_launch_flags(p)
     add_wide_flag(p)
@@ -243,6 +251,7 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
         seed=args.seed,
         slo_ttft=args.slo_ttft,
         slo_tpot=args.slo_tpot,
+        speculative_config=args.speculative_config,
     )
 
 
@@ -342,6 +351,7 @@ def _bench(args: argparse.Namespace, run_id: str, store: ResultStore, shown: _Pr
         levels=tuple(levels),
         jsonl=jsonl,
         temperatures=config.sent_temperatures(),
+        speculative_config=config.speculative_config,
     )
 
 
@@ -447,7 +457,8 @@ def _refuse_server_flags_with_launch(args: argparse.Namespace) -> None:
     if not args.launch:
         return
     metrics = [u for u in args.metrics_url or [] if u != "none"]
-    for flag, given in (("--url", args.url), ("--model", args.model), ("--metrics-url", metrics)):
+    named = (("--url", args.url), ("--model", args.model), ("--metrics-url", metrics))
+    for flag, given in (*named, ("--speculative-config", args.speculative_config)):
         if given:
             raise SpecwiseError(
                 f"{flag}: not with --launch, which starts its own servers on 127.0.0.1 (the launch file's model, "

@@ -303,6 +303,16 @@ def compare_configs(configs: Sequence[BenchConfig]) -> tuple[CompareRow, ...]:
     return tuple(rows)
 
 
+def _server_speculation(f: Fields) -> JsonObject | None:
+    """``speculative_config`` of a run against a server: an object with a string ``method``, or absent."""
+    spec = f.data.get("speculative_config")
+    if spec is None:
+        return None
+    if not isinstance(spec, Mapping) or not isinstance(spec.get("method"), str):
+        raise f.fail("speculative_config", "expected the server's --speculative-config: an object with a 'method'")
+    return spec
+
+
 def _temperatures(f: Fields) -> tuple[float, ...]:
     """``temperatures``: the sampling temperatures a run's requests carried, each a number >= 0."""
     values = [v for v in f.numbers("temperatures") if v is not None]
@@ -342,6 +352,9 @@ class BenchDoc:
     # the sampling temperatures the requests carried (a prompt's own, else --temperature), sorted; (): not recorded
     # (a vllm bench serve result, a specwise bench file written before they were)
     temperatures: tuple[float, ...] = ()
+    # a run against a server: the speculative config it said the server runs (bench --speculative-config); None:
+    # not said (advise --bench then takes the run for a scenario's only candidate)
+    speculative_config: JsonObject | None = None
 
     @property
     def name(self) -> str:
@@ -357,7 +370,8 @@ class BenchDoc:
         config of its levels whose speculation is unknown (``speculative_config`` None)."""
         if self.configs or not self.levels:
             return self.configs
-        return (BenchConfig(f"server {self.url or ''}".strip(), self.run_id, None, "", self.levels),)
+        server = f"server {self.url or ''}".strip()
+        return (BenchConfig(server, self.run_id, self.speculative_config, "", self.levels),)
 
     def measured_acceptance(
         self, method: str, draft: str | None, matches: Callable[[str | None, str | None], bool]
@@ -398,6 +412,8 @@ class BenchDoc:
             finite: dict[str, Any] = json_safe(out)
             return finite
         out.update(url=self.url, model=self.model, levels=[lv.to_json() for lv in self.levels])
+        if self.speculative_config is not None:
+            out["speculative_config"] = dict(self.speculative_config)
         if self.jsonl:
             out["jsonl"] = self.jsonl
         safe: dict[str, Any] = json_safe(out)
@@ -426,6 +442,7 @@ class BenchDoc:
             jsonl=f.text("jsonl"),
             path=path,
             temperatures=_temperatures(f),
+            speculative_config=_server_speculation(f),
         )
 
     @classmethod

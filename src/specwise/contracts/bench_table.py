@@ -110,7 +110,7 @@ def _spec_decode(level: BenchLevel) -> dict[str, Cell]:
 
 def level_row(doc: BenchDoc, config: BenchConfig | None, level: BenchLevel) -> dict[str, Cell]:
     s = level.summary
-    spec = config.speculative_config if config is not None else None
+    spec = config.speculative_config if config is not None else doc.speculative_config
     row: dict[str, Cell] = {
         "config": config.name if config is not None else "",
         "level": s.level,

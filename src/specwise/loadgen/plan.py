@@ -3,6 +3,7 @@ requests) and the plan it expands to: levels of rates or concurrencies, each wit
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -89,6 +90,8 @@ class RunConfig:
     slo_ttft: float | None = None
     slo_tpot: float | None = None
     launch: LaunchInfo | None = field(default=None)
+    # a run against a server: the speculative config it runs, as said by --speculative-config (None: not said)
+    speculative_config: dict[str, Any] | None = None
 
     def redacted(self) -> RunConfig:
         """What may be stored or printed: URLs without their ``user:password@``."""
@@ -118,6 +121,8 @@ class RunConfig:
             del out["launch"]
         if self.sweep_rates is None:
             del out["sweep_rates"]
+        if self.speculative_config is None:
+            del out["speculative_config"]
         return out
 
     @classmethod
@@ -234,6 +239,24 @@ def _base_url(text: str) -> str:
         fixed = redact_url(url.rstrip("/").removesuffix("/v1"))
         raise ValueRefusal(f"give the server's base URL without /v1 (requests go to URL/v1/completions): {fixed}")
     return url
+
+
+def server_speculation(value: object) -> dict[str, Any]:
+    """What the benched server runs, as its ``--speculative-config``: that JSON (text, or an object from the API),
+    an object with a string ``method`` (vLLM's method name: ``{"method": "ngram", "num_speculative_tokens": 4}``).
+    ``advise --bench`` matches the run to a candidate by it."""
+    spec = value
+    if isinstance(value, str):
+        try:
+            spec = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueRefusal(f"expected the JSON of vllm serve --speculative-config ({exc.msg})") from None
+    if not isinstance(spec, dict) or not isinstance(spec.get("method"), str) or not spec["method"]:
+        raise ValueRefusal(
+            "expected the JSON of vllm serve --speculative-config, an object with a 'method' "
+            """(e.g. '{"method": "ngram", "num_speculative_tokens": 4}')"""
+        )
+    return dict(spec)
 
 
 CHECKS: dict[str, Callable[[str], Any]] = {
