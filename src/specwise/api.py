@@ -736,7 +736,7 @@ def bench(
 
 
 _INTEGERS = frozenset({"concurrency", "sweep", "requests_per_level", "max_tokens", "max_concurrency", "seed"})
-_OPTIONAL = frozenset({"concurrency", "sweep", "slo_ttft", "slo_tpot"})  # None: not given
+_OPTIONAL = frozenset({"concurrency", "sweep", "slo_ttft", "slo_tpot", "speculative_config"})  # None: not given
 
 
 def _run_config(
@@ -749,7 +749,7 @@ def _run_config(
     config: dict[str, Any],
 ) -> RunConfig:
     """The run's configuration, each value through its ``specwise bench`` flag's check, before any request."""
-    from specwise.loadgen.plan import CHECKS, RunConfig, server_speculation
+    from specwise.loadgen.plan import CHECKS, RunConfig
     from specwise.loadgen.workload import load_prompts, synthetic_prompts
 
     _keywords("bench", config, RunConfig, ("url", "model", "prompts", "rates", "requests_per_level", "max_tokens"))
@@ -759,8 +759,8 @@ def _run_config(
         check = CHECKS.get(name)
         if check is None or (value is None and name in _OPTIONAL):
             values[name] = value
-        elif name == "speculative_config" and value is not None:
-            values[name] = _checked(name, server_speculation, value)
+        elif name == "speculative_config":  # JSON text, or the object itself
+            values[name] = _checked(name, check, value)
         elif name == "metrics_urls":
             values[name] = tuple(_checked(name, check, _text(name, u, "http://HOST:PORT")) for u in _items(name, value))
         elif name in ("rates", "concurrency"):

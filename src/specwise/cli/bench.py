@@ -141,21 +141,25 @@ def register(sub: Any) -> None:
         "('' sends no key)",
     )
     p.add_argument("--seed", type=CHECKS["seed"], default=0)
-    p.add_argument("--slo-ttft", type=CHECKS["slo_ttft"], help="goodput SLO on TTFT (s)")
-    p.add_argument("--slo-tpot", type=CHECKS["slo_tpot"], help="goodput SLO on TPOT (s)")
-    p.add_argument(
-        "--speculative-config",
-        type=argparse_type(plan.server_speculation),
-        metavar="JSON",
-        help="the --speculative-config the server at --url runs, kept with the results: advise --bench matches the "
-        "run to its candidate by it (without it, a run stands only for a scenario's only candidate); --launch "
-        "runs record their own",
-    )
+    _add_slo_and_speculation_flags(p)
     _add_storage_flags(p)
     _add_launch_flags(p)
     add_wide_flag(p)
     add_json_flag(p)
     p.set_defaults(handler=run)
+
+
+def _add_slo_and_speculation_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--slo-ttft", type=CHECKS["slo_ttft"], help="goodput SLO on TTFT (s)")
+    p.add_argument("--slo-tpot", type=CHECKS["slo_tpot"], help="goodput SLO on TPOT (s)")
+    p.add_argument(
+        "--speculative-config",
+        type=CHECKS["speculative_config"],
+        metavar="JSON",
+        help="the --speculative-config the server at --url runs, kept with the results: advise --bench matches the "
+        "run to its candidate by it (without it, a run stands only for a scenario's only candidate); --launch "
+        "runs record their own",
+    )
 
 
 def _add_storage_flags(p: argparse.ArgumentParser) -> None:

@@ -241,7 +241,7 @@ def _base_url(text: str) -> str:
     return url
 
 
-def server_speculation(value: object) -> dict[str, Any]:
+def _server_speculation(value: object) -> dict[str, Any]:
     """What the benched server runs, as its ``--speculative-config``: that JSON (text, or an object from the API),
     an object with a string ``method`` (vLLM's method name: ``{"method": "ngram", "num_speculative_tokens": 4}``).
     ``advise --bench`` matches the run to a candidate by it."""
@@ -274,6 +274,7 @@ CHECKS: dict[str, Callable[[str], Any]] = {
     "seed": seed_int,
     "slo_ttft": positive_float,
     "slo_tpot": positive_float,
+    "speculative_config": _server_speculation,
 }
 """Each :class:`RunConfig` field's check of its text (a list: comma-separated), by field: ``specwise bench``'s
 flags and the API's arguments (:class:`~specwise.values.ValueRefusal` on a bad one)."""
