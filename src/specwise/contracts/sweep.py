@@ -295,6 +295,14 @@ class SweepResult:
         top = fastest(keeping_up or rows, self.decision_metric)
         return int(top.k) if top is not None and top.k else 0
 
+    def speedup_undefined(self, qps: float) -> bool:
+        """No speculative k has a ``decision_metric`` speedup at ``qps``: plain decoding's is 0 (goodput: no request
+        met the SLOs), so a ratio to it means nothing; ``best_speedup_by_qps`` holds 0 there, JSON null."""
+        return not any(r.qps == qps and r.k and r.speedup(self.decision_metric) is not None for r in self.results)
+
+    def _best_speedup_json(self, qps: float, speedup: float) -> float | None:
+        return None if self.speedup_undefined(qps) else speedup
+
     def row(self, qps: float, k: int) -> SweepRow | None:
         return next((r for r in self.results if r.qps == qps and r.k == k), None)
 
@@ -313,7 +321,9 @@ class SweepResult:
             "schedule_results": [self._with_band(r) for r in self.schedule_results],
             "decision_metric": self.decision_metric,
             "best_k_by_qps": {qps_key(q): k for q, k in self.best_k_by_qps.items()},
-            "best_speedup_by_qps": {qps_key(q): s for q, s in self.best_speedup_by_qps.items()},
+            "best_speedup_by_qps": {
+                qps_key(q): self._best_speedup_json(q, s) for q, s in self.best_speedup_by_qps.items()
+            },
             "best_speedup_is": BEST_SPEEDUP_IS,
             "crossover_qps": self.crossover_qps,
             "never_pays": self.never_pays,
@@ -326,7 +336,8 @@ class SweepResult:
             "schema": SCHEMA.id,
             "predictor": predictor_json(self.predictor, self.band, self.band_source, self.band_statistic),
             "best_speedup_band_by_qps": {
-                qps_key(q): [s * (1 - self.band), s * (1 + self.band)] for q, s in self.best_speedup_by_qps.items()
+                qps_key(q): None if self.speedup_undefined(q) else [s * (1 - self.band), s * (1 + self.band)]
+                for q, s in self.best_speedup_by_qps.items()
             },
         }
 
@@ -350,7 +361,7 @@ class SweepResult:
             raw = f.object(key)
             if raw is None:
                 return {}
-            return {by_key.get(k, float(k)): raw.number(k, required=True) or 0.0 for k in raw.data}
+            return {by_key.get(k, float(k)): raw.number(k, 0.0) or 0.0 for k in raw.data}  # null: undefined, 0
 
         return cls(
             scenario=f.text("scenario", "") or "",

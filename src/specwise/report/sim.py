@@ -54,10 +54,16 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
             if r.qps == q:
                 s = r.speedup(metric)
                 cells.append(f"{s:.2f}" + mark(speedup_overloaded(doc, q, r)) if s else "-")
-        cells.append(str(best))
+        cells.append("-" if doc.speedup_undefined(q) else str(best))
         table.add_row(*cells)
     print_table(out, table, wide=wide)
     out.print(pays_sentence(doc))
+    if (undefined := [q for q in doc.qps if doc.speedup_undefined(q)]) and metric == "goodput":
+        loads = ", ".join(f"{q:g}" for q in undefined)
+        out.print(
+            f"-: at {loads} QPS no request met the SLOs without speculation (goodput 0), so no goodput speedup is "
+            "defined there (--json: null; each row's goodput_per_s is given)"
+        )
     if (only := speculation_only_sentence(doc)) is not None:
         out.print(only)
     for line in saturation_lines(doc):

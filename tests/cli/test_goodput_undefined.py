@@ -1,0 +1,35 @@
+"""Review E: with ``--metric goodput``, a load where no request met the SLOs without speculation (plain goodput 0)
+showed best k 0 with no legend, and JSON's ``best_speedup_by_qps`` said 0.0 there, which reads as "speculation
+destroys goodput". The speedup is undefined: "-" and a footnote in text, null in JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specwise.cli import main
+from specwise.contracts.sweep import SweepResult
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llama70b-4xh100.toml"
+ARGS = ["simulate", "--scenario", str(EXAMPLE), "--num-requests", "200", "--metric", "goodput", "--processes", "1"]
+
+
+def test_an_undefined_goodput_speedup_is_null_and_said(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*ARGS, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    sweep = SweepResult.from_json(doc)
+    undefined = [q for q in sweep.qps if sweep.speedup_undefined(q)]
+    assert undefined  # the example's top load: no request meets the SLOs without speculation
+    for q in undefined:
+        key = f"{q:g}"
+        assert all(r["speedup_goodput"] is None for r in doc["results"] if r["qps"] == q)
+        assert doc["best_speedup_by_qps"][key] is None and doc["best_speedup_band_by_qps"][key] is None
+    defined = [q for q in sweep.qps if q not in undefined]
+    assert all(isinstance(doc["best_speedup_by_qps"][f"{q:g}"], float) for q in defined)
+    assert SweepResult.from_json(json.loads(json.dumps(sweep.to_json()))).to_json() == sweep.to_json()
+    assert main([*ARGS, "--wide"]) == 0
+    out = capsys.readouterr().out
+    loads = ", ".join(f"{q:g}" for q in undefined)
+    assert f"-: at {loads} QPS no request met the SLOs without speculation (goodput 0)" in out
