@@ -258,8 +258,7 @@ def render_gpus(gpus: list[GpuSpec], out: Console | None = None, wide: bool = Fa
         names.add_row(g.name, ", ".join(g.aliases) or "-", ", ".join(g.device_names) or "-")
     print_table(con, names, wide=wide)
     con.print(
-        "another card: --gpu my-gpu.json, a file of its specs with the fields one entry of 'specwise gpus --json' has",
-        soft_wrap=True,
+        "another card: --gpu my-gpu.json, a file of its specs with the fields one entry of 'specwise gpus --json' has"
     )
 
 
