@@ -33,3 +33,31 @@ def test_an_undefined_goodput_speedup_is_null_and_said(capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     loads = ", ".join(f"{q:g}" for q in undefined)
     assert f"-: at {loads} QPS no request met the SLOs without speculation (goodput 0)" in out
+
+
+def test_where_only_speculation_meets_the_slos_it_is_said_not_called_a_loss(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review G: with SLOs plain decoding never meets, the headline said "speculation does not pay at any simulated
+    rate" and JSON never_pays true, while k=6 had goodput where plain decoding had none."""
+    text = (EXAMPLE.parent / "llama70b-ngram.toml").read_text()
+    text = text.replace("k = [0, 1, 2, 3, 4, 5, 6, 7, 8]", "k = [0, 2, 4, 6]")
+    text = text.replace("k_schedule = [[1, 32, 4], [33, 96, 2], [97, 1024, 0]]\n", "")
+    text = text.replace("qps = [0.5, 1, 2, 4, 8, 16]", "qps = [0.5, 1]").replace(
+        "slo_tpot_s = 0.05", "slo_tpot_s = 0.017"
+    )
+    path = tmp_path / "tight.toml"
+    path.write_text(text)
+    argv = ["simulate", "--scenario", str(path), "--metric", "goodput", "--num-requests", "200", "--processes", "1"]
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    sweep = SweepResult.from_json(doc)
+    only = [q for q in sweep.qps if sweep.only_speculation_has_goodput(q) is not None]
+    assert only and doc["never_pays"] is False
+    assert main([*argv, "--wide"]) == 0
+    out = capsys.readouterr().out
+    assert "does not pay" not in out
+    for q in only:
+        top = sweep.only_speculation_has_goodput(q)
+        assert top is not None
+        assert f"only speculation meets the SLOs at {q:g} QPS: {top.goodput_per_s:.2f} req/s with k={top.k}" in out

@@ -264,7 +264,18 @@ class SweepResult:
 
     @property
     def never_pays(self) -> bool:
-        return all(s <= 1.0 for s in self.best_speedup_by_qps.values())
+        """No load where the top k's speedup clears 1, nor one where only speculation has any goodput (plain
+        decoding's 0: :meth:`only_speculation_has_goodput`)."""
+        defined = [s for q, s in self.best_speedup_by_qps.items() if not self.speedup_undefined(q)]
+        return all(s <= 1.0 for s in defined) and not any(self.only_speculation_has_goodput(q) for q in self.qps)
+
+    def only_speculation_has_goodput(self, qps: float) -> SweepRow | None:
+        """Judged on goodput, at a load where plain decoding meets the SLOs for no request: the k with the most
+        goodput there, if any k has some (None: none has, or the metric is another)."""
+        if self.decision_metric != "goodput" or not self.speedup_undefined(qps):
+            return None
+        rows = [r for r in self.results if r.qps == qps and r.k and (r.goodput_per_s or 0.0) > 0]
+        return max(rows, key=lambda r: r.goodput_per_s or 0.0, default=None)
 
     @property
     def k_values(self) -> tuple[int, ...]:

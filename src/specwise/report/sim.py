@@ -64,6 +64,12 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
             f"-: at {loads} QPS no request met the SLOs without speculation (goodput 0), so no goodput speedup is "
             "defined there (--json: null; each row's goodput_per_s is given)"
         )
+        for q in undefined:
+            if (top := doc.only_speculation_has_goodput(q)) is not None:
+                out.print(
+                    f"only speculation meets the SLOs at {q:g} QPS: {top.goodput_per_s:.2f} req/s with k={top.k} "
+                    "(none without)"
+                )
     if (only := speculation_only_sentence(doc)) is not None:
         out.print(only)
     for line in saturation_lines(doc):
@@ -142,7 +148,16 @@ def pays_sentence(doc: SweepResult) -> str:
     """Where speculation pays, in words, over the loads the deployment keeps up with (a speedup at a load above
     its capacity compares two growing queues); the loads where only the point estimate pays are named. A best
     speedup that prints as 1.00x breaks even: it does not pay."""
-    gains = {q: s for q, s in sorted(doc.best_speedup_by_qps.items()) if q not in doc.overloaded_qps}
+    gains = {
+        q: s
+        for q, s in sorted(doc.best_speedup_by_qps.items())
+        if q not in doc.overloaded_qps and not doc.speedup_undefined(q)
+    }
+    if not gains and any(q not in doc.overloaded_qps for q in doc.qps):
+        # every load kept up with has an undefined speedup: said below the table, not "does not pay"
+        return (
+            f"no {METRIC_LABELS[doc.decision_metric]} speedup is defined at any simulated rate it keeps up with (below)"
+        )
     sentence = _pays(doc, gains)
     unsure = [q for q, s in gains.items() if round(s, 2) > 1.0 and s * (1.0 - doc.band) < 1.0]
     if unsure and doc.band:
