@@ -34,6 +34,9 @@ def test_shipped_launch_file_and_command(tmp_path: Path) -> None:
         ('model = "m"\n[[config]]\nname = "a"\nextra_args = ["--trust-remote-code"]\n', "trust_remote_code = true"),
         ('model = "m"\nextra_args = ["--api-key", "sk-x"]\n[[config]]\nname = "a"\n', "export VLLM_API_KEY"),
         ('model = "m"\n[[config]]\nname = "a"\nextra_args = ["--api-key=sk-x"]\n', "export VLLM_API_KEY"),
+        ('model = "m"\nextra_args = ["--api_key", "sk-x"]\n[[config]]\nname = "a"\n', "export VLLM_API_KEY"),
+        ('model = "m"\nextra_args = ["--trust_remote_code"]\n[[config]]\nname = "a"\n', "trust_remote_code = true"),
+        ('model = "m"\nextra_args = ["--host=0.0.0.0"]\n[[config]]\nname = "a"\n', "set allow_remote = true"),
         ('model = "m"\nstartup_timeout_s = inf\n[[config]]\nname = "a"\n', "finite"),
         ('model = "m"\nport = 3\n[[config]]\nname = "a"\n', r"unknown key\(s\): port"),
     ],
@@ -144,10 +147,11 @@ def test_a_key_on_the_command_line_is_refused_without_echoing_it(tmp_path: Path)
 
 def test_stored_server_arguments_never_hold_a_key() -> None:
     """Server arguments built outside a launch file (the Python API) are masked where a run keeps them."""
-    info = LaunchInfo("a", None, ("--api-key", "sk-SECRET123", "--api-key=sk-OTHER", "--port", "8000"))
+    argv = ("--api-key", "sk-SECRET123", "--api-key=sk-OTHER", "--api_key", "sk-THIRD", "--port", "8000")
+    info = LaunchInfo("a", None, argv)
     stored = json.dumps(info.to_json())
-    assert "sk-SECRET123" not in stored and "sk-OTHER" not in stored
-    assert info.to_json()["server_args"] == ["--api-key", "***", "--api-key=***", "--port", "8000"]
+    assert not any(k in stored for k in ("sk-SECRET123", "sk-OTHER", "sk-THIRD"))
+    assert info.to_json()["server_args"] == ["--api-key", "***", "--api-key=***", "--api_key", "***", "--port", "8000"]
 
 
 _FAKE_ENGINE = """#!{python}

@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 
 from specwise.engines import get_engine
-from specwise.engines.base import launch_program
+from specwise.engines.base import LOOPBACK, launch_program
 from specwise.errors import SpecwiseError
 from specwise.netaddr import is_loopback
 from specwise.scenario.fields import Section
@@ -168,24 +168,41 @@ _API_KEY_ON_COMMAND_LINE = (
 )
 
 
+def _flag(arg: str) -> tuple[str, str | None]:
+    """``--api_key=K`` -> ``("--api-key", "K")``: a flag as vLLM's parser reads it (``_`` and ``-`` alike in its
+    name), and its ``=`` value (None: the value, if any, is the next argument)."""
+    name, eq, value = arg.partition("=")
+    if not name.startswith("--"):
+        return arg, None
+    return "--" + name[2:].replace("_", "-"), value if eq else None
+
+
 def _check_opt_ins(root: Section, args: list[str]) -> None:
     for i, a in enumerate(args):
-        host = (
-            args[i + 1]
-            if a == "--host" and i + 1 < len(args)
-            else (a.split("=", 1)[1] if a.startswith("--host=") else None)
-        )
+        flag, inline = _flag(a)
+        host = inline if flag == "--host" and inline is not None else None
+        if flag == "--host" and inline is None and i + 1 < len(args):
+            host = args[i + 1]
         if host is not None and not is_loopback(host) and root.get("allow_remote", False) is not True:
             raise root.fail(
                 "extra_args", f"--host {host} would serve beyond loopback; set allow_remote = true to mean it"
             )
-        if a == "--api-key" or a.startswith("--api-key="):
+        if host is not None and is_loopback(host) and host not in LOOPBACK_NAMES:
+            raise root.fail(
+                "extra_args",
+                f"--host {host}: specwise binds the server to {LOOPBACK} and reaches it there; drop --host",
+            )
+        if flag == "--api-key":
             raise root.fail("extra_args", _API_KEY_ON_COMMAND_LINE)
-        if a == "--trust-remote-code" and root.get("trust_remote_code", False) is not True:
+        if flag == "--trust-remote-code" and root.get("trust_remote_code", False) is not True:
             raise root.fail(
                 "extra_args",
                 "--trust-remote-code runs the checkpoint's own code; set trust_remote_code = true to mean it",
             )
+
+
+# the loopback names a launched server may be given by --host: it is polled at LOOPBACK, which these reach
+LOOPBACK_NAMES = (LOOPBACK, "localhost")
 
 
 def free_port() -> int:

@@ -30,12 +30,16 @@ _SECRET_FLAGS = ("--api-key",)  # a server's flags whose value is a credential
 def masked_secret_args(argv: tuple[str, ...]) -> list[str]:
     """``argv`` with the value of each credential flag (``--api-key K`` or ``--api-key=K``) replaced by ``***``:
     what may be stored with a run. Launch files refuse such flags; this guards server arguments built otherwise."""
+
+    def flag(arg: str) -> str:  # vLLM's parser reads --api_key as --api-key
+        name = arg.split("=", 1)[0]
+        return "--" + name[2:].replace("_", "-") if name.startswith("--") else name
+
     out: list[str] = []
     for i, a in enumerate(argv):
-        flag = a.split("=", 1)[0]
-        if flag in _SECRET_FLAGS and "=" in a:
-            out.append(f"{flag}=***")
-        elif i > 0 and argv[i - 1] in _SECRET_FLAGS:
+        if flag(a) in _SECRET_FLAGS and "=" in a:
+            out.append(f"{a.split('=', 1)[0]}=***")
+        elif i > 0 and flag(argv[i - 1]) in _SECRET_FLAGS and "=" not in argv[i - 1]:
             out.append("***")
         else:
             out.append(a)
