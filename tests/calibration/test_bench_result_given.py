@@ -14,9 +14,10 @@ from specwise.cli import main
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "advise" / "summarize-low-qps.toml"
 BENCH = {"schema": "specwise.bench/1", "run_id": "r1", "configs": []}
 OLD_BENCH = {"levels": [], "url": "http://127.0.0.1:8000"}  # written before the schema key
+OUTPUT_ROWS = {"format": "specwise bench --output/1 (vllm bench serve field names and units)", "rows": []}
 
 
-@pytest.mark.parametrize("doc", [BENCH, OLD_BENCH])
+@pytest.mark.parametrize("doc", [BENCH, OLD_BENCH, OUTPUT_ROWS])
 def test_advise_says_how_to_make_a_calibration(
     tmp_path: Path, doc: dict[str, object], capsys: pytest.CaptureFixture[str]
 ) -> None:

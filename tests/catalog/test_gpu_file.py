@@ -60,6 +60,7 @@ def test_plan_memory_and_simulate_take_a_gpu_file(tmp_path: Path, capsys: pytest
     [
         ({"memory_bytes": None}, "memory_bytes: missing"),
         ({"memory_bytes": -5}, "memory_bytes: must be positive"),
+        ({"memory_bytes": 1.5}, "memory_bytes: expected an integer"),
         ({"dense_bf16_flops_per_s": "312T"}, "dense_bf16_flops_per_s: expected a finite number"),
         ({"name": ""}, "name: empty name"),
         ({"hbm": 3}, "hbm: unknown key"),
@@ -80,3 +81,15 @@ def test_an_unknown_card_is_told_about_gpu_files(capsys: pytest.CaptureFixture[s
     assert "a JSON file of its specs, as 'specwise gpus --json' prints each" in capsys.readouterr().err
     assert main(["plan-memory", "--target", "Qwen/Qwen3-8B", "--gpu", "missing.json"]) == 2
     assert "missing.json: no such GPU file" in capsys.readouterr().err
+
+
+def test_advise_names_the_card_not_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review G: advise's headline and JSON said 'on 4 x /path/to/a100-pcie.json'."""
+    _a100_pcie(tmp_path)
+    example = EXAMPLE.parent / "advise" / "summarize-low-qps.toml"
+    text = example.read_text()
+    gpu_line = next(line for line in text.splitlines() if line.startswith("gpu ="))
+    scenario = tmp_path / "adv.toml"
+    scenario.write_text(text.replace(gpu_line, 'gpu = "a100-pcie.json"'))
+    assert main(["advise", "--scenario", str(scenario), "--processes", "1", "--json"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out)["gpu"] == "A100-PCIe-80GB"

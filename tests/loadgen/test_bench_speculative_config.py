@@ -74,3 +74,23 @@ def test_not_with_launch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     launch = Path(__file__).resolve().parents[2] / "examples" / "launch" / "smollm2.toml"
     assert main(["bench", "--launch", str(launch), "--speculative-config", NGRAM, "--db", str(tmp_path / "x")]) == 2
     assert "--speculative-config: not with --launch" in capsys.readouterr().err
+
+
+def test_resume_keeps_the_stored_config_takes_a_missing_one_and_refuses_another(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review G: ``--resume RUN --speculative-config X`` ignored X without a word."""
+    db = str(tmp_path / "b.sqlite")
+    with MockServer(MockBehaviour(model_name=TARGET)) as server:
+        argv = ["bench", "--url", server.url, "--model", TARGET, "--rates", "20", "--requests-per-level", "4"]
+        assert main([*argv, "--max-tokens", "16", "--db", db, "--run-id", "r1", "--json"]) == 0
+        capsys.readouterr()
+        resume = ["bench", "--url", server.url, "--resume", "r1", "--db", db, "--json"]
+        assert main([*resume, "--speculative-config", NGRAM]) == 0  # none stored: taken
+        assert json.loads(capsys.readouterr().out)["speculative_config"] == json.loads(NGRAM)
+        assert main(resume) == 0  # and kept for the next --resume
+        assert json.loads(capsys.readouterr().out)["speculative_config"] == json.loads(NGRAM)
+        other = '{"method": "eagle3", "model": "x", "num_speculative_tokens": 3}'
+        assert main([*resume, "--speculative-config", other]) == 2
+    err = capsys.readouterr().err
+    assert "--speculative-config: run r1 was started with" in err and len(err.strip().splitlines()) == 1

@@ -14,7 +14,7 @@ from specwise.advisor.evidence import Evidence, attribute_methods, profile_for, 
 from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.advisor.measure import MeasureRun, bench_traffic, measure_command
 from specwise.advisor.priors import prior
-from specwise.catalog import resolve_model
+from specwise.catalog import resolve_gpu, resolve_model
 from specwise.contracts.advice import (
     Advice,
     CandidateAdvice,
@@ -689,7 +689,7 @@ def advise(
     return Advice(
         scenario=inputs.name,
         target=inputs.deployment.target,
-        gpu=inputs.deployment.gpu,
+        gpu=resolve_gpu(inputs.deployment.gpu).name,  # a GPU file's card, not its path
         tp=inputs.deployment.tp,
         operating_qps=inputs.operating_qps,
         min_speedup=inputs.min_speedup,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -336,7 +337,10 @@ def _bench(args: argparse.Namespace, run_id: str, store: ResultStore, shown: _Pr
         return doc if not args.calibrate else _with_calibration(doc, store)
     if args.resume:
         _refuse_launch_resume(store, args)
-        config = _resumed_config(args, RunConfig.from_json(store.run_config(run_id)), run_id)
+        stored = RunConfig.from_json(store.run_config(run_id))
+        config = _resumed_config(args, stored, run_id)
+        if config.speculative_config != stored.speculative_config:  # said now: kept for the next --resume too
+            store.update_config(run_id, replace(stored, speculative_config=config.speculative_config).to_json())
     else:
         if not args.url or not args.model:
             raise SpecwiseError("--url and --model are required (or --resume RUN_ID)")
@@ -436,12 +440,26 @@ def _resumed_config(args: argparse.Namespace, config: RunConfig, run_id: str) ->
         config = replace(config, metrics_urls=_metrics_urls(args, config.url))
     if args.api_key_env is not None:  # the key is never stored: the variable holding it may be named again
         config = replace(config, api_key_env=args.api_key_env)
+    config = _resumed_speculation(args.speculative_config, config, run_id)
     if config.credentials_dropped:
         raise SpecwiseError(
             f"run {run_id}: its URL had credentials, which are never stored; pass --url again with --resume "
             "(and each --metrics-url that had them)"
         )
     return config
+
+
+def _resumed_speculation(given: dict[str, Any] | None, config: RunConfig, run_id: str) -> RunConfig:
+    """A resumed run's speculative config: the stored one; one given with --resume is taken where none was stored,
+    and refused where another was (the levels already measured ran that one)."""
+    if given is None or given == config.speculative_config:
+        return config
+    if config.speculative_config is None:
+        return replace(config, speculative_config=given)
+    raise SpecwiseError(
+        f"--speculative-config: run {run_id} was started with {json.dumps(config.speculative_config)}, which its "
+        "measured levels ran; a resumed run keeps it (start a new run for another config)"
+    )
 
 
 def _with_calibration(doc: BenchDoc, store: ResultStore) -> BenchDoc:

@@ -1,8 +1,8 @@
 """``specwise monitor``: read vLLM's /metrics and say whether speculative decoding still pays.
 
-``--once`` evaluates one window (two scrapes ``--interval`` seconds apart per server) and exits; without it the
-monitor loops, writes every window to SQLite (``--db``, pruned after ``--retention``) and prints each alert
-transition (and each target going down, restart and fault) once, as a JSON line.
+``--once`` evaluates one window (two scrapes ``--window`` seconds apart per server, default ``--interval``) and
+exits; without it the monitor loops, writes every window to SQLite (``--db``, pruned after ``--retention``) and
+prints each alert transition (and each target going down, restart and fault) once, as a JSON line.
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "monitor",
         help="evaluate speculative decoding on running vLLM servers from their /metrics",
-        description="Scrape each server's /metrics twice, --interval seconds apart, and report acceptance rate, "
-        "mean acceptance length, per-position acceptance, token and request rates, latency quantiles and alerts. "
+        description="Scrape each server's /metrics twice, --window (default --interval) seconds apart; report "
+        "acceptance rate and length, per-position acceptance, token and request rates, latency quantiles, alerts. "
         "Exit status: 0 no alert, 1 an alert fired (low acceptance or AL, position_collapse: a later draft "
         "position accepting almost nothing, with --scenario the predicted net slowdown, a target down while another "
         "answers, a server restart, impossible counters or non-finite samples; loop mode: an alert or fault still "

@@ -58,9 +58,11 @@ class Schema:
 
 
 def is_bench_result(data: JsonObject) -> bool:
-    """A ``specwise bench`` result (``--output`` / ``--json``): its schema says so, or, written before the key, its
-    ``configs`` / ``levels``."""
-    schema = data.get("schema")
+    """A ``specwise bench`` result: its ``--json`` (the schema says so, or, written before the key, its ``configs``
+    / ``levels``) or its ``--output`` ``.json`` (the ``format`` says so)."""
+    schema, kind = data.get("schema"), data.get("format")
+    if isinstance(kind, str) and kind.startswith("specwise bench --output/"):  # its rows, vllm bench serve's fields
+        return True
     if isinstance(schema, str):
         return schema.startswith("specwise.bench/")
     return "configs" in data or "levels" in data

@@ -35,6 +35,7 @@ def load_gpu_file(path: Path) -> GpuSpec:
         name = f.text("name", required=True) or ""
         if not name.strip():
             raise f.fail("name", "empty name")
+        f.integer("memory_bytes", required=True)  # a whole number of bytes: 1.5 is refused, not read as 1
         sizes = {key: f.number(key, required=True) or 0.0 for key in _REQUIRED}
         rates = {key: f.number(key) for key in _OPTIONAL_RATES}
         for key, value in [*sizes.items(), *rates.items()]:
