@@ -173,3 +173,15 @@ def test_glm4_moe_hand_count(qk_norm: bool) -> None:
     assert spec.moe is not None and spec.moe.moe_layers == 2 and spec.moe.num_shared_experts == 1
     assert spec.mtp_layers == 1 and not spec.notes
     assert spec.kv_bytes_per_token(2.0) == 3 * 2 * 2 * 16 * 2
+
+
+def test_plan_memory_says_the_models_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review G: inspect said a zero or negative sliding_window was read as none; plan-memory, whose KV estimate it
+    changes, did not."""
+    import json
+
+    from specwise.cli import main
+
+    (tmp_path / "config.json").write_text(json.dumps({**LLAMA_TINY, "model_type": "mistral", "sliding_window": -1}))
+    assert main(["plan-memory", "--target", str(tmp_path), "--gpu", "H100"]) == 0
+    assert f"note: {tmp_path}: sliding_window -1 is not a window size" in " ".join(capsys.readouterr().out.split())

@@ -161,4 +161,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(plan.to_json())
     else:
         render_memory_plan(plan, pair, wide=args.wide)
+        specs = [target, *([request.draft.spec] if request.draft is not None and request.draft.spec else [])]
+        for note in dict.fromkeys(f"{spec.name}: {n}" for spec in specs for n in spec.notes):
+            print(f"note: {note}")  # what inspect says of the models read (a config read a particular way)
     return EXIT_OK if plan.fits else EXIT_NEGATIVE
