@@ -117,17 +117,9 @@ def argparse_type(check: Callable[..., _T]) -> Callable[..., _T]:
     return parse
 
 
-def bounded(
-    cast: Callable[[str], Any],
-    what: str,
-    *,
-    low: float | None = None,
-    high: float | None = None,
-    low_open: bool = False,
-    high_open: bool = False,
-) -> Callable[[str], Any]:
-    """An argparse type: ``cast`` the text and check ``low <= value <= high`` (``<`` on an open end)."""
-    return argparse_type(values.bounded(cast, what, low=low, high=high, low_open=low_open, high_open=high_open))
+def bounded(cast: Callable[[str], Any], what: str, **limits: Any) -> Callable[[str], Any]:
+    """An argparse type: :func:`specwise.values.bounded` (``cast`` the text, check it against its keyword limits)."""
+    return argparse_type(values.bounded(cast, what, **limits))
 
 
 positive_int = argparse_type(values.positive_int)

@@ -55,7 +55,7 @@ from specwise.monitor.loop import (
 )
 from specwise.monitor.predicted import SlowdownModel, slowdown_model
 from specwise.monitor.prometheus_source import FleetSource, Judge, fleet_history, fleet_window
-from specwise.monitor.report import FleetReport, MonitorReport, ServerWindow
+from specwise.monitor.report import FleetReport, MonitorReport
 from specwise.monitor.rules import Thresholds
 from specwise.monitor.sinks import Background, MetricsExporter, event_line, json_lines, webhook
 from specwise.monitor.store import MonitorStore
@@ -397,13 +397,9 @@ def _bind(flag: str, value: str, allow_remote: bool) -> tuple[str, int]:
         raise SpecwiseError(f"{flag} {value!r}: expected HOST:PORT, e.g. 127.0.0.1:9400 or [::1]:9400")
     if int(port) > 65535:
         raise SpecwiseError(f"{flag} {value}: port must be 0-65535")
-    if not _loopback(host) and not allow_remote:
+    if not is_loopback(host) and not allow_remote:
         raise SpecwiseError(f"{flag} {host}: binding beyond loopback needs --allow-remote")
     return host, int(port)
-
-
-def _loopback(host: str) -> bool:
-    return is_loopback(host)
 
 
 def _why(exc: OSError | OverflowError) -> str:
@@ -460,17 +456,6 @@ def _resolve_targets(args: argparse.Namespace) -> None:
             args.url[i] = fixed
 
 
-def _server_window(
-    url: str,
-    pair: tuple[Scrape | SpecwiseError, Scrape | SpecwiseError],
-    window: float,
-    thresholds: Thresholds,
-    slowdown: SlowdownModel | None,
-) -> ServerWindow:
-    """One server's window, or why there is none (:func:`specwise.monitor.loop.server_window`)."""
-    return server_window(url, *pair, window, thresholds, slowdown)
-
-
 def _once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownModel | None) -> MonitorReport:
     """Two scrapes per server (every server at once), --window seconds apart (default --interval): one window
     each."""
@@ -484,7 +469,7 @@ def _once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
     finally:
         scraper.close()
     servers = tuple(
-        _server_window(redact_url(url), pair, window, thresholds, slowdown)
+        server_window(redact_url(url), *pair, window, thresholds, slowdown)
         for url, pair in zip(args.url, zip(first, second, strict=True), strict=True)
     )
     return MonitorReport(window, servers, slowdown)

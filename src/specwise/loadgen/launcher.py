@@ -30,6 +30,7 @@ import httpx
 from specwise.engines import get_engine
 from specwise.engines.base import LOOPBACK, launch_program
 from specwise.errors import SpecwiseError
+from specwise.loadgen.plan import SECRET_FLAGS, server_flag
 from specwise.netaddr import is_loopback
 from specwise.scenario.fields import Section
 from specwise.scenario.toml_loader import read_toml
@@ -168,18 +169,9 @@ _API_KEY_ON_COMMAND_LINE = (
 )
 
 
-def _flag(arg: str) -> tuple[str, str | None]:
-    """``--api_key=K`` -> ``("--api-key", "K")``: a flag as vLLM's parser reads it (``_`` and ``-`` alike in its
-    name), and its ``=`` value (None: the value, if any, is the next argument)."""
-    name, eq, value = arg.partition("=")
-    if not name.startswith("--"):
-        return arg, None
-    return "--" + name[2:].replace("_", "-"), value if eq else None
-
-
 def _check_opt_ins(root: Section, args: list[str]) -> None:
     for i, a in enumerate(args):
-        flag, inline = _flag(a)
+        flag, inline = server_flag(a)
         host = inline if flag == "--host" and inline is not None else None
         if flag == "--host" and inline is None and i + 1 < len(args):
             host = args[i + 1]
@@ -192,7 +184,7 @@ def _check_opt_ins(root: Section, args: list[str]) -> None:
                 "extra_args",
                 f"--host {host}: specwise binds the server to {LOOPBACK} and reaches it there; drop --host",
             )
-        if flag == "--api-key":
+        if flag in SECRET_FLAGS:
             raise root.fail("extra_args", _API_KEY_ON_COMMAND_LINE)
         if flag == "--trust-remote-code" and root.get("trust_remote_code", False) is not True:
             raise root.fail(

@@ -24,22 +24,28 @@ from specwise.values import (
     seed_int,
 )
 
-_SECRET_FLAGS = ("--api-key",)  # a server's flags whose value is a credential
+SECRET_FLAGS = ("--api-key",)  # a server's flags whose value is a credential
+
+
+def server_flag(arg: str) -> tuple[str, str | None]:
+    """``--api_key=K`` -> ``("--api-key", "K")``: a server argument as vLLM's parser reads it (``_`` and ``-``
+    alike in a flag's name), and its ``=`` value (None: the value, if any, is the next argument)."""
+    name, eq, value = arg.partition("=")
+    if not name.startswith("--"):
+        return arg, None
+    return "--" + name[2:].replace("_", "-"), value if eq else None
 
 
 def masked_secret_args(argv: tuple[str, ...]) -> list[str]:
     """``argv`` with the value of each credential flag (``--api-key K`` or ``--api-key=K``) replaced by ``***``:
     what may be stored with a run. Launch files refuse such flags; this guards server arguments built otherwise."""
-
-    def flag(arg: str) -> str:  # vLLM's parser reads --api_key as --api-key
-        name = arg.split("=", 1)[0]
-        return "--" + name[2:].replace("_", "-") if name.startswith("--") else name
-
     out: list[str] = []
     for i, a in enumerate(argv):
-        if flag(a) in _SECRET_FLAGS and "=" in a:
+        flag, inline = server_flag(a)
+        before = server_flag(argv[i - 1]) if i > 0 else ("", None)
+        if flag in SECRET_FLAGS and inline is not None:
             out.append(f"{a.split('=', 1)[0]}=***")
-        elif i > 0 and flag(argv[i - 1]) in _SECRET_FLAGS and "=" not in argv[i - 1]:
+        elif before[0] in SECRET_FLAGS and before[1] is None:
             out.append("***")
         else:
             out.append(a)
