@@ -729,14 +729,32 @@ def bench(
         temperatures=run.sent_temperatures(),
         speculative_config=run.speculative_config,
     )
-    failed = all_failed(doc, url="url", model="model", timeout="config's timeout", key_env=run.api_key_env)
+    failed = all_failed(doc, url="url", model="model", timeout="request_timeout_s", key_env=run.api_key_env)
     if failed is not None:  # the records are kept: what failed is in db
         raise SpecwiseError(f"{failed} (run {rid} in {db})")
     return doc
 
 
 _INTEGERS = frozenset({"concurrency", "sweep", "requests_per_level", "max_tokens", "max_concurrency", "seed"})
-_OPTIONAL = frozenset({"concurrency", "sweep", "slo_ttft", "slo_tpot", "speculative_config"})  # None: not given
+_OPTIONAL = frozenset({"concurrency", "sweep", "slo_ttft_s", "slo_tpot_s", "speculative_config"})  # None: not given
+
+
+def _renamed_keywords(function: str, config: dict[str, Any]) -> dict[str, Any]:
+    """The keywords under their current names: an old name (``timeout``, ``slo_ttft``, ``slo_tpot``, before they
+    said their unit) still works, with a ``DeprecationWarning`` naming the new one; both names at once are refused."""
+    import warnings
+
+    from specwise.loadgen.plan import RENAMED_FIELDS
+
+    out = dict(config)
+    for old, new in RENAMED_FIELDS.items():
+        if old not in out:
+            continue
+        if new in out:
+            raise SpecwiseError(f"{function}: {old!r} is the old name of {new!r}; give one of them")
+        warnings.warn(f"{function}: {old!r} is now {new!r} (seconds)", DeprecationWarning, stacklevel=4)
+        out[new] = out.pop(old)
+    return out
 
 
 def _run_config(
@@ -752,6 +770,7 @@ def _run_config(
     from specwise.loadgen.plan import CHECKS, RunConfig
     from specwise.loadgen.workload import load_prompts, synthetic_prompts
 
+    config = _renamed_keywords("bench", config)
     _keywords("bench", config, RunConfig, ("url", "model", "prompts", "rates", "requests_per_level", "max_tokens"))
     given = {"rates": rates, "requests_per_level": requests_per_level, "max_tokens": max_tokens, **config}
     values: dict[str, Any] = {"url": _checked("url", CHECKS["url"], _text("url", url, "http://HOST:PORT"))}

@@ -207,7 +207,7 @@ def test_plausible_usage_counts_are_kept(server: ThreadingHTTPServer, tmp_path: 
 
 
 def test_the_read_timeout_follows_request_timeout() -> None:
-    config = RunConfig(url="http://127.0.0.1:1", model="m", prompts=(PromptItem("hi"),), timeout=100.0)
+    config = RunConfig(url="http://127.0.0.1:1", model="m", prompts=(PromptItem("hi"),), request_timeout_s=100.0)
     client = plan_from_config(config).client
     assert HttpSession(client, 1).timeout.sock_read == 100.0  # was min(30, --request-timeout), hidden
     assert client.no_bytes_timeout_s == 100.0
@@ -219,10 +219,12 @@ def test_a_slow_first_byte_within_request_timeout_succeeds_and_a_late_one_names_
     server: ThreadingHTTPServer,
 ) -> None:
     server.first_byte_s = 0.6  # type: ignore[attr-defined]
-    config = RunConfig(url=_url(server), model="m", prompts=(PromptItem("hi"),), timeout=0.3)
+    config = RunConfig(url=_url(server), model="m", prompts=(PromptItem("hi"),), request_timeout_s=0.3)
 
     async def one(timeout_s: float) -> RequestRecord:
-        cfg = plan_from_config(RunConfig(url=config.url, model="m", prompts=config.prompts, timeout=timeout_s)).client
+        cfg = plan_from_config(
+            RunConfig(url=config.url, model="m", prompts=config.prompts, request_timeout_s=timeout_s)
+        ).client
         async with HttpSession(cfg, 2) as http:
             return await send_request(http, cfg, RequestSpec("r", "hi", 16), run_id="x", level=0, scheduled_s=0.0)
 

@@ -155,3 +155,14 @@ def test_one_metrics_url_reaching_replicas_under_other_model_names_is_named(
     (level,) = doc["levels"]
     assert level["spec_decode"] is None and not level["counter_reset"]
     assert any("reaches more than one server" in e for e in level["scrape_errors"])
+
+
+def test_config_stored_before_the_unit_names_still_reads() -> None:
+    """A run stored with ``timeout``/``slo_ttft``/``slo_tpot`` (before they said their unit) resumes with the same
+    values under the new names; what is stored now uses the new names only."""
+    old = {"url": "http://h:1", "model": "m", "prompts": [], "timeout": 7.5, "slo_ttft": 0.5, "slo_tpot": 0.05}
+    config = RunConfig.from_json(old)
+    assert (config.request_timeout_s, config.slo_ttft_s, config.slo_tpot_s) == (7.5, 0.5, 0.05)
+    stored = config.to_json()
+    assert {"timeout", "slo_ttft", "slo_tpot"}.isdisjoint(stored)
+    assert RunConfig.from_json(stored) == config

@@ -229,8 +229,31 @@ def test_bench_whose_every_request_timed_out_points_at_the_timeout(tmp_path: Pat
     from specwise.loadgen.mock_server import MockBehaviour, MockServer
 
     with MockServer(MockBehaviour(hang_every=1, hang_s=3.0)) as server, pytest.raises(SpecwiseError) as exc:
-        specwise.bench(server.url, "mock", rates=(20.0,), requests_per_level=2, db=tmp_path / "b.sqlite", timeout=0.5)
-    assert "all 2 requests failed (2 timeout); raise config's timeout (run " in str(exc.value)
+        specwise.bench(
+            server.url, "mock", rates=(20.0,), requests_per_level=2, db=tmp_path / "b.sqlite", request_timeout_s=0.5
+        )
+    assert "all 2 requests failed (2 timeout); raise request_timeout_s (run " in str(exc.value)
+
+
+def test_bench_takes_the_old_keywords_with_a_deprecation_warning(tmp_path: Path) -> None:
+    """``timeout``, ``slo_ttft`` and ``slo_tpot`` were renamed to say their unit; the old names still work, warn,
+    and reach the run as the new ones do; both names of one field at once are refused before any request."""
+    from specwise.loadgen.mock_server import MockBehaviour, MockServer
+    from specwise.loadgen.plan import RunConfig
+    from specwise.loadgen.store import ResultStore
+
+    db = tmp_path / "b.sqlite"
+    with MockServer(MockBehaviour(hang_every=1, hang_s=3.0)) as server:
+        old_name = pytest.warns(DeprecationWarning, match="'timeout' is now 'request_timeout_s'")
+        with old_name, pytest.raises(SpecwiseError, match="raise request_timeout_s"):
+            specwise.bench(server.url, "mock", rates=(20.0,), requests_per_level=2, db=db, timeout=0.5, run_id="old")
+        with pytest.raises(SpecwiseError, match="'slo_ttft' is the old name of 'slo_ttft_s'; give one of them"):
+            specwise.bench(server.url, "mock", db=db, slo_ttft=1.0, slo_ttft_s=1.0)
+    store = ResultStore(db)
+    try:
+        assert RunConfig.from_json(store.run_config("old")).request_timeout_s == 0.5
+    finally:
+        store.close()
 
 
 def test_bench_scrapes_one_metrics_url_given_alone(tmp_path: Path) -> None:

@@ -127,7 +127,7 @@ def register(sub: Any) -> None:
     p.add_argument("--temperature", type=CHECKS["temperature"], default=0.0)
     p.add_argument("--ignore-eos", action="store_true", help="ask the server to generate exactly --max-tokens")
     p.add_argument("--max-concurrency", type=CHECKS["max_concurrency"], default=256)
-    p.add_argument("--request-timeout", type=CHECKS["timeout"], default=120.0, help="seconds per request")
+    p.add_argument("--request-timeout", type=CHECKS["request_timeout_s"], default=120.0, help="seconds per request")
     p.add_argument(
         "--metrics-url",
         type=_metrics_arg,
@@ -151,8 +151,8 @@ def register(sub: Any) -> None:
 
 
 def _add_slo_and_speculation_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--slo-ttft", type=CHECKS["slo_ttft"], help="goodput SLO on TTFT (s)")
-    p.add_argument("--slo-tpot", type=CHECKS["slo_tpot"], help="goodput SLO on TPOT (s)")
+    p.add_argument("--slo-ttft", type=CHECKS["slo_ttft_s"], help="goodput SLO on TTFT (s)")
+    p.add_argument("--slo-tpot", type=CHECKS["slo_tpot_s"], help="goodput SLO on TPOT (s)")
     p.add_argument(
         "--speculative-config",
         type=CHECKS["speculative_config"],
@@ -250,12 +250,12 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
         temperature=args.temperature,
         ignore_eos=args.ignore_eos,
         max_concurrency=args.max_concurrency,
-        timeout=args.request_timeout,
+        request_timeout_s=args.request_timeout,
         metrics_urls=metrics_urls,
         api_key_env=_key_env(args),
         seed=args.seed,
-        slo_ttft=args.slo_ttft,
-        slo_tpot=args.slo_tpot,
+        slo_ttft_s=args.slo_ttft,
+        slo_tpot_s=args.slo_tpot,
         speculative_config=args.speculative_config,
     )
 

@@ -76,6 +76,11 @@ class LaunchInfo:
         }
 
 
+RENAMED_FIELDS = {"timeout": "request_timeout_s", "slo_ttft": "slo_ttft_s", "slo_tpot": "slo_tpot_s"}
+""":class:`RunConfig` fields renamed to say their unit (old name: new name): a run stored before reads back, and
+the API's ``specwise.bench`` still takes the old keywords (with a ``DeprecationWarning``)."""
+
+
 @dataclass(frozen=True)
 class RunConfig:
     url: str
@@ -93,12 +98,12 @@ class RunConfig:
     temperature: float = 0.0
     ignore_eos: bool = False
     max_concurrency: int = 256
-    timeout: float = 120.0
+    request_timeout_s: float = 120.0
     metrics_urls: tuple[str, ...] = ()  # one per replica (a fleet); () when not scraping
     api_key_env: str = "OPENAI_API_KEY"
     seed: int = 0
-    slo_ttft: float | None = None
-    slo_tpot: float | None = None
+    slo_ttft_s: float | None = None
+    slo_tpot_s: float | None = None
     launch: LaunchInfo | None = field(default=None)
     # a run against a server: the speculative config it runs, as said by --speculative-config (None: not said)
     speculative_config: dict[str, Any] | None = None
@@ -140,6 +145,9 @@ class RunConfig:
         try:
             d = {"url": "", "model": "", **data}
             d["prompts"] = tuple(PromptItem.from_json(p) for p in d.get("prompts", ()))
+            for old_key, key in RENAMED_FIELDS.items():  # stored before the fields said their unit
+                if old_key in d:
+                    d.setdefault(key, d.pop(old_key))
             old = d.pop("metrics_url", None)  # stored before fleets: one URL or null
             d.setdefault("metrics_urls", () if old is None else (old,))
             for key in ("rates", "concurrency", "sweep_rates", "metrics_urls"):
@@ -188,7 +196,7 @@ def plan_from_config(c: RunConfig) -> BenchPlan:
         api_key_env=c.api_key_env,
         # no separate read timeout: a loaded server may queue a long prompt for most of --request-timeout before
         # its first byte, and a hidden shorter limit would fail it while the hint says to raise --request-timeout
-        request_timeout_s=c.timeout,
+        request_timeout_s=c.request_timeout_s,
     )
     return BenchPlan(
         client=client,
@@ -197,8 +205,8 @@ def plan_from_config(c: RunConfig) -> BenchPlan:
         seed=c.seed,
         max_concurrency=c.max_concurrency,
         metrics_urls=c.metrics_urls,
-        slo_ttft_s=c.slo_ttft,
-        slo_tpot_s=c.slo_tpot,
+        slo_ttft_s=c.slo_ttft_s,
+        slo_tpot_s=c.slo_tpot_s,
     )
 
 
@@ -279,11 +287,11 @@ CHECKS: dict[str, Callable[[str], Any]] = {
     "max_tokens": positive_int,
     "temperature": non_negative_float,
     "max_concurrency": positive_int,
-    "timeout": positive_float,
+    "request_timeout_s": positive_float,
     "metrics_urls": http_url,
     "seed": seed_int,
-    "slo_ttft": positive_float,
-    "slo_tpot": positive_float,
+    "slo_ttft_s": positive_float,
+    "slo_tpot_s": positive_float,
     "speculative_config": _server_speculation,
 }
 """Each :class:`RunConfig` field's check of its text (a list: comma-separated), by field: ``specwise bench``'s
