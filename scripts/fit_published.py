@@ -47,6 +47,21 @@ def profile_json(profile: object) -> dict[str, object]:
     }
 
 
+def by_engine_and_segment(preds: list) -> dict[str, dict[str, object]]:  # type: ignore[type-arg]
+    """The held-back statistics per engine and per GPU segment (data-centre or consumer cards, the catalog's
+    ``segment``): the band a prediction for a consumer card carries comes from consumer cards' measurements."""
+    from specwise.catalog import catalog_gpus
+
+    segment = {name: g.segment for name, g in catalog_gpus().items()}
+    out: dict[str, dict[str, object]] = {}
+    for seg in sorted(set(segment.values())):
+        chosen = [q for q in preds if segment.get(q.record.gpu) == seg]
+        for engine, summary in summarize_by_engine(chosen).items():
+            gpus = sorted({q.record.gpu for q in chosen if q.record.engine == engine and q.status == "predicted"})
+            out.setdefault(engine, {})[seg] = summary.to_json() | {"gpus": gpus}
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--max-nfev", type=int, default=60)
@@ -91,6 +106,7 @@ def main() -> int:
         | {"gpus": sorted({q.record.gpu for q in valid_preds if q.record.engine == engine and q.status == "predicted"})}
         for engine, summary in summarize_by_engine(valid_preds).items()
     }
+    by_segment = by_engine_and_segment(valid_preds)
     roofline = Predictor(c.profiles, Models("roofline"), c.first_given_match)
     roof_train = summarize(predict_all(train, roofline))
     roof_valid_preds = predict_all(valid, roofline)
@@ -119,6 +135,7 @@ def main() -> int:
             "training": train_stats.to_json(),
             "validation": valid_stats.to_json(),
             "validation_by_engine": by_engine,
+            "validation_by_engine_and_gpu_segment": by_segment,
             "roofline": {
                 "training": roof_train.to_json(),
                 "validation": roof_valid.to_json(),

@@ -152,7 +152,10 @@ def test_new_gpus_resolve_with_nvidia_smi_memory() -> None:
     assert a6000.name == "A6000" and a6000.memory_bytes == 49140 * MIB and not a6000.supports_fp8
     rtx3090 = resolve_gpu("3090")
     assert rtx3090.name == "RTX-3090" and rtx3090.memory_bytes == 24576 * MIB and not rtx3090.supports_fp8
-    for gpu in (nvl, a6000, rtx3090):
+    laptop = resolve_gpu("NVIDIA GeForce RTX 4060 Laptop GPU")  # as nvidia-smi names it
+    assert laptop.name == "RTX-4060-Laptop" and laptop.memory_bytes == 8192 * MIB and laptop.supports_fp8
+    assert laptop.memory_bandwidth_bytes_per_s == 256e9 and "derived" in laptop.source
+    for gpu in (nvl, a6000, rtx3090, laptop):
         assert gpu.source and gpu.dense_int8_ops_per_s is not None
 
 

@@ -42,6 +42,20 @@ def test_a_catalog_entry_written_out_reads_back_as_itself(tmp_path: Path, capsys
     assert resolve_gpu(str(path)) == catalog_gpus()["L40S"]
 
 
+def test_a_gpu_file_says_its_segment_and_a_consumer_card_keeps_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``segment`` (which held-back measurements the error band comes from) reads back from ``gpus --json``; a file
+    without it is a data-centre card."""
+    assert main(["gpus", "--json"]) == 0
+    entry = next(g for g in json.loads(capsys.readouterr().out) if g["name"] == "RTX-4090")
+    assert entry["segment"] == "consumer"
+    path = tmp_path / "4090.json"
+    path.write_text(json.dumps(entry))
+    assert resolve_gpu(str(path)) == catalog_gpus()["RTX-4090"]
+    assert resolve_gpu(str(_a100_pcie(tmp_path))).segment == "datacenter"
+
+
 def test_plan_memory_and_simulate_take_a_gpu_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _a100_pcie(tmp_path)
     capsys.readouterr()
@@ -65,6 +79,7 @@ def test_plan_memory_and_simulate_take_a_gpu_file(tmp_path: Path, capsys: pytest
         ({"name": ""}, "name: empty name"),
         ({"hbm": 3}, "hbm: unknown key"),
         ({"aliases": "A100"}, "aliases: expected a list of names"),
+        ({"segment": "gaming"}, "segment: expected one of datacenter, consumer, got 'gaming'"),
     ],
 )
 def test_a_bad_gpu_file_is_one_line_naming_the_field(tmp_path: Path, edit: dict[str, object], said: str) -> None:

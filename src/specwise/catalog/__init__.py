@@ -94,6 +94,7 @@ def catalog_gpus() -> dict[str, GpuSpec]:
             aliases=tuple(g["aliases"]),
             source=g["source"],
             device_names=tuple(g.get("device_names", ())),
+            segment=g.get("segment", "datacenter"),
         )
     return gpus
 

@@ -9,11 +9,13 @@ from pathlib import Path
 
 from specwise.contracts.document import DocumentError, Fields, read_json_file
 from specwise.errors import SpecError, SpecwiseError
-from specwise.specs.gpu import GpuSpec
+from specwise.specs.gpu import GPU_SEGMENTS, GpuSpec
 
 _REQUIRED = ("memory_bytes", "memory_bandwidth_bytes_per_s", "dense_bf16_flops_per_s", "interconnect_bytes_per_s")
 _OPTIONAL_RATES = ("dense_fp8_flops_per_s", "dense_int8_ops_per_s")  # null: the card has no such tensor cores
-_KEYS = frozenset({"name", "vendor", *_REQUIRED, *_OPTIONAL_RATES, "interconnect", "aliases", "source", "device_names"})
+_KEYS = frozenset(
+    {"name", "vendor", *_REQUIRED, *_OPTIONAL_RATES, "interconnect", "aliases", "source", "device_names", "segment"}
+)
 
 
 def looks_like_gpu_file(name: str) -> bool:
@@ -54,6 +56,7 @@ def load_gpu_file(path: Path) -> GpuSpec:
             aliases=_names(f, "aliases"),
             source=f.text("source", None) or f"GPU file {path.name}",
             device_names=_names(f, "device_names"),
+            segment=f.choice("segment", GPU_SEGMENTS),
         )
     except SpecError as exc:  # GpuSpec's own checks, should one pass the ones above
         raise SpecwiseError(f"{where}: {exc}") from None

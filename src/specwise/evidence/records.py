@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 from specwise.contracts.document import Fields
+from specwise.methods import METHODS
 
 SPEEDUP_METRICS = ("throughput_speedup", "tpot_speedup", "e2e_latency_speedup")
 THROUGHPUT_METRICS = ("output_tokens_per_s",)
@@ -90,6 +91,10 @@ class EvidenceRecord:
     reasoning: bool = False
     statistic: str = "mean"  # of a latency metric over the requests: mean or p50 (median)
     lengths_protocol: str = "dataset"  # how the source sampled its requests' lengths (LENGTHS_PROTOCOLS)
+    # A lookup (n-gram, suffix) whose source published vLLM's counters: the share of decode steps that had a match,
+    # vLLM's num_drafts / (generated - accepted - requests) (``acceptance/lookup.py``); ``per_position`` is then per
+    # match, vLLM's definition. None: ``per_position`` counts a step without a match as a rejection (traces).
+    match_rate: float | None = None
 
     @property
     def speculative(self) -> bool:
@@ -195,7 +200,22 @@ class EvidenceRecord:
             reasoning=f.flag("reasoning"),
             statistic=f.choice("statistic", STATISTICS),
             lengths_protocol=f.choice("lengths_protocol", LENGTHS_PROTOCOLS),
+            match_rate=_match_rate(f, per_position is not None, data.get("method")),
         )
+
+
+def _match_rate(f: Fields, has_per_position: bool, method: object) -> float | None:
+    rate = f.number("match_rate")
+    if rate is None:
+        return None
+    known = METHODS.get(method) if isinstance(method, str) else None
+    if known is None or not known.is_lookup:
+        raise f.fail("match_rate", f"only a lookup method (n-gram, suffix) drafts on a match; method is {method!r}")
+    if not 0.0 < rate <= 1.0:
+        raise f.fail("match_rate", f"a share of decode steps, in (0, 1]; got {rate:g}")
+    if not has_per_position:
+        raise f.fail("match_rate", "comes with per_position (the per-match rates it splits from)")
+    return rate
 
 
 def _load(load: Fields, kind: str) -> Load:

@@ -170,8 +170,8 @@ def fitted_models(d: Deployed, engine: str = "vllm", engine_version: str | None 
         overhead=profile.overhead,
         chunked_prefill_with_spec=profile.chunked_prefill_with_spec,
         batch_expansion_scorer=profile.batch_expansion_scorer,
-        band=fit.band(engine),
-        band_source=_band_source(fit, engine, d.gpu.name),
+        band=fit.band(engine, d.gpu.segment),
+        band_source=_band_source(fit, engine, d.gpu.name, d.gpu.segment),
     )
 
 
@@ -258,10 +258,14 @@ def relative_band(predicted: np.ndarray, measured: np.ndarray) -> float:
     return float(np.percentile(np.abs(predicted / measured - 1.0), 80)) if predicted.size else 0.25
 
 
-def _band_source(fit: PublishedFit, engine: str, gpu: str) -> str:
-    """Where the band comes from, and whether any of those measurements ran on this GPU."""
-    text = f"the published fit's {fit.band_records(engine)} held-back {engine} measurements"
-    gpus = fit.band_gpus(engine)
+def _band_source(fit: PublishedFit, engine: str, gpu: str, segment: str | None = None) -> str:
+    """Where the band comes from (on which segment's GPUs, where it is one segment's), and whether any of those
+    measurements ran on this GPU."""
+    text = f"the published fit's {fit.band_records(engine, segment)} held-back {engine} measurements"
+    on = fit.band_segment(engine, segment)
+    if on is not None:
+        text += f" on {'data-centre' if on == 'datacenter' else on} GPUs"
+    gpus = fit.band_gpus(engine, segment)
     if gpus and gpu not in gpus:
         text += f", none of them on {gpu} (they ran on {', '.join(gpus)}): the error there is not measured"
     return text + "; specwise validate lists them"

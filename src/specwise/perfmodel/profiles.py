@@ -92,6 +92,9 @@ class EngineProfile:
         )
 
 
+MIN_SEGMENT_RECORDS = 10  # held-back speedups on one GPU segment before its own band replaces the engine's
+
+
 @dataclass(frozen=True)
 class PublishedFit:
     """The fitted profiles and what the fit and the held-back validation measured (for every prediction to cite)."""
@@ -103,29 +106,44 @@ class PublishedFit:
     command: str = ""
     first_given_match: float = 0.6  # a lookup's per-match first-token acceptance (fitted)
 
-    def band(self, engine: str | None = None) -> float:
+    def band(self, engine: str | None = None, segment: str | None = None) -> float:
         """The relative error band of a speedup predicted by this fit: the 80th percentile of |predicted/published
         - 1| over the held-back *speculative* validation records, whose ratios are of speedups (the fit's own
         records would flatter it; a plain-decoding record's error is on a TPOT or a throughput, not a speedup) --
         those measured on ``engine`` when given and there are any, since a vLLM profile's error is measured on
-        vLLM, an SGLang profile's on SGLang."""
-        held = self._held_back(engine)
+        vLLM, an SGLang profile's on SGLang; and of those, the ones on GPUs of ``segment`` (data-centre or
+        consumer cards, :class:`~specwise.specs.gpu.GpuSpec`) when at least :data:`MIN_SEGMENT_RECORDS` are."""
+        held = self._held_back(engine, segment)
         return float(held.get("speedup_p80_abs_rel_error", held.get("p80_abs_rel_error", 0.25)))
 
-    def band_gpus(self, engine: str) -> tuple[str, ...]:
+    def band_gpus(self, engine: str, segment: str | None = None) -> tuple[str, ...]:
         """The GPUs of the held-back ``engine`` records the band comes from (empty when not recorded)."""
-        return tuple(str(g) for g in self._per_engine(engine).get("gpus", ()))
+        return tuple(str(g) for g in self._held_back(engine, segment).get("gpus", ()))
 
-    def band_records(self, engine: str | None = None) -> int:
+    def band_records(self, engine: str | None = None, segment: str | None = None) -> int:
         """How many held-back records :meth:`band` comes from."""
-        held = self._held_back(engine)
+        held = self._held_back(engine, segment)
         return int(held.get("speedup_records", held.get("records", 0)))
+
+    def band_segment(self, engine: str | None, segment: str | None) -> str | None:
+        """``segment`` when :meth:`band` comes from that segment's records alone, else None."""
+        return segment if self._per_segment(engine, segment) else None
 
     def _per_engine(self, engine: str | None) -> dict[str, Any]:
         return dict((self.error.get("validation_by_engine", {}) or {}).get(engine or "", {}) or {})
 
-    def _held_back(self, engine: str | None) -> dict[str, Any]:
-        """The held-back statistics :meth:`band` uses: ``engine``'s when the fit file has them, else all."""
+    def _per_segment(self, engine: str | None, segment: str | None) -> dict[str, Any]:
+        """The held-back statistics of ``engine`` on ``segment`` GPUs, when there are enough speedups to say."""
+        table = self.error.get("validation_by_engine_and_gpu_segment", {}) or {}
+        held = dict(((table.get(engine or "", {}) or {}).get(segment or "", {})) or {})
+        return held if int(held.get("speedup_records", 0)) >= MIN_SEGMENT_RECORDS else {}
+
+    def _held_back(self, engine: str | None, segment: str | None = None) -> dict[str, Any]:
+        """The held-back statistics :meth:`band` uses: ``engine``'s on ``segment`` GPUs, else ``engine``'s when the
+        fit file has them, else all."""
+        per_segment = self._per_segment(engine, segment)
+        if per_segment:
+            return per_segment
         per_engine = self._per_engine(engine)
         if per_engine.get("speedup_p80_abs_rel_error", per_engine.get("p80_abs_rel_error")) is not None:
             return per_engine

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from specwise.errors import SpecError
 
+GPU_SEGMENTS = ("datacenter", "consumer")
+
 
 @dataclass(frozen=True)
 class GpuSpec:
@@ -21,8 +23,13 @@ class GpuSpec:
     aliases: tuple[str, ...] = ()
     source: str = ""
     device_names: tuple[str, ...] = ()  # what the driver calls the card (nvidia-smi: "NVIDIA H100 80GB HBM3")
+    # "datacenter" (data-centre and workstation cards: H100, L4, A6000, MI300X) or "consumer" (GeForce, laptops):
+    # which held-back measurements a published-fit prediction's error band comes from (perfmodel/profiles.py)
+    segment: str = "datacenter"
 
     def __post_init__(self) -> None:
+        if self.segment not in GPU_SEGMENTS:
+            raise SpecError(f"GpuSpec.segment: one of {', '.join(GPU_SEGMENTS)}, got {self.segment!r} ({self.name})")
         for name in (
             "memory_bytes",
             "memory_bandwidth_bytes_per_s",

@@ -126,6 +126,9 @@ def published_acceptance(record: EvidenceRecord, first_given_match: float) -> Ac
         how = f"published AL {record.acceptance_length:g} at k={depth} (alpha {alpha:.3f})"
     if rates is None:
         return None
+    if _lookup(record) and record.match_rate is not None:  # vLLM's counters: per match, and how often one is found
+        how += f" per match; a match in {record.match_rate:.0%} of steps (published counts)"
+        return Acceptance(AcceptanceModel.from_per_position(rates), record.match_rate, how)
     if _lookup(record):
         return lookup_acceptance(rates, first_given_match, how)
     return Acceptance(AcceptanceModel.from_per_position(rates), 1.0, how)
