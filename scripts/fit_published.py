@@ -140,6 +140,7 @@ def main() -> int:
                 "training": roof_train.to_json(),
                 "validation": roof_valid.to_json(),
                 "validation_by_engine": roof_by_engine,
+                "validation_by_engine_and_gpu_segment": by_engine_and_segment(roof_valid_preds),
             },
         },
     }

@@ -51,3 +51,21 @@ def test_a_gpu_without_held_back_measurements_is_said() -> None:
     models = fitted_models(_deployed("A100-SXM-80GB"))
     assert "none of them on A100-SXM-80GB" in models.band_source
     assert "H100-SXM-80GB" in models.band_source
+
+
+def test_the_roofline_band_is_chosen_by_segment_too() -> None:
+    """``--predictor roofline`` carries its own replay's held-back error, on the kind of GPU it is for."""
+    from specwise.perfmodel.factory import roofline_models
+
+    fit = published_fit()
+    target = resolve_model("meta-llama/Llama-3.1-8B-Instruct")
+
+    def roof(gpu: str) -> tuple[float, str]:
+        models = roofline_models(target, resolve_gpu(gpu), 1, get_method("ngram"), None, 1)
+        return models.band, models.band_source
+
+    h100, laptop = roof("H100-SXM-80GB"), roof("RTX-4060-Laptop")
+    assert h100[0] == fit.band("vllm", "datacenter", roofline=True) != fit.band("vllm", "datacenter")
+    assert laptop[0] == fit.band("vllm", "consumer", roofline=True) > h100[0]
+    assert "held-back vLLM measurements on data-centre GPUs" in h100[1]
+    assert "held-back vLLM measurements on consumer GPUs" in laptop[1]

@@ -142,15 +142,16 @@ def roofline_models(
     """The analytic roofline for the target and, for a method with weights, for its draft."""
     draft_predictor = RooflinePredictor(draft, gpu, tp=draft_tp) if draft is not None else None
     fit = published_fit()
-    roof = fit.error.get("roofline", {})
-    held = (roof.get("validation_by_engine", {}) or {}).get("vllm") or roof.get("validation", {})
-    band = float(held.get("speedup_p80_abs_rel_error") or held.get("p80_abs_rel_error") or 0.5)  # of speedups
+    on = fit.band_segment("vllm", gpu.segment, roofline=True)
+    where = f" on {segment_words(on)} GPUs" if on is not None else ""
     return ServingModels(
         RooflinePredictor(target, gpu, tp=tp),
         method.draft_cost(draft_predictor),
         "roofline",
-        band=band,
-        band_source="roofline replay of the held-back vLLM measurements (specwise validate --predictor roofline)",
+        band=fit.band("vllm", gpu.segment, roofline=True),
+        band_source=(
+            f"roofline replay of the held-back vLLM measurements{where} (specwise validate --predictor roofline)"
+        ),
     )
 
 
@@ -258,13 +259,18 @@ def relative_band(predicted: np.ndarray, measured: np.ndarray) -> float:
     return float(np.percentile(np.abs(predicted / measured - 1.0), 80)) if predicted.size else 0.25
 
 
+def segment_words(segment: str) -> str:
+    """A GPU segment as the band's source names it: ``data-centre`` or ``consumer``."""
+    return "data-centre" if segment == "datacenter" else segment
+
+
 def _band_source(fit: PublishedFit, engine: str, gpu: str, segment: str | None = None) -> str:
     """Where the band comes from (on which segment's GPUs, where it is one segment's), and whether any of those
     measurements ran on this GPU."""
     text = f"the published fit's {fit.band_records(engine, segment)} held-back {engine} measurements"
     on = fit.band_segment(engine, segment)
     if on is not None:
-        text += f" on {'data-centre' if on == 'datacenter' else on} GPUs"
+        text += f" on {segment_words(on)} GPUs"
     gpus = fit.band_gpus(engine, segment)
     if gpus and gpu not in gpus:
         text += f", none of them on {gpu} (they ran on {', '.join(gpus)}): the error there is not measured"

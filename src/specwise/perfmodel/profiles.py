@@ -106,14 +106,15 @@ class PublishedFit:
     command: str = ""
     first_given_match: float = 0.6  # a lookup's per-match first-token acceptance (fitted)
 
-    def band(self, engine: str | None = None, segment: str | None = None) -> float:
-        """The relative error band of a speedup predicted by this fit: the 80th percentile of |predicted/published
-        - 1| over the held-back *speculative* validation records, whose ratios are of speedups (the fit's own
-        records would flatter it; a plain-decoding record's error is on a TPOT or a throughput, not a speedup) --
-        those measured on ``engine`` when given and there are any, since a vLLM profile's error is measured on
-        vLLM, an SGLang profile's on SGLang; and of those, the ones on GPUs of ``segment`` (data-centre or
-        consumer cards, :class:`~specwise.specs.gpu.GpuSpec`) when at least :data:`MIN_SEGMENT_RECORDS` are."""
-        held = self._held_back(engine, segment)
+    def band(self, engine: str | None = None, segment: str | None = None, *, roofline: bool = False) -> float:
+        """The relative error band of a speedup predicted by this fit (``roofline``: by the analytic roofline,
+        replayed on the same records): the 80th percentile of |predicted/published - 1| over the held-back
+        *speculative* validation records, whose ratios are of speedups (the fit's own records would flatter it; a
+        plain-decoding record's error is on a TPOT or a throughput, not a speedup) -- those measured on ``engine``
+        when given and there are any, since a vLLM profile's error is measured on vLLM, an SGLang profile's on
+        SGLang; and of those, the ones on GPUs of ``segment`` (data-centre or consumer cards,
+        :class:`~specwise.specs.gpu.GpuSpec`) when at least :data:`MIN_SEGMENT_RECORDS` are."""
+        held = self._held_back(engine, segment, roofline)
         return float(held.get("speedup_p80_abs_rel_error", held.get("p80_abs_rel_error", 0.25)))
 
     def band_gpus(self, engine: str, segment: str | None = None) -> tuple[str, ...]:
@@ -125,29 +126,32 @@ class PublishedFit:
         held = self._held_back(engine, segment)
         return int(held.get("speedup_records", held.get("records", 0)))
 
-    def band_segment(self, engine: str | None, segment: str | None) -> str | None:
+    def band_segment(self, engine: str | None, segment: str | None, *, roofline: bool = False) -> str | None:
         """``segment`` when :meth:`band` comes from that segment's records alone, else None."""
-        return segment if self._per_segment(engine, segment) else None
+        return segment if _per_segment(self._section(roofline), engine, segment) else None
 
-    def _per_engine(self, engine: str | None) -> dict[str, Any]:
-        return dict((self.error.get("validation_by_engine", {}) or {}).get(engine or "", {}) or {})
+    def _section(self, roofline: bool) -> dict[str, Any]:
+        return dict(self.error.get("roofline", {}) or {}) if roofline else self.error
 
-    def _per_segment(self, engine: str | None, segment: str | None) -> dict[str, Any]:
-        """The held-back statistics of ``engine`` on ``segment`` GPUs, when there are enough speedups to say."""
-        table = self.error.get("validation_by_engine_and_gpu_segment", {}) or {}
-        held = dict(((table.get(engine or "", {}) or {}).get(segment or "", {})) or {})
-        return held if int(held.get("speedup_records", 0)) >= MIN_SEGMENT_RECORDS else {}
-
-    def _held_back(self, engine: str | None, segment: str | None = None) -> dict[str, Any]:
+    def _held_back(self, engine: str | None, segment: str | None = None, roofline: bool = False) -> dict[str, Any]:
         """The held-back statistics :meth:`band` uses: ``engine``'s on ``segment`` GPUs, else ``engine``'s when the
         fit file has them, else all."""
-        per_segment = self._per_segment(engine, segment)
+        section = self._section(roofline)
+        per_segment = _per_segment(section, engine, segment)
         if per_segment:
             return per_segment
-        per_engine = self._per_engine(engine)
+        per_engine = dict((section.get("validation_by_engine", {}) or {}).get(engine or "", {}) or {})
         if per_engine.get("speedup_p80_abs_rel_error", per_engine.get("p80_abs_rel_error")) is not None:
             return per_engine
-        return dict(self.error.get("validation", {}) or {})
+        return dict(section.get("validation", {}) or {})
+
+
+def _per_segment(section: dict[str, Any], engine: str | None, segment: str | None) -> dict[str, Any]:
+    """The held-back statistics of ``engine`` on ``segment`` GPUs in one predictor's ``section`` of the fit file,
+    when there are enough speedups to say (else empty)."""
+    table = section.get("validation_by_engine_and_gpu_segment", {}) or {}
+    held = dict(((table.get(engine or "", {}) or {}).get(segment or "", {})) or {})
+    return held if int(held.get("speedup_records", 0)) >= MIN_SEGMENT_RECORDS else {}
 
 
 @cache
