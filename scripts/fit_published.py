@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import least_squares
 
+from specwise.catalog import catalog_gpus
 from specwise.evidence.records import all_records
 from specwise.validate import fit
 from specwise.validate.predict import Models, Predictor, predict_all
-from specwise.validate.stats import summarize, summarize_by_engine
+from specwise.validate.stats import summarize, summarize_by_engine, summarize_by_engine_and_segment
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "specwise" / "perfmodel" / "data" / "published_fit.json"
@@ -49,15 +50,15 @@ def profile_json(profile: object) -> dict[str, object]:
 
 def by_engine_and_segment(preds: list) -> dict[str, dict[str, object]]:  # type: ignore[type-arg]
     """The held-back statistics per engine and per GPU segment (data-centre or consumer cards, the catalog's
-    ``segment``): the band a prediction for a consumer card carries comes from consumer cards' measurements."""
-    from specwise.catalog import catalog_gpus
-
-    segment = {name: g.segment for name, g in catalog_gpus().items()}
+    ``segment``), with the GPUs each ran on: the band a prediction for a consumer card carries comes from consumer
+    cards' measurements."""
     out: dict[str, dict[str, object]] = {}
-    for seg in sorted(set(segment.values())):
-        chosen = [q for q in preds if segment.get(q.record.gpu) == seg]
-        for engine, summary in summarize_by_engine(chosen).items():
-            gpus = sorted({q.record.gpu for q in chosen if q.record.engine == engine and q.status == "predicted"})
+    for engine, by_segment in summarize_by_engine_and_segment(preds).items():
+        for seg, summary in by_segment.items():
+            gpus = sorted(
+                {q.record.gpu for q in preds if q.record.engine == engine and q.status == "predicted"}
+                & {name for name, g in catalog_gpus().items() if g.segment == seg}
+            )
             out.setdefault(engine, {})[seg] = summary.to_json() | {"gpus": gpus}
     return out
 

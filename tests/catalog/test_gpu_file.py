@@ -46,14 +46,14 @@ def test_a_gpu_file_says_its_segment_and_a_consumer_card_keeps_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``segment`` (which held-back measurements the error band comes from) reads back from ``gpus --json``; a file
-    without it is a data-centre card."""
+    without it says no segment (review H #5: it had silently taken the data-centre cards' narrower band)."""
     assert main(["gpus", "--json"]) == 0
     entry = next(g for g in json.loads(capsys.readouterr().out) if g["name"] == "RTX-4090")
     assert entry["segment"] == "consumer"
     path = tmp_path / "4090.json"
     path.write_text(json.dumps(entry))
     assert resolve_gpu(str(path)) == catalog_gpus()["RTX-4090"]
-    assert resolve_gpu(str(_a100_pcie(tmp_path))).segment == "datacenter"
+    assert resolve_gpu(str(_a100_pcie(tmp_path))).segment is None
 
 
 def test_plan_memory_and_simulate_take_a_gpu_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -69,3 +69,23 @@ def test_the_roofline_band_is_chosen_by_segment_too() -> None:
     assert laptop[0] == fit.band("vllm", "consumer", roofline=True) > h100[0]
     assert "held-back vLLM measurements on data-centre GPUs" in h100[1]
     assert "held-back vLLM measurements on consumer GPUs" in laptop[1]
+
+
+def test_a_gpu_file_without_a_segment_takes_the_engines_band_over_every_gpu() -> None:
+    """A card from a GPU file that does not say its segment carries the band over every GPU's held-back records
+    (wider than the data-centre cards', narrower than the consumer cards'), and the text says why (review H #5)."""
+    from dataclasses import replace
+
+    from specwise.perfmodel.factory import UNSAID_SEGMENT, roofline_models
+
+    fit = published_fit()
+    unsaid = replace(resolve_gpu("H100-SXM-80GB"), name="my-gpu", segment=None)
+    target = resolve_model("meta-llama/Llama-3.1-8B-Instruct")
+    models = fitted_models(Deployed(target, unsaid, 1, get_method("ngram"), None, 1))
+    assert models.band == fit.band("vllm") and fit.band("vllm", "datacenter") < models.band < fit.band(
+        "vllm", "consumer"
+    )
+    assert f"on every kind of GPU ({UNSAID_SEGMENT})" in models.band_source
+    assert "none of them on my-gpu" in models.band_source
+    roof = roofline_models(target, unsaid, 1, get_method("ngram"), None, 1)
+    assert roof.band == fit.band("vllm", roofline=True) and UNSAID_SEGMENT in roof.band_source

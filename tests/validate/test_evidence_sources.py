@@ -33,10 +33,10 @@ TOLERANCE = {
     "llm-d-guides": ("held-back", 9, 0.14, 0.70),
     "sglang-docs-and-issues": ("held-back", 25, 0.45, 0.18),
     # added 2026-12-04 after the fit, never fitted on: vLLM 0.28 on an RTX 4060 Laptop (WSL2), Qwen2.5-1.5B with a
-    # 0.5B draft or n-gram at 1-48 in flight. Median 25%, 54% within 25%, 4 of 18 slowdowns predicted < 1: the
-    # draft is priced within 11% up to 4 in flight, but from 8 on the published speedups (0.39-1.08) fall well
-    # below the predicted ones (0.79-1.21)
-    "adixg-specdecode-cost-model": ("held-back", 35, 0.28, 0.50),
+    # 0.5B draft or n-gram at 1-48 in flight. Median 22%, 51% within 25%, 4 of 18 slowdowns predicted < 1: the
+    # draft is priced within 13% up to 4 in flight, but from 8 on the published speedups (0.39-1.08) fall well
+    # below the predicted ones (0.83-1.23)
+    "adixg-specdecode-cost-model": ("held-back", 35, 0.26, 0.45),
 }
 
 

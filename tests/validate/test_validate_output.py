@@ -132,3 +132,23 @@ def test_the_analytic_criterion_says_it_does_not_depend_on_the_family(
     assert main(["validate", "--family", "vllm-issues"]) == 0
     assert "met " + said in " ".join(capsys.readouterr().out.split())
     assert list(held_back.criteria)[-1] == "Leviathan Table 4 within +-0.1 at batch 1"  # the API without a selection
+
+
+def test_validate_lists_the_bands_by_engine_and_gpu_segment(capsys: pytest.CaptureFixture[str]) -> None:
+    """What a band's text points at ("specwise validate lists them", review H #5): each engine and GPU segment's
+    held-back row in text and JSON, and the band it gives -- the number a prediction on such a card carries."""
+    from specwise.perfmodel.profiles import published_fit
+
+    fit = published_fit()
+    assert main(["validate", "--json"]) in (0, 1)
+    doc = json.loads(capsys.readouterr().out)
+    by = doc["held_back_by_engine_and_gpu_segment"]
+    for engine, segment in (("vllm", "datacenter"), ("vllm", "consumer"), ("sglang", "datacenter")):
+        s = by[engine][segment]
+        assert s["speedup_p80_abs_rel_error"] == pytest.approx(fit.band(engine, segment), rel=1e-9)
+        assert s["speedup_records"] == fit.band_records(engine, segment)
+    assert main(["validate"]) in (0, 1)
+    text = " ".join(capsys.readouterr().out.split())
+    assert "held-back, vllm, consumer" in text
+    band = fit.band("vllm", "consumer")
+    assert f"vllm on consumer GPUs +-{band:.0%} ({fit.band_records('vllm', 'consumer')} speedups)" in text

@@ -31,9 +31,13 @@ _INSTRUCTCODER = (0.2192, 0.1948, 0.1754, 0.1609, 0.1492, 0.1384, 0.1283, 0.1190
 _SHAREGPT = (0.1343, 0.1032, 0.0843, 0.0732, 0.0644, 0.0567, 0.0499, 0.0439)
 _BY_TASK = {"summarization": ("CNN/DailyMail", _CNN_DM), "code": ("InstructCoder", _INSTRUCTCODER)}
 # How to measure a lookup's match rate on a server from vLLM's counters: drafts over decode steps (every request's
-# first token comes from its prefill; a decode step emits 1 + its accepted tokens).
+# first token comes from its prefill; a decode step emits 1 + its accepted tokens). Approximate: vLLM counts the
+# draft tokens a request's last step accepts past its max_tokens, which it never emits (a draft model's counters,
+# where every decode step drafts, exceed the formula's steps by up to 6% in adixg/vllm-specdecode-cost-model's
+# results/phase4_sweep.json).
 MATCH_RATE_HINT = (
-    "set match_rate = vllm:spec_decode_num_drafts / (generated tokens - accepted tokens - requests) from your server"
+    "set match_rate ~= vllm:spec_decode_num_drafts / (generated tokens - accepted tokens - requests) from your server "
+    "(approximate: tokens accepted past a request's max_tokens are counted but not generated)"
 )
 CROSS_REQUEST_BONUS = 0.05  # suffix decoding's history of earlier outputs: more matches (an assumption)
 

@@ -56,7 +56,7 @@ def load_gpu_file(path: Path) -> GpuSpec:
             aliases=_names(f, "aliases"),
             source=f.text("source", None) or f"GPU file {path.name}",
             device_names=_names(f, "device_names"),
-            segment=f.choice("segment", GPU_SEGMENTS),
+            segment=f.choice("segment", GPU_SEGMENTS) if f.data.get("segment") is not None else None,
         )
     except SpecError as exc:  # GpuSpec's own checks, should one pass the ones above
         raise SpecwiseError(f"{where}: {exc}") from None

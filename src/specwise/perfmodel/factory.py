@@ -144,6 +144,8 @@ def roofline_models(
     fit = published_fit()
     on = fit.band_segment("vllm", gpu.segment, roofline=True)
     where = f" on {segment_words(on)} GPUs" if on is not None else ""
+    if gpu.segment is None:
+        where = f" on every kind of GPU ({UNSAID_SEGMENT})"
     return ServingModels(
         RooflinePredictor(target, gpu, tp=tp),
         method.draft_cost(draft_predictor),
@@ -259,6 +261,9 @@ def relative_band(predicted: np.ndarray, measured: np.ndarray) -> float:
     return float(np.percentile(np.abs(predicted / measured - 1.0), 80)) if predicted.size else 0.25
 
 
+UNSAID_SEGMENT = "the GPU file does not say its segment, datacenter or consumer"
+
+
 def segment_words(segment: str) -> str:
     """A GPU segment as the band's source names it: ``data-centre`` or ``consumer``."""
     return "data-centre" if segment == "datacenter" else segment
@@ -271,6 +276,8 @@ def _band_source(fit: PublishedFit, engine: str, gpu: str, segment: str | None =
     on = fit.band_segment(engine, segment)
     if on is not None:
         text += f" on {segment_words(on)} GPUs"
+    elif segment is None:
+        text += f" on every kind of GPU ({UNSAID_SEGMENT})"
     gpus = fit.band_gpus(engine, segment)
     if gpus and gpu not in gpus:
         text += f", none of them on {gpu} (they ran on {', '.join(gpus)}): the error there is not measured"

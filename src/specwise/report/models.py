@@ -232,8 +232,8 @@ def render_catalog(
 
 def render_gpus(gpus: list[GpuSpec], out: Console | None = None, wide: bool = False) -> None:
     table = Table(title="GPU catalog (dense tensor-core rates; interconnect per direction)", title_justify="left")
-    for col in ("name", "memory", "bandwidth", "BF16 TFLOP/s", "FP8 TFLOP/s", "INT8 TOP/s", "interconnect"):
-        table.add_column(col, justify="left" if col == "name" else "right")
+    for col in ("name", "memory", "bandwidth", "BF16 TFLOP/s", "FP8 TFLOP/s", "INT8 TOP/s", "interconnect", "segment"):
+        table.add_column(col, justify="left" if col in ("name", "segment") else "right")
 
     def tf(x: float | None) -> str:  # FLOP/s (INT8: integer ops/s) in units of 1e12, as the header says
         return "-" if x is None else f"{x / 1e12:,.0f}"
@@ -247,6 +247,7 @@ def render_gpus(gpus: list[GpuSpec], out: Console | None = None, wide: bool = Fa
             tf(g.dense_fp8_flops_per_s),
             tf(g.dense_int8_ops_per_s),
             f"{g.interconnect_bytes_per_s / 1e9:,.0f} GB/s",
+            g.segment or "-",
         )
     con = console(out)
     print_table(con, table, wide=wide)
@@ -259,6 +260,10 @@ def render_gpus(gpus: list[GpuSpec], out: Console | None = None, wide: bool = Fa
     print_table(con, names, wide=wide)
     con.print(
         "another card: --gpu my-gpu.json, a file of its specs with the fields one entry of 'specwise gpus --json' has"
+    )
+    con.print(
+        "segment: whose held-back measurements a prediction's error band comes from (datacenter: data-centre and "
+        "workstation cards; consumer: GeForce and laptop cards)"
     )
 
 

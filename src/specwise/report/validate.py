@@ -31,6 +31,27 @@ def _row(name: str, role: str, s: ErrorSummary, extra: str = "") -> list[str]:
     ]
 
 
+def _bands(v: Validation) -> str | None:
+    """The error band each engine and GPU segment's predictions carry: the 80th percentile of the held-back speedup
+    errors (perfmodel/profiles.py; a segment with fewer than MIN_SEGMENT_RECORDS takes its engine's)."""
+    from specwise.perfmodel.profiles import MIN_SEGMENT_RECORDS
+
+    parts = []
+    for engine, by_segment in v.held_back_by_engine_and_segment.items():
+        for segment, s in by_segment.items():
+            if s.speedup_p80_abs_rel_error is None:
+                continue
+            own = "" if s.speedup_records >= MIN_SEGMENT_RECORDS else f"; under {MIN_SEGMENT_RECORDS}, not used alone"
+            parts.append(
+                f"{engine} on {segment} GPUs +-{s.speedup_p80_abs_rel_error:.0%} ({s.speedup_records} speedups{own})"
+            )
+    if not parts:
+        return None
+    return "error bands (80th percentile of the held-back speedup errors, by engine and GPU segment): " + ", ".join(
+        parts
+    )
+
+
 def render_validation(v: Validation, show_all: bool = False, out: Console | None = None, wide: bool = False) -> None:
     out = console(out)
     t = Table(title=f"specwise validate: predictor {v.predictor} (ratios on speedups; plain decoding on values)")
@@ -53,8 +74,13 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
     t.add_row(*_row("all held-back families", "held-back", v.held_back))
     for engine, summary in v.held_back_by_engine.items():
         t.add_row(*_row(f"held-back, {engine} only", "held-back", summary))
+        for segment, by_segment in v.held_back_by_engine_and_segment.get(engine, {}).items():
+            t.add_row(*_row(f"held-back, {engine}, {segment}", "held-back", by_segment))
     print_table(out, t, wide=wide)
     out.print(_LEGEND)
+    bands = _bands(v)
+    if bands:
+        out.print(bands)
     out.print(
         f"ties (published speedup within 1% of 1): {v.fit.ties} in the fit families, {v.held_back.ties} held back"
     )

@@ -24,11 +24,12 @@ class GpuSpec:
     source: str = ""
     device_names: tuple[str, ...] = ()  # what the driver calls the card (nvidia-smi: "NVIDIA H100 80GB HBM3")
     # "datacenter" (data-centre and workstation cards: H100, L4, A6000, MI300X) or "consumer" (GeForce, laptops):
-    # which held-back measurements a published-fit prediction's error band comes from (perfmodel/profiles.py)
-    segment: str = "datacenter"
+    # which held-back measurements a prediction's error band comes from (perfmodel/profiles.py); None: not said (a
+    # GPU file without it), the band over every GPU's measurements
+    segment: str | None = "datacenter"
 
     def __post_init__(self) -> None:
-        if self.segment not in GPU_SEGMENTS:
+        if self.segment is not None and self.segment not in GPU_SEGMENTS:
             raise SpecError(f"GpuSpec.segment: one of {', '.join(GPU_SEGMENTS)}, got {self.segment!r} ({self.name})")
         for name in (
             "memory_bytes",

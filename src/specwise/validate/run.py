@@ -19,7 +19,7 @@ from specwise.executors import Executor
 from specwise.perfmodel.profiles import published_fit
 from specwise.validate.predict import Models, Prediction, Predictor, predict_all, speedup_at
 from specwise.validate.replay import MAX_NUM_SEQS
-from specwise.validate.stats import ErrorSummary, summarize, summarize_by_engine
+from specwise.validate.stats import ErrorSummary, summarize, summarize_by_engine, summarize_by_engine_and_segment
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,8 @@ class Validation:
     # ``--family`` subset without fit records, say); ``--check`` fails on False only
     criteria: dict[str, bool | None] = field(default_factory=dict)
     held_back_by_engine: dict[str, ErrorSummary] = field(default_factory=dict)  # the band of each engine's profile
+    # by engine, then GPU segment: the bands a prediction carries on a data-centre or a consumer card
+    held_back_by_engine_and_segment: dict[str, dict[str, ErrorSummary]] = field(default_factory=dict)
     # the records are a ``--family`` selection: the analytic criterion, which judges no record, says it is the same
     family_selected: bool = False
 
@@ -188,6 +190,9 @@ def validate(
         ),
         leviathan_max_abs_diff=table4_max_abs_diff(),  # what `specwise speedup` quotes too
         held_back_by_engine=summarize_by_engine([x for x in preds if x.record.family not in fit.training_families]),
+        held_back_by_engine_and_segment=summarize_by_engine_and_segment(
+            [x for x in preds if x.record.family not in fit.training_families]
+        ),
         family_selected=family_selected,
     )
     return _with_criteria(v)
@@ -300,6 +305,10 @@ def to_json(v: Validation, records: bool = True) -> dict[str, Any]:
         "fit": v.fit.to_json(),
         "held_back": v.held_back.to_json(),
         "held_back_by_engine": {engine: e.to_json() for engine, e in v.held_back_by_engine.items()},
+        "held_back_by_engine_and_gpu_segment": {
+            engine: {seg: e.to_json() for seg, e in by_seg.items()}
+            for engine, by_seg in v.held_back_by_engine_and_segment.items()
+        },
         "crossovers": [
             {"series": c.series, "load_kind": c.load_kind, "published": c.published, "predicted": c.predicted}
             | {"searched_to": c.searched_to, "within_2x": c.within_2x}

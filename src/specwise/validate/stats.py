@@ -58,3 +58,20 @@ def summarize_by_engine(preds: Sequence[Prediction]) -> dict[str, ErrorSummary]:
         engine: summarize([p for p in preds if p.record.engine == engine])
         for engine in sorted({p.record.engine for p in preds})
     }
+
+
+def summarize_by_engine_and_segment(preds: Sequence[Prediction]) -> dict[str, dict[str, ErrorSummary]]:
+    """:func:`summarize` per serving engine and per GPU segment of the records (the catalog's ``segment``: data-centre
+    or consumer cards), where a prediction's error band comes from (``perfmodel/profiles.py``); a record on a GPU the
+    catalog lacks is in no segment."""
+    from specwise.catalog import catalog_gpus
+    from specwise.specs.gpu import GPU_SEGMENTS
+
+    segment = {name: g.segment for name, g in catalog_gpus().items()}
+    out: dict[str, dict[str, ErrorSummary]] = {}
+    for engine in sorted({p.record.engine for p in preds}):
+        for seg in GPU_SEGMENTS:
+            chosen = [p for p in preds if p.record.engine == engine and segment.get(p.record.gpu) == seg]
+            if chosen:
+                out.setdefault(engine, {})[seg] = summarize(chosen)
+    return out
