@@ -739,14 +739,15 @@ _INTEGERS = frozenset({"concurrency", "sweep", "requests_per_level", "max_tokens
 _OPTIONAL = frozenset({"concurrency", "sweep", "slo_ttft_s", "slo_tpot_s", "speculative_config"})  # None: not given
 
 
-def _renamed_keywords(function: str, config: dict[str, Any]) -> dict[str, Any]:
-    """The keywords under their current names: an old name (``timeout``, ``slo_ttft``, ``slo_tpot``, before they
-    said their unit) still works, with a ``DeprecationWarning`` naming the new one; both names at once are refused."""
+def _renamed_keywords(function: str, config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The keywords under their current names, and which were given under an old one (new name: old name): an old
+    name (``timeout``, ``slo_ttft``, ``slo_tpot``, before they said their unit) still works, with a
+    ``DeprecationWarning`` naming the new one; both names at once are refused."""
     import warnings
 
     from specwise.loadgen.plan import RENAMED_FIELDS
 
-    out = dict(config)
+    out, said = dict(config), {}
     for old, new in RENAMED_FIELDS.items():
         if old not in out:
             continue
@@ -754,7 +755,8 @@ def _renamed_keywords(function: str, config: dict[str, Any]) -> dict[str, Any]:
             raise SpecwiseError(f"{function}: {old!r} is the old name of {new!r}; give one of them")
         warnings.warn(f"{function}: {old!r} is now {new!r} (seconds)", DeprecationWarning, stacklevel=4)
         out[new] = out.pop(old)
-    return out
+        said[new] = old
+    return out, said
 
 
 def _run_config(
@@ -766,11 +768,31 @@ def _run_config(
     max_tokens: object,
     config: dict[str, Any],
 ) -> RunConfig:
-    """The run's configuration, each value through its ``specwise bench`` flag's check, before any request."""
+    """The run's configuration, each value through its ``specwise bench`` flag's check, before any request; a bad
+    value given under an old keyword is refused under that name, as the caller wrote it."""
+    config, said = _renamed_keywords("bench", config)
+    try:
+        return _checked_run_config(url, model, rates, requests_per_level, prompts, max_tokens, config)
+    except SpecwiseError as exc:
+        message = str(exc)
+        for new, old in said.items():
+            if message.startswith(new + ":"):
+                raise SpecwiseError(old + message.removeprefix(new)) from None
+        raise
+
+
+def _checked_run_config(
+    url: object,
+    model: object,
+    rates: object,
+    requests_per_level: object,
+    prompts: object,
+    max_tokens: object,
+    config: dict[str, Any],
+) -> RunConfig:
     from specwise.loadgen.plan import CHECKS, RunConfig
     from specwise.loadgen.workload import load_prompts, synthetic_prompts
 
-    config = _renamed_keywords("bench", config)
     _keywords("bench", config, RunConfig, ("url", "model", "prompts", "rates", "requests_per_level", "max_tokens"))
     given = {"rates": rates, "requests_per_level": requests_per_level, "max_tokens": max_tokens, **config}
     values: dict[str, Any] = {"url": _checked("url", CHECKS["url"], _text("url", url, "http://HOST:PORT"))}

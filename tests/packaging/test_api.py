@@ -249,6 +249,8 @@ def test_bench_takes_the_old_keywords_with_a_deprecation_warning(tmp_path: Path)
             specwise.bench(server.url, "mock", rates=(20.0,), requests_per_level=2, db=db, timeout=0.5, run_id="old")
         with pytest.raises(SpecwiseError, match="'slo_ttft' is the old name of 'slo_ttft_s'; give one of them"):
             specwise.bench(server.url, "mock", db=db, slo_ttft=1.0, slo_ttft_s=1.0)
+        with pytest.warns(DeprecationWarning), pytest.raises(SpecwiseError, match=r"^timeout: expected a number > 0"):
+            specwise.bench(server.url, "mock", db=db, timeout=-1)  # named as the caller wrote it
     store = ResultStore(db)
     try:
         assert RunConfig.from_json(store.run_config("old")).request_timeout_s == 0.5
