@@ -166,3 +166,46 @@ def test_config_stored_before_the_unit_names_still_reads() -> None:
     stored = config.to_json()
     assert {"timeout", "slo_ttft", "slo_tpot"}.isdisjoint(stored)
     assert RunConfig.from_json(stored) == config
+
+
+def test_a_run_stored_under_the_old_names_resumes_end_to_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``bench --resume`` of a run stored before the fields said their unit: its timeout and SLOs are the ones
+    used (review H #11); the stored configuration still reads back with them."""
+    import json
+
+    from specwise.loadgen.mock_server import MockServer
+    from specwise.loadgen.plan import PromptItem
+    from specwise.loadgen.store import ResultStore
+
+    db = tmp_path / "old.sqlite"
+    with MockServer() as server:
+        config = RunConfig(
+            url=server.url,
+            model="mock",
+            prompts=(PromptItem("hello there"),) * 4,
+            rates=(20.0,),
+            requests_per_level=4,
+            max_tokens=8,
+            metrics_urls=(server.url + "/metrics",),
+            request_timeout_s=7.5,
+            slo_ttft_s=5.0,
+            slo_tpot_s=1.0,
+        ).to_json()
+        for new, old in (("request_timeout_s", "timeout"), ("slo_ttft_s", "slo_ttft"), ("slo_tpot_s", "slo_tpot")):
+            config[old] = config.pop(new)
+        store = ResultStore(db)
+        store.create_run("old", 0.0, config)
+        store.close()
+        assert main(["bench", "--url", server.url, "--resume", "old", "--db", str(db), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["levels"][0]["requests"] == 4
+    assert doc["levels"][0]["goodput_per_s"] is not None  # the stored SLOs were applied
+    store = ResultStore(db)
+    try:
+        stored = store.run_config("old")
+    finally:
+        store.close()
+    back = RunConfig.from_json(stored)
+    assert (back.request_timeout_s, back.slo_ttft_s, back.slo_tpot_s) == (7.5, 5.0, 1.0)
