@@ -26,7 +26,7 @@ from scipy.optimize import least_squares
 from specwise.catalog import catalog_gpus
 from specwise.evidence.records import all_records
 from specwise.validate import fit
-from specwise.validate.predict import Models, Predictor, predict_all
+from specwise.validate.predict import Models, Prediction, Predictor, predict_all
 from specwise.validate.stats import summarize, summarize_by_engine, summarize_by_engine_and_segment
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ def profile_json(profile: object) -> dict[str, object]:
     }
 
 
-def by_engine_and_segment(preds: list) -> dict[str, dict[str, object]]:  # type: ignore[type-arg]
+def by_engine_and_segment(preds: list[Prediction]) -> dict[str, dict[str, object]]:
     """The held-back statistics per engine and per GPU segment (data-centre or consumer cards, the catalog's
     ``segment``), with the GPUs each ran on: the band a prediction for a consumer card carries comes from consumer
     cards' measurements."""

@@ -29,9 +29,10 @@ a list argument also takes one value (one file, one URL, one number) as a list o
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -759,6 +760,19 @@ def _renamed_keywords(function: str, config: dict[str, Any]) -> tuple[dict[str, 
     return out, said
 
 
+@contextlib.contextmanager
+def _named_as_given(said: dict[str, str]) -> Iterator[None]:
+    """A refusal of a keyword the caller gave under its old name (``said``: new name -> old name) names it so."""
+    try:
+        yield
+    except SpecwiseError as exc:
+        message = str(exc)
+        for new, old in said.items():
+            if message.startswith(new + ":"):
+                raise SpecwiseError(old + message.removeprefix(new)) from None
+        raise
+
+
 def _run_config(
     url: object,
     model: object,
@@ -770,44 +784,28 @@ def _run_config(
 ) -> RunConfig:
     """The run's configuration, each value through its ``specwise bench`` flag's check, before any request; a bad
     value given under an old keyword is refused under that name, as the caller wrote it."""
-    config, said = _renamed_keywords("bench", config)
-    try:
-        return _checked_run_config(url, model, rates, requests_per_level, prompts, max_tokens, config)
-    except SpecwiseError as exc:
-        message = str(exc)
-        for new, old in said.items():
-            if message.startswith(new + ":"):
-                raise SpecwiseError(old + message.removeprefix(new)) from None
-        raise
-
-
-def _checked_run_config(
-    url: object,
-    model: object,
-    rates: object,
-    requests_per_level: object,
-    prompts: object,
-    max_tokens: object,
-    config: dict[str, Any],
-) -> RunConfig:
     from specwise.loadgen.plan import CHECKS, RunConfig
     from specwise.loadgen.workload import load_prompts, synthetic_prompts
 
-    _keywords("bench", config, RunConfig, ("url", "model", "prompts", "rates", "requests_per_level", "max_tokens"))
-    given = {"rates": rates, "requests_per_level": requests_per_level, "max_tokens": max_tokens, **config}
-    values: dict[str, Any] = {"url": _checked("url", CHECKS["url"], _text("url", url, "http://HOST:PORT"))}
-    for name, value in given.items():
-        check = CHECKS.get(name)
-        if check is None or (value is None and name in _OPTIONAL):
-            values[name] = value
-        elif name == "speculative_config":  # JSON text, or the object itself
-            values[name] = _checked(name, check, value)
-        elif name == "metrics_urls":
-            values[name] = tuple(_checked(name, check, _text(name, u, "http://HOST:PORT")) for u in _items(name, value))
-        elif name in ("rates", "concurrency"):
-            values[name] = tuple(_checked(name, check, _numbers(name, value, integer=name in _INTEGERS)))
-        else:
-            values[name] = _checked(name, check, _number(name, value, integer=name in _INTEGERS))
+    config, said = _renamed_keywords("bench", config)
+    with _named_as_given(said):
+        _keywords("bench", config, RunConfig, ("url", "model", "prompts", "rates", "requests_per_level", "max_tokens"))
+        given = {"rates": rates, "requests_per_level": requests_per_level, "max_tokens": max_tokens, **config}
+        values: dict[str, Any] = {"url": _checked("url", CHECKS["url"], _text("url", url, "http://HOST:PORT"))}
+        for name, value in given.items():
+            check = CHECKS.get(name)
+            if check is None or (value is None and name in _OPTIONAL):
+                values[name] = value
+            elif name == "speculative_config":  # JSON text, or the object itself
+                values[name] = _checked(name, check, value)
+            elif name == "metrics_urls":
+                values[name] = tuple(
+                    _checked(name, check, _text(name, u, "http://HOST:PORT")) for u in _items(name, value)
+                )
+            elif name in ("rates", "concurrency"):
+                values[name] = tuple(_checked(name, check, _numbers(name, value, integer=name in _INTEGERS)))
+            else:
+                values[name] = _checked(name, check, _number(name, value, integer=name in _INTEGERS))
     values.setdefault("metrics_urls", (values["url"].rstrip("/") + "/metrics",))
     if not isinstance(model, str) or not model:
         raise SpecwiseError(f"model: expected the name of the model the server serves, got {model!r}")

@@ -142,10 +142,7 @@ def roofline_models(
     """The analytic roofline for the target and, for a method with weights, for its draft."""
     draft_predictor = RooflinePredictor(draft, gpu, tp=draft_tp) if draft is not None else None
     fit = published_fit()
-    on = fit.band_segment("vllm", gpu.segment, roofline=True)
-    where = f" on {segment_words(on)} GPUs" if on is not None else ""
-    if gpu.segment is None:
-        where = f" on every kind of GPU ({UNSAID_SEGMENT})"
+    where = _on_which_gpus(fit, "vllm", gpu.segment, roofline=True)
     return ServingModels(
         RooflinePredictor(target, gpu, tp=tp),
         method.draft_cost(draft_predictor),
@@ -264,20 +261,20 @@ def relative_band(predicted: np.ndarray, measured: np.ndarray) -> float:
 UNSAID_SEGMENT = "the GPU file does not say its segment, datacenter or consumer"
 
 
-def segment_words(segment: str) -> str:
-    """A GPU segment as the band's source names it: ``data-centre`` or ``consumer``."""
-    return "data-centre" if segment == "datacenter" else segment
+def _on_which_gpus(fit: PublishedFit, engine: str, segment: str | None, *, roofline: bool = False) -> str:
+    """The held-back measurements' GPUs as a band's source names them: `` on data-centre GPUs`` (or consumer) where
+    the band is that segment's own, `` on every kind of GPU (...)`` for a GPU file without a segment, else empty."""
+    on = fit.band_segment(engine, segment, roofline=roofline)
+    if on is not None:
+        return f" on {'data-centre' if on == 'datacenter' else on} GPUs"
+    return f" on every kind of GPU ({UNSAID_SEGMENT})" if segment is None else ""
 
 
 def _band_source(fit: PublishedFit, engine: str, gpu: str, segment: str | None = None) -> str:
     """Where the band comes from (on which segment's GPUs, where it is one segment's), and whether any of those
     measurements ran on this GPU."""
     text = f"the published fit's {fit.band_records(engine, segment)} held-back {engine} measurements"
-    on = fit.band_segment(engine, segment)
-    if on is not None:
-        text += f" on {segment_words(on)} GPUs"
-    elif segment is None:
-        text += f" on every kind of GPU ({UNSAID_SEGMENT})"
+    text += _on_which_gpus(fit, engine, segment)
     gpus = fit.band_gpus(engine, segment)
     if gpus and gpu not in gpus:
         text += f", none of them on {gpu} (they ran on {', '.join(gpus)}): the error there is not measured"
