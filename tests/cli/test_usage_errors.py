@@ -60,3 +60,32 @@ def test_a_missing_value_says_how_to_write_one_that_begins_with_a_dash(
     err = capsys.readouterr().err
     assert f"argument {flag}: expected one argument; a value that begins with '-' is written {flag}=VALUE" in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["advise", "simulate"])
+def test_the_scenario_is_given_as_file_or_flag(command: str) -> None:
+    """``specwise advise FILE`` (what a new user types) and ``--scenario FILE`` parse the same."""
+    parser = build_parser()
+    as_file = parser.parse_args([command, "example:llama70b-ngram"])
+    as_flag = parser.parse_args([command, "--scenario", "example:llama70b-ngram"])
+    assert as_file.scenario == as_flag.scenario and as_file.scenario.name == "llama70b-ngram.toml"
+    assert not hasattr(as_file, "scenario_positional")
+    both = parser.parse_args([command, "example:llama70b-ngram", "--scenario", "example:llama70b-ngram"])
+    assert both.scenario == as_flag.scenario  # the same file twice is one scenario
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["advise"], "the scenario is required: FILE or --scenario FILE"),
+        (["simulate", "--json"], "the scenario is required: FILE or --scenario FILE"),
+        (
+            ["advise", "example:llama70b-ngram", "--scenario", "example:llama70b-4xh100"],
+            "two scenarios given",
+        ),
+    ],
+)
+def test_no_scenario_or_two_are_refused(argv: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"specwise {argv[0]}: error: ") and said in err and err.count("\n") == 1, err

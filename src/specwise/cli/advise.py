@@ -19,13 +19,13 @@ from specwise.cli.common import (
     add_executor_flags,
     add_json_flag,
     add_predictor_flags,
+    add_scenario_arg,
     add_wide_flag,
     argparse_type,
     path_arg,
     predictor_override,
     print_json,
     progress_bar,
-    scenario_file,
     stage_progress,
 )
 from specwise.engines import vllm_versions
@@ -47,9 +47,7 @@ def register(sub: Any) -> None:
         "(flagged as ASSUMED). See examples/advise/. Exit status: 0 enable / enable below a load / measure first, "
         "1 do not enable, 2 bad input.",
     )
-    p.add_argument(
-        "--scenario", required=True, type=scenario_file, metavar="FILE", help="advise scenario TOML (or example:NAME)"
-    )
+    add_scenario_arg(p, "advise scenario TOML")
     p.add_argument(
         "--profile",
         action="append",

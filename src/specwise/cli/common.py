@@ -88,6 +88,8 @@ class Parser(argparse.ArgumentParser):
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             self._innermost(parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        if hasattr(parsed, _SCENARIO_POSITIONAL):
+            _one_scenario(parsed, self._innermost(parsed))
         return parsed
 
     def _innermost(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
@@ -320,6 +322,30 @@ def add_wide_flag(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print tables at full width (no folding to fit the terminal; for wide terminals and pipes)",
     )
+
+
+_SCENARIO_POSITIONAL = "scenario_positional"
+
+
+def add_scenario_arg(parser: argparse.ArgumentParser, what: str) -> None:
+    """The scenario a command reads, given either way: ``specwise advise FILE`` or ``specwise advise --scenario
+    FILE`` (the flag the README and older scripts use). :meth:`Parser.parse_args` leaves it in ``args.scenario``
+    and refuses neither or two different ones."""
+    parser.add_argument(
+        _SCENARIO_POSITIONAL, nargs="?", type=scenario_file, metavar="FILE", help=f"{what} (or example:NAME)"
+    )
+    parser.add_argument("--scenario", type=scenario_file, metavar="FILE", help="the same as FILE")
+
+
+def _one_scenario(parsed: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    positional: Path | None = getattr(parsed, _SCENARIO_POSITIONAL)
+    delattr(parsed, _SCENARIO_POSITIONAL)
+    flag: Path | None = parsed.scenario
+    if positional is not None and flag is not None and positional != flag:
+        parser.error(f"two scenarios given ({positional} and --scenario {flag}); give one")
+    parsed.scenario = flag or positional
+    if parsed.scenario is None:
+        parser.error("the scenario is required: FILE or --scenario FILE")
 
 
 def scenario_file(text: str) -> Path:

@@ -12,13 +12,13 @@ from specwise.cli.common import (
     add_executor_flags,
     add_json_flag,
     add_predictor_flags,
+    add_scenario_arg,
     add_wide_flag,
     argparse_type,
     path_arg,
     predictor_override,
     print_json,
     progress_bar,
-    scenario_file,
 )
 from specwise.errors import SpecwiseError
 from specwise.executors import open_executor
@@ -42,9 +42,7 @@ def register(sub: Any) -> None:
         "scenario TOML (see examples/). Reports latency percentiles, throughput, best k per QPS and the crossover "
         "QPS beyond which speculation loses.",
     )
-    p.add_argument(
-        "--scenario", required=True, type=scenario_file, metavar="FILE", help="scenario TOML file (or example:NAME)"
-    )
+    add_scenario_arg(p, "scenario TOML file")
     p.add_argument("--plot", type=path_arg, metavar="DIR", help="write speedup and latency plots (PNG + SVG) here")
     p.add_argument(
         "--num-requests",
