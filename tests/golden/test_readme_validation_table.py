@@ -83,6 +83,27 @@ def test_the_readme_quotes_the_vllm_bands() -> None:
         assert f"±{round(band * 100)}% {words}" in text, f"{segment} band {band:.3f} not quoted"
 
 
+def test_the_readme_quotes_the_pooled_vllm_band() -> None:
+    """What pooling every vLLM record (the laptop sweep's with the data-centre GPUs') would have made of the band and
+    of the quick start's interval, as the fit file has it today (review: the README said ±35% after the laptop's
+    clock had moved it to ±38%)."""
+    from specwise.perfmodel.profiles import published_fit
+
+    fit = published_fit()
+    pooled, datacenter = fit.band("vllm"), _band("datacenter")
+    doc = json.loads((Path(__file__).parent / "examples_published_fit" / "advise-summarize-low-qps.json").read_text())
+    speedup = float(doc["candidates"][0]["speedup_at_operating_qps"])  # the quick start's 2.01x
+
+    def interval(band: float) -> str:
+        return f"{speedup * (1 - band):.2f}-{speedup * (1 + band):.2f}x"
+
+    quoted = (
+        f"from ±{round(datacenter * 100)}% to ±{round(pooled * 100)}% (every shipped example's band with it: "
+        f"{interval(datacenter)} would read {interval(pooled)},"
+    )
+    assert quoted in readme_text(), quoted
+
+
 def readme_text() -> str:
     """The README with its line breaks and indents as single spaces (prose wraps anywhere)."""
     return " ".join((ROOT / "README.md").read_text().split())
