@@ -13,6 +13,12 @@ class SpecwiseError(Exception):
     """An error caused by the user's input, reported as one clear line."""
 
 
+class NegativeAnswer(SpecwiseError):
+    """Valid input whose answer is "no" -- the pair is incompatible, the deployment does not fit -- found where the
+    command cannot go on to its report: one line, as an input error, but exit 1 ("the answer is no"), as
+    ``check-pair`` and ``plan-memory`` give for the same answer when they can report it."""
+
+
 class SpecError(SpecwiseError, ValueError):
     """An invalid value in a spec dataclass (raised from ``__post_init__``; names the field)."""
 

@@ -134,18 +134,6 @@ def test_plan_memory_ngram_and_quantized(capsys: pytest.CaptureFixture[str]) -> 
         ),
         (["plan-memory", "--target", "Qwen/Qwen3-8B", "--gpu", "H1000"], "unknown GPU 'H1000'"),
         (
-            [
-                "plan-memory",
-                "--target",
-                "Qwen/Qwen2.5-7B-Instruct",
-                "--draft",
-                "meta-llama/Llama-3.2-1B-Instruct",
-                "--gpu",
-                "H100",
-            ],
-            "different vocabularies",
-        ),
-        (
             ["plan-memory", "--target", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H100", "--tp", "3"],
             "64 attention heads",
         ),
@@ -164,7 +152,6 @@ def test_plan_memory_ngram_and_quantized(capsys: pytest.CaptureFixture[str]) -> 
         ),
         (["plan-memory", "--target", "Qwen/Qwen3-8B", "--gpu", "H100", "--quantization", "int3"], "invalid choice"),
         (["plan-memory", "--gpu", "H100"], "the following arguments are required: --target"),
-        (["plan-memory", "--target", "Qwen/Qwen3-8B", "--gpu", "H100", "--draft", "mtp"], "no MTP layers"),
         (["plan-memory", "--target", "./missing-model-dir", "--gpu", "H100"], "no such file or directory"),
         (["plan-memory", "--target", "", "--gpu", "H100"], "argument --target: expected a non-empty value"),
         (["frobnicate"], "invalid choice"),
@@ -178,6 +165,27 @@ def test_bad_input_gives_one_clear_line(capsys: pytest.CaptureFixture[str], argv
     assert len(lines) == 1, err
     assert fragment in lines[0]
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (
+            ["plan-memory", "--target", "Qwen/Qwen2.5-7B-Instruct", "--draft", "meta-llama/Llama-3.2-1B-Instruct",
+             "--gpu", "H100"],  # fmt: skip
+            "different vocabularies",
+        ),
+        (["plan-memory", "--target", "Qwen/Qwen3-8B", "--draft", "mtp", "--gpu", "H100"], "no MTP layers"),
+    ],
+)
+def test_an_incompatible_pair_is_a_no(capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str) -> None:
+    """The same answer as check-pair's for the pair (exit 1, "the answer is no"), in one line: a first-hour review
+    found check-pair exiting 1 and plan-memory 2 for the same pair."""
+    code, out, err = run(capsys, *argv)
+    assert code == 1 and out == ""
+    (line,) = err.strip().splitlines()
+    assert line.startswith("specwise plan-memory: no: draft ") and fragment in line
+    assert main(["check-pair", "--target", argv[2], "--draft", argv[4]]) == 1
 
 
 def test_bad_files_give_one_clear_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -210,7 +218,7 @@ def test_bad_files_give_one_clear_line(capsys: pytest.CaptureFixture[str], tmp_p
         if fragment is None:
             assert code == 1 and "not compatible" in out
             continue
-        assert code == 2, argv
+        assert code == (1 if argv[0] == "plan-memory" else 2), argv  # an incompatible pair is a "no", as check-pair's
         assert len(err.strip().splitlines()) == 1 and fragment in err and "Traceback" not in err
 
 

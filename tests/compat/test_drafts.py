@@ -164,3 +164,16 @@ def test_the_mtp_row_shows_the_ratio_check_pair_computes(target: str, capsys: py
     assert main(["drafts", "--target", target, "--wide"]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if " mtp " in line)
     assert f"{pair.active_param_ratio:.1f}:1 active" in row
+
+
+def test_without_a_gpu_nothing_claims_it_fits_in_memory(capsys: pytest.CaptureFixture[str]) -> None:
+    """A first-hour review: without --gpu every row said "fits yes" under a title saying memory was not checked.
+    The column then says what was checked (vLLM can serve the pair) and the JSON says memory was not."""
+    code, doc = _run(capsys, "--target", "Qwen/Qwen3-8B")
+    assert code == 0 and doc["memory_checked"] is False and doc["gpu"] is None
+    _, on_gpu = _run(capsys, "--target", "Qwen/Qwen3-8B", "--gpu", "H100-SXM-80GB")
+    assert on_gpu["memory_checked"] is True
+    for argv, column in (((), "serves"), (("--gpu", "H100-SXM-80GB"), "fits")):
+        assert main(["drafts", "--target", "Qwen/Qwen3-8B", "--wide", *argv]) == 0
+        header = next(line for line in capsys.readouterr().out.splitlines() if "draft" in line and "method" in line)
+        assert column in header.split() and ({"serves", "fits"} - {column}).isdisjoint(header.split()), header

@@ -119,7 +119,18 @@ def parse_inputs(data: Mapping[str, Any], file: str, base_dir: Path) -> AdviseIn
         candidates=candidates,
         operating_qps=op,
         min_speedup=min_speedup,
-        notes=tuple(note for note in [duplicate_loads_note(sweep_section)] if note),
+        notes=tuple(note for note in [duplicate_loads_note(sweep_section), _default_operating_note(adv, op)] if note),
+    )
+
+
+def _default_operating_note(adv: Section, op: float) -> str | None:
+    """What the decision is for when the scenario did not say: the sweep's lowest rate, said, since a missing
+    ``operating_qps`` silently became 8 QPS for a sweep of [8, 16] (a first-hour review)."""
+    if "operating_qps" in adv.data:
+        return None
+    return (
+        f"[advise].operating_qps not given: the decision is for {op:g} QPS, the lowest rate of the sweep; set it to "
+        "the load you serve"
     )
 
 

@@ -36,13 +36,14 @@ from specwise.cli import (
 from specwise.cli.common import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    EXIT_NEGATIVE,
     EXIT_USAGE,
     GuardedStdout,
     OutputWriteError,
     Parser,
     UsageError,
 )
-from specwise.errors import SpecwiseError
+from specwise.errors import NegativeAnswer, SpecwiseError
 
 EXIT_TERMINATED = 143  # SIGTERM (128 + 15): kill PID, docker stop, a CI runner's or systemd's stop
 
@@ -113,6 +114,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             code: int = args.handler(args)
             sys.stdout.flush()  # what is still buffered: a failed write shows here, not as Python exits
         return EXIT_TERMINATED if terms and code == EXIT_INTERRUPTED else code  # a command that ended its own way
+    except NegativeAnswer as exc:  # the input is fine; its answer is no
+        print(f"specwise {args.command}: no: {exc}", file=sys.stderr)
+        return EXIT_NEGATIVE
     except SpecwiseError as exc:
         print(f"specwise {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

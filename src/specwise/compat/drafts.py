@@ -242,7 +242,13 @@ class DraftsReport:
         return any(s.fits and s.model_based for s in self.drafts)
 
     def to_json(self, *, all_drafts: bool = False) -> dict[str, Any]:
-        doc: dict[str, Any] = {"target": self.target, "gpu": self.gpu, "tp": self.tp}
+        # a row's "fits" is "vLLM can serve the pair", and "fits in memory" only when memory_checked (a --gpu)
+        doc: dict[str, Any] = {
+            "target": self.target,
+            "gpu": self.gpu,
+            "tp": self.tp,
+            "memory_checked": self.memory_checked,
+        }
         if not self.target_fits:
             return {**doc, "target_fits": False, "why": self.why}
         return {**doc, "drafts": [s.to_json() for s in self.drafts if all_drafts or s.fits]}

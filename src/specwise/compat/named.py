@@ -11,7 +11,7 @@ from __future__ import annotations
 from specwise.catalog import resolve_draft, resolve_model
 from specwise.compat.pair import PairReport, check_pair, model_free_pair, no_mtp_pair
 from specwise.compat.tokenizer_files import gather_tokenizer_evidence
-from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
+from specwise.errors import CLI_FLAGS, FieldNames, NegativeAnswer, SpecwiseError
 from specwise.extras import available
 from specwise.memory.vllm_rules import draft_model_tp_refusal
 from specwise.specs.draft import DraftChoice
@@ -80,7 +80,7 @@ def checked_draft(
     if draft is not None:  # an empty name is refused, never read as no draft
         choice, report = draft_pair(target, draft, max_model_len, names, encode=available("tokenizers"))
         if not report.compatible:
-            raise SpecwiseError(
+            raise NegativeAnswer(
                 f"draft {report.draft} cannot serve target {target.name}: "
                 + "; ".join(f.message for f in report.failures)
             )

@@ -25,7 +25,8 @@ def render_drafts(
     table = Table(
         title=f"drafts for {escape(target)}" + ("" if memory_checked else " (memory not checked: give --gpu)")
     )
-    for name in ("#", "draft", "method", "fits", "target:draft", "KV cost"):
+    # without a GPU nothing says the pair fits in memory: the column says only whether vLLM can serve it
+    for name in ("#", "draft", "method", "fits" if memory_checked else "serves", "target:draft", "KV cost"):
         table.add_column(name, no_wrap=True)
     table.add_column("why", overflow="fold")
     for i, s in enumerate(drafts, 1):

@@ -12,7 +12,7 @@ import numpy as np
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import Finding, check_pair, method_fit
 from specwise.engines.vllm_versions import VllmVersion, method_refusal
-from specwise.errors import FieldNames, SpecwiseError
+from specwise.errors import FieldNames, NegativeAnswer, SpecwiseError
 from specwise.memory import MemoryPlan, MemoryPlanRequest, plan_memory
 from specwise.memory.planner import kv_tokens_at_length
 from specwise.memory.vllm_rules import draft_model_tp_refusal
@@ -86,7 +86,7 @@ def _fit_warnings(spec: ScenarioSpec, plan: MemoryPlan) -> list[str]:
     if plan.fits:
         return []
     if spec.deployable_only:
-        raise SpecwiseError(
+        raise NegativeAnswer(
             f"{spec.file}: {spec.where_speculation}: with the draft the deployment does not fit, so vLLM would not "
             "start it: " + "; ".join(plan.problems)
         )
@@ -104,7 +104,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     draft_choice, findings = _draft(spec, target)
     failed = [f.message for f in findings if f.status == "fail"]
     if failed and spec.deployable_only and dep.engine == "vllm":  # vLLM would not start it: no speedup to report
-        raise SpecwiseError(f"{file}: {where}.draft: vLLM refuses this draft for {dep.target}: {'; '.join(failed)}")
+        raise NegativeAnswer(f"{file}: {where}.draft: vLLM refuses this draft for {dep.target}: {'; '.join(failed)}")
     warnings = [f"draft/target: {m}" for m in failed] + list(spec.notes)
     draft_spec = draft_choice.spec
     _check_vllm_method(spec, draft_tp := sp.draft_tp or dep.tp)
