@@ -167,12 +167,14 @@ def test_bad_input_gives_one_clear_line(capsys: pytest.CaptureFixture[str], argv
     assert "Traceback" not in err
 
 
+LLAMA_1B = "meta-llama/Llama-3.2-1B-Instruct"
+
+
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
         (
-            ["plan-memory", "--target", "Qwen/Qwen2.5-7B-Instruct", "--draft", "meta-llama/Llama-3.2-1B-Instruct",
-             "--gpu", "H100"],  # fmt: skip
+            ["plan-memory", "--target", "Qwen/Qwen2.5-7B-Instruct", "--draft", LLAMA_1B, "--gpu", "H100"],
             "different vocabularies",
         ),
         (["plan-memory", "--target", "Qwen/Qwen3-8B", "--draft", "mtp", "--gpu", "H100"], "no MTP layers"),
