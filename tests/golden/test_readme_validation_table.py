@@ -175,3 +175,15 @@ def test_the_readme_quotes_the_vllm_blog_ngram_miss() -> None:
     assert miss["id"] == "vllm-blog-2024-llama3-70b-ngram-k4-cnndm-qps8"
     quoted = f"({miss['published_speedup']:.2f}× measured, {miss['predicted_speedup']:.2f}× predicted)"
     assert quoted in readme_text(), quoted
+
+
+def test_the_readme_quotes_where_the_direction_caveat_applies() -> None:
+    """The README names where advise never enables (perfmodel.factory.direction_notes), with the fit file's figures."""
+    from specwise.perfmodel.profiles import published_fit
+
+    fit = published_fit()
+    for engine, segment, words in (("sglang", "datacenter", "on SGLang"), ("vllm", "consumer", "on consumer cards")):
+        sign, caught, slowdowns = fit.direction(engine, segment)
+        assert sign is not None
+        quoted = f"{words}, {sign:.0%} and {caught} of {slowdowns}"
+        assert quoted in readme_text(), quoted

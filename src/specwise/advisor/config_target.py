@@ -37,23 +37,30 @@ class ConfigTarget:
             f"{self.declared} takes no --speculative-config, so the command is written for the current vLLM)"
         )
 
-    def notes(self) -> tuple[str, ...]:
+    def notes(self, simulated: bool = True) -> tuple[str, ...]:
         """That the commands are for the current vLLM, not the declared version the simulation replays (empty when
-        they are for the version the operator or the scenario named)."""
+        they are for the version the operator or the scenario named); ``simulated`` False: nothing was (no
+        candidate runs on the current vLLM), so nothing replayed the declared version either."""
         if self.version is not None or self.declared is None:
             return ()
+        replayed = (
+            "which the simulation replays (on the V0 engine)"
+            if simulated
+            else "which nothing here replays: no candidate runs on the current vLLM, so none was simulated"
+        )
         return (
             f"this command is written for the current vLLM (V1), not the scenario's [deployment].engine_version "
-            f"{self.declared}, which the simulation replays (on the V0 engine): vLLM before {CONFIG_JSON_SINCE} takes "
+            f"{self.declared}, {replayed}: vLLM before {CONFIG_JSON_SINCE} takes "
             "only separate --speculative-model / --num-speculative-tokens flags, which specwise does not write; for "
             f"a V0-era command (a draft model on its own GPUs, the schedule as disable_by_batch_size) give "
             f"--vllm-version {V0_ERA_CONFIGS}, or --vllm-version with the vLLM you run (either is simulated too)",
         )
 
 
-def noted(serve: ServeCommand, written: ConfigTarget | None) -> ServeCommand:
-    """The serve command with, first among its notes, which vLLM it is written for when not the declared one."""
-    first = written.notes() if written is not None else ()
+def noted(serve: ServeCommand, written: ConfigTarget | None, simulated: bool = True) -> ServeCommand:
+    """The serve command with, first among its notes, which vLLM it is written for when not the declared one
+    (``simulated``: whether any candidate was)."""
+    first = written.notes(simulated) if written is not None else ()
     return replace(serve, notes=first + serve.notes) if first else serve
 
 

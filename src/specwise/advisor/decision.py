@@ -197,6 +197,19 @@ def _too_few_requests(v: _Verdict, sc: Scenario, sim: SweepResult, op: float, la
     return _Verdict("measure_first", k, reason, v.simulated, headline=head)
 
 
+def _direction_unreliable(v: _Verdict, sc: Scenario, sim: SweepResult, op: float, label: str) -> _Verdict:
+    """An enabling verdict from a predictor whose held-back record often puts a speedup on the wrong side of 1
+    (:func:`~specwise.perfmodel.factory.direction_notes`: SGLang's published fit, a GPU of another segment) is at
+    most measure_first: a band of relative error clearing ``min_speedup`` says nothing when the predictor cannot
+    tell a slowdown from a speedup there. Other verdicts stand (disable is the safe side)."""
+    caveat = sc.models.direction_caveat
+    if v.verdict not in ("enable", "enable_below") or not caveat:
+        return v
+    k = sim.best_k_by_qps[op] or sim.top_k(op)
+    reason = f"{caveat}; the simulation alone says: {v.reason}"
+    return _Verdict("measure_first", k, reason, v.simulated, headline=_measure_headline(label, k))
+
+
 def _measure_headline(label: str, k: int) -> str:
     return f"Measure {label} (k={k}) on your server before enabling it"
 
@@ -509,7 +522,9 @@ def evaluate_candidate(
             c,
             sc,
             evidence,
-            max(v.k, sim.best_k_by_qps[inputs.operating_qps], 1),
+            # the k judged: the verdict's, else the best speculative one at the load (a disable's k is 0; the rules
+            # then spoke of k = 1, which the candidate may not even offer), else 1
+            max(v.k, sim.best_k_by_qps[inputs.operating_qps]) or sim.top_k(inputs.operating_qps) or 1,
             sim.best_speedup_by_qps,
             sim.overloaded_qps,
         )
@@ -519,6 +534,7 @@ def evaluate_candidate(
         reason = "; ".join(f"rule '{r.rule}' fails: {r.message}" for r in vetoes) + f" (despite {v.simulated})"
         v = _Verdict("disable", 0, reason, headline=f"Do not enable {c.label}")
     v = _too_few_requests(v, sc, sim, inputs.operating_qps, c.label)
+    v = _direction_unreliable(v, sc, sim, inputs.operating_qps, c.label)
     spec = None
     if v.verdict in ("enable", "enable_below", "measure_first"):
         spec = engine.speculative_config(_speculation(c, sc, v.k, v.schedule))
@@ -700,7 +716,7 @@ def advise(
         assumed_acceptance_for=tuple(sorted({e.workload for e in top.evidence if e.assumed})),
         ranking=tuple(r.candidate for r in ranked),
         candidates=tuple(results),
-        serve=noted(_serve(inputs, top, spec, eng, host), written),
+        serve=noted(_serve(inputs, top, spec, eng, host), written, simulated=first is not None),
         acceptance_vs_temperature=tuple(temperature_curves(inputs, profiles)),
         monitoring={
             "acceptance_rate_promql": PROMQL_ACCEPTANCE_RATE,

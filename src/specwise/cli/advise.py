@@ -45,7 +45,8 @@ def register(sub: Any) -> None:
         "practitioner rule checks) and print the decision with a valid --speculative-config. Works offline; "
         "acceptance comes from --bench (measured) or --profile (profiled) when given, else from documented priors "
         "(flagged as ASSUMED). See examples/advise/. Exit status: 0 enable / enable below a load / measure first, "
-        "1 do not enable, 2 bad input.",
+        "1 do not enable (speculation loses, the deployment cannot keep up, no candidate fits or runs on this "
+        "vLLM), 2 bad input, 3 internal error.",
     )
     add_scenario_arg(p, "advise scenario TOML")
     p.add_argument(

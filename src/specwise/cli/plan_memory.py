@@ -40,7 +40,7 @@ def register(sub: Any) -> None:
         help="VRAM plan for a target and its draft on given GPUs",
         description="Plan GPU memory for a vLLM deployment of TARGET with an optional speculative DRAFT: weights, "
         "KV cache of both models, tensor parallelism, and what the draft costs in concurrency. "
-        "Exit status: 0 fits, 1 does not fit, 2 bad input.",
+        "Exit status: 0 fits, 1 does not fit (or the draft cannot serve the target), 2 bad input, 3 internal error.",
     )
     p.add_argument(
         "--target",

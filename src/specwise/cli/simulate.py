@@ -40,7 +40,8 @@ def register(sub: Any) -> None:
         help="simulate a scenario over QPS x k: speedup, best k, crossover",
         description="Simulate vLLM continuous batching with and without speculation for every (QPS, k) of a "
         "scenario TOML (see examples/). Reports latency percentiles, throughput, best k per QPS and the crossover "
-        "QPS beyond which speculation loses.",
+        "QPS beyond which speculation loses. Exit status: 0 simulated, 1 vLLM would not start the deployment (the "
+        "draft does not fit or cannot serve the target), 2 bad input, 3 internal error.",
     )
     add_scenario_arg(p, "scenario TOML file")
     p.add_argument("--plot", type=path_arg, metavar="DIR", help="write speedup and latency plots (PNG + SVG) here")

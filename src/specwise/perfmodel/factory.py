@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -78,6 +78,8 @@ class ServingModels:
     band_source: str = ""
     band_statistic: str = P80_SPEEDUP_ERROR  # one of BAND_STATISTICS
     notes: tuple[str, ...] = ()  # what every result of these models must say (a calibration from other hardware)
+    # why the side of 1 a speedup falls on is itself unreliable here (held-back record; direction_notes), or ""
+    direction_caveat: str = ""
     calibrated_range: CalibratedRange | None = None  # the steps a calibration measured: prices beyond them say so
 
 
@@ -151,6 +153,7 @@ def roofline_models(
         band_source=(
             f"roofline replay of the held-back vLLM measurements{where} (specwise validate --predictor roofline)"
         ),
+        **_direction(fit, "vllm", gpu.segment, "roofline", roofline=True),
     )
 
 
@@ -172,6 +175,7 @@ def fitted_models(d: Deployed, engine: str = "vllm", engine_version: str | None 
         batch_expansion_scorer=profile.batch_expansion_scorer,
         band=fit.band(engine, d.gpu.segment),
         band_source=_band_source(fit, engine, d.gpu.name, d.gpu.segment),
+        **_direction(fit, engine, d.gpu.segment, "the published fit"),
     )
 
 
@@ -259,6 +263,34 @@ def relative_band(predicted: np.ndarray, measured: np.ndarray) -> float:
 
 
 UNSAID_SEGMENT = "the GPU file does not say its segment, datacenter or consumer"
+MIN_DIRECTION_AGREEMENT = 0.8  # held-back records predicted on the measured side of plain decoding, at least
+MIN_SLOWDOWNS_CAUGHT = 0.5  # of the measured slowdowns predicted below 1, at least (where there are 5 or more)
+
+
+def _direction(
+    fit: PublishedFit, engine: str, segment: str | None, who: str, *, roofline: bool = False
+) -> dict[str, Any]:
+    """:class:`ServingModels`' ``notes`` and ``direction_caveat`` from :func:`direction_notes`."""
+    notes = direction_notes(fit, engine, segment, who, roofline=roofline)
+    return {"notes": notes, "direction_caveat": notes[0] if notes else ""}
+
+
+def direction_notes(
+    fit: PublishedFit, engine: str, segment: str | None, who: str, *, roofline: bool = False
+) -> tuple[str, ...]:
+    """A note for every result where the predictor's held-back record says it often gets the *direction* wrong
+    (faster or slower than plain decoding) -- which a band of relative error does not say: SGLang's published-fit
+    band is +-39%, yet it called the side of 1 right in 44% of SGLang's held-back records and 5 of their 14
+    slowdowns (a first-hour review found an SGLang scenario told "enable" with nothing but the band)."""
+    sign, caught, slowdowns = fit.direction(engine, segment, roofline=roofline)
+    poor_sign = sign is not None and sign < MIN_DIRECTION_AGREEMENT
+    poor_catch = slowdowns >= 5 and caught < MIN_SLOWDOWNS_CAUGHT * slowdowns
+    if not (poor_sign or poor_catch):
+        return ()
+    said = f"on the held-back {engine} measurements{_on_which_gpus(fit, engine, segment, roofline=roofline)} {who}"
+    said += f" put {sign:.0%} of its speedups on the measured side of 1" if sign is not None else ""
+    said += (" and" if sign is not None else "") + f" predicted {caught} of {slowdowns} measured slowdowns below 1"
+    return (said + ": whether speculation pays here is a guess until measured (specwise bench)",)
 
 
 def _on_which_gpus(fit: PublishedFit, engine: str, segment: str | None, *, roofline: bool = False) -> str:

@@ -121,6 +121,20 @@ class PublishedFit:
         """The GPUs of the held-back ``engine`` records the band comes from (empty when not recorded)."""
         return tuple(str(g) for g in self._held_back(engine, segment).get("gpus", ()))
 
+    def direction(
+        self, engine: str | None = None, segment: str | None = None, *, roofline: bool = False
+    ) -> tuple[float | None, int, int]:
+        """How often the held-back records :meth:`band` comes from were predicted on the right side of plain
+        decoding: (share of speculative records predicted faster or slower as measured -- None when not recorded --,
+        measured slowdowns predicted below 1, measured slowdowns)."""
+        held = self._held_back(engine, segment, roofline)
+        sign = held.get("sign_agreement")
+        return (
+            (None if sign is None else float(sign)),
+            int(held.get("slowdowns_predicted", 0)),
+            int(held.get("slowdowns", 0)),
+        )
+
     def band_records(self, engine: str | None = None, segment: str | None = None) -> int:
         """How many held-back records :meth:`band` comes from."""
         held = self._held_back(engine, segment)
