@@ -99,6 +99,8 @@ def test_a_head_for_another_target_fails_on_a_prior_and_warns_when_measured() ->
 def test_advise_vetoes_what_vllm_refuses(scenario: str, says: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["advise", "--scenario", str(SCENARIOS / f"{scenario}.toml"), "--processes", "1", "--wide"]) == 1
     out = " ".join(capsys.readouterr().out.replace("│", " ").split())
-    assert "Do not enable speculative decoding" in out and "rule 'draft/target compatibility' fails" in out
+    # vLLM would not load the draft: the candidate is unsupported, and no simulated speedup is weighed against it
+    assert "No candidate's draft can serve this target as proposed" in out and "unsupported" in out
+    assert "rule 'draft/target compatibility' fails" in out and "despite" not in out
     assert says in out and "--speculative-config" not in out
     assert "warning (" in out and "): draft/target: " in out  # the candidate's warnings, in the terminal too

@@ -46,6 +46,7 @@ from specwise.study.decide import decide, falls_below
 from specwise.study.sweep import run_cell, run_sweep
 from specwise.units import fmt_about, fmt_ratio
 
+COMPATIBILITY_RULE = "draft/target compatibility"  # its failure: vLLM refuses or mis-loads the draft
 VERDICT_ORDER = {"enable": 4, "enable_below": 3, "measure_first": 2, "disable": 1, "does_not_fit": 0, "unsupported": 0}
 Progress = Callable[[str, int, int], None]
 
@@ -530,7 +531,11 @@ def evaluate_candidate(
         )
     )
     vetoes = [r for r in checks if r.status == "fail" and r.rule in rules.VETO_RULES]
-    if v.verdict != "disable" and vetoes:
+    refused = next((r for r in vetoes if r.rule == COMPATIBILITY_RULE), None)
+    if refused is not None:  # vLLM would not load this draft: nothing it runs, so no simulated speedup to weigh
+        reason = f"rule '{refused.rule}' fails: {refused.message}"
+        v = _Verdict("unsupported", 0, reason, headline=f"{c.label}: {refused.message}")
+    elif v.verdict != "disable" and vetoes:
         reason = "; ".join(f"rule '{r.rule}' fails: {r.message}" for r in vetoes) + f" (despite {v.simulated})"
         v = _Verdict("disable", 0, reason, headline=f"Do not enable {c.label}")
     v = _too_few_requests(v, sc, sim, inputs.operating_qps, c.label)
@@ -550,7 +555,9 @@ def evaluate_candidate(
         rules=tuple(checks),
         schedule=v.schedule,
         schedule_results=v.schedule_results,
-        speedup_at_operating_qps=_speedup_at(sim, inputs.operating_qps) if v.verdict != "disable" else None,
+        speedup_at_operating_qps=(
+            _speedup_at(sim, inputs.operating_qps) if v.verdict not in ("disable", "unsupported") else None
+        ),
         sim=sim,
         speculative_config=spec,
         headline=v.headline,
@@ -600,6 +607,8 @@ def _disable_headline(op: float, ranked: Sequence[CandidateAdvice], written: Con
     """Said first when no candidate can help: none can run on the engine the config is written for (``written``,
     named with why it is that one), or the load itself is more than the deployment serves."""
     if all(r.verdict == "unsupported" for r in ranked):
+        if all(r.reason.startswith(f"rule '{COMPATIBILITY_RULE}' fails") for r in ranked):
+            return "No candidate's draft can serve this target as proposed (why below): change the draft or the method"
         uncalibrated = sum(1 for r in ranked if r.reason.startswith(NOT_CALIBRATED))
         on, fix = (written.engine_words(), written.fix()) if written else ("this engine", "change the engine version")
         if not uncalibrated:
