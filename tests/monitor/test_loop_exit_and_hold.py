@@ -277,3 +277,23 @@ def test_loop_on_a_target_that_never_answers_reports_at_the_end(
         f"0 windows judged over 1 target; exit 1: {url} never answered (scrape failed: connection refused)"
     )
     assert main(["monitor", "--url", url, "--once", "--interval", "0.2"]) == 2  # --once: no server answered
+
+
+def test_a_loop_stops_when_the_reader_of_its_output_has_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``monitor ... | head``: once a write found the pipe closed (cli.common.reader_gone), the loop stops at its
+    next round, as a pipe's writer does, instead of watching for nobody (no --duration here)."""
+    import specwise.cli.monitor as monitor_cli
+
+    rounds: list[int] = []
+
+    def gone() -> bool:
+        rounds.append(1)
+        return len(rounds) >= 2  # the reader goes after the first round
+
+    monkeypatch.setattr(monitor_cli, "reader_gone", gone)
+    with _page_server(lambda: PAGE.encode()) as url:
+        code = main(["monitor", "--url", url, "--interval", "0.1", "--db", str(tmp_path / "m")])
+    capsys.readouterr()
+    assert code == 0 and len(rounds) == 2  # ended as a --duration run does: its summary, exit 0

@@ -113,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _sigterm_raises(terms):
             code: int = args.handler(args)
             sys.stdout.flush()  # what is still buffered: a failed write shows here, not as Python exits
+        if isinstance(sys.stdout, GuardedStdout) and sys.stdout.reader_gone:
+            _silence(stdout)  # nothing left for Python to flush into the closed pipe at exit
         return EXIT_TERMINATED if terms and code == EXIT_INTERRUPTED else code  # a command that ended its own way
     except NegativeAnswer as exc:  # the input is fine; its answer is no
         print(f"specwise {args.command}: no: {exc}", file=sys.stderr)

@@ -50,24 +50,41 @@ def _output_errors() -> Iterator[None]:
 
 class GuardedStdout:
     """``sys.stdout`` while a command runs: the real stream, whose failed write or flush is raised as
-    :class:`OutputWriteError`, so the CLI tells it from the OSError of a bug. A closed pipe stays BrokenPipeError
-    (``| head``: the reader's choice, exit 0). Everything else (``fileno``, ``isatty``, ``encoding``) is the real
-    stream's."""
+    :class:`OutputWriteError`, so the CLI tells it from the OSError of a bug. A closed pipe (``| head``: the
+    reader's choice) sets :attr:`reader_gone` and the rest of the output goes nowhere: the command still finishes
+    and exits with its own answer -- a "no" stays exit 1 under ``set -o pipefail``, an answer is not turned into
+    one -- and a command that loops (monitor) stops at its next round (:func:`reader_gone`). Everything else
+    (``fileno``, ``isatty``, ``encoding``) is the real stream's."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
+        self.reader_gone = False
 
     def write(self, text: str) -> int:
-        with _output_errors():
-            return self.stream.write(text)
+        if not self.reader_gone:
+            try:
+                with _output_errors():
+                    return self.stream.write(text)
+            except BrokenPipeError:
+                self.reader_gone = True
+        return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
             self.write(line)
 
     def flush(self) -> None:
-        with _output_errors():
-            self.stream.flush()
+        if not self.reader_gone:
+            try:
+                with _output_errors():
+                    self.stream.flush()
+            except BrokenPipeError:
+                self.reader_gone = True
+
+
+def reader_gone() -> bool:
+    """Whether the reader of this command's stdout has gone (``| head`` read its lines): a loop stops."""
+    return bool(getattr(sys.stdout, "reader_gone", False))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)

@@ -36,6 +36,7 @@ from specwise.cli.common import (
     predictor_override,
     print_json,
     prometheus_duration,
+    reader_gone,
     refuse_without_scenario,
     scenario_file,
 )
@@ -347,8 +348,8 @@ def _rounds(
         tick, now = tick + args.interval, time.monotonic()
         while tick < now:  # a round that overran skips the ticks it missed instead of bunching them
             tick += args.interval
-        if end is not None and tick > end:
-            break
+        if (end is not None and tick > end) or reader_gone():  # the reader of stdout went (| head): stop, as a pipe's
+            break  # writer does
         time.sleep(tick - now)
 
 
