@@ -43,3 +43,14 @@ def test_a_large_output_into_a_closed_pipe(tmp_path: Path) -> None:
     err = proc.stderr.read().decode()
     proc.wait(timeout=60)
     assert "finished" in err and "Traceback" not in err
+
+
+def test_everything_else_is_the_real_streams() -> None:
+    import io
+
+    from specwise.cli.common import GuardedStdout
+
+    real = io.StringIO()
+    guarded = GuardedStdout(real)
+    guarded.write("x")
+    assert guarded.getvalue() == "x" and guarded.isatty() is False and not guarded.reader_gone

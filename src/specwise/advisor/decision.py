@@ -531,10 +531,10 @@ def evaluate_candidate(
         )
     )
     vetoes = [r for r in checks if r.status == "fail" and r.rule in rules.VETO_RULES]
-    refused = next((r for r in vetoes if r.rule == COMPATIBILITY_RULE), None)
-    if refused is not None:  # vLLM would not load this draft: nothing it runs, so no simulated speedup to weigh
-        reason = f"rule '{refused.rule}' fails: {refused.message}"
-        v = _Verdict("unsupported", 0, reason, headline=f"{c.label}: {refused.message}")
+    incompatible = next((r for r in vetoes if r.rule == COMPATIBILITY_RULE), None)
+    if incompatible is not None:  # vLLM would not load this draft: nothing it runs, so no simulated speedup to weigh
+        reason = f"rule '{incompatible.rule}' fails: {incompatible.message}"
+        v = _Verdict("unsupported", 0, reason, headline=f"{c.label}: {incompatible.message}")
     elif v.verdict != "disable" and vetoes:
         reason = "; ".join(f"rule '{r.rule}' fails: {r.message}" for r in vetoes) + f" (despite {v.simulated})"
         v = _Verdict("disable", 0, reason, headline=f"Do not enable {c.label}")

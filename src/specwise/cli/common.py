@@ -81,13 +81,13 @@ class GuardedStdout:
             except BrokenPipeError:
                 self.reader_gone = True
 
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
 
 def reader_gone() -> bool:
     """Whether the reader of this command's stdout has gone (``| head`` read its lines): a loop stops."""
     return bool(getattr(sys.stdout, "reader_gone", False))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.stream, name)
 
 
 class Parser(argparse.ArgumentParser):
