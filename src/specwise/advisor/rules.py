@@ -87,7 +87,7 @@ def size_ratio(x: RuleInput) -> RuleResult:
             name,
             "pass",
             "smaller than 1:12: cheap to run; smaller drafts often win when AL holds "
-            "(SpecDecode-Bench); the simulated curve below decides",
+            "(SpecDecode-Bench); the simulated speedup decides",
             ev,
         )
     return RuleResult(name, "pass", "within the common 1:8-1:12 advice", ev)
