@@ -122,3 +122,19 @@ def test_the_advise_report_shows_the_line_too() -> None:
     html = "".join(_sweep_table(replace(candidate, sim=doc)))
     assert Text.from_markup(line).plain.replace("<", "&lt;").replace(">", "&gt;") in html
     assert "only speculation keeps up" not in "".join(_sweep_table(replace(candidate, sim=_golden())))
+
+
+def test_the_sched_column_has_its_legend() -> None:
+    """A first-hour review: simulate's 'sched' column had no legend line."""
+    import io
+
+    from rich.console import Console
+
+    from specwise.report.sim import render_sweep
+
+    doc = _golden()
+    sched = replace(next(r for r in doc.results if r.qps == 8.0 and r.k == 4), k=None)
+    for with_schedule, said in ((True, True), (False, False)):
+        out = io.StringIO()
+        render_sweep(replace(doc, schedule_results=(sched,) if with_schedule else ()), Console(file=out, width=200))
+        assert ("sched: the speedup with the scenario's k-by-batch-size schedule" in out.getvalue()) is said

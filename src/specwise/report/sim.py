@@ -57,6 +57,8 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
         cells.append("-" if doc.speedup_undefined(q) else str(best))
         table.add_row(*cells)
     print_table(out, table, wide=wide)
+    if doc.schedule_results:
+        out.print("sched: the speedup with the scenario's k-by-batch-size schedule ([speculation].k_schedule)")
     out.print(pays_sentence(doc))
     if (undefined := [q for q in doc.qps if doc.speedup_undefined(q)]) and metric == "goodput":
         loads = ", ".join(f"{q:g}" for q in undefined)
