@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import logging
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
@@ -44,6 +46,8 @@ from specwise.cli.common import (
     UsageError,
 )
 from specwise.errors import NegativeAnswer, SpecwiseError
+
+log = logging.getLogger("specwise")
 
 EXIT_TERMINATED = 143  # SIGTERM (128 + 15): kill PID, docker stop, a CI runner's or systemd's stop
 
@@ -90,7 +94,22 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for module in _COMMANDS:
         module.register(sub)
+    for command in sub.choices.values():  # -v after the command too (specwise plan-memory ... -v)
+        _add_verbose(command)
     return parser
+
+
+def _add_verbose(parser: argparse.ArgumentParser) -> None:
+    """``-v`` on a (sub)command and its own subcommands, unless it already has one; its default leaves the
+    top-level flag's value alone."""
+    if "-v" not in parser._option_string_actions:
+        parser.add_argument(
+            "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log debug details to stderr"
+        )
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _add_verbose(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -100,12 +119,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    verbose = [logging.getLogger(name) for name in ("specwise", "httpx")] if args.verbose else []
+    levels = [logger.level for logger in verbose]
+    for logger in verbose:  # specwise's own details, and its HTTP client's requests (bench, monitor, calibrate): not
+        logger.setLevel(logging.DEBUG)  # every library's (matplotlib's font cache, asyncio's selector)
+    log.debug("specwise %s (specwise %s, Python %s)", args.command, __version__, sys.version.split()[0])
+    started_s = time.monotonic()
     stdout = sys.stdout
     sys.stdout = cast(TextIO, GuardedStdout(stdout))
     terms: list[int] = []
@@ -115,6 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()  # what is still buffered: a failed write shows here, not as Python exits
         if isinstance(sys.stdout, GuardedStdout) and sys.stdout.reader_gone:
             _silence(stdout)  # nothing left for Python to flush into the closed pipe at exit
+        log.debug("specwise %s: exit %d after %.1f s", args.command, code, time.monotonic() - started_s)
         return EXIT_TERMINATED if terms and code == EXIT_INTERRUPTED else code  # a command that ended its own way
     except NegativeAnswer as exc:  # the input is fine; its answer is no
         print(f"specwise {args.command}: no: {exc}", file=sys.stderr)
@@ -151,6 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if isinstance(sys.stdout, GuardedStdout):
             sys.stdout = stdout
+        for logger, level in zip(verbose, levels, strict=True):  # as they were: a process may run main again
+            logger.setLevel(level)
 
 
 @contextlib.contextmanager

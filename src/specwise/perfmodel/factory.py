@@ -14,6 +14,7 @@ Three predictors:
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -42,6 +43,8 @@ from specwise.perfmodel.v2 import StepModelV2
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
 from specwise.specs.quant import Quantization
+
+log = logging.getLogger(__name__)
 
 PredictorKind = Literal["published-fit", "roofline", "calibrated"]
 PREDICTORS: tuple[str, ...] = ("published-fit", "roofline", "calibrated")
@@ -249,12 +252,25 @@ def calibration_gap(choice: PredictorChoice, method: Method, draft: str | None) 
 
 def serving_models(choice: PredictorChoice, d: Deployed) -> ServingModels:
     if choice.kind == "roofline":
-        return roofline_models(d.target, d.gpu, d.tp, d.method, d.draft, d.draft_tp)
-    if choice.kind == "calibrated":
+        models = roofline_models(d.target, d.gpu, d.tp, d.method, d.draft, d.draft_tp)
+    elif choice.kind == "calibrated":
         if choice.calibration is None:
             raise SpecwiseError("the calibrated predictor needs a calibration file (--calibration FILE)")
-        return calibrated_models(d, choice.calibration, choice.calibration_path, choice.engine, choice.engine_version)
-    return fitted_models(d, choice.engine, choice.engine_version)
+        models = calibrated_models(d, choice.calibration, choice.calibration_path, choice.engine, choice.engine_version)
+    else:
+        models = fitted_models(d, choice.engine, choice.engine_version)
+    log.debug(
+        "%s on %d x %s, %s%s: predictor %s, band +-%.0f%% (%s)",
+        d.target.name,
+        d.tp,
+        d.gpu.name,
+        d.method.name,
+        f" with {d.draft.name}" if d.draft is not None else "",
+        models.predictor,
+        models.band * 100,
+        band_basis(models.band_statistic, models.band_source),
+    )
+    return models
 
 
 def relative_band(predicted: np.ndarray, measured: np.ndarray) -> float:

@@ -4,7 +4,9 @@ measures the deployment's capacity (:mod:`specwise.sim.saturation`), so a load a
 
 from __future__ import annotations
 
+import logging
 import math
+import time
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -16,6 +18,8 @@ from specwise.sim.engine import EngineConfig, SimResult, SpecConfig, simulate
 from specwise.sim.metrics import SimSummary, summarize
 from specwise.sim.saturation import capacity_per_s, capacity_requests
 from specwise.sim.workload import RequestTable, admit, generate_requests
+
+log = logging.getLogger(__name__)
 
 CAPACITY_QPS = math.inf  # the qps of a capacity cell: the saturated run
 _CAPACITY_STREAM = 2**20  # its random-number stream, apart from every QPS index
@@ -97,4 +101,15 @@ def run_sweep(
     process per cell and per core). Each cell seeds its own random numbers, so where it runs does not change it.
     ``into``: the list the cells are appended to as they finish, in that order (what a caller keeps when the sweep
     is interrupted; :func:`~specwise.study.decide.partial_sweep` reads it)."""
-    return (executor or LocalExecutor()).map(_run_cell_args, sweep_jobs(sc), progress, into)
+    jobs = sweep_jobs(sc)
+    started_s, cpu_s = time.monotonic(), time.process_time()
+    cells = (executor or LocalExecutor()).map(_run_cell_args, jobs, progress, into)
+    log.debug(
+        "%s: %d simulations (%d requests each) in %.1f s wall, %.1f s CPU in this process",
+        sc.name,
+        len(jobs),
+        sc.sweep.num_requests,
+        time.monotonic() - started_s,
+        time.process_time() - cpu_s,
+    )
+    return cells
