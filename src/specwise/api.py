@@ -323,9 +323,10 @@ def plan_memory(
     ``target`` / ``draft`` are catalog ids or local paths (str or Path; ``draft`` also ``ngram``, ``suffix``,
     ``mtp``); other :class:`~specwise.memory.MemoryPlanRequest` fields (``draft_tp``, ``max_num_seqs``,
     ``reserve_bytes``, ...) pass as keywords. A draft whose vocabulary cannot serve the target raises
-    :class:`~specwise.errors.SpecwiseError`, and so do ``draft_tp`` or ``draft_quantization`` with no draft weights
-    to apply it to, a draft model at a ``draft_tp`` other than ``tp`` and a ``max_num_batched_tokens`` below
-    ``max_num_seqs`` (vLLM refuses both).
+    :class:`~specwise.errors.NegativeAnswer` (a :class:`~specwise.errors.SpecwiseError`: the input is valid, the
+    answer is no); :class:`~specwise.errors.SpecwiseError` is raised by ``draft_tp`` or ``draft_quantization``
+    with no draft weights to apply it to, a draft model at a ``draft_tp`` other than ``tp`` and a
+    ``max_num_batched_tokens`` below ``max_num_seqs`` (vLLM refuses both).
     ``plan.to_json()`` is what ``specwise plan-memory --json`` prints (with the pair check under ``compatibility``).
 
     >>> import specwise

@@ -3,6 +3,7 @@ advise exits 1, and the terminal prints the candidate's warnings (review items A
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -104,3 +105,14 @@ def test_advise_vetoes_what_vllm_refuses(scenario: str, says: str, capsys: pytes
     assert "rule 'draft/target compatibility' fails" in out and "despite" not in out
     assert says in out and "--speculative-config" not in out
     assert "warning (" in out and "): draft/target: " in out  # the candidate's warnings, in the terminal too
+
+
+def test_a_head_for_another_target_is_disabled_not_unsupported(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM loads a head trained for another target (check-pair: compatible); only its assumed acceptance is
+    nobody's prior. Review: it was called unsupported ("no candidate's draft can serve this target"), the opposite
+    of the rule's own fix (profile the pair)."""
+    assert main(["advise", "--scenario", str(SCENARIOS / "foreign-head.toml"), "--processes", "1", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    (cand,) = doc["candidates"]
+    assert doc["decision"] == "disable" and cand["verdict"] == "disable"
+    assert "profile this pair" in cand["reason"] and "can serve this target" not in doc["headline"]

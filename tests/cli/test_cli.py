@@ -188,6 +188,10 @@ def test_an_incompatible_pair_is_a_no(capsys: pytest.CaptureFixture[str], argv: 
     (line,) = err.strip().splitlines()
     assert line.startswith("specwise plan-memory: no: draft ") and fragment in line
     assert main(["check-pair", "--target", argv[2], "--draft", argv[4]]) == 1
+    capsys.readouterr()
+    assert main([*argv, "--json"]) == 1  # --json: the answer as a document as well
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["compatible"] is False and doc["fits"] is False and fragment in doc["why"]
 
 
 def test_bad_files_give_one_clear_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

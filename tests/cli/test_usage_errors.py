@@ -5,6 +5,7 @@ command named ``specwise gpus``."""
 from __future__ import annotations
 
 import argparse
+import os
 
 import pytest
 
@@ -72,6 +73,10 @@ def test_the_scenario_is_given_as_file_or_flag(command: str) -> None:
     assert not hasattr(as_file, "scenario_positional")
     both = parser.parse_args([command, "example:llama70b-ngram", "--scenario", "example:llama70b-ngram"])
     assert both.scenario == as_flag.scenario  # the same file twice is one scenario
+    relative = os.path.relpath(as_flag.scenario)  # and so is one file spelled two ways
+    assert parser.parse_args([command, relative, "--scenario", str(as_flag.scenario)]).scenario.resolve() == (
+        as_flag.scenario.resolve()
+    )
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,6 @@ def test_verbose_says_the_predictor_and_the_sweep(caplog: pytest.LogCaptureFixtu
         for m in said
     ), said
     assert any("simulations (" in m and "requests each) in " in m for m in said), said
-    assert logging.getLogger("specwise").level == logging.NOTSET  # as it was before main ran
 
 
 def test_every_subcommand_takes_it() -> None:
@@ -45,3 +44,36 @@ def test_every_subcommand_takes_it() -> None:
     for argv in (["gpus", "-v"], ["export", "grafana", "--out", "x", "-v"], ["validate", "--verbose"]):
         assert parser.parse_args(argv).verbose is True
     assert parser.parse_args(["gpus"]).verbose is False
+
+
+def test_verbose_never_prints_a_urls_credentials(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """httpx logs each request's URL as given ("HTTP Request: GET http://user:pass@host/..."); under -v a
+    Prometheus URL's user:password@ (or a ?token=) reached stderr while every other line masked it (review of the -v
+    change). A command whose HTTP client logs such a line: what -v shows of it is masked."""
+    import specwise.cli.gpus as gpus_cli
+
+    url = "http://user:s3cret@127.0.0.1:9/api/v1/query?token=t0ken&query=up"
+
+    def run(args: object) -> int:
+        logging.getLogger("httpx").info('HTTP Request: GET %s "HTTP/1.1 200 OK"', url)
+        return 0
+
+    monkeypatch.setattr(gpus_cli, "run", run)
+    with caplog.at_level(logging.DEBUG):
+        assert main(["gpus", "-v"]) == 0
+        logging.getLogger("httpx").info("after main: %s", url)  # the filter is main's, not left behind
+    said = [r.getMessage() for r in caplog.records]
+    masked = [m for m in said if "***@127.0.0.1:9" in m and "token=***" in m]
+    assert len(masked) == 1 and not [m for m in said[:-1] if "s3cret" in m or "t0ken" in m], said
+    assert "s3cret" in said[-1]
+
+
+def test_main_puts_the_levels_back() -> None:
+    """-v raises specwise's and httpx's loggers to DEBUG for the command only: a process (a test, a notebook)
+    that runs main again is not left logging."""
+    loggers = [logging.getLogger(name) for name in ("specwise", "httpx")]
+    before = [(logger.level, list(logger.filters)) for logger in loggers]
+    assert main(["gpus", "-v"]) == 0
+    assert [(logger.level, list(logger.filters)) for logger in loggers] == before

@@ -182,7 +182,11 @@ def test_the_readme_quotes_where_the_direction_caveat_applies() -> None:
     from specwise.perfmodel.profiles import published_fit
 
     fit = published_fit()
-    for engine, segment, words in (("sglang", "datacenter", "on SGLang"), ("vllm", "consumer", "on consumer cards")):
+    for engine, segment, words in (
+        ("sglang", "datacenter", "on SGLang"),
+        ("vllm", "consumer", "on consumer cards"),
+        ("vllm", None, "the pooled vLLM record"),  # a GPU file without a segment
+    ):
         sign, caught, slowdowns = fit.direction(engine, segment)
         assert sign is not None
         quoted = f"{words}, {sign:.0%} and {caught} of {slowdowns}"

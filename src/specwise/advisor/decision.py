@@ -181,6 +181,23 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engin
     return _Verdict("disable", 0, reason, ev_sim, schedule, headline=f"Do not enable {label}")
 
 
+def _vetoed(v: _Verdict, checks: Sequence[rules.RuleResult], sc: Scenario, label: str) -> _Verdict:
+    """The verdict after the veto rules. A draft vLLM would not load (the pair check fails, as check-pair says) is
+    unsupported: nothing it runs, so no simulated speedup to weigh. A head trained for another target loads; its rule
+    fails only on an assumed acceptance, and that stays a disable whose fix is to profile the pair, as do the other
+    vetoes (the simulated figure kept in the reason)."""
+    vetoes = [r for r in checks if r.status == "fail" and r.rule in rules.VETO_RULES]
+    pair_fails = any(f.status == "fail" for f in sc.draft_findings)
+    incompatible = next((r for r in vetoes if r.rule == COMPATIBILITY_RULE and pair_fails), None)
+    if incompatible is not None:
+        reason = f"rule '{incompatible.rule}' fails: {incompatible.message}"
+        return _Verdict("unsupported", 0, reason, headline=f"{label}: {incompatible.message}")
+    if v.verdict != "disable" and vetoes:
+        reason = "; ".join(f"rule '{r.rule}' fails: {r.message}" for r in vetoes) + f" (despite {v.simulated})"
+        return _Verdict("disable", 0, reason, headline=f"Do not enable {label}")
+    return v
+
+
 def _too_few_requests(v: _Verdict, sc: Scenario, sim: SweepResult, op: float, label: str) -> _Verdict:
     """An enabling verdict from a sweep too small to decide on (:data:`FEW_REQUESTS`) is at most measure_first:
     the predictor's band does not include the sampling noise of a few requests' percentiles (a single request per
@@ -530,14 +547,7 @@ def evaluate_candidate(
             sim.overloaded_qps,
         )
     )
-    vetoes = [r for r in checks if r.status == "fail" and r.rule in rules.VETO_RULES]
-    incompatible = next((r for r in vetoes if r.rule == COMPATIBILITY_RULE), None)
-    if incompatible is not None:  # vLLM would not load this draft: nothing it runs, so no simulated speedup to weigh
-        reason = f"rule '{incompatible.rule}' fails: {incompatible.message}"
-        v = _Verdict("unsupported", 0, reason, headline=f"{c.label}: {incompatible.message}")
-    elif v.verdict != "disable" and vetoes:
-        reason = "; ".join(f"rule '{r.rule}' fails: {r.message}" for r in vetoes) + f" (despite {v.simulated})"
-        v = _Verdict("disable", 0, reason, headline=f"Do not enable {c.label}")
+    v = _vetoed(v, checks, sc, c.label)
     v = _too_few_requests(v, sc, sim, inputs.operating_qps, c.label)
     v = _direction_unreliable(v, sc, sim, inputs.operating_qps, c.label)
     spec = None
@@ -607,12 +617,14 @@ def _disable_headline(op: float, ranked: Sequence[CandidateAdvice], written: Con
     """Said first when no candidate can help: none can run on the engine the config is written for (``written``,
     named with why it is that one), or the load itself is more than the deployment serves."""
     if all(r.verdict == "unsupported" for r in ranked):
-        if all(r.reason.startswith(f"rule '{COMPATIBILITY_RULE}' fails") for r in ranked):
+        incompatible = sum(1 for r in ranked if r.reason.startswith(f"rule '{COMPATIBILITY_RULE}' fails"))
+        if incompatible == len(ranked):
             return "No candidate's draft can serve this target as proposed (why below): change the draft or the method"
         uncalibrated = sum(1 for r in ranked if r.reason.startswith(NOT_CALIBRATED))
         on, fix = (written.engine_words(), written.fix()) if written else ("this engine", "change the engine version")
         if not uncalibrated:
-            return f"No candidate can run on {on} as proposed (why below): {fix}, or change the method"
+            other = "the draft or the method" if incompatible else "the method"
+            return f"No candidate can run on {on} as proposed (why below): {fix}, or change {other}"
         return (
             "No candidate can be evaluated as proposed (why below): the calibration did not measure the proposer of "
             f"{uncalibrated} and {on} cannot run the other {len(ranked) - uncalibrated}; calibrate a method it "

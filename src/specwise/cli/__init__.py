@@ -45,9 +45,21 @@ from specwise.cli.common import (
     Parser,
     UsageError,
 )
-from specwise.errors import NegativeAnswer, SpecwiseError
+from specwise.errors import NegativeAnswer, SpecwiseError, redact_text
 
 log = logging.getLogger("specwise")
+
+
+class _Redacting(logging.Filter):
+    """A log record's text with every URL credential and secret-looking query value masked
+    (:func:`specwise.errors.redact_text`): what ``-v`` prints never holds an API key or a password."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact_text(record.getMessage()), None
+        return True
+
+
+_REDACT = _Redacting()
 
 EXIT_TERMINATED = 143  # SIGTERM (128 + 15): kill PID, docker stop, a CI runner's or systemd's stop
 
@@ -127,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     levels = [logger.level for logger in verbose]
     for logger in verbose:  # specwise's own details, and its HTTP client's requests (bench, monitor, calibrate): not
         logger.setLevel(logging.DEBUG)  # every library's (matplotlib's font cache, asyncio's selector)
+        logger.addFilter(_REDACT)  # httpx logs each request's URL as given: user:password@, ?token=
     log.debug("specwise %s (specwise %s, Python %s)", args.command, __version__, sys.version.split()[0])
     started_s = time.monotonic()
     stdout = sys.stdout
@@ -156,9 +169,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_TERMINATED
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
+    except BrokenPipeError as exc:  # not stdout's (GuardedStdout takes that quietly): stderr, a subprocess's pipe
         _silence(stdout)
-        return 0
+        with contextlib.suppress(OSError):
+            print(f"specwise {args.command}: error: a pipe closed: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except MemoryError:
         print(
             f"specwise {args.command}: error: out of memory (the input asks for more than this machine has)",
@@ -177,6 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout = stdout
         for logger, level in zip(verbose, levels, strict=True):  # as they were: a process may run main again
             logger.setLevel(level)
+            logger.removeFilter(_REDACT)
 
 
 @contextlib.contextmanager

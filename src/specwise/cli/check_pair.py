@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
         help="draft/target compatibility and size ratio",
         description="Check a draft against a target: vocabulary, special tokens, tokenizer agreement (from files "
         "when present), EAGLE/MTP head fit, and the size ratio against the 1:8-1:12 advice. "
-        "Exit status: 0 compatible, 1 incompatible, 2 bad input.",
+        "Exit status: 0 compatible, 1 incompatible, 2 bad input, 3 internal error.",
     )
     p.add_argument("--target", required=True, type=non_empty, metavar="ID_OR_PATH")
     p.add_argument(

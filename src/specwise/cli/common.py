@@ -358,8 +358,11 @@ def _one_scenario(parsed: argparse.Namespace, parser: argparse.ArgumentParser) -
     positional: Path | None = getattr(parsed, _SCENARIO_POSITIONAL)
     delattr(parsed, _SCENARIO_POSITIONAL)
     flag: Path | None = parsed.scenario
-    if positional is not None and flag is not None and positional != flag:
-        parser.error(f"two scenarios given ({positional} and --scenario {flag}); give one")
+    if positional is not None and flag is not None and positional.resolve() != flag.resolve():
+        parser.error(
+            f"two scenarios given ({positional} and --scenario {flag}); give one (an argument without a flag is "
+            "read as the scenario FILE)"
+        )
     parsed.scenario = flag or positional
     if parsed.scenario is None:
         parser.error("the scenario is required: FILE or --scenario FILE")

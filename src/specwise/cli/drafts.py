@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
         "placed at the target's --tp and, with --gpu, planned as plan-memory plans one; the ones that fit first, "
         "ranked (a heuristic: heads trained for the target, MTP, draft models near 1:10, others, then lookup "
         "methods), with the reasons. Exit status: 0 a draft model or head fits, 1 none does (only lookup methods), "
-        "2 bad input.",
+        "2 bad input, 3 internal error.",
     )
     p.add_argument(
         "--target", required=True, type=non_empty, metavar="ID_OR_PATH", help="catalog id, HF directory or GGUF file"

@@ -76,8 +76,8 @@ def register(sub: Any) -> None:
         "position accepting almost nothing, with --scenario the predicted net slowdown, a target down while another "
         "answers, a server restart, impossible counters or non-finite samples; loop mode: an alert or fault still "
         "open or a target down at the end, never up included, or a restart during the run), 2 bad input or (--once, "
-        "--prometheus) no server answered. Loop mode keeps polling a target that is down, from the start too. Loop "
-        "mode says what it watches on stderr when "
+        "--prometheus) no server answered, 3 internal error. Loop mode keeps polling a target that is down, from "
+        "the start too. Loop mode says what it watches on stderr when "
         "it starts and, when it stops (--duration or Ctrl-C), how many windows it judged and why the exit status is "
         "what it is; events are JSON lines on stdout, and with --json so is each judged window "
         '({"event": "window", "url", "stats", "alerts"}).',

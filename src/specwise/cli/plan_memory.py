@@ -21,7 +21,7 @@ from specwise.cli.common import (
     print_json,
 )
 from specwise.compat.named import checked_draft
-from specwise.errors import SpecwiseError
+from specwise.errors import NegativeAnswer, SpecwiseError
 from specwise.memory import MemoryPlanRequest, plan_memory
 from specwise.memory.planner import dtype_refusal, reserve_refusal
 from specwise.methods import MAX_K
@@ -135,9 +135,15 @@ def run(args: argparse.Namespace) -> int:
     if (refusal := reserve_refusal(reserve, gpu)) is not None:  # before int(): 1e300 GiB is an infinite float
         raise SpecwiseError(f"--reserve-gib {args.reserve_gib:g} {refusal}")
     tp = args.tp if args.tp is not None else (args.num_gpus or 1)
-    draft_choice, pair = checked_draft(
-        target, args.draft, args.draft_tp, args.draft_quantization, tp=tp, max_model_len=args.max_model_len
-    )
+    try:
+        draft_choice, pair = checked_draft(
+            target, args.draft, args.draft_tp, args.draft_quantization, tp=tp, max_model_len=args.max_model_len
+        )
+    except NegativeAnswer as exc:
+        if args.json:  # the answer as a document too, as check-pair --json gives it for the same pair
+            print_json({"target": target.name, "draft": args.draft, "gpu": gpu.name, "compatible": False,
+                        "fits": False, "why": str(exc)})  # fmt: skip
+        raise
     request = MemoryPlanRequest(
         target=target,
         gpu=gpu,

@@ -12,8 +12,9 @@ from rich.errors import MarkupError
 
 class _StdoutConsole(Console):
     """A closed pipe (``specwise advise ... | head``) is the reader's choice, not a failure: rich's default raises
-    ``SystemExit(1)``, which reads as "the answer is no"; this one silences stdout and raises ``BrokenPipeError``,
-    which the CLI turns into exit 0."""
+    ``SystemExit(1)``, which reads as "the answer is no"; this one silences stdout and raises ``BrokenPipeError``
+    to its caller (the Python API's; under the CLI stdout is a :class:`~specwise.cli.common.GuardedStdout`, which
+    takes a closed pipe quietly itself, so this is not reached there)."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         """As rich's, but text that reads as broken markup (a path with ``[/bold]`` in it) is printed as it is

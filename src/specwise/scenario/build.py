@@ -131,7 +131,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     plan = _named(file, None, lambda: plan_memory(request))
     if not plan.fits_without_draft:  # say why the target alone misses, not the figures with its draft
         alone = plan_memory(replace(request, draft=None, draft_tp=None))
-        raise SpecwiseError(f"{file}: [deployment]: the target does not fit: {'; '.join(alone.problems)}")
+        raise NegativeAnswer(f"{file}: [deployment]: the target does not fit: {'; '.join(alone.problems)}")
     deployed = Deployed(
         target=target,
         gpu=gpu,

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from specwise.errors import SpecwiseError
+from specwise.errors import NegativeAnswer, SpecwiseError
 from specwise.fileio import read_text_bounded
 from specwise.perfmodel.factory import PredictorChoice
 from specwise.scenario.build import build_scenario
@@ -48,7 +48,12 @@ def read_toml(path: Path, what: str = "scenario") -> dict[str, Any]:
 def load_scenario(path: Path, predictor: PredictorChoice | None = None, reader: str = "simulate") -> Scenario:
     """``reader``: the command reading the file, as its errors name it (``export prometheus-rules --scenario``)."""
     data, file = read_toml(path), source_name(path)
-    return parse_scenario(data, file=file, base_dir=path.parent, predictor=predictor, reader=reader)
+    try:
+        return parse_scenario(data, file=file, base_dir=path.parent, predictor=predictor, reader=reader)
+    except NegativeAnswer as exc:  # simulate's answer is "no" (vLLM would not start it); for export and monitor
+        if reader == "simulate":  # the scenario is an input to something else: an input error there
+            raise
+        raise SpecwiseError(str(exc)) from None
 
 
 def parse_scenario(
