@@ -90,3 +90,12 @@ def test_export_reads_the_same_file_as_an_input_error(tmp_path: Path, capsys: py
     path = _file(tmp_path, 4, "Qwen/Qwen3-0.6B")
     assert main(["export", "prometheus-rules", "--scenario", str(path), "--out", str(tmp_path / "r.yml")]) == 2
     assert capsys.readouterr().err.startswith("specwise export: error: ")
+
+
+def test_an_input_error_is_said_before_the_no(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file with an incompatible draft and a malformed engine_version: the input error first (exit 2), not the
+    "no" (review of the NegativeAnswer change)."""
+    path = _file(tmp_path, 4, "Qwen/Qwen3-0.6B")
+    path.write_text(path.read_text().replace("max_model_len = 8192", 'max_model_len = 8192\nengine_version = "new"'))
+    assert main(["simulate", str(path)]) == 2
+    assert "[deployment].engine_version: 'new': expected a vLLM version" in capsys.readouterr().err

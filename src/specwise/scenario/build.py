@@ -103,11 +103,11 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     gpu = _named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
     draft_choice, findings = _draft(spec, target)
     failed = [f.message for f in findings if f.status == "fail"]
+    _check_vllm_method(spec, draft_tp := sp.draft_tp or dep.tp)  # an input error is said before any "no"
     if failed and spec.deployable_only and dep.engine == "vllm":  # vLLM would not start it: no speedup to report
         raise NegativeAnswer(f"{file}: {where}.draft: vLLM refuses this draft for {dep.target}: {'; '.join(failed)}")
     warnings = [f"draft/target: {m}" for m in failed] + list(spec.notes)
     draft_spec = draft_choice.spec
-    _check_vllm_method(spec, draft_tp := sp.draft_tp or dep.tp)
     names = FieldNames(
         {"draft_tp": where, "draft_quantization": where, "num_speculative_tokens": where}, "[deployment]"
     )
