@@ -335,3 +335,13 @@ def test_models_json_names_each_entrys_source(capsys: pytest.CaptureFixture[str]
     code, out, _ = run(capsys, "models", "--json")
     rows = json.loads(out)
     assert code == 0 and all("source" in r for r in rows) and sum(bool(r["source"]) for r in rows) >= 40
+
+
+def test_an_input_error_is_said_before_an_incompatible_pairs_no(capsys: pytest.CaptureFixture[str]) -> None:
+    """A draft of another vocabulary at a draft TP vLLM refuses: the input error (exit 2), then, fixed, the no."""
+    argv = ["plan-memory", "--target", "Qwen/Qwen3-8B", "--draft", LLAMA_1B, "--gpu", "H100"]
+    assert main([*argv, "--draft-tp", "2"]) == 2
+    assert "--draft-tp 2, but vLLM V1 runs a draft model only at the target's tensor parallelism" in (
+        capsys.readouterr().err
+    )
+    assert main(argv) == 1

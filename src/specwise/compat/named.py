@@ -79,6 +79,11 @@ def checked_draft(
     choice, pair = None, None
     if draft is not None:  # an empty name is refused, never read as no draft
         choice, report = draft_pair(target, draft, max_model_len, names, encode=available("tokenizers"))
+        spec = choice.spec if choice is not None and choice.kind == "model" else None
+        if spec is not None and spec.draft_head is None and draft_tp is not None:  # an input error before a "no"
+            refusal = draft_model_tp_refusal(None, draft_tp, tp, names.setting("draft_tp", tp))
+            if refusal is not None:
+                raise SpecwiseError(f"{names.setting('draft_tp', draft_tp)}, but {refusal}")
         if not report.compatible:
             raise NegativeAnswer(
                 f"draft {report.draft} cannot serve target {target.name}: "
@@ -86,10 +91,6 @@ def checked_draft(
             )
         if choice is not None and choice.spec is not None:
             pair = report
-            if choice.kind == "model" and choice.spec.draft_head is None and draft_tp is not None:
-                refusal = draft_model_tp_refusal(None, draft_tp, tp, names.setting("draft_tp", tp))
-                if refusal is not None:
-                    raise SpecwiseError(f"{names.setting('draft_tp', draft_tp)}, but {refusal}")
     if choice is None or choice.spec is None:  # no draft, or n-gram / suffix: nothing to place
         given = [f for f, v in (("draft_tp", draft_tp), ("draft_quantization", draft_quantization))
                  if v not in (None, "auto")]  # fmt: skip
