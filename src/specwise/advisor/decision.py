@@ -47,6 +47,7 @@ from specwise.study.sweep import run_cell, run_sweep
 from specwise.units import fmt_about, fmt_ratio
 
 COMPATIBILITY_RULE = "draft/target compatibility"  # its failure: vLLM refuses or mis-loads the draft
+INCOMPATIBLE = f"rule '{COMPATIBILITY_RULE}' fails: "  # how an unsupported candidate's reason begins when it is that
 VERDICT_ORDER = {"enable": 4, "enable_below": 3, "measure_first": 2, "disable": 1, "does_not_fit": 0, "unsupported": 0}
 Progress = Callable[[str, int, int], None]
 
@@ -190,7 +191,7 @@ def _vetoed(v: _Verdict, checks: Sequence[rules.RuleResult], sc: Scenario, label
     pair_fails = any(f.status == "fail" for f in sc.draft_findings)
     incompatible = next((r for r in vetoes if r.rule == COMPATIBILITY_RULE and pair_fails), None)
     if incompatible is not None:
-        reason = f"rule '{incompatible.rule}' fails: {incompatible.message}"
+        reason = INCOMPATIBLE + incompatible.message
         return _Verdict("unsupported", 0, reason, headline=f"{label}: {incompatible.message}")
     if v.verdict != "disable" and vetoes:
         reason = "; ".join(f"rule '{r.rule}' fails: {r.message}" for r in vetoes) + f" (despite {v.simulated})"
@@ -617,7 +618,7 @@ def _disable_headline(op: float, ranked: Sequence[CandidateAdvice], written: Con
     """Said first when no candidate can help: none can run on the engine the config is written for (``written``,
     named with why it is that one), or the load itself is more than the deployment serves."""
     if all(r.verdict == "unsupported" for r in ranked):
-        incompatible = sum(1 for r in ranked if r.reason.startswith(f"rule '{COMPATIBILITY_RULE}' fails"))
+        incompatible = sum(1 for r in ranked if r.reason.startswith(INCOMPATIBLE))
         if incompatible == len(ranked):
             return "No candidate's draft can serve this target as proposed (why below): change the draft or the method"
         uncalibrated = sum(1 for r in ranked if r.reason.startswith(NOT_CALIBRATED))

@@ -60,13 +60,19 @@ class GuardedStdout:
         self.stream = stream
         self.reader_gone = False
 
+    @contextlib.contextmanager
+    def _reader_may_go(self) -> Iterator[None]:
+        """The stream's errors as :func:`_output_errors` raises them, but a closed pipe only marks the reader gone."""
+        try:
+            with _output_errors():
+                yield
+        except BrokenPipeError:
+            self.reader_gone = True
+
     def write(self, text: str) -> int:
         if not self.reader_gone:
-            try:
-                with _output_errors():
-                    return self.stream.write(text)
-            except BrokenPipeError:
-                self.reader_gone = True
+            with self._reader_may_go():
+                return self.stream.write(text)
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
@@ -75,11 +81,8 @@ class GuardedStdout:
 
     def flush(self) -> None:
         if not self.reader_gone:
-            try:
-                with _output_errors():
-                    self.stream.flush()
-            except BrokenPipeError:
-                self.reader_gone = True
+            with self._reader_may_go():
+                self.stream.flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
