@@ -1,6 +1,6 @@
 """A ``k_schedule`` in a ``[[candidate]]`` is refused, exit 2, naming the file and the field (review 12 #4: it was
 accepted and simulated, then missing from the verdict and the config, with no word). advise builds the
-k-by-batch-size schedule itself from the best k it simulates at each load (``decision.k_schedule``)."""
+k-by-batch-size schedule itself from the best k it simulates at each load (``schedule.k_schedule``)."""
 
 from __future__ import annotations
 

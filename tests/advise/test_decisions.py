@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from specwise.advisor.decision import advise, k_schedule
+from specwise.advisor.decision import advise
 from specwise.advisor.inputs import load_inputs
+from specwise.advisor.schedule import k_schedule
 from specwise.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"
@@ -228,7 +229,7 @@ def test_a_report_that_is_not_html_is_refused_before_simulating(
 def test_a_lookups_temperature_curve_says_it_is_per_match() -> None:
     """n-gram's first-position rate is per match (vLLM counts its drafts only on a match): not a draft's per-step
     rate, and its series says so."""
-    from specwise.advisor.decision import temperature_curves
+    from specwise.advisor.temperature import temperature_curves
 
     series = {p.series for p in temperature_curves(load_inputs(EXAMPLES / "summarize-low-qps.toml"), [])}
     assert "ngram / summarize (assumed, per match)" in series
@@ -240,7 +241,7 @@ def test_the_temperature_curves_name_the_workload_as_the_per_position_plot_does(
     is the task's: workloads sharing a task share one curve, named by all of them."""
     from dataclasses import replace
 
-    from specwise.advisor.decision import temperature_curves
+    from specwise.advisor.temperature import temperature_curves
 
     inputs = load_inputs(EXAMPLES / "summarize-low-qps.toml")
     (w,) = inputs.workloads

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from specwise.advisor import rules
-from specwise.advisor.decision import _schedule_words, advise, batch_at, fitting_scenario, k_at
+from specwise.advisor.decision import _schedule_words, advise, fitting_scenario
 from specwise.advisor.evidence import resolve_evidence
 from specwise.advisor.inputs import load_inputs, parse_inputs
+from specwise.advisor.schedule import batch_at, k_at
 from specwise.cli import main
 from specwise.contracts.advice import Advice, ScheduleCheck
 from specwise.engines.vllm_versions import DYNAMIC_K_CAVEAT

@@ -92,3 +92,31 @@ def test_a_gain_inside_the_band_is_said_to_be_a_point_estimate() -> None:
     assert "pays at every simulated rate" in sentence
     assert "point estimates: the low end of the +-28% band is below 1x at 16 QPS" in sentence
     assert "point estimates" not in pays_sentence(replace(doc, band=0.1))
+
+
+def test_a_warning_every_candidate_carries_is_said_once() -> None:
+    """A scenario-wide note (a missing ``[advise].operating_qps``) was printed once per candidate."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from specwise.report.advise import EVERY_CANDIDATE, grouped_warnings, render_advise
+
+    doc = _advice("advise-summarize-low-qps.json")
+    assert len(doc.ranked) > 1
+    shared, own = "scenario-wide note", "only the first's"
+    top = doc.ranked[0].candidate
+    doc = replace(
+        doc,
+        candidates=tuple(
+            replace(c, warnings=(*c.warnings, shared, own) if c.candidate == top else (shared, *c.warnings))
+            for c in doc.candidates
+        ),
+    )
+    pairs = grouped_warnings(doc)
+    assert pairs.count((EVERY_CANDIDATE, shared)) == 1 and [w for _, w in pairs].count(shared) == 1
+    assert (doc.ranked[0].candidate, own) in pairs
+    out = StringIO()
+    render_advise(doc, Console(file=out, width=200))
+    assert out.getvalue().count(shared) == 1
+    assert shared in render_html(doc) and render_html(doc).count(shared) == 1

@@ -9,41 +9,37 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from specwise.advisor import rules
+from specwise.advisor.commands import measure_plan, serve_command
 from specwise.advisor.config_target import ConfigTarget, config_target, noted, resolved_names
-from specwise.advisor.evidence import Evidence, attribute_methods, profile_for, refuse_unused, resolve_evidence
+from specwise.advisor.evidence import Evidence, attribute_methods, refuse_unused, resolve_evidence
 from specwise.advisor.inputs import AdviseInputs, Candidate
-from specwise.advisor.measure import MeasureRun, bench_traffic, measure_command
-from specwise.advisor.priors import prior
+from specwise.advisor.schedule import batch_at, k_at, schedule_checks, schedule_for, schedule_words
+from specwise.advisor.temperature import temperature_curves
 from specwise.catalog import resolve_gpu, resolve_model
 from specwise.contracts.advice import (
     Advice,
     CandidateAdvice,
     CandidateMemory,
     EvidenceUsed,
-    MeasurePlan,
     ScheduleCheck,
-    ServeCommand,
-    TemperaturePoint,
 )
 from specwise.contracts.bench import BenchDoc
 from specwise.contracts.bench_formats import read_bench
-from specwise.contracts.document import Fields, JsonObject
+from specwise.contracts.document import Fields
 from specwise.contracts.profile import ProfileDoc
 from specwise.contracts.sweep import P80_SPEEDUP_ERROR, SweepResult
-from specwise.engines import Deployment, Engine, Speculation, get_engine
-from specwise.engines.base import LOOPBACK, calibration_refusal, checkpoint_notes, launch_toml, shell
+from specwise.engines import Engine, Speculation, get_engine
+from specwise.engines.base import LOOPBACK
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
-from specwise.engines.vllm_versions import DYNAMIC_K_CAVEAT
 from specwise.errors import SpecwiseError
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
-from specwise.methods import LOOKUP_METHODS
 from specwise.perfmodel.factory import PredictorChoice, calibration_gap
 from specwise.scenario.build import FEW_REQUESTS, build_scenario, few_requests_warning
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import decide, falls_below
-from specwise.study.sweep import run_cell, run_sweep
+from specwise.study.sweep import run_sweep
 from specwise.units import fmt_about, fmt_ratio
 
 COMPATIBILITY_RULE = "draft/target compatibility"  # its failure: vLLM refuses or mis-loads the draft
@@ -74,63 +70,6 @@ def scenario_for(
         notes=inputs.notes,
     )
     return build_scenario(spec)
-
-
-def batch_at(sim: SweepResult, qps: float, max_num_seqs: int) -> float:
-    """Mean running batch at a load, by Little's law on the baseline: QPS x E2E p50 (capped at max_num_seqs)."""
-    b = sim.baseline_at(qps)
-    e2e = b.e2e_p50_s if b is not None and b.e2e_p50_s == b.e2e_p50_s else 0.0
-    return min(float(max_num_seqs), max(1.0, qps * e2e))
-
-
-def k_schedule(
-    batches: Mapping[float, float],
-    best_k: Mapping[float, int],
-    best_speedup: Mapping[float, float],
-    max_num_seqs: int,
-    min_speedup: float = 1.0,
-) -> list[tuple[int, int, int]]:
-    """Bands [start_bs, end_bs, k] (vLLM's num_speculative_tokens_per_batch_size): the best k at each simulated
-    load, band edges half-way between the loads' mean batch sizes, k = 0 wherever the best speedup is below
-    ``min_speedup``."""
-    points = [(batches[q], best_k[q] if best_speedup[q] >= min_speedup else 0) for q in sorted(batches)]
-    bands: list[list[int]] = []
-    start = 1
-    for i, (b, k) in enumerate(points):
-        end = max_num_seqs if i == len(points) - 1 else int((b + points[i + 1][0]) / 2)
-        end = max(end, start)
-        if bands and bands[-1][2] == k:
-            bands[-1][1] = end
-        else:
-            bands.append([start, end, k])
-        start = end + 1
-        if start > max_num_seqs:
-            break
-    if bands[-1][1] < max_num_seqs:
-        bands[-1][1] = max_num_seqs
-    if any(k == 0 for _, k in points) and not any(band[2] == 0 for band in bands):
-        return []  # the losing loads run at the same (saturated) batch size as paying ones: no batch rule helps
-    return [(a, b, k) for a, b, k in bands]
-
-
-def _schedule_for(sim: SweepResult, sc: Scenario, min_speedup: float) -> list[tuple[int, int, int]]:
-    """The schedule by :func:`k_schedule` over the loads the deployment keeps up with (an overloaded load's batch
-    size is its queue's, not a load's): k = 0 where the point estimate misses ``min_speedup`` -- where speculation
-    is predicted to lose, not merely where the band is unsure (switching it off there would throw away the gain
-    the prediction expects)."""
-    served = [q for q in sc.sweep.qps if q not in sim.overloaded_qps]
-    batches = {q: batch_at(sim, q, sc.max_num_seqs) for q in served}
-    gains = {q: sim.best_speedup_by_qps[q] for q in served}
-    return k_schedule(batches, sim.best_k_by_qps, gains, sc.max_num_seqs, min_speedup)
-
-
-def k_at(schedule: Sequence[tuple[int, int, int]], batch: float) -> int | None:
-    """The k the schedule runs at a (mean) batch size; None outside every band."""
-    return next((k for a, b, k in schedule if a <= round(batch) <= b), None)
-
-
-def schedule_words(schedule: Sequence[tuple[int, int, int]]) -> str:
-    return ", ".join(f"k={k} at batch {a}-{b}" for a, b, k in schedule)
 
 
 @dataclass(frozen=True)
@@ -178,7 +117,7 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engin
         if paying
         else f"; it clears {minimum:g}x at no simulated load the deployment keeps up with"
     )
-    schedule = tuple(_schedule_for(sim, sc, minimum)) if paying else ()
+    schedule = tuple(schedule_for(sim, sc, minimum)) if paying else ()
     return _Verdict("disable", 0, reason, ev_sim, schedule, headline=f"Do not enable {label}")
 
 
@@ -266,10 +205,10 @@ def _paying(
             + f"{unsure_words or ', even at the low end of the band'}; at the operating {op:g} QPS: {ev_sim}"
         )
         return _Verdict("enable", k_op, reason, ev_sim, headline=f"Enable {label} with k={k_op}")
-    schedule = tuple(_schedule_for(sim, sc, minimum))
+    schedule = tuple(schedule_for(sim, sc, minimum))
     carried = bool(schedule) and not engine.schedule_notes(schedule, k_op)
     k = max([k_op, *(b[2] for b in schedule)]) if carried else k_op
-    checks = _schedule_checks(sc, sim, schedule) if carried else ()
+    checks = schedule_checks(sc, sim, schedule) if carried else ()
     checked = (
         "; simulated with the schedule: " + ", ".join(f"{c.qps:g} QPS {_x(c.speedup_e2e)}" for c in checks)
         if checks
@@ -318,21 +257,6 @@ def _schedule_words(
     if not carried:
         return "; this engine version cannot take the k-by-batch-size schedule as simulated (see the note)"
     return f"; the k-by-batch-size schedule does not reach k=0 at every such load's mean batch size{checked}"
-
-
-def _schedule_checks(
-    sc: Scenario, sim: SweepResult, schedule: Sequence[tuple[int, int, int]]
-) -> tuple[ScheduleCheck, ...]:
-    """The schedule simulated at every load of the sweep the deployment keeps up with (its e2e p50 speedup over no
-    speculation; above capacity both would be growing queues)."""
-    sched_sc = replace(sc, k_schedule=tuple(schedule))
-    checks = []
-    for b in sim.baseline:
-        if b.overloaded:
-            continue
-        e2e = run_cell(sched_sc, b.qps, None).summary.overall.e2e_s.p50
-        checks.append(ScheduleCheck(b.qps, b.e2e_p50_s / e2e if e2e else None))
-    return tuple(checks)
 
 
 def _x(v: float | None) -> str:
@@ -738,13 +662,13 @@ def advise(
         assumed_acceptance_for=tuple(sorted({e.workload for e in top.evidence if e.assumed})),
         ranking=tuple(r.candidate for r in ranked),
         candidates=tuple(results),
-        serve=noted(_serve(inputs, top, spec, eng, host), written, simulated=first is not None),
+        serve=noted(serve_command(inputs, top, spec, eng, host), written, simulated=first is not None),
         acceptance_vs_temperature=tuple(temperature_curves(inputs, profiles)),
         monitoring={
             "acceptance_rate_promql": PROMQL_ACCEPTANCE_RATE,
             "acceptance_length_promql": PROMQL_ACCEPTANCE_LENGTH,
         },
-        measure=_measure_plan(inputs, top, eng, launch_file, engine_version) if decision == "measure_first" else None,
+        measure=measure_plan(inputs, top, eng, launch_file, engine_version) if decision == "measure_first" else None,
         predictor=first.sim.predictor if first and first.sim else "",
         band=first.sim.band if first and first.sim else 0.0,
         band_source=first.sim.band_source if first and first.sim else "",
@@ -752,132 +676,8 @@ def advise(
     )
 
 
-def _deployment(inputs: AdviseInputs, top: CandidateAdvice, host: str = LOOPBACK) -> Deployment:
-    """What to serve, as the top candidate's memory plan sized it and the simulation ran it: the scheduler's limits
-    and the KV cache dtype are the scenario's (a command without them would serve another KV capacity)."""
-    plan, dep = top.memory, inputs.deployment
-    return Deployment(
-        model=dep.target,
-        tp=plan.tp,
-        gpu_memory_utilization=plan.gpu_memory_utilization,
-        max_model_len=plan.max_model_len,
-        max_num_seqs=dep.max_num_seqs,
-        quantization=dep.quantization,
-        host=host,
-        max_num_batched_tokens=dep.max_num_batched_tokens,
-        kv_cache_dtype=dep.kv_cache_dtype,
-    )
-
-
-def _top_speculation(inputs: AdviseInputs, top: CandidateAdvice, target_tp: int) -> Speculation:
-    """The top candidate's speculation at its verdict's k (without the schedule: a launch file compares one k)."""
-    cand = next(c for c in inputs.candidates if c.label == top.candidate)
-    return Speculation(
-        method=cand.method,
-        k=top.k,
-        draft=cand.speculation.draft,
-        draft_tp=cand.speculation.draft_tp,
-        target_tp=target_tp,
-        prompt_lookup=cand.speculation.prompt_lookup,
-        drafting=cand.drafting,
-        draft_quantization=cand.speculation.draft_quantization,
-    )
-
-
-def _measure_plan(
-    inputs: AdviseInputs,
-    top: CandidateAdvice,
-    engine: Engine,
-    launch_file: str | None = None,
-    engine_version: str | None = None,
-) -> MeasurePlan:
-    """The launch file that compares ``top`` with no speculation, and the command that benches it at the scenario's
-    loads with its traffic and advises again from the run (:mod:`specwise.advisor.measure`)."""
-    d = _deployment(inputs, top)
-    spec = _top_speculation(inputs, top, d.tp)
-    name = f"{top.method}-k{top.k}"
-    served = [q for q in inputs.sweep.qps if top.sim is None or q not in top.sim.overloaded_qps]
-    rates = ",".join(f"{q:g}" for q in sorted({inputs.operating_qps, *served}) if q <= 2 * inputs.operating_qps)
-    toml = launch_toml(engine, d, name, spec)
-    stem = Path(inputs.file).stem
-    launch = launch_file or f"{stem}.measure.toml"
-    run = MeasureRun(inputs.file, launch, f"{stem}.bench.json", rates, engine, engine_version)
-    command, notes = measure_command(
-        run,
-        bench_traffic(inputs.workloads),
-        top.candidate,
-        inputs.operating_qps,
-        inputs.min_speedup,
-        inputs.decision_metric,
-    )
-    if len(inputs.candidates) > 1 and calibration_refusal(engine) is None:
-        others = ", ".join(c.label for c in inputs.candidates if c.label != top.candidate)
-        notes += (
-            f"the follow-up advise prices only {top.candidate}, whose proposer this run calibrates; {others} "
-            "will be marked not evaluated (a calibration prices only the proposers it measured)",
-        )
-    return MeasurePlan(top.candidate, toml, command, notes)
-
-
-def _draft_tp_notes(inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None) -> tuple[str, ...]:
-    """A draft simulated on fewer GPUs than the written config runs it on (a V0 scenario, a V1 config) says so."""
-    written = (spec or {}).get("draft_tensor_parallel_size")
-    cand = next((c for c in inputs.candidates if c.label == top.candidate), None)
-    simulated = cand.speculation.draft_tp if cand is not None else None
-    if not isinstance(written, int) or cand is None or simulated is None or simulated == written:
-        return ()
-    note = (
-        f"the simulation ran the draft on {simulated} GPU(s), as vLLM {inputs.deployment.engine_version or ''} (V0) "
-        f"could; this config is for vLLM V1 (0.15 and later), which runs a draft model only at the target's tensor "
-        f"parallelism ({written})"
-    )
-    return (f"{note} -- set [deployment].engine_version to the vLLM you run to price that",)
-
-
 def _draft_heads(draft: str | None) -> int | None:
     try:
         return resolve_model(draft).attention.num_heads if draft else None
     except SpecwiseError:
         return None
-
-
-def _serve(
-    inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None, engine: Engine, host: str = LOOPBACK
-) -> ServeCommand:
-    """The serve command for the decision, sized by the top candidate's memory plan."""
-    deployment = _deployment(inputs, top, host)
-    argv = engine.serve_argv(deployment, spec)
-    speculation = _top_speculation(inputs, top, deployment.tp) if spec is not None else None  # the draft it loads
-    notes = checkpoint_notes(deployment, speculation)
-    notes += engine.schedule_notes(top.schedule, top.k, top.method) if spec is not None else ()
-    notes += _draft_tp_notes(inputs, top, spec)
-    if spec is not None and "num_speculative_tokens_per_batch_size" in spec:
-        notes = (*notes, DYNAMIC_K_CAVEAT)
-    return ServeCommand(engine.name, tuple(argv), shell(argv), spec, notes)
-
-
-def temperature_curves(inputs: AdviseInputs, profiles: Sequence[ProfileDoc]) -> list[TemperaturePoint]:
-    """First-position acceptance vs temperature per candidate: measured points from profiles (all prompts, no
-    quantisation), else the prior's curve for each task, labelled as assumed. A lookup's rate is per match (vLLM
-    counts its drafts only where the n-gram or suffix matched), and its series says so: it is not comparable with a
-    draft model's per-step rate."""
-    out: list[TemperaturePoint] = []
-    for doc in profiles:
-        per_match = ", per match" if doc.method in LOOKUP_METHODS else ""
-        for r in doc.results:
-            first = r.per_position_acceptance[0] if r.per_position_acceptance else None
-            if r.workload_class is None and not r.quantization and first is not None:
-                out.append(TemperaturePoint(f"{doc.name} ({r.drafting}, profiled{per_match})", r.temperature, first))
-    by_task: dict[str, list[str]] = {}  # the prior depends on the task: one curve per task, named by its workloads
-    for w in inputs.workloads:
-        by_task.setdefault(w.task, []).append(w.name)
-    for c in inputs.candidates:
-        if profile_for(c, profiles) is not None:
-            continue
-        per_match = ", per match" if c.method.is_lookup else ""
-        for task, names in sorted(by_task.items()):
-            for t in (0.0, 0.25, 0.5, 0.75, 1.0):
-                p = prior(c.method, task, t, c.drafting)
-                label = f"{c.label} / {', '.join(names)} (assumed{per_match})"  # as the per-position plot names them
-                out.append(TemperaturePoint(label, t, p.model.per_position(1)[0]))
-    return out

@@ -8,7 +8,7 @@
     [[candidate]]  method, draft (draft_model/eagle/eagle3), k, draft_tp, draft_quantization, drafting,
                    prompt_lookup_min/max (ngram), and optionally acceptance / per_position / profile
                    (match_rate with one of them, for ngram/suffix); no k_schedule: advise builds the k-by-batch-size
-                   schedule itself from the best k it simulates at each load (``decision.k_schedule``), so one written
+                   schedule itself from the best k it simulates at each load (``schedule.k_schedule``), so one written
                    here is refused (exit 2) -- simulate a schedule of your own with ``specwise simulate``
 
 Parsed with the simulate scenario's own table readers (``scenario/parse.py``); every error is one line naming the
@@ -181,7 +181,7 @@ def _candidates(root: Section, file: str, base_dir: Path) -> tuple[Candidate, ..
 
 def _refuse_schedule(c: Section) -> None:
     """A ``[[candidate]]`` takes every ``[speculation]`` key but ``k_schedule``: advise writes the schedule itself
-    (:func:`specwise.advisor.decision.k_schedule`), and one given would be simulated but never advised."""
+    (:func:`specwise.advisor.schedule.k_schedule`), and one given would be simulated but never advised."""
     if "k_schedule" in c.data:
         raise c.fail(
             "k_schedule",

@@ -24,6 +24,17 @@ def _x(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
 
 
+EVERY_CANDIDATE = "every candidate"
+
+
+def grouped_warnings(doc: Advice) -> list[tuple[str, str]]:
+    """(who, warning) pairs, each said once: a warning every candidate carries (a scenario-wide note, such as a
+    missing ``[advise].operating_qps``) under ``every candidate``, first; the rest under their candidate."""
+    per = [(c.candidate, list(dict.fromkeys(c.warnings))) for c in doc.ranked]
+    shared = [w for w in per[0][1] if all(w in ws for _, ws in per[1:])] if len(per) > 1 else []
+    return [(EVERY_CANDIDATE, w) for w in shared] + [(name, w) for name, ws in per for w in ws if w not in shared]
+
+
 def rule_counts(rules: Sequence[RuleCheck]) -> str:
     """``7 pass, 1 warn, 0 fail``: how many of a candidate's rule checks passed, warned and failed."""
     return ", ".join(f"{sum(r.status == s for r in rules)} {s}" for s in ("pass", "warn", "fail"))
@@ -105,9 +116,8 @@ def render_advise(
         print_table(out, _rules_table(top), wide=wide)
     for other in doc.ranked[0 if top.verdict == "unsupported" else 1 :]:
         show(rule_line(other))
-    for c in doc.ranked:
-        for w in dict.fromkeys(c.warnings):
-            show(f"[bold yellow]warning[/] ({escape(c.candidate)}): {escape(w)}")
+    for who, w in grouped_warnings(doc):
+        show(f"[bold yellow]warning[/] ({escape(who)}): {escape(w)}")
     if doc.predictor:
         show(
             escape(

@@ -17,6 +17,7 @@ from specwise.engines.base import shell_lines
 from specwise.fileio import write_text_atomic
 from specwise.perfmodel.factory import band_basis
 from specwise.report import advise_plots
+from specwise.report.advise import grouped_warnings
 from specwise.report.overload import best_overloaded, mark, overload_footnote, speedup_overloaded
 from specwise.report.sim import capacity_sentence, pays_sentence, speculation_only_sentence
 from specwise.units import fmt_ratio
@@ -128,7 +129,7 @@ def _candidates_table(doc: Advice) -> list[str]:
 def _warnings(doc: Advice) -> list[str]:
     """Every candidate's warnings, as the terminal lists them (a calibration from other hardware, a package the
     method needs, k values dropped for memory ...)."""
-    items = [(c.candidate, w) for c in doc.ranked for w in dict.fromkeys(c.warnings)]
+    items = grouped_warnings(doc)
     if not items:
         return []
     rows = "".join(f"<li><b>{_e(name)}</b>: {_e(w)}</li>" for name, w in items)

@@ -1,0 +1,111 @@
+"""The commands an advice ends with: the serve command for the decision, sized by the top candidate's memory
+plan, and for "measure first" the launch file and the bench command that measures it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specwise.advisor.inputs import AdviseInputs
+from specwise.advisor.measure import MeasureRun, bench_traffic, measure_command
+from specwise.contracts.advice import CandidateAdvice, MeasurePlan, ServeCommand
+from specwise.contracts.document import JsonObject
+from specwise.engines import Deployment, Engine, Speculation
+from specwise.engines.base import LOOPBACK, calibration_refusal, checkpoint_notes, launch_toml, shell
+from specwise.engines.vllm_versions import DYNAMIC_K_CAVEAT
+
+
+def _deployment(inputs: AdviseInputs, top: CandidateAdvice, host: str = LOOPBACK) -> Deployment:
+    """What to serve, as the top candidate's memory plan sized it and the simulation ran it: the scheduler's limits
+    and the KV cache dtype are the scenario's (a command without them would serve another KV capacity)."""
+    plan, dep = top.memory, inputs.deployment
+    return Deployment(
+        model=dep.target,
+        tp=plan.tp,
+        gpu_memory_utilization=plan.gpu_memory_utilization,
+        max_model_len=plan.max_model_len,
+        max_num_seqs=dep.max_num_seqs,
+        quantization=dep.quantization,
+        host=host,
+        max_num_batched_tokens=dep.max_num_batched_tokens,
+        kv_cache_dtype=dep.kv_cache_dtype,
+    )
+
+
+def _top_speculation(inputs: AdviseInputs, top: CandidateAdvice, target_tp: int) -> Speculation:
+    """The top candidate's speculation at its verdict's k (without the schedule: a launch file compares one k)."""
+    cand = next(c for c in inputs.candidates if c.label == top.candidate)
+    return Speculation(
+        method=cand.method,
+        k=top.k,
+        draft=cand.speculation.draft,
+        draft_tp=cand.speculation.draft_tp,
+        target_tp=target_tp,
+        prompt_lookup=cand.speculation.prompt_lookup,
+        drafting=cand.drafting,
+        draft_quantization=cand.speculation.draft_quantization,
+    )
+
+
+def measure_plan(
+    inputs: AdviseInputs,
+    top: CandidateAdvice,
+    engine: Engine,
+    launch_file: str | None = None,
+    engine_version: str | None = None,
+) -> MeasurePlan:
+    """The launch file that compares ``top`` with no speculation, and the command that benches it at the scenario's
+    loads with its traffic and advises again from the run (:mod:`specwise.advisor.measure`)."""
+    d = _deployment(inputs, top)
+    spec = _top_speculation(inputs, top, d.tp)
+    name = f"{top.method}-k{top.k}"
+    served = [q for q in inputs.sweep.qps if top.sim is None or q not in top.sim.overloaded_qps]
+    rates = ",".join(f"{q:g}" for q in sorted({inputs.operating_qps, *served}) if q <= 2 * inputs.operating_qps)
+    toml = launch_toml(engine, d, name, spec)
+    stem = Path(inputs.file).stem
+    launch = launch_file or f"{stem}.measure.toml"
+    run = MeasureRun(inputs.file, launch, f"{stem}.bench.json", rates, engine, engine_version)
+    command, notes = measure_command(
+        run,
+        bench_traffic(inputs.workloads),
+        top.candidate,
+        inputs.operating_qps,
+        inputs.min_speedup,
+        inputs.decision_metric,
+    )
+    if len(inputs.candidates) > 1 and calibration_refusal(engine) is None:
+        others = ", ".join(c.label for c in inputs.candidates if c.label != top.candidate)
+        notes += (
+            f"the follow-up advise prices only {top.candidate}, whose proposer this run calibrates; {others} "
+            "will be marked not evaluated (a calibration prices only the proposers it measured)",
+        )
+    return MeasurePlan(top.candidate, toml, command, notes)
+
+
+def _draft_tp_notes(inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None) -> tuple[str, ...]:
+    """A draft simulated on fewer GPUs than the written config runs it on (a V0 scenario, a V1 config) says so."""
+    written = (spec or {}).get("draft_tensor_parallel_size")
+    cand = next((c for c in inputs.candidates if c.label == top.candidate), None)
+    simulated = cand.speculation.draft_tp if cand is not None else None
+    if not isinstance(written, int) or cand is None or simulated is None or simulated == written:
+        return ()
+    note = (
+        f"the simulation ran the draft on {simulated} GPU(s), as vLLM {inputs.deployment.engine_version or ''} (V0) "
+        f"could; this config is for vLLM V1 (0.15 and later), which runs a draft model only at the target's tensor "
+        f"parallelism ({written})"
+    )
+    return (f"{note} -- set [deployment].engine_version to the vLLM you run to price that",)
+
+
+def serve_command(
+    inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None, engine: Engine, host: str = LOOPBACK
+) -> ServeCommand:
+    """The serve command for the decision, sized by the top candidate's memory plan."""
+    deployment = _deployment(inputs, top, host)
+    argv = engine.serve_argv(deployment, spec)
+    speculation = _top_speculation(inputs, top, deployment.tp) if spec is not None else None  # the draft it loads
+    notes = checkpoint_notes(deployment, speculation)
+    notes += engine.schedule_notes(top.schedule, top.k, top.method) if spec is not None else ()
+    notes += _draft_tp_notes(inputs, top, spec)
+    if spec is not None and "num_speculative_tokens_per_batch_size" in spec:
+        notes = (*notes, DYNAMIC_K_CAVEAT)
+    return ServeCommand(engine.name, tuple(argv), shell(argv), spec, notes)
