@@ -31,11 +31,14 @@ def test_a_consumer_card_carries_the_consumer_cards_band() -> None:
     laptop = fitted_models(_deployed("RTX-4060-Laptop"))
     h100 = fitted_models(_deployed("H100-SXM-80GB"))
     assert laptop.band == fit.band("vllm", "consumer") > 1.5 * h100.band
-    assert fit.band_records("vllm", "consumer") == 28 and fit.band_gpus("vllm", "consumer") == ("RTX-4060-Laptop",)
-    assert "28 held-back vllm measurements on consumer GPUs" in laptop.band_source
+    assert fit.band_records("vllm", "consumer") == 42 and fit.band_gpus("vllm", "consumer") == (
+        "RTX-3090",
+        "RTX-4060-Laptop",
+    )
+    assert "42 held-back vllm measurements on consumer GPUs" in laptop.band_source
     assert "none of them on" not in laptop.band_source
     rtx4090 = fitted_models(_deployed("RTX-4090"))  # the same segment, another card: said
-    assert rtx4090.band == laptop.band and "none of them on RTX-4090 (they ran on RTX-4060-Laptop)" in (
+    assert rtx4090.band == laptop.band and "none of them on RTX-4090 (they ran on RTX-3090, RTX-4060-Laptop)" in (
         rtx4090.band_source
     )
 

@@ -296,8 +296,9 @@ def direction_notes(
 ) -> tuple[str, ...]:
     """A note for every result where the predictor's held-back record says it often gets the *direction* wrong
     (faster or slower than plain decoding) -- which a band of relative error does not say: SGLang's published-fit
-    band is +-39%, yet it called the side of 1 right in 44% of SGLang's held-back records and 5 of their 14
-    slowdowns (a first-hour review found an SGLang scenario told "enable" with nothing but the band)."""
+    band was +-39% when this was written, yet it called the side of 1 right in 44% of SGLang's held-back records and
+    5 of their 14 slowdowns (a first-hour review found an SGLang scenario told "enable" with nothing but the band;
+    ``specwise validate`` prints today's figures)."""
     sign, caught, slowdowns = fit.direction(engine, segment, roofline=roofline)
     poor_sign = sign is not None and sign < MIN_DIRECTION_AGREEMENT
     poor_catch = slowdowns >= 5 and caught < MIN_SLOWDOWNS_CAUGHT * slowdowns
