@@ -87,6 +87,18 @@ def test_a_batch_where_the_evidence_shows_a_slowdown_is_disabled() -> None:
     assert "re-run advise at the load per replica" in cand["reason"]  # where a schedule would be judged
 
 
+def test_a_held_back_slowdown_on_a_consumer_card_is_disabled() -> None:
+    """The EAGLE-3 paper's Table 5 (held back): vLLM EAGLE on an RTX 3090 is 0.93x at batch 32 and 0.82x at 48. At
+    4 QPS (~36 running without speculation) the advice disables it, while it pays at light load."""
+    doc = _run("evidence-llama31-8b-eagle-rtx3090")
+    assert doc["decision"] == "disable", doc["reason"]
+    cand = doc["candidates"][0]
+    speedups = {float(q): s for q, s in cand["sim"]["best_speedup_by_qps"].items()}
+    assert speedups[0.25] > 1.2 and speedups[4.0] < 1.0, speedups
+    capacity = cand["sim"]["capacity_per_s_by_k"]
+    assert capacity["2"] < capacity["0"], capacity
+
+
 def test_draft_that_does_not_fit_is_not_recommended_for_memory() -> None:
     doc = _run("draft-does-not-fit")
     draft = _cand(doc, "draft_model:meta-llama/Llama-3.1-8B-Instruct")
