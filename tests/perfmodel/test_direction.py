@@ -1,7 +1,7 @@
 """The direction caveat (perfmodel.factory.direction_notes): where the predictor's held-back record puts speedups on
 the wrong side of 1 (faster or slower than plain decoding) too often, every result says so -- a band of relative
-error does not: SGLang's published-fit band is +-39% while it called the side of 1 right in 44% of SGLang's
-held-back records."""
+error does not: SGLang's published-fit band is +-33% while it calls the side of 1 right in 56% of SGLang's
+held-back records and predicts 5 of their 19 slowdowns below 1 (2026-12-05; ``specwise validate`` prints them)."""
 
 from __future__ import annotations
 
