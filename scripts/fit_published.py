@@ -145,6 +145,13 @@ def main() -> int:
             },
         },
     }
+    # what advise and simulate summarise as the held-back evidence nearest a deployment (validate/nearest.py), without
+    # replaying it; tests/validate/test_nearest.py checks these against a live replay
+    doc["held_back_predictions"] = {
+        q.record.id: {"predicted_speedup": q.predicted_speedup, "k": q.k}
+        for q in valid_preds
+        if q.status == "predicted" and q.record.speculative and q.predicted_speedup is not None
+    }
     if not args.dry_run:
         OUT.write_text(json.dumps(doc, indent=2) + "\n")
         print(f"wrote {OUT}")

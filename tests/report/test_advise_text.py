@@ -8,6 +8,8 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from specwise.contracts.advice import Advice
 from specwise.contracts.sweep import SweepResult
 from specwise.engines.base import shell_lines
@@ -120,3 +122,24 @@ def test_a_warning_every_candidate_carries_is_said_once() -> None:
     render_advise(doc, Console(file=out, width=200))
     assert out.getvalue().count(shared) == 1
     assert shared in render_html(doc) and render_html(doc).count(shared) == 1
+
+
+def test_the_nearest_evidence_is_said_under_the_published_fit_only(capsys: pytest.CaptureFixture[str]) -> None:
+    """advise names the held-back published measurements most like the deployment and the predictor's error on
+    them (validate/nearest.py), with the command that lists them; the JSON reads back with it."""
+    from specwise.cli import main
+
+    scenario = "examples/advise/evidence-llama31-8b-eagle-rtx3090.toml"
+    assert main(["advise", scenario, "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    near = doc["nearby_evidence"]
+    assert near["records"] == 8 and near["slowdowns"] == near["slowdowns_predicted"] == 3
+    assert near["command"] == f"specwise validate --like {scenario}"
+    assert all(rid.startswith("eagle3-paper-vllm-llama31-8b-eagle-") for rid in near["record_ids"][:7])
+    assert Advice.from_json(doc).to_json()["nearby_evidence"] == near
+    assert main(["advise", scenario, "--wide"]) == 1
+    text = capsys.readouterr().out
+    assert "nearest evidence: on the 8 held-back published measurements most like this deployment" in text
+    assert "3 of its 3 published slowdowns predicted below 1" in text
+    assert main(["advise", scenario, "--json", "--predictor", "roofline"]) in (0, 1)  # roofline: optimistic
+    assert "nearby_evidence" not in json.loads(capsys.readouterr().out)

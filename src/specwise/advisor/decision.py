@@ -4,6 +4,7 @@ then a ranking and one recommendation. Every reason carries the evidence it used
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,6 +22,7 @@ from specwise.contracts.advice import (
     CandidateAdvice,
     CandidateMemory,
     EvidenceUsed,
+    NearbyEvidence,
     ScheduleCheck,
 )
 from specwise.contracts.bench import BenchDoc
@@ -35,12 +37,14 @@ from specwise.errors import SpecwiseError
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
 from specwise.perfmodel.factory import PredictorChoice, calibration_gap
+from specwise.perfmodel.profiles import published_fit
 from specwise.scenario.build import FEW_REQUESTS, build_scenario, few_requests_warning
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import decide, falls_below
 from specwise.study.sweep import run_sweep
 from specwise.units import fmt_about, fmt_ratio
+from specwise.validate.nearest import nearby_evidence, query_for
 
 COMPATIBILITY_RULE = "draft/target compatibility"  # its failure: vLLM refuses or mis-loads the draft
 INCOMPATIBLE = f"rule '{COMPATIBILITY_RULE}' fails: "  # how an unsupported candidate's reason begins when it is that
@@ -673,7 +677,21 @@ def advise(
         band=first.sim.band if first and first.sim else 0.0,
         band_source=first.sim.band_source if first and first.sim else "",
         band_statistic=first.sim.band_statistic if first and first.sim else P80_SPEEDUP_ERROR,
+        nearby_evidence=_nearby_evidence(inputs, first.sim.predictor) if first and first.sim else None,
     )
+
+
+def _nearby_evidence(inputs: AdviseInputs, predictor: str) -> NearbyEvidence | None:
+    """The published fit's error on the held-back measurements most like this deployment (its stored replay;
+    another predictor's error there is not recorded)."""
+    if not predictor.startswith("published-fit"):
+        return None
+    dep = inputs.deployment
+    try:
+        q = query_for(dep.engine, dep.gpu, dep.target, dep.tp, [c.method.name for c in inputs.candidates])
+    except SpecwiseError:
+        return None  # a target or GPU the evidence cannot be compared with (a local file the catalog lacks)
+    return nearby_evidence(q, published_fit(), f"specwise validate --like {shlex.quote(inputs.file)}")
 
 
 def _draft_heads(draft: str | None) -> int | None:

@@ -14,11 +14,15 @@ from specwise.cli.common import (
     add_executor_flags,
     add_json_flag,
     add_wide_flag,
+    positive_int,
     print_json,
     progress_bar,
+    scenario_file,
 )
+from specwise.errors import SpecwiseError
 from specwise.evidence.records import all_records
 from specwise.executors import open_executor
+from specwise.validate.nearest import DEFAULT_NEAREST, Nearest
 
 
 def register(sub: Any) -> None:
@@ -49,6 +53,21 @@ def register(sub: Any) -> None:
         action="store_true",
         help="exit 1 when an acceptance criterion is not met (one no selected record can judge is n/a: not a failure)",
     )
+    p.add_argument(
+        "--like",
+        metavar="SCENARIO",
+        type=scenario_file,
+        help="show the published measurements nearest this deployment (an advise or simulate scenario: its engine, "
+        "GPU, target, TP and methods; a FILE or example:NAME), published vs predicted, and the error on the held-back "
+        "ones among them",
+    )
+    p.add_argument(
+        "--nearest",
+        type=positive_int,
+        default=DEFAULT_NEAREST,
+        metavar="N",
+        help=f"with --like: how many records (default {DEFAULT_NEAREST})",
+    )
     add_executor_flags(p, "replay")
     add_json_flag(p)
     add_wide_flag(p)
@@ -56,8 +75,14 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from specwise.validate.nearest import nearest, query_from_scenario
     from specwise.validate.run import check_fails, select_families, to_json, validate
 
+    if args.nearest != DEFAULT_NEAREST and args.like is None:
+        raise SpecwiseError("--nearest: goes with --like SCENARIO")
+    if args.like is not None and (args.check or args.all):
+        raise SpecwiseError(f"{'--check' if args.check else '--all'}: not with --like (it lists the nearest records)")
+    query = query_from_scenario(args.like) if args.like is not None else None  # input errors before the replay
     records = select_families(all_records(), args.family)
     columns = (TextColumn("replaying"), BarColumn(), MofNCompleteColumn())
     with open_executor(args.executor, args.processes) as executor, progress_bar(*columns, disable=args.json) as bar:
@@ -69,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
             executor,
             family_selected=bool(args.family),
         )
+    if query is not None:
+        return _render_nearest(args, nearest(v.predictions, query, v.fit_families, args.nearest), v.predictor)
     if args.json:
         print_json(to_json(v))
     else:
@@ -76,3 +103,15 @@ def run(args: argparse.Namespace) -> int:
 
         render_validation(v, args.all, wide=args.wide)
     return EXIT_NEGATIVE if args.check and check_fails(v) else EXIT_OK
+
+
+def _render_nearest(args: argparse.Namespace, n: Nearest, predictor: str) -> int:
+    if args.json:
+        from specwise.validate.nearest import to_json as nearest_json
+
+        print_json(nearest_json(n, predictor))
+    else:
+        from specwise.report.validate import render_nearest
+
+        render_nearest(n, predictor, wide=args.wide)
+    return EXIT_OK

@@ -375,6 +375,44 @@ class MeasurePlan:
 
 
 @dataclass(frozen=True)
+class NearbyEvidence:
+    """The held-back published measurements most like the deployment and the predictor's error on them (the
+    published fit's stored replay; ``specwise validate --like`` lists them): a band is one number per engine and GPU
+    segment, this is the record nearest the operator's own setup."""
+
+    records: int
+    median_abs_rel_error: float | None
+    within_25pct: float | None
+    slowdowns: int  # published slowdowns among them
+    slowdowns_predicted: int  # of those, predicted below 1
+    record_ids: tuple[str, ...]
+    command: str  # the validate --like command that lists them
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "records": self.records,
+            "median_abs_rel_error": self.median_abs_rel_error,
+            "within_25pct": self.within_25pct,
+            "slowdowns": self.slowdowns,
+            "slowdowns_predicted": self.slowdowns_predicted,
+            "record_ids": list(self.record_ids),
+            "command": self.command,
+        }
+
+    @classmethod
+    def from_json(cls, f: Fields) -> NearbyEvidence:
+        return cls(
+            records=f.integer("records", 0) or 0,
+            median_abs_rel_error=f.number("median_abs_rel_error"),
+            within_25pct=f.number("within_25pct"),
+            slowdowns=f.integer("slowdowns", 0) or 0,
+            slowdowns_predicted=f.integer("slowdowns_predicted", 0) or 0,
+            record_ids=tuple(str(x) for x in f.data.get("record_ids") or ()),
+            command=f.text("command", "") or "",
+        )
+
+
+@dataclass(frozen=True)
 class TemperaturePoint:
     series: str
     temperature: float
@@ -409,6 +447,7 @@ class Advice:
     band: float = 0.0  # its relative error (80th percentile over held-back measurements)
     band_source: str = ""
     band_statistic: str = P80_SPEEDUP_ERROR  # which statistic ``band`` is
+    nearby_evidence: NearbyEvidence | None = None  # published-fit only: its stored held-back replay
 
     def candidate(self, label: str) -> CandidateAdvice:
         return next(c for c in self.candidates if c.candidate == label)
@@ -463,6 +502,8 @@ class Advice:
             ),
             "measure": self.measure.to_json() if self.measure else None,
         }
+        if self.nearby_evidence is not None:
+            out["nearby_evidence"] = self.nearby_evidence.to_json()
         if self.report is not None:
             out["report"] = self.report
         return out
@@ -509,7 +550,12 @@ class Advice:
             band=(pred.number("relative_error_p80", 0.0) if pred else 0.0) or 0.0,
             band_source=(pred.text("source", "") if pred else "") or "",
             band_statistic=(pred.text("statistic") if pred else None) or P80_SPEEDUP_ERROR,
+            nearby_evidence=_nearby(f.object("nearby_evidence")),
         )
+
+
+def _nearby(f: Fields | None) -> NearbyEvidence | None:
+    return None if f is None else NearbyEvidence.from_json(f)
 
 
 def _measure(f: Fields | None) -> MeasurePlan | None:

@@ -105,6 +105,9 @@ class PublishedFit:
     error: dict[str, Any]  # e.g. {"validation": {"median_abs_log_ratio": ..., "within_25pct": ...}, "training": ...}
     command: str = ""
     first_given_match: float = 0.6  # a lookup's per-match first-token acceptance (fitted)
+    # each held-back speculative record the fit predicted: its id -> (predicted speedup, k), as the last evaluation
+    # replayed it (``scripts/fit_published.py``; the evidence nearest a deployment is summarised from these)
+    held_back_predictions: dict[str, tuple[float, int | None]] = field(default_factory=dict)
 
     def band(self, engine: str | None = None, segment: str | None = None, *, roofline: bool = False) -> float:
         """The relative error band of a speedup predicted by this fit (``roofline``: by the analytic roofline,
@@ -182,6 +185,10 @@ def published_fit() -> PublishedFit:
         error=dict(data.get("error", {})),
         command=str(data["fit"].get("command", "")),
         first_given_match=float(data.get("lookup", {}).get("first_token_acceptance_given_match", 0.6)),
+        held_back_predictions={
+            rid: (float(p["predicted_speedup"]), None if p.get("k") is None else int(p["k"]))
+            for rid, p in (data.get("held_back_predictions") or {}).items()
+        },
     )
 
 

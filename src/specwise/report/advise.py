@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from specwise.contracts.advice import Advice, CandidateAdvice, RuleCheck
+from specwise.contracts.advice import Advice, CandidateAdvice, NearbyEvidence, RuleCheck
 from specwise.engines.base import shell_lines
 from specwise.perfmodel.factory import band_basis
 from specwise.report.console import console
@@ -125,6 +125,8 @@ def render_advise(
                 f"({band_basis(doc.band_statistic, doc.band_source)})"
             )
         )
+    if doc.nearby_evidence is not None:
+        show(escape(nearby_words(doc.nearby_evidence)))
     if doc.measure is not None:
         where = (
             f"this launch file is written to {escape(str(launch_written))}, as the command names it"
@@ -140,3 +142,18 @@ def render_advise(
     out.print(shell_lines(doc.serve.argv), soft_wrap=True, markup=False)
     for note in doc.serve.notes:
         show("[bold]note:[/] " + escape(note))
+
+
+def nearby_words(e: NearbyEvidence) -> str:
+    """The evidence nearest the deployment, in one line (terminal and HTML report)."""
+    median = "-" if e.median_abs_rel_error is None else f"{e.median_abs_rel_error:.0%}"
+    within = "-" if e.within_25pct is None else f"{e.within_25pct:.0%}"
+    slow = (
+        f", {e.slowdowns_predicted} of its {e.slowdowns} published slowdowns predicted below 1"
+        if e.slowdowns
+        else ", none of them a published slowdown"
+    )
+    return (
+        f"nearest evidence: on the {e.records} held-back published measurements most like this deployment the "
+        f"predictor's median error is {median}, {within} within +-25%{slow} ({e.command} lists them)"
+    )

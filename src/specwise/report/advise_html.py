@@ -17,7 +17,7 @@ from specwise.engines.base import shell_lines
 from specwise.fileio import write_text_atomic
 from specwise.perfmodel.factory import band_basis
 from specwise.report import advise_plots
-from specwise.report.advise import grouped_warnings
+from specwise.report.advise import grouped_warnings, nearby_words
 from specwise.report.overload import best_overloaded, mark, overload_footnote, speedup_overloaded
 from specwise.report.sim import capacity_sentence, pays_sentence, speculation_only_sentence
 from specwise.units import fmt_ratio
@@ -72,6 +72,8 @@ def _head(doc: Advice) -> list[str]:
             f"<p>Step times: <b>{_e(doc.predictor)}</b>. Every simulated speedup carries a &plusmn;{doc.band:.0%} "
             f"band: the {_e(band_basis(doc.band_statistic, doc.band_source))}.</p>"
         )
+    if doc.nearby_evidence is not None:
+        parts.append(f"<p>{_e(nearby_words(doc.nearby_evidence))}.</p>")
     if doc.measure is not None:
         parts.append(
             f"<h2>Measure first: {_e(doc.measure.candidate)}</h2><p>Save as the launch file the command names:</p>"

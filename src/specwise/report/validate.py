@@ -3,12 +3,15 @@ acceptance criteria, and the records that missed."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from specwise.report.console import console
 from specwise.report.tables import print_table
+from specwise.validate.nearest import Nearest, Neighbour
 from specwise.validate.run import Crossover, Validation, not_replayed
 from specwise.validate.stats import ErrorSummary
 
@@ -190,3 +193,49 @@ def _records(v: Validation, show_all: bool, out: Console, wide: bool) -> None:
             f"{p.ratio:.2f}" if p.ratio is not None else "-",
         )
     print_table(out, t, wide=wide)
+
+
+def _summary_line(label: str, s: ErrorSummary) -> str:
+    if not s.records:
+        return f"{label}: no record near enough"
+    return (
+        f"{label}: {s.records} records, median error {_pct(s.median_abs_rel_error)}, within +-25% "
+        f"{_pct(s.within_25pct)}, published slowdowns predicted < 1: {s.slowdowns_predicted} of {s.slowdowns}"
+    )
+
+
+def _nearest_table(title: str, neighbours: Sequence[Neighbour]) -> Table:
+    t = Table(title=title)
+    for col in ("record", "setup", "load", "published", "predicted", "ratio"):
+        t.add_column(col, justify="left" if col in ("record", "setup", "load") else "right")
+    for nb in neighbours:
+        p, r = nb.prediction, nb.prediction.record
+        pred = p.predicted_speedup
+        style = "red" if r.is_slowdown and (pred or 0.0) >= 1.0 else ""
+        k = f" k={p.k}" if p.k is not None else ""
+        t.add_row(
+            f"[{style}]{r.id}[/]" if style else r.id,
+            f"{r.engine} {r.tp}x{r.gpu} {r.target.rsplit('/', 1)[-1]} {r.method}{k}",
+            f"{r.load.kind} {r.load.value:g}",
+            f"{r.speedup:.3g}" if r.speedup is not None else "-",
+            f"{pred:.3g}" if pred is not None else "-",
+            f"{p.ratio:.2f}" if p.ratio is not None else "-",
+        )
+    return t
+
+
+def render_nearest(n: Nearest, predictor: str, out: Console | None = None, wide: bool = False) -> None:
+    """``validate --like``: the published measurements nearest a deployment, published vs predicted speedups --
+    the held-back ones, whose error says how right the predictor is there, and the fit ones apart (fitted on)."""
+    out = console(out)
+    out.print(f"published measurements nearest {n.query.describe()}; predictor {predictor}")
+    if n.held_back_neighbours:
+        print_table(out, _nearest_table("held back (never fitted on)", n.held_back_neighbours), wide=wide)
+    out.print(_summary_line("held back", n.held_back))
+    if n.fit_neighbours:
+        print_table(out, _nearest_table("fit families (fitted on)", n.fit_neighbours), wide=wide)
+    out.print(_summary_line("fit families (fitted on: not an estimate of the error)", n.fit))
+    out.print(
+        "nearness: same engine 8, GPU segment 4 (same card +2), target 6 (or up to 3 within 10x of its active "
+        "parameters), a method considered 4 (or 2 for the same kind of proposer), same TP 1 (validate/nearest.py)"
+    )

@@ -16,7 +16,7 @@ from specwise.errors import NegativeAnswer, SpecwiseError
 from specwise.fileio import read_text_bounded
 from specwise.perfmodel.factory import PredictorChoice
 from specwise.scenario.build import build_scenario
-from specwise.scenario.model import DeploymentSpec, Scenario
+from specwise.scenario.model import DeploymentSpec, Scenario, ScenarioSpec
 from specwise.scenario.parse import parse_scenario_spec
 
 MAX_TOML_BYTES = 4 * 2**20  # a scenario is a page of settings, not megabytes
@@ -54,6 +54,11 @@ def load_scenario(path: Path, predictor: PredictorChoice | None = None, reader: 
         if reader == "simulate":  # the scenario is an input to something else: an input error there
             raise
         raise SpecwiseError(str(exc)) from None
+
+
+def load_scenario_spec(path: Path, reader: str = "simulate") -> ScenarioSpec:
+    """The simulate scenario in ``path`` as written, parsed but not built (no memory plan, nothing simulated)."""
+    return parse_scenario_spec(read_toml(path), file=source_name(path), base_dir=path.parent, reader=reader)
 
 
 def parse_scenario(
