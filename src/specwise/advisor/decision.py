@@ -3,6 +3,7 @@ then a ranking and one recommendation. Every reason carries the evidence it used
 
 from __future__ import annotations
 
+import logging
 import math
 import shlex
 from collections.abc import Callable, Mapping, Sequence
@@ -44,7 +45,9 @@ from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import decide, falls_below
 from specwise.study.sweep import run_sweep
 from specwise.units import fmt_about, fmt_ratio
-from specwise.validate.nearest import nearby_evidence, query_for
+from specwise.validate.nearest import StaleFit, nearby_evidence, query_for
+
+log = logging.getLogger(__name__)
 
 COMPATIBILITY_RULE = "draft/target compatibility"  # its failure: vLLM refuses or mis-loads the draft
 INCOMPATIBLE = f"rule '{COMPATIBILITY_RULE}' fails: "  # how an unsupported candidate's reason begins when it is that
@@ -683,15 +686,16 @@ def advise(
 
 def _nearby_evidence(inputs: AdviseInputs, predictor: str) -> NearbyEvidence | None:
     """The published fit's error on the held-back measurements most like this deployment (its stored replay;
-    another predictor's error there is not recorded)."""
+    another predictor's error there is not stored: None)."""
     if not predictor.startswith("published-fit"):
         return None
     dep = inputs.deployment
+    q = query_for(dep.engine, dep.gpu, dep.target, dep.tp, [c.method.name for c in inputs.candidates])
     try:
-        q = query_for(dep.engine, dep.gpu, dep.target, dep.tp, [c.method.name for c in inputs.candidates])
-    except SpecwiseError:
-        return None  # a target or GPU the evidence cannot be compared with (a local file the catalog lacks)
-    return nearby_evidence(q, published_fit(), f"specwise validate --like {shlex.quote(inputs.file)}")
+        return nearby_evidence(q, published_fit(), f"specwise validate --like {shlex.quote(inputs.file)}")
+    except StaleFit as exc:  # an installation whose fit file predates its evidence: said in the log, not fatal
+        log.warning("%s", exc)
+        return None
 
 
 def _draft_heads(draft: str | None) -> int | None:

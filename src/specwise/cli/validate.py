@@ -64,7 +64,6 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--nearest",
         type=positive_int,
-        default=DEFAULT_NEAREST,
         metavar="N",
         help=f"with --like: how many records (default {DEFAULT_NEAREST})",
     )
@@ -78,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from specwise.validate.nearest import nearest, query_from_scenario
     from specwise.validate.run import check_fails, select_families, to_json, validate
 
-    if args.nearest != DEFAULT_NEAREST and args.like is None:
+    if args.nearest is not None and args.like is None:
         raise SpecwiseError("--nearest: goes with --like SCENARIO")
     if args.like is not None and (args.check or args.all):
         raise SpecwiseError(f"{'--check' if args.check else '--all'}: not with --like (it lists the nearest records)")
@@ -95,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
             family_selected=bool(args.family),
         )
     if query is not None:
-        return _render_nearest(args, nearest(v.predictions, query, v.fit_families, args.nearest), v.predictor)
+        near = nearest(v.predictions, query, v.fit_families, args.nearest or DEFAULT_NEAREST)
+        return _render_nearest(args, near, v.predictor)
     if args.json:
         print_json(to_json(v))
     else:
@@ -109,9 +109,9 @@ def _render_nearest(args: argparse.Namespace, n: Nearest, predictor: str) -> int
     if args.json:
         from specwise.validate.nearest import to_json as nearest_json
 
-        print_json(nearest_json(n, predictor))
+        print_json(nearest_json(n, predictor) | {"families_selected": list(args.family) or None})
     else:
         from specwise.report.validate import render_nearest
 
-        render_nearest(n, predictor, wide=args.wide)
+        render_nearest(n, predictor, wide=args.wide, family_selected=bool(args.family))
     return EXIT_OK

@@ -378,37 +378,51 @@ class MeasurePlan:
 class NearbyEvidence:
     """The held-back published measurements most like the deployment and the predictor's error on them (the
     published fit's stored replay; ``specwise validate --like`` lists them): a band is one number per engine and GPU
-    segment, this is the record nearest the operator's own setup."""
+    segment, this is the evidence nearest the operator's own setup, with how near it is and what in it differs."""
 
-    records: int
+    records: int  # 0: no held-back measurement ran on this engine and kind of GPU
     median_abs_rel_error: float | None
+    p80_abs_rel_error: float | None  # the band's statistic, on these records
     within_25pct: float | None
     slowdowns: int  # published slowdowns among them
     slowdowns_predicted: int  # of those, predicted below 1
     record_ids: tuple[str, ...]
     command: str  # the validate --like command that lists them
+    nearness: tuple[float, float] | None = None  # the lowest and highest score among them
+    nearness_of: float = 25.0  # the score of a record whose setup is the deployment's
+    differs: tuple[str, ...] = ()  # what differs from the deployment in at least one of them (card, target, ...)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "records": self.records,
             "median_abs_rel_error": self.median_abs_rel_error,
+            "p80_abs_rel_error": self.p80_abs_rel_error,
             "within_25pct": self.within_25pct,
             "slowdowns": self.slowdowns,
             "slowdowns_predicted": self.slowdowns_predicted,
             "record_ids": list(self.record_ids),
             "command": self.command,
+            "nearness": list(self.nearness) if self.nearness else None,
+            "nearness_of": self.nearness_of,
+            "differs": list(self.differs),
+            "load_compared": False,
         }
 
     @classmethod
     def from_json(cls, f: Fields) -> NearbyEvidence:
+        near = f.numbers("nearness", allow_null=False) if f.data.get("nearness") else ()
         return cls(
             records=f.integer("records", 0) or 0,
             median_abs_rel_error=f.number("median_abs_rel_error"),
+            p80_abs_rel_error=f.number("p80_abs_rel_error"),
             within_25pct=f.number("within_25pct"),
             slowdowns=f.integer("slowdowns", 0) or 0,
             slowdowns_predicted=f.integer("slowdowns_predicted", 0) or 0,
             record_ids=tuple(str(x) for x in f.data.get("record_ids") or ()),
             command=f.text("command", "") or "",
+            nearness=(float(near[0] or 0.0), float(near[1] or 0.0)) if len(near) == 2 else None,
+            nearness_of=f.number("nearness_of", 25.0) or 25.0,
+            differs=tuple(str(x) for x in f.data.get("differs") or ()),
         )
 
 
@@ -502,8 +516,8 @@ class Advice:
             ),
             "measure": self.measure.to_json() if self.measure else None,
         }
-        if self.nearby_evidence is not None:
-            out["nearby_evidence"] = self.nearby_evidence.to_json()
+        # null where no published-fit replay is stored for the predictor used (roofline, a calibration)
+        out["nearby_evidence"] = self.nearby_evidence.to_json() if self.nearby_evidence is not None else None
         if self.report is not None:
             out["report"] = self.report
         return out

@@ -145,15 +145,33 @@ def render_advise(
 
 
 def nearby_words(e: NearbyEvidence) -> str:
-    """The evidence nearest the deployment, in one line (terminal and HTML report)."""
-    median = "-" if e.median_abs_rel_error is None else f"{e.median_abs_rel_error:.0%}"
-    within = "-" if e.within_25pct is None else f"{e.within_25pct:.0%}"
-    slow = (
-        f", {e.slowdowns_predicted} of its {e.slowdowns} published slowdowns predicted below 1"
-        if e.slowdowns
-        else ", none of them a published slowdown"
+    """The evidence nearest the deployment, in one line (terminal and HTML report): how near it is, what in it
+    differs, and the predictor's error on it in the band's statistic too."""
+    if not e.records:
+        return (
+            "nearest evidence: none of the held-back published measurements ran on this engine and kind of GPU "
+            "(specwise validate lists those that did)"
+        )
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{x:.0%}"
+
+    low, high = e.nearness or (0.0, 0.0)
+    near = f"{low:.0f}" if round(low) == round(high) else f"{low:.0f}-{high:.0f}"
+    differs = (
+        f"another {', '.join(e.differs[:-1])}{' or ' if len(e.differs) > 1 else ''}{e.differs[-1]} in some of them"
+        if e.differs
+        else "the same setup"
     )
+    if e.slowdowns == 1:
+        slow = f"its one published slowdown predicted {'below' if e.slowdowns_predicted else 'at or above'} 1"
+    elif e.slowdowns:
+        slow = f"{e.slowdowns_predicted} of their {e.slowdowns} published slowdowns predicted below 1"
+    else:
+        slow = "none of them a published slowdown"
     return (
-        f"nearest evidence: on the {e.records} held-back published measurements most like this deployment the "
-        f"predictor's median error is {median}, {within} within +-25%{slow} ({e.command} lists them)"
+        f"nearest evidence: the {e.records} held-back published measurements most like this deployment (nearness "
+        f"{near} of {e.nearness_of:.0f}: {differs}; load not compared): the predictor's error on them is "
+        f"{pct(e.median_abs_rel_error)} median, {pct(e.p80_abs_rel_error)} at the 80th percentile, "
+        f"{pct(e.within_25pct)} within +-25%; {slow} ({e.command} lists them)"
     )

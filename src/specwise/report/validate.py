@@ -11,7 +11,7 @@ from rich.text import Text
 
 from specwise.report.console import console
 from specwise.report.tables import print_table
-from specwise.validate.nearest import Nearest, Neighbour
+from specwise.validate.nearest import FULL_SCORE, Nearest, Neighbour, setup_words
 from specwise.validate.run import Crossover, Validation, not_replayed
 from specwise.validate.stats import ErrorSummary
 
@@ -195,47 +195,57 @@ def _records(v: Validation, show_all: bool, out: Console, wide: bool) -> None:
     print_table(out, t, wide=wide)
 
 
-def _summary_line(label: str, s: ErrorSummary) -> str:
+def _summary_line(label: str, s: ErrorSummary, empty: str) -> str:
     if not s.records:
-        return f"{label}: no record near enough"
+        return f"{label}: {empty}"
     return (
-        f"{label}: {s.records} records, median error {_pct(s.median_abs_rel_error)}, within +-25% "
-        f"{_pct(s.within_25pct)}, published slowdowns predicted < 1: {s.slowdowns_predicted} of {s.slowdowns}"
+        f"{label}: {s.records} records, median error {_pct(s.median_abs_rel_error)}, 80th percentile "
+        f"{_pct(s.p80_abs_rel_error)}, within +-25% {_pct(s.within_25pct)}, published slowdowns predicted < 1: "
+        f"{s.slowdowns_predicted} of {s.slowdowns}"
     )
 
 
 def _nearest_table(title: str, neighbours: Sequence[Neighbour]) -> Table:
+    """One role's listed records: setup as run, load, published and predicted speedup, nearness and what differs."""
     t = Table(title=title)
-    for col in ("record", "setup", "load", "published", "predicted", "ratio"):
-        t.add_column(col, justify="left" if col in ("record", "setup", "load") else "right")
+    for col in ("record", "setup", "load", "published", "predicted", "ratio", "near", "differs"):
+        t.add_column(col, justify="left" if col in ("record", "setup", "load", "differs") else "right")
     for nb in neighbours:
         p, r = nb.prediction, nb.prediction.record
         pred = p.predicted_speedup
         style = "red" if r.is_slowdown and (pred or 0.0) >= 1.0 else ""
-        k = f" k={p.k}" if p.k is not None else ""
         t.add_row(
             f"[{style}]{r.id}[/]" if style else r.id,
-            f"{r.engine} {r.tp}x{r.gpu} {r.target.rsplit('/', 1)[-1]} {r.method}{k}",
+            f"{r.engine} {r.tp}x{r.gpu} {r.target.rsplit('/', 1)[-1]} {setup_words(nb)}",
             f"{r.load.kind} {r.load.value:g}",
             f"{r.speedup:.3g}" if r.speedup is not None else "-",
             f"{pred:.3g}" if pred is not None else "-",
             f"{p.ratio:.2f}" if p.ratio is not None else "-",
+            f"{nb.score:.0f}",
+            ", ".join(nb.differs) or "-",
         )
     return t
 
 
-def render_nearest(n: Nearest, predictor: str, out: Console | None = None, wide: bool = False) -> None:
+def render_nearest(
+    n: Nearest, predictor: str, out: Console | None = None, wide: bool = False, family_selected: bool = False
+) -> None:
     """``validate --like``: the published measurements nearest a deployment, published vs predicted speedups --
-    the held-back ones, whose error says how right the predictor is there, and the fit ones apart (fitted on)."""
+    the held-back ones, whose error says how the predictor did there, and apart the published fit's training
+    records (fitted on, for the published fit)."""
     out = console(out)
-    out.print(f"published measurements nearest {n.query.describe()}; predictor {predictor}")
+    among = " among the --family selection" if family_selected else ""
+    out.print(f"published measurements nearest {n.query.describe()}{among}; predictor {predictor}")
+    none = f"none on this engine and kind of GPU{among}"
     if n.held_back_neighbours:
         print_table(out, _nearest_table("held back (never fitted on)", n.held_back_neighbours), wide=wide)
-    out.print(_summary_line("held back", n.held_back))
+    out.print(_summary_line("held back", n.held_back, none))
+    fit_label = "the published fit's training families (fitted on: not an estimate of the error)"
     if n.fit_neighbours:
-        print_table(out, _nearest_table("fit families (fitted on)", n.fit_neighbours), wide=wide)
-    out.print(_summary_line("fit families (fitted on: not an estimate of the error)", n.fit))
+        print_table(out, _nearest_table(fit_label, n.fit_neighbours), wide=wide)
+    out.print(_summary_line(fit_label, n.fit, none))
     out.print(
-        "nearness: same engine 8, GPU segment 4 (same card +2), target 6 (or up to 3 within 10x of its active "
-        "parameters), a method considered 4 (or 2 for the same kind of proposer), same TP 1 (validate/nearest.py)"
+        f"near: of {FULL_SCORE:.0f} -- same engine 8, GPU segment 4 (same card +2), target 6 (or up to 3 within 10x of "
+        f"its active parameters), a method considered 4 (or 2 for the same kind of proposer), same TP 1; another "
+        "engine or kind of GPU is not listed; the load is not compared (validate/nearest.py)"
     )
