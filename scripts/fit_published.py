@@ -145,8 +145,8 @@ def main() -> int:
             },
         },
     }
-    # what advise and simulate summarise as the held-back evidence nearest a deployment (validate/nearest.py), without
-    # replaying it; tests/validate/test_nearest.py checks these against a live replay
+    # what advise summarises as the held-back evidence nearest a deployment (validate/nearest.py), without replaying
+    # it; tests/validate/test_nearest.py checks these against a live replay
     doc["held_back_predictions"] = {
         q.record.id: {"predicted_speedup": q.predicted_speedup, "k": q.k}
         for q in valid_preds

@@ -75,6 +75,11 @@ def fmt_about(x: float) -> str:
     return f"{float(f'{x:.2g}'):g}"
 
 
+def fmt_pct(x: float | None) -> str:
+    """A share or a relative error as a whole percent: 0.043 -> 4%; None (nothing to measure it on) -> "-"."""
+    return "-" if x is None else f"{x:.0%}"
+
+
 def fmt_ratio(x: float, edge: float = 1.0) -> str:
     """A speedup to two decimals, or to three where two would print ``edge``, the threshold it is compared with,
     for a value on one side of it: 0.998 is "below 1x" and shows as 0.998, not 1.00 (1.049 is not "1.05")."""

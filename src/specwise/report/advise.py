@@ -15,6 +15,7 @@ from specwise.engines.base import shell_lines
 from specwise.perfmodel.factory import band_basis
 from specwise.report.console import console
 from specwise.report.tables import print_table, print_wide
+from specwise.units import fmt_pct
 
 _STATUS = {"pass": "[green]pass[/]", "warn": "[yellow]warn[/]", "fail": "[red]fail[/]"}
 _COUNT_STYLE = {"pass": "green", "warn": "yellow", "fail": "red"}
@@ -152,10 +153,6 @@ def nearby_words(e: NearbyEvidence) -> str:
             "nearest evidence: none of the held-back published measurements ran on this engine and kind of GPU "
             "(specwise validate lists those that did)"
         )
-
-    def pct(x: float | None) -> str:
-        return "-" if x is None else f"{x:.0%}"
-
     low, high = e.nearness or (0.0, 0.0)
     near = f"{low:.0f}" if round(low) == round(high) else f"{low:.0f}-{high:.0f}"
     differs = (
@@ -172,6 +169,6 @@ def nearby_words(e: NearbyEvidence) -> str:
     return (
         f"nearest evidence: the {e.records} held-back published measurements most like this deployment (nearness "
         f"{near} of {e.nearness_of:.0f}: {differs}; load not compared): the predictor's error on them is "
-        f"{pct(e.median_abs_rel_error)} median, {pct(e.p80_abs_rel_error)} at the 80th percentile, "
-        f"{pct(e.within_25pct)} within +-25%; {slow} ({e.command} lists them)"
+        f"{fmt_pct(e.median_abs_rel_error)} median, {fmt_pct(e.p80_abs_rel_error)} at the 80th percentile, "
+        f"{fmt_pct(e.within_25pct)} within +-25%; {slow} ({e.command} lists them)"
     )

@@ -11,13 +11,10 @@ from rich.text import Text
 
 from specwise.report.console import console
 from specwise.report.tables import print_table
+from specwise.units import fmt_pct
 from specwise.validate.nearest import FULL_SCORE, Nearest, Neighbour, setup_words
 from specwise.validate.run import Crossover, Validation, not_replayed
 from specwise.validate.stats import ErrorSummary
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:.0%}"
 
 
 def _row(name: str, role: str, s: ErrorSummary, extra: str = "") -> list[str]:
@@ -25,11 +22,11 @@ def _row(name: str, role: str, s: ErrorSummary, extra: str = "") -> list[str]:
         name,
         role,
         str(s.records),
-        _pct(s.median_abs_rel_error),
-        _pct(s.p80_abs_rel_error),
-        _pct(s.within_25pct),
+        fmt_pct(s.median_abs_rel_error),
+        fmt_pct(s.p80_abs_rel_error),
+        fmt_pct(s.within_25pct),
         f"{s.slowdowns_predicted}/{s.slowdowns}",
-        _pct(s.sign_agreement),
+        fmt_pct(s.sign_agreement),
         extra,
     ]
 
@@ -199,8 +196,8 @@ def _summary_line(label: str, s: ErrorSummary, empty: str) -> str:
     if not s.records:
         return f"{label}: {empty}"
     return (
-        f"{label}: {s.records} records, median error {_pct(s.median_abs_rel_error)}, 80th percentile "
-        f"{_pct(s.p80_abs_rel_error)}, within +-25% {_pct(s.within_25pct)}, published slowdowns predicted < 1: "
+        f"{label}: {s.records} records, median error {fmt_pct(s.median_abs_rel_error)}, 80th percentile "
+        f"{fmt_pct(s.p80_abs_rel_error)}, within +-25% {fmt_pct(s.within_25pct)}, published slowdowns predicted < 1: "
         f"{s.slowdowns_predicted} of {s.slowdowns}"
     )
 

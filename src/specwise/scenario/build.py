@@ -26,7 +26,8 @@ from specwise.specs.quant import Quantization
 T = TypeVar("T")
 
 
-def _named(file: str, field: str | None, resolve: Callable[[], T]) -> T:
+def named(file: str, field: str | None, resolve: Callable[[], T]) -> T:
+    """``resolve()``, its input error prefixed with the scenario file and field (``FILE: [deployment].gpu: ...``)."""
     try:
         return resolve()
     except SpecwiseError as exc:  # a message that already names the field (an empty name) is not named twice
@@ -99,8 +100,8 @@ def _fit_warnings(spec: ScenarioSpec, plan: MemoryPlan) -> list[str]:
 
 def build_scenario(spec: ScenarioSpec) -> Scenario:
     dep, sp, file, where = spec.deployment, spec.speculation, spec.file, spec.where_speculation
-    target = _named(file, "[deployment].target", lambda: resolve_model(dep.target, "[deployment].target"))
-    gpu = _named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
+    target = named(file, "[deployment].target", lambda: resolve_model(dep.target, "[deployment].target"))
+    gpu = named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
     draft_choice, findings = _draft(spec, target)
     failed = [f.message for f in findings if f.status == "fail"]
     _check_vllm_method(spec, draft_tp := sp.draft_tp or dep.tp)  # an input error is said before any "no"
@@ -128,7 +129,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         num_speculative_tokens=max(1, max(sp.k_values)),
         names=names,
     )
-    plan = _named(file, None, lambda: plan_memory(request))
+    plan = named(file, None, lambda: plan_memory(request))
     if not plan.fits_without_draft:  # say why the target alone misses, not the figures with its draft
         alone = plan_memory(replace(request, draft=None, draft_tp=None))
         raise NegativeAnswer(f"{file}: [deployment]: the target does not fit: {'; '.join(alone.problems)}")
@@ -152,7 +153,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     kv_tokens, kv_tokens_alone = kv_tokens_at_length(plan, target, draft_spec, draft_tp, int(mean_len))
     # the largest step it may run: max_num_seqs sequences of the mean length (the KV cache permitting)
     limits = StepRange(dep.max_num_seqs, min(dep.max_num_seqs * mean_len, kv_tokens), dep.max_num_batched_tokens)
-    models = _named(file, None, lambda: serving_models(dep.predictor, deployed))  # its errors name the file
+    models = named(file, None, lambda: serving_models(dep.predictor, deployed))  # its errors name the file
     return Scenario(
         name=spec.name,
         target=target,
@@ -222,11 +223,11 @@ def _draft(spec: ScenarioSpec, target: ModelSpec) -> tuple[DraftChoice, tuple[Fi
     if method.is_lookup:
         return DraftChoice(kind=method.name), ()  # type: ignore[arg-type]
     if method.proposer == "target_layers":
-        choice, _ = _named(file, f"{where}.method", lambda: resolve_draft("mtp", target))
+        choice, _ = named(file, f"{where}.method", lambda: resolve_draft("mtp", target))
         return choice, ()
     assert spec.speculation.draft is not None
     name = spec.speculation.draft
-    choice, trained_for = _named(file, f"{where}.draft", lambda: resolve_draft(name, target, f"{where}.draft"))
+    choice, trained_for = named(file, f"{where}.draft", lambda: resolve_draft(name, target, f"{where}.draft"))
     assert choice.spec is not None
     report = check_pair(target, choice.spec, head_trained_for=trained_for)
     return choice, (method_fit(method.name, choice.spec), *report.findings)

@@ -29,6 +29,8 @@ from specwise.errors import SpecwiseError
 from specwise.evidence.records import all_records
 from specwise.methods import METHODS
 from specwise.perfmodel.profiles import PublishedFit
+from specwise.specs.gpu import GpuSpec
+from specwise.specs.model import ModelSpec
 from specwise.validate.predict import Prediction
 from specwise.validate.stats import ErrorSummary, summarize
 
@@ -92,7 +94,10 @@ class Nearest:
 def query_for(engine: str, gpu: str, target: str, tp: int, methods: Sequence[str]) -> Query:
     """A :class:`Query` from a scenario's names, resolved in the catalog (an unknown one is the caller's input
     error: :class:`SpecwiseError`)."""
-    g, m = resolve_gpu(gpu), resolve_model(target)
+    return _query(engine, resolve_gpu(gpu), resolve_model(target), tp, methods)
+
+
+def _query(engine: str, g: GpuSpec, m: ModelSpec, tp: int, methods: Sequence[str]) -> Query:
     return Query(engine, g.name, g.segment, m.name, m.active_params, tp, tuple(dict.fromkeys(methods)))
 
 
@@ -100,6 +105,7 @@ def query_from_scenario(path: Path) -> Query:
     """The :class:`Query` of a scenario file: an advise scenario's deployment and candidates' methods, or a simulate
     scenario's deployment and its ``[speculation]`` method (errors name the file and field)."""
     from specwise.advisor.inputs import load_inputs
+    from specwise.scenario.build import named
     from specwise.scenario.toml_loader import load_scenario_spec, read_toml, source_name
 
     if "candidate" in read_toml(path):
@@ -108,12 +114,10 @@ def query_from_scenario(path: Path) -> Query:
     else:
         spec = load_scenario_spec(path, reader="validate --like")
         dep, methods = spec.deployment, [spec.speculation.method.name]
-    for key, name in (("gpu", dep.gpu), ("target", dep.target)):
-        try:
-            resolve_gpu(name) if key == "gpu" else resolve_model(name)
-        except SpecwiseError as exc:
-            raise SpecwiseError(f"{source_name(path)}: [deployment].{key}: {exc}") from None
-    return query_for(dep.engine, dep.gpu, dep.target, dep.tp, methods)
+    file = source_name(path)
+    gpu = named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
+    target = named(file, "[deployment].target", lambda: resolve_model(dep.target, "[deployment].target"))
+    return _query(dep.engine, gpu, target, dep.tp, methods)
 
 
 def _proposer(method: str) -> str | None:
