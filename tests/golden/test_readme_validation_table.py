@@ -209,3 +209,107 @@ def test_the_readme_counts_the_held_back_anchors() -> None:
     words = {6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
     quoted = f"({words.get(n, str(n))} of them only set the acceptance of their own series"
     assert quoted in readme_text(), quoted
+
+
+# the README's decision table: label -> (role, outcome) in validate --json's decisions
+DECISION_ROWS = {
+    ("held back", "below 0.99"): ("held-back", "slowdown"),
+    ("held back", "0.99 to 1.05"): ("held-back", "short"),
+    ("held back", "1.05 or more"): ("held-back", "pays"),
+    ("fit families", "below 0.99"): ("fit", "slowdown"),
+    ("fit families", "0.99 to 1.05"): ("fit", "short"),
+    ("fit families", "1.05 or more"): ("fit", "pays"),
+}
+
+
+def _decision_rows() -> dict[tuple[str, str], list[str]]:
+    rows = {}
+    for line in (ROOT / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and (cells[0], cells[1]) in DECISION_ROWS:
+            rows[(cells[0], cells[1])] = cells[2:]
+    return rows
+
+
+def test_the_readme_decision_table_quotes_the_recorded_validation() -> None:
+    table = summary("published-fit", ("decisions",))
+    assert table["min_speedup"] == 1.05
+    counts = table["by_role_outcome_verdict"]
+    expected = {
+        label: [str(counts[role][outcome][v]) for v in ("enable", "measure_first", "disable")]
+        for label, (role, outcome) in DECISION_ROWS.items()
+    }
+    assert _decision_rows() == expected
+
+
+def _rescored(predictor: str, minimum: float) -> Any:
+    """validate's decision score at another ``minimum``, from the recorded replay (no replay)."""
+    from specwise.catalog import catalog_gpus
+    from specwise.evidence.records import all_records
+    from specwise.validate.decisions import score_decisions
+    from specwise.validate.predict import Prediction
+
+    doc = json.loads((VALIDATE / f"{predictor}.json").read_text())
+    records = {r.id: r for r in all_records()}
+    preds = [
+        Prediction(
+            records[r["id"]],
+            r["status"],
+            predicted_value=r["predicted_value"],
+            predicted_speedup=r["predicted_speedup"],
+        )
+        for r in doc["records"]
+    ]
+    segment = {name: g.segment for name, g in catalog_gpus().items()}
+    return score_decisions(preds, doc["fit_families"], segment.get, minimum)
+
+
+def test_the_readme_sentences_on_the_decisions_quote_them() -> None:
+    text = " ".join((ROOT / "README.md").read_text().split())
+    fit = _rescored("published-fit", 1.05)
+    assert fit.to_json()["by_role_outcome_verdict"] == summary(
+        "published-fit", ("decisions", "by_role_outcome_verdict")
+    )
+    (harm,) = fit.harmful("held-back")
+    assert harm.record_id == "adixg-phase4-qwen25-1p5b-draft0p5b-k1-c8"
+    said = (
+        f"enables on 1 of the {fit.count('held-back', 'slowdown')} held-back slowdowns: the RTX 4060 Laptop's draft "
+        f"model at k = 1 and 8 in flight, {harm.published:.2f}× published and {harm.predicted:.2f}× predicted"
+    )
+    assert said in text and f"(±{harm.band:.0%})" in text and harm.band_from == "vllm on consumer GPUs"
+    assert not fit.missed("held-back") and "It disables no published gain" in text
+    assert f"({fit.count('held-back', 'pays', 'measure_first')} of {fit.count('held-back', 'pays')})" in text
+    roof = _rescored("roofline", 1.05)
+    assert f"enables on {len(roof.harmful('held-back'))} held-back slowdowns" in text
+    at_one = _rescored("published-fit", 1.0).harmful("held-back")
+    assert f"`--min-speedup 1.0` the published fit enables on {len(at_one)} (all the laptop's, at 8 and 16" in text
+    assert {d.family for d in at_one} == {"adixg-specdecode-cost-model"}
+    assert {d.record_id.rsplit("-", 1)[-1] for d in at_one} == {"c8", "c16"}
+
+
+def test_the_shipped_bands_enable_on_no_held_back_slowdown() -> None:
+    """The README's in-sample sentence: advise's shipped band and direction check per engine and GPU segment."""
+    from specwise.advisor.band_rule import band_verdict, direction_guarded
+    from specwise.catalog import catalog_gpus
+    from specwise.evidence.records import all_records
+    from specwise.perfmodel.factory import direction_poor
+    from specwise.perfmodel.profiles import published_fit
+
+    doc = json.loads((VALIDATE / "published-fit.json").read_text())
+    records = {r.id: r for r in all_records()}
+    segment = {name: g.segment for name, g in catalog_gpus().items()}
+    fit = published_fit()
+    slowdowns = [
+        r
+        for r in doc["records"]
+        if r["status"] == "predicted" and r["family"] not in doc["fit_families"] and records[r["id"]].is_slowdown
+    ]
+    verdicts = []
+    for r in slowdowns:
+        engine, seg = records[r["id"]].engine, segment.get(records[r["id"]].gpu)
+        rule = band_verdict(r["predicted_speedup"], fit.band(engine, seg), 1.05)
+        verdicts.append(direction_guarded(rule, direction_poor(*fit.direction(engine, seg))))
+    held = summary("published-fit", ("held_back",))["slowdowns"]
+    assert len(verdicts) == held and "enable" not in verdicts
+    said = f"(in sample) it would enable on none of the {held}"
+    assert said in " ".join((ROOT / "README.md").read_text().split())

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from specwise.advisor import rules
+from specwise.advisor.band_rule import band_verdict
 from specwise.advisor.commands import measure_plan, serve_command
 from specwise.advisor.config_target import ConfigTarget, config_target, noted, resolved_names
 from specwise.advisor.evidence import Evidence, attribute_methods, refuse_unused, resolve_evidence
@@ -106,13 +107,14 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engin
         f"simulated {metric} p50 speedup {fmt_ratio(s_op, minimum)}x with k={k_op or sim.top_k(op)} "
         f"(band {low}-{high}x, {sim.predictor})"
     )
-    if s_op * (1.0 - band) >= minimum:
+    rule = band_verdict(s_op, band, minimum)
+    if rule == "enable":
         return _paying(inputs, sc, sim, engine, label, gains, ev_sim)
     k_measure = k_op or sim.top_k(op)
     if s_op >= minimum:
         reason = f"at the operating {op:g} QPS: {ev_sim}; it clears {minimum:g}x, the low end of its band does not"
         return _Verdict("measure_first", k_measure, reason, ev_sim, headline=_measure_headline(label, k_measure))
-    if s_op * (1.0 + band) >= minimum:
+    if rule == "measure_first":
         reason = (
             f"at the operating {op:g} QPS: {ev_sim}; below {minimum:g}x, but the high end of its band clears it: "
             "measure it before deciding"

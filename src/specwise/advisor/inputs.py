@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from specwise.advisor.band_rule import DEFAULT_MIN_SPEEDUP
 from specwise.errors import SpecwiseError
 from specwise.methods import Method
 from specwise.scenario.fields import Section
@@ -102,7 +103,7 @@ def parse_inputs(data: Mapping[str, Any], file: str, base_dir: Path) -> AdviseIn
     qps = sweep_section.data.get("qps", list(DEFAULT_QPS))
     default_op = min(qps) if isinstance(qps, list) and qps and all(isinstance(q, int | float) for q in qps) else 1.0
     op = _positive(adv, "operating_qps", default_op)
-    min_speedup = adv.number("min_speedup", 1.05, low=1.0, high=100.0)
+    min_speedup = adv.number("min_speedup", DEFAULT_MIN_SPEEDUP, low=1.0, high=100.0)
     sweep, metric = parse_sweep(sweep_section, base_dir, (0,))
     if op not in sweep.qps:
         sweep = replace(sweep, qps=tuple(sorted({*sweep.qps, op})))

@@ -8,12 +8,14 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
+from specwise.advisor.band_rule import DEFAULT_MIN_SPEEDUP
 from specwise.cli.common import (
     EXIT_NEGATIVE,
     EXIT_OK,
     add_executor_flags,
     add_json_flag,
     add_wide_flag,
+    bounded,
     positive_int,
     print_json,
     progress_bar,
@@ -67,6 +69,14 @@ def register(sub: Any) -> None:
         metavar="N",
         help=f"with --like: how many records (default {DEFAULT_NEAREST})",
     )
+    p.add_argument(
+        "--min-speedup",
+        type=bounded(float, "a speedup from 1 to 100, as [advise].min_speedup", low=1.0, high=100.0),
+        default=DEFAULT_MIN_SPEEDUP,
+        metavar="X",
+        help=f"the minimum speedup advise's verdicts are scored at, record by record (default {DEFAULT_MIN_SPEEDUP:g}, "
+        "advise's): enable, measure first or disable against the published speedup",
+    )
     add_executor_flags(p, "replay")
     add_json_flag(p)
     add_wide_flag(p)
@@ -92,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
             lambda done, total: bar.update(task, completed=done),
             executor,
             family_selected=bool(args.family),
+            min_speedup=args.min_speedup,
         )
     if query is not None:
         near = nearest(v.predictions, query, v.fit_families, args.nearest or DEFAULT_NEAREST)

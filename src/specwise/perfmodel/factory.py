@@ -291,6 +291,15 @@ def _direction(
     return {"notes": notes, "direction_caveat": notes[0] if notes else ""}
 
 
+def direction_poor(sign: float | None, caught: int, slowdowns: int) -> bool:
+    """Whether held-back records with this direction record (share of speedups predicted on the measured side of
+    1, measured slowdowns predicted below 1, measured slowdowns) call for :func:`direction_notes`' caveat: the side
+    of 1 right less than :data:`MIN_DIRECTION_AGREEMENT` of the time, or, among 5 or more slowdowns, fewer than
+    :data:`MIN_SLOWDOWNS_CAUGHT` of them predicted below 1."""
+    poor_sign = sign is not None and sign < MIN_DIRECTION_AGREEMENT
+    return poor_sign or (slowdowns >= 5 and caught < MIN_SLOWDOWNS_CAUGHT * slowdowns)
+
+
 def direction_notes(
     fit: PublishedFit, engine: str, segment: str | None, who: str, *, roofline: bool = False
 ) -> tuple[str, ...]:
@@ -300,9 +309,7 @@ def direction_notes(
     5 of their 14 slowdowns (a first-hour review found an SGLang scenario told "enable" with nothing but the band;
     ``specwise validate`` prints today's figures)."""
     sign, caught, slowdowns = fit.direction(engine, segment, roofline=roofline)
-    poor_sign = sign is not None and sign < MIN_DIRECTION_AGREEMENT
-    poor_catch = slowdowns >= 5 and caught < MIN_SLOWDOWNS_CAUGHT * slowdowns
-    if not (poor_sign or poor_catch):
+    if not direction_poor(sign, caught, slowdowns):
         return ()
     said = f"on the held-back {engine} measurements{_on_which_gpus(fit, engine, segment, roofline=roofline)} {who}"
     said += f" put {sign:.0%} of its speedups on the measured side of 1" if sign is not None else ""

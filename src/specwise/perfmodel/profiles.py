@@ -93,6 +93,7 @@ class EngineProfile:
 
 
 MIN_SEGMENT_RECORDS = 10  # held-back speedups on one GPU segment before its own band replaces the engine's
+UNMEASURED_BAND = 0.25  # the band when no held-back record measures one
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ class PublishedFit:
         SGLang; and of those, the ones on GPUs of ``segment`` (data-centre or consumer cards,
         :class:`~specwise.specs.gpu.GpuSpec`) when at least :data:`MIN_SEGMENT_RECORDS` are."""
         held = self._held_back(engine, segment, roofline)
-        return float(held.get("speedup_p80_abs_rel_error", held.get("p80_abs_rel_error", 0.25)))
+        return float(held.get("speedup_p80_abs_rel_error", held.get("p80_abs_rel_error", UNMEASURED_BAND)))
 
     def band_gpus(self, engine: str, segment: str | None = None) -> tuple[str, ...]:
         """The GPUs of the held-back ``engine`` records the band comes from (empty when not recorded)."""

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from specwise.report.console import console
 from specwise.report.tables import print_table
+from specwise.report.validate_decisions import render_decisions
 from specwise.units import fmt_pct
 from specwise.validate.nearest import FULL_SCORE, Nearest, Neighbour, setup_words
 from specwise.validate.run import Crossover, Validation, not_replayed
@@ -103,6 +104,8 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
                 "* beyond the loads the source measured: the prediction followed past them in x1.25 steps, as far as "
                 "twice (or half) the published crossover; '> N' ('< N'): it does not cross up to (down to) load N"
             )
+    if v.decisions is not None:
+        render_decisions(v.decisions, out, wide, v.family_selected)
     base = "-" if v.baseline_within_20pct is None else f"{v.baseline_within_20pct:.0%}"
     out.print(
         f"plain-decoding records within +-20%: {base}; Leviathan Table 4 max |diff| {v.leviathan_max_abs_diff:.3f}"

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specwise.acceptance.leviathan import table4_max_abs_diff
+from specwise.advisor.band_rule import DEFAULT_MIN_SPEEDUP
 from specwise.errors import SpecwiseError
 from specwise.evidence.records import EvidenceRecord, all_records
 from specwise.executors import Executor
 from specwise.perfmodel.profiles import published_fit
+from specwise.validate.decisions import DecisionScore, score_decisions
 from specwise.validate.predict import Models, Prediction, Predictor, predict_all, speedup_at
 from specwise.validate.replay import MAX_NUM_SEQS
 from specwise.validate.stats import ErrorSummary, summarize, summarize_by_engine, summarize_by_engine_and_segment
@@ -68,6 +70,8 @@ class Validation:
     held_back_by_engine_and_segment: dict[str, dict[str, ErrorSummary]] = field(default_factory=dict)
     # the records are a ``--family`` selection: the analytic criterion, which judges no record, says it is the same
     family_selected: bool = False
+    # advise's verdict rule at each speculative record's load against what was measured (validate/decisions.py)
+    decisions: DecisionScore | None = None
 
 
 def _crossing(points: Sequence[tuple[float, float]]) -> float | None:
@@ -156,9 +160,11 @@ def validate(
     progress: Callable[[int, int], None] | None = None,
     executor: Executor | None = None,
     family_selected: bool = False,
+    min_speedup: float = DEFAULT_MIN_SPEEDUP,
 ) -> Validation:
     """Every record of ``records`` (default: the whole evidence set) replayed, in this process or on
-    ``executor``; ``family_selected``: ``records`` are the families ``--family`` selected."""
+    ``executor``; ``family_selected``: ``records`` are the families ``--family`` selected; ``min_speedup``: the
+    minimum advise's verdicts are scored at (:mod:`specwise.validate.decisions`)."""
     fit = published_fit()
     recs = list(records if records is not None else all_records())
     p = Predictor(fit.profiles, Models("roofline" if predictor == "roofline" else "v2"), fit.first_given_match)
@@ -194,8 +200,16 @@ def validate(
             [x for x in preds if x.record.family not in fit.training_families]
         ),
         family_selected=family_selected,
+        decisions=score_decisions(preds, fit.training_families, _segment_of(), min_speedup),
     )
     return _with_criteria(v)
+
+
+def _segment_of() -> Callable[[str], str | None]:
+    from specwise.catalog import catalog_gpus
+
+    segment = {name: g.segment for name, g in catalog_gpus().items()}
+    return segment.get
 
 
 # the one criterion that replays no record: the analytic batch-1 speedup against the paper's table, the same whichever
@@ -317,6 +331,7 @@ def to_json(v: Validation, records: bool = True) -> dict[str, Any]:
         "baseline_within_20pct": v.baseline_within_20pct,
         "leviathan_table4_max_abs_diff": v.leviathan_max_abs_diff,
         "criteria": dict(v.criteria),
+        "decisions": v.decisions.to_json() if v.decisions is not None else None,
     }
     if records:
         out["records"] = [rec(p) for p in v.predictions]

@@ -1,0 +1,29 @@
+"""advise's rule at one load, apart from everything else a verdict weighs: a predicted speedup and its error band
+against ``min_speedup``. ``advisor/decision.py`` decides with it and ``specwise validate`` scores it on the published
+measurements (``validate/decisions.py``), so the rule scored is the rule that decides."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+BandVerdict = Literal["enable", "measure_first", "disable"]
+BAND_VERDICTS: tuple[BandVerdict, ...] = ("enable", "measure_first", "disable")
+DEFAULT_MIN_SPEEDUP = 1.05  # [advise].min_speedup when the scenario does not set it
+
+
+def band_verdict(speedup: float, band: float, minimum: float) -> BandVerdict:
+    """enable when even the low end of the band, ``speedup * (1 - band)``, clears ``minimum``; measure_first when
+    the band straddles it (the point estimate on either side); disable when even its high end misses it."""
+    if speedup * (1.0 - band) >= minimum:
+        return "enable"
+    if speedup * (1.0 + band) >= minimum:
+        return "measure_first"
+    return "disable"
+
+
+def direction_guarded(verdict: BandVerdict, direction_caveat: bool) -> BandVerdict:
+    """An enable from a predictor whose held-back record often puts a speedup on the wrong side of 1 is at most
+    measure_first (``perfmodel.factory.direction_notes`` says when; ``advisor/decision._direction_unreliable`` applies
+    it to a verdict): a band of relative error clearing the minimum
+    says nothing when the predictor cannot tell a slowdown from a speedup there."""
+    return "measure_first" if verdict == "enable" and direction_caveat else verdict

@@ -1,0 +1,33 @@
+"""advise's rule at one load (advisor/band_rule.py): the band's ends against min_speedup, and no enable where the
+predictor often gets the side of 1 wrong. ``validate`` scores this same function on the published measurements."""
+
+from __future__ import annotations
+
+import pytest
+
+from specwise.advisor.band_rule import band_verdict, direction_guarded
+
+
+@pytest.mark.parametrize(
+    ("speedup", "band", "verdict"),
+    [
+        (1.5, 0.26, "enable"),  # low end 1.11 clears 1.05
+        (1.42, 0.26, "enable"),  # low end 1.0508: clears, just
+        (1.41, 0.26, "measure_first"),  # low end 1.043: straddles
+        (1.0, 0.26, "measure_first"),  # below the minimum, high end 1.26 clears it
+        (0.84, 0.26, "measure_first"),  # high end 1.058 clears 1.05
+        (0.83, 0.26, "disable"),  # high end 1.0458 misses it
+        (0.80, 0.26, "disable"),  # high end 1.008
+        (1.2, 0.0, "enable"),  # no band: the point estimate decides
+        (1.04, 0.0, "disable"),
+    ],
+)
+def test_band_ends_against_the_minimum(speedup: float, band: float, verdict: str) -> None:
+    assert band_verdict(speedup, band, 1.05) == verdict
+
+
+def test_a_poor_direction_record_turns_only_enable_into_measure_first() -> None:
+    assert direction_guarded("enable", True) == "measure_first"
+    assert direction_guarded("enable", False) == "enable"
+    assert direction_guarded("disable", True) == "disable"
+    assert direction_guarded("measure_first", True) == "measure_first"

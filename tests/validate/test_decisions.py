@@ -1,0 +1,153 @@
+"""``validate``'s decision score (validate/decisions.py): advise's verdict rule at each record's load, against the
+published speedup, a held-back record's band set without its own source family. Pure parts on made-up predictions;
+the fit records' bands checked against the fit file's; the command's flag and output."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from specwise.catalog import catalog_gpus
+from specwise.cli import main
+from specwise.evidence.records import EvidenceRecord, all_records
+from specwise.perfmodel.profiles import MIN_SEGMENT_RECORDS, UNMEASURED_BAND, published_fit
+from specwise.validate.decisions import score_decisions
+from specwise.validate.predict import Prediction
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "validate" / "published-fit.json"
+FIT = ("fitted",)
+
+
+def _base() -> EvidenceRecord:
+    return next(r for r in all_records() if r.id == "sdb-fig1-qwen3-8b-gsm8k-ngram-bs16")
+
+
+def _pred(i: int, family: str, published: float, predicted: float, **extra: object) -> Prediction:
+    r = replace(_base(), id=f"{family}-{i}", family=family, value=published, **extra)  # type: ignore[arg-type]
+    return Prediction(r, "predicted", predicted_speedup=predicted)
+
+
+def _segment_of(gpu: str) -> str | None:
+    return {"H100-SXM-80GB": "datacenter", "RTX-3090": "consumer"}.get(gpu)
+
+
+def _family(name: str, n: int, error: float, published: float = 1.5, **extra: object) -> list[Prediction]:
+    """``n`` records of one family, each predicted ``error`` above its published speedup."""
+    return [_pred(i, name, published, published * (1 + error), **extra) for i in range(n)]
+
+
+def test_a_held_back_records_band_comes_from_the_other_families() -> None:
+    tight, loose = _family("tight", MIN_SEGMENT_RECORDS, 0.05), _family("loose", MIN_SEGMENT_RECORDS, 0.40)
+    score = score_decisions(tight + loose, FIT, _segment_of, 1.05)
+    by_family = {d.family: d for d in score.decisions}
+    assert by_family["tight"].band == pytest.approx(0.40)  # its own 5% never narrows its band
+    assert by_family["loose"].band == pytest.approx(0.05)
+    assert by_family["tight"].band_from == "vllm on datacenter GPUs"
+    # judged with the other family's error: 1.575 predicted with +-40% straddles 1.05 (low end 0.945), 2.1 with
+    # +-5% clears it
+    assert (by_family["tight"].verdict, by_family["loose"].verdict) == ("measure_first", "enable")
+    assert score.count("held-back", "pays", "enable") == MIN_SEGMENT_RECORDS
+
+
+def test_too_few_on_the_segment_takes_the_engines_records() -> None:
+    consumer = _family("laptop", 3, 0.10, gpu="RTX-3090")
+    others = _family("dc", MIN_SEGMENT_RECORDS, 0.30) + _family("card", MIN_SEGMENT_RECORDS - 1, 0.02, gpu="RTX-3090")
+    d = next(x for x in score_decisions(consumer + others, FIT, _segment_of, 1.05).decisions if x.family == "laptop")
+    assert d.band_from == "vllm"  # 9 other consumer speedups: under MIN_SEGMENT_RECORDS
+    combined = [0.30] * MIN_SEGMENT_RECORDS + [0.02] * (MIN_SEGMENT_RECORDS - 1)
+    assert d.band == pytest.approx(float(np.percentile(combined, 80)))  # both segments' records, its own out
+
+
+def test_a_lone_family_has_the_unmeasured_band() -> None:
+    (d,) = score_decisions(_family("alone", 1, 0.0), FIT, _segment_of, 1.05).decisions
+    assert (d.band, d.band_from, d.direction_caveat) == (UNMEASURED_BAND, "no held-back record", False)
+
+
+def test_a_wrong_side_record_forbids_enable() -> None:
+    """Other families predicted speedups where slowdowns were measured: sign agreement 0, so even a prediction whose
+    band clears the minimum is measure_first."""
+    wrong = [_pred(i, "wrong", 0.8, 1.2) for i in range(MIN_SEGMENT_RECORDS)]
+    (d,) = [
+        x
+        for x in score_decisions(wrong + _family("me", 1, 0.0, published=3.0), FIT, _segment_of, 1.05).decisions
+        if x.family == "me"
+    ]
+    assert d.direction_caveat and d.verdict == "measure_first"  # 3.0 * (1 - 0.5) = 1.5 would clear 1.05
+
+
+def test_outcomes_and_the_two_errors_that_matter() -> None:
+    others = _family("others", MIN_SEGMENT_RECORDS, 0.10)
+    mine = [
+        _pred(0, "mine", 0.90, 1.60),  # slowdown, predicted to pay: enable on a slowdown
+        _pred(1, "mine", 0.995, 1.0),  # a tie: short of the minimum, never a slowdown
+        _pred(2, "mine", 1.04, 1.0),  # short
+        _pred(3, "mine", 1.50, 0.80),  # pays, predicted a slowdown: disable on a gain
+    ]
+    score = score_decisions(others + mine, FIT, _segment_of, 1.05)
+    got = {d.record_id: (d.outcome, d.verdict) for d in score.decisions if d.family == "mine"}
+    assert got == {
+        "mine-0": ("slowdown", "enable"),
+        "mine-1": ("short", "measure_first"),
+        "mine-2": ("short", "measure_first"),
+        "mine-3": ("pays", "disable"),
+    }
+    assert [d.record_id for d in score.harmful("held-back")] == ["mine-0"]
+    assert [d.record_id for d in score.missed("held-back")] == ["mine-3"]
+
+
+def test_fit_records_are_scored_but_set_no_band() -> None:
+    held = _family("held", MIN_SEGMENT_RECORDS, 0.20)
+    fitted = [_pred(i, "fitted", 1.5, 3.0) for i in range(50)]  # 100% error: would widen any band it were in
+    score = score_decisions(held + fitted, FIT, _segment_of, 1.05)
+    fit_bands = [d.band for d in score.decisions if d.role == "fit"]
+    assert fit_bands and all(b == pytest.approx(0.20) for b in fit_bands)
+    assert score.count("fit") == 50 and score.count("held-back") == MIN_SEGMENT_RECORDS
+
+
+def test_anchors_plain_decoding_and_unpredicted_records_are_not_scored() -> None:
+    plain = replace(_base(), id="plain", method="none", metric="tpot_s", value=0.01)
+    preds = [
+        Prediction(plain, "predicted", predicted_value=0.011),
+        Prediction(replace(_base(), id="anchor"), "anchor", predicted_speedup=1.1),
+        Prediction(replace(_base(), id="skipped"), "skipped"),
+    ]
+    assert score_decisions(preds, FIT, _segment_of, 1.05).decisions == ()
+
+
+def test_fit_records_carry_the_shipped_band() -> None:
+    """Leaving its own family out changes nothing for a fit record: its band is the fit file's, for its engine and
+    GPU segment (the live replay behind the golden file is checked by test_published_fit_unchanged)."""
+    doc = json.loads(GOLDEN.read_text())
+    records = {r.id: r for r in all_records()}
+    segment = {name: g.segment for name, g in catalog_gpus().items()}
+    fit = published_fit()
+    bands = {
+        (d["id"], d["band"], fit.band(records[d["id"]].engine, segment.get(records[d["id"]].gpu)))
+        for d in doc["decisions"]["records"]
+        if d["role"] == "fit"
+    }
+    assert len(bands) > 100
+    assert all(got == pytest.approx(shipped) for _, got, shipped in bands)
+
+
+def test_min_speedup_is_checked_as_advise_checks_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--min-speedup", "0.9"]) == 2
+    assert "--min-speedup" in capsys.readouterr().err
+
+
+def test_the_command_prints_and_writes_the_score(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--family", "vllm-blog-2024,vllm-issues", "--min-speedup", "1.1", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)["decisions"]
+    assert doc["min_speedup"] == 1.1
+    table = doc["by_role_outcome_verdict"]["held-back"]
+    assert sum(n for by_verdict in table.values() for n in by_verdict.values()) == len(doc["records"]) > 0
+    assert {r["band_from"] for r in doc["records"]} <= {"vllm on datacenter GPUs", "vllm", "every engine"}
+    assert main(["validate", "--family", "vllm-blog-2024,vllm-issues", "--min-speedup", "1.1"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "advise's verdict at each record's load (min_speedup 1.1)" in text
+    assert "(from the other --family selected ones only)" in text
+    assert "enable on a published slowdown:" in text and "disable where the published speedup is 1.1x or more" in text
