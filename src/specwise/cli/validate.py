@@ -16,6 +16,7 @@ from specwise.cli.common import (
     add_json_flag,
     add_wide_flag,
     bounded,
+    path_arg,
     positive_int,
     print_json,
     progress_bar,
@@ -77,6 +78,13 @@ def register(sub: Any) -> None:
         help=f"the minimum speedup advise's verdicts are scored at, record by record (default {DEFAULT_MIN_SPEEDUP:g}, "
         "advise's): enable, measure first or disable against the published speedup",
     )
+    p.add_argument(
+        "--report",
+        type=path_arg,
+        metavar="OUT.html",
+        help="also write a self-contained HTML report: the tables, every predicted speedup against its published one, "
+        "and each series' speedups against its load",
+    )
     add_executor_flags(p, "replay")
     add_json_flag(p)
     add_wide_flag(p)
@@ -91,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         raise SpecwiseError("--nearest: goes with --like SCENARIO")
     if args.like is not None and (args.check or args.all):
         raise SpecwiseError(f"{'--check' if args.check else '--all'}: not with --like (it lists the nearest records)")
+    if args.report is not None:
+        _check_report(args)
     query = query_from_scenario(args.like) if args.like is not None else None  # input errors before the replay
     records = select_families(all_records(), args.family)
     columns = (TextColumn("replaying"), BarColumn(), MofNCompleteColumn())
@@ -107,12 +117,18 @@ def run(args: argparse.Namespace) -> int:
     if query is not None:
         near = nearest(v.predictions, query, v.fit_families, args.nearest or DEFAULT_NEAREST)
         return _render_nearest(args, near, v.predictor)
+    if args.report is not None:
+        from specwise.report.validate_html import write_report
+
+        write_report(v, args.report, _command(args))
     if args.json:
         print_json(to_json(v))
     else:
         from specwise.report.validate import render_validation
 
         render_validation(v, args.all, wide=args.wide)
+        if args.report is not None:
+            print(f"report: {args.report}")
     return EXIT_NEGATIVE if args.check and check_fails(v) else EXIT_OK
 
 
@@ -126,3 +142,25 @@ def _render_nearest(args: argparse.Namespace, n: Nearest, predictor: str) -> int
 
         render_nearest(n, predictor, wide=args.wide, family_selected=bool(args.family))
     return EXIT_OK
+
+
+def _check_report(args: argparse.Namespace) -> None:
+    """``--report``'s errors before the replay: HTML only, not with --like, a writable file, matplotlib there."""
+    from specwise.extras import require
+    from specwise.fileio import check_output_file
+
+    if args.like is not None:
+        raise SpecwiseError("--report: not with --like (the report is of the whole replay)")
+    check_output_file(args.report, flag="--report")
+    if args.report.suffix.lower() not in (".html", ".htm"):
+        raise SpecwiseError(f"--report {args.report}: the report is HTML; give a .html file name")
+    require("matplotlib", "--report")
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command that writes the same report (the flags that change its content)."""
+    parts = ["specwise validate", f"--predictor {args.predictor}"]
+    parts += [f"--family {f}" for f in args.family]
+    if args.min_speedup != DEFAULT_MIN_SPEEDUP:
+        parts.append(f"--min-speedup {args.min_speedup:g}")
+    return " ".join([*parts, f"--report {args.report}"])

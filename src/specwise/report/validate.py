@@ -32,7 +32,7 @@ def _row(name: str, role: str, s: ErrorSummary, extra: str = "") -> list[str]:
     ]
 
 
-def _bands(v: Validation) -> str | None:
+def bands_sentence(v: Validation) -> str | None:
     """The error band each engine and GPU segment's predictions carry: the 80th percentile of the held-back speedup
     errors (perfmodel/profiles.py; a segment with fewer than MIN_SEGMENT_RECORDS takes its engine's)."""
     from specwise.perfmodel.profiles import MIN_SEGMENT_RECORDS
@@ -53,33 +53,32 @@ def _bands(v: Validation) -> str | None:
     )
 
 
+FAMILY_COLUMNS = ("family", "role", "n", "median err", "p80 err", "within 25%", "slowdowns <1", "sign ok")
+
+
+def family_rows(v: Validation) -> list[list[str]]:
+    """The family table's rows (:data:`FAMILY_COLUMNS`, then anchors/unreplayable): each family, the fit and
+    held-back totals, and the held-back records by engine and by engine and GPU segment."""
+    rows = [_row(f.family, f.role, f.summary, f"{f.anchors}/{f.unreplayable}") for f in v.families]
+    rows += [_row("all fit families", "fit", v.fit), _row("all held-back families", "held-back", v.held_back)]
+    for engine, summary in v.held_back_by_engine.items():
+        rows.append(_row(f"held-back, {engine} only", "held-back", summary))
+        for segment, by_segment in v.held_back_by_engine_and_segment.get(engine, {}).items():
+            rows.append(_row(f"held-back, {engine}, {segment}", "held-back", by_segment))
+    return rows
+
+
 def render_validation(v: Validation, show_all: bool = False, out: Console | None = None, wide: bool = False) -> None:
     out = console(out)
     t = Table(title=f"specwise validate: predictor {v.predictor} (ratios on speedups; plain decoding on values)")
-    for col in (
-        "family",
-        "role",
-        "n",
-        "median err",
-        "p80 err",
-        "within 25%",
-        "slowdowns <1",
-        "sign ok",
-        "anchors/unrepl",
-    ):
+    for col in (*FAMILY_COLUMNS, "anchors/unrepl"):
         # no column folds: a family name is an id, kept whole (the table folds instead: report/tables.py)
         t.add_column(col, justify="left" if col in ("family", "role") else "right")
-    for f in v.families:
-        t.add_row(*_row(f.family, f.role, f.summary, f"{f.anchors}/{f.unreplayable}"))
-    t.add_row(*_row("all fit families", "fit", v.fit))
-    t.add_row(*_row("all held-back families", "held-back", v.held_back))
-    for engine, summary in v.held_back_by_engine.items():
-        t.add_row(*_row(f"held-back, {engine} only", "held-back", summary))
-        for segment, by_segment in v.held_back_by_engine_and_segment.get(engine, {}).items():
-            t.add_row(*_row(f"held-back, {engine}, {segment}", "held-back", by_segment))
+    for row in family_rows(v):
+        t.add_row(*row)
     print_table(out, t, wide=wide)
-    out.print(_LEGEND)
-    bands = _bands(v)
+    out.print(LEGEND)
+    bands = bands_sentence(v)
     if bands:
         out.print(bands)
     out.print(
@@ -95,7 +94,7 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
                 x.series,
                 x.load_kind,
                 f"{x.published:.3g}",
-                _predicted_crossing(x),
+                predicted_crossing(x),
                 "yes" if x.within_2x else "[red]no[/]",
             )
         print_table(out, c, wide=wide)
@@ -110,16 +109,16 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
     out.print(
         f"plain-decoding records within +-20%: {base}; Leviathan Table 4 max |diff| {v.leviathan_max_abs_diff:.3f}"
     )
-    pad = max((len(_VERDICT[ok][1]) for ok in v.criteria.values()), default=0)
+    pad = max((len(CRITERION_WORDS[ok][1]) for ok in v.criteria.values()), default=0)
     for name, ok in v.criteria.items():
-        style, word = _VERDICT[ok]
+        style, word = CRITERION_WORDS[ok]
         out.print(f"  [{style}]{word}[/]{' ' * (pad - len(word))}  {name}")
     _records(v, show_all, out, wide)
 
 
 # a criterion's verdict: met, not met, or none (no record of the selection can judge it; --check passes it)
-_VERDICT = {True: ("green", "met"), False: ("red", "not met"), None: ("dim", "n/a (no records)")}
-_LEGEND = (
+CRITERION_WORDS = {True: ("green", "met"), False: ("red", "not met"), None: ("dim", "n/a (no records)")}
+LEGEND = (
     "n: records predicted; err: |predicted / published - 1|; slowdowns <1: published slowdowns (speedup <= 0.99) also "
     "predicted < 1; sign ok: share of speculative records predicted on the same side of 1 as published (faster or "
     "slower than plain decoding); a published speedup within 1% of 1 is a tie, in neither (counted below); anchors: "
@@ -154,7 +153,7 @@ def _not_replayed(v: Validation, out: Console) -> None:
     print_table(out, t)
 
 
-def _predicted_crossing(x: Crossover) -> str:
+def predicted_crossing(x: Crossover) -> str:
     if x.predicted is None:
         if x.searched_to is None:
             return "never"

@@ -15,7 +15,7 @@ from specwise.validate.decisions import OUTCOMES, ROLES, Decision, DecisionScore
 _MAX_LISTED = 5  # enables on a slowdown (or disables on a gain) named one by one; --json lists them all
 
 
-def _outcome_words(outcome: str, minimum: float) -> str:
+def outcome_words(outcome: str, minimum: float) -> str:
     # a published speedup within 1% of 1 is a tie (EvidenceRecord.is_tie), not a slowdown
     return {"slowdown": "below 0.99", "short": f"0.99 to {minimum:g}", "pays": f"{minimum:g} or more"}[outcome]
 
@@ -47,17 +47,25 @@ def render_decisions(score: DecisionScore, out: Console, wide: bool = False, fam
     for role in roles:
         for i, outcome in enumerate(OUTCOMES):
             cells = [str(score.count(role, outcome, v)) for v in BAND_VERDICTS]
-            t.add_row(role if i == 0 else "", _outcome_words(outcome, m), *cells)
+            t.add_row(role if i == 0 else "", outcome_words(outcome, m), *cells)
     print_table(out, t, wide=wide)
+    for line in decision_sentences(score):
+        out.print(line)
+
+
+def decision_sentences(score: DecisionScore) -> list[str]:
+    """The enables on a published slowdown and the disables on a published gain, per role, the first few named;
+    then what the score is not."""
+    m, roles = score.min_speedup, [r for r in ROLES if score.count(r)]
     harmful = "; ".join(
         f"{len(score.harmful(r))} of {score.count(r, 'slowdown')} {r}{_listed(score.harmful(r))}" for r in roles
     )
     missed = "; ".join(
         f"{len(score.missed(r))} of {score.count(r, 'pays')} {r}{_listed(score.missed(r))}" for r in roles
     )
-    out.print(f"enable on a published slowdown: {harmful}")
-    out.print(f"disable where the published speedup is {m:g}x or more: {missed}")
-    out.print(
+    return [
+        f"enable on a published slowdown: {harmful}",
+        f"disable where the published speedup is {m:g}x or more: {missed}",
         "the verdict rule at one load (the band, and no enable where the predictor often gets the side of 1 wrong), "
-        "not a whole advise: no capacity check, schedule or veto rule (validate/decisions.py)"
-    )
+        "not a whole advise: no capacity check, schedule or veto rule (validate/decisions.py)",
+    ]
