@@ -31,3 +31,16 @@ def test_a_poor_direction_record_turns_only_enable_into_measure_first() -> None:
     assert direction_guarded("enable", False) == "enable"
     assert direction_guarded("disable", True) == "disable"
     assert direction_guarded("measure_first", True) == "measure_first"
+
+
+@pytest.mark.parametrize(
+    ("speedup", "band", "minimum", "verdict"),
+    [
+        (1.05, 0.0, 1.05, "enable"),  # the low end exactly at the minimum clears it (>=, as advise compares)
+        (1.0, 0.05, 1.05, "measure_first"),  # the high end exactly at the minimum clears it
+        (2.0, 0.5, 1.0, "enable"),  # low end exactly 1.0
+        (0.5, 1.0, 1.0, "measure_first"),  # high end exactly 1.0
+    ],
+)
+def test_an_end_exactly_at_the_minimum_clears_it(speedup: float, band: float, minimum: float, verdict: str) -> None:
+    assert band_verdict(speedup, band, minimum) == verdict

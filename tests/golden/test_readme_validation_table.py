@@ -213,11 +213,11 @@ def test_the_readme_counts_the_held_back_anchors() -> None:
 
 # the README's decision table: label -> (role, outcome) in validate --json's decisions
 DECISION_ROWS = {
-    ("held back", "below 0.99"): ("held-back", "slowdown"),
-    ("held back", "0.99 to 1.05"): ("held-back", "short"),
+    ("held back", "0.99 or less"): ("held-back", "slowdown"),
+    ("held back", "above 0.99, under 1.05"): ("held-back", "short"),
     ("held back", "1.05 or more"): ("held-back", "pays"),
-    ("fit families", "below 0.99"): ("fit", "slowdown"),
-    ("fit families", "0.99 to 1.05"): ("fit", "short"),
+    ("fit families", "0.99 or less"): ("fit", "slowdown"),
+    ("fit families", "above 0.99, under 1.05"): ("fit", "short"),
     ("fit families", "1.05 or more"): ("fit", "pays"),
 }
 
@@ -244,10 +244,9 @@ def test_the_readme_decision_table_quotes_the_recorded_validation() -> None:
 
 def _rescored(predictor: str, minimum: float) -> Any:
     """validate's decision score at another ``minimum``, from the recorded replay (no replay)."""
-    from specwise.catalog import catalog_gpus
     from specwise.evidence.records import all_records
-    from specwise.validate.decisions import score_decisions
     from specwise.validate.predict import Prediction
+    from specwise.validate.run import score_with_shipped_bands
 
     doc = json.loads((VALIDATE / f"{predictor}.json").read_text())
     records = {r.id: r for r in all_records()}
@@ -260,8 +259,7 @@ def _rescored(predictor: str, minimum: float) -> Any:
         )
         for r in doc["records"]
     ]
-    segment = {name: g.segment for name, g in catalog_gpus().items()}
-    return score_decisions(preds, doc["fit_families"], segment.get, minimum)
+    return score_with_shipped_bands(preds, predictor, minimum)
 
 
 def test_the_readme_sentences_on_the_decisions_quote_them() -> None:

@@ -89,3 +89,14 @@ def test_series_are_the_speculative_runs_at_three_loads_or_more() -> None:
 
 def test_small_axes_keep_their_ticks_apart() -> None:
     assert validate_plots._thinned([2, 4, 8, 16, 24, 32, 48, 56, 64]) == [2, 4, 8, 16, 24, 32, 48, 64]
+
+
+def test_the_command_on_the_page_is_quoted_for_a_shell(tmp_path: Path) -> None:
+    out = tmp_path / "my report.html"
+    assert main(["validate", "--family", "vllm-blog-2024", "--min-speedup", "1.125", "--report", str(out)]) == 0
+    assert f"--min-speedup 1.125 --report &#x27;{out}&#x27;" in out.read_text()  # html-escaped quotes
+
+
+def test_min_speedup_is_refused_with_like(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--like", "example:schedule-llama31-70b-1b", "--min-speedup", "1.1"]) == 2
+    assert "--min-speedup: not with --like" in capsys.readouterr().err

@@ -15,11 +15,21 @@ from specwise.catalog import catalog_gpus
 from specwise.cli import main
 from specwise.evidence.records import EvidenceRecord, all_records
 from specwise.perfmodel.profiles import MIN_SEGMENT_RECORDS, UNMEASURED_BAND, published_fit
-from specwise.validate.decisions import score_decisions
+from specwise.validate.decisions import DecisionScore, score_decisions
 from specwise.validate.predict import Prediction
+from specwise.validate.run import score_with_shipped_bands
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "validate" / "published-fit.json"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "validate"
 FIT = ("fitted",)
+SHIPPED = 0.33  # the made-up fit file's band for a fit record
+
+
+def _shipped(engine: str, segment: str | None) -> tuple[float, bool]:
+    return SHIPPED, False
+
+
+def _score(preds: list[Prediction], minimum: float = 1.05, band_engine: str | None = None) -> DecisionScore:
+    return score_decisions(preds, FIT, _segment_of, minimum, _shipped, band_engine)
 
 
 def _base() -> EvidenceRecord:
@@ -42,7 +52,7 @@ def _family(name: str, n: int, error: float, published: float = 1.5, **extra: ob
 
 def test_a_held_back_records_band_comes_from_the_other_families() -> None:
     tight, loose = _family("tight", MIN_SEGMENT_RECORDS, 0.05), _family("loose", MIN_SEGMENT_RECORDS, 0.40)
-    score = score_decisions(tight + loose, FIT, _segment_of, 1.05)
+    score = _score(tight + loose)
     by_family = {d.family: d for d in score.decisions}
     assert by_family["tight"].band == pytest.approx(0.40)  # its own 5% never narrows its band
     assert by_family["loose"].band == pytest.approx(0.05)
@@ -56,14 +66,14 @@ def test_a_held_back_records_band_comes_from_the_other_families() -> None:
 def test_too_few_on_the_segment_takes_the_engines_records() -> None:
     consumer = _family("laptop", 3, 0.10, gpu="RTX-3090")
     others = _family("dc", MIN_SEGMENT_RECORDS, 0.30) + _family("card", MIN_SEGMENT_RECORDS - 1, 0.02, gpu="RTX-3090")
-    d = next(x for x in score_decisions(consumer + others, FIT, _segment_of, 1.05).decisions if x.family == "laptop")
+    d = next(x for x in _score(consumer + others).decisions if x.family == "laptop")
     assert d.band_from == "vllm"  # 9 other consumer speedups: under MIN_SEGMENT_RECORDS
     combined = [0.30] * MIN_SEGMENT_RECORDS + [0.02] * (MIN_SEGMENT_RECORDS - 1)
     assert d.band == pytest.approx(float(np.percentile(combined, 80)))  # both segments' records, its own out
 
 
 def test_a_lone_family_has_the_unmeasured_band() -> None:
-    (d,) = score_decisions(_family("alone", 1, 0.0), FIT, _segment_of, 1.05).decisions
+    (d,) = _score(_family("alone", 1, 0.0)).decisions
     assert (d.band, d.band_from, d.direction_caveat) == (UNMEASURED_BAND, "no held-back record", False)
 
 
@@ -71,11 +81,7 @@ def test_a_wrong_side_record_forbids_enable() -> None:
     """Other families predicted speedups where slowdowns were measured: sign agreement 0, so even a prediction whose
     band clears the minimum is measure_first."""
     wrong = [_pred(i, "wrong", 0.8, 1.2) for i in range(MIN_SEGMENT_RECORDS)]
-    (d,) = [
-        x
-        for x in score_decisions(wrong + _family("me", 1, 0.0, published=3.0), FIT, _segment_of, 1.05).decisions
-        if x.family == "me"
-    ]
+    (d,) = [x for x in _score(wrong + _family("me", 1, 0.0, published=3.0)).decisions if x.family == "me"]
     assert d.direction_caveat and d.verdict == "measure_first"  # 3.0 * (1 - 0.5) = 1.5 would clear 1.05
 
 
@@ -87,7 +93,7 @@ def test_outcomes_and_the_two_errors_that_matter() -> None:
         _pred(2, "mine", 1.04, 1.0),  # short
         _pred(3, "mine", 1.50, 0.80),  # pays, predicted a slowdown: disable on a gain
     ]
-    score = score_decisions(others + mine, FIT, _segment_of, 1.05)
+    score = _score(others + mine)
     got = {d.record_id: (d.outcome, d.verdict) for d in score.decisions if d.family == "mine"}
     assert got == {
         "mine-0": ("slowdown", "enable"),
@@ -99,13 +105,35 @@ def test_outcomes_and_the_two_errors_that_matter() -> None:
     assert [d.record_id for d in score.missed("held-back")] == ["mine-3"]
 
 
-def test_fit_records_are_scored_but_set_no_band() -> None:
-    held = _family("held", MIN_SEGMENT_RECORDS, 0.20)
+def test_fit_records_take_the_shipped_band_and_set_none() -> None:
+    held = _family("held", MIN_SEGMENT_RECORDS, 0.20) + _family("also", MIN_SEGMENT_RECORDS, 0.20)
     fitted = [_pred(i, "fitted", 1.5, 3.0) for i in range(50)]  # 100% error: would widen any band it were in
-    score = score_decisions(held + fitted, FIT, _segment_of, 1.05)
-    fit_bands = [d.band for d in score.decisions if d.role == "fit"]
-    assert fit_bands and all(b == pytest.approx(0.20) for b in fit_bands)
-    assert score.count("fit") == 50 and score.count("held-back") == MIN_SEGMENT_RECORDS
+    score = _score(held + fitted)
+    assert {(d.band, d.band_from) for d in score.decisions if d.role == "fit"} == {(SHIPPED, "shipped")}
+    assert all(d.band == pytest.approx(0.20) for d in score.decisions if d.role == "held-back")
+    assert score.count("fit") == 50 and score.count("held-back") == 2 * MIN_SEGMENT_RECORDS
+
+
+def test_the_roofline_takes_vllms_band_whatever_the_engine() -> None:
+    """advise's roofline carries vLLM's band on an SGLang deployment too (perfmodel/factory.roofline_models)."""
+    sglang = _family("sg", 1, 0.0, engine="sglang")
+    vllm = _family("v", MIN_SEGMENT_RECORDS, 0.30)
+    other_sglang = _family("sg2", MIN_SEGMENT_RECORDS, 0.02, engine="sglang")
+    own = {d.family: d for d in _score(sglang + vllm + other_sglang).decisions}["sg"]
+    as_roofline = {d.family: d for d in _score(sglang + vllm + other_sglang, band_engine="vllm").decisions}["sg"]
+    assert (own.band, own.band_from) == (pytest.approx(0.02), "sglang on datacenter GPUs")
+    assert (as_roofline.band, as_roofline.band_from) == (pytest.approx(0.30), "vllm on datacenter GPUs")
+
+
+def test_a_fit_family_alone_keeps_the_shipped_band() -> None:
+    """``--family specdecode-bench`` replays no held-back record; its records still carry the fit file's band."""
+    base = _base()
+    preds = [Prediction(replace(base, id=f"f{i}"), "predicted", predicted_speedup=1.3) for i in range(3)]
+    fit = published_fit()
+    for predictor, roofline in (("published-fit", False), ("roofline", True)):
+        score = score_with_shipped_bands(preds, predictor, 1.05)
+        assert {d.band for d in score.decisions} == {fit.band("vllm", "datacenter", roofline=roofline)}
+        assert {d.role for d in score.decisions} == {"fit"}
 
 
 def test_anchors_plain_decoding_and_unpredicted_records_are_not_scored() -> None:
@@ -115,23 +143,31 @@ def test_anchors_plain_decoding_and_unpredicted_records_are_not_scored() -> None
         Prediction(replace(_base(), id="anchor"), "anchor", predicted_speedup=1.1),
         Prediction(replace(_base(), id="skipped"), "skipped"),
     ]
-    assert score_decisions(preds, FIT, _segment_of, 1.05).decisions == ()
+    assert _score(preds).decisions == ()
 
 
-def test_fit_records_carry_the_shipped_band() -> None:
-    """Leaving its own family out changes nothing for a fit record: its band is the fit file's, for its engine and
-    GPU segment (the live replay behind the golden file is checked by test_published_fit_unchanged)."""
-    doc = json.loads(GOLDEN.read_text())
+@pytest.mark.parametrize(("predictor", "roofline"), [("published-fit", False), ("roofline", True)])
+def test_fit_records_carry_the_shipped_band(predictor: str, roofline: bool) -> None:
+    """A fit record's band is the fit file's for its engine (vLLM's under the roofline) and GPU segment, as advise
+    has it; and in a whole replay, what the held-back records' left-out bands fall back to is never needed."""
+    doc = json.loads((GOLDEN / f"{predictor}.json").read_text())
     records = {r.id: r for r in all_records()}
     segment = {name: g.segment for name, g in catalog_gpus().items()}
     fit = published_fit()
-    bands = {
-        (d["id"], d["band"], fit.band(records[d["id"]].engine, segment.get(records[d["id"]].gpu)))
-        for d in doc["decisions"]["records"]
-        if d["role"] == "fit"
+    decided = doc["decisions"]["records"]
+    fitted = [d for d in decided if d["role"] == "fit"]
+    assert len(fitted) > 100
+    for d in fitted:
+        r = records[d["id"]]
+        engine = "vllm" if roofline else r.engine
+        assert d["band"] == pytest.approx(fit.band(engine, segment.get(r.gpu), roofline=roofline)), d["id"]
+    assert {d["band_from"] for d in decided if d["role"] == "held-back"} <= {
+        "vllm on datacenter GPUs",
+        "vllm on consumer GPUs",
+        "sglang on datacenter GPUs",
+        "vllm",
+        "sglang",
     }
-    assert len(bands) > 100
-    assert all(got == pytest.approx(shipped) for _, got, shipped in bands)
 
 
 def test_min_speedup_is_checked_as_advise_checks_it(capsys: pytest.CaptureFixture[str]) -> None:
@@ -145,9 +181,9 @@ def test_the_command_prints_and_writes_the_score(capsys: pytest.CaptureFixture[s
     assert doc["min_speedup"] == 1.1
     table = doc["by_role_outcome_verdict"]["held-back"]
     assert sum(n for by_verdict in table.values() for n in by_verdict.values()) == len(doc["records"]) > 0
-    assert {r["band_from"] for r in doc["records"]} <= {"vllm on datacenter GPUs", "vllm", "every engine"}
+    assert {r["band_from"] for r in doc["records"]} <= {"vllm on datacenter GPUs", "vllm", "every engine", "shipped"}
     assert main(["validate", "--family", "vllm-blog-2024,vllm-issues", "--min-speedup", "1.1"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "advise's verdict at each record's load (min_speedup 1.1)" in text
-    assert "(from the other --family selected ones only)" in text
+    assert "(those replayed: the --family selection)" in text
     assert "enable on a published slowdown:" in text and "disable where the published speedup is 1.1x or more" in text

@@ -23,7 +23,8 @@ def band_verdict(speedup: float, band: float, minimum: float) -> BandVerdict:
 
 def direction_guarded(verdict: BandVerdict, direction_caveat: bool) -> BandVerdict:
     """An enable from a predictor whose held-back record often puts a speedup on the wrong side of 1 is at most
-    measure_first (``perfmodel.factory.direction_notes`` says when; ``advisor/decision._direction_unreliable`` applies
-    it to a verdict): a band of relative error clearing the minimum
-    says nothing when the predictor cannot tell a slowdown from a speedup there."""
+    measure_first (``perfmodel.factory.direction_poor`` says when): a band of relative error clearing the minimum
+    says nothing when the predictor cannot tell a slowdown from a speedup there. ``validate`` scores with this;
+    ``advisor/decision._direction_unreliable`` applies the same test to a whole verdict (an enable below a load
+    too)."""
     return "measure_first" if verdict == "enable" and direction_caveat else verdict

@@ -4,6 +4,7 @@ per source, how far the predictions are from what was measured -- fit sources an
 from __future__ import annotations
 
 import argparse
+import shlex
 from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
@@ -73,7 +74,6 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--min-speedup",
         type=bounded(float, "a speedup from 1 to 100, as [advise].min_speedup", low=1.0, high=100.0),
-        default=DEFAULT_MIN_SPEEDUP,
         metavar="X",
         help=f"the minimum speedup advise's verdicts are scored at, record by record (default {DEFAULT_MIN_SPEEDUP:g}, "
         "advise's): enable, measure first or disable against the published speedup",
@@ -97,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.nearest is not None and args.like is None:
         raise SpecwiseError("--nearest: goes with --like SCENARIO")
+    if args.min_speedup is not None and args.like is not None:
+        raise SpecwiseError("--min-speedup: not with --like (it scores the verdicts of the whole replay)")
     if args.like is not None and (args.check or args.all):
         raise SpecwiseError(f"{'--check' if args.check else '--all'}: not with --like (it lists the nearest records)")
     if args.report is not None:
@@ -112,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
             lambda done, total: bar.update(task, completed=done),
             executor,
             family_selected=bool(args.family),
-            min_speedup=args.min_speedup,
+            min_speedup=DEFAULT_MIN_SPEEDUP if args.min_speedup is None else args.min_speedup,
         )
     if query is not None:
         near = nearest(v.predictions, query, v.fit_families, args.nearest or DEFAULT_NEAREST)
@@ -158,9 +160,10 @@ def _check_report(args: argparse.Namespace) -> None:
 
 
 def _command(args: argparse.Namespace) -> str:
-    """The command that writes the same report (the flags that change its content)."""
-    parts = ["specwise validate", f"--predictor {args.predictor}"]
-    parts += [f"--family {f}" for f in args.family]
-    if args.min_speedup != DEFAULT_MIN_SPEEDUP:
-        parts.append(f"--min-speedup {args.min_speedup:g}")
-    return " ".join([*parts, f"--report {args.report}"])
+    """The command that writes the same report (the flags that change its content), quoted for a shell."""
+    words = ["specwise", "validate", "--predictor", args.predictor]
+    for f in args.family:
+        words += ["--family", f]
+    if args.min_speedup is not None:
+        words += ["--min-speedup", str(args.min_speedup)]
+    return shlex.join([*words, "--report", str(args.report)])

@@ -11,13 +11,14 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from specwise.advisor.band_rule import BAND_VERDICTS
 from specwise.fileio import write_text_atomic
 from specwise.report import validate_plots
 from specwise.report.validate import CRITERION_WORDS, FAMILY_COLUMNS, LEGEND, bands_sentence, family_rows
 from specwise.report.validate import predicted_crossing as crossing_words
-from specwise.report.validate_decisions import decision_sentences, outcome_words
-from specwise.validate.decisions import OUTCOMES, ROLES, DecisionScore
+from specwise.report.validate_decisions import decision_sentences
+from specwise.report.validate_decisions import rows as decision_rows
+from specwise.report.validate_decisions import title as decision_title
+from specwise.validate.decisions import DecisionScore
 from specwise.validate.run import Validation
 
 _CSS = """
@@ -68,19 +69,12 @@ def _criteria(v: Validation) -> str:
 
 
 def _decisions(score: DecisionScore, family_selected: bool) -> str:
-    rows = [
-        [role if i == 0 else "", outcome_words(outcome, score.min_speedup)]
-        + [str(score.count(role, outcome, verdict)) for verdict in BAND_VERDICTS]
-        for role in ROLES
-        if score.count(role)
-        for i, outcome in enumerate(OUTCOMES)
-    ]
-    among = " (from the other --family selected ones only)" if family_selected else ""
+    if not score.decisions:
+        return ""
     return (
         f"<h2>Would the advice have been right? (min_speedup {score.min_speedup:g})</h2>"
-        f"<p>advise's verdict at each record's load against the published speedup; a held-back record's band and "
-        f"direction check are set without its own source family{_e(among)}.</p>"
-        + _table(("role", "published", "enable", "measure first", "disable"), rows, names=2)
+        f"<p>{_e(decision_title(score, family_selected))}.</p>"
+        + _table(("role", "published", "enable", "measure first", "disable"), decision_rows(score), names=2)
         + "".join(f"<p>{_e(line)}</p>" for line in decision_sentences(score))
     )
 
@@ -102,18 +96,23 @@ def _crossovers(v: Validation) -> str:
 
 
 def _series(v: Validation) -> list[str]:
-    """One grid of small multiples per family with a series at three loads or more, held-back families first."""
+    """One grid of small multiples per family with a series at three loads or more, held-back families first; the
+    families without one named."""
     all_series = validate_plots.series_of(v.predictions)
     families = sorted({s.members[0].record.family for s in all_series}, key=lambda f: (f in v.fit_families, f))
     parts = [
-        "<h2>Speedup against load, per series</h2><p class=note>published: blue dots (hollow: an anchor, whose "
-        "unpublished acceptance was set from it); predicted: red line; no speculation at 1.</p>"
+        "<h2>Speedup against load, per series</h2><p class=note>Each experiment measured at three loads or more: "
+        "published speedup, blue dots (hollow: an anchor, whose unpublished acceptance was set from it); predicted, "
+        "black line; no speculation, dotted at 1.</p>"
     ]
     for family in families:
         chosen = [s for s in all_series if s.members[0].record.family == family]
         role = "fit" if family in v.fit_families else "held back"
         parts.append(f"<h3>{_e(family)} ({role}, {len(chosen)} series)</h3>")
         parts.append(_img(validate_plots.series_grid(chosen), f"{family}: speedup against load"))
+    without = sorted({f.family for f in v.families} - set(families))
+    if without:
+        parts.append(f"<p class=note>No series at three loads or more: {_e(', '.join(without))}.</p>")
     return parts
 
 

@@ -15,12 +15,13 @@ from specwise.validate.predict import Prediction
 FIT_COLOUR = "#9e9e9e"
 HELD_COLOUR = "#d62728"
 PUBLISHED_COLOUR = "#1f77b4"
+PREDICTED_COLOUR = "#222222"
 _COLUMNS = 5  # small multiples per row
 _TITLE_CHARS = 30  # a title line's longest name (a dataset's description is cut)
 
 
 def _png(fig: Any) -> bytes:
-    data = png_bytes(fig, dpi=80)
+    data = png_bytes(fig, dpi=100)
     close(fig)
     return data
 
@@ -50,7 +51,9 @@ def predicted_vs_published(preds: Sequence[Prediction], fit_families: Sequence[s
         ax.plot([lo, hi], [lo * f, hi * f], color="black", linewidth=0.8, linestyle="--", label=label)
     ax.axhline(1.0, color=BASELINE_COLOUR, linewidth=0.8)
     ax.axvline(1.0, color=BASELINE_COLOUR, linewidth=0.8)
-    ax.fill_between([lo, 1.0], 1.0, hi, color=HELD_COLOUR, alpha=0.06, linewidth=0, label="slowdown predicted >= 1")
+    ax.fill_between(
+        [lo, 1.0], 1.0, hi, color=HELD_COLOUR, alpha=0.06, linewidth=0, label="published slowdown, predicted >= 1"
+    )
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)
     ax.set_xscale("log")
@@ -104,30 +107,37 @@ def _title(r: EvidenceRecord) -> str:
 @styled
 def series_grid(series: Sequence[Series]) -> bytes:
     """Small multiples, one per series: published speedup (blue dots; an anchor, whose acceptance was set from it,
-    hollow) and predicted (red line) against the load, with no speculation at 1."""
+    hollow) and predicted (black line) against the load, with no speculation at 1 (dotted)."""
     rows = max(1, math.ceil(len(series) / _COLUMNS))
     cols = min(_COLUMNS, max(1, len(series)))
     fig, axes = plt.subplots(rows, cols, figsize=(2.8 * cols, 2.5 * rows), squeeze=False)
     for ax in axes.flat[len(series) :]:
         ax.set_visible(False)
-    for ax, s in zip(axes.flat, series, strict=False):
+    for i, (ax, s) in enumerate(zip(axes.flat, series, strict=False)):
         loads = [m.record.load.value for m in s.members]
-        ax.plot(loads, [m.predicted_speedup for m in s.members], color=HELD_COLOUR, linewidth=1.2, label="predicted")
-        for m in s.members:
-            anchor = m.status == "anchor"
-            ax.plot(
-                [m.record.load.value],
-                [m.record.speedup],
-                linestyle="none",
-                marker="o",
-                markersize=4,
-                markerfacecolor="none" if anchor else PUBLISHED_COLOUR,
-                markeredgecolor=PUBLISHED_COLOUR,
-            )
-        ax.axhline(1.0, color=BASELINE_COLOUR, linewidth=0.8)
+        predicted = [m.predicted_speedup for m in s.members]
+        ax.plot(loads, predicted, color=PREDICTED_COLOUR, linewidth=1.2, label="predicted")
+        for anchor in (False, True):
+            chosen = [m for m in s.members if (m.status == "anchor") == anchor]
+            if chosen:
+                ax.plot(
+                    [m.record.load.value for m in chosen],
+                    [m.record.speedup for m in chosen],
+                    linestyle="none",
+                    marker="o",
+                    markersize=4,
+                    markerfacecolor="none" if anchor else PUBLISHED_COLOUR,
+                    markeredgecolor=PUBLISHED_COLOUR,
+                    label="published (anchor)" if anchor else "published",
+                )
+        ax.axhline(1.0, color=BASELINE_COLOUR, linewidth=0.8, linestyle=":")
         qps_axis(ax, _thinned(loads), s.load_kind)
         ax.tick_params(labelsize=6)
         ax.xaxis.label.set_size(7)
+        if i % _COLUMNS == 0:
+            ax.set_ylabel("speedup (x)", fontsize=7)
+        if i == 0:
+            ax.legend(fontsize=6, loc="best")
         ax.set_title(s.title, fontsize=7)
         ax.grid(alpha=0.3)
     return _png(fig)

@@ -11,8 +11,9 @@ The band and the direction check come from the held-back speculative records of 
 segment where those are :data:`~specwise.perfmodel.profiles.MIN_SEGMENT_RECORDS` or more, as the shipped bands do
 (``perfmodel/profiles.py``) -- **without the record's own source family**: a held-back record's band is then set by
 the other held-back sources alone (leave one family out), so its verdict is scored on a measurement its band never
-saw. A fit record's band is the shipped one (no fit record sets a band). It is the verdict rule at one load, not a
-whole ``advise``: no capacity check, schedule, veto rule or sweep of candidates.
+saw. A fit record's band is the shipped one (no fit record sets a band), read from the fit file. It is the verdict
+rule at one load, at the published k and on the source's metric (mostly throughput), not a whole ``advise``, which
+picks its own k, decides on the end-to-end p50 latency and checks capacity, a schedule and veto rules.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ class Decision:
     published: float  # published speedup
     predicted: float  # replayed speedup
     band: float  # the relative error band the verdict used
-    band_from: str  # whose held-back records set it: "<engine> on <segment> GPUs" or "<engine>" or "every engine"
+    # whose records set it: "<engine> on <segment> GPUs", "<engine>", "every engine" or "no held-back record" (the
+    # other held-back families replayed); "shipped": the fit file's, as advise has it (a fit record's)
+    band_from: str
     direction_caveat: bool  # those records put too few speedups on the measured side of 1: no enable
     verdict: BandVerdict
     outcome: Outcome  # slowdown: below 1 (not a tie); short: from 1 to min_speedup; pays: min_speedup or more
@@ -85,8 +88,8 @@ class DecisionScore:
         }
         return {
             "min_speedup": self.min_speedup,
-            "basis": "a held-back record's band and direction check from the other held-back families (its own left "
-            "out); a fit record's as shipped",
+            "basis": "a held-back record's band and direction check from the other held-back families replayed (its "
+            "own left out); a fit record's as shipped; at the published k and on the source's metric",
             "by_role_outcome_verdict": table,
             "enable_on_slowdown": {role: [d.record_id for d in self.harmful(role)] for role in table},
             "disable_on_paying": {role: [d.record_id for d in self.missed(role)] for role in table},
@@ -122,18 +125,18 @@ def _scored(p: Prediction) -> bool:
 
 
 def _band_summary(
-    record: Prediction, held: Sequence[Prediction], segment_of: SegmentOf
+    record: Prediction, held: Sequence[Prediction], segment_of: SegmentOf, engine_name: str
 ) -> tuple[ErrorSummary | None, str]:
     """The held-back records' summary a record's band comes from, as ``PublishedFit.band`` chooses it -- the
     engine's records on the record's GPU segment when they are enough, else the engine's, else every held-back
     record -- with the record's own family left out; and whose records they are."""
     others = [p for p in held if p.record.family != record.record.family]
-    engine = [p for p in others if p.record.engine == record.record.engine]
+    engine = [p for p in others if p.record.engine == engine_name]
     segment = segment_of(record.record.gpu)
     on_segment = [p for p in engine if segment is not None and segment_of(p.record.gpu) == segment]
     for pool, who in (
-        (on_segment, f"{record.record.engine} on {segment} GPUs"),
-        (engine, record.record.engine),
+        (on_segment, f"{engine_name} on {segment} GPUs"),
+        (engine, engine_name),
         (others, "every engine"),
     ):
         s = summarize(pool)
@@ -149,19 +152,31 @@ def _outcome(p: Prediction, minimum: float) -> Outcome:
     return "pays" if (p.record.speedup or 0.0) >= minimum else "short"
 
 
+ShippedBand = Callable[[str, str | None], tuple[float, bool]]
+"""(engine, GPU segment) -> (band, direction caveat) as ``advise`` has them from the fit file."""
+
+
 def score_decisions(
-    preds: Sequence[Prediction], fit_families: Sequence[str], segment_of: SegmentOf, minimum: float
+    preds: Sequence[Prediction],
+    fit_families: Sequence[str],
+    segment_of: SegmentOf,
+    minimum: float,
+    shipped: ShippedBand,
+    band_engine: str | None = None,
 ) -> DecisionScore:
-    """advise's verdict rule at every predicted speculative record's load, against its published speedup."""
+    """advise's verdict rule at every predicted speculative record's load, against its published speedup. A fit
+    record takes the ``shipped`` band and direction check; a held-back record, those of the other held-back families
+    replayed. ``band_engine``: the engine whose band every record takes, whatever it ran on (the roofline's is
+    vLLM's, ``perfmodel/factory.roofline_models``); None: the record's own."""
     held = [p for p in preds if p.record.family not in fit_families]
     out = []
     for p in (x for x in preds if _scored(x)):
-        summary, who = _band_summary(p, held, segment_of)
-        band = UNMEASURED_BAND
-        caveat = False
-        if summary is not None and summary.speedup_p80_abs_rel_error is not None:
-            band = summary.speedup_p80_abs_rel_error
-            caveat = direction_poor(summary.sign_agreement, summary.slowdowns_predicted, summary.slowdowns)
+        engine = band_engine or p.record.engine
+        if p.record.family in fit_families:
+            band, caveat = shipped(engine, segment_of(p.record.gpu))
+            who = "shipped"
+        else:
+            band, caveat, who = _left_out_band(p, held, segment_of, engine)
         speedup = p.predicted_speedup or 0.0
         verdict = direction_guarded(band_verdict(speedup, band, minimum), caveat)
         role = "fit" if p.record.family in fit_families else "held-back"
@@ -180,3 +195,14 @@ def score_decisions(
             )
         )
     return DecisionScore(minimum, tuple(out))
+
+
+def _left_out_band(
+    p: Prediction, held: Sequence[Prediction], segment_of: SegmentOf, engine: str
+) -> tuple[float, bool, str]:
+    """(band, direction caveat, whose records) for a held-back record, its own family left out."""
+    summary, who = _band_summary(p, held, segment_of, engine)
+    if summary is None or summary.speedup_p80_abs_rel_error is None:
+        return UNMEASURED_BAND, False, who
+    caveat = direction_poor(summary.sign_agreement, summary.slowdowns_predicted, summary.slowdowns)
+    return summary.speedup_p80_abs_rel_error, caveat, who

@@ -17,6 +17,7 @@ from specwise.advisor.band_rule import DEFAULT_MIN_SPEEDUP
 from specwise.errors import SpecwiseError
 from specwise.evidence.records import EvidenceRecord, all_records
 from specwise.executors import Executor
+from specwise.perfmodel.factory import direction_poor
 from specwise.perfmodel.profiles import published_fit
 from specwise.validate.decisions import DecisionScore, score_decisions
 from specwise.validate.predict import Models, Prediction, Predictor, predict_all, speedup_at
@@ -200,9 +201,21 @@ def validate(
             [x for x in preds if x.record.family not in fit.training_families]
         ),
         family_selected=family_selected,
-        decisions=score_decisions(preds, fit.training_families, _segment_of(), min_speedup),
+        decisions=score_with_shipped_bands(preds, predictor, min_speedup),
     )
     return _with_criteria(v)
+
+
+def score_with_shipped_bands(preds: Sequence[Prediction], predictor: str, minimum: float) -> DecisionScore:
+    """advise's verdicts scored (validate/decisions.py) with the bands advise has under ``predictor``: the roofline
+    takes vLLM's, its own replay's, whatever the engine (``perfmodel/factory.roofline_models``)."""
+    fit, roofline = published_fit(), predictor == "roofline"
+
+    def shipped(engine: str, segment: str | None) -> tuple[float, bool]:
+        band = fit.band(engine, segment, roofline=roofline)
+        return band, direction_poor(*fit.direction(engine, segment, roofline=roofline))
+
+    return score_decisions(preds, fit.training_families, _segment_of(), minimum, shipped, "vllm" if roofline else None)
 
 
 def _segment_of() -> Callable[[str], str | None]:
