@@ -26,7 +26,18 @@ CASES = sorted(p.stem for p in GOLDEN.glob("*.json"))
 def command(case: str) -> list[str]:
     kind, _, name = case.partition("-")
     scenario = ROOT / "examples" / ("advise/" if kind == "advise" else "") / f"{name}.toml"
-    return [kind, "--scenario", str(scenario), "--json", "--processes", "1", "--predictor", "roofline"]
+    flags = _example_flags(scenario)
+    return [kind, "--scenario", str(scenario), *flags, "--json", "--processes", "1", "--predictor", "roofline"]
+
+
+# the example's own command line (its first line, "# specwise KIND --scenario PATH [FLAGS]") keeps these flags: the
+# ones that change the answer (--vllm-version), not where it is written
+_KEPT_FLAGS = ("--vllm-version",)
+
+
+def _example_flags(scenario: Path) -> list[str]:
+    words = scenario.read_text().splitlines()[0].lstrip("# ").split()
+    return [w for i, flag in enumerate(words) if flag in _KEPT_FLAGS for w in words[i : i + 2]]
 
 
 def diff(a: Any, b: Any, path: str = "$") -> list[str]:

@@ -174,3 +174,31 @@ def test_launch_mode_compares_baseline_and_ngram(tmp_path: Path, capsys: pytest.
     assert cpu_tpot > 10 * gpu_tpot  # the CPU engine's measured steps, not an L4's
     measured = [r for r in written["rows"] if r["measured_tpot_p50_s"] and r["config"] == "baseline"]
     assert cpu_tpot == pytest.approx(measured[0]["measured_tpot_p50_s"], rel=1.0)  # the same order as measured
+    _advise_uses(cal_file, tmp_path, capsys)
+
+
+def _advise_uses(cal_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """advise with the real run's calibration: named as the predictor that decided, its band the calibration's, and
+    its simulated speedup at the operating load not the published fit's (issue 18: the calibration reaches every
+    decision)."""
+    scenario = tmp_path / "advise.toml"
+    scenario.write_text(
+        f'[deployment]\ntarget = "{MODEL}"\ngpu = "L4"\nmax_model_len = 2048\nmax_num_seqs = 8\n'
+        "[advise]\noperating_qps = 0.2\n[sweep]\nqps = [0.2, 1]\nnum_requests = 30\n"
+        '[[workload]]\nname = "w"\ntemperature = 0.0\nprompt_tokens = 60\noutput_tokens = 32\n'
+        '[[candidate]]\nmethod = "ngram"\nk = [0, 4]\nprompt_lookup_min = 2\nprompt_lookup_max = 4\n'
+    )
+    advice = {}
+    for extra in ([], ["--calibration", str(cal_file)]):
+        assert main(["advise", "--scenario", str(scenario), "--json", "--processes", "1", *extra]) in (0, 1)
+        advice[bool(extra)] = json.loads(capsys.readouterr().out)
+    assert advice[False]["predictor"]["name"].startswith("published-fit")
+    assert advice[True]["predictor"]["name"] == f"calibrated: {cal_file}"
+    assert advice[True]["predictor"]["relative_error_p80"] != advice[False]["predictor"]["relative_error_p80"]
+    assert advice[True]["nearby_evidence"] is None  # the published fit's stored replay says nothing of a calibration
+    fitted, calibrated = (
+        next(c for c in advice[x]["candidates"] if c["method"] == "ngram")["speedup_at_operating_qps"]
+        for x in (False, True)
+    )
+    assert fitted is not None and calibrated is not None
+    assert calibrated != pytest.approx(fitted, rel=0.01), (fitted, calibrated)

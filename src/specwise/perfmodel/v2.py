@@ -23,6 +23,32 @@ pass plus one per layer charges a 28-layer 0.6B draft, run k times per step, wha
 
 The efficiencies and floors are :class:`GpuEfficiency`; the per-step engine costs (scheduler, sampler, rejection
 sampler) are not a pass's and live in :class:`specwise.perfmodel.profiles.EngineOverhead`.
+
+Where each term comes from (the geometry is :class:`specwise.perfmodel.roofline.PassGeometry`'s):
+
+- *weights*: a decode pass reads every weight once per step, whatever the batch: the memory-bound side of the
+  roofline (Williams, Waterman and Patterson, "Roofline", CACM 52(4), 2009), as Pope et al. account LLM decoding
+  ("Efficiently Scaling Transformer Inference", arXiv 2211.05102, section 2). For a mixture of experts, only the
+  experts the batch's T tokens are routed to are read: ``E (1 - (1 - k/E)^T)`` of E experts with k per token, the
+  expected number of distinct experts under uniform, independent routing (an assumption: a skewed router touches
+  fewer);
+- *KV*: attention reads each running sequence's cached keys and values, ``2 x layers x kv_heads x head_dim`` elements
+  per token (PagedAttention, Kwon et al., SOSP 2023, arXiv 2309.06180; MLA's compressed latent for DeepSeek-style
+  attention);
+- *GEMM*: ``2 N`` FLOPs per batched token for the N active non-embedding parameters (Kaplan et al., "Scaling Laws
+  for Neural Language Models", arXiv 2001.08361, section 2.1), and the LM head's ``2 x hidden x vocab`` only for the
+  rows whose logits are computed: vLLM computes logits at the sampled positions only (``compute_logits`` on the
+  ``logits_indices``, vllm/v1/worker/gpu_model_runner.py), one per sequence without speculation, ``k + 1`` when
+  verifying k draft tokens;
+- *attention*: ``4 x heads x head_dim`` FLOPs per query token and context token per layer, QK^T and PV at 2 FLOPs
+  per multiply-add each (Kaplan et al., Table 1: ``2 n_layer n_ctx d_attn`` per token, forward);
+- *all-reduce*: tensor parallelism all-reduces the activations twice per layer in the forward pass, after the
+  attention and after the MLP (Shoeybi et al., "Megatron-LM", arXiv 1909.08053, section 3); each costs a latency
+  plus its bytes over the link (the alpha-beta model, Hockney, Parallel Computing 20(3), 1994), a ring moving
+  ``2 (tp - 1) / tp`` of the activations per GPU (Thakur, Rabenseifner and Gropp, "Optimization of Collective
+  Communication Operations in MPICH", IJHPCA 19(1), 2005);
+- *floor*: the SpecDecode-Bench draft-pass measurements above; the per-layer part charges a deep, thin model its
+  kernel launches.
 """
 
 from __future__ import annotations
