@@ -63,3 +63,41 @@ def test_report_renders_in_chromium(example: str, tmp_path: Path) -> None:
     assert len(images) >= 4 and all(ok and width > 200 for _, ok, width in images), images
     assert doc.headline in headline
     assert shot.stat().st_size > 50_000
+
+
+def test_validation_report_renders_in_chromium(tmp_path: Path) -> None:
+    """``specwise validate --report``: the same checks (nothing fetched, no console error, every plot decoded)."""
+    from playwright.sync_api import sync_playwright
+
+    from specwise.evidence.records import all_records
+    from specwise.report.validate_html import write_report as write_validation
+    from specwise.validate.run import select_families, validate
+
+    exe = _chromium()
+    records = select_families(all_records(), ["eagle3-paper,vllm-blog-2024"])
+    page_path = tmp_path / "validation.html"
+    write_validation(validate(records=records, family_selected=True), page_path, "specwise validate --report x.html")
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=exe, args=ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on(
+            "request",
+            lambda r: errors.append(f"network request {r.url}") if not r.url.startswith(("file:", "data:")) else None,
+        )
+        page.goto(page_path.as_uri())
+        images = page.eval_on_selector_all("img", "els => els.map(e => [e.alt, e.complete, e.naturalWidth])")
+        heading = page.inner_text("h1")
+        tables = page.eval_on_selector_all("table", "els => els.length")
+        browser.close()
+    assert errors == []
+    assert [alt for alt, _, _ in images] == [
+        "predicted vs published",
+        "eagle3-paper: speedup against load",
+        "vllm-blog-2024: speedup against load",
+    ]
+    assert all(ok and width > 300 for _, ok, width in images), images
+    assert heading == "How right the predictions are: predictor published-fit"
+    assert tables >= 3  # families, verdicts, crossovers
