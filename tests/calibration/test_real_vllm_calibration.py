@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,9 +20,15 @@ DEPLOYMENT = f'[deployment]\ntarget = "{MODEL}"\ngpu = "L4"\nmax_model_len = 204
 WORKLOAD = '[[workload]]\nname = "w"\ntemperature = 0.0\nprompt_tokens = 60\noutput_tokens = 32\n'
 
 
-def _run(capsys: pytest.CaptureFixture[str], argv: list[str], codes: tuple[int, ...] = (0,)) -> dict:  # type: ignore[type-arg]
-    assert main(argv) in codes
-    return json.loads(capsys.readouterr().out)
+def fitted_and_calibrated(
+    capsys: pytest.CaptureFixture[str], argv: list[str], calibration: Path, codes: tuple[int, ...] = (0,)
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A ``--json`` command's document without and with ``--calibration``, each exiting with one of ``codes``."""
+    docs = []
+    for extra in ([], ["--calibration", str(calibration)]):
+        assert main([*argv, *extra]) in codes
+        docs.append(json.loads(capsys.readouterr().out))
+    return docs[0], docs[1]
 
 
 def test_simulate_prices_the_cpu_server_it_measured(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -31,8 +38,7 @@ def test_simulate_prices_the_cpu_server_it_measured(tmp_path: Path, capsys: pyte
         "[sweep]\nqps = [0.2, 1]\nnum_requests = 30\n" + WORKLOAD
     )
     base = ["simulate", "--scenario", str(scenario), "--json", "--processes", "1"]
-    fitted = _run(capsys, base)
-    calibrated = _run(capsys, [*base, "--calibration", str(CALIBRATION)])
+    fitted, calibrated = fitted_and_calibrated(capsys, base, CALIBRATION)
     assert fitted["predictor"]["name"].startswith("published-fit")
     assert calibrated["predictor"]["name"] == f"calibrated: {CALIBRATION}"
     cpu = calibrated["baseline"]["by_qps"][0]["tpot_p50_s"]
@@ -50,8 +56,7 @@ def test_advise_decides_with_it(tmp_path: Path, capsys: pytest.CaptureFixture[st
         + '[[candidate]]\nmethod = "ngram"\nk = [0, 4]\nprompt_lookup_min = 2\nprompt_lookup_max = 4\n'
     )
     base = ["advise", "--scenario", str(scenario), "--json", "--processes", "1"]
-    fitted = _run(capsys, base, (0, 1))
-    calibrated = _run(capsys, [*base, "--calibration", str(CALIBRATION)], (0, 1))
+    fitted, calibrated = fitted_and_calibrated(capsys, base, CALIBRATION, (0, 1))
     assert calibrated["predictor"]["name"] == f"calibrated: {CALIBRATION}"
     assert calibrated["predictor"]["relative_error_p80"] != fitted["predictor"]["relative_error_p80"]
     assert calibrated["nearby_evidence"] is None and fitted["nearby_evidence"] is not None

@@ -288,14 +288,13 @@ def test_the_readme_sentences_on_the_decisions_quote_them() -> None:
 def test_the_shipped_bands_enable_on_no_held_back_slowdown() -> None:
     """The README's in-sample sentence: advise's shipped band and direction check per engine and GPU segment."""
     from specwise.advisor.band_rule import band_verdict, direction_guarded
-    from specwise.catalog import catalog_gpus
     from specwise.evidence.records import all_records
     from specwise.perfmodel.factory import direction_poor
     from specwise.perfmodel.profiles import published_fit
+    from specwise.validate.stats import catalog_segment
 
     doc = json.loads((VALIDATE / "published-fit.json").read_text())
     records = {r.id: r for r in all_records()}
-    segment = {name: g.segment for name, g in catalog_gpus().items()}
     fit = published_fit()
     slowdowns = [
         r
@@ -304,7 +303,7 @@ def test_the_shipped_bands_enable_on_no_held_back_slowdown() -> None:
     ]
     verdicts = []
     for r in slowdowns:
-        engine, seg = records[r["id"]].engine, segment.get(records[r["id"]].gpu)
+        engine, seg = records[r["id"]].engine, catalog_segment(records[r["id"]].gpu)
         rule = band_verdict(r["predicted_speedup"], fit.band(engine, seg), 1.05)
         verdicts.append(direction_guarded(rule, direction_poor(*fit.direction(engine, seg))))
     held = summary("published-fit", ("held_back",))["slowdowns"]

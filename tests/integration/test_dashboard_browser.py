@@ -13,7 +13,7 @@ import pytest
 
 from specwise.loadgen.launcher import free_port
 from tests.conftest import mock_with_traffic
-from tests.integration.test_report_browser import ARGS, _chromium
+from tests.integration.test_report_browser import _chromium, open_page
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 def test_dashboard_renders_live_charts(tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    exe = _chromium()
+    _chromium()  # a missing browser fails (or skips) before the monitor starts
     port = free_port()
     with mock_with_traffic() as server:
         monitor = subprocess.Popen(
@@ -53,10 +53,7 @@ def test_dashboard_renders_live_charts(tmp_path: Path) -> None:
             time.sleep(3)  # a few windows
             errors: list[str] = []
             with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=exe, args=ARGS, headless=True)
-                page = browser.new_page(viewport={"width": 1400, "height": 900})
-                page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-                page.on("pageerror", lambda e: errors.append(str(e)))
+                browser, page = open_page(pw, 1400, errors, offline=False)  # the dashboard is served over HTTP
                 page.goto(first["url"])
                 page.wait_for_selector("#chart-acceptance_rate-0 polyline", state="attached", timeout=15000)
                 points = page.eval_on_selector("#chart-acceptance_rate-0 polyline", "e => e.getAttribute('points')")

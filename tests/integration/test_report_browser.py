@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,23 +37,31 @@ def _chromium() -> str:
     return path
 
 
-@pytest.mark.parametrize("example", ["summarize-low-qps", "draft-does-not-fit"])
-def test_report_renders_in_chromium(example: str, tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
-    exe = _chromium()
-    doc = advise(load_inputs(ROOT / "examples" / "advise" / f"{example}.toml"), processes=1)
-    page_path = write_report(doc, tmp_path / "report.html")
-    errors: list[str] = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=exe, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1200, "height": 900})
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
+def open_page(pw: Any, width: int, errors: list[str], offline: bool = True) -> tuple[Any, Any]:
+    """Headless Chromium and a page whose console errors and page errors land in ``errors``; ``offline`` (a report
+    fetches nothing), any request for other than a file: or data: URL too."""
+    browser = pw.chromium.launch(executable_path=_chromium(), args=ARGS, headless=True)
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    if offline:
         page.on(
             "request",
             lambda r: errors.append(f"network request {r.url}") if not r.url.startswith(("file:", "data:")) else None,
         )
+    return browser, page
+
+
+@pytest.mark.parametrize("example", ["summarize-low-qps", "draft-does-not-fit"])
+def test_report_renders_in_chromium(example: str, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    _chromium()  # a missing browser fails (or skips) before the work
+    doc = advise(load_inputs(ROOT / "examples" / "advise" / f"{example}.toml"), processes=1)
+    page_path = write_report(doc, tmp_path / "report.html")
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        browser, page = open_page(pw, 1200, errors)
         page.goto(page_path.as_uri())
         images = page.eval_on_selector_all("img", "els => els.map(e => [e.alt, e.complete, e.naturalWidth])")
         headline = page.inner_text(".decision")
@@ -73,20 +82,13 @@ def test_validation_report_renders_in_chromium(tmp_path: Path) -> None:
     from specwise.report.validate_html import write_report as write_validation
     from specwise.validate.run import select_families, validate
 
-    exe = _chromium()
+    _chromium()
     records = select_families(all_records(), ["eagle3-paper,vllm-blog-2024"])
     page_path = tmp_path / "validation.html"
     write_validation(validate(records=records, family_selected=True), page_path, "specwise validate --report x.html")
     errors: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=exe, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on(
-            "request",
-            lambda r: errors.append(f"network request {r.url}") if not r.url.startswith(("file:", "data:")) else None,
-        )
+        browser, page = open_page(pw, 1400, errors)
         page.goto(page_path.as_uri())
         images = page.eval_on_selector_all("img", "els => els.map(e => [e.alt, e.complete, e.naturalWidth])")
         heading = page.inner_text("h1")

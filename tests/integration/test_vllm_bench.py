@@ -25,6 +25,7 @@ from specwise.loadgen.workload import synthetic_prompts
 from specwise.monitor.loop import scrape
 from specwise.monitor.window import window_stats
 from specwise.traffic import Arrivals
+from tests.calibration.test_real_vllm_calibration import fitted_and_calibrated
 from tests.integration.engine import ENV, EXTRA, MODEL, PYTHON, require_engine
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -163,10 +164,8 @@ def test_launch_mode_compares_baseline_and_ngram(tmp_path: Path, capsys: pytest.
         "[sweep]\nqps = [0.2, 1]\nnum_requests = 30\n"
         '[[workload]]\nname = "w"\nprompt_tokens = 60\noutput_tokens = 32\n'
     )
-    runs = {}
-    for extra in ([], ["--calibration", str(cal_file)]):
-        assert main(["simulate", "--scenario", str(scenario), "--json", "--processes", "1", *extra]) == 0
-        runs[bool(extra)] = json.loads(capsys.readouterr().out)
+    argv = ["simulate", "--scenario", str(scenario), "--json", "--processes", "1"]
+    runs = dict(zip((False, True), fitted_and_calibrated(capsys, argv, cal_file), strict=True))
     assert runs[False]["predictor"]["name"].startswith("published-fit")
     assert runs[True]["predictor"]["name"] == f"calibrated: {cal_file}"
     cpu_tpot = runs[True]["baseline"]["by_qps"][0]["tpot_p50_s"]
@@ -188,10 +187,8 @@ def _advise_uses(cal_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[s
         '[[workload]]\nname = "w"\ntemperature = 0.0\nprompt_tokens = 60\noutput_tokens = 32\n'
         '[[candidate]]\nmethod = "ngram"\nk = [0, 4]\nprompt_lookup_min = 2\nprompt_lookup_max = 4\n'
     )
-    advice = {}
-    for extra in ([], ["--calibration", str(cal_file)]):
-        assert main(["advise", "--scenario", str(scenario), "--json", "--processes", "1", *extra]) in (0, 1)
-        advice[bool(extra)] = json.loads(capsys.readouterr().out)
+    argv = ["advise", "--scenario", str(scenario), "--json", "--processes", "1"]
+    advice = dict(zip((False, True), fitted_and_calibrated(capsys, argv, cal_file, (0, 1)), strict=True))
     assert advice[False]["predictor"]["name"].startswith("published-fit")
     assert advice[True]["predictor"]["name"] == f"calibrated: {cal_file}"
     assert advice[True]["predictor"]["relative_error_p80"] != advice[False]["predictor"]["relative_error_p80"]

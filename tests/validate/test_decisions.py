@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from specwise.catalog import catalog_gpus
 from specwise.cli import main
 from specwise.evidence.records import EvidenceRecord, all_records
 from specwise.perfmodel.profiles import MIN_SEGMENT_RECORDS, UNMEASURED_BAND, published_fit
 from specwise.validate.decisions import DecisionScore, score_decisions
 from specwise.validate.predict import Prediction
 from specwise.validate.run import score_with_shipped_bands
+from specwise.validate.stats import catalog_segment
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "validate"
 FIT = ("fitted",)
@@ -152,7 +152,6 @@ def test_fit_records_carry_the_shipped_band(predictor: str, roofline: bool) -> N
     has it; and in a whole replay, what the held-back records' left-out bands fall back to is never needed."""
     doc = json.loads((GOLDEN / f"{predictor}.json").read_text())
     records = {r.id: r for r in all_records()}
-    segment = {name: g.segment for name, g in catalog_gpus().items()}
     fit = published_fit()
     decided = doc["decisions"]["records"]
     fitted = [d for d in decided if d["role"] == "fit"]
@@ -160,7 +159,7 @@ def test_fit_records_carry_the_shipped_band(predictor: str, roofline: bool) -> N
     for d in fitted:
         r = records[d["id"]]
         engine = "vllm" if roofline else r.engine
-        assert d["band"] == pytest.approx(fit.band(engine, segment.get(r.gpu), roofline=roofline)), d["id"]
+        assert d["band"] == pytest.approx(fit.band(engine, catalog_segment(r.gpu), roofline=roofline)), d["id"]
     assert {d["band_from"] for d in decided if d["role"] == "held-back"} <= {
         "vllm on datacenter GPUs",
         "vllm on consumer GPUs",

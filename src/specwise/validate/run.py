@@ -22,7 +22,13 @@ from specwise.perfmodel.profiles import published_fit
 from specwise.validate.decisions import DecisionScore, score_decisions
 from specwise.validate.predict import Models, Prediction, Predictor, predict_all, speedup_at
 from specwise.validate.replay import MAX_NUM_SEQS
-from specwise.validate.stats import ErrorSummary, summarize, summarize_by_engine, summarize_by_engine_and_segment
+from specwise.validate.stats import (
+    ErrorSummary,
+    catalog_segment,
+    summarize,
+    summarize_by_engine,
+    summarize_by_engine_and_segment,
+)
 
 
 @dataclass(frozen=True)
@@ -215,14 +221,9 @@ def score_with_shipped_bands(preds: Sequence[Prediction], predictor: str, minimu
         band = fit.band(engine, segment, roofline=roofline)
         return band, direction_poor(*fit.direction(engine, segment, roofline=roofline))
 
-    return score_decisions(preds, fit.training_families, _segment_of(), minimum, shipped, "vllm" if roofline else None)
-
-
-def _segment_of() -> Callable[[str], str | None]:
-    from specwise.catalog import catalog_gpus
-
-    segment = {name: g.segment for name, g in catalog_gpus().items()}
-    return segment.get
+    return score_decisions(
+        preds, fit.training_families, catalog_segment, minimum, shipped, "vllm" if roofline else None
+    )
 
 
 # the one criterion that replays no record: the analytic batch-1 speedup against the paper's table, the same whichever

@@ -64,14 +64,21 @@ def summarize_by_engine_and_segment(preds: Sequence[Prediction]) -> dict[str, di
     """:func:`summarize` per serving engine and per GPU segment of the records (the catalog's ``segment``: data-centre
     or consumer cards), where a prediction's error band comes from (``perfmodel/profiles.py``); a record on a GPU the
     catalog lacks is in no segment."""
-    from specwise.catalog import catalog_gpus
     from specwise.specs.gpu import GPU_SEGMENTS
 
-    segment = {name: g.segment for name, g in catalog_gpus().items()}
     out: dict[str, dict[str, ErrorSummary]] = {}
     for engine in sorted({p.record.engine for p in preds}):
         for seg in GPU_SEGMENTS:
-            chosen = [p for p in preds if p.record.engine == engine and segment.get(p.record.gpu) == seg]
+            chosen = [p for p in preds if p.record.engine == engine and catalog_segment(p.record.gpu) == seg]
             if chosen:
                 out.setdefault(engine, {})[seg] = summarize(chosen)
     return out
+
+
+def catalog_segment(gpu: str) -> str | None:
+    """The catalog's segment of a GPU as an evidence record names it (data-centre or consumer cards, where a
+    prediction's error band comes from); None for a GPU the catalog lacks."""
+    from specwise.catalog import catalog_gpus
+
+    g = catalog_gpus().get(gpu)
+    return g.segment if g is not None else None
