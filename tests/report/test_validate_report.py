@@ -97,6 +97,14 @@ def test_the_command_on_the_page_is_quoted_for_a_shell(tmp_path: Path) -> None:
     assert f"--min-speedup 1.125 --report &#x27;{out}&#x27;" in out.read_text()  # html-escaped quotes
 
 
+def test_the_command_is_shown_as_run_not_as_a_band(tmp_path: Path) -> None:
+    """Sentences this report writes show an ASCII band as ``±``; a path that happens to contain ``+-5%`` does not."""
+    out = tmp_path / "a+-5%.html"
+    assert main(["validate", "--family", "vllm-blog-2024", "--report", str(out)]) == 0
+    page = out.read_text()
+    assert f"--report {out}</code>" in page and "a&plusmn;5%" not in page
+
+
 def test_min_speedup_is_refused_with_like(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "--like", "example:schedule-llama31-70b-1b", "--min-speedup", "1.1"]) == 2
     assert "--min-speedup: not with --like" in capsys.readouterr().err

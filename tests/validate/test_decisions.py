@@ -105,6 +105,47 @@ def test_outcomes_and_the_two_errors_that_matter() -> None:
     assert [d.record_id for d in score.missed("held-back")] == ["mine-3"]
 
 
+@pytest.mark.parametrize(
+    ("minimum", "published", "outcome"),
+    [
+        (1.05, 1.05, "pays"),  # the minimum itself pays
+        (1.05, 1.0499, "short"),
+        (1.05, 0.99, "slowdown"),  # 0.99 is a slowdown, not a tie
+        (1.05, 0.9901, "short"),  # a tie
+        (1.0, 1.005, "short"),  # a tie never pays, whatever the minimum
+        (1.0, 1.01, "pays"),
+    ],
+)
+def test_outcome_boundaries(minimum: float, published: float, outcome: str) -> None:
+    mine = _pred(0, "mine", published, 1.2)
+    (d,) = [x for x in _score([*_family("others", 3, 0.1), mine], minimum).decisions if x.family == "mine"]
+    assert d.outcome == outcome
+
+
+def test_a_k0_record_gets_no_verdict() -> None:
+    """k = 0 measures an idle proposer's overhead, not speculation: nothing for a verdict to be right about."""
+    idle = _pred(0, "idle", 0.94, 1.2, k=0)
+    assert idle.record.proposes_nothing
+    assert [d.family for d in _score([*_family("others", 3, 0.1), idle]).decisions] == ["others"] * 3
+
+
+def test_the_json_has_both_roles_even_with_one_replayed() -> None:
+    doc = _score(_family("held", 3, 0.1)).to_json()
+    for key in ("by_role_outcome_verdict", "enable_on_slowdown", "disable_on_paying"):
+        assert set(doc[key]) == {"held-back", "fit"}, key  # type: ignore[arg-type]
+    assert doc["enable_on_slowdown"] == {"held-back": [], "fit": []}
+
+
+def test_a_fit_record_on_sglang_takes_vllms_shipped_band_under_the_roofline() -> None:
+    def shipped(engine: str, segment: str | None) -> tuple[float, bool]:
+        return {"vllm": 0.2, "sglang": 0.4}[engine], False
+
+    fitted = [_pred(0, "fitted", 1.5, 1.6, engine="sglang")]
+    own = score_decisions(fitted, FIT, _segment_of, 1.05, shipped).decisions[0]
+    as_roofline = score_decisions(fitted, FIT, _segment_of, 1.05, shipped, band_engine="vllm").decisions[0]
+    assert (own.band, as_roofline.band) == (0.4, 0.2)
+
+
 def test_fit_records_take_the_shipped_band_and_set_none() -> None:
     held = _family("held", MIN_SEGMENT_RECORDS, 0.20) + _family("also", MIN_SEGMENT_RECORDS, 0.20)
     fitted = [_pred(i, "fitted", 1.5, 3.0) for i in range(50)]  # 100% error: would widen any band it were in
@@ -185,4 +226,4 @@ def test_the_command_prints_and_writes_the_score(capsys: pytest.CaptureFixture[s
     text = " ".join(capsys.readouterr().out.split())
     assert "advise's verdict at each record's load (min_speedup 1.1)" in text
     assert "(those replayed: the --family selection)" in text
-    assert "enable on a published slowdown:" in text and "disable where the published speedup is 1.1x or more" in text
+    assert "enable on a published slowdown:" in text and "disable where the published speedup is 1.1 or more" in text

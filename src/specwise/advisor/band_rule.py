@@ -1,6 +1,9 @@
 """advise's rule at one load, apart from everything else a verdict weighs: a predicted speedup and its error band
-against ``min_speedup``. ``advisor/decision.py`` decides with it and ``specwise validate`` scores it on the published
-measurements (``validate/decisions.py``), so the rule scored is the rule that decides."""
+against ``min_speedup``. ``advisor/decision.py`` decides with :func:`band_verdict` and ``specwise validate`` scores it
+on the published measurements (``validate/decisions.py``), so the rule scored is the rule that decides. The direction
+guard is shared in substance, not in code: validate applies :func:`direction_guarded` to one load's verdict, advise
+``advisor/decision._direction_unreliable`` to a whole verdict (an enable below a load too), with the same test
+(``perfmodel.factory.direction_poor``)."""
 
 from __future__ import annotations
 

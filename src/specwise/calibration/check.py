@@ -7,10 +7,10 @@ server counted and the tokens it generated. TPOT p50 is compared, as in the A/B 
 A lookup (n-gram, suffix) is replayed as the server ran it. vLLM counts a draft only where the lookup matched
 (``vllm/v1/core/sched/scheduler.py``, ``update_from_output``: ``make_spec_decoding_stats`` only for a request with
 scheduled draft tokens; ``vllm/v1/spec_decode/metrics.py`` adds one to ``num_drafts`` and to each accepted position's
-count per such request), so the level's counters give the share of request-steps that drafted (``drafts / request-steps``, the simulator's
-``proposal_rate``) and the per-position acceptance *of a draft*. The other steps verify one token, as the fit
-(:mod:`specwise.calibration.fit`) saw them. The lookup's fitted overhead is charged on every step with sequences
-decoding, drafted or not, as it was fitted.
+count per such request). So the level's counters give the share of request-steps that drafted
+(``drafts / request-steps``, the simulator's ``proposal_rate``) and the per-position acceptance *of a draft*. The
+other steps verify one token, as the fit (:mod:`specwise.calibration.fit`) saw them. The lookup's fitted overhead
+is charged on every step with sequences decoding, drafted or not, as it was fitted.
 
 A level of a few requests gives the simulator's acceptance draws few steps to average over, so each level is
 replayed ``REPLAY_SEEDS`` times (seeds ``seed .. seed + REPLAY_SEEDS - 1``) and the mean of the TPOT p50s is the

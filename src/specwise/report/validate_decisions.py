@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from specwise.advisor.band_rule import BAND_VERDICTS
+from specwise.evidence.records import TIE_WITHIN
 from specwise.perfmodel.profiles import UNMEASURED_BAND
 from specwise.report.tables import print_table
 from specwise.validate.decisions import OUTCOMES, ROLES, Decision, DecisionScore
@@ -23,8 +24,9 @@ NOT_ADVISE = (
 
 
 def outcome_words(outcome: str, minimum: float) -> str:
-    # a published speedup within 1% of 1 is a tie (EvidenceRecord.is_tie), not a slowdown
-    return {"slowdown": "0.99 or less", "short": f"above 0.99, under {minimum:g}", "pays": f"{minimum:g} or more"}[
+    # a published speedup within 1% of 1 is a tie (EvidenceRecord.is_tie): neither a slowdown nor a gain that pays
+    pays_from = max(minimum, 1.0 + TIE_WITHIN)
+    return {"slowdown": "0.99 or less", "short": f"above 0.99, under {pays_from:g}", "pays": f"{pays_from:g} or more"}[
         outcome
     ]
 
@@ -73,7 +75,7 @@ def render_decisions(score: DecisionScore, out: Console, wide: bool = False, fam
         t.add_row(*row)
     print_table(out, t, wide=wide)
     for line in decision_sentences(score):
-        out.print(line)
+        out.print(line, markup=False, highlight=False)
 
 
 def decision_sentences(score: DecisionScore) -> list[str]:
@@ -88,13 +90,13 @@ def decision_sentences(score: DecisionScore) -> list[str]:
     )
     lines = [
         f"enable on a published slowdown: {harmful}",
-        f"disable where the published speedup is {m:g}x or more: {missed}",
+        f"disable where the published speedup is {outcome_words('pays', m)}: {missed}",
     ]
     wider = sum(1 for d in score.decisions if d.role == "held-back" and d.band_from == "every engine")
     unmeasured = sum(1 for d in score.decisions if d.role == "held-back" and d.band_from == "no held-back record")
     if wider or unmeasured:
         lines.append(
-            f"{wider + unmeasured} held-back records had no other held-back family of their engine replayed: "
+            f"{wider + unmeasured} held-back records had no other held-back family of their band's engine replayed: "
             + ", ".join(
                 part
                 for part in (

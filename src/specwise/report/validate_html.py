@@ -34,22 +34,30 @@ code{background:#f6f8fa;padding:0 .2em}
 
 
 def _e(x: object) -> str:
-    """Escaped text; a band the terminal writes in ASCII (``+-26%``) reads ``±26%`` here."""
+    """Escaped text of a sentence or number this module writes; a band the terminal writes in ASCII (``+-26%``)
+    reads ``±26%`` here. Names and commands from elsewhere go through :func:`_t`."""
     return _ASCII_BAND.sub("&plusmn;\\1", html.escape(str(x)))
+
+
+def _t(x: object) -> str:
+    """Escaped text kept as given: a record's family or id, a predictor name, the command to reproduce."""
+    return html.escape(str(x))
 
 
 _ASCII_BAND = re.compile(r"\+-(\d+(?:\.\d+)?%)")
 
 
 def _img(png: bytes, alt: str) -> str:
-    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+    return f'<img alt="{_t(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], names: int = 1) -> str:
     """An HTML table; the first ``names`` columns are text (left-aligned), the rest numbers."""
     head = "".join(f"<th{' class=name' if i < names else ''}>{_e(h)}</th>" for i, h in enumerate(header))
     body = "".join(
-        "<tr>" + "".join(f"<td{' class=name' if i < names else ''}>{_e(c)}</td>" for i, c in enumerate(r)) + "</tr>"
+        "<tr>"
+        + "".join(f"<td class=name>{_t(c)}</td>" if i < names else f"<td>{_e(c)}</td>" for i, c in enumerate(r))
+        + "</tr>"
         for r in rows
     )
     return f"<table><tr>{head}</tr>{body}</table>"
@@ -108,11 +116,11 @@ def _series(v: Validation) -> list[str]:
     for family in families:
         chosen = [s for s in all_series if s.members[0].record.family == family]
         role = "fit" if family in v.fit_families else "held back"
-        parts.append(f"<h3>{_e(family)} ({role}, {len(chosen)} series)</h3>")
+        parts.append(f"<h3>{_t(family)} ({role}, {len(chosen)} series)</h3>")
         parts.append(_img(validate_plots.series_grid(chosen), f"{family}: speedup against load"))
     without = sorted({f.family for f in v.families} - set(families))
     if without:
-        parts.append(f"<p class=note>No series at three loads or more: {_e(', '.join(without))}.</p>")
+        parts.append(f"<p class=note>No series at three loads or more: {_t(', '.join(without))}.</p>")
     return parts
 
 
@@ -121,11 +129,11 @@ def report_html(v: Validation, command: str) -> str:
     held = ", ".join(f.family for f in v.families if f.role == "held-back")
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>specwise validate: {_e(v.predictor)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>How right the predictions are: predictor {_e(v.predictor)}</h1>",
+        f"<title>specwise validate: {_t(v.predictor)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>How right the predictions are: predictor {_t(v.predictor)}</h1>",
         f"<p>Every published measurement in the evidence set replayed through the simulator. Fitted on: "
-        f"{_e(fitted)}. Held back (never fitted on): {_e(held or 'none selected')}. Reproduce: "
-        f"<code>{_e(command)}</code></p>",
+        f"{_t(fitted)}. Held back (never fitted on): {_t(held or 'none selected')}. Reproduce: "
+        f"<code>{_t(command)}</code></p>",
         _table((*FAMILY_COLUMNS, "anchors/unrepl"), family_rows(v), names=2),
         f"<p class=note>{_e(LEGEND)}</p>",
     ]

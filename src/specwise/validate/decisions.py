@@ -49,7 +49,9 @@ class Decision:
     band_from: str
     direction_caveat: bool  # those records put too few speedups on the measured side of 1: no enable
     verdict: BandVerdict
-    outcome: Outcome  # slowdown: below 1 (not a tie); short: from 1 to min_speedup; pays: min_speedup or more
+    # slowdown: 0.99 or less (below 1 by more than a tie); short: a tie (within 1% of 1) or above 0.99 and under
+    # min_speedup; pays: min_speedup or more and not a tie
+    outcome: Outcome
 
     @property
     def harmful(self) -> bool:
@@ -81,15 +83,12 @@ class DecisionScore:
         return tuple(d for d in self.decisions if d.role == role and d.missed)
 
     def to_json(self) -> dict[str, object]:
-        table = {
-            role: {o: {v: self.count(role, o, v) for v in BAND_VERDICTS} for o in OUTCOMES}
-            for role in ROLES
-            if self.count(role)
-        }
+        table = {role: {o: {v: self.count(role, o, v) for v in BAND_VERDICTS} for o in OUTCOMES} for role in ROLES}
         return {
             "min_speedup": self.min_speedup,
             "basis": "a held-back record's band and direction check from the other held-back families replayed (its "
-            "own left out); a fit record's as shipped; at the published k and on the source's metric",
+            "own left out) of the band's engine (the record's own; the roofline's is vLLM's for every record); a fit "
+            "record's as shipped; at the published k and on the source's metric",
             "by_role_outcome_verdict": table,
             "enable_on_slowdown": {role: [d.record_id for d in self.harmful(role)] for role in table},
             "disable_on_paying": {role: [d.record_id for d in self.missed(role)] for role in table},
@@ -117,6 +116,7 @@ def _scored(p: Prediction) -> bool:
     return (
         p.status == "predicted"
         and p.record.speculative
+        and not p.record.proposes_nothing  # k = 0: the overhead of an idle proposer, no verdict to score
         and p.record.speedup is not None
         and p.predicted_speedup is not None
         and p.ratio is not None
@@ -147,8 +147,12 @@ def _band_summary(
 
 
 def _outcome(p: Prediction, minimum: float) -> Outcome:
+    """A tie (:attr:`~specwise.evidence.records.EvidenceRecord.is_tie`) is neither faster nor slower in substance, so
+    it never pays, whatever ``minimum`` (at 1.0, a published 1.005 would otherwise count a disable as a gain missed)."""
     if p.record.is_slowdown:
         return "slowdown"
+    if p.record.is_tie:
+        return "short"
     return "pays" if (p.record.speedup or 0.0) >= minimum else "short"
 
 
