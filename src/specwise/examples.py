@@ -96,8 +96,9 @@ def list_examples() -> list[Example]:
     return sorted(found.values(), key=lambda e: (order[e.kind], e.name))
 
 
-def find_example(name: str) -> Example:
-    """An example by name, by its file path, or by its last part when that is unambiguous."""
+def find_example(name: str, scenarios: bool = False) -> Example:
+    """An example by name, by its file path, or by its last part when that is unambiguous. ``scenarios``: a name
+    that is none suggests and lists the scenarios only (the caller wants one)."""
     path = name.removeprefix(EXAMPLE_PREFIX).removeprefix("examples/").strip("/")
     key = next(path.removesuffix(s) for s in (".toml", *_DATASET_SUFFIXES, "") if path.endswith(s))
     examples = list_examples()
@@ -107,12 +108,13 @@ def find_example(name: str) -> Example:
     matches = [e for e in examples if e.name.rsplit("/", 1)[-1] == key]
     if len(matches) == 1:
         return matches[0]
+    listed = [e for e in examples if e.kind.endswith("scenario")] if scenarios else examples
     if not matches:
-        near = difflib.get_close_matches(key, [e.name for e in examples], n=3, cutoff=0.6)
+        near = difflib.get_close_matches(key, [e.name for e in listed], n=3, cutoff=0.6)
         if near:
             raise SpecwiseError(f"{name!r} is not a shipped example; did you mean {', '.join(near)}?")
-    names = ", ".join(e.name for e in (matches or examples))
-    what = "is ambiguous" if matches else "is not a shipped example"
+    names = ", ".join(e.name for e in (matches or listed))
+    what = "is ambiguous" if matches else "is not a shipped " + ("scenario" if scenarios else "example")
     raise SpecwiseError(f"{name!r} {what}: {names} (specwise examples lists them)")
 
 
@@ -140,7 +142,7 @@ _USED_BY = {
 def scenario_example_path(name: str) -> Path:
     """:func:`example_path` for a ``--scenario``: an example that is not a scenario (a launch file, a dataset) is
     refused saying what it is and where it goes, not parsed as a scenario and refused for its keys."""
-    example = find_example(name)
+    example = find_example(name, scenarios=True)
     if not example.kind.endswith("scenario"):
         use = _USED_BY.get(example.kind, "specwise examples")
         raise SpecwiseError(

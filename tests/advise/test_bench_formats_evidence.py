@@ -149,6 +149,39 @@ def test_specwise_run_against_a_server_is_used(tmp_path: Path, capsys: pytest.Ca
     assert ev["per_position"][:3] == pytest.approx([0.7, 0.5, 0.3])
 
 
+def test_a_run_of_another_model_name_is_refused_not_ignored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A server benched under a served name (vllm serve --served-model-name) measured a model advise cannot tell is
+    the deployment's target: refused with the reason and what to do, not a warning under an ASSUMED headline."""
+    pct = {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.04}
+    counts = {
+        "engine": "vllm",
+        "spec_decode_num_drafts": 100,
+        "spec_decode_draft_tokens": 300,
+        "spec_decode_accepted_tokens": 150,
+        "spec_decode_per_position_acceptance_rates": [0.7, 0.5, 0.3],
+    }
+    level = {"level": 0, "requests": 20, "ttft_s": pct, "tpot_s": pct, "itl_s": pct, "e2e_s": pct}
+    bench = tmp_path / "served-as-llama.json"
+    bench.write_text(
+        json.dumps(
+            {
+                "schema": "specwise.bench/1",
+                "run_id": "r1",
+                "db": "x.sqlite",
+                "url": "http://gpu-box:8000",
+                "model": "llama",
+                "speculative_config": {"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"},
+                "levels": [dict(level, spec_decode=counts)],
+            }
+        )
+    )
+    code, _, err = _advise(tmp_path, capsys, bench)
+    assert code == 2
+    assert f"{bench}: not used by any candidate (" in err
+    assert "it measured target llama, the deployment serves meta-llama/Llama-3.1-8B-Instruct" in err
+    assert "--served-model-name ALIAS CHECKPOINT" in err
+
+
 def test_unrecognised_json_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bench = tmp_path / "other.json"
     bench.write_text(json.dumps({"results": {"ttft": 1}, "note": "some other tool"}))

@@ -94,3 +94,13 @@ def test_sglang_runs_the_draft_in_the_targets_tp_group(tmp_path: Path, capsys: p
     assert rc == 1 and doc["decision"] == "unsupported"
     assert cand["reason"].startswith("SGLang runs a draft at the target's tensor parallelism (4)")
     assert "vLLM before 0.10" not in cand["reason"]
+
+
+def test_a_version_newer_than_any_read_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    """A vLLM after the newest release whose config was read gets the config written as for that one, and says so;
+    a patch release of the newest does not."""
+    _, doc = _advise(["--scenario", str(EXAMPLE), "--vllm-version", "99.0"], capsys)
+    notes = doc["vllm"]["notes"]  # type: ignore[index]
+    assert notes[0].startswith("vLLM 99.0.0 is newer than any release specwise has read (0.34)")
+    _, doc = _advise(["--scenario", str(EXAMPLE), "--vllm-version", "0.34.2"], capsys)
+    assert not any("newer than any release" in n for n in doc["vllm"].get("notes", []))  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ import pytest
 from specwise.advisor.decision import advise
 from specwise.advisor.evidence import names_match
 from specwise.advisor.inputs import load_inputs
+from specwise.errors import SpecwiseError
 from specwise.specs.model import same_model
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"
@@ -62,10 +63,26 @@ def test_profile_of_the_same_target_and_lookup_is_used(tmp_path: Path) -> None:
 def test_profile_of_another_pair_is_refused_with_its_reason(
     tmp_path: Path, target: str, lookup: tuple[int, int], reason: str
 ) -> None:
-    cand = _ngram(_ngram_profile(tmp_path, target, lookup))
-    assert cand["evidence"][0]["kind"] != "profiled"
-    refused = [w for w in cand["warnings"] if "ngram-profile.json not used for ngram" in w]
-    assert len(refused) == 1 and reason in refused[0], cand["warnings"]
+    """No candidate can use it: refused (exit 2), not kept as a warning under an ASSUMED headline."""
+    path = _ngram_profile(tmp_path, target, lookup)
+    with pytest.raises(SpecwiseError) as refused:
+        _ngram(path)
+    assert str(refused.value).startswith(f"{path}: not used by any candidate (") and reason in str(refused.value)
+
+
+def test_a_profile_one_candidate_uses_warns_for_the_other(tmp_path: Path) -> None:
+    """Two n-gram candidates, the profile's lookup one of theirs: used for it, and the other one says why not."""
+    scenario = tmp_path / "two.toml"
+    text = (EXAMPLES / "summarize-low-qps.toml").read_text()
+    scenario.write_text(
+        text
+        + '\n[[candidate]]\nname = "ngram-1-3"\nmethod = "ngram"\nk = [0, 4]\n'
+        + "prompt_lookup_min = 1\nprompt_lookup_max = 3\n"
+    )
+    path = _ngram_profile(tmp_path, "meta-llama/Llama-3.1-70B-Instruct", (2, 4))
+    doc = advise(load_inputs(scenario), processes=1, profile_paths=[path]).to_json()
+    warnings = [w for c in doc["candidates"] for w in c["warnings"]]
+    assert any("its n-gram lookup was 2-4, the candidate's is 1-3" in w for w in warnings), warnings
 
 
 @pytest.mark.parametrize(
@@ -77,6 +94,8 @@ def test_profile_of_another_pair_is_refused_with_its_reason(
         ("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct", False),
         ("Qwen/Qwen3-8B", "Qwen/Qwen3-0.6B", False),
         ("t", "meta-llama/Llama-3.1-70B-Instruct", False),
+        ("llama", "meta-llama/Llama-3.1-8B-Instruct", False),  # a family or a served alias names no checkpoint
+        ("Instruct", "meta-llama/Llama-3.1-8B-Instruct", False),
         ("HuggingFaceTB/SmolLM2-135M", "HuggingFaceTB/SmolLM2-1.35B", False),
         (None, "x", False),
     ],

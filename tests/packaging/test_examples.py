@@ -68,8 +68,10 @@ def test_copy_refuses_to_overwrite_a_changed_file(tmp_path: Path, capsys: pytest
 def test_a_scenario_flag_takes_example_name() -> None:
     args = build_parser().parse_args(["simulate", "--scenario", "example:llama70b-ngram"])
     assert args.scenario.read_bytes() == (EXAMPLES / "llama70b-ngram.toml").read_bytes()
-    with pytest.raises(UsageError, match="is not a shipped example"):
+    with pytest.raises(UsageError, match="is not a shipped scenario") as refused:
         build_parser().parse_args(["advise", "--scenario", "example:nope"])
+    assert "advise/summarize-low-qps" in str(refused.value)  # the scenarios it could be, and nothing else
+    assert not any(other in str(refused.value) for other in ("launch/", "datasets/", "models/"))
 
 
 def test_a_typo_in_an_example_name_gets_a_suggestion() -> None:

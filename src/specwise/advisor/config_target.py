@@ -10,7 +10,13 @@ from dataclasses import dataclass, replace
 from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.catalog import catalog_id, gpu_name
 from specwise.contracts.advice import ServeCommand
-from specwise.engines.vllm_versions import CONFIG_JSON_SINCE, V0_ERA_CONFIGS, VllmVersion
+from specwise.engines.vllm_versions import (
+    CONFIG_JSON_SINCE,
+    NEWEST_READ,
+    V0_ERA_CONFIGS,
+    VllmVersion,
+    newer_than_read,
+)
 from specwise.errors import SpecwiseError
 
 
@@ -41,7 +47,16 @@ class ConfigTarget:
         """That the commands are for the current vLLM, not the declared version the simulation replays (empty when
         they are for the version the operator or the scenario named); ``simulated`` False: nothing was (no
         candidate runs on the current vLLM), so nothing replayed the declared version either."""
-        if self.version is not None or self.declared is None:
+        if self.version is not None:
+            v = VllmVersion.parse(self.version)
+            if not newer_than_read(v):
+                return ()
+            return (
+                f"vLLM {v} is newer than any release specwise has read ({NEWEST_READ.major}.{NEWEST_READ.minor}): "
+                f"this command and its --speculative-config are written as for {NEWEST_READ.major}."
+                f"{NEWEST_READ.minor}; check the keys against your vLLM (vllm serve --help=SpeculativeConfig)",
+            )
+        if self.declared is None:
             return ()
         replayed = (
             "which the simulation replays (on the V0 engine)"

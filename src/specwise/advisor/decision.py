@@ -428,19 +428,38 @@ def _sized(
     return c, scenario_for(inputs, c, evidence, engine_checks=False), [], refused
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A candidate built and sized, before any simulation: its evidence, scenario, notes and refusal (if any)."""
+
+    candidate: Candidate
+    scenario: Scenario
+    evidence: list[Evidence]
+    notes: tuple[str, ...]
+    k_notes: list[str]
+    refused: str | None
+
+
+def prepare_candidate(
+    inputs: AdviseInputs, c: Candidate, profiles: Sequence[ProfileDoc], benches: Sequence[BenchDoc], engine: Engine
+) -> Prepared:
+    """Everything about a candidate that needs no simulation: so a mistake in the scenario's last candidate (an
+    unknown draft) is refused before the first one is simulated."""
+    notes: list[str] = []
+    evidence = resolve_evidence(inputs, c, profiles, benches, notes)
+    c, sc, k_notes, refused = _sized(inputs, c, evidence, engine)
+    return Prepared(c, sc, evidence, tuple(notes + _package_notes(c)), k_notes, refused)
+
+
 def evaluate_candidate(
     inputs: AdviseInputs,
-    c: Candidate,
-    profiles: Sequence[ProfileDoc],
-    benches: Sequence[BenchDoc],
+    prepared: Prepared,
     engine: Engine,
     executor: Executor | None = None,
     progress: Progress | None = None,
 ) -> CandidateAdvice:
-    notes: list[str] = []
-    evidence = resolve_evidence(inputs, c, profiles, benches, notes)
-    c, sc, k_notes, refused = _sized(inputs, c, evidence, engine)
-    notes += _package_notes(c)
+    c, sc, evidence, refused = prepared.candidate, prepared.scenario, prepared.evidence, prepared.refused
+    notes, k_notes = list(prepared.notes), prepared.k_notes
     plan = sc.memory_plan
     unfit = CandidateAdvice(
         candidate=c.label,
@@ -621,13 +640,12 @@ def advise(
     (None: the scenario's ``[deployment].engine``); ``engine_version`` the vLLM version the config is for
     (None: the scenario's ``[deployment].engine_version`` from 0.8.2 on, else the current one, and the serve notes
     say so: :class:`ConfigTarget`), which decides how a k-by-batch-size schedule is written and which methods it
-    runs. The sweeps run on
-    ``executor`` (default: a local pool of ``processes``). ``launch_file``: where a "measure first" launch file
-    is written (``--write-launch``), so that the bench command names it (default: ``SCENARIO.measure.toml``)."""
+    runs. The sweeps run on ``executor`` (default: a local pool of ``processes``). ``launch_file``: where a "measure
+    first" launch file is written (``--write-launch``; default ``SCENARIO.measure.toml``), so the bench names it."""
     inputs = resolved_names(inputs)
     profiles = [ProfileDoc.read(p) for p in profile_paths]
     benches = attribute_methods([read_bench(p) for p in bench_paths], inputs.candidates)
-    refuse_unused(profiles, benches, inputs.candidates)
+    refuse_unused(profiles, benches, inputs.candidates, inputs.deployment.target)
     name = engine or inputs.deployment.engine  # default: the scenario's [deployment]
     if engine_version is not None and name == "vllm":  # the vLLM the config is for is the one simulated
         dep = inputs.deployment
@@ -639,7 +657,8 @@ def advise(
     gaps = [calibration_gap(inputs.deployment.predictor, c.method, c.speculation.draft) for c in inputs.candidates]
     if gaps and all(gaps):  # no candidate can be priced: nothing to weigh
         raise SpecwiseError("; ".join(dict.fromkeys(g for g in gaps if g)))
-    results = [evaluate_candidate(inputs, c, profiles, benches, eng, executor, progress) for c in inputs.candidates]
+    prepared = [prepare_candidate(inputs, c, profiles, benches, eng) for c in inputs.candidates]
+    results = [evaluate_candidate(inputs, p, eng, executor, progress) for p in prepared]
     # candidates that tie on every key keep their labels' order, not the scenario's (a stable sort over a sorted list)
     by_label = sorted(results, key=lambda r: str(r.candidate))
     ranked = sorted(by_label, key=lambda r: _rank_key(r, inputs.operating_qps), reverse=True)

@@ -145,9 +145,16 @@ def attribute_methods(benches: Sequence[BenchDoc], candidates: Sequence[Candidat
     return out
 
 
-def refuse_unused(profiles: Sequence[ProfileDoc], benches: Sequence[BenchDoc], candidates: Sequence[Candidate]) -> None:
+def refuse_unused(
+    profiles: Sequence[ProfileDoc],
+    benches: Sequence[BenchDoc],
+    candidates: Sequence[Candidate],
+    target: str | None = None,
+) -> None:
     """A ``--profile`` or ``--bench`` that measured no method of the scenario's candidates is refused in one line:
-    ignoring it would leave the acceptance "assumed" while the user believes they gave it."""
+    ignoring it would leave the acceptance "assumed" while the user believes they gave it. So is one that measured
+    a method only on another target (or another n-gram lookup) than ``target``, the deployment's: acceptance is a
+    property of the draft-target pair, and no candidate can use it."""
     methods = sorted({c.method.name for c in candidates})
     offered = ", ".join(c.label for c in candidates)
     for p in profiles:
@@ -162,6 +169,23 @@ def refuse_unused(profiles: Sequence[ProfileDoc], benches: Sequence[BenchDoc], c
                 f"{doc.name}: the run measured acceptance of {', '.join(measured)}; no candidate of this scenario "
                 f"uses it (candidates: {offered})"
             )
+    if target is None:
+        return
+    for doc in benches:
+        why: list[str] = []
+        if not any(bench_for(c, [doc], target, why) for c in candidates) and why:
+            raise SpecwiseError(f"{doc.path or doc.name}: not used by any candidate ({why[0]}); {_SERVED_AS}")
+    for prof in profiles:
+        why = []
+        if not any(profile_for(c, [prof], target, why) for c in candidates) and why:
+            raise SpecwiseError(f"{prof.path or prof.name}: not used by any candidate ({why[0]})")
+
+
+_SERVED_AS = (
+    "acceptance measured on another model does not carry over. If that name is the one the server gives this target "
+    "(vllm serve --served-model-name), serve it under the checkpoint's name too (--served-model-name ALIAS "
+    "CHECKPOINT) and bench with --model CHECKPOINT"
+)
 
 
 def _attributed(doc: BenchDoc, candidate: Candidate) -> BenchDoc:

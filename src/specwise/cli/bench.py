@@ -64,6 +64,8 @@ def _metrics_arg(text: str) -> str:
     return text if text == "none" else CHECKS["metrics_urls"](text)
 
 
+SYNTHETIC_WORDS = 60  # the synthetic prompts' length in words when neither --prompts nor --synthetic-* is given
+
 CHECKS: dict[str, Callable[[str], Any]] = {name: argparse_type(check) for name, check in plan.CHECKS.items()}
 """The flags' types: :data:`specwise.loadgen.plan.CHECKS` (each :class:`RunConfig` field's check) as argparse
 types."""
@@ -80,8 +82,8 @@ def register(sub: Any) -> None:
     p.add_argument("--url", type=CHECKS["url"], help="server base URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--model", type=non_empty, help="model name the server serves")
     p.add_argument("--endpoint", choices=("completions", "chat"), default="completions")
-    p.add_argument(
-        "--rates", type=CHECKS["rates"], default=[1.0, 4.0], help="requests/s per level, e.g. 1,2,4 (default 1,4)"
+    p.add_argument(  # None: not given (the defaults are RunConfig's), so a conflicting flag is refused, not dropped
+        "--rates", type=CHECKS["rates"], help="requests/s per level, e.g. 1,2,4 (default 1,4)"
     )
     p.add_argument(
         "--concurrency",
@@ -97,32 +99,15 @@ def register(sub: Any) -> None:
         f"N <= {plan.MAX_SWEEP})",
     )
     p.add_argument("--requests-per-level", type=CHECKS["requests_per_level"], default=20)
-    p.add_argument("--arrivals", choices=("poisson", "gamma", "constant"), default="poisson")
-    p.add_argument("--burstiness-cv", type=CHECKS["cv"], default=1.0, help="gamma arrivals: gap CV")
     p.add_argument(
-        "--prompts",
-        type=path_text,
-        metavar="FILE|hf:PATH|builtin:NAME",
-        help="JSON/JSONL prompts (specwise's 'prompt' + optional 'class', 'max_tokens', 'temperature'; chat "
-        "'messages'; ShareGPT; Spec-Bench question.jsonl), a local Hugging Face dataset, or a built-in set",
-    )
-    add_dataset_flags(p)
-    p.add_argument(
-        "--synthetic-words", type=positive_int, default=60, help="without --prompts: synthetic prompts of N words"
+        "--arrivals", choices=("poisson", "gamma", "constant"), help="open-loop arrival process (default poisson)"
     )
     p.add_argument(
-        "--synthetic-tokens",
-        type=positive_int,
-        metavar="N",
-        help="without --prompts: synthetic prompts of N tokens of the model's tokenizer (see --tokenizer)",
+        "--burstiness-cv",
+        type=CHECKS["cv"],
+        help="with --arrivals gamma: the gaps' coefficient of variation (default 1)",
     )
-    p.add_argument(
-        "--tokenizer",
-        type=path_text,
-        metavar="DIR|FILE|ORG/NAME",
-        help="tokenizer for --synthetic-tokens: a model directory, a tokenizer.json, or a model id in the local "
-        "Hugging Face cache (default: --model; nothing is downloaded)",
-    )
+    _add_prompt_flags(p)
     p.add_argument("--max-tokens", type=CHECKS["max_tokens"], default=64)
     p.add_argument("--temperature", type=CHECKS["temperature"], default=0.0)
     p.add_argument("--ignore-eos", action="store_true", help="ask the server to generate exactly --max-tokens")
@@ -148,6 +133,36 @@ def register(sub: Any) -> None:
     add_wide_flag(p)
     add_json_flag(p)
     p.set_defaults(handler=run)
+
+
+def _add_prompt_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--prompts",
+        type=path_text,
+        metavar="FILE|hf:PATH|builtin:NAME",
+        help="JSON/JSONL prompts (specwise's 'prompt' + optional 'class', 'max_tokens', 'temperature'; chat "
+        "'messages'; ShareGPT; Spec-Bench question.jsonl), a local Hugging Face dataset, or a built-in set",
+    )
+    add_dataset_flags(p)
+    p.add_argument(
+        "--synthetic-words",
+        type=positive_int,
+        metavar="N",
+        help=f"without --prompts: synthetic prompts of N words (default {SYNTHETIC_WORDS})",
+    )
+    p.add_argument(
+        "--synthetic-tokens",
+        type=positive_int,
+        metavar="N",
+        help="without --prompts: synthetic prompts of N tokens of the model's tokenizer (see --tokenizer)",
+    )
+    p.add_argument(
+        "--tokenizer",
+        type=path_text,
+        metavar="DIR|FILE|ORG/NAME",
+        help="tokenizer for --synthetic-tokens: a model directory, a tokenizer.json, or a model id in the local "
+        "Hugging Face cache (default: --model; nothing is downloaded)",
+    )
 
 
 def _add_slo_and_speculation_flags(p: argparse.ArgumentParser) -> None:
@@ -235,17 +250,17 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
         raise SpecwiseError(f"--url {url!r}: expected http://HOST:PORT")
     prompts = _prompts(args, model)
     metrics_urls = _metrics_urls(args, url or "")
-    return RunConfig(
+    return RunConfig(  # a load flag not given (None) takes RunConfig's default
         url=url or "",
         model=model or "",
         prompts=prompts,
         endpoint=args.endpoint,
-        rates=tuple(args.rates),
+        rates=tuple(args.rates) if args.rates else RunConfig.rates,
         concurrency=tuple(args.concurrency) if args.concurrency else None,
         sweep=args.sweep,
         requests_per_level=args.requests_per_level,
-        arrivals=args.arrivals,
-        cv=args.burstiness_cv,
+        arrivals=args.arrivals or RunConfig.arrivals,
+        cv=RunConfig.cv if args.burstiness_cv is None else args.burstiness_cv,
         max_tokens=args.max_tokens,
         temperature=args.temperature,
         ignore_eos=args.ignore_eos,
@@ -272,7 +287,8 @@ def _prompts(args: argparse.Namespace, model: str | None) -> tuple[PromptItem, .
             raise SpecwiseError("--synthetic-tokens needs --tokenizer (a model directory, tokenizer.json or ORG/NAME)")
         encoder = load_tokenizer(name)
         return tuple(token_prompts(args.requests_per_level, args.synthetic_tokens, args.seed, encoder))
-    return tuple(synthetic_prompts(args.requests_per_level, args.synthetic_words, args.seed))
+    words = args.synthetic_words or SYNTHETIC_WORDS
+    return tuple(synthetic_prompts(args.requests_per_level, words, args.seed))
 
 
 def _metrics_urls(args: argparse.Namespace, url: str) -> tuple[str, ...]:
@@ -488,30 +504,80 @@ def _refuse_server_flags_with_launch(args: argparse.Namespace) -> None:
             )
 
 
+def _refuse_conflicting_flags(args: argparse.Namespace) -> None:
+    """Flags of which one would be dropped without a word are refused, before any request or database file: the
+    levels are --rates, --concurrency or --sweep; an arrival process paces open-loop levels only, and only gamma
+    arrivals have a --burstiness-cv; synthetic prompts (--synthetic-words or --synthetic-tokens, the latter sized with
+    --tokenizer) are sent only without --prompts. Only flags given count: their defaults are None."""
+    levels = (("--rates", args.rates), ("--concurrency", args.concurrency), ("--sweep", args.sweep))
+    shapes = [flag for flag, value in levels if value is not None]
+    if len(shapes) > 1:
+        raise SpecwiseError(
+            f"{shapes[0]}: not with {shapes[1]}; each sets the levels (--rates: request rates, --concurrency: "
+            "requests kept in flight, --sweep: two probes, then rates spread between them): give one"
+        )
+    if args.burstiness_cv is not None and args.arrivals != "gamma":
+        if args.arrivals is None:
+            raise SpecwiseError(
+                "--burstiness-cv: only with --arrivals gamma (the default, poisson, has no CV to set); "
+                "add --arrivals gamma or drop --burstiness-cv"
+            )
+        raise SpecwiseError(f"--burstiness-cv: not with --arrivals {args.arrivals} (only gamma arrivals have a CV)")
+    pacing = (("--arrivals", args.arrivals), ("--burstiness-cv", args.burstiness_cv))
+    paced = [flag for flag, value in pacing if value is not None]
+    if paced and args.concurrency is not None:
+        raise SpecwiseError(
+            f"{paced[0]}: not with --concurrency, whose closed-loop levels send a request as one finishes (no "
+            f"arrival process); drop {paced[0]}, or give --rates"
+        )
+    lengths = (("--synthetic-words", args.synthetic_words), ("--synthetic-tokens", args.synthetic_tokens))
+    synthetic = [flag for flag, value in lengths if value is not None]
+    if synthetic and args.prompts:
+        raise SpecwiseError(f"{synthetic[0]}: not with --prompts, whose prompts are sent instead of synthetic ones")
+    if len(synthetic) > 1:
+        raise SpecwiseError("--synthetic-words: not with --synthetic-tokens; give one length for the synthetic prompts")
+    if args.tokenizer is not None and args.synthetic_tokens is None:
+        raise SpecwiseError("--tokenizer: only with --synthetic-tokens, whose prompts it sizes in tokens")
+
+
+def _refuse_a_missing_database(args: argparse.Namespace) -> None:
+    """``--resume`` reads a run from --db: a missing file is refused before the store would create it (and its
+    folder), leaving an empty database behind."""
+    if args.resume and not args.db.exists():
+        what = "--launch run" if args.launch else "run"
+        raise SpecwiseError(f"{args.db}: no {what} {args.resume!r} to resume (no results database there)")
+
+
+def _calibrate_stored(args: argparse.Namespace) -> int:
+    """--calibrate-run: the calibration of a finished --launch run kept in --db, sending no request."""
+    if not args.db.exists():
+        raise SpecwiseError(f"{args.db}: no results database")
+    store = ResultStore(args.db)
+    try:
+        if args.calibrate_run not in (bases := store.launch_bases()):
+            raise SpecwiseError(
+                f"{args.db}: no --launch run {args.calibrate_run!r}; the launch runs here: "
+                + (", ".join(bases[-8:]) or "none (bench --launch FILE --calibrate makes one)")
+            )
+        cal = calibrate(store, args.calibrate_run)
+    finally:
+        store.close()
+    path = _write_calibration(args, cal)
+    print_json({"calibration": cal.to_json(), "calibration_file": str(path)}) if args.json else render_calibration(
+        cal, path
+    )
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
     _refuse_server_flags_with_launch(args)
+    _refuse_conflicting_flags(args)
     if args.calibrate and not args.launch:
         raise SpecwiseError("--calibrate needs --launch (or use --calibrate-run RUN_ID on a finished launch run)")
     if args.calibration_out is not None and not (args.calibrate or args.calibrate_run):
         raise SpecwiseError("--calibration-out names the file --calibrate (with --launch) or --calibrate-run writes")
     if args.calibrate_run:
-        if not args.db.exists():
-            raise SpecwiseError(f"{args.db}: no results database")
-        store = ResultStore(args.db)
-        try:
-            if args.calibrate_run not in (bases := store.launch_bases()):
-                raise SpecwiseError(
-                    f"{args.db}: no --launch run {args.calibrate_run!r}; the launch runs here: "
-                    + (", ".join(bases[-8:]) or "none (bench --launch FILE --calibrate makes one)")
-                )
-            cal = calibrate(store, args.calibrate_run)
-        finally:
-            store.close()
-        path = _write_calibration(args, cal)
-        print_json({"calibration": cal.to_json(), "calibration_file": str(path)}) if args.json else render_calibration(
-            cal, path
-        )
-        return EXIT_OK
+        return _calibrate_stored(args)
     if args.output is not None:
         check_extension(args.output)
     reads = [("--db", args.db), ("--prompts", args.prompts), ("--launch", args.launch)]
@@ -523,6 +589,7 @@ def run(args: argparse.Namespace) -> int:
     if args.calibrate:
         check_calibratable(args.launch)  # before any server starts: an engine without the counters fails the fit
     check_key_env(args.api_key_env)
+    _refuse_a_missing_database(args)
     store = ResultStore(args.db)
     run_id = _new_run_id(args)
     try:

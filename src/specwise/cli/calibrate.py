@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,12 @@ def register(sub: Any) -> None:
         "specwise bench --launch FILE --calibrate calibrates from specwise's own runs.",
     )
     p.add_argument("results", nargs="+", type=path_arg, metavar="RESULT.json", help="vllm bench serve result files")
-    p.add_argument("--out", type=path_arg, required=True, help="calibration file to write (for --calibration)")
+    p.add_argument(
+        "--out",
+        type=path_arg,
+        required=True,
+        help="calibration file to write (for --calibration); - prints it on stdout instead (the table is not shown)",
+    )
     p.add_argument(
         "--max-num-seqs",
         type=bounded(int, f"an integer in 1..{MAX_NUM_SEQS_LIMIT:,}", low=1, high=MAX_NUM_SEQS_LIMIT),
@@ -110,11 +116,26 @@ def check_result_files(paths: list[Path]) -> None:
             raise SpecwiseError(f"{path}: no such bench file")
 
 
+STDOUT = Path("-")
+"""``--out -``: the calibration document on stdout, as ``specwise export``'s ``--out -`` prints its file."""
+
+
 def run(args: argparse.Namespace) -> int:
+    to_stdout = args.out == STDOUT
+    if to_stdout and args.json:  # two JSON documents on one stdout would be neither
+        raise SpecwiseError(
+            "--out - prints the calibration on stdout, where --json would print a second document; drop --json "
+            "(stdout then holds the calibration file's JSON alone) or give --out a file name"
+        )
     check_result_files(args.results)
-    check_output_file(args.out, [("result", path) for path in args.results])
+    if not to_stdout:
+        check_output_file(args.out, [("result", path) for path in args.results])
     request = _input(args)
     cal = calibrate_vllm(request)
+    if to_stdout:  # stdout holds the document alone; what was assumed is said on stderr
+        print_json(cal.to_json())
+        print(assumptions_text(cal, request), file=sys.stderr)
+        return EXIT_OK
     write_json_atomic(args.out, json_safe(cal.to_json()))
     if args.json:
         print_json({"calibration": cal.to_json(), "calibration_file": str(args.out)})

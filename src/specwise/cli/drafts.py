@@ -16,6 +16,7 @@ from specwise.cli.common import (
     print_json,
 )
 from specwise.compat.drafts import rank_drafts
+from specwise.errors import NegativeAnswer
 from specwise.report.drafts import render_drafts
 
 
@@ -48,10 +49,10 @@ def run(args: argparse.Namespace) -> int:
     report = rank_drafts(target, gpu=gpu, tp=args.tp, max_model_len=args.max_model_len)
     if args.json:
         print_json(report.to_json(all_drafts=args.all))
-    elif not report.target_fits:
+    if not report.target_fits:  # nothing to rank: the README's "no" (one line on stderr, exit 1), after --json's doc
         where = f"{report.tp} x {report.gpu}"
-        print(f"{report.target} itself does not fit on {where}: {report.why} (see specwise plan-memory)")
-    else:
+        raise NegativeAnswer(f"{report.target} itself does not fit on {where}: {report.why} (see specwise plan-memory)")
+    if not args.json:
         shown = report.drafts if args.all else [s for s in report.drafts if s.fits]
         render_drafts(report.target, shown, memory_checked=report.memory_checked, wide=args.wide)
     return EXIT_OK if report.a_model_fits else EXIT_NEGATIVE

@@ -60,7 +60,7 @@ from specwise.monitor.report import FleetReport, MonitorReport
 from specwise.monitor.rules import Thresholds
 from specwise.monitor.sinks import Background, MetricsExporter, event_line, json_lines, webhook
 from specwise.monitor.store import MonitorStore
-from specwise.monitor.summary import LoopTally, closing_line, start_line, watched
+from specwise.monitor.summary import LoopTally, closing_line, once_line, start_line, watched
 from specwise.netaddr import is_loopback
 from specwise.report.console import console
 from specwise.report.monitor import live_table, predictor_lines, render_fleet, render_monitor
@@ -77,9 +77,9 @@ def register(sub: Any) -> None:
         "answers, a server restart, impossible counters or non-finite samples; loop mode: an alert or fault still "
         "open or a target down at the end, never up included, or a restart during the run), 2 bad input or (--once, "
         "--prometheus) no server answered, 3 internal error. Loop mode keeps polling a target that is down, from "
-        "the start too. Loop mode says what it watches on stderr when "
-        "it starts and, when it stops (--duration or Ctrl-C), how many windows it judged and why the exit status is "
-        "what it is; events are JSON lines on stdout, and with --json so is each judged window "
+        "the start too. Loop mode says what it watches on stderr when it starts and, when it stops (--duration or "
+        "Ctrl-C), how many windows it judged and why the exit status is what it is (--once, exiting 1, names the "
+        "alerts that fired there); events are JSON lines on stdout, and with --json so is each judged window "
         '({"event": "window", "url", "stats", "alerts"}).',
     )
     p.add_argument(
@@ -523,7 +523,7 @@ def _run(args: argparse.Namespace) -> int:
             print_json(fleet.to_json())
         else:
             render_fleet(fleet, wide=args.wide)
-        return EXIT_NEGATIVE if fleet.alerting else EXIT_OK
+        return _once_exit([(f.rule, instance) for instance, f in fleet.alerts])
     report = _once(args, thresholds, slowdown)
     errors = [s.error for s in report.servers if s.error is not None]
     answered = any(s.error is None or any(a.rule != TARGET_DOWN for a in s.alerts) for s in report.servers)
@@ -533,4 +533,13 @@ def _run(args: argparse.Namespace) -> int:
         print_json(report.to_json())
     else:
         render_monitor(report, wide=args.wide)
-    return EXIT_NEGATIVE if report.alerting else EXIT_OK
+    return _once_exit([(f.rule, s.url) for s in report.servers for f in s.alerts])
+
+
+def _once_exit(fired: list[tuple[str, str]]) -> int:
+    """--once's exit status: 1 when an alert fired, said in one line on stderr (as loop mode's closing line says
+    why it exits 1; stdout keeps the report, or --json's document alone), else 0."""
+    if not fired:
+        return EXIT_OK
+    _say(once_line(fired))
+    return EXIT_NEGATIVE

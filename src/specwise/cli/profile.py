@@ -198,18 +198,19 @@ def build_settings(args: argparse.Namespace) -> ProfileSettings:
 
 
 def run(args: argparse.Namespace) -> int:
-    for module in ("torch", "transformers"):
-        require(module, "profile")
-    if args.plot:
-        require("matplotlib", "--plot")
+    # the arguments first: a bad --k or destination is said without installing torch (1.5 GB) to learn of it
     settings = build_settings(args)
     check_verify_flags(args)
     _check_outputs(args)  # before any work: a bad destination must not cost the run
     selection = dataset_selection(args)
+    choice = TemplateChoice.parse(args.chat_template)
+    for module in ("torch", "transformers"):
+        require(module, "profile")
+    if args.plot:
+        require("matplotlib", "--plot")
     items = load_prompts(args.prompts, selection)
     if args.max_prompts:
         items = items[: args.max_prompts]
-    choice = TemplateChoice.parse(args.chat_template)
     verify_temps = args.verify_temperatures if args.verify else ()
 
     from specwise.profiler.runner import ProfileInterrupted, Timings, load_pair, run_profile

@@ -63,6 +63,15 @@ CONFIG_JSON_SINCE = VllmVersion(0, 8, 2)
 # the vLLM versions whose config specwise writes with the schedule as disable_by_batch_size (the V0-era form)
 V0_ERA_CONFIGS = f"{CONFIG_JSON_SINCE} to 0.9"
 DRAFT_MODEL_V1_SINCE = VllmVersion(0, 15)  # V1's DraftModelProposer (PR #24322, merged 2026-01-19)
+# the newest vLLM release whose wheel was read for the config's keys and the method rules here (the list above
+# ``NAME_GUESS_UNTIL``): a later one is written as for it, and said (advisor/config_target.ConfigTarget.notes)
+NEWEST_READ = VllmVersion(0, 34)
+
+
+def newer_than_read(version: VllmVersion) -> bool:
+    """A release (major.minor) after :data:`NEWEST_READ`: nothing here has read its config."""
+    return (version.major, version.minor) > (NEWEST_READ.major, NEWEST_READ.minor)
+
 
 DraftModelEngine = Literal["v0", "none", "v1"]
 

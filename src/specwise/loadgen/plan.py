@@ -13,6 +13,7 @@ from specwise.latency import LevelSummary
 from specwise.loadgen.client import ClientConfig
 from specwise.loadgen.runner import BenchPlan, LevelPlan
 from specwise.loadgen.workload import PromptItem, level_requests
+from specwise.methods import METHOD_NAMES
 from specwise.traffic import Arrivals
 from specwise.values import (
     ValueRefusal,
@@ -261,8 +262,9 @@ def _base_url(text: str) -> str:
 
 def _server_speculation(value: object) -> dict[str, Any]:
     """What the benched server runs, as its ``--speculative-config``: that JSON (text, or an object from the API),
-    an object with a string ``method`` (vLLM's method name: ``{"method": "ngram", "num_speculative_tokens": 4}``).
-    ``advise --bench`` matches the run to a candidate by it."""
+    an object with a string ``method`` (vLLM's method name: ``{"method": "ngram", "num_speculative_tokens": 4}``), one
+    of :data:`~specwise.methods.METHOD_NAMES`, as a scenario's. ``advise --bench`` matches the run to a candidate by
+    it: a method specwise does not know would match none."""
     spec = value
     if isinstance(value, str):
         try:
@@ -273,6 +275,11 @@ def _server_speculation(value: object) -> dict[str, Any]:
         raise ValueRefusal(
             "expected the JSON of vllm serve --speculative-config, an object with a 'method' "
             """(e.g. '{"method": "ngram", "num_speculative_tokens": 4}')"""
+        )
+    if spec["method"] not in METHOD_NAMES:
+        raise ValueRefusal(
+            f"unknown speculative method {spec['method']!r} (known: {', '.join(METHOD_NAMES)}); a server running "
+            "another method can be benched without --speculative-config (its /metrics still give the acceptance)"
         )
     return dict(spec)
 

@@ -67,5 +67,18 @@ def closing_line(targets: Sequence[Target], windows: int, elapsed_s: float, inte
     if not why:
         judged = "" if windows else " (no window completed: nothing was judged)"
         return head + f"; exit 0: no alert open, no target down, no restart during the run{judged}"
+    return head + "; " + exit_1(why)
+
+
+def exit_1(why: Sequence[str], status: str = "exit 1") -> str:
+    """``exit 1: REASON; REASON; and N more``: why the monitor exits 1, the first few reasons named."""
     more = f"; and {len(why) - _SHOWN} more" if len(why) > _SHOWN else ""
-    return head + f"; exit 1: {'; '.join(why[:_SHOWN])}{more}"
+    return f"{status}: {'; '.join(why[:_SHOWN])}{more}"
+
+
+def once_line(fired: Sequence[tuple[str, str]]) -> str:
+    """``--once``'s closing line on stderr when an alert fired (``fired``: (rule, where) pairs, where a server's
+    URL or an instance): ``exit 1 (an alert fired): low_acceptance_rate on URL``, its reasons worded as loop
+    mode's closing line words them."""
+    why = dict.fromkeys(f"{rule} on {where}" for rule, where in fired)
+    return exit_1(list(why), "exit 1 (an alert fired)")

@@ -257,8 +257,10 @@ def same_model(a: str, b: str) -> bool:
     """One checkpoint named two ways: a local directory and its hub id (``/models/SmolLM2-135M/`` and
     ``HuggingFaceTB/SmolLM2-135M``), by the last part of the name or path, case and '_' vs '-' ignored. A variant
     whose name extends the other's at a '-' (``Llama-3.1-8B-Instruct`` / ``Llama-3.1-8B-Instruct-FP8``, or a
-    directory named ``org-Llama-3.1-8B-Instruct``) counts as the same; a name under 3 characters extends nothing.
-    The one rule for profiles, benches, calibrations, scenarios and the monitor."""
+    directory named ``org-Llama-3.1-8B-Instruct``) counts as the same; a name under 3 characters, or one without a
+    digit (a family, ``llama``, or a served alias, not a checkpoint: no size or version), extends nothing. The one
+    rule for profiles, benches, calibrations, scenarios and the monitor."""
     x, y = (checkpoint_name(name).replace("_", "-") for name in (a, b))
     short, long = sorted((x, y), key=len)
-    return x == y or (len(short) >= 3 and (long.startswith(short + "-") or long.endswith("-" + short)))
+    extends = len(short) >= 3 and any(c.isdigit() for c in short)
+    return x == y or (extends and (long.startswith(short + "-") or long.endswith("-" + short)))

@@ -1,0 +1,144 @@
+"""``specwise bench`` dropped flags without a word: ``--rates`` beside ``--concurrency`` or ``--sweep``,
+``--synthetic-words`` beside ``--prompts``, ``--burstiness-cv`` without gamma arrivals; it stored a
+``--speculative-config`` of a method no scenario has; and a ``--resume`` of a missing database created that database.
+Each is refused in one line naming the flags (exit 2), before any request is sent or any file is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import specwise.cli.bench as bench_cli
+from specwise.cli import main
+from specwise.errors import SpecwiseError
+from specwise.loadgen.plan import CHECKS, RunConfig
+from specwise.methods import METHOD_NAMES
+from specwise.values import ValueRefusal
+
+SERVER = ["bench", "--url", "http://127.0.0.1:9", "--model", "m", "--requests-per-level", "2"]
+
+
+@pytest.fixture
+def no_requests(monkeypatch: pytest.MonkeyPatch) -> list[RunConfig]:
+    """The run's levels, never sent: the config that reached them is kept, then the run stops (exit 2)."""
+    reached: list[RunConfig] = []
+
+    def execute(store: Any, run_id: str, config: RunConfig, *rest: Any) -> list[Any]:
+        reached.append(config)
+        raise SpecwiseError("reached the requests")
+
+    monkeypatch.setattr(bench_cli, "execute", execute)
+    return reached
+
+
+def _refused(capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str]) -> str:
+    assert main([*argv, "--db", str(tmp_path / "sub" / "r.sqlite")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    assert not (tmp_path / "sub").exists()  # no database, not even its folder
+    return err.removeprefix("specwise bench: error: ")
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--rates", "1", "--concurrency", "2"], "--rates: not with --concurrency"),
+        (["--sweep", "2", "--rates", "1"], "--rates: not with --sweep"),
+        (["--concurrency", "2", "--sweep", "2"], "--concurrency: not with --sweep"),
+        (["--prompts", "builtin:qa", "--synthetic-words", "10"], "--synthetic-words: not with --prompts"),
+        (["--prompts", "builtin:qa", "--synthetic-tokens", "10"], "--synthetic-tokens: not with --prompts"),
+        (["--synthetic-words", "10", "--synthetic-tokens", "10"], "--synthetic-words: not with --synthetic-tokens"),
+        (["--tokenizer", "org/name"], "--tokenizer: only with --synthetic-tokens"),
+        (["--burstiness-cv", "1", "--arrivals", "poisson"], "--burstiness-cv: not with --arrivals poisson"),
+        (["--burstiness-cv", "2", "--arrivals", "constant"], "--burstiness-cv: not with --arrivals constant"),
+        (["--burstiness-cv", "2"], "--burstiness-cv: only with --arrivals gamma"),
+        (["--concurrency", "2", "--arrivals", "gamma"], "--arrivals: not with --concurrency"),
+    ],
+)
+def test_a_flag_that_would_be_dropped_is_refused_before_anything(
+    extra: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], no_requests: list[RunConfig]
+) -> None:
+    assert _refused(capsys, tmp_path, [*SERVER, *extra]).startswith(said)
+    assert no_requests == []
+
+
+def test_with_launch_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    launch = tmp_path / "launch.toml"
+    launch.write_text('model = "m"\n[[config]]\nname = "baseline"\n')
+    argv = ["bench", "--launch", str(launch), "--rates", "1", "--concurrency", "2"]
+    assert _refused(capsys, tmp_path, argv).startswith("--rates: not with --concurrency")
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ([], {"rates": (1.0, 4.0), "concurrency": None, "sweep": None, "arrivals": "poisson", "cv": 1.0}),
+        (["--concurrency", "2"], {"rates": (1.0, 4.0), "concurrency": (2,), "arrivals": "poisson"}),
+        (["--sweep", "2"], {"sweep": 2, "concurrency": None}),
+        (["--rates", "3"], {"rates": (3.0,)}),
+        (["--arrivals", "gamma", "--burstiness-cv", "2"], {"arrivals": "gamma", "cv": 2.0}),
+        (["--arrivals", "constant"], {"arrivals": "constant", "cv": 1.0}),
+        (["--sweep", "2", "--arrivals", "gamma"], {"sweep": 2, "arrivals": "gamma"}),
+    ],
+)
+def test_defaults_conflict_with_nothing_and_are_kept(
+    extra: list[str],
+    expected: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    no_requests: list[RunConfig],
+) -> None:
+    assert main([*SERVER, *extra, "--db", str(tmp_path / "r.sqlite")]) == 2
+    assert "reached the requests" in capsys.readouterr().err
+    (config,) = no_requests
+    assert {key: getattr(config, key) for key in expected} == expected
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [([], 60), (["--synthetic-words", "10"], 10)],
+)
+def test_synthetic_words_default_and_given(
+    extra: list[str], words: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], no_requests: list[RunConfig]
+) -> None:
+    assert main([*SERVER, *extra, "--db", str(tmp_path / "r.sqlite")]) == 2
+    (config,) = no_requests
+    assert {len(p.prompt.split()) for p in config.prompts} == {words}
+
+
+def test_prompts_without_synthetic_flags_are_sent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_requests: list[RunConfig]
+) -> None:
+    assert main([*SERVER, "--prompts", "builtin:qa", "--db", str(tmp_path / "r.sqlite")]) == 2
+    (config,) = no_requests
+    assert config.prompts and "reached the requests" in capsys.readouterr().err
+
+
+def test_an_unknown_speculative_method_is_refused_with_the_known_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _refused(capsys, tmp_path, [*SERVER, "--speculative-config", '{"method": "nope"}'])
+    assert err.startswith("argument --speculative-config: unknown speculative method 'nope'")
+    assert f"(known: {', '.join(METHOD_NAMES)})" in err
+    with pytest.raises(ValueRefusal, match="unknown speculative method 'nope'"):  # the API's check too
+        CHECKS["speculative_config"]({"method": "nope"})
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_every_known_method_is_taken(method: str) -> None:
+    assert CHECKS["speculative_config"](f'{{"method": "{method}"}}') == {"method": method}
+
+
+@pytest.mark.parametrize(
+    ("launch", "said"), [(False, "no run 'abc' to resume"), (True, "no --launch run 'abc' to resume")]
+)
+def test_resuming_from_a_missing_database_creates_none(
+    launch: bool, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["bench", "--resume", "abc"]
+    if launch:
+        (tmp_path / "launch.toml").write_text('model = "m"\n[[config]]\nname = "baseline"\n')
+        argv += ["--launch", str(tmp_path / "launch.toml")]
+    assert said in _refused(capsys, tmp_path, argv)
