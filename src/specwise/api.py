@@ -709,6 +709,8 @@ def bench(
 
     from specwise.contracts.bench import BenchDoc
     from specwise.errors import redact_url
+    from specwise.loadgen.client import served_root
+    from specwise.loadgen.plan import client_config
     from specwise.loadgen.session import all_failed, execute, new_run
     from specwise.loadgen.store import ResultStore
 
@@ -730,6 +732,7 @@ def bench(
         levels=tuple(levels),
         temperatures=run.sent_temperatures(),
         speculative_config=run.speculative_config,
+        model_root=served_root(client_config(run)),
     )
     failed = all_failed(doc, url="url", model="model", timeout="request_timeout_s", key_env=run.api_key_env)
     if failed is not None:  # the records are kept: what failed is in db

@@ -149,7 +149,10 @@ def test_specwise_run_against_a_server_is_used(tmp_path: Path, capsys: pytest.Ca
     assert ev["per_position"][:3] == pytest.approx([0.7, 0.5, 0.3])
 
 
-def test_a_run_of_another_model_name_is_refused_not_ignored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("root", [None, "/data/ckpt-7b"])
+def test_a_run_of_another_model_name_is_refused_not_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], root: str | None
+) -> None:
     """A server benched under a served name (vllm serve --served-model-name) measured a model advise cannot tell is
     the deployment's target: refused with the reason and what to do, not a warning under an ASSUMED headline."""
     pct = {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.04}
@@ -170,6 +173,7 @@ def test_a_run_of_another_model_name_is_refused_not_ignored(tmp_path: Path, caps
                 "db": "x.sqlite",
                 "url": "http://gpu-box:8000",
                 "model": "llama",
+                **({"model_root": root} if root else {}),  # what GET /v1/models said it loaded (or nothing)
                 "speculative_config": {"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"},
                 "levels": [dict(level, spec_decode=counts)],
             }
@@ -180,6 +184,7 @@ def test_a_run_of_another_model_name_is_refused_not_ignored(tmp_path: Path, caps
     assert f"{bench}: not used by any candidate (" in err
     assert "it measured target llama, the deployment serves meta-llama/Llama-3.1-8B-Instruct" in err
     assert "--served-model-name ALIAS CHECKPOINT" in err
+    assert ("the server loaded it from /data/ckpt-7b" in err) is (root is not None)
 
 
 def test_unrecognised_json_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

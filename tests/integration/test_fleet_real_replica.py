@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ import httpx
 import pytest
 
 from specwise.cli import main
+from specwise.loadgen.client import ClientConfig, served_root
 from specwise.loadgen.launcher import EngineServer, LaunchFile, ServerConfig
 from specwise.loadgen.mock_server import MockBehaviour, MockServer
 from specwise.metrics import parse_exposition, spec_decode_counters
@@ -149,3 +150,13 @@ def test_the_routers_metrics_url_is_named_as_reaching_two_servers_not_a_restart(
         assert level["spec_decode"] is None and not level["counter_reset"] and "replicas" not in level
         assert any("reaches more than one server" in e for e in level["scrape_errors"]), level["scrape_errors"]
         assert not any("restart" in e for e in level["scrape_errors"])
+
+
+def test_the_real_server_says_which_checkpoint_it_serves_under_its_alias(fleet: Fleet) -> None:
+    """vLLM's GET /v1/models card for the served alias names the checkpoint it loaded (``root``): what bench records
+    as ``model_root``, so that advise --bench matches an aliased server to the scenario's target."""
+    cfg = ClientConfig(
+        base_url=fleet.real, model=SERVED, endpoint="completions", api_key_env=None, request_timeout_s=30
+    )
+    assert served_root(cfg) == str(MODEL)
+    assert served_root(replace(cfg, model="not-served")) is None

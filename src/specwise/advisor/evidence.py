@@ -108,6 +108,9 @@ def bench_for(
         spec = cfg.speculative_config or {}
         lookup = _lookup_bounds(spec, f"{doc.name}: config {cfg.name!r}")
         why = _mismatch(candidate, target, doc.model, lookup) if target is not None else None
+        if why is not None and target is not None and doc.model_root:  # served under an alias: what it loaded
+            loaded = _mismatch(candidate, target, doc.model_root, lookup)
+            why = loaded and f"{why} (the server loaded it from {doc.model_root})"
         if why is None:
             return measured
         if notes is not None:
@@ -182,9 +185,10 @@ def refuse_unused(
 
 
 _SERVED_AS = (
-    "acceptance measured on another model does not carry over. If that name is the one the server gives this target "
-    "(vllm serve --served-model-name), serve it under the checkpoint's name too (--served-model-name ALIAS "
-    "CHECKPOINT) and bench with --model CHECKPOINT"
+    "acceptance measured on another model does not carry over. A server serving this target under an alias (vllm "
+    "serve --served-model-name) is matched by the checkpoint it loaded, which specwise bench records from GET "
+    "/v1/models; where that is unknown (a vllm bench serve result, an older specwise bench file), serve it under "
+    "the checkpoint's name too (--served-model-name ALIAS CHECKPOINT) and bench with --model CHECKPOINT"
 )
 
 

@@ -38,8 +38,9 @@ from specwise.contracts.document import json_safe
 from specwise.errors import SpecwiseError, redact_url
 from specwise.fileio import check_output_file, same_file, write_json_atomic, write_text_atomic
 from specwise.loadgen import plan
+from specwise.loadgen.client import served_root
 from specwise.loadgen.launcher import load_launch_file
-from specwise.loadgen.plan import RunConfig
+from specwise.loadgen.plan import RunConfig, client_config
 from specwise.loadgen.relaunch import check_new_launch, launch_base_of, resume_launch
 from specwise.loadgen.runner import ServerUnreachable, held_back_notes
 from specwise.loadgen.session import (
@@ -376,6 +377,7 @@ def _bench(args: argparse.Namespace, run_id: str, store: ResultStore, shown: _Pr
         jsonl=jsonl,
         temperatures=config.sent_temperatures(),
         speculative_config=config.speculative_config,
+        model_root=served_root(client_config(config)) if config.url else None,
     )
 
 

@@ -355,6 +355,9 @@ class BenchDoc:
     # a run against a server: the speculative config it said the server runs (bench --speculative-config); None:
     # not said (advise --bench then takes the run for a scenario's only candidate)
     speculative_config: JsonObject | None = None
+    # a run against a server: the checkpoint the server loaded for ``model``, as its GET /v1/models says (vLLM's
+    # card ``root``: :func:`specwise.loadgen.client.served_root`); None: not said
+    model_root: str | None = None
 
     @property
     def name(self) -> str:
@@ -412,6 +415,8 @@ class BenchDoc:
             finite: dict[str, Any] = json_safe(out)
             return finite
         out.update(url=self.url, model=self.model, levels=[lv.to_json() for lv in self.levels])
+        if self.model_root is not None:
+            out["model_root"] = self.model_root
         if self.speculative_config is not None:
             out["speculative_config"] = dict(self.speculative_config)
         if self.jsonl:
@@ -443,6 +448,7 @@ class BenchDoc:
             path=path,
             temperatures=_temperatures(f),
             speculative_config=_server_speculation(f),
+            model_root=f.text("model_root"),
         )
 
     @classmethod

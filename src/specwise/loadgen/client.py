@@ -192,6 +192,39 @@ class HttpSession:
             return await resp.text(errors="replace")
 
 
+MAX_MODELS_PAGE_BYTES = 1 << 20  # a GET /v1/models answer read at most this far (a list of a few model cards)
+
+
+async def _served_root(cfg: ClientConfig, timeout_s: float) -> str | None:
+    async with HttpSession(cfg, 1) as http:
+        url = cfg.base_url.rstrip("/") + "/v1/models"
+        headers = _headers(http.api_key)
+        async with http.session.get(url, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
+            if resp.status >= 400:
+                return None
+            page = await resp.content.read(MAX_MODELS_PAGE_BYTES + 1)
+    if len(page) > MAX_MODELS_PAGE_BYTES:
+        return None
+    cards = json.loads(page).get("data")
+    for card in cards if isinstance(cards, list) else ():
+        if isinstance(card, dict) and card.get("id") == cfg.model:
+            root = card.get("root")
+            return (root.strip() or None) if isinstance(root, str) else None
+    return None
+
+
+def served_root(cfg: ClientConfig, timeout_s: float = 5.0) -> str | None:
+    """The checkpoint the server loaded for ``cfg.model``: the ``root`` of that model's card in ``GET /v1/models``
+    (vLLM: ``ModelCard(id=<served name>, root=<the path or hub id given to vllm serve>)``,
+    ``vllm/entrypoints/openai/serving_models.py``, ``show_available_models``). So a run against a server that serves
+    its model under an alias (``--served-model-name``) still says which checkpoint it measured. None whenever the
+    server does not say: another server, no such card, an error or a timeout -- never a failed bench."""
+    try:
+        return asyncio.run(_served_root(cfg, timeout_s))
+    except (aiohttp.ClientError, TimeoutError, OSError, ValueError, AttributeError, SpecwiseError):
+        return None
+
+
 class _Stream:
     """What one response has delivered so far: token chunks (arrival times and token counts, in two typed arrays:
     no object per chunk), the first token's time, the running token count (exact while the server sends usage

@@ -36,6 +36,7 @@ class MockBehaviour:
     reset_at_scrape: int = 0  # the Nth /metrics request first resets the counters (a server restart)
     hang_s: float = 30.0
     model_name: str = "mock"  # the ``model_name`` label of /metrics (vLLM's served model name)
+    model_root: str | None = None  # GET /v1/models' card ``root`` (vLLM: the checkpoint loaded); None: model_name
 
 
 MAX_KEPT_BODIES = 1000  # what tests inspect; a client benchmark's millions of requests are not kept
@@ -81,6 +82,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, "{}")
         elif self.path == "/metrics":
             self._send(200, self.server.metrics_text(), "text/plain; version=0.0.4")
+        elif self.path == "/v1/models":  # vLLM's shape (serving_models.show_available_models), one card
+            b = self.server.behaviour
+            card = {"id": b.model_name, "object": "model", "root": b.model_root or b.model_name}
+            self._send(200, json.dumps({"object": "list", "data": [card]}))
         else:
             self._send(404, '{"error": "not found"}')
 

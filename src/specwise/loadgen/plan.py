@@ -170,6 +170,19 @@ class RunConfig:
             raise SpecwiseError(f"stored run configuration is unreadable ({exc}); start a new run") from None
 
 
+def client_config(c: RunConfig) -> ClientConfig:
+    """How the run's requests reach its server (URL, model, endpoint, key variable, timeout)."""
+    return ClientConfig(
+        base_url=c.url,
+        model=c.model,
+        endpoint="chat" if c.endpoint == "chat" else "completions",
+        api_key_env=c.api_key_env,
+        # no separate read timeout: a loaded server may queue a long prompt for most of --request-timeout before
+        # its first byte, and a hidden shorter limit would fail it while the hint says to raise --request-timeout
+        request_timeout_s=c.request_timeout_s,
+    )
+
+
 def plan_from_config(c: RunConfig) -> BenchPlan:
     steps: list[tuple[float | None, int | None]]
     if c.sweep:
@@ -190,17 +203,8 @@ def plan_from_config(c: RunConfig) -> BenchPlan:
         )
         for i, (rate, conc) in enumerate(steps)
     )
-    client = ClientConfig(
-        base_url=c.url,
-        model=c.model,
-        endpoint="chat" if c.endpoint == "chat" else "completions",
-        api_key_env=c.api_key_env,
-        # no separate read timeout: a loaded server may queue a long prompt for most of --request-timeout before
-        # its first byte, and a hidden shorter limit would fail it while the hint says to raise --request-timeout
-        request_timeout_s=c.request_timeout_s,
-    )
     return BenchPlan(
-        client=client,
+        client=client_config(c),
         levels=levels,
         arrivals=Arrivals(c.arrivals, 1.0, c.cv),  # type: ignore[arg-type]
         seed=c.seed,
