@@ -142,3 +142,22 @@ def test_resuming_from_a_missing_database_creates_none(
         (tmp_path / "launch.toml").write_text('model = "m"\n[[config]]\nname = "baseline"\n')
         argv += ["--launch", str(tmp_path / "launch.toml")]
     assert said in _refused(capsys, tmp_path, argv)
+
+
+@pytest.mark.parametrize(
+    ("extra", "flag"),
+    [
+        (["--rates", "1,2"], "--rates"),
+        (["--concurrency", "4"], "--concurrency"),
+        (["--arrivals", "gamma"], "--arrivals"),
+        (["--prompts", "builtin:qa"], "--prompts"),
+        (["--synthetic-words", "10"], "--synthetic-words"),
+    ],
+)
+def test_resume_refuses_what_would_shape_other_levels(
+    extra: list[str], flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A resumed run finishes the levels it was started with, on its stored requests: a load or prompt flag given
+    with --resume would be dropped, so it is refused (before the database is opened)."""
+    said = _refused(capsys, tmp_path, ["bench", "--resume", "abc", *extra])
+    assert said.startswith(f"{flag}: not with --resume, which finishes run abc's levels"), said

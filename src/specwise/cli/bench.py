@@ -540,6 +540,27 @@ def _refuse_conflicting_flags(args: argparse.Namespace) -> None:
         raise SpecwiseError("--synthetic-words: not with --synthetic-tokens; give one length for the synthetic prompts")
     if args.tokenizer is not None and args.synthetic_tokens is None:
         raise SpecwiseError("--tokenizer: only with --synthetic-tokens, whose prompts it sizes in tokens")
+    _refuse_shape_flags_on_resume(args)
+
+
+# what a run's levels and requests are: stored with the run, so a resumed run keeps them (flags with a None default:
+# only one given counts)
+SHAPE_FLAGS: tuple[str, ...] = ("rates", "concurrency", "sweep", "arrivals", "burstiness_cv", "prompts")
+SHAPE_FLAGS += ("synthetic_words", "synthetic_tokens", "tokenizer")
+
+
+def _refuse_shape_flags_on_resume(args: argparse.Namespace) -> None:
+    """--resume finishes the levels a run was started with, on its stored requests: a flag that would shape other
+    levels or requests is refused, not dropped."""
+    if not args.resume:
+        return
+    given = [name for name in SHAPE_FLAGS if getattr(args, name) is not None]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise SpecwiseError(
+            f"{flag}: not with --resume, which finishes run {args.resume}'s levels with its stored requests "
+            "(start a new run for other levels or prompts)"
+        )
 
 
 def _refuse_a_missing_database(args: argparse.Namespace) -> None:
