@@ -119,30 +119,32 @@ def test_other_method_in_metadata_is_not_used_for_this_candidate(
     assert _evidence(doc, "eagle3")["kind"] == "assumed" and _evidence(doc, "ngram")["kind"] == "measured"
 
 
+PCT = {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.04}
+COUNTS = {
+    "engine": "vllm",
+    "spec_decode_num_drafts": 100,
+    "spec_decode_draft_tokens": 300,
+    "spec_decode_accepted_tokens": 150,
+    "spec_decode_per_position_acceptance_rates": [0.7, 0.5, 0.3],
+}
+EAGLE3 = {"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"}
+
+
+def _server_run(path: Path, counts: dict[str, Any] | None = COUNTS, **fields: Any) -> Path:
+    """A ``specwise bench URL`` result at ``path``: one level (with ``counts`` as its spec-decode reading, or none)
+    of a run against http://gpu-box:8000 serving the scenario's target, ``fields`` added or replacing the defaults."""
+    level: dict[str, Any] = {"level": 0, "requests": 20, "ttft_s": PCT, "tpot_s": PCT, "itl_s": PCT, "e2e_s": PCT}
+    if counts is not None:
+        level["spec_decode"] = counts
+    doc: dict[str, Any] = {"schema": "specwise.bench/1", "run_id": "r1", "db": "x.sqlite", "url": "http://gpu-box:8000"}
+    doc |= {"model": "meta-llama/Llama-3.1-8B-Instruct", "levels": [level], **fields}
+    path.write_text(json.dumps(doc))
+    return path
+
+
 def test_specwise_run_against_a_server_is_used(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``specwise bench URL`` (levels, no launched configs) was ignored by advise too."""
-    pct = {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.04}
-    counts = {
-        "engine": "vllm",
-        "spec_decode_num_drafts": 100,
-        "spec_decode_draft_tokens": 300,
-        "spec_decode_accepted_tokens": 150,
-        "spec_decode_per_position_acceptance_rates": [0.7, 0.5, 0.3],
-    }
-    level = {"level": 0, "requests": 20, "ttft_s": pct, "tpot_s": pct, "itl_s": pct, "e2e_s": pct}
-    bench = tmp_path / "url.json"
-    bench.write_text(
-        json.dumps(
-            {
-                "schema": "specwise.bench/1",
-                "run_id": "r1",
-                "db": "x.sqlite",
-                "url": "http://gpu-box:8000",
-                "model": "meta-llama/Llama-3.1-8B-Instruct",
-                "levels": [dict(level, spec_decode=counts)],
-            }
-        )
-    )
+    bench = _server_run(tmp_path / "url.json")
     code, doc, _ = _advise(tmp_path, capsys, bench)
     ev = _evidence(doc)
     assert code in (0, 1) and ev["kind"] == "measured" and "server http://gpu-box:8000" in ev["source"]
@@ -155,30 +157,8 @@ def test_a_run_of_another_model_name_is_refused_not_ignored(
 ) -> None:
     """A server benched under a served name (vllm serve --served-model-name) measured a model advise cannot tell is
     the deployment's target: refused with the reason and what to do, not a warning under an ASSUMED headline."""
-    pct = {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.04}
-    counts = {
-        "engine": "vllm",
-        "spec_decode_num_drafts": 100,
-        "spec_decode_draft_tokens": 300,
-        "spec_decode_accepted_tokens": 150,
-        "spec_decode_per_position_acceptance_rates": [0.7, 0.5, 0.3],
-    }
-    level = {"level": 0, "requests": 20, "ttft_s": pct, "tpot_s": pct, "itl_s": pct, "e2e_s": pct}
-    bench = tmp_path / "served-as-llama.json"
-    bench.write_text(
-        json.dumps(
-            {
-                "schema": "specwise.bench/1",
-                "run_id": "r1",
-                "db": "x.sqlite",
-                "url": "http://gpu-box:8000",
-                "model": "llama",
-                **({"model_root": root} if root else {}),  # what GET /v1/models said it loaded (or nothing)
-                "speculative_config": {"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"},
-                "levels": [dict(level, spec_decode=counts)],
-            }
-        )
-    )
+    loaded: dict[str, Any] = {"model_root": root} if root else {}  # what GET /v1/models said it loaded (or nothing)
+    bench = _server_run(tmp_path / "served-as-llama.json", model="llama", speculative_config=EAGLE3, **loaded)
     code, _, err = _advise(tmp_path, capsys, bench)
     assert code == 2
     assert f"{bench}: not used by any candidate (" in err
@@ -199,21 +179,7 @@ def test_run_in_which_nothing_drafted_is_refused_not_ignored(
 ) -> None:
     """A specwise bench run against a server without speculation (or whose /metrics was not read) has no
     spec-decode counts: it used to leave the evidence ASSUMED with exit 0 and no word."""
-    pct = {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.04}
-    level = {"level": 0, "requests": 20, "ttft_s": pct, "tpot_s": pct, "itl_s": pct, "e2e_s": pct}
-    bench = tmp_path / "plain.json"
-    bench.write_text(
-        json.dumps(
-            {
-                "schema": "specwise.bench/1",
-                "run_id": "r2",
-                "db": "x.sqlite",
-                "url": "http://gpu-box:8000",
-                "model": "meta-llama/Llama-3.1-8B-Instruct",
-                "levels": [level],
-            }
-        )
-    )
+    bench = _server_run(tmp_path / "plain.json", counts=None, run_id="r2")
     code, doc, err = _advise(tmp_path, capsys, bench)
     assert code == 2 and doc == {}
     assert len(err.strip().splitlines()) == 1 and "no level of this run drafted" in err

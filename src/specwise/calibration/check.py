@@ -27,6 +27,7 @@ from specwise.acceptance.model import AcceptanceModel
 from specwise.calibration.fit import Calibration, ConfigRun, LevelRun
 from specwise.calibration.steps import request_steps
 from specwise.contracts.calibration import CalibrationRow
+from specwise.methods import LOOKUP_METHODS
 from specwise.perfmodel.drafting import DraftCost, ModelDraftCost, NgramDraftCost
 from specwise.sim.engine import EngineConfig, SpecConfig, simulate
 from specwise.sim.metrics import summarize
@@ -52,7 +53,7 @@ def _acceptance(run: ConfigRun, lv: LevelRun) -> tuple[AcceptanceModel, float]:
     """The level's acceptance per draft and the share of request-steps that drafted (1 for a draft model)."""
     rates = [min(1.0, max(0.0, r)) for r in lv.per_position[: run.k]] or [0.0]
     proposal_rate = 1.0
-    if lv.drafts is not None and run.method is not None and not run.draft_model:
+    if lv.drafts is not None and run.method in LOOKUP_METHODS:
         steps = request_steps(lv.records)
         proposal_rate = min(1.0, lv.drafts / steps) if lv.drafts > 0 and steps > 0 else 1.0
         if lv.drafts <= 0:  # the lookup never matched: every step verifies one token, as with no draft
@@ -60,35 +61,40 @@ def _acceptance(run: ConfigRun, lv: LevelRun) -> tuple[AcceptanceModel, float]:
     return AcceptanceModel.from_per_position(rates), proposal_rate
 
 
+def _spec(run: ConfigRun, cal: Calibration) -> SpecConfig | None:
+    """The run's speculation as the simulator prices it: the draft scaled by its fitted factor, or a lookup's fitted
+    overhead fraction (the published one when the lookup was the fitted base); None without speculation."""
+    if run.method is None:
+        return None
+    scale = cal.draft_scale.get(run.name)
+    cost: DraftCost
+    if run.draft_model:
+        cost = ModelDraftCost(cal.target.scaled(scale or 0.0))
+    else:
+        cost = NgramDraftCost() if scale is None else NgramDraftCost(fraction_of_verify=scale)
+    return SpecConfig(run.k, cost)
+
+
 REPLAY_SEEDS = 8  # replays per level, their TPOT p50s averaged (module docstring)
 
 
 def _tpot_p50(run: ConfigRun, lv: LevelRun, cal: Calibration, engine: EngineConfig, seed: int) -> float | None:
-    """The mean over ``REPLAY_SEEDS`` replays of the level's TPOT p50 (None: no request with two or more tokens)."""
-    got = [_one_tpot_p50(run, lv, cal, engine, seed + i) for i in range(REPLAY_SEEDS)]
-    known = [p for p in got if p is not None]
-    return sum(known) / len(known) if known else None
-
-
-def _one_tpot_p50(run: ConfigRun, lv: LevelRun, cal: Calibration, engine: EngineConfig, seed: int) -> float | None:
+    """The mean over ``REPLAY_SEEDS`` replays (seeds ``seed`` on) of the level's TPOT p50, the requests, acceptance
+    and speculation set up once (None: no request with two or more tokens)."""
     table = _requests(lv)
     if table is None:
         return None
-    spec = None
-    if run.method is not None:
-        scale = cal.draft_scale.get(run.name)
-        cost: DraftCost
-        if run.draft_model:
-            cost = ModelDraftCost(cal.target.scaled(scale or 0.0))
-        else:  # a lookup: its fitted overhead fraction, or the published one when it was the fitted base
-            cost = NgramDraftCost() if scale is None else NgramDraftCost(fraction_of_verify=scale)
-        spec = SpecConfig(run.k, cost)
+    spec = _spec(run, cal)
     length = LengthDist("fixed", 1.0)  # lengths come from the replayed table
     acceptance, proposal_rate = _acceptance(run, lv)
     cls = WorkloadClass("bench", 1.0, length, length, acceptance, proposal_rate=proposal_rate)
-    res = simulate(table, [cls], engine, cal.target, spec, np.random.default_rng(seed))
-    p50 = summarize(res, [cls]).overall.tpot_s.p50
-    return None if p50 != p50 else p50  # NaN: no request with two or more tokens
+    known = []
+    for i in range(REPLAY_SEEDS):
+        res = simulate(table, [cls], engine, cal.target, spec, np.random.default_rng(seed + i))
+        p50 = summarize(res, [cls]).overall.tpot_s.p50
+        if p50 == p50:  # NaN: no request with two or more tokens
+            known.append(p50)
+    return sum(known) / len(known) if known else None
 
 
 def prediction_rows(

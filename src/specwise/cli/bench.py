@@ -511,8 +511,7 @@ def _refuse_conflicting_flags(args: argparse.Namespace) -> None:
     levels are --rates, --concurrency or --sweep; an arrival process paces open-loop levels only, and only gamma
     arrivals have a --burstiness-cv; synthetic prompts (--synthetic-words or --synthetic-tokens, the latter sized with
     --tokenizer) are sent only without --prompts. Only flags given count: their defaults are None."""
-    levels = (("--rates", args.rates), ("--concurrency", args.concurrency), ("--sweep", args.sweep))
-    shapes = [flag for flag, value in levels if value is not None]
+    shapes = _given(args, "rates", "concurrency", "sweep")
     if len(shapes) > 1:
         raise SpecwiseError(
             f"{shapes[0]}: not with {shapes[1]}; each sets the levels (--rates: request rates, --concurrency: "
@@ -525,15 +524,13 @@ def _refuse_conflicting_flags(args: argparse.Namespace) -> None:
                 "add --arrivals gamma or drop --burstiness-cv"
             )
         raise SpecwiseError(f"--burstiness-cv: not with --arrivals {args.arrivals} (only gamma arrivals have a CV)")
-    pacing = (("--arrivals", args.arrivals), ("--burstiness-cv", args.burstiness_cv))
-    paced = [flag for flag, value in pacing if value is not None]
+    paced = _given(args, "arrivals", "burstiness_cv")
     if paced and args.concurrency is not None:
         raise SpecwiseError(
             f"{paced[0]}: not with --concurrency, whose closed-loop levels send a request as one finishes (no "
             f"arrival process); drop {paced[0]}, or give --rates"
         )
-    lengths = (("--synthetic-words", args.synthetic_words), ("--synthetic-tokens", args.synthetic_tokens))
-    synthetic = [flag for flag, value in lengths if value is not None]
+    synthetic = _given(args, "synthetic_words", "synthetic_tokens")
     if synthetic and args.prompts:
         raise SpecwiseError(f"{synthetic[0]}: not with --prompts, whose prompts are sent instead of synthetic ones")
     if len(synthetic) > 1:
@@ -541,6 +538,12 @@ def _refuse_conflicting_flags(args: argparse.Namespace) -> None:
     if args.tokenizer is not None and args.synthetic_tokens is None:
         raise SpecwiseError("--tokenizer: only with --synthetic-tokens, whose prompts it sizes in tokens")
     _refuse_shape_flags_on_resume(args)
+
+
+def _given(args: argparse.Namespace, *names: str) -> list[str]:
+    """The flags among ``names`` (argparse's attribute names) the user gave, as typed (``--burstiness-cv``): each
+    defaults to None, so a flag left out is never taken for one given."""
+    return ["--" + name.replace("_", "-") for name in names if getattr(args, name) is not None]
 
 
 # what a run's levels and requests are: stored with the run, so a resumed run keeps them (flags with a None default:
@@ -552,13 +555,10 @@ SHAPE_FLAGS += ("synthetic_words", "synthetic_tokens", "tokenizer")
 def _refuse_shape_flags_on_resume(args: argparse.Namespace) -> None:
     """--resume finishes the levels a run was started with, on its stored requests: a flag that would shape other
     levels or requests is refused, not dropped."""
-    if not args.resume:
-        return
-    given = [name for name in SHAPE_FLAGS if getattr(args, name) is not None]
+    given = _given(args, *SHAPE_FLAGS) if args.resume else []
     if given:
-        flag = "--" + given[0].replace("_", "-")
         raise SpecwiseError(
-            f"{flag}: not with --resume, which finishes run {args.resume}'s levels with its stored requests "
+            f"{given[0]}: not with --resume, which finishes run {args.resume}'s levels with its stored requests "
             "(start a new run for other levels or prompts)"
         )
 

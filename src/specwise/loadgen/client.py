@@ -87,6 +87,11 @@ class ClientConfig:
         path = "/v1/completions" if self.endpoint == "completions" else "/v1/chat/completions"
         return self.base_url.rstrip("/") + path
 
+    @property
+    def models_url(self) -> str:
+        """The server's model list (``GET /v1/models``)."""
+        return self.base_url.rstrip("/") + "/v1/models"
+
 
 def _body(cfg: ClientConfig, req: RequestSpec) -> dict[str, Any]:
     body: dict[str, Any] = {
@@ -197,9 +202,8 @@ MAX_MODELS_PAGE_BYTES = 1 << 20  # a GET /v1/models answer read at most this far
 
 async def _served_root(cfg: ClientConfig, timeout_s: float) -> str | None:
     async with HttpSession(cfg, 1) as http:
-        url = cfg.base_url.rstrip("/") + "/v1/models"
-        headers = _headers(http.api_key)
-        async with http.session.get(url, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
+        timeout = aiohttp.ClientTimeout(total=timeout_s)
+        async with http.session.get(cfg.models_url, headers=http.headers, timeout=timeout) as resp:
             if resp.status >= 400:
                 return None
             page = await resp.content.read(MAX_MODELS_PAGE_BYTES + 1)
