@@ -81,6 +81,16 @@ def test_with_launch_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         (["--arrivals", "gamma", "--burstiness-cv", "2"], {"arrivals": "gamma", "cv": 2.0}),
         (["--arrivals", "constant"], {"arrivals": "constant", "cv": 1.0}),
         (["--sweep", "2", "--arrivals", "gamma"], {"sweep": 2, "arrivals": "gamma"}),
+        (  # the settings' flags default to None (so --resume can refuse one given); not given, the defaults apply
+            [],
+            {"endpoint": "completions", "max_tokens": 64, "temperature": 0.0, "ignore_eos": False, "seed": 0},
+        ),
+        ([], {"max_concurrency": 256, "request_timeout_s": 120.0, "slo_ttft_s": None, "requests_per_level": 2}),
+        (
+            ["--endpoint", "chat", "--max-tokens", "8", "--temperature", "0.5", "--ignore-eos", "--seed", "4"],
+            {"endpoint": "chat", "max_tokens": 8, "temperature": 0.5, "ignore_eos": True, "seed": 4},
+        ),
+        (["--max-concurrency", "3", "--request-timeout", "9"], {"max_concurrency": 3, "request_timeout_s": 9.0}),
     ],
 )
 def test_defaults_conflict_with_nothing_and_are_kept(
@@ -152,6 +162,17 @@ def test_resuming_from_a_missing_database_creates_none(
         (["--arrivals", "gamma"], "--arrivals"),
         (["--prompts", "builtin:qa"], "--prompts"),
         (["--synthetic-words", "10"], "--synthetic-words"),
+        (["--requests-per-level", "5"], "--requests-per-level"),
+        (["--seed", "3"], "--seed"),
+        (["--endpoint", "chat"], "--endpoint"),
+        (["--max-tokens", "8"], "--max-tokens"),
+        (["--temperature", "0.7"], "--temperature"),
+        (["--ignore-eos"], "--ignore-eos"),
+        (["--max-concurrency", "8"], "--max-concurrency"),
+        (["--request-timeout", "5"], "--request-timeout"),
+        (["--slo-ttft", "0.5"], "--slo-ttft"),
+        (["--slo-tpot", "0.05"], "--slo-tpot"),
+        (["--seed", "0"], "--seed"),  # the default's value given is still given: the stored run may have another
     ],
 )
 def test_resume_refuses_what_would_shape_other_levels(

@@ -110,6 +110,9 @@ def test_a_json_list_of_prompt_records_and_a_single_object(tmp_path: Path) -> No
         # before: a number was taken as the category "5" (a number as the prompt was refused)
         ('[{"prompt": "a", "class": 5}]', "f.json: record 1.class: expected a non-empty string, got a number"),
         ('{"prompt": "x", "category": 1.5}', "f.json: line 1.category: expected a non-empty string, got a number"),
+        # one object over several lines names the record, not "line 1"; one line after blank lines names its line
+        ('{\n  "prompt": "x",\n  "max_tokens": 0\n}\n', "f.json: record 1.max_tokens: expected a positive integer"),
+        ('\n\n{"prompt": "x", "max_tokens": 0}\n', "f.json: line 3.max_tokens: expected a positive integer, got 0"),
         ("", "f.json: no prompts in the file"),
         ('[{"conversations": [{"from": "gpt", "value": "hello"}]}]', "f.json: no usable prompts"),
     ],

@@ -82,7 +82,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--url", type=CHECKS["url"], help="server base URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--model", type=non_empty, help="model name the server serves")
-    p.add_argument("--endpoint", choices=("completions", "chat"), default="completions")
+    p.add_argument("--endpoint", choices=("completions", "chat"), help="API to call (default completions)")
     p.add_argument(  # None: not given (the defaults are RunConfig's), so a conflicting flag is refused, not dropped
         "--rates", type=CHECKS["rates"], help="requests/s per level, e.g. 1,2,4 (default 1,4)"
     )
@@ -99,7 +99,9 @@ def register(sub: Any) -> None:
         help=f"probe synchronous and max throughput, then run N rates spread between (instead of --rates; "
         f"N <= {plan.MAX_SWEEP})",
     )
-    p.add_argument("--requests-per-level", type=CHECKS["requests_per_level"], default=20)
+    p.add_argument(
+        "--requests-per-level", type=CHECKS["requests_per_level"], metavar="N", help="requests per level (default 20)"
+    )
     p.add_argument(
         "--arrivals", choices=("poisson", "gamma", "constant"), help="open-loop arrival process (default poisson)"
     )
@@ -109,11 +111,17 @@ def register(sub: Any) -> None:
         help="with --arrivals gamma: the gaps' coefficient of variation (default 1)",
     )
     _add_prompt_flags(p)
-    p.add_argument("--max-tokens", type=CHECKS["max_tokens"], default=64)
-    p.add_argument("--temperature", type=CHECKS["temperature"], default=0.0)
-    p.add_argument("--ignore-eos", action="store_true", help="ask the server to generate exactly --max-tokens")
-    p.add_argument("--max-concurrency", type=CHECKS["max_concurrency"], default=256)
-    p.add_argument("--request-timeout", type=CHECKS["request_timeout_s"], default=120.0, help="seconds per request")
+    p.add_argument("--max-tokens", type=CHECKS["max_tokens"], metavar="N", help="tokens per request (default 64)")
+    p.add_argument("--temperature", type=CHECKS["temperature"], help="sampling temperature (default 0)")
+    p.add_argument(
+        "--ignore-eos", action="store_true", default=None, help="ask the server to generate exactly --max-tokens"
+    )
+    p.add_argument(
+        "--max-concurrency", type=CHECKS["max_concurrency"], metavar="N", help="most requests in flight (default 256)"
+    )
+    p.add_argument(
+        "--request-timeout", type=CHECKS["request_timeout_s"], metavar="S", help="seconds per request (default 120)"
+    )
     p.add_argument(
         "--metrics-url",
         type=_metrics_arg,
@@ -127,7 +135,7 @@ def register(sub: Any) -> None:
         help=f"env var holding the API key (default {DEFAULT_KEY_ENV}; never stored); a VAR named here must be set "
         "('' sends no key)",
     )
-    p.add_argument("--seed", type=CHECKS["seed"], default=0)
+    p.add_argument("--seed", type=CHECKS["seed"], help="seed of the arrivals and synthetic prompts (default 0)")
     _add_slo_and_speculation_flags(p)
     _add_storage_flags(p)
     _add_launch_flags(p)
@@ -251,29 +259,34 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
         raise SpecwiseError(f"--url {url!r}: expected http://HOST:PORT")
     prompts = _prompts(args, model)
     metrics_urls = _metrics_urls(args, url or "")
-    return RunConfig(  # a load flag not given (None) takes RunConfig's default
+    return RunConfig(  # a flag not given (None) takes RunConfig's default
         url=url or "",
         model=model or "",
         prompts=prompts,
-        endpoint=args.endpoint,
+        endpoint=_or_default(args.endpoint, "endpoint"),
         rates=tuple(args.rates) if args.rates else RunConfig.rates,
         concurrency=tuple(args.concurrency) if args.concurrency else None,
         sweep=args.sweep,
-        requests_per_level=args.requests_per_level,
+        requests_per_level=_or_default(args.requests_per_level, "requests_per_level"),
         arrivals=args.arrivals or RunConfig.arrivals,
-        cv=RunConfig.cv if args.burstiness_cv is None else args.burstiness_cv,
-        max_tokens=args.max_tokens,
-        temperature=args.temperature,
-        ignore_eos=args.ignore_eos,
-        max_concurrency=args.max_concurrency,
-        request_timeout_s=args.request_timeout,
+        cv=_or_default(args.burstiness_cv, "cv"),
+        max_tokens=_or_default(args.max_tokens, "max_tokens"),
+        temperature=_or_default(args.temperature, "temperature"),
+        ignore_eos=_or_default(args.ignore_eos, "ignore_eos"),
+        max_concurrency=_or_default(args.max_concurrency, "max_concurrency"),
+        request_timeout_s=_or_default(args.request_timeout, "request_timeout_s"),
         metrics_urls=metrics_urls,
         api_key_env=_key_env(args),
-        seed=args.seed,
+        seed=_or_default(args.seed, "seed"),
         slo_ttft_s=args.slo_ttft,
         slo_tpot_s=args.slo_tpot,
         speculative_config=args.speculative_config,
     )
+
+
+def _or_default(given: Any, field: str) -> Any:
+    """A flag's value, or (not given: None) :class:`RunConfig`'s default for ``field``."""
+    return getattr(RunConfig, field) if given is None else given
 
 
 def _prompts(args: argparse.Namespace, model: str | None) -> tuple[PromptItem, ...]:
@@ -282,14 +295,15 @@ def _prompts(args: argparse.Namespace, model: str | None) -> tuple[PromptItem, .
         return tuple(load_prompts(args.prompts, dataset_selection(args)))
     if args.category is not None or args.turns != "first":  # '' too: given, and nothing to select from
         raise SpecwiseError("--category and --turns select from a dataset: give --prompts")
+    count, seed = _or_default(args.requests_per_level, "requests_per_level"), _or_default(args.seed, "seed")
     if args.synthetic_tokens:
         name = args.tokenizer or model
         if not name:
             raise SpecwiseError("--synthetic-tokens needs --tokenizer (a model directory, tokenizer.json or ORG/NAME)")
         encoder = load_tokenizer(name)
-        return tuple(token_prompts(args.requests_per_level, args.synthetic_tokens, args.seed, encoder))
+        return tuple(token_prompts(count, args.synthetic_tokens, seed, encoder))
     words = args.synthetic_words or SYNTHETIC_WORDS
-    return tuple(synthetic_prompts(args.requests_per_level, words, args.seed))
+    return tuple(synthetic_prompts(count, words, seed))
 
 
 def _metrics_urls(args: argparse.Namespace, url: str) -> tuple[str, ...]:
@@ -546,10 +560,12 @@ def _given(args: argparse.Namespace, *names: str) -> list[str]:
     return ["--" + name.replace("_", "-") for name in names if getattr(args, name) is not None]
 
 
-# what a run's levels and requests are: stored with the run, so a resumed run keeps them (flags with a None default:
-# only one given counts)
+# what a run's levels and requests are, and how they are sent and scored: stored with the run, so a resumed run keeps
+# them (flags with a None default: only one given counts)
 SHAPE_FLAGS: tuple[str, ...] = ("rates", "concurrency", "sweep", "arrivals", "burstiness_cv", "prompts")
-SHAPE_FLAGS += ("synthetic_words", "synthetic_tokens", "tokenizer")
+SHAPE_FLAGS += ("synthetic_words", "synthetic_tokens", "tokenizer", "requests_per_level", "seed")
+SHAPE_FLAGS += ("endpoint", "max_tokens", "temperature", "ignore_eos", "max_concurrency", "request_timeout")
+SHAPE_FLAGS += ("slo_ttft", "slo_tpot")
 
 
 def _refuse_shape_flags_on_resume(args: argparse.Namespace) -> None:
@@ -559,7 +575,7 @@ def _refuse_shape_flags_on_resume(args: argparse.Namespace) -> None:
     if given:
         raise SpecwiseError(
             f"{given[0]}: not with --resume, which finishes run {args.resume}'s levels with its stored requests "
-            "(start a new run for other levels or prompts)"
+            "and settings (start a new run for other levels, prompts or settings)"
         )
 
 

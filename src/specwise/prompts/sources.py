@@ -100,8 +100,17 @@ def read_conversations(path: Path) -> list[Conversation]:
         else:
             if isinstance(whole, list):
                 return _parse_all(enumerate(whole, start=1), "record", str(path))
-            return _parse_all([(1, whole)], "line", str(path))
+            return _parse_one(whole, text, path)
     return _parse_all(_jsonl(text, path), "line", str(path))
+
+
+def _parse_one(record: object, text: str, path: Path) -> list[Conversation]:
+    """A file holding one JSON object: on one line, its errors name that line (a one-record JSONL file); spread over
+    several (pretty-printed), they name "record 1", as a list's first record, not a line it does not sit on."""
+    body = text.strip()
+    if "\n" in body:
+        return _parse_all([(1, record)], "record", str(path))
+    return _parse_all([(text.count("\n", 0, text.index(body[0])) + 1, record)], "line", str(path))
 
 
 def _jsonl(text: str, path: Path) -> Iterable[tuple[int, object]]:
