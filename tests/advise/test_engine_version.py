@@ -72,8 +72,8 @@ def test_the_flag_is_the_vllm_simulated_and_written_for(tmp_path: Path, capsys: 
     assert draft["sim"]["predictor"]["name"] == "published-fit (vllm-v1)"
 
 
-def test_suffix_before_012_is_unsupported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """vLLM's SpeculativeMethod gained "suffix" in 0.12.0 (not in 0.11.0's list)."""
+def test_suffix_before_0_11_1_is_unsupported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM's SpeculativeMethod gained "suffix" in 0.11.1 (not in 0.11.0's list)."""
     text = EXAMPLE.read_text().replace('method = "ngram"', 'method = "suffix"')
     text = text.replace("prompt_lookup_min = 2\n", "").replace("prompt_lookup_max = 4\n", "")
     path = tmp_path / "sfx.toml"

@@ -19,6 +19,7 @@ from specwise.engines.vllm_versions import (
     draft_name_refusal,
     first_off_batch,
     method_refusal,
+    probabilistic_drafting_key,
     schedule_form,
     speculation_engine,
 )
@@ -66,7 +67,8 @@ def test_before_0_8_2_there_is_no_speculative_config(text: str) -> None:
 @pytest.mark.parametrize(
     ("version", "method", "honoured"),
     [
-        ("0.8.2", "ngram", True),  # 0.8.x: every speculative method on V0
+        ("0.8.3", "ngram", True),  # 0.8.3-0.8.5: every speculative method on V0
+        ("0.8.2", "ngram", False),  # 0.8.2 picks V1 for a --speculative-config server (its oracle reads old flags)
         ("0.8.5", "eagle3", True),
         ("0.9.1", "draft_model", True),  # 0.9.x: a draft model falls back to V0
         ("0.9.1", "ngram", False),  # the rest run on V1, which ignores the key
@@ -83,7 +85,7 @@ def test_disable_by_batch_size_note_says_whether_the_engine_honours_it(
     else:
         assert f"runs {method} on V1, which ignores it, unless the server starts with VLLM_USE_V1=0" in note
     (unknown,) = get_engine("vllm", version).schedule_notes(SCHEDULE, 2)
-    assert "on the V0 engine only (V1 ignores it; 0.8.x runs every speculative method on V0)" in unknown
+    assert "on the V0 engine only (V1 ignores it; 0.8.3-0.8.5 run every speculative method on V0)" in unknown
 
 
 def test_each_form_of_the_schedule() -> None:
@@ -170,6 +172,8 @@ _SPECWISE_METHODS = ("ngram", "eagle", "eagle3", "mtp", "draft_model")
 @pytest.mark.parametrize("method", _SPECWISE_METHODS)
 def test_which_engine_a_speculating_server_of_0_8_or_0_9_runs(release: str, method: str) -> None:
     expected = "v0" if release.startswith("0.8.") or method == "draft_model" else "v1"
+    if release == "0.8.2":  # its oracle tests --speculative-model, unset with a --speculative-config: V1 for all
+        expected = "v1"
     assert speculation_engine(VllmVersion.parse(release), method) == expected
 
 
@@ -230,6 +234,7 @@ def test_advise_for_a_version_without_draft_models(capsys: pytest.CaptureFixture
         ("0.10.2", "mtp", True),
         ("0.11.0", "mtp", False),
         ("0.11.0", "suffix", True),
+        ("0.11.1", "suffix", False),  # config/speculative.py lists "suffix" and its suffix_decoding_* fields
         ("0.12.0", "suffix", False),
     ],
 )
@@ -243,7 +248,7 @@ def test_the_first_release_of_each_method(version: str, method: str, refused: bo
 @pytest.mark.parametrize(
     ("version", "method", "draft", "runs_as"),
     [
-        ("0.8.2", "eagle", "/models/llama31-8b-head", "a separate draft model"),
+        ("0.8.3", "eagle", "/models/llama31-8b-head", "a separate draft model"),
         ("0.8.4", "eagle", "my-org/Llama-EAGLE3-head", "a separate draft model"),  # 'eagle3-' is not 'eagle-'
         ("0.8.3", "draft_model", "/models/tiny-eagle-distilled", "an EAGLE head"),
         ("0.8.3", "eagle", "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", None),  # the name says EAGLE: as given
@@ -296,3 +301,88 @@ def test_advise_refuses_an_eagle_head_0_8_3_would_load_as_a_draft_model(
     assert main([*argv, "0.8.5"]) == 0  # 0.8.5 keeps the method given
     (cand,) = json.loads(capsys.readouterr().out)["candidates"]
     assert cand["verdict"] != "unsupported"
+
+
+@pytest.mark.parametrize("method", ["eagle", "eagle3", "draft_model", "mtp"])
+def test_0_8_2_runs_a_speculative_config_on_v1_which_proposes_with_ngram_only(method: str) -> None:
+    """vLLM 0.8.2's ``_is_v1_supported_oracle`` tests only ``--speculative-model`` / ``--num-speculative-tokens``
+    (unset with a ``--speculative-config``), so the server starts V1, whose 0.8.2 runner asserts ``method ==
+    "ngram"``: every other method is refused, with the two ways out; 0.8.3 reads the config's method."""
+    why = method_refusal(VllmVersion.parse("0.8.2"), method, "/models/draft")
+    assert why is not None and why.startswith("vLLM 0.8.2 starts a --speculative-config server on its V1 engine")
+    assert "use vLLM 0.8.3+" in why and "VLLM_USE_V1=0" in why
+    assert method_refusal(VllmVersion.parse("0.8.2"), "ngram") is None
+    assert method_refusal(VllmVersion.parse("0.8.3"), "draft_model", "meta-llama/Llama-3.2-1B-Instruct") is None
+
+
+@pytest.mark.parametrize(
+    ("version", "key"),
+    [
+        (None, ("draft_sample_method", "probabilistic")),
+        ("0.34.0", ("draft_sample_method", "probabilistic")),
+        ("0.22.0", ("draft_sample_method", "probabilistic")),  # first with this value (0.21: "gumbel", V2 runner)
+        ("0.21.0", None),
+        ("0.20.0", ("rejection_sample_method", "probabilistic")),  # 0.18-0.20's name for it
+        ("0.18.0", ("rejection_sample_method", "probabilistic")),
+        ("0.16.0", None),  # no setting: greedy drafts only
+        ("0.9.2", None),
+    ],
+)
+def test_probabilistic_drafting_is_written_as_each_release_reads_it(
+    version: str | None, key: tuple[str, str] | None
+) -> None:
+    engine = get_engine("vllm", version)
+    s = Speculation(get_method("draft_model"), 3, "meta-llama/Llama-3.2-1B-Instruct", drafting="probabilistic")
+    v = VllmVersion.parse(version) if version else None
+    assert probabilistic_drafting_key(v) == key
+    if key is None:
+        why = engine.refusal(s.method, s.draft, "probabilistic")
+        assert why is not None and 'set drafting = "greedy"' in why
+        with pytest.raises(SpecwiseError, match="drafts probabilistically"):
+            engine.speculative_config(s)
+        assert engine.refusal(s.method, s.draft, "greedy") == engine.refusal(s.method, s.draft)
+        return
+    cfg = engine.speculative_config(s)
+    assert cfg[key[0]] == key[1]
+    other = {"draft_sample_method", "rejection_sample_method"} - {key[0]}
+    assert not other & set(cfg)  # never the key of another release: unknown keys stop the server
+    greedy = engine.speculative_config(Speculation(s.method, 3, s.draft))
+    assert not {"draft_sample_method", "rejection_sample_method"} & set(greedy)
+
+
+@pytest.mark.parametrize(
+    ("version", "method", "budget"),
+    [
+        ("0.9.2", "draft_model", "16384"),  # V0 (a draft model on 0.9): no chunked prefill, budget >= max_model_len
+        ("0.8.5", "eagle", "16384"),  # 0.8.3-0.8.5 run every method on V0
+        ("0.9.2", "eagle", "8192"),  # V1 (chunked prefill): the plan's budget
+        ("0.32.0", "draft_model", "8192"),
+        ("0.9.2", None, "8192"),  # no speculation: V1
+    ],
+)
+def test_a_v0_server_gets_a_token_budget_it_starts_with(version: str, method: str | None, budget: str) -> None:
+    """vLLM V0 prefills a prompt whole when it speculates (``_set_default_args_v0``) and refuses to start with
+    ``max_num_batched_tokens`` below ``max_model_len`` (``SchedulerConfig._verify_args``, 0.9.2 vllm/config.py)."""
+    from specwise.engines.base import Deployment
+
+    engine = get_engine("vllm", version)
+    d = Deployment("meta-llama/Llama-3.1-8B-Instruct", max_model_len=16384, max_num_batched_tokens=8192)
+    args = engine.deployment_args(d, method)
+    assert args[args.index("--max-num-batched-tokens") + 1] == budget
+    spec = {"method": method} if method else None
+    argv = engine.serve_argv(d, spec)
+    assert argv[argv.index("--max-num-batched-tokens") + 1] == budget
+    unsized = engine.deployment_args(Deployment("m", max_num_batched_tokens=8192), method)
+    assert ("--max-num-batched-tokens" in unsized) is (budget == "8192")  # V0 without a max_model_len: its default
+
+
+def test_the_dynamic_k_caveat_says_what_the_release_does() -> None:
+    """0.26 added the V2-runner escape from PIECEWISE graphs and the static-k fallback under data parallelism;
+    0.24 has neither (vllm/config/vllm.py of each wheel)."""
+    from specwise.engines.vllm_versions import DYNAMIC_K_CAVEAT, dynamic_k_caveat
+
+    assert dynamic_k_caveat(None) == dynamic_k_caveat(VllmVersion(0, 32)) == DYNAMIC_K_CAVEAT
+    assert "VLLM_USE_V2_MODEL_RUNNER=1" in DYNAMIC_K_CAVEAT and "static k" in DYNAMIC_K_CAVEAT
+    old = dynamic_k_caveat(VllmVersion(0, 24))
+    assert "vLLM 0.24.0 runs PIECEWISE" in old and "VLLM_USE_V2_MODEL_RUNNER=1" not in old
+    assert "keeps the schedule with data parallelism > 1" in old

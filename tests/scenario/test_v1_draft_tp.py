@@ -90,11 +90,11 @@ def test_a_malformed_engine_version_names_the_field() -> None:
 
 
 def test_a_method_before_the_release_that_named_it_is_refused() -> None:
-    """vLLM's SpeculativeMethod: "suffix" from 0.12.0, "mtp" from 0.11.0 (0.10 knew only "deepseek_mtp")."""
+    """vLLM's SpeculativeMethod: "suffix" from 0.11.1, "mtp" from 0.11.0 (0.10 knew only "deepseek_mtp")."""
     suffix = {**SCENARIO["speculation"], "method": "suffix"}  # type: ignore[dict-item]
     for key in ("draft", "draft_tp"):
         suffix.pop(key)
     scenario = {**_with_version("0.11.0"), "speculation": suffix}
     with pytest.raises(SpecwiseError, match=r"engine_version: vLLM 0.11.0 has no speculative method 'suffix'"):
         parse_scenario(scenario)
-    assert parse_scenario({**_with_version("0.12.0"), "speculation": suffix}).method.name == "suffix"
+    assert parse_scenario({**_with_version("0.11.1"), "speculation": suffix}).method.name == "suffix"

@@ -11,7 +11,8 @@ from specwise.contracts.advice import CandidateAdvice, MeasurePlan, ServeCommand
 from specwise.contracts.document import JsonObject
 from specwise.engines import Deployment, Engine, Speculation
 from specwise.engines.base import LOOPBACK, calibration_refusal, checkpoint_notes, launch_toml, shell
-from specwise.engines.vllm_versions import DYNAMIC_K_CAVEAT
+from specwise.engines.vllm import VllmEngine
+from specwise.engines.vllm_versions import dynamic_k_caveat
 
 
 def _deployment(inputs: AdviseInputs, top: CandidateAdvice, host: str = LOOPBACK) -> Deployment:
@@ -107,5 +108,5 @@ def serve_command(
     notes += engine.schedule_notes(top.schedule, top.k, top.method) if spec is not None else ()
     notes += _draft_tp_notes(inputs, top, spec)
     if spec is not None and "num_speculative_tokens_per_batch_size" in spec:
-        notes = (*notes, DYNAMIC_K_CAVEAT)
+        notes = (*notes, dynamic_k_caveat(engine.version if isinstance(engine, VllmEngine) else None))
     return ServeCommand(engine.name, tuple(argv), shell(argv), spec, notes)

@@ -369,7 +369,7 @@ def _package_notes(c: Candidate) -> list[str]:
 def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
     """Why the engine the config is for cannot run ``c`` (None: it can): a method it lacks, or a draft whose
     attention heads do not divide over the GPUs the engine splits it across (:meth:`Engine.draft_split_refusal`)."""
-    said = engine.refusal(c.method, c.speculation.draft)
+    said = engine.refusal(c.method, c.speculation.draft, c.drafting)
     if said is not None or not c.method.has_weights or not c.speculation.draft:
         return said
     heads = _draft_heads(c.speculation.draft)

@@ -109,9 +109,9 @@ class Engine(Protocol):
         """The speculation setting in the engine's own terms (vLLM: ``--speculative-config`` JSON)."""
         ...
 
-    def refusal(self, method: Method, draft: str | None = None) -> str | None:
-        """Why this engine (at its version) cannot run ``method`` (with the checkpoint ``draft``, when given), in one
-        line; None: it can."""
+    def refusal(self, method: Method, draft: str | None = None, drafting: str = "greedy") -> str | None:
+        """Why this engine (at its version) cannot run ``method`` (with the checkpoint ``draft``, when given; drafting
+        ``"greedy"`` or ``"probabilistic"``), in one line; None: it can."""
         ...
 
     def draft_split_refusal(self, s: Speculation, heads: int) -> str | None:
@@ -131,9 +131,10 @@ class Engine(Protocol):
         """The command an operator runs to serve ``d`` with a config :meth:`speculative_config` made."""
         ...
 
-    def deployment_args(self, d: Deployment) -> list[str]:
+    def deployment_args(self, d: Deployment, method: str | None = None) -> list[str]:
         """The server flags that size ``d`` (parallelism, memory, context, concurrency, and what the memory plan and
-        the simulation assumed: token budget, online quantisation, KV cache dtype): a launch file's ``extra_args``."""
+        the simulation assumed: token budget, online quantisation, KV cache dtype): a launch file's ``extra_args``;
+        ``method``: the speculative method the server runs (None: none), where it changes what the engine takes."""
         ...
 
     def launch_argv(
@@ -233,7 +234,7 @@ def launch_toml(engine: Engine, d: Deployment, name: str, speculation: Speculati
         f"model = {json.dumps(d.model)}",
         'served_model_name = "model"',
         f"python = {json.dumps(program)}  # {what}: a name on PATH, or a path",
-        f"extra_args = {json.dumps(engine.deployment_args(d))}",
+        f"extra_args = {json.dumps(engine.deployment_args(d, speculation.method.name))}",
         "",
         "[[config]]",
         'name = "baseline"',

@@ -20,7 +20,7 @@ class LlamaCppEngine:
         accepted_tokens=("llamacpp:n_drafted_accepted_total", "llamacpp:n_draft_accepted_total"),
     )
 
-    def refusal(self, method: Method, draft: str | None = None) -> str | None:
+    def refusal(self, method: Method, draft: str | None = None, drafting: str = "greedy") -> str | None:
         if method.name != "draft_model":
             return f"llama-server speculates with a draft model only, not {method.name}"
         return None
@@ -47,7 +47,7 @@ class LlamaCppEngine:
             argv += cli_flags(speculative_config)
         return argv
 
-    def deployment_args(self, d: Deployment) -> list[str]:
+    def deployment_args(self, d: Deployment, method: str | None = None) -> list[str]:
         extra = ["--parallel", str(d.max_num_seqs)]
         if d.max_model_len is not None:
             extra += ["--ctx-size", str(d.max_model_len * d.max_num_seqs)]

@@ -46,7 +46,7 @@ class SglangEngine:
         accept_rate_gauge="sglang:spec_accept_rate", accept_length_gauge="sglang:spec_accept_length"
     )
 
-    def refusal(self, method: Method, draft: str | None = None) -> str | None:
+    def refusal(self, method: Method, draft: str | None = None, drafting: str = "greedy") -> str | None:
         if method.name not in ALGORITHMS:
             return f"SGLang has no {method.name} speculation (it has: {', '.join(ALGORITHMS)})"
         return None
@@ -81,7 +81,7 @@ class SglangEngine:
             argv += cli_flags(speculative_config)
         return argv
 
-    def deployment_args(self, d: Deployment) -> list[str]:
+    def deployment_args(self, d: Deployment, method: str | None = None) -> list[str]:
         """TP, memory fraction, context length and running requests; the plan's token budget as SGLang's nearest
         knob, ``--chunked-prefill-size`` (a cap on the tokens of one prefill chunk, ``ServerArgs.chunked_prefill_size``;
         decode tokens do not count against it, and its default depends on the GPU's memory; aligned by

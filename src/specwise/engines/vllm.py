@@ -21,10 +21,13 @@ from specwise.engines.vllm_versions import (
     V0_ERA_CONFIGS,
     VllmVersion,
     draft_model_engine,
+    drafting_refusal,
     first_off_batch,
     method_refusal,
+    probabilistic_drafting_key,
     schedule_form,
     schedule_notes,
+    speculation_engine,
 )
 from specwise.errors import SpecwiseError
 from specwise.methods import Method
@@ -59,7 +62,10 @@ class VllmMetricNames:
     request_success: str = "vllm:request_success_total"
     ttft: str = "vllm:time_to_first_token_seconds"
     itl: str = "vllm:inter_token_latency_seconds"
-    tpot: str = "vllm:request_time_per_output_token_seconds"
+    # the same histogram's name before 0.11 (vllm/v1/metrics/loggers.py: "Deprecated in 0.11 - Renamed as
+    # vllm:inter_token_latency_seconds"; hidden from 0.11 unless --show-hidden-metrics-for-version)
+    itl_before_0_11: str = "vllm:time_per_output_token_seconds"
+    tpot: str = "vllm:request_time_per_output_token_seconds"  # per request; exported from 0.11 (vLLM PR #24015)
     e2e: str = "vllm:e2e_request_latency_seconds"
     series_labels: tuple[str, ...] = ("model_name", "engine")
 
@@ -97,7 +103,7 @@ class VllmEngine:
         """k is ``num_speculative_tokens``; with a schedule the version takes, it is the largest k the schedule
         uses (``num_speculative_tokens_per_batch_size`` takes ``[[first_batch, last_batch, k], ...]``); for a
         version without one, the k at the operating load (and, on 0.8-0.9, ``disable_by_batch_size``)."""
-        if (refused := self.refusal(s.method, s.draft)) is not None:
+        if (refused := self.refusal(s.method, s.draft, s.drafting)) is not None:
             raise SpecwiseError(refused)
         form = schedule_form(self.version)
         cfg: dict[str, Any] = {"method": s.method.name}
@@ -114,18 +120,21 @@ class VllmEngine:
         off = first_off_batch(s.schedule)
         if form == "disable_by_batch_size" and off is not None:
             cfg["disable_by_batch_size"] = off
-        if s.drafting == "probabilistic" and s.method.samples_from_a_distribution:
-            cfg["draft_sample_method"] = "probabilistic"
+        drafting = probabilistic_drafting_key(self.version)
+        if s.drafting == "probabilistic" and s.method.samples_from_a_distribution and drafting is not None:
+            cfg[drafting[0]] = drafting[1]  # the key this release reads (refused above where it has none)
         if s.draft_quantization in ONLINE_QUANTIZATION:
             cfg["quantization"] = s.draft_quantization
         return cfg
 
-    def refusal(self, method: Method, draft: str | None = None) -> str | None:
+    def refusal(self, method: Method, draft: str | None = None, drafting: str = "greedy") -> str | None:
         """A separate draft model on 0.10 to 0.14 (:func:`~specwise.engines.vllm_versions.draft_model_engine`), a
         method before the release that named it (:data:`~specwise.engines.vllm_versions.METHOD_SINCE`), a draft
         whose name 0.8.2 to 0.8.4 read as another method
-        (:func:`~specwise.engines.vllm_versions.draft_name_refusal`)."""
-        return method_refusal(self.version, method.name, draft)
+        (:func:`~specwise.engines.vllm_versions.draft_name_refusal`), probabilistic drafting where the release has
+        no setting for it (:func:`~specwise.engines.vllm_versions.drafting_refusal`)."""
+        said = method_refusal(self.version, method.name, draft)
+        return said or drafting_refusal(self.version, drafting, method.samples_from_a_distribution)
 
     def draft_tp(self, s: Speculation) -> int:
         """The draft's tensor parallelism this version runs: V1 (0.15 on) runs a separate draft model only at the
@@ -157,27 +166,42 @@ class VllmEngine:
 
     def serve_argv(self, d: Deployment, speculative_config: Mapping[str, Any] | None) -> list[str]:
         """``vllm serve`` with every setting the memory plan and the simulation used (:meth:`deployment_args`)."""
-        argv = ["vllm", "serve", d.model, "--host", d.host, *self.deployment_args(d)]
+        method = speculative_config.get("method") if speculative_config is not None else None
+        argv = ["vllm", "serve", d.model, "--host", d.host, *self.deployment_args(d, method)]
         if speculative_config is not None:
             argv += ["--speculative-config", json.dumps(dict(speculative_config), separators=(",", ":"))]
         return argv
 
-    def deployment_args(self, d: Deployment) -> list[str]:
+    def deployment_args(self, d: Deployment, method: str | None = None) -> list[str]:
         """TP, memory utilisation, max model length and max_num_seqs; the token budget when given (advise always
-        gives the scenario's: vLLM's own default depends on the GPU, ``EngineArgs.get_batch_defaults``); the online
-        quantisation and the KV cache dtype when the plan used one (``--kv-cache-dtype``: vllm/config/cache.py
-        ``CacheDType``; auto, the model's dtype, needs no flag)."""
+        gives the scenario's: vLLM's own default depends on the GPU, ``EngineArgs.get_batch_defaults``), at least
+        the max model length where ``method`` runs on V0 (:meth:`token_budget`); the online quantisation and the KV
+        cache dtype when the plan used one (``--kv-cache-dtype``: vllm/config/cache.py ``CacheDType``; auto, the
+        model's dtype, needs no flag)."""
         extra = ["--tensor-parallel-size", str(d.tp), "--gpu-memory-utilization", f"{d.gpu_memory_utilization:g}"]
         if d.max_model_len is not None:
             extra += ["--max-model-len", str(d.max_model_len)]
         extra += ["--max-num-seqs", str(d.max_num_seqs)]
-        if d.max_num_batched_tokens is not None:
-            extra += ["--max-num-batched-tokens", str(d.max_num_batched_tokens)]
+        if (budget := self.token_budget(d, method)) is not None:
+            extra += ["--max-num-batched-tokens", str(budget)]
         if d.quantization in ONLINE_QUANTIZATION:
             extra += ["--quantization", d.quantization]
         if d.kv_cache_dtype != "auto":
             extra += ["--kv-cache-dtype", d.kv_cache_dtype]
         return extra
+
+    def token_budget(self, d: Deployment, method: str | None) -> int | None:
+        """``--max-num-batched-tokens``: the plan's, except where speculation runs on the V0 engine
+        (:func:`~specwise.engines.vllm_versions.speculation_engine`), which prefills a prompt whole: V0 turns chunked
+        prefill on by default only above 32K tokens and never with speculation (``_set_default_args_v0``, 0.8.5 and
+        0.9.2 ``vllm/engine/arg_utils.py``), and then refuses to start with a budget below the max model length
+        (``SchedulerConfig._verify_args``: "max_num_batched_tokens (...) is smaller than max_model_len"). So the
+        budget is raised to the max model length, or left to V0's own default (``max(max_model_len, 2048)``) when
+        the plan did not fix that length. The V0 engine profile simulates whole-prompt prefills alike."""
+        budget = d.max_num_batched_tokens
+        if budget is None or method in (None, "none") or speculation_engine(self.version, method) != "v0":
+            return budget
+        return None if d.max_model_len is None else max(budget, d.max_model_len)
 
     def launch_argv(
         self,

@@ -12,7 +12,7 @@ The versions, with where each boundary comes from:
   removed in 0.10.0 (vLLM PR #35060, which then removed the unused field: vLLM 0.32 rejects it as an unexpected
   keyword). The static k at the operating load is emitted, and the schedule as a note.
 * **0.8.2 to 0.9** -- ``disable_by_batch_size`` in ``--speculative-config``: speculation off once that many
-  requests are running -- honoured by the V0 engine only, which 0.8.x runs every speculative method on and 0.9.x a
+  requests are running -- honoured by the V0 engine only, which 0.8.3-0.8.5 run every speculative method on and 0.9.x a
   draft model (:func:`speculation_engine`; other methods there only with ``VLLM_USE_V1=0``); only the schedule's
   "k = 0 above batch B" band can be said this way.
 * **before 0.8.2** -- separate ``--speculative-model`` / ``--num-speculative-tokens`` /
@@ -113,8 +113,11 @@ def speculation_engine(version: VllmVersion | None, method: str | None) -> Specu
     0.8.5.post1, 0.9.0, 0.9.0.1, 0.9.1, 0.9.2 and 0.10.0 wheels:
 
     * **before 0.8** -- ``"v0"``, speculating or not (V1 was opt-in).
-    * **0.8.x** -- ``"v0"`` for every method; ``"v1"`` without speculation. With ``VLLM_USE_V1`` unset, "we enable
-      V1 for 'supported features' and fall back to V0 for experimental or unsupported features"
+    * **0.8.2** -- ``"v1"`` for every method (:data:`CONFIG_BLIND_ORACLE`): its oracle tests only the old
+      ``--speculative-model`` / ``--num-speculative-tokens`` flags, which a ``--speculative-config`` leaves unset;
+      :func:`method_refusal` refuses every method but n-gram there.
+    * **0.8.x** (the others) -- ``"v0"`` for every method; ``"v1"`` without speculation. With ``VLLM_USE_V1``
+      unset, "we enable V1 for 'supported features' and fall back to V0 for experimental or unsupported features"
       (``create_engine_config``), and no speculative method was a supported feature: the oracle let through only
       n-gram (0.8.0/0.8.1: ``speculative_model == "[ngram]"``; 0.8.2: ``("ngram", "[ngram]")``), n-gram and
       ``"eagle"`` (0.8.3, 0.8.4), n-gram, ``"eagle"`` and ``"eagle3"`` (0.8.5) -- anything else,
@@ -136,6 +139,8 @@ def speculation_engine(version: VllmVersion | None, method: str | None) -> Specu
         return "v0"
     if method is None or method == "none":
         return "v1"
+    if version == CONFIG_BLIND_ORACLE:
+        return "v1"
     if method == "draft_model":
         return "v0" if draft_model_engine(version) == "v0" else "v1"
     if version >= V0_REMOVED_IN:
@@ -149,14 +154,28 @@ def speculation_engine(version: VllmVersion | None, method: str | None) -> Specu
 # release's sources (vllm/config.py before 0.11, vllm/config/speculative.py after): "eagle3" from 0.8.5, the
 # first release with the name anywhere in vllm/ (``llama_eagle3.py``, ``SpeculativeConfig`` keeping
 # method "eagle3"; 0.8.0 to 0.8.4 have neither, and its SpeculativeMethod literal gained it only later, which a
-# plain dataclass does not check); "mtp" from 0.11.0 (0.10 knew only "deepseek_mtp"); "suffix" from 0.12.0 (not in
-# 0.11.0's list).
-METHOD_SINCE = {"eagle3": VllmVersion(0, 8, 5), "mtp": VllmVersion(0, 11), "suffix": VllmVersion(0, 12)}
+# plain dataclass does not check); "mtp" from 0.11.0 (0.10 knew only "deepseek_mtp"); "suffix" from 0.11.1 (not in
+# 0.11.0's list; 0.11.1 and 0.11.2 list it with its suffix_decoding_* fields).
+METHOD_SINCE = {"eagle3": VllmVersion(0, 8, 5), "mtp": VllmVersion(0, 11), "suffix": VllmVersion(0, 11, 1)}
+
+
+# 0.8.2 reads --speculative-config (``EngineArgs.create_speculative_config``) but chooses its engine in
+# ``_is_v1_supported_oracle`` from the old --speculative-model / --num-speculative-tokens flags alone ("Only Ngram
+# speculative decoding so far": ``if self.speculative_model is not None or self.num_speculative_tokens is not
+# None``), unset with a --speculative-config; so every method goes to V1, whose 0.8.2 model runner asserts
+# ``method == "ngram"`` ("Currently, only ngram spec decode is supported in V1"). 0.8.3 reads the config's method.
+CONFIG_BLIND_ORACLE = VllmVersion(0, 8, 2)
 
 
 def method_refusal(version: VllmVersion | None, method: str, draft: str | None = None) -> str | None:
     """Why vLLM ``version`` cannot serve ``method`` (with ``draft``, when given) as specwise writes it, in one line
     (None: it can)."""
+    if version == CONFIG_BLIND_ORACLE and method != "ngram":
+        return (
+            f"vLLM {version} starts a --speculative-config server on its V1 engine (it picks the engine from the old "
+            f"--speculative-model flag, unset here), and V1 {version} speculates with n-gram only: use vLLM 0.8.3+, "
+            "or start the server with VLLM_USE_V1=0 (V0 runs it)"
+        )
     if (misread := draft_name_refusal(version, method, draft)) is not None:
         return misread
     if method == "draft_model":
@@ -231,12 +250,68 @@ def draft_model_refusal(version: VllmVersion | None) -> str | None:
     )
 
 
+# Drafting from the draft's distribution (``drafting = "probabilistic"``) rather than its argmax, as each release's
+# ``vllm/config/speculative.py`` spells it: ``draft_sample_method = "probabilistic"`` from 0.22 (the field and value
+# read in the 0.22.0 to 0.34.0 wheels; 0.26's ``v1/spec_decode/llm_base_proposer.py`` acts on it); 0.21 names it
+# "gumbel" and applies it "only to Model Runner V2"; 0.18 to 0.20 call it ``rejection_sample_method =
+# "probabilistic"`` ("yields a higher acceptance rate at the cost of more memory to cache draft logits"); 0.16 and
+# before have no such setting (their drafts are greedy). Unknown keys are refused: a field a release lacks stops its
+# server (``extra="forbid"`` from 0.11, ``cls(**dict)`` before).
+PROBABILISTIC_DRAFTING_SINCE = VllmVersion(0, 22)
+_REJECTION_SAMPLE_METHOD = (VllmVersion(0, 18), VllmVersion(0, 21))
+
+
+def probabilistic_drafting_key(version: VllmVersion | None) -> tuple[str, str] | None:
+    """The ``--speculative-config`` key and value asking vLLM ``version`` to draft probabilistically; None where no
+    setting does it as the simulation prices it (:func:`drafting_refusal` says why)."""
+    if version is None or version >= PROBABILISTIC_DRAFTING_SINCE:
+        return "draft_sample_method", "probabilistic"
+    if _REJECTION_SAMPLE_METHOD[0] <= version < _REJECTION_SAMPLE_METHOD[1]:
+        return "rejection_sample_method", "probabilistic"
+    return None
+
+
+def drafting_refusal(version: VllmVersion | None, drafting: str, samples_from_a_distribution: bool) -> str | None:
+    """Why vLLM ``version`` cannot draft as a candidate's ``drafting`` says, in one line (None: it can, or the method
+    proposes fixed tokens and has no drafting mode)."""
+    if drafting != "probabilistic" or not samples_from_a_distribution or probabilistic_drafting_key(version):
+        return None
+    where = (
+        "only on its V2 model runner (draft_sample_method 'gumbel')"
+        if version is not None and (version.major, version.minor) == (0, 21)
+        else "not at all (greedy drafts only)"
+    )
+    return (
+        f"vLLM {version} drafts probabilistically {where}: its --speculative-config takes rejection_sample_method "
+        f"'probabilistic' in 0.18 to 0.20 and draft_sample_method 'probabilistic' from 0.22; upgrade vLLM, or set "
+        'drafting = "greedy"'
+    )
+
+
 DYNAMIC_K_CAVEAT = (
-    "with num_speculative_tokens_per_batch_size, vLLM (0.32) runs PIECEWISE instead of full CUDA graphs unless "
+    "with num_speculative_tokens_per_batch_size, vLLM (0.26+) runs PIECEWISE instead of full CUDA graphs unless "
     "VLLM_USE_V2_MODEL_RUNNER=1, and ignores the schedule (static k) with data parallelism > 1 "
     "(vllm/config/vllm.py: _maybe_override_dynamic_sd_cudagraph_mode, _maybe_disable_dynamic_sd_for_data_parallel); "
     "the simulation does not model either: bench the config as you will deploy it"
 )
+# 0.24.0's vllm/config/vllm.py: PIECEWISE always (its _maybe_override_dynamic_sd_cudagraph_mode has no V2-runner
+# exception, and the V2 model runner lists "dynamic speculative decoding" as unsupported); no data-parallel
+# fallback (_maybe_disable_dynamic_sd_for_data_parallel is first in 0.26.0's).
+DYNAMIC_K_SINCE_CAVEATS = VllmVersion(0, 26)
+
+
+def dynamic_k_caveat(version: VllmVersion | None) -> str:
+    """What vLLM ``version`` (None: the current one) does with a k-by-batch-size schedule that the simulation does
+    not model."""
+    if version is None or version >= DYNAMIC_K_SINCE_CAVEATS:
+        return DYNAMIC_K_CAVEAT
+    return (
+        f"with num_speculative_tokens_per_batch_size, vLLM {version} runs PIECEWISE instead of full CUDA graphs (its "
+        "V2 model runner does not take the schedule), and keeps the schedule with data parallelism > 1, where ranks "
+        "may pick different k (0.26 falls back to a static k there) (vllm/config/vllm.py: "
+        "_maybe_override_dynamic_sd_cudagraph_mode); the simulation does not model either: bench the config as you "
+        "will deploy it"
+    )
 
 
 def schedule_form(version: VllmVersion | None) -> ScheduleForm:
@@ -301,7 +376,7 @@ def _disable_said(version: VllmVersion | None, off: int, method: str | None) -> 
     """What ``disable_by_batch_size={off}`` does on ``version`` for ``method``: V0 honours it, V1 ignores it."""
     turns = f"disable_by_batch_size={off} turns speculation off from batch {off}"
     if method is None:
-        return f"{turns}, on the V0 engine only (V1 ignores it; 0.8.x runs every speculative method on V0)"
+        return f"{turns}, on the V0 engine only (V1 ignores it; 0.8.3-0.8.5 run every speculative method on V0)"
     if speculation_engine(version, method) == "v0":
         return f"{turns} (vLLM {version} runs {method} on the V0 engine, which honours it)"
     return (

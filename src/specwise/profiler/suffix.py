@@ -1,5 +1,5 @@
 """Suffix decoding, model-free, as vLLM runs it: SuffixDecoding (Oliaro et al. 2024, arXiv:2411.04975), vLLM's
-``suffix`` method (``vllm/v1/spec_decode/suffix_decoding.py``, 0.12+), which calls Arctic Inference's
+``suffix`` method (``vllm/v1/spec_decode/suffix_decoding.py``, 0.11.1+), which calls Arctic Inference's
 ``SuffixDecodingCache.speculate`` (``arctic_inference/suffix_decoding/cache.py``; tree:
 ``csrc/suffix_decoding/suffix_tree.cc``; vLLM pins ``arctic-inference==0.1.1``) with ``use_tree_spec=False``.
 

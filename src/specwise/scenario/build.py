@@ -37,7 +37,7 @@ def named(file: str, field: str | None, resolve: Callable[[], T]) -> T:
 
 def _check_vllm_method(spec: ScenarioSpec, draft_tp: int) -> None:
     """What the vLLM the scenario names (``[deployment].engine_version``; none: the current one) cannot run is
-    refused: a method before the release that named it (``suffix`` before 0.12, ``mtp`` before 0.11), and a separate
+    refused: a method before the release that named it (``suffix`` before 0.11.1, ``mtp`` before 0.11), and a separate
     draft model as that version runs it (:func:`~specwise.engines.vllm_versions.draft_model_engine`): 0.10 to 0.14
     refuse it; V1 (0.15 on) runs it only at the target's tensor parallelism (``vllm/v1/spec_decode/draft_model.py``,
     ``_raise_if_draft_tp_mismatch``: the ranks would share one torch.compile cache); V0 (before 0.10) on any."""
