@@ -23,7 +23,7 @@ from specwise.metrics.spec_decode import V0_NOTE, total_delta
 from tests.monitor.pages import v0_page
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_metrics"
-KEY = ("smollm2", "0")
+KEY = ("smollm2", "0", ())
 
 
 def _scrape(name: str):  # type: ignore[no-untyped-def]
@@ -108,8 +108,8 @@ def test_a_vllm_v0_page_gives_the_acceptance_rate_and_no_made_up_drafts() -> Non
     rate is accepted / draft tokens; AL and per-position need the drafts and stay unknown."""
     before = spec_decode_counters(_v0(4000.0, 2000.0, 3000.0))
     after = spec_decode_counters(_v0(5200.0, 2500.0, 3800.0))
-    assert set(after) == {("smollm2", "")}  # V0 labels model_name only
-    a = after["smollm2", ""]
+    assert set(after) == {("smollm2", "", ())}  # V0 labels model_name only
+    a = after["smollm2", "", ()]
     assert not a.drafts_counted and a.created is None and a.accepted_per_position == ()
     delta = total_delta(before, after)
     assert delta is not None and not delta.reset and delta.impossible is None and not delta.drafts_counted
@@ -191,7 +191,7 @@ def _render(drafts: int, tokens: int, accepted: int) -> str:
 def test_parser_roundtrip_of_generated_text(drafts: int, per: int, frac: float) -> None:
     tokens = drafts * per
     accepted = int(tokens * frac)
-    counters = spec_decode_counters(parse_exposition(_render(drafts, tokens, accepted)))[("m", "0")]
+    counters = spec_decode_counters(parse_exposition(_render(drafts, tokens, accepted)))[("m", "0", ())]
     assert (counters.drafts, counters.draft_tokens, counters.accepted_tokens) == (drafts, tokens, accepted)
 
 

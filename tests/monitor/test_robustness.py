@@ -210,8 +210,10 @@ class _Recorder(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         _Recorder.seen.append(dict(self.headers))
-        if self.path == "/500":
-            self.send_response(500)
+        if self.path in ("/500", "/302"):
+            self.send_response(int(self.path[1:]))
+            if self.path == "/302":  # an HTTP -> HTTPS ingress
+                self.send_header("Location", "https://user:pw@example.com/metrics?token=abc")
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
@@ -265,7 +267,22 @@ def test_fetcher_speaks_http(recorder: str) -> None:
     assert target.last is not None and target.last.running == 4.0
 
 
+def test_a_redirect_is_named_not_read_as_an_empty_page(recorder: str) -> None:
+    """Review 12 #7: a 302 (an HTTP -> HTTPS ingress) was "empty metrics response"; it is said as a redirect, where
+    to (redacted), and not followed (it could lead off loopback)."""
+    scraper = Scraper(window_parser())
+    try:
+        (result,) = scraper.fetch_all([f"http://{recorder}/302"], deadline_s=5)
+    finally:
+        scraper.close()
+    assert isinstance(result, SpecwiseError)
+    said = str(result)
+    assert "HTTP 302 redirect to https://***@example.com/metrics?token=***" in said and "pw" not in said, said
+    assert "not followed" in said
+
+
 def test_redaction() -> None:
+    assert redact_url("http://h/metrics?bearer=SECRETKEY5&jwt=x.y.z") == "http://h/metrics?bearer=***&jwt=***"
     assert redact_url("https://user:pa55@h:1/metrics") == "https://***@h:1/metrics"
     assert redact_url("http://h/metrics") == "http://h/metrics"
     assert redact("a http://u:p@h/x and https://v@k/y") == "a http://***@h/x and https://***@k/y"

@@ -65,6 +65,33 @@ class Scrape:
         return name in self._by_name
 
 
+# vLLM labels a per-position counter ``position="0"`` .. ``num_speculative_tokens - 1``
+# (``vllm/v1/spec_decode/metrics.py``, SpecDecodingProm); no config drafts this many tokens a step. A label past it,
+# or one that is not a decimal number, is not a position (and a table as long as its value is never built).
+MAX_DRAFT_POSITIONS = 1024
+
+
+def draft_position(label: str | None) -> int | None:
+    """A ``position`` label's draft position, or None when it is not one: absent, not plain ASCII digits (``int``
+    takes ``"²"`` and ``" 1"``, vLLM writes neither) or not below :data:`MAX_DRAFT_POSITIONS`."""
+    if label is None or not (label.isascii() and label.isdigit()) or len(label) > 6:
+        return None
+    position = int(label)
+    return position if position < MAX_DRAFT_POSITIONS else None
+
+
+def bucket_bound(label: str | None) -> float | None:
+    """A histogram bucket's ``le`` label as its upper bound (``+Inf`` as infinity), or None when it is not a number
+    (the Prometheus text format requires one: a bucket without it is no bucket)."""
+    if label is None:
+        return None
+    try:
+        bound = float(label)
+    except ValueError:
+        return None
+    return None if math.isnan(bound) else bound
+
+
 # The fault of a NaN or infinite sample among those a reader uses (``monitor``: :mod:`specwise.monitor.vet`;
 # ``bench``: the spec-decode samples of a level's scrapes): never a number to compute with.
 NON_FINITE = "non_finite_sample"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from specwise.metrics.exposition import Labels, Scrape
+from specwise.metrics.exposition import Labels, Scrape, bucket_bound
 
 
 @dataclass(frozen=True)
@@ -36,10 +36,9 @@ class HistogramSnapshot:
 
         buckets: dict[float, float] = {}
         for s in scrape.named(f"{name}_bucket"):
-            le = s.label("le")
-            if le is None or not ok(s.labels):
+            bound = bucket_bound(s.label("le"))
+            if bound is None or not ok(s.labels):  # not a bucket (monitor's vet reports a malformed series)
                 continue
-            bound = math.inf if le in ("+Inf", "Inf", "inf") else float(le)
             buckets[bound] = buckets.get(bound, 0.0) + s.value
         if not buckets:
             return None

@@ -29,9 +29,12 @@ from dataclasses import dataclass
 
 from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.engines.vllm import METRICS as VLLM
-from specwise.metrics.exposition import Scrape
+from specwise.metrics.exposition import Scrape, draft_position
 
-SeriesKey = tuple[str, str]  # (model_name, engine)
+# (model_name, engine, every other label but position): one series of a page. A page that federates several servers
+# (an ``instance`` label) has a series per server, summed like a data-parallel server's engines, never one
+# overwriting another.
+SeriesKey = tuple[str, str, tuple[tuple[str, str], ...]]
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,8 @@ V0_NOTE = (
 
 def _series(labels: tuple[tuple[str, str], ...]) -> SeriesKey:
     d = dict(labels)
-    return d.get("model_name", ""), d.get("engine", "")
+    rest = tuple((k, v) for k, v in labels if k not in ("model_name", "engine", "position"))
+    return d.get("model_name", ""), d.get("engine", ""), rest
 
 
 def spec_decode_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
@@ -75,9 +79,9 @@ def spec_decode_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
         for s in scrape.named(metric):
             totals.setdefault(_series(s.labels), {})[field_name] = s.value
     for s in scrape.named(VLLM.spec_accepted_per_pos):
-        position = s.label("position")
-        if position is not None and position.isdigit():
-            per_pos.setdefault(_series(s.labels), {})[int(position)] = s.value
+        position = draft_position(s.label("position"))
+        if position is not None:  # another label is no position (monitor's vet reports a malformed series)
+            per_pos.setdefault(_series(s.labels), {})[position] = s.value
     out = {}
     for key, t in totals.items():
         if {"draft_tokens", "accepted_tokens"} <= set(t):
@@ -171,4 +175,4 @@ def total_delta(
 
 
 def _name(key: SeriesKey) -> str:
-    return f'model_name="{key[0]}",engine="{key[1]}"'
+    return ",".join(f'{k}="{v}"' for k, v in (("model_name", key[0]), ("engine", key[1]), *key[2]))

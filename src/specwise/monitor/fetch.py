@@ -134,6 +134,7 @@ class _Conn(asyncio.Protocol):
 
     def _reset(self) -> None:
         self.status = 0
+        self.location = ""  # a redirect's Location header
         self.body_start = -1
         self.mode = ""
         self.length = 0
@@ -203,6 +204,9 @@ class _Conn(asyncio.Protocol):
             self.close()
         if self.status >= 400:
             waiter.set_exception(_Fault(f"HTTP {self.status}"))
+        elif self.status >= 300:  # a redirect's body is no metrics page; it is not followed (it could leave loopback)
+            to = f" to {redact_url(self.location)}" if self.location else ""
+            waiter.set_exception(_Fault(f"HTTP {self.status} redirect{to} (not followed: give the URL it names)"))
         else:
             waiter.set_result(body)
 
@@ -243,6 +247,7 @@ class _Conn(asyncio.Protocol):
             key, _, value = line.partition(":")
             headers[key.strip().lower()] = value.strip()
         self.status, self.body_start = int(status[1]), end + 4
+        self.location = headers.get("location", "")
         self.encoding = headers.get("content-encoding", "identity").lower()
         self.keep_alive = status[0] == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
         if "chunked" in headers.get("transfer-encoding", "").lower():

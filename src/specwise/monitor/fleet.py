@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.engines.vllm import METRICS as VLLM
 from specwise.errors import SpecwiseError
+from specwise.metrics.exposition import draft_position
 from specwise.metrics.spec_decode import V0_NOTE, SpecDecodeCounters, spec_decode_delta
 from specwise.monitor.vet import IMPOSSIBLE_COUNTER, first_of_each_kind, value_fault
 from specwise.monitor.window import WindowStats
@@ -212,7 +213,7 @@ def _by_replica(answers: Mapping[str, Sequence[Point]]) -> dict[tuple[str, str],
     out: dict[tuple[str, str], dict[str, list[Point]]] = {}
     for key, points in answers.items():
         for p in points:
-            if key == "accepted_per_position" and not p.label("position").isdigit():
+            if key == "accepted_per_position" and draft_position(p.label("position")) is None:
                 continue
             out.setdefault((p.label("model_name"), p.label("instance")), {}).setdefault(key, []).append(p)
     return out
@@ -241,7 +242,7 @@ def _spec_counts(points: Mapping[str, Sequence[Point]]) -> SpecDecodeCounts:
     per-position counts; vLLM V0 exports neither)."""
     if "drafts" not in points:
         return SpecDecodeCounts(0.0, points["draft_tokens"][-1].value, points["accepted_tokens"][-1].value, ())
-    positions = {int(p.label("position")): p.value for p in points.get("accepted_per_position", ())}
+    positions = {int(p.label("position")): p.value for p in points.get("accepted_per_position", ())}  # draft_position
     width = max(positions) + 1 if positions else 0
     drafts, draft_tokens, accepted = (points[k][-1].value for k in SPEC_KEYS)
     return SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(positions.get(i, 0.0) for i in range(width)))

@@ -376,8 +376,9 @@ def server_window(
 ) -> ServerWindow:
     """One server's window between two scrape results ``window_s`` seconds apart (``--once``), or why there is
     none, by the same rules as the loop's and a fleet's: a server that did not answer is a ``target_down`` alert;
-    one whose counters no live server can report (:mod:`specwise.monitor.vet`) raises an alert per fault kind. A
-    restart inside the window is an alert, and so is each kind of fault in the window's counts, once
+    one whose page has a fault (:mod:`specwise.monitor.vet`: a dropped non-finite gauge as well as counters no live
+    server can report) raises an alert per fault kind, as the loop reports one. A restart inside the window is an
+    alert, and so is each kind of fault in the window's counts, once
     (:func:`~specwise.monitor.vet.first_of_each_kind`)."""
     if isinstance(first, SpecwiseError) or isinstance(second, SpecwiseError):
         error = redact(str(first if isinstance(first, SpecwiseError) else second))
@@ -391,11 +392,10 @@ def server_window(
     stats = None
     try:
         stats = window_stats(before.scrape, after.scrape, window_s)
-        stats = replace(stats, notes=(*stats.notes, *(detail for _, detail in faults)))
         stats, found = assess(stats, thresholds, slowdown)
     except SpecwiseError as exc:
         return ServerWindow(url, stats, error=redact(str(exc)))
     if stats.counter_reset:
         found.append(Finding(SERVER_RESTART, "warning", RESTART_DETAIL))
-    found += [fault_alert(kind, detail) for kind, detail in first_of_each_kind(stats.faults)]
+    found += [fault_alert(kind, detail) for kind, detail in first_of_each_kind([*faults, *stats.faults])]
     return ServerWindow(url, stats, tuple(found))

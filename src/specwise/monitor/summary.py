@@ -11,6 +11,7 @@ from pathlib import Path
 from specwise.monitor.events import WindowJudged
 from specwise.monitor.loop import Emit, Target
 from specwise.monitor.vet import FAULTS
+from specwise.monitor.window import NOT_VLLM_NOTE
 
 _SHOWN = 5  # reasons listed in the closing line before "and N more"
 
@@ -59,15 +60,17 @@ def reasons(targets: Sequence[Target]) -> list[str]:
 
 
 def closing_line(targets: Sequence[Target], windows: int, elapsed_s: float, interrupted: bool) -> str:
-    """``stopped after 12 s (Ctrl-C): 9 windows judged over 2 targets; exit 1: low_acceptance_rate open on URL``."""
+    """``stopped after 12 s (Ctrl-C): 9 windows judged over 2 targets; exit 1: low_acceptance_rate open on URL``,
+    then which targets' last window was no vLLM page at all (a wrong port or path watched without a word)."""
     why = reasons(targets)
     how = " (Ctrl-C)" if interrupted else ""
     head = f"stopped after {elapsed_s:.0f} s{how}: {_plural(windows, 'window')} judged over "
     head += _plural(len(targets), "target")
+    wrong = "".join(f"; {t.url}: {NOT_VLLM_NOTE}" for t in targets if t.last and NOT_VLLM_NOTE in t.last.notes)
     if not why:
         judged = "" if windows else " (no window completed: nothing was judged)"
-        return head + f"; exit 0: no alert open, no target down, no restart during the run{judged}"
-    return head + "; " + exit_1(why)
+        return head + f"; exit 0: no alert open, no target down, no restart during the run{judged}" + wrong
+    return head + "; " + exit_1(why) + wrong
 
 
 def exit_1(why: Sequence[str], status: str = "exit 1") -> str:

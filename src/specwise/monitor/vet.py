@@ -5,6 +5,11 @@
   not windowed and not kept as a base, so the next good scrape is windowed against the last good one (a counter
   going to -1e6 and back is one longer window, never a negative or absurd rate).
 
+* A malformed series -- a sample the page repeats (same name and labels; Prometheus refuses such a scrape), a
+  per-position counter whose ``position`` is not a draft position, a histogram bucket whose ``le`` is not a
+  number -- makes the scrape unusable the same way: which of two values is the counter, or what a bucket bounds,
+  cannot be known.
+
 Each problem is a fault kind with a one-line detail; the loop reports each kind once per episode.
 """
 
@@ -14,16 +19,31 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from specwise.metrics.exposition import NON_FINITE, Sample, Scrape
+from specwise.engines.vllm import METRICS as VLLM
+from specwise.metrics.exposition import (
+    MAX_DRAFT_POSITIONS,
+    NON_FINITE,
+    Labels,
+    Sample,
+    Scrape,
+    bucket_bound,
+    draft_position,
+)
 from specwise.monitor.rules import Finding
 from specwise.monitor.window import COUNTER_SAMPLES, IMPOSSIBLE_COUNTER, WINDOW_SAMPLES
 
 # Every fault kind, as a closing line or a ``specwise_alert_active`` series names it; like an alert, a fault still
 # reported when the loop stops makes its exit status 1 (as ``--once`` raises each as an alert).
-FAULTS = {IMPOSSIBLE_COUNTER: "impossible counters", NON_FINITE: "non-finite samples"}
+MALFORMED_SERIES = "malformed_series"
+FAULTS = {
+    IMPOSSIBLE_COUNTER: "impossible counters",
+    NON_FINITE: "non-finite samples",
+    MALFORMED_SERIES: "malformed series",
+}
 __all__ = [
     "FAULTS",
     "IMPOSSIBLE_COUNTER",
+    "MALFORMED_SERIES",
     "NON_FINITE",
     "Vetted",
     "fault_alert",
@@ -60,13 +80,30 @@ def first_of_each_kind(faults: Iterable[tuple[str, str]]) -> tuple[tuple[str, st
     return tuple(kinds.items())
 
 
+def malformed(s: Sample, seen: set[tuple[str, Labels]]) -> str | None:
+    """Why the window sample ``s`` is not a series a window can use (``seen``: the series before it on the page,
+    to which it is added), or None."""
+    if (s.name, s.labels) in seen:
+        return f"{s.where} appears twice on the page (Prometheus refuses a scrape with duplicate series)"
+    seen.add((s.name, s.labels))
+    if s.name == VLLM.spec_accepted_per_pos and draft_position(s.label("position")) is None:
+        return f"{s.where}: position {s.label('position')!r} is not a draft position (0 to {MAX_DRAFT_POSITIONS - 1})"
+    if s.name.endswith("_bucket") and bucket_bound(s.label("le")) is None:
+        return f"{s.where}: le {s.label('le')!r} is not a bucket bound (a number or +Inf)"
+    return None
+
+
 def vet(scrape: Scrape) -> Vetted:
-    """The window's samples of ``scrape`` with bad gauges dropped; None for the scrape when a counter is bad."""
+    """The window's samples of ``scrape`` with bad gauges dropped; None for the scrape when a counter is bad or a
+    series malformed."""
     kept: list[Sample] = []
     bad_gauge = bad_counter = negative = None
+    seen: set[tuple[str, Labels]] = set()
+    bad_series: str | None = None
     for s in scrape.samples:
         if s.name not in WINDOW_SAMPLES:
             continue
+        bad_series = bad_series or malformed(s, seen)
         kind = value_fault(s.name, s.value)
         if kind is None:
             kept.append(s)
@@ -85,7 +122,9 @@ def vet(scrape: Scrape) -> Vetted:
         faults.append((NON_FINITE, f"{where.where} = {where.value}: {consequence}"))
     if negative is not None:
         faults.append((IMPOSSIBLE_COUNTER, f"counter {negative.where} = {negative.value} < 0: {unusable}"))
-    if bad_counter is not None or negative is not None:
+    if bad_series is not None:
+        faults.append((MALFORMED_SERIES, f"{bad_series}: {unusable}"))
+    if bad_counter is not None or negative is not None or bad_series is not None:
         return Vetted(None, tuple(faults))
     if len(kept) == len(scrape.samples):
         return Vetted(scrape, tuple(faults))

@@ -22,6 +22,12 @@ LATENCY_HISTOGRAMS = {
     "tpot_s": VLLM.tpot,
     "e2e_s": VLLM.e2e,
 }
+# a histogram's name on an older vLLM, read where the page has no histogram of the current name
+OLDER_NAMES = {VLLM.itl: VLLM.itl_before_0_11}
+NO_TPOT_BEFORE_0_11 = (
+    f"vLLM before 0.11: ITL read from {VLLM.itl_before_0_11} (its name then); no per-request TPOT histogram "
+    f"({VLLM.tpot} is from 0.11)"
+)
 # Every sample name window_stats reads: counters (only ever grow while a server lives) and gauges.
 COUNTER_SAMPLES = frozenset(
     {
@@ -32,7 +38,11 @@ COUNTER_SAMPLES = frozenset(
         VLLM.preemptions,
         VLLM.generation_tokens,
         VLLM.request_success,
-        *(name + suffix for name in LATENCY_HISTOGRAMS.values() for suffix in ("_bucket", "_count", "_sum")),
+        *(
+            name + suffix
+            for name in (*LATENCY_HISTOGRAMS.values(), *OLDER_NAMES.values())
+            for suffix in ("_bucket", "_count", "_sum")
+        ),
     }
 )
 GAUGE_SAMPLES = frozenset({VLLM.running, VLLM.waiting, VLLM.kv_usage, VLLM.spec_drafts_created})
@@ -179,6 +189,11 @@ def _latency(
     reset = False
     for key, name in LATENCY_HISTOGRAMS.items():
         h1, h0 = _histogram(after, name), _histogram(before, name)
+        if h1 is None and name in OLDER_NAMES:
+            name = OLDER_NAMES[name]
+            h1, h0 = _histogram(after, name), _histogram(before, name)
+            if h1 is not None and _histogram(after, VLLM.tpot) is None:
+                notes.append(NO_TPOT_BEFORE_0_11)
         if h1 is None:
             continue
         h, restarted = h1.minus(h0) if h0 is not None else (h1, False)

@@ -1,0 +1,195 @@
+"""A review fed ``monitor`` pages no vLLM writes: a ``position`` label of 20,000,000 built a table that long (5 GB,
+defeating the page cap), ``position="²"`` and ``le="abc"`` ended the whole loop with exit 3, two series differing
+only in an ``instance`` label overwrote each other (a false low-acceptance alert), and a non-finite gauge was an
+alert in the loop but a note with ``--once``. Each is now a ``malformed_series`` fault (or, for the federated page,
+a pooled count), the same in both modes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from specwise.cli import main
+from specwise.metrics import parse_exposition
+from specwise.metrics.exposition import MAX_DRAFT_POSITIONS, bucket_bound, draft_position
+from specwise.metrics.histogram import HistogramSnapshot
+from specwise.metrics.spec_decode import spec_decode_counters, total_delta
+from specwise.monitor.vet import MALFORMED_SERIES, NON_FINITE, vet
+from tests.monitor.pages import Pages, serve_pages
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_metrics"
+BEFORE = (FIXTURES / "ngram_before.txt").read_text()
+AFTER = (FIXTURES / "ngram_after.txt").read_text()
+POS3 = 'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="smollm2",position="3"} 25.0\n'
+BUCKET = 'vllm:request_time_per_output_token_seconds_bucket{engine="0",le="0.01",model_name="smollm2"} 0.0\n'
+
+
+def _after_with(line: str, after: str = POS3) -> str:
+    """The recorded page with ``line`` added after the line ``after`` (inside its family, as a server writes it)."""
+    assert after in AFTER
+    return AFTER.replace(after, after + line, 1)
+
+
+def _pos(label: str, value: float = 1.0) -> str:
+    labels = f'engine="0",model_name="smollm2",position="{label}"'
+    return f"vllm:spec_decode_num_accepted_tokens_per_pos_total{{{labels}}} {value}\n"
+
+
+@pytest.mark.parametrize("label", ["20000000", "999999999999", "²", "1.5", "-1", " 2", str(MAX_DRAFT_POSITIONS)])
+def test_a_position_no_vllm_writes_is_a_malformed_series_and_builds_no_table(label: str) -> None:
+    scrape = parse_exposition(_after_with(_pos(label)))
+    counters = spec_decode_counters(scrape)  # never raises, never allocates the label's length
+    assert len(counters[("smollm2", "0", ())].accepted_per_position) == 4
+    vetted = vet(scrape)
+    assert vetted.scrape is None  # not windowed: which positions the server drafts is unknown
+    (fault,) = vetted.faults
+    assert fault[0] == MALFORMED_SERIES and "is not a draft position" in fault[1], fault
+
+
+def test_draft_positions_up_to_the_bound_are_read() -> None:
+    assert [draft_position(t) for t in ("0", "7", str(MAX_DRAFT_POSITIONS - 1))] == [0, 7, MAX_DRAFT_POSITIONS - 1]
+    assert draft_position(None) is None
+
+
+@given(st.text(max_size=30))
+def test_any_label_text_is_a_position_or_none_never_an_error(text: str) -> None:
+    p = draft_position(text)
+    assert p is None or (0 <= p < MAX_DRAFT_POSITIONS and text == str(p).zfill(len(text)))
+    b = bucket_bound(text)
+    assert b is None or b == b  # never NaN
+
+
+def test_a_bucket_bound_that_is_not_a_number_is_malformed_and_read_as_no_bucket() -> None:
+    line = 'vllm:request_time_per_output_token_seconds_bucket{engine="0",le="abc",model_name="smollm2"} 1.0\n'
+    scrape = parse_exposition(_after_with(line, BUCKET))
+    good = HistogramSnapshot.from_scrape(parse_exposition(AFTER), "vllm:request_time_per_output_token_seconds")
+    assert HistogramSnapshot.from_scrape(scrape, "vllm:request_time_per_output_token_seconds") == good
+    vetted = vet(scrape)
+    assert vetted.scrape is None and vetted.faults[0][0] == MALFORMED_SERIES
+    assert "le 'abc' is not a bucket bound" in vetted.faults[0][1]
+    assert bucket_bound("+Inf") == float("inf") and bucket_bound("0.025") == 0.025
+
+
+def test_a_series_the_page_repeats_is_malformed() -> None:
+    vetted = vet(parse_exposition(_after_with(_pos("3", 2.0))))  # position 3 twice: 25 and 2
+    assert vetted.scrape is None
+    assert vetted.faults == (
+        (
+            MALFORMED_SERIES,
+            'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="smollm2",position="3"} '
+            "appears twice on the page (Prometheus refuses a scrape with duplicate series): scrape not windowed; "
+            "the next good scrape is windowed against the last good one",
+        ),
+    )
+
+
+def test_the_recorded_vllm_pages_are_not_malformed() -> None:
+    for text in (BEFORE, AFTER, (FIXTURES / "ngram_after_restart.txt").read_text()):
+        vetted = vet(parse_exposition(text))
+        assert vetted.scrape is not None and vetted.faults == ()
+
+
+def _federated(page: str, drafts: int, accepted: tuple[int, int]) -> str:
+    """Two servers' spec-decode counters on one page (a federating Prometheus adds ``instance``): ``drafts`` drafts
+    of 4 tokens each, ``accepted`` tokens; every other series of the recorded page once."""
+    lines = []
+    for line in page.splitlines():
+        if not line.startswith("vllm:spec_decode_num_"):
+            lines.append(line)
+            continue
+        if "_per_pos_" in line:
+            continue
+        name, rest = line.split("{", 1)
+        labels = rest.split("}", 1)[0]
+        for instance, acc in zip(("a", "b"), accepted, strict=True):
+            value = {"drafts_total": drafts, "draft_tokens_total": 4 * drafts, "accepted_tokens_total": acc}
+            v = next((x for key, x in value.items() if name.endswith(key)), None)
+            lines.append(f'{name}{{{labels},instance="{instance}"}} {v if v is not None else 1.7e9}')
+    return "\n".join(lines) + "\n"
+
+
+def test_a_federated_page_pools_its_servers_instead_of_keeping_the_last() -> None:
+    before = spec_decode_counters(parse_exposition(_federated(BEFORE, 0, (0, 0))))
+    after = spec_decode_counters(parse_exposition(_federated(AFTER, 100, (380, 40))))
+    assert len(after) == 2  # one series per instance, none overwritten
+    delta = total_delta(before, after)
+    assert delta is not None and delta.impossible is None
+    # the review's page: specwise said 0.10 (the last series) where the pooled truth is 420 / 800
+    assert delta.stats.acceptance_rate == pytest.approx(420 / 800)
+
+
+class _Routes(Pages):
+    pass
+
+
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    yield from serve_pages(_Routes)
+
+
+def test_once_a_malformed_page_is_an_alert_in_one_line_never_exit_3(
+    serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = serve("sup", BEFORE, _after_with(_pos("²")))
+    assert main(["monitor", "--url", url, "--once", "--interval", "0.2"]) == 1
+    out, err = capsys.readouterr()
+    assert "malformed series" in out and "Traceback" not in out + err, (out, err)
+
+
+def test_the_loop_keeps_watching_the_other_targets(
+    serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = 'vllm:request_time_per_output_token_seconds_bucket{engine="0",le="abc",model_name="smollm2"} 1.0\n'
+    bad = serve("badle", BEFORE, _after_with(line, BUCKET))
+    good = serve("good", BEFORE, AFTER)
+    argv = ["monitor", "--url", good, "--url", bad, "--interval", "0.3", "--duration", "1.2", "--json"]
+    code = main([*argv, "--db", str(tmp_path / "m.sqlite")])
+    out, err = capsys.readouterr()
+    assert code == 1 and "internal error" not in err, err  # the fault is still reported when the loop stops
+    assert '"fault": "malformed_series"' in out
+    assert "malformed series on " + bad in err
+
+
+def test_once_a_non_finite_gauge_is_an_alert_as_in_the_loop(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    running = 'vllm:num_requests_running{engine="0",model_name="smollm2"} 0.0\n'
+    url = serve("inf", BEFORE, AFTER.replace(running, running.replace("0.0", "+Inf")))
+    assert main(["monitor", "--url", url, "--once", "--interval", "0.2", "--json"]) == 1
+    assert NON_FINITE in capsys.readouterr().out
+
+
+def test_the_loop_says_when_it_watched_no_vllm_page(
+    serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 12 #6: a wrong port (another exporter's page) watched in loop mode closed with "no alert open" and
+    nothing else; the closing line now names it, as --once's window notes do."""
+    other = "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1.5\n"
+    url = serve("notvllm", other, other.replace("1.5", "2.5"))
+    argv = ["monitor", "--url", url, "--interval", "0.3", "--duration", "1.0", "--db", str(tmp_path / "m.sqlite")]
+    assert main(argv) == 0
+    closing = capsys.readouterr().err.strip().splitlines()[-1]
+    assert closing.endswith(f"{url}: not a vLLM /metrics page (no vllm:* series at all): wrong port or path?")
+
+
+def _before_0_11(page: str) -> str:
+    """The recorded page as a vLLM before 0.11 writes it: ITL under its old name, no per-request TPOT histogram."""
+    kept = [line for line in page.splitlines() if "request_time_per_output_token" not in line]
+    return "\n".join(kept).replace("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds") + "\n"
+
+
+def test_itl_is_read_under_its_name_before_vllm_0_11() -> None:
+    """Review 12 #5: on vLLM before 0.11 the ITL histogram is ``vllm:time_per_output_token_seconds`` (renamed in
+    0.11, vllm/v1/metrics/loggers.py) and per-request TPOT does not exist: ITL was blank, TPOT blank without a
+    word. ITL is read from the old name and the window says TPOT is not exported."""
+    from specwise.monitor.window import NO_TPOT_BEFORE_0_11, window_stats
+
+    now = window_stats(parse_exposition(BEFORE), parse_exposition(AFTER), 10.0)
+    old = window_stats(parse_exposition(_before_0_11(BEFORE)), parse_exposition(_before_0_11(AFTER)), 10.0)
+    assert old.latency["itl_s"] == now.latency["itl_s"] and "tpot_s" in now.latency
+    assert "tpot_s" not in old.latency and NO_TPOT_BEFORE_0_11 in old.notes
+    assert NO_TPOT_BEFORE_0_11 not in now.notes
+    assert vet(parse_exposition(_before_0_11(AFTER))).scrape is not None  # its samples are kept by the parser too
