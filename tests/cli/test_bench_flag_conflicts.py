@@ -136,6 +136,15 @@ def test_an_unknown_speculative_method_is_refused_with_the_known_ones(
         CHECKS["speculative_config"]({"method": "nope"})
 
 
+def test_a_config_without_a_method_asks_for_it_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM guesses a missing method from the draft's name (differently by release): the refusal says so and shows
+    the config with the method to add, not only "expected an object with a 'method'"."""
+    given = '{"model": "meta-llama/Llama-3.2-1B-Instruct", "num_speculative_tokens": 4}'
+    err = _refused(capsys, tmp_path, [*SERVER, "--speculative-config", given])
+    assert err.startswith("argument --speculative-config: no 'method': vLLM guesses it from the draft's name")
+    assert """'{"method": "draft_model", "model": "meta-llama/Llama-3.2-1B-Instruct", ...}'""" in err
+
+
 @pytest.mark.parametrize("method", METHOD_NAMES)
 def test_every_known_method_is_taken(method: str) -> None:
     assert CHECKS["speculative_config"](f'{{"method": "{method}"}}') == {"method": method}

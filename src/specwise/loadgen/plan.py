@@ -275,6 +275,12 @@ def _server_speculation(value: object) -> dict[str, Any]:
             spec = json.loads(value)
         except json.JSONDecodeError as exc:
             raise ValueRefusal(f"expected the JSON of vllm serve --speculative-config ({exc.msg})") from None
+    if isinstance(spec, dict) and "method" not in spec and isinstance(spec.get("model"), str):
+        example = json.dumps({"method": "draft_model", "model": spec["model"]})
+        raise ValueRefusal(
+            "no 'method': vLLM guesses it from the draft's name, a guess that changed between releases; give the "
+            f"method the server runs, by which advise --bench matches runs (e.g. '{example[:-1]}, ...}}')"
+        )
     if not isinstance(spec, dict) or not isinstance(spec.get("method"), str) or not spec["method"]:
         raise ValueRefusal(
             "expected the JSON of vllm serve --speculative-config, an object with a 'method' "
