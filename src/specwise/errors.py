@@ -61,7 +61,7 @@ def redact_url(url: str) -> str:
 _USERINFO_IN_TEXT = re.compile(r"(?<=://)[^/\s@]+@")
 # the value of a query parameter whose name says it is a credential (token, key, secret, password, auth, sig...)
 _SECRET_NAMES = r"token|key|secret|passw(?:or)?d|pwd|auth|credential|signature|sig|bearer|jwt|session"
-_SECRET_QUERY = re.compile(rf"([?&;](?:[\w.-]*(?:{_SECRET_NAMES}))=)[^&#;\s]*", re.IGNORECASE)
+_SECRET_QUERY = re.compile(rf"([?&;#](?:[\w.-]*(?:{_SECRET_NAMES}))=)[^&#;\s]*", re.IGNORECASE)
 
 
 def redact_text(text: str) -> str:

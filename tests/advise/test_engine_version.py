@@ -104,3 +104,16 @@ def test_a_version_newer_than_any_read_is_said(capsys: pytest.CaptureFixture[str
     assert notes[0].startswith("vLLM 99.0.0 is newer than any release specwise has read (0.34)")
     _, doc = _advise(["--scenario", str(EXAMPLE), "--vllm-version", "0.34.2"], capsys)
     assert not any("newer than any release" in n for n in doc["vllm"].get("notes", []))  # type: ignore[attr-defined]
+
+
+def test_a_v0_command_says_why_its_token_budget_is_not_the_plans(capsys: pytest.CaptureFixture[str]) -> None:
+    """On 0.9.2 the example's draft model runs on V0, which refuses max_num_batched_tokens (8192 here) below
+    max_model_len (16384): the command writes 16384 and a note says why, and what the plan had sized."""
+    _, doc = _advise(["--scenario", str(EXAMPLE), "--vllm-version", "0.9.2"], capsys)
+    argv, notes = doc["vllm"]["serve_argv"], doc["vllm"]["notes"]  # type: ignore[index]
+    assert argv[argv.index("--max-num-batched-tokens") + 1] == argv[argv.index("--max-model-len") + 1] == "16384"
+    assert any(n.startswith("--max-num-batched-tokens 16384, not the scenario's 8192: this vLLM runs") for n in notes)
+    _, now = _advise(["--scenario", str(EXAMPLE), "--vllm-version", "0.32"], capsys)
+    argv, notes = now["vllm"]["serve_argv"], now["vllm"].get("notes", [])  # type: ignore[index,attr-defined]
+    assert argv[argv.index("--max-num-batched-tokens") + 1] == "8192"
+    assert not any("not the scenario's" in n for n in notes)

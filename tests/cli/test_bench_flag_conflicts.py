@@ -172,6 +172,9 @@ def test_resuming_from_a_missing_database_creates_none(
         (["--prompts", "builtin:qa"], "--prompts"),
         (["--synthetic-words", "10"], "--synthetic-words"),
         (["--requests-per-level", "5"], "--requests-per-level"),
+        (["--category", "qa"], "--category"),
+        (["--turns", "all"], "--turns"),
+        (["--turns", "first"], "--turns"),  # the default's value, given: the stored prompts may be all turns
         (["--seed", "3"], "--seed"),
         (["--endpoint", "chat"], "--endpoint"),
         (["--max-tokens", "8"], "--max-tokens"),

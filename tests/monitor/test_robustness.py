@@ -283,6 +283,7 @@ def test_a_redirect_is_named_not_read_as_an_empty_page(recorder: str) -> None:
 
 def test_redaction() -> None:
     assert redact_url("http://h/metrics?bearer=SECRETKEY5&jwt=x.y.z") == "http://h/metrics?bearer=***&jwt=***"
+    assert redact_url("http://h/cb#access_token=abc&x=1") == "http://h/cb#access_token=***&x=1"  # an OAuth fragment
     assert redact_url("https://user:pa55@h:1/metrics") == "https://***@h:1/metrics"
     assert redact_url("http://h/metrics") == "http://h/metrics"
     assert redact("a http://u:p@h/x and https://v@k/y") == "a http://***@h/x and https://***@k/y"

@@ -94,7 +94,8 @@ V0_V1 = "V0 and V1 schedule speculation differently"
         ("0.15.1", "0.7.3", "eagle", "ran vLLM 0.15.1 (V1), but this deployment runs vLLM 0.7.3 (V0): " + V0_V1),
         ("0.9.2", "0.15.0", "draft_model", "ran vLLM 0.9.2 (V0), but this deployment runs vLLM 0.15.0 (V1)"),
         ("0.9.2", "0.15.0", "ngram", "ran vLLM 0.9.2, but this deployment runs vLLM 0.15.0: its step times are"),
-        ("0.9.2", "0.8.2", "eagle", "ran vLLM 0.9.2 (V1), but this deployment runs vLLM 0.8.2 (V0)"),  # 0.8: all V0
+        ("0.9.2", "0.8.3", "eagle", "ran vLLM 0.9.2 (V1), but this deployment runs vLLM 0.8.3 (V0)"),  # 0.8.3+: V0
+        ("0.9.2", "0.8.2", "eagle", "ran vLLM 0.9.2, but this deployment runs vLLM 0.8.2:"),  # 0.8.2's config: V1
         ("0.8.5", "0.9.0", "ngram", "ran vLLM 0.8.5 (V0), but this deployment runs vLLM 0.9.0 (V1)"),
         ("0.8.5", "0.10.1", "eagle3", "ran vLLM 0.8.5 (V0), but this deployment runs vLLM 0.10.1 (V1)"),
         ("0.8.4", "0.7.3", "eagle", "ran vLLM 0.8.4, but this deployment runs vLLM 0.7.3: its step times are"),

@@ -98,3 +98,19 @@ def test_a_method_before_the_release_that_named_it_is_refused() -> None:
     with pytest.raises(SpecwiseError, match=r"engine_version: vLLM 0.11.0 has no speculative method 'suffix'"):
         parse_scenario(scenario)
     assert parse_scenario({**_with_version("0.11.1"), "speculation": suffix}).method.name == "suffix"
+
+
+@pytest.mark.parametrize(("version", "refused"), [("0.16.0", True), ("0.21.0", True), ("0.20.0", False), (None, False)])
+def test_probabilistic_drafting_is_refused_where_advise_refuses_it(version: str | None, refused: bool) -> None:
+    """simulate priced probabilistic drafting on a vLLM with no setting for it, which advise marks unsupported
+    (VllmEngine.refusal): the scenario is refused the same way, naming [deployment].engine_version."""
+    scenario = _with_version(version)
+    draft_tp = {"draft_tp": 4}  # V1 (0.15+) runs a draft model at the target's TP
+    scenario["speculation"] = {**SCENARIO["speculation"], **draft_tp, "drafting": "probabilistic"}  # type: ignore[dict-item]
+    if not refused:
+        assert parse_scenario(scenario).name == "v1-draft-tp"
+        return
+    with pytest.raises(SpecwiseError, match=r"engine_version: vLLM 0\.\d+\.0 drafts probabilistically"):
+        parse_scenario(scenario)
+    greedy = {**scenario, "speculation": {**scenario["speculation"], "drafting": "greedy"}}  # type: ignore[dict-item]
+    assert parse_scenario(greedy).name == "v1-draft-tp"

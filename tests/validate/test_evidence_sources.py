@@ -141,7 +141,8 @@ def test_band_shown_with_vllm_predictions_is_the_vllm_held_back_error(result: Va
         ("0.9.2", "eagle3", False),
         ("0.15.1", "draft_model", False),
         ("not stated (V1, July 2025; ~0.9.x)", "draft_model", False),  # the record names the engine it ran
-        ("0.8.2", "eagle", True),  # every method on 0.8 fell back to V0 (speculation_engine)
+        ("0.8.3", "eagle", True),  # every method on 0.8.3-0.8.5 fell back to V0 (speculation_engine)
+        ("0.8.2", "ngram", False),  # 0.8.2 picks V1 for a --speculative-config (its oracle reads old flags)
         ("0.8.4", "ngram", True),
         ("0.8.5", "eagle3", True),
         ("0.8.5", "none", False),  # the baseline: no speculation, V1

@@ -293,7 +293,7 @@ def _prompts(args: argparse.Namespace, model: str | None) -> tuple[PromptItem, .
     """The dataset, or synthetic prompts sized in tokens (with the model's tokenizer) or words."""
     if args.prompts:
         return tuple(load_prompts(args.prompts, dataset_selection(args)))
-    if args.category is not None or args.turns != "first":  # '' too: given, and nothing to select from
+    if args.category is not None or args.turns is not None:  # '' too: given, and nothing to select from
         raise SpecwiseError("--category and --turns select from a dataset: give --prompts")
     count, seed = _or_default(args.requests_per_level, "requests_per_level"), _or_default(args.seed, "seed")
     if args.synthetic_tokens:
@@ -563,7 +563,7 @@ def _given(args: argparse.Namespace, *names: str) -> list[str]:
 # what a run's levels and requests are, and how they are sent and scored: stored with the run, so a resumed run keeps
 # them (flags with a None default: only one given counts)
 SHAPE_FLAGS: tuple[str, ...] = ("rates", "concurrency", "sweep", "arrivals", "burstiness_cv", "prompts")
-SHAPE_FLAGS += ("synthetic_words", "synthetic_tokens", "tokenizer", "requests_per_level", "seed")
+SHAPE_FLAGS += ("category", "turns", "synthetic_words", "synthetic_tokens", "tokenizer", "requests_per_level", "seed")
 SHAPE_FLAGS += ("endpoint", "max_tokens", "temperature", "ignore_eos", "max_concurrency", "request_timeout")
 SHAPE_FLAGS += ("slo_ttft", "slo_tpot")
 

@@ -18,11 +18,10 @@ def add_dataset_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--turns",
         choices=TURN_MODES,
-        default="first",
-        help="first: each conversation's first user turn (as vllm bench serve's sharegpt); all: one request per "
-        "user turn, carrying the earlier turns and the dataset's answers (multi-turn chat)",
+        help="first (the default): each conversation's first user turn (as vllm bench serve's sharegpt); all: one "
+        "request per user turn, carrying the earlier turns and the dataset's answers (multi-turn chat)",
     )
 
 
 def dataset_selection(args: argparse.Namespace) -> Selection:
-    return Selection(parse_categories(args.category), args.turns)
+    return Selection(parse_categories(args.category), args.turns or "first")  # None: --turns not given

@@ -255,8 +255,8 @@ def draft_model_refusal(version: VllmVersion | None) -> str | None:
 # read in the 0.22.0 to 0.34.0 wheels; 0.26's ``v1/spec_decode/llm_base_proposer.py`` acts on it); 0.21 names it
 # "gumbel" and applies it "only to Model Runner V2"; 0.18 to 0.20 call it ``rejection_sample_method =
 # "probabilistic"`` ("yields a higher acceptance rate at the cost of more memory to cache draft logits"); 0.16 and
-# before have no such setting (their drafts are greedy). Unknown keys are refused: a field a release lacks stops its
-# server (``extra="forbid"`` from 0.11, ``cls(**dict)`` before).
+# before have no such setting (their drafts are greedy); 0.17 was not read and is taken as 0.16 (refused). Unknown
+# keys are refused: a field a release lacks stops its server (``extra="forbid"`` from 0.11, ``cls(**dict)`` before).
 PROBABILISTIC_DRAFTING_SINCE = VllmVersion(0, 22)
 _REJECTION_SAMPLE_METHOD = (VllmVersion(0, 18), VllmVersion(0, 21))
 

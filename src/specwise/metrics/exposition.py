@@ -72,10 +72,11 @@ MAX_DRAFT_POSITIONS = 1024
 
 
 def draft_position(label: str | None) -> int | None:
-    """A ``position`` label's draft position, or None when it is not one: absent, not plain ASCII digits (``int``
-    takes ``"²"`` and ``" 1"``, vLLM writes neither) or not below :data:`MAX_DRAFT_POSITIONS`."""
-    if label is None or not (label.isascii() and label.isdigit()) or len(label) > 6:
-        return None
+    """A ``position`` label's draft position, or None when it is not one: absent, not plain ASCII digits as ``str(i)``
+    writes them (``int`` takes ``"²"``, ``" 1"`` and ``"01"``, vLLM writes none) or not below
+    :data:`MAX_DRAFT_POSITIONS`."""
+    if label is None or not (label.isascii() and label.isdigit()) or len(label) > 6 or label[:1] == "0" != label:
+        return None  # "01" is no label vLLM writes: it would merge with "1"
     position = int(label)
     return position if position < MAX_DRAFT_POSITIONS else None
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import Finding, check_pair, method_fit
-from specwise.engines.vllm_versions import VllmVersion, method_refusal
+from specwise.engines.vllm_versions import VllmVersion, drafting_refusal, method_refusal
 from specwise.errors import FieldNames, NegativeAnswer, SpecwiseError
 from specwise.memory import MemoryPlan, MemoryPlanRequest, plan_memory
 from specwise.memory.planner import kv_tokens_at_length
@@ -37,10 +37,12 @@ def named(file: str, field: str | None, resolve: Callable[[], T]) -> T:
 
 def _check_vllm_method(spec: ScenarioSpec, draft_tp: int) -> None:
     """What the vLLM the scenario names (``[deployment].engine_version``; none: the current one) cannot run is
-    refused: a method before the release that named it (``suffix`` before 0.11.1, ``mtp`` before 0.11), and a separate
-    draft model as that version runs it (:func:`~specwise.engines.vllm_versions.draft_model_engine`): 0.10 to 0.14
-    refuse it; V1 (0.15 on) runs it only at the target's tensor parallelism (``vllm/v1/spec_decode/draft_model.py``,
-    ``_raise_if_draft_tp_mismatch``: the ranks would share one torch.compile cache); V0 (before 0.10) on any."""
+    refused: a method before the release that named it (``suffix`` before 0.11.1, ``mtp`` before 0.11),
+    probabilistic drafting where the release has no setting for it
+    (:func:`~specwise.engines.vllm_versions.drafting_refusal`), and a separate draft model as that version runs it
+    (:func:`~specwise.engines.vllm_versions.draft_model_engine`): 0.10 to 0.14 refuse it; V1 (0.15 on) runs it only
+    at the target's tensor parallelism (``vllm/v1/spec_decode/draft_model.py``, ``_raise_if_draft_tp_mismatch``: the
+    ranks would share one torch.compile cache); V0 (before 0.10) on any."""
     dep, sp = spec.deployment, spec.speculation
     if dep.engine != "vllm" or sp.method.name == "none" or not spec.engine_checks:
         return
@@ -51,7 +53,9 @@ def _check_vllm_method(spec: ScenarioSpec, draft_tp: int) -> None:
             f"{spec.file}: [deployment].engine_version: {dep.engine_version!r}: expected a vLLM version like 0.15 or "
             "0.10.1"
         ) from None
-    refusal = method_refusal(version, sp.method.name)
+    refusal = method_refusal(version, sp.method.name) or drafting_refusal(
+        version, sp.drafting, sp.method.samples_from_a_distribution
+    )  # as advise refuses the candidate (VllmEngine.refusal)
     if refusal is not None:
         raise SpecwiseError(f"{spec.file}: [deployment].engine_version: {refusal}")
     if sp.method.name == "draft_model" and (

@@ -358,7 +358,7 @@ def _predict_batched(
 
 
 _ENGINE_TOKEN = re.compile(r"\bv([01])\b(?!\.)", re.IGNORECASE)  # "V0 engine", "V1 runner"; not "v0.15.1"
-_VERSION = re.compile(r"\bv?(\d+)\.(\d+)")
+_VERSION = re.compile(r"\bv?(\d+)\.(\d+)(?:\.(\d+))?")
 
 
 def is_vllm_v0(engine_version: str, method: str | None = None) -> bool:
@@ -373,4 +373,5 @@ def is_vllm_v0(engine_version: str, method: str | None = None) -> bool:
     version = _VERSION.search(engine_version)
     if version is None:
         return False
-    return speculation_engine(VllmVersion(int(version.group(1)), int(version.group(2))), method) == "v0"
+    parsed = VllmVersion(int(version.group(1)), int(version.group(2)), int(version.group(3) or 0))
+    return speculation_engine(parsed, method) == "v0"  # with its patch: 0.8.2 runs a --speculative-config on V1
