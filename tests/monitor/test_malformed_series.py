@@ -195,3 +195,38 @@ def test_itl_is_read_under_its_name_before_vllm_0_11() -> None:
     assert "tpot_s" not in old.latency and NO_TPOT_BEFORE_0_11 in old.notes
     assert NO_TPOT_BEFORE_0_11 not in now.notes
     assert vet(parse_exposition(_before_0_11(AFTER))).scrape is not None  # its samples are kept by the parser too
+
+
+def _fleet_page(servers: dict[str, tuple[int, float, float, int]]) -> str:
+    """A page federating vLLM servers (``instance`` label): per server (drafts, _created, generated tokens, running);
+    4 draft tokens per draft, half of them accepted."""
+    lines = []
+    for instance, (drafts, born, generated, running) in servers.items():
+        labels = f'engine="0",instance="{instance}",model_name="m"'
+        lines += [
+            f"vllm:spec_decode_num_drafts_total{{{labels}}} {drafts}",
+            f"vllm:spec_decode_num_drafts_created{{{labels}}} {born}",
+            f"vllm:spec_decode_num_draft_tokens_total{{{labels}}} {4 * drafts}",
+            f"vllm:spec_decode_num_accepted_tokens_total{{{labels}}} {2 * drafts}",
+            f"vllm:generation_tokens_total{{{labels}}} {generated}",
+            f"vllm:num_requests_running{{{labels}}} {running}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_federated_page_counts_each_server_on_its_own() -> None:
+    """The review's second federated page: one server restarting inside the window counts from its restart while
+    the other counts its increase (generation 15 tokens/s, not 65: the page's sum went 1000 -> 650, read as one
+    restart of everything), and the batch the step-time model prices is one server's (10, not 20)."""
+    from specwise.monitor.window import window_stats
+
+    before = parse_exposition(_fleet_page({"a": (10, 100.0, 500, 10), "b": (10, 200.0, 500, 10)}))
+    after = parse_exposition(_fleet_page({"a": (20, 100.0, 600, 10), "b": (5, 300.0, 50, 10)}))  # b restarted
+    w = window_stats(before, after, 10.0)
+    assert w.counter_reset and w.generation_tokens_per_s == pytest.approx((100 + 50) / 10)
+    assert w.running == 20 and w.running_per_engine == 10
+    steady = window_stats(
+        before, parse_exposition(_fleet_page({"a": (20, 100.0, 600, 9), "b": (20, 200.0, 700, 10)})), 10.0
+    )
+    assert not steady.counter_reset and steady.generation_tokens_per_s == pytest.approx(30.0)
+    assert steady.acceptance_rate == pytest.approx(0.5)

@@ -114,29 +114,38 @@ def _histogram(scrape: Scrape, name: str) -> HistogramSnapshot | None:
     return cast("HistogramSnapshot | None", scrape.derived[key])
 
 
-def _counter_sum(scrape: Scrape, name: str) -> float | None:
+def _gauge_sum(scrape: Scrape, name: str) -> float | None:
     samples = scrape.named(name)
     return sum(s.value for s in samples) if samples else None
 
 
-def _gauge_sum(scrape: Scrape, name: str) -> float | None:
-    return _counter_sum(scrape, name)
-
-
 def _busiest_engine(scrape: Scrape, name: str) -> float | None:
-    """The largest per-engine total of a gauge (its samples summed per ``engine`` label; one engine: the sum)."""
-    per: dict[str | None, float] = {}
+    """The largest per-engine total of a gauge: its samples summed over the models an engine serves, per engine
+    (its ``engine`` label and any other but ``model_name``: a page federating servers has one engine "0" per
+    ``instance``, each its own batch); one engine: the sum."""
+    per: dict[tuple[tuple[str, str], ...], float] = {}
     for x in scrape.named(name):
-        per[x.label("engine")] = per.get(x.label("engine"), 0.0) + x.value
+        engine = tuple(label for label in x.labels if label[0] != "model_name")
+        per[engine] = per.get(engine, 0.0) + x.value
     return max(per.values()) if per else None
 
 
-def _rate(before: float | None, after: float | None, window_s: float) -> tuple[float | None, bool]:
-    if before is None or after is None or window_s <= 0:
+def _increase(before: Scrape, after: Scrape, name: str) -> tuple[float | None, bool]:
+    """A counter's increase over the window, series by series (a data-parallel server's engines, a page federating
+    servers), and whether a series went back: that one counts from its restart, as Prometheus' ``increase()`` does,
+    while the others count their own increase (a sum over series hid one server's restart behind the others'
+    growth, or took it for the whole page's); a series new in ``after`` counts from 0. None without the counter
+    on either side."""
+    then = {s.labels: s.value for s in before.named(name)}
+    now = {s.labels: s.value for s in after.named(name)}
+    if not then or not now:
         return None, False
-    if after < before:  # went back: restarted (count since the restart) unless the caller knows better
-        return after / window_s, True
-    return (after - before) / window_s, False
+    total, back = 0.0, False
+    for labels, value in now.items():
+        start = then.get(labels, 0.0)
+        back = back or value < start
+        total += value if value < start else value - start
+    return total, back
 
 
 NO_SPEC_NOTE = "no spec-decode counters on this server (speculation off?)"
@@ -224,7 +233,8 @@ def _rates(
         ("requests", VLLM.request_success),
         ("preemptions", VLLM.preemptions),
     ):
-        rates[key], went_back = _rate(_counter_sum(before, name), _counter_sum(after, name), window_s)
+        increase, went_back = _increase(before, after, name)
+        rates[key] = increase / window_s if increase is not None and window_s > 0 else None
         if went_back and same_server:
             faults.append(_went_back(name))
             rates[key] = None
