@@ -106,7 +106,9 @@ def test_a_version_newer_than_any_read_is_said(capsys: pytest.CaptureFixture[str
     assert not any("newer than any release" in n for n in doc["vllm"].get("notes", []))  # type: ignore[attr-defined]
 
 
-def test_a_v0_command_says_why_its_token_budget_is_not_the_plans(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_v0_command_says_why_its_token_budget_is_not_the_plans(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """On 0.9.2 the example's draft model runs on V0, which refuses max_num_batched_tokens (8192 here) below
     max_model_len (16384): the command writes 16384 and a note says why, and what the plan had sized."""
     _, doc = _advise(["--scenario", str(EXAMPLE), "--vllm-version", "0.9.2"], capsys)
@@ -117,3 +119,8 @@ def test_a_v0_command_says_why_its_token_budget_is_not_the_plans(capsys: pytest.
     argv, notes = now["vllm"]["serve_argv"], now["vllm"].get("notes", [])  # type: ignore[index,attr-defined]
     assert argv[argv.index("--max-num-batched-tokens") + 1] == "8192"
     assert not any("not the scenario's" in n for n in notes)
+    sglang = tmp_path / "sglang.toml"  # its budget flag is --chunked-prefill-size: no vLLM V0 note about it
+    sglang.write_text(EXAMPLE.read_text().replace("[deployment]\n", '[deployment]\nengine = "sglang"\n', 1))
+    main(["advise", "--scenario", str(sglang), "--processes", "1"])
+    said = " ".join(capsys.readouterr().out.split())  # as read, not as wrapped at 80 columns
+    assert "-m sglang.launch_server" in said and "not the scenario's" not in said

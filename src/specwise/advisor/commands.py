@@ -97,14 +97,16 @@ def _draft_tp_notes(inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject
     return (f"{note} -- set [deployment].engine_version to the vLLM you run to price that",)
 
 
-def _budget_notes(argv: list[str], d: Deployment) -> tuple[str, ...]:
-    """Where the command's token budget is not the plan's (:meth:`~specwise.engines.vllm.VllmEngine.token_budget`:
+def _budget_notes(engine: Engine, d: Deployment, spec: JsonObject | None) -> tuple[str, ...]:
+    """Where the vLLM command's token budget is not the plan's (:meth:`~specwise.engines.vllm.VllmEngine.token_budget`:
     vLLM's V0 engine, prefilling whole prompts, starts only with a budget of at least the max model length), why."""
     planned = d.max_num_batched_tokens
-    flag = "--max-num-batched-tokens"
-    written = int(argv[argv.index(flag) + 1]) if flag in argv else None
-    if planned is None or written == planned:
+    if not isinstance(engine, VllmEngine) or spec is None or planned is None:
         return ()
+    written = engine.token_budget(d, spec.get("method"))
+    if written == planned:
+        return ()
+    flag = "--max-num-batched-tokens"
     said = f"{flag} {written}" if written is not None else f"no {flag} (V0's default, max(max_model_len, 2048))"
     return (
         f"{said}, not the scenario's {planned}: this vLLM runs the speculation on its V0 engine, which prefills "
@@ -123,7 +125,7 @@ def serve_command(
     notes = checkpoint_notes(deployment, speculation)
     notes += engine.schedule_notes(top.schedule, top.k, top.method) if spec is not None else ()
     notes += _draft_tp_notes(inputs, top, spec)
-    notes += _budget_notes(argv, deployment)
+    notes += _budget_notes(engine, deployment, spec)
     if spec is not None and "num_speculative_tokens_per_batch_size" in spec:
         notes = (*notes, dynamic_k_caveat(engine.version if isinstance(engine, VllmEngine) else None))
     return ServeCommand(engine.name, tuple(argv), shell(argv), spec, notes)

@@ -242,7 +242,8 @@ def _spec_counts(points: Mapping[str, Sequence[Point]]) -> SpecDecodeCounts:
     per-position counts; vLLM V0 exports neither)."""
     if "drafts" not in points:
         return SpecDecodeCounts(0.0, points["draft_tokens"][-1].value, points["accepted_tokens"][-1].value, ())
-    positions = {int(p.label("position")): p.value for p in points.get("accepted_per_position", ())}  # draft_position
+    per_position = points.get("accepted_per_position", ())  # positions checked by _by_replica
+    positions = {pos: p.value for p in per_position if (pos := draft_position(p.label("position"))) is not None}
     width = max(positions) + 1 if positions else 0
     drafts, draft_tokens, accepted = (points[k][-1].value for k in SPEC_KEYS)
     return SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(positions.get(i, 0.0) for i in range(width)))
