@@ -16,6 +16,11 @@ from typing import Any, Protocol
 from specwise.methods import Method
 
 LOOPBACK = "127.0.0.1"
+# An engine whose drafter never samples from the draft's distribution, asked for ``drafting = "probabilistic"``.
+DRAFTING_REFUSAL = (
+    '{engine} drafts {how}, never a sample from the draft\'s distribution: drafting = "probabilistic" would be '
+    'priced with acceptance the server cannot reach; use drafting = "greedy"'
+)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from specwise.engines.base import LOOPBACK, Deployment, SpecMetricNames, Speculation, cli_flags
+from specwise.engines.base import DRAFTING_REFUSAL, LOOPBACK, Deployment, SpecMetricNames, Speculation, cli_flags
 from specwise.errors import SpecwiseError
 from specwise.methods import Method
 
@@ -21,13 +21,21 @@ class LlamaCppEngine:
     )
 
     def refusal(self, method: Method, draft: str | None = None, drafting: str = "greedy") -> str | None:
+        """Any method but a draft model; probabilistic drafting: llama-server's drafter keeps the draft's most probable
+        token while its probability clears ``--draft-p-min`` (``common_speculative_gen_draft``, common/speculative.cpp)
+        and verification samples the target and accepts while the two agree
+        (``common_sampler_sample_and_accept_n``, common/sampling.cpp): greedy drafting, as specwise prices it."""
         if method.name != "draft_model":
             return f"llama-server speculates with a draft model only, not {method.name}"
+        if drafting == "probabilistic":
+            return DRAFTING_REFUSAL.format(engine="llama-server", how="the draft's most probable token")
         return None
 
     def speculative_config(self, s: Speculation) -> dict[str, Any]:
-        if self.refusal(s.method) is not None or not s.draft:
-            raise SpecwiseError(f"llama-server speculates with a draft model only, not {s.method.name}")
+        if (refused := self.refusal(s.method, s.draft, s.drafting)) is not None:
+            raise SpecwiseError(refused)
+        if not s.draft:
+            raise SpecwiseError("llama-server speculates with a draft model: name its checkpoint (--model-draft)")
         return {"model_draft": s.draft, "draft_max": s.k, "draft_min": s.k}
 
     def draft_split_refusal(self, s: Speculation, heads: int) -> str | None:

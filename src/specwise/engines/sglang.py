@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from specwise.engines.base import (
+    DRAFTING_REFUSAL,
     LOOPBACK,
     ONLINE_QUANTIZATION,
     Deployment,
@@ -47,12 +48,18 @@ class SglangEngine:
     )
 
     def refusal(self, method: Method, draft: str | None = None, drafting: str = "greedy") -> str | None:
+        """A method SGLang has no algorithm for; probabilistic drafting, which SGLang does not do: its drafter takes
+        the draft's top-k tokens (``select_top_k_tokens``, sglang/srt/speculative/spec_utils.py) and its sampled
+        verification reads the target's probabilities only (``tree_speculative_sampling_target_only``, sgl-kernel),
+        which is what specwise prices as greedy drafting."""
         if method.name not in ALGORITHMS:
             return f"SGLang has no {method.name} speculation (it has: {', '.join(ALGORITHMS)})"
+        if drafting == "probabilistic" and method.samples_from_a_distribution:
+            return DRAFTING_REFUSAL.format(engine="SGLang", how="its top-k tokens")
         return None
 
     def speculative_config(self, s: Speculation) -> dict[str, Any]:
-        if (refused := self.refusal(s.method)) is not None:
+        if (refused := self.refusal(s.method, s.draft, s.drafting)) is not None:
             raise SpecwiseError(refused)
         if s.schedule:
             raise SpecwiseError("SGLang takes no k-by-batch-size schedule; use its adaptive speculation instead")

@@ -11,6 +11,7 @@ import numpy as np
 
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import Finding, check_pair, method_fit
+from specwise.engines import get_engine
 from specwise.engines.vllm_versions import VllmVersion, drafting_refusal, method_refusal
 from specwise.errors import FieldNames, NegativeAnswer, SpecwiseError
 from specwise.memory import MemoryPlan, MemoryPlanRequest, plan_memory
@@ -35,16 +36,21 @@ def named(file: str, field: str | None, resolve: Callable[[], T]) -> T:
         raise SpecwiseError(f"{file}: {field}: {exc}" if named else f"{file}: {exc}") from None
 
 
-def _check_vllm_method(spec: ScenarioSpec, draft_tp: int) -> None:
-    """What the vLLM the scenario names (``[deployment].engine_version``; none: the current one) cannot run is
-    refused: a method before the release that named it (``suffix`` before 0.11.1, ``mtp`` before 0.11),
-    probabilistic drafting where the release has no setting for it
+def _check_engine_method(spec: ScenarioSpec, draft_tp: int) -> None:
+    """What the engine cannot run is refused. SGLang: a method it has no algorithm for, and probabilistic drafting
+    (:meth:`~specwise.engines.sglang.SglangEngine.refusal`). The vLLM the scenario names
+    (``[deployment].engine_version``; none: the current one): a method before the release that named it (``suffix``
+    before 0.11.1, ``mtp`` before 0.11), probabilistic drafting where the release has no setting for it
     (:func:`~specwise.engines.vllm_versions.drafting_refusal`), and a separate draft model as that version runs it
     (:func:`~specwise.engines.vllm_versions.draft_model_engine`): 0.10 to 0.14 refuse it; V1 (0.15 on) runs it only
     at the target's tensor parallelism (``vllm/v1/spec_decode/draft_model.py``, ``_raise_if_draft_tp_mismatch``: the
     ranks would share one torch.compile cache); V0 (before 0.10) on any."""
     dep, sp = spec.deployment, spec.speculation
-    if dep.engine != "vllm" or sp.method.name == "none" or not spec.engine_checks:
+    if sp.method.name == "none" or not spec.engine_checks:
+        return
+    if dep.engine != "vllm":  # as advise refuses the candidate (SglangEngine.refusal): a method or drafting it lacks
+        if (refused := get_engine(dep.engine).refusal(sp.method, sp.draft, sp.drafting)) is not None:
+            raise SpecwiseError(f"{spec.file}: [deployment].engine: {refused}")
         return
     try:
         version = VllmVersion.parse(dep.engine_version) if dep.engine_version is not None else None
@@ -108,7 +114,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     gpu = named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
     draft_choice, findings = _draft(spec, target)
     failed = [f.message for f in findings if f.status == "fail"]
-    _check_vllm_method(spec, draft_tp := sp.draft_tp or dep.tp)  # an input error is said before any "no"
+    _check_engine_method(spec, draft_tp := sp.draft_tp or dep.tp)  # an input error is said before any "no"
     if failed and spec.deployable_only and dep.engine == "vllm":  # vLLM would not start it: no speedup to report
         raise NegativeAnswer(f"{file}: {where}.draft: vLLM refuses this draft for {dep.target}: {'; '.join(failed)}")
     warnings = [f"draft/target: {m}" for m in failed] + list(spec.notes)
