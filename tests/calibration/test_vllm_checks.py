@@ -79,6 +79,8 @@ IMPOSSIBLE = [
     (_set(("ttfts", 1), None), "ttfts[1] = None: missing for a request that produced tokens"),
     (_set(("latencies", 2), -math.inf), "latencies[2] (E2E) = -inf"),
     (_set(("latencies", 2), 0), "latencies[2] (E2E) = 0: zero"),
+    (_set(("itls", 3, 2), 1e300), "itls[3][2] = 1e+300: longer than the whole run (duration = 0.553545 s)"),
+    (_set(("ttfts", 4), 0.6), "ttfts[4] = 0.6: longer than the whole run"),
     (_set(("duration",), 0.0), "duration = 0.0: a run's duration must be a finite number of seconds > 0"),
     (_set(("duration",), -1.6), "duration = -1.6"),
     (_set(("start_times", 0), math.nan), "start_times[0] = nan"),
@@ -130,8 +132,11 @@ def test_runs_that_cannot_be_calibrated_are_refused(tmp_path: Path, capsys: pyte
     runs[2]["request_rate"], runs[3]["request_rate"] = 5.0, 50.0
     rates = _write(tmp_path, runs, "rates.json")
     err = _refusal(tmp_path, capsys, rates)
-    assert f"error: {rates}[2]: ngram at --request-rate 5 has no baseline run at that rate" in err
-    assert "(baseline rates: 8, 32): run the baseline and each speculative config at the same --request-rate" in err
+    assert f"error: {rates}[2]: ngram at --request-rate 5 --max-concurrency 8 has no baseline run at that load" in err
+    assert (
+        "(baseline runs: --request-rate 8 --max-concurrency 8, --request-rate 32 --max-concurrency 8): run the "
+        "baseline and each speculative config at the same --request-rate and --max-concurrency"
+    ) in err
 
 
 def test_a_speculative_run_without_counts_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -263,3 +268,85 @@ def test_the_printed_calibration_says_what_it_assumed(tmp_path: Path, capsys: py
 def test_proposer_cost_wording() -> None:
     assert proposer_cost_text("eagle3-k3", "eagle3", 0.125) == "eagle3-k3: draft pass = 0.12 x target pass"
     assert proposer_cost_text("sfx", "suffix", 0.05).startswith("sfx (lookup, no draft pass): speculation overhead")
+
+
+def _capped(run: Run, concurrency: int) -> Run:
+    return {**run, "request_rate": "inf", "max_concurrency": concurrency}
+
+
+def test_runs_are_paired_by_rate_and_concurrency(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A `--request-rate inf --max-concurrency N` sweep: a speculative run is compared with the baseline at its own
+    concurrency, never at another (a baseline at 4 and n-gram at 16 were one level: a 'measured' speedup of the
+    two loads, exit 0), and one configuration at two concurrencies is two levels (it was refused as 'a second run
+    ... at request_rate None')."""
+    runs = _runs()
+    mismatched = _write(tmp_path, [_capped(runs[0], 4), _capped(runs[2], 16)], "mismatch.json")
+    err = _refusal(tmp_path, capsys, mismatched)
+    assert f"{mismatched}[1]: ngram at --request-rate inf --max-concurrency 16 has no baseline run at that load" in err
+    assert "(baseline runs: --request-rate inf --max-concurrency 4)" in err
+    sweep = [_capped(runs[0], 4), _capped(runs[1], 16), _capped(runs[2], 4), _capped(runs[3], 16)]
+    out = tmp_path / "sweep-cal.json"
+    assert main(["calibrate", _write(tmp_path, sweep, "sweep.json"), "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "c=4" in said and "c=16" in said
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["config"], r["level"], r["concurrency"]) for r in rows] == [
+        ("baseline", 0, 4),
+        ("baseline", 1, 16),
+        ("ngram", 0, 4),
+        ("ngram", 1, 16),
+    ]
+    twice = _write(tmp_path, [_capped(runs[0], 4), _capped(runs[1], 4), _capped(runs[2], 4)], "twice.json")
+    err = _refusal(tmp_path, capsys, twice)
+    assert f"{twice}[1]: a second run of one configuration at --request-rate inf --max-concurrency 4" in err
+
+
+def test_a_baseline_that_timed_no_step_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The law is the baseline's: with every gap 0, or every output one token, it was fitted to the n-gram run's
+    steps without a word, and (all gaps 0) a measured speedup of 0.00 was written."""
+    runs = _runs()
+    zero = [dict(r) for r in runs]
+    zero[0] = {**runs[0], "itls": [[0.0] * len(x) for x in runs[0]["itls"]]}
+    path = _write(tmp_path, zero, "zero.json")
+    assert f"{path}[0]: itls: all " in _refusal(tmp_path, capsys, path)
+    assert "inter-chunk gaps are 0: no engine step was timed" in _refusal(tmp_path, capsys, path)
+    one = [dict(r) for r in runs]
+    for n in (0, 1):
+        count = len(runs[n]["itls"])
+        one[n] = {**runs[n], "itls": [[] for _ in range(count)], "output_lens": [1] * count}
+    path = _write(tmp_path, one, "one.json")
+    assert f"error: no engine steps in the baseline runs ({path}[0], {path}[1]): " in _refusal(tmp_path, capsys, path)
+
+
+def test_a_file_from_a_bench_without_start_times_is_told_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = _runs()
+    for r in runs:
+        del r["start_times"]
+    path = _write(tmp_path, runs)
+    err = _refusal(tmp_path, capsys, path)
+    assert "no start_times (when each request was sent): the file has the other per-request timings" in err
+    assert "PR #32667" in err and "--save-detailed" not in err  # the user gave it; their vLLM saves no send times
+
+
+def test_the_server_limits_are_recorded_and_a_smaller_cap_than_measured_warned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = _runs()
+    spec_first = _write(tmp_path, [*runs[2:], *runs[:2]], "ngram-then-base.json")
+    out = tmp_path / "cal.json"
+    assert main(["calibrate", spec_first, "--out", str(out), "--max-num-seqs", "2"]) == 0
+    said = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["server"] == {"max_num_seqs": 2, "max_num_batched_tokens": 8192}
+    assert doc["assumed"]["max_num_batched_tokens"] == 8192 and "max_num_seqs" not in doc["assumed"]
+    peak = max(p["num_seqs"] for p in doc["points"])
+    assert peak > 2 and doc["warnings"] == [
+        f"the runs show {peak} requests decoding in one engine step, more than --max-num-seqs 2 the replay caps its "
+        "batch at: give the server's --max-num-seqs (its simulated TPOT and speedups assume the smaller batch)"
+    ]
+    assert "warning: the runs show" in " ".join(said.split())
+    assert doc["run_id"] == "ngram-then-base"  # the file the baseline came from (here the one file)
+    assert main(["calibrate", spec_first, "--out", str(tmp_path / "ok.json"), "--max-num-seqs", "64"]) == 0
+    assert "warnings" not in json.loads((tmp_path / "ok.json").read_text()) and "warning" not in capsys.readouterr().out

@@ -120,6 +120,7 @@ def prediction_rows(
                     measured_speedup_tpot=m_speedup,
                     predicted_speedup_tpot=p_speedup,
                     speedup_error=None if m_speedup is None or p_speedup is None else p_speedup - m_speedup,
+                    concurrency=lv.concurrency,
                 )
             )
     return rows

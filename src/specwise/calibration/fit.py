@@ -46,6 +46,7 @@ class LevelRun:
     draft_tokens: float | None
     per_position: tuple[float, ...]
     measured_tpot_p50_s: float | None
+    concurrency: int | None = None  # the level's cap on requests in flight (None: none, or not a concurrency level)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from specwise.engines import get_engine
 from specwise.engines.base import calibration_refusal
 from specwise.errors import SpecwiseError
 from specwise.loadgen.launcher import load_launch_file
-from specwise.loadgen.plan import LaunchInfo, RunConfig
+from specwise.loadgen.plan import LaunchInfo, RunConfig, plan_steps
 from specwise.loadgen.records import RequestRecord, summarize_level
 from specwise.loadgen.runner import level_spec_decode
 from specwise.loadgen.store import ResultStore
@@ -117,7 +117,8 @@ def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tupl
             levels.append(
                 LevelRun(
                     level=level,
-                    rate_per_s=_rate(config, level),
+                    rate_per_s=_load(config, level)[0],
+                    concurrency=_load(config, level)[1],
                     records=tuple(records),
                     drafts=counts.drafts if counts else None,
                     draft_tokens=counts.draft_tokens if counts else None,
@@ -130,10 +131,11 @@ def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tupl
     return runs, server_args, infos
 
 
-def _rate(config: RunConfig, level: int) -> float | None:
-    if config.concurrency or config.sweep:
-        return None
-    return float(config.rates[level]) if level < len(config.rates) else None
+def _load(config: RunConfig, level: int) -> tuple[float | None, int | None]:
+    """The level's (request rate, concurrency) as the run planned them (:func:`plan_steps`)."""
+    steps = plan_steps(config)
+    rate, concurrency = steps[level] if level < len(steps) else (None, None)
+    return (None if rate is None else float(rate)), concurrency
 
 
 def fitted_doc(run_id: str, runs: list[ConfigRun], engine: EngineConfig) -> CalibrationDoc:

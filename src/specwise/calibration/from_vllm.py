@@ -5,7 +5,8 @@ The files keep per request the send time, TTFT and one inter-chunk gap per strea
 the gaps between them are the engine steps :mod:`specwise.calibration.steps` reads (vLLM streams one chunk per
 engine step per running request). One run is one level of one configuration: its configuration is the
 ``--metadata speculative_config='{...}'`` it carries (none: the baseline), its level the rank of its
-``request_rate`` among all the runs given (so the baseline and the speculative run at one rate are compared);
+``request_rate`` and ``max_concurrency`` among all the runs given (so the baseline and the speculative run at one
+load are compared);
 spec-decode counts are the run's ``spec_decode_*`` fields. What cannot be calibrated from (runs of two models, no
 baseline, rates without a baseline, unknown methods, a speculative run without spec-decode counts, impossible
 numbers) is refused first (:mod:`specwise.calibration.vllm_checks`), and so are batch limits vLLM would refuse.
@@ -20,7 +21,6 @@ defaults otherwise, and are recorded in the calibration as assumed.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import accumulate
@@ -105,10 +105,6 @@ def request_record(t: RequestTiming, level: int, request_id: str) -> RequestReco
     )
 
 
-def _rate_key(rate: float | None) -> float:
-    return math.inf if rate is None else rate
-
-
 def _level(run: DetailedRun, level: int) -> LevelRun:
     records = tuple(request_record(t, level, str(i)) for i, t in enumerate(run.requests))
     counts = run.summary.spec_decode.counts if run.summary.spec_decode else None
@@ -120,22 +116,27 @@ def _level(run: DetailedRun, level: int) -> LevelRun:
         draft_tokens=counts.draft_tokens if counts else None,
         per_position=counts.per_position_rates if counts else (),
         measured_tpot_p50_s=summarize_level(records, level, run.rate_per_s).tpot_s.p50,
+        concurrency=run.max_concurrency,
     )
 
 
 def config_runs(runs: Sequence[DetailedRun]) -> list[tuple[ConfigRun, DetailedRun]]:
-    """One configuration per speculative config (the baseline first), one level per run; each with a run of it."""
-    rates = sorted({_rate_key(r.rate_per_s) for r in runs})
+    """One configuration per speculative config (the baseline first), one level per run -- a level is one
+    (request rate, max concurrency) -- each with a run of it."""
+    loads = sorted({r.load_key for r in runs})
     groups: dict[str, list[DetailedRun]] = {}
     for r in sorted(runs, key=lambda r: r.method is not None):
         groups.setdefault(r.spec_key, []).append(r)
     out: list[tuple[ConfigRun, DetailedRun]] = []
     for group in groups.values():
         levels: list[LevelRun] = []
-        for r in sorted(group, key=lambda r: _rate_key(r.rate_per_s)):
-            level = rates.index(_rate_key(r.rate_per_s))
+        for r in sorted(group, key=lambda r: r.load_key):
+            level = loads.index(r.load_key)
             if any(lv.level == level for lv in levels):
-                raise SpecwiseError(f"{r.where}: a second run of one configuration at request_rate {r.rate_per_s}")
+                raise SpecwiseError(
+                    f"{r.where}: a second run of one configuration at {r.load_text}: give one run per "
+                    "--request-rate and --max-concurrency"
+                )
             levels.append(_level(r, level))
         first = group[0]
         taken = {c.name for c, _ in out}
@@ -145,15 +146,35 @@ def config_runs(runs: Sequence[DetailedRun]) -> list[tuple[ConfigRun, DetailedRu
     return out
 
 
+def _baseline_name(raw: Sequence[DetailedRun], paths: Sequence[Path]) -> str:
+    """The calibration's name: the first baseline run's file (the law is fitted to the baseline's steps)."""
+    base = next((r for r in raw if r.method is None), None)
+    return Path(base.where.split("[")[0]).stem if base else paths[0].stem
+
+
 def _fitted(request: VllmCalibrationInput, runs: list[ConfigRun], raw: Sequence[DetailedRun]) -> CalibrationDoc:
     engine = engine_limits(request.max_num_seqs, request.max_num_batched_tokens)
     try:
-        return fitted_doc(request.paths[0].stem, runs, engine)
+        return fitted_doc(_baseline_name(raw, request.paths), runs, engine)
     except NoBaseStepsError:
         base = ", ".join(r.where for r in raw if r.method is None)
         raise SpecwiseError(
             f"no engine steps in the baseline runs ({base}): no successful request streamed two or more chunks"
         ) from None
+
+
+def batch_warnings(cal: CalibrationDoc, request: VllmCalibrationInput) -> list[str]:
+    """What the replay may have got wrong: more requests decoding in one measured step than ``--max-num-seqs``
+    lets the replay run (the server ran with a larger limit, or preempted requests; a preempted request still
+    counts as running while its stream waits)."""
+    peak = max((p.num_seqs for p in cal.points), default=0)
+    if peak <= request.max_num_seqs:
+        return []
+    return [
+        f"the runs show {peak} requests decoding in one engine step, more than {request._setting('max_num_seqs')} "
+        "the replay caps its batch at: give the server's --max-num-seqs (its simulated TPOT and speedups assume the "
+        "smaller batch)"
+    ]
 
 
 def calibrate_vllm(request: VllmCalibrationInput) -> CalibrationDoc:
@@ -162,8 +183,10 @@ def calibrate_vllm(request: VllmCalibrationInput) -> CalibrationDoc:
     target = check_models(raw)
     check_runs(raw)
     pairs = config_runs(raw)
+    cal = _fitted(request, [run for run, _ in pairs], raw)
+    warnings = batch_warnings(cal, request)
     return replace(
-        _fitted(request, [run for run, _ in pairs], raw),
+        cal,
         configs=tuple(CalibratedConfig(c.name, c.method, r.draft_model, c.k) for c, r in pairs),
         engine_version=request.engine_version,
         target=target,
@@ -171,10 +194,12 @@ def calibrate_vllm(request: VllmCalibrationInput) -> CalibrationDoc:
             "source": CONFIG_NAME,
             "source_files": [str(p) for p in request.paths],
             "source_dates": sorted({r.date for r in raw if r.date}),
+            "server": {"max_num_seqs": request.max_num_seqs, "max_num_batched_tokens": request.max_num_batched_tokens},
             "assumed": {
                 **{k: getattr(request, k) for k in request.assumed},
                 **({} if request.engine_version else {"engine_version": "unknown (not in the result files)"}),
                 "tokens_per_chunk": TOKENS_PER_CHUNK,
             },
+            **({"warnings": warnings} if warnings else {}),
         },
     )

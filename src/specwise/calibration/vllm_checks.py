@@ -5,7 +5,8 @@ Numbers no measurement can give are refused where the file is read
 (:mod:`specwise.contracts.vllm_detailed_values`).
 
 Runs: one target model; a baseline run (no ``--metadata speculative_config``) that the speculative runs are
-measured against, at each of their ``--request-rate``s (a level is compared with the baseline at its own rate);
+measured against, at each of their ``--request-rate`` and ``--max-concurrency`` (a level is compared with the
+baseline at its own load), with at least one timed engine step (its steps are the target's law);
 at least one speculative run (a calibration without one is refused by every ``--calibration`` user,
 :func:`specwise.perfmodel.factory.calibrated_models`, since every scenario names a method); methods specwise knows
 (:mod:`specwise.methods`) with their ``num_speculative_tokens`` in 1..``MAX_K``; successful requests in every run;
@@ -26,7 +27,6 @@ draft position, k of them.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from specwise.calibration.from_bench import KV_CAPACITY_TOKENS
@@ -54,10 +54,6 @@ def check_models(runs: Sequence[DetailedRun]) -> str | None:
 
 def _succeeded(run: DetailedRun) -> bool:
     return any(not t.error and t.ttft_s is not None and t.output_tokens > 0 for t in run.requests)
-
-
-def _rate_text(rate: float | None) -> str:
-    return "inf" if rate is None else f"{rate:g}"
 
 
 def _check_method(r: DetailedRun) -> None:
@@ -116,22 +112,35 @@ def _check_lengths(r: DetailedRun) -> None:
 
 
 def _check_rates(runs: Sequence[DetailedRun], baseline: Sequence[DetailedRun]) -> None:
-    """Each speculative run has a baseline run at its ``request_rate`` (its speedup is measured against it)."""
-    rates = {r.rate_per_s for r in baseline}
-    shown = ", ".join(_rate_text(x) for x in sorted(rates, key=lambda x: math.inf if x is None else x))
+    """Each speculative run has a baseline run at its ``--request-rate`` and ``--max-concurrency`` (its speedup is
+    measured against it)."""
+    loads = {r.load_key: r.load_text for r in baseline}
+    shown = ", ".join(loads[key] for key in sorted(loads))
     for r in runs:
-        if r.rate_per_s not in rates:
+        if r.load_key not in loads:
             raise SpecwiseError(
-                f"{r.where}: {r.method} at --request-rate {_rate_text(r.rate_per_s)} has no baseline run at that "
-                f"rate (baseline rates: {shown}): run the baseline and each speculative config at the same "
-                "--request-rate"
+                f"{r.where}: {r.method} at {r.load_text} has no baseline run at that load (baseline runs: {shown}): "
+                "run the baseline and each speculative config at the same --request-rate and --max-concurrency"
             )
+
+
+def _check_baseline_steps(raw: Sequence[DetailedRun]) -> None:
+    """The law is the baseline's: a baseline none of whose requests streamed a timed second chunk gives no step
+    (the fit would otherwise take a lookup run's steps for the target's, without a word)."""
+    base = [r for r in raw if r.method is None]
+    if not any(any(g > 0 for g in t.itls_s) for r in base for t in r.requests if not t.error):
+        raise SpecwiseError(
+            f"no engine steps in the baseline runs ({_runs_of(base)}): no successful request streamed two or more "
+            "chunks a time apart (every output 1 token long, or max_tokens 1?); re-run the baseline with longer "
+            "outputs"
+        )
 
 
 def check_runs(runs: Sequence[DetailedRun]) -> None:
     """Refuse runs that cannot be calibrated from: unknown methods or k, requests longer than the replay holds, a
     speculative run without (or with impossible) spec-decode counts, runs without a successful request, no
-    baseline or no speculative run, or a speculative run at a rate the baseline was not run at."""
+    baseline or no speculative run, a speculative run at a load the baseline was not run at, or a baseline with no
+    timed engine step."""
     for r in runs:
         _check_method(r)
         _check_lengths(r)
@@ -152,3 +161,4 @@ def check_runs(runs: Sequence[DetailedRun]) -> None:
             "with --metadata speculative_config='{...}' at the same --request-rate"
         )
     _check_rates(runs, baseline)
+    _check_baseline_steps(runs)

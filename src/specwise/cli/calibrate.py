@@ -93,6 +93,8 @@ def render(cal: CalibrationDoc, request: VllmCalibrationInput, path: Path, wide:
     charges it: a lookup method has no draft pass), preceded by what was assumed."""
     out = console()
     out.print(assumptions_text(cal, request))
+    for line in cal.extra.get("warnings", ()):
+        out.print(f"warning: {line}", markup=False)
     render_calibration(cal, path, wide=wide, out=out)
 
 
@@ -135,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
     if to_stdout:  # stdout holds the document alone; what was assumed is said on stderr
         print_json(cal.to_json())
         print(assumptions_text(cal, request), file=sys.stderr)
+        for line in cal.extra.get("warnings", ()):
+            print(f"warning: {line}", file=sys.stderr)
         return EXIT_OK
     write_json_atomic(args.out, json_safe(cal.to_json()))
     if args.json:

@@ -102,6 +102,7 @@ class CalibrationRow:
     measured_speedup_tpot: float | None
     predicted_speedup_tpot: float | None
     speedup_error: float | None
+    concurrency: int | None = None  # the level's --max-concurrency (None: not capped)
 
     @classmethod
     def from_json(cls, f: Fields) -> CalibrationRow:
@@ -114,6 +115,7 @@ class CalibrationRow:
             measured_speedup_tpot=f.number("measured_speedup_tpot"),
             predicted_speedup_tpot=f.number("predicted_speedup_tpot"),
             speedup_error=f.number("speedup_error"),
+            concurrency=f.integer("concurrency"),
         )
 
 

@@ -46,6 +46,25 @@ class DetailedRun:
     summary: BenchLevel  # summary latencies and spec-decode counts
     requests: tuple[RequestTiming, ...]
 
+    @property
+    def max_concurrency(self) -> int | None:
+        """``--max-concurrency`` (None: not given, every request sent at its arrival)."""
+        return self.summary.concurrency
+
+    @property
+    def load_key(self) -> tuple[float, float]:
+        """The run's load as a sortable key: ``--request-rate`` and ``--max-concurrency`` (none: infinite). Runs are
+        compared (a speedup) only at one key."""
+        rate = math.inf if self.rate_per_s is None else self.rate_per_s
+        return rate, math.inf if self.max_concurrency is None else float(self.max_concurrency)
+
+    @property
+    def load_text(self) -> str:
+        """The run's load as ``vllm bench serve``'s flags say it."""
+        rate = "inf" if self.rate_per_s is None else f"{self.rate_per_s:g}"
+        cap = "" if self.max_concurrency is None else f" --max-concurrency {self.max_concurrency}"
+        return f"--request-rate {rate}{cap}"
+
 
 def _number(value: object) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
@@ -55,6 +74,13 @@ def _number(value: object) -> float | None:
 
 def _requests(data: JsonObject, where: str) -> tuple[RequestTiming, ...]:
     missing = [k for k in DETAILED if not isinstance(data.get(k), list)]
+    if missing == ["start_times"]:
+        raise DocumentError(
+            f"{where}: no start_times (when each request was sent): the file has the other per-request timings, "
+            "so it comes from a vllm bench serve that saves no send times (they were added in 2026, vLLM PR "
+            "#32667); re-run the bench with a vLLM that has them, or measure with specwise bench --launch FILE "
+            "--calibrate"
+        )
     if missing:
         raise DocumentError(
             f"{where}: no per-request timings ({', '.join(missing)}): re-run vllm bench serve with --save-result "

@@ -183,7 +183,8 @@ def client_config(c: RunConfig) -> ClientConfig:
     )
 
 
-def plan_from_config(c: RunConfig) -> BenchPlan:
+def plan_steps(c: RunConfig) -> list[tuple[float | None, int | None]]:
+    """Each level's (request rate, concurrency), in level order (a sweep's rates once its probes have run)."""
     steps: list[tuple[float | None, int | None]]
     if c.sweep:
         # guidellm-style: a synchronous probe, a throughput probe, then rates spread between the two.
@@ -193,6 +194,11 @@ def plan_from_config(c: RunConfig) -> BenchPlan:
         steps = [(None, n) for n in c.concurrency]
     else:
         steps = [(rate, None) for rate in c.rates]
+    return steps
+
+
+def plan_from_config(c: RunConfig) -> BenchPlan:
+    steps = plan_steps(c)
     prompts = list(c.prompts)
     levels = tuple(
         LevelPlan(

@@ -17,8 +17,10 @@ from specwise.report.tables import print_table
 
 
 def _level(rate: float | None, concurrency: int | None) -> str:
+    """A level's load: its rate, its concurrency (``c=N``), or both (a vllm bench serve run capped by
+    ``--max-concurrency``)."""
     if concurrency is not None:
-        return f"c={concurrency}"
+        return f"c={concurrency}" if rate is None else f"{rate:g} c={concurrency}"
     return "-" if rate is None else f"{rate:g}"
 
 
@@ -241,7 +243,7 @@ def render_calibration(
     for r in cal.rows:
         table.add_row(
             r.config,
-            _level(r.rate_per_s, None),
+            _level(r.rate_per_s, r.concurrency),
             _ms(r.measured_tpot_p50_s),
             _ms(r.predicted_tpot_p50_s),
             _x(r.measured_speedup_tpot),
