@@ -160,6 +160,8 @@ class CopyResult:
 def copy_examples(dest: Path, examples: list[Example], *, force: bool = False) -> CopyResult:
     """Copy the examples' files under ``dest`` (their layout kept: ``dest/advise/...``), all or nothing. A file
     already there with other contents is refused unless ``force``; one with the same bytes is left as it is."""
+    if dest.exists() and not dest.is_dir():
+        raise SpecwiseError(f"{dest}: is a file; --copy takes the directory to copy the examples into")
     plan: dict[Path, bytes] = {}
     unchanged: list[Path] = []
     clashes: list[str] = []

@@ -32,8 +32,9 @@ def test_dashboard_structure_and_variables() -> None:
     assert isinstance(doc["schemaVersion"], int) and doc["schemaVersion"] >= 36 and doc["uid"]
     assert doc["tags"] == ["vllm", "speculative-decoding", "specwise"] and doc["refresh"] == "30s"
     variables = {v["name"]: v for v in doc["templating"]["list"]}  # type: ignore[index]
-    assert variables["model_name"]["query"]["query"] == f"label_values({METRICS.spec_drafts}, model_name)"
-    assert variables["instance"]["query"]["query"].startswith(f"label_values({METRICS.spec_drafts}")
+    # the draft-token counter, which V0 exports too (it has no drafts counter): every replica is in the pickers
+    assert variables["model_name"]["query"]["query"] == f"label_values({METRICS.spec_draft_tokens}, model_name)"
+    assert variables["instance"]["query"]["query"].startswith(f"label_values({METRICS.spec_draft_tokens}")
     titles = [p["title"] for p in doc["panels"]]  # type: ignore[attr-defined]
     assert "Per-position acceptance" in titles and "TPOT / ITL p50 and p99" in titles
     assert len({p["id"] for p in doc["panels"]}) == 6  # type: ignore[attr-defined]

@@ -61,7 +61,7 @@ def test_dataset_flag_mistakes_are_one_line(tmp_path: Path, capsys: pytest.Captu
     bad = tmp_path / "bad.json"
     bad.write_text('[{"id": "x", "conversations": [{"from": "human", "value": "hi"}, {"from": "gpt"}]}]')
     cases = [
-        (["--prompts", str(bad)], "bad.json: record 1.conversations[1].value: expected a string, got null"),
+        (["--prompts", str(bad)], "bad.json: record 1: conversations[1].value: expected a string, got null"),
         (["--category", "qa"], "--category and --turns select from a dataset: give --prompts"),
         (["--prompts", str(EXAMPLES / "spec_bench_sample.jsonl"), "--category", "code"],
          "no prompts of category code; its categories: math_reasoning, mt_bench, qa, rag, summarization, translation"),

@@ -65,6 +65,15 @@ def test_copy_refuses_to_overwrite_a_changed_file(tmp_path: Path, capsys: pytest
     assert result.written == (mine,) and mine.read_bytes() == (EXAMPLES / "launch" / "smollm2.toml").read_bytes()
 
 
+def test_copy_onto_a_file_says_it_takes_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = tmp_path / "mine.toml"
+    mine.write_text("# mine\n")
+    assert main(["examples", "--copy", str(mine)]) == 2
+    err = capsys.readouterr().err  # it said "cannot create (File exists)"
+    assert f"{mine}: is a file; --copy takes the directory to copy the examples into" in err
+    assert mine.read_text() == "# mine\n"
+
+
 def test_a_scenario_flag_takes_example_name() -> None:
     args = build_parser().parse_args(["simulate", "--scenario", "example:llama70b-ngram"])
     assert args.scenario.read_bytes() == (EXAMPLES / "llama70b-ngram.toml").read_bytes()

@@ -134,10 +134,13 @@ def build_dashboard(
         .time("now-6h", "now")
         .refresh("30s")
         .with_variable(dashboard_builders.DatasourceVariable("datasource").label("Prometheus").type("prometheus"))
-        .with_variable(_variable("model_name", "model", f"label_values({METRICS.spec_drafts}, model_name)"))
+        # the pickers read the draft-token counter, which V0 exports too (it has no drafts counter)
+        .with_variable(_variable("model_name", "model", f"label_values({METRICS.spec_draft_tokens}, model_name)"))
         .with_variable(
             _variable(
-                "instance", "instance", f'label_values({METRICS.spec_drafts}{{model_name=~"$model_name"}}, instance)'
+                "instance",
+                "instance",
+                f'label_values({METRICS.spec_draft_tokens}{{model_name=~"$model_name"}}, instance)',
             )
         )
     )

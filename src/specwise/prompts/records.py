@@ -50,7 +50,7 @@ class Record:
         return SpecwiseError(f"{self.file}: {self.where}: {message}")
 
     def fail(self, key: str, message: str) -> SpecwiseError:
-        return SpecwiseError(f"{self.file}: {self.where}.{key}: {message}")
+        return SpecwiseError(f"{self.file}: {self.where}: {key}: {message}")
 
     def text(self, value: object, key: str, *, empty: bool = False) -> str:
         if not isinstance(value, str) or (not empty and not value):
