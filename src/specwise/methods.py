@@ -116,6 +116,15 @@ LOOKUP_METHODS: tuple[str, ...] = tuple(m.name for m in _TABLE if m.is_lookup)
 HEAD_METHODS: tuple[str, ...] = tuple(m.name for m in _TABLE if m.proposer == "head")
 
 
+def row_name(vllm_method: str) -> str:
+    """The row a vLLM ``--speculative-config`` method name runs as: its own name, or ``mtp`` for a model-specific
+    MTP name (``deepseek_mtp``, ``qwen3_next_mtp``, ...: vLLM's ``MTPModelTypes``, each ending in ``_mtp``), which
+    vLLM replaces with ``mtp`` itself (``SpeculativeConfig.__post_init__``, vllm/config/speculative.py: "method `%s`
+    is deprecated and replaced with mtp"; before 0.11, ``deepseek_mtp`` was the only MTP name). Any other name is
+    returned as given (unknown ones are refused by :func:`get_method`)."""
+    return "mtp" if vllm_method.endswith("_mtp") and vllm_method not in METHODS else vllm_method
+
+
 def get_method(name: str) -> Method:
     """The row for ``name``; an unknown name is one line listing the known ones."""
     try:

@@ -19,6 +19,7 @@ from tests.calibration.test_from_vllm import DETAILED
 from specwise.calibration.fit import proposer_cost_text
 from specwise.calibration.from_vllm import VllmCalibrationInput
 from specwise.cli import main
+from specwise.contracts.vllm_detailed import detailed_run
 from specwise.errors import SpecwiseError
 
 Run = dict[str, Any]
@@ -350,3 +351,9 @@ def test_the_server_limits_are_recorded_and_a_smaller_cap_than_measured_warned(
     assert doc["run_id"] == "ngram-then-base"  # the file the baseline came from (here the one file)
     assert main(["calibrate", spec_first, "--out", str(tmp_path / "ok.json"), "--max-num-seqs", "64"]) == 0
     assert "warnings" not in json.loads((tmp_path / "ok.json").read_text()) and "warning" not in capsys.readouterr().out
+
+
+def test_a_model_specific_mtp_name_is_read_as_mtp() -> None:
+    """vLLM runs deepseek_mtp (MTP's only name before 0.11) and qwen3_next_mtp, ... as mtp."""
+    run = _spec(_runs()[2], "deepseek_mtp", num_speculative_tokens=1)
+    assert detailed_run(run, "r.json").method == "mtp"

@@ -5,6 +5,7 @@ Each is refused in one line naming the flags (exit 2), before any request is sen
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,10 @@ import pytest
 
 import specwise.cli.bench as bench_cli
 from specwise.cli import main
+from specwise.contracts.bench import SpeculativeSetting
 from specwise.errors import SpecwiseError
 from specwise.loadgen.plan import CHECKS, RunConfig
-from specwise.methods import METHOD_NAMES
+from specwise.methods import METHOD_NAMES, row_name
 from specwise.values import ValueRefusal
 
 SERVER = ["bench", "--url", "http://127.0.0.1:9", "--model", "m", "--requests-per-level", "2"]
@@ -134,6 +136,19 @@ def test_an_unknown_speculative_method_is_refused_with_the_known_ones(
     assert f"(known: {', '.join(METHOD_NAMES)})" in err
     with pytest.raises(ValueRefusal, match="unknown speculative method 'nope'"):  # the API's check too
         CHECKS["speculative_config"]({"method": "nope"})
+
+
+def test_vllms_model_specific_mtp_names_are_mtp(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM runs deepseek_mtp, qwen3_next_mtp, ... as mtp (SpeculativeConfig.__post_init__ replaces them; before
+    0.11 deepseek_mtp was MTP's only name): the flag takes them as the server wrote them, and the run matches the
+    mtp candidate; a name vLLM does not map to a specwise row (ngram_gpu) is still refused."""
+    for name in ("deepseek_mtp", "qwen3_next_mtp", "mtp"):
+        given = {"method": name, "num_speculative_tokens": 1}
+        assert CHECKS["speculative_config"](json.dumps(given)) == given  # kept as the server was configured
+        assert SpeculativeSetting.of(given).method == "mtp"
+    assert row_name("ngram") == "ngram" and row_name("eagle3") == "eagle3" and row_name("ngram_gpu") == "ngram_gpu"
+    err = _refused(capsys, tmp_path, [*SERVER, "--speculative-config", '{"method": "ngram_gpu"}'])
+    assert err.startswith("argument --speculative-config: unknown speculative method 'ngram_gpu'")
 
 
 def test_a_config_without_a_method_asks_for_it_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,7 +17,7 @@ from specwise.contracts.calibration import CalibrationDoc
 from specwise.contracts.document import DocumentError, Fields, JsonObject, Schema, json_safe, read_json_file
 from specwise.errors import SpecError
 from specwise.latency import LevelSummary
-from specwise.methods import LOOKUP_METHODS
+from specwise.methods import LOOKUP_METHODS, row_name
 from specwise.stats import Percentiles, ratio
 
 SCHEMA = Schema("specwise.bench", 1)
@@ -170,7 +170,7 @@ class SpeculativeSetting:
         method, draft, k = config.get("method"), config.get("model"), config.get("num_speculative_tokens")
         whole = int(k) if isinstance(k, int | float) and not isinstance(k, bool) and float(k).is_integer() else 0
         return cls(
-            method if isinstance(method, str) else None,
+            row_name(method) if isinstance(method, str) else None,  # deepseek_mtp and the like run as mtp
             draft if isinstance(draft, str) else None,
             max(whole, 0),
         )

@@ -19,6 +19,7 @@ from specwise.contracts.bench import BenchLevel
 from specwise.contracts.bench_formats import is_vllm_result, level_from_result, parse_speculative_config, read_objects
 from specwise.contracts.document import CALIBRATE_A_BENCH_RUN, DocumentError, Fields, JsonObject, is_bench_result
 from specwise.contracts.vllm_detailed_values import check_values
+from specwise.methods import row_name
 
 DETAILED = ("start_times", "ttfts", "itls", "input_lens", "output_lens")
 
@@ -125,7 +126,7 @@ def detailed_run(data: JsonObject, where: str) -> DetailedRun:
     return DetailedRun(
         where=where,
         spec_key=str(data.get("speculative_config") or ""),
-        method=str(spec["method"]) if spec else None,
+        method=row_name(str(spec["method"])) if spec else None,  # deepseek_mtp and the like run as mtp
         k=(f.integer("num_speculative_tokens", 0) or 0) if f else 0,
         draft_model=(f.text("model") if f else None),
         rate_per_s=None if rate in (None, "inf") else _number(rate),

@@ -13,7 +13,7 @@ from specwise.latency import LevelSummary
 from specwise.loadgen.client import ClientConfig
 from specwise.loadgen.runner import BenchPlan, LevelPlan
 from specwise.loadgen.workload import PromptItem, level_requests
-from specwise.methods import METHOD_NAMES
+from specwise.methods import METHOD_NAMES, row_name
 from specwise.traffic import Arrivals
 from specwise.values import (
     ValueRefusal,
@@ -292,7 +292,7 @@ def _server_speculation(value: object) -> dict[str, Any]:
             "expected the JSON of vllm serve --speculative-config, an object with a 'method' "
             """(e.g. '{"method": "ngram", "num_speculative_tokens": 4}')"""
         )
-    if spec["method"] not in METHOD_NAMES:
+    if row_name(spec["method"]) not in METHOD_NAMES:
         raise ValueRefusal(
             f"unknown speculative method {spec['method']!r} (known: {', '.join(METHOD_NAMES)}); a server running "
             "another method can be benched without --speculative-config (its /metrics still give the acceptance)"
