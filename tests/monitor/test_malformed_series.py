@@ -230,3 +230,14 @@ def test_a_federated_page_counts_each_server_on_its_own() -> None:
     )
     assert not steady.counter_reset and steady.generation_tokens_per_s == pytest.approx(30.0)
     assert steady.acceptance_rate == pytest.approx(0.5)
+
+
+def test_kv_cache_usage_is_the_fullest_engines_not_a_sum_past_one() -> None:
+    """vllm:kv_cache_usage_perc is a fraction per engine: two servers at 0.7 and 0.6 read 1.3 (130% of a cache)."""
+    from specwise.monitor.window import window_stats
+
+    page = _fleet_page({"a": (10, 100.0, 500, 10), "b": (10, 200.0, 500, 10)})
+    usage = 'vllm:kv_cache_usage_perc{{engine="0",instance="{}",model_name="m"}} {}\n'
+    after = parse_exposition(page + usage.format("a", 0.7) + usage.format("b", 0.6))
+    w = window_stats(parse_exposition(page), after, 10.0)
+    assert w.kv_cache_usage == pytest.approx(0.7) and w.running == 20  # requests are still the page's total

@@ -60,9 +60,9 @@ class WindowStats:
     accepted_tokens_per_s: float | None
     generation_tokens_per_s: float | None
     requests_per_s: float | None
-    running: float | None
+    running: float | None  # requests, summed over the page's engines and servers
     waiting: float | None
-    kv_cache_usage: float | None
+    kv_cache_usage: float | None  # the fullest engine's fraction (a sum over engines could pass 1)
     preemptions_per_s: float | None
     latency: dict[str, dict[str, float | None]] = field(default_factory=dict)
     counter_reset: bool = False
@@ -279,7 +279,7 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
         running=_gauge_sum(after, VLLM.running),
         running_per_engine=_busiest_engine(after, VLLM.running),
         waiting=_gauge_sum(after, VLLM.waiting),
-        kv_cache_usage=_gauge_sum(after, VLLM.kv_usage),
+        kv_cache_usage=_busiest_engine(after, VLLM.kv_usage),
         preemptions_per_s=rates["preemptions"],
         latency=latency,
         counter_reset=reset,
