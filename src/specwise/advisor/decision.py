@@ -40,7 +40,7 @@ from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
 from specwise.perfmodel.factory import PredictorChoice, calibration_gap
 from specwise.perfmodel.profiles import published_fit
-from specwise.scenario.build import FEW_REQUESTS, build_scenario, few_requests_warning
+from specwise.scenario.build import build_scenario, enough_requests, few_requests_warning, measured_requests
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import decide, falls_below
@@ -100,12 +100,14 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engin
     op, minimum, metric, band = inputs.operating_qps, inputs.min_speedup, sim.decision_metric, sc.models.band
     if (overloaded := _overload_verdict(op, sim, label) or _spec_overload_verdict(op, sim, label)) is not None:
         return overloaded
+    if (undefined := _goodput_verdict(op, sim, label)) is not None:
+        return undefined
     gains = {q: s for q, s in sim.best_speedup_by_qps.items() if q not in sim.overloaded_qps}
     s_op, k_op = gains[op], sim.best_k_by_qps[op]
     low, high = (fmt_ratio(s_op * (1 + side * band), minimum) for side in (-1, 1))  # as compared: 1.049 < 1.05
     ev_sim = (
-        f"simulated {metric} p50 speedup {fmt_ratio(s_op, minimum)}x with k={k_op or sim.top_k(op)} "
-        f"(band {low}-{high}x, {sim.predictor})"
+        f"simulated {metric}{' p50' if metric in PERCENTILE_METRICS else ''} speedup {fmt_ratio(s_op, minimum)}x "
+        f"with k={k_op or sim.top_k(op)} (band {low}-{high}x, {sim.predictor})"
     )
     rule = band_verdict(s_op, band, minimum)
     if rule == "enable":
@@ -148,19 +150,22 @@ def _vetoed(v: _Verdict, checks: Sequence[rules.RuleResult], sc: Scenario, label
 
 
 def _too_few_requests(v: _Verdict, sc: Scenario, sim: SweepResult, op: float, label: str) -> _Verdict:
-    """An enabling verdict from a sweep too small to decide on (:data:`FEW_REQUESTS`) is at most measure_first:
-    the predictor's band does not include the sampling noise of a few requests' percentiles (a single request per
-    load turned n-gram's "measure first" into "enable" on summarize-low-qps). Other verdicts stand."""
-    n = sc.sweep.num_requests
-    if v.verdict not in ("enable", "enable_below") or few_requests_warning(n) is None:
+    """An enabling verdict from a sweep too small to decide on (fewer than
+    :data:`~specwise.scenario.build.FEW_REQUESTS` requests measured per cell, after the warmup) is at most
+    measure_first: the predictor's band does not include the sampling noise of a few requests' percentiles (a single
+    request per load turned n-gram's "measure first" into "enable" on summarize-low-qps). Other verdicts stand."""
+    n, warm = sc.sweep.num_requests, sc.sweep.warmup_fraction
+    if v.verdict not in ("enable", "enable_below") or few_requests_warning(n, warmup_fraction=warm) is None:
         return v
     k = sim.best_k_by_qps[op] or sim.top_k(op)
-    few = f"{n} simulated request{'s' if n > 1 else ''} per load {'are' if n > 1 else 'is'} too few to decide on"
+    measured, needed = measured_requests(n, warm), enough_requests(warm)
+    counted = f"{n} simulated" if measured == n else f"{measured} measured (of {n} simulated, after the warmup)"
+    few = f"{counted} request{'s' if n > 1 else ''} per load {'are' if measured > 1 else 'is'} too few to decide on"
     reason = (
         f"{few} (the band does not include their sampling noise): re-run with [sweep].num_requests = "
-        f"{FEW_REQUESTS} or more, or measure it; the simulation alone says: {v.reason}"
+        f"{needed} or more, or measure it; the simulation alone says: {v.reason}"
     )
-    head = f"Re-run with [sweep].num_requests = {FEW_REQUESTS} or more, or measure {label} (k={k}): {few}"
+    head = f"Re-run with [sweep].num_requests = {needed} or more, or measure {label} (k={k}): {few}"
     return _Verdict("measure_first", k, reason, v.simulated, headline=head)
 
 
@@ -322,6 +327,7 @@ def _rule_input(
     k: int,
     gains: Mapping[float, float],
     overloaded: Sequence[float] = (),
+    undefined: Sequence[float] = (),
 ) -> rules.RuleInput:
     return rules.RuleInput(
         c.method,
@@ -339,6 +345,7 @@ def _rule_input(
         sc.draft_findings,
         sc.models.band,
         overloaded,
+        undefined,
     )
 
 
@@ -498,6 +505,7 @@ def evaluate_candidate(
             max(v.k, sim.best_k_by_qps[inputs.operating_qps]) or sim.top_k(inputs.operating_qps) or 1,
             sim.best_speedup_by_qps,
             sim.overloaded_qps,
+            tuple(q for q in sim.best_speedup_by_qps if sim.speedup_undefined(q)),
         )
     )
     v = _vetoed(v, checks, sc, c.label)
@@ -621,6 +629,34 @@ def _spec_overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict 
         f"{_capacity_change(with_k / base)}"
     )
     return _Verdict("disable", 0, reason, simulated, headline=f"Do not enable {label}: with it, {op:g} QPS overloads")
+
+
+PERCENTILE_METRICS = ("e2e", "tpot")  # a latency's p50; throughput and goodput are rates, with no percentile
+
+
+def _goodput_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | None:
+    """Judged on goodput, at an operating load where plain decoding serves no request within the SLOs: a speedup
+    over zero means nothing (``best_speedup_by_qps`` holds 0 there), so no band applies. A k that serves some within
+    them is measure_first -- the SLOs are met only by what the prediction says of its latency, inside its band; none
+    is disable: no configuration meets the SLOs at this load, speculation does not change that. None: plain decoding
+    has goodput here, or the metric is another."""
+    if sim.decision_metric != "goodput" or not sim.speedup_undefined(op):
+        return None
+    row = sim.only_speculation_has_goodput(op)
+    if row is None:
+        reason = (
+            f"at the operating {op:g} QPS no request meets the SLOs, with or without speculation (simulated goodput 0 "
+            "at every k): the SLOs are out of this deployment's reach at this load; speculation does not change that"
+        )
+        return _Verdict("disable", 0, reason, headline=f"Do not enable {label}: no configuration meets the SLOs")
+    k = row.k or 0
+    simulated = f"simulated goodput {row.goodput_per_s or 0.0:.2f} req/s with k={k}, none without speculation"
+    reason = (
+        f"at the operating {op:g} QPS plain decoding meets the SLOs for no request and k={k} for some "
+        f"({simulated}; {sim.predictor}): no speedup ratio to quote, and whether the SLOs are met rests on latencies "
+        "inside the predictor's band -- measure it before enabling"
+    )
+    return _Verdict("measure_first", k, reason, simulated, headline=_measure_headline(label, k))
 
 
 def advise(

@@ -40,6 +40,7 @@ class RuleInput:
     draft_findings: Sequence[Finding] = ()  # the pair check's findings (compat/pair.py), the method's fit first
     band: float = 0.0  # the predictor's relative error band on a speedup (the verdict tests its low end)
     overloaded_qps: Sequence[float] = ()  # loads the deployment cannot keep up with (no steady state to compare)
+    undefined_qps: Sequence[float] = ()  # loads with no speedup to quote (goodput: none without speculation)
 
 
 def compatibility(x: RuleInput) -> RuleResult:
@@ -151,9 +152,20 @@ def saturation(x: RuleInput) -> RuleResult:
     if not every:
         return RuleResult(name, "warn", "not simulated (the candidate does not fit)", "-")
     ev = "best simulated speedup by QPS: " + ", ".join(
-        f"{q:g}: {s:.2f}x" + (" (overloaded)" if q in x.overloaded_qps else "") for q, s in every
+        f"{q:g}: "
+        + ("undefined" if q in x.undefined_qps else f"{s:.2f}x")
+        + (" (overloaded)" if q in x.overloaded_qps else "")
+        for q, s in every
     )
-    gains = [(q, s) for q, s in every if q not in x.overloaded_qps]  # a growing queue's latency ratio is no speedup
+    # a growing queue's latency ratio is no speedup, nor is a ratio to no goodput
+    gains = [(q, s) for q, s in every if q not in x.overloaded_qps and q not in x.undefined_qps]
+    if not gains and x.undefined_qps:
+        return RuleResult(
+            name,
+            "warn",
+            f"no speedup to judge: without speculation no request meets the SLOs at {qs(x.undefined_qps)} QPS",
+            ev,
+        )
     if not gains:
         return RuleResult(
             name, "warn", f"the deployment cannot keep up at any simulated load ({qs(x.overloaded_qps)})", ev

@@ -42,7 +42,8 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
     table.add_column("best", justify="right")
     for b in doc.baseline:
         q = b.qps
-        cells = [f"{q:g}", f"{b.tpot_p50_s * 1e3:.1f}" + mark(b.overloaded)]
+        tpot = "-" if b.tpot_p50_s is None or b.tpot_p50_s != b.tpot_p50_s else f"{b.tpot_p50_s * 1e3:.1f}"
+        cells = [f"{q:g}", tpot + mark(b.overloaded)]  # no TPOT: one-token outputs
         best = doc.best_k_by_qps[q]
         for k in ks:
             row = doc.row(q, k)
@@ -54,11 +55,13 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
             if r.qps == q:
                 s = r.speedup(metric)
                 cells.append(f"{s:.2f}" + mark(speedup_overloaded(doc, q, r)) if s else "-")
-        cells.append("-" if doc.speedup_undefined(q) else str(best))
+        cells.append("-" if doc.speedup_undefined(q) or doc.nothing_keeps_up(q) else str(best))
         table.add_row(*cells)
     print_table(out, table, wide=wide)
     if doc.schedule_results:
-        out.print("sched: the speedup with the scenario's k-by-batch-size schedule ([speculation].k_schedule)")
+        out.print(
+            "sched: the speedup with the scenario's k-by-batch-size schedule ([speculation].k_schedule)", markup=False
+        )
     out.print(pays_sentence(doc))
     if (undefined := [q for q in doc.qps if doc.speedup_undefined(q)]) and metric == "goodput":
         loads = ", ".join(f"{q:g}" for q in undefined)

@@ -3,6 +3,7 @@ the step-time models. Errors are phrased for the file the spec came from (``file
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TypeVar
@@ -78,16 +79,34 @@ requests -- well inside the predictor's +-27% band, which does not include it --
 as large as the band itself."""
 
 
-def few_requests_warning(num_requests: int, given_as: str | None = None) -> str | None:
-    """The warning a sweep of ``num_requests`` per cell carries (None: enough to decide on). ``given_as``: where
-    the count came from, as the warning names it (default: the scenario's ``[sweep].num_requests = N``; a
-    ``--num-requests`` override passes its own)."""
-    if num_requests >= FEW_REQUESTS:
+def measured_requests(num_requests: int, warmup_fraction: float = 0.0) -> int:
+    """The requests per cell the statistics are taken over: the first ``int(n * warmup_fraction)`` are left out
+    (:func:`specwise.sim.metrics.summarize`)."""
+    return num_requests - int(num_requests * warmup_fraction)
+
+
+def enough_requests(warmup_fraction: float = 0.0) -> int:
+    """The fewest requests per cell that leave :data:`FEW_REQUESTS` measured after ``warmup_fraction``."""
+    needed = max(FEW_REQUESTS, math.floor(FEW_REQUESTS / (1.0 - warmup_fraction)))  # floor: 1 - 0.9 is 0.0999..
+    while measured_requests(needed, warmup_fraction) < FEW_REQUESTS:  # int() truncation
+        needed += 1
+    return needed
+
+
+def few_requests_warning(num_requests: int, given_as: str | None = None, warmup_fraction: float = 0.0) -> str | None:
+    """The warning a sweep of ``num_requests`` per cell carries when fewer than :data:`FEW_REQUESTS` of them are
+    measured (None: enough to decide on). ``given_as``: where the count came from, as the warning names it (default:
+    the scenario's ``[sweep].num_requests = N``; a ``--num-requests`` override passes its own); ``warmup_fraction``:
+    the share left out of the statistics, which a count must make up for."""
+    measured = measured_requests(num_requests, warmup_fraction)
+    if measured >= FEW_REQUESTS:
         return None
     given = given_as or f"[sweep].num_requests = {num_requests}"
+    needed = enough_requests(warmup_fraction)
+    warm = f" ({measured} measured after the warmup_fraction {warmup_fraction:g})" if measured < num_requests else ""
     return (
-        f"{given}: percentiles of so few requests per (QPS, k) cell are noisy, and "
-        f"the speedup band does not include that noise; use {FEW_REQUESTS} or more"
+        f"{given}{warm}: percentiles of so few requests per (QPS, k) cell are noisy, and "
+        f"the speedup band does not include that noise; use {needed} or more"
     )
 
 
@@ -128,7 +147,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         tp=dep.tp,
         num_gpus=dep.tp,
         draft=draft_choice,
-        draft_tp=draft_tp if draft_spec else None,
+        draft_tp=sp.draft_tp if draft_spec else None,  # None: the target's, which the plan says is implied
         quantization=dep.quantization,
         draft_quantization=sp.draft_quantization,
         kv_cache_dtype=dep.kv_cache_dtype,
@@ -136,7 +155,8 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         gpu_memory_utilization=dep.gpu_memory_utilization,
         max_num_seqs=dep.max_num_seqs,
         max_num_batched_tokens=dep.max_num_batched_tokens,
-        num_speculative_tokens=max(1, max(sp.k_values)),
+        # the largest k it runs: the sweep's, or a k-by-batch-size schedule's above them (its KV slots and draft)
+        num_speculative_tokens=max(1, *sp.k_values, *(k for _, _, k in sp.k_schedule)),
         names=names,
     )
     plan = named(file, None, lambda: plan_memory(request))
@@ -155,7 +175,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         kv_dtype=plan.kv_cache_dtype,
     )
     warnings += _length_limits(spec, plan.max_model_len, target) + _fit_warnings(spec, plan)
-    if (few := few_requests_warning(spec.sweep.num_requests)) is not None:
+    if (few := few_requests_warning(spec.sweep.num_requests, warmup_fraction=spec.sweep.warmup_fraction)) is not None:
         warnings.append(few)
     # sliding-window layers hold at most their window of a sequence: the capacity at the traffic's mean length
     total = sum(c.share for c in spec.classes) or 1.0
@@ -213,12 +233,16 @@ def _length_limits(spec: ScenarioSpec, max_model_len: int, target: ModelSpec) ->
                 f"max_model_len {max_model_len} tokens long and vLLM rejects those: raise [deployment].max_model_len "
                 f"({target.name} allows {target.max_position_embeddings}) or shorten prompt_tokens"
             )
-        if rejected > 0 or cut > 0:
-            out.append(
-                f"workload {c.name!r}: ~{rejected:.1%} of its prompts ({lengths}) are at least max_model_len "
-                f"{max_model_len} tokens: vLLM rejects them and the simulation leaves them out; ~{cut:.1%} of its "
-                "outputs are cut where the sequence reaches max_model_len"
+        said = []
+        if rejected > 0:
+            said.append(
+                f"~{rejected:.1%} of its prompts ({lengths}) are at least max_model_len {max_model_len} tokens: "
+                "vLLM rejects them and the simulation leaves them out"
             )
+        if cut > 0:
+            said.append(f"~{cut:.1%} of its outputs are cut where the sequence reaches max_model_len {max_model_len}")
+        if said:
+            out.append(f"workload {c.name!r}: " + "; ".join(said))
     return out
 
 

@@ -30,10 +30,13 @@ def with_overrides(
     (the API's result is the command's, warnings included)."""
     flag = names.name("metric")
     if requests:
-        n = scenario.sweep.num_requests
-        said = {few_requests_warning(n), few_requests_warning(n, names.setting("num_requests", n))}
+        n, warm = scenario.sweep.num_requests, scenario.sweep.warmup_fraction
+        said = {
+            few_requests_warning(n, warmup_fraction=warm),
+            few_requests_warning(n, names.setting("num_requests", n), warm),
+        }
         warnings = [w for w in scenario.warnings if w not in said]  # the file's (or an earlier override's) count
-        if (few := few_requests_warning(requests, names.setting("num_requests", requests))) is not None:
+        if (few := few_requests_warning(requests, names.setting("num_requests", requests), warm)) is not None:
             warnings.append(few)
         scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=requests), warnings=tuple(warnings))
     if metric is None:

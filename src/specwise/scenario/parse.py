@@ -343,6 +343,9 @@ def resolve_path(text: str, base_dir: Path | None) -> Path:
     return base_dir / path if base_dir is not None and not path.is_absolute() else path
 
 
+MAX_SHARE = 1e12  # a relative weight; sums and products of larger ones overflow a float (1e308 crashed the sweep)
+
+
 def parse_workload(s: Section, index: int, *, with_task: bool) -> WorkloadSpec:
     """One ``[[workload]]`` (its acceptance keys are read by the caller: simulate and advise differ there)."""
     name = s.string("name", f"class{index}")
@@ -350,7 +353,7 @@ def parse_workload(s: Section, index: int, *, with_task: bool) -> WorkloadSpec:
     try:
         return WorkloadSpec(
             name=name,
-            share=s.number("share", 1.0, low=0.0, strict_low=True),
+            share=s.number("share", 1.0, low=0.0, strict_low=True, high=MAX_SHARE),
             prompt_tokens=_length(s, "prompt_tokens"),
             output_tokens=_length(s, "output_tokens"),
             temperature=s.number("temperature", 0.0, low=0.0, high=100.0),
@@ -394,6 +397,11 @@ def parse_sweep(s: Section, base_dir: Path | None, k_values: tuple[int, ...]) ->
     if kind not in ("poisson", "gamma", "constant", "trace"):
         raise s.fail("arrivals", f"expected poisson, gamma, constant or trace, got {kind!r}")
     cv = s.number("burstiness_cv", 1.0, low=0.0, strict_low=True, high=100.0)
+    for key, reads_it in (("trace_file", "trace"), ("burstiness_cv", "gamma")):  # a setting nothing would read
+        if key in s.data and kind != reads_it:
+            raise s.fail(
+                key, f'read only with arrivals = "{reads_it}" (arrivals is "{kind}"): set that, or remove {key}'
+            )
     trace: tuple[float, ...] = _read_trace(s, base_dir) if kind == "trace" else ()
     sweep = SweepSpec(
         qps=tuple(sorted(set(qps))),  # a load given twice is simulated once (duplicate_loads_note says so)
