@@ -128,3 +128,54 @@ def test_a_profile_of_a_method_no_candidate_uses_is_refused(capsys: pytest.Captu
     assert "a profile of draft_model; no candidate of this scenario uses it (candidates: ngram)" in (
         capsys.readouterr().err
     )
+
+
+def _draft_profile(tmp_path: Path, draft: str) -> Path:
+    doc = json.loads(_ngram_profile(tmp_path, "meta-llama/Llama-3.1-70B-Instruct", (2, 4)).read_text())
+    doc.update(method="draft_model", draft=draft, settings={})
+    doc["results"][0]["per_position_acceptance"] = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]
+    path = tmp_path / "draft-profile.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _draft(path: Path) -> dict[str, Any]:
+    doc = advise(load_inputs(EXAMPLES / "summarize-low-qps.toml"), processes=1, profile_paths=[path]).to_json()
+    return next(c for c in doc["candidates"] if c["candidate"].startswith("draft_model"))
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        "meta-llama/Llama-3.2-1B",  # the base model: another fine-tune than the candidate's -Instruct
+        "HuggingFaceTB/SmolLM2-135M",
+        "/models/Llama-3.2-1B-Instruct-draft4",  # a draft cut from it: other weights
+    ],
+)
+def test_a_profile_of_another_draft_is_not_taken_for_the_candidates(tmp_path: Path, draft: str) -> None:
+    """It was taken as 'the only profile given' (review s44c: a draft == target profile, acceptance 1.0, priced a
+    4-layer draft at 2.27x), or as the same model by a name extending the other's."""
+    path = _draft_profile(tmp_path, draft)
+    with pytest.raises(SpecwiseError) as refused:
+        _draft(path)
+    assert f"it measured draft {draft}" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "draft", ["meta-llama/Llama-3.2-1B-Instruct", "/models/llama-3.2-1b-instruct", "RedHatAI/Llama-3.2-1B-Instruct-FP8"]
+)
+def test_a_profile_of_the_same_draft_weights_is_used(tmp_path: Path, draft: str) -> None:
+    cand = _draft(_draft_profile(tmp_path, draft))
+    assert cand["evidence"][0]["kind"] == "profiled", cand["evidence"]
+
+
+def test_same_weights_allows_only_storage_suffixes() -> None:
+    from specwise.specs.model import same_weights
+
+    assert same_weights("Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct-GPTQ-Int4")
+    assert same_weights("x/Llama-3.2-1B-Instruct", "y/Llama-3.2-1B-Instruct-quantized.w4a16")
+    assert same_weights("bartowski/Llama-3.2-1B-Instruct", "/m/Llama-3.2-1B-Instruct-Q4_K_M")
+    assert same_weights("/m/org-Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-1B-Instruct")
+    assert not same_weights("smollm2-135m", "smollm2-135m-draft4")
+    assert not same_weights("a/Llama-3.2-1B", "b/Llama-3.2-1B-Instruct")
+    assert same_model("a/Llama-3.2-1B", "b/Llama-3.2-1B-Instruct")  # the looser rule, for targets and servers

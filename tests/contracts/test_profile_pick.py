@@ -5,7 +5,9 @@ prompt was chat)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from specwise.contracts.document import DocumentError
 from specwise.contracts.profile import ProfileDoc
 from specwise.profiler.analysis import counts_by_k
 from specwise.profiler.counting import model_draft_proposals
@@ -42,3 +44,27 @@ def test_the_workload_s_own_class_or_prompts_without_classes_need_no_note() -> N
     assert "class summarization," in _doc(("chat", "summarization")).pick("s", "summarization", 0.0, "greedy").source
     assert " -- " not in _doc(("chat", "summarization")).pick("s", "summarization", 0.0, "greedy").source
     assert " -- " not in _doc((None, None)).pick("summarize", "summarization", 0.0, "greedy").source
+
+
+def test_a_profile_that_drafted_nothing_says_so() -> None:
+    """An n-gram profile with no match writes null rates: a real answer, refused as such, not as a bad file."""
+    data = {
+        "method": "ngram",
+        "target": "t",
+        "draft": None,
+        "settings": {"prompt_lookup_min": 2, "prompt_lookup_max": 4},
+        "results": [
+            {
+                "temperature": 0.0,
+                "drafting": "greedy",
+                "quantization": {},
+                "class": None,
+                "alpha_mean": None,
+                "per_position_acceptance": [None],
+                "by_k": [],
+            }
+        ],
+    }
+    doc = ProfileDoc.from_json(data, "p.json")
+    with pytest.raises(DocumentError, match=r"^profile: nothing was drafted at T=0: it measured no acceptance"):
+        doc.pick("chat", None, 0.0, "greedy")

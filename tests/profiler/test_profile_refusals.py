@@ -145,7 +145,8 @@ def test_threads_are_bounded_by_the_cores(capsys: pytest.CaptureFixture[str]) ->
 @pytest.mark.parametrize(
     ("flags", "said"),
     [
-        (["--verify-k", "99"], "--verify-k needs --verify"),
+        (["--verify-k", "9"], "--verify-k needs --verify"),
+        (["--verify", "--verify-k", "99"], "argument --verify-k: expected an integer in 1..16, got '99'"),  # as --k
         (["--verify-paths", "3", "--verify-temperatures", "0"], "--verify-temperatures, --verify-paths need --verify"),
         (["--verify-temperatures", "abc"], "argument --verify-temperatures: 'abc': expected numbers"),
         (["--verify", "--verify-temperatures", "-1"], "argument --verify-temperatures: -1.0 is not allowed"),

@@ -18,7 +18,7 @@ from specwise.contracts.document import DocumentError
 from specwise.contracts.profile import ProfileDoc
 from specwise.errors import SpecwiseError
 from specwise.perfmodel.profiles import published_fit
-from specwise.specs.model import same_model
+from specwise.specs.model import same_model, same_weights
 
 KINDS = ("measured", "profiled", "given", "assumed")
 # how far a profile's or a bench run's temperature may sit from a workload's before its evidence says so (acceptance
@@ -46,18 +46,27 @@ def names_match(candidate_draft: str | None, doc_draft: str | None) -> bool:
     return bool(candidate_draft) and bool(doc_draft) and same_model(str(candidate_draft), str(doc_draft))
 
 
+def drafts_match(candidate_draft: str | None, doc_draft: str | None) -> bool:
+    """Both named and the same draft weights (:func:`~specwise.specs.model.same_weights`: a quantised copy, not
+    another fine-tune; a draft's acceptance is its weights')."""
+    return bool(candidate_draft) and bool(doc_draft) and same_weights(str(candidate_draft), str(doc_draft))
+
+
 def profile_for(
     candidate: Candidate, profiles: Sequence[ProfileDoc], target: str | None = None, notes: list[str] | None = None
 ) -> ProfileDoc | None:
-    """The profile measuring this candidate: same (profile) method; for model drafts the same draft (by name), or
-    the only profile given when it is the only one; the same target and, for n-gram, the same lookup bounds when
-    ``target`` is given. Profiles refused for a mismatch are said in ``notes``."""
+    """The profile measuring this candidate: same (profile) method; for model drafts the same draft weights
+    (:func:`drafts_match`: another fine-tune's, or the target's own in a self-profile, are another draft's
+    acceptance); the same target and, for n-gram, the same lookup bounds when ``target`` is given. Profiles refused
+    for a mismatch are said in ``notes``."""
     method = candidate.method.profile_as
     same = [p for p in profiles if p.method == method]
     if method == "draft_model":
-        same = [p for p in same if names_match(candidate.speculation.draft, p.draft)] or (
-            same if len(same) == 1 and len(profiles) == 1 else []
-        )
+        draft = candidate.speculation.draft
+        other = [p for p in same if p.draft and not drafts_match(draft, p.draft)]
+        same = [p for p in same if p not in other]  # a profile that names no draft is the only one's to take
+        if notes is not None and target is not None:
+            notes += [f"profile {p.name} not used for {candidate.label}: it measured draft {p.draft}" for p in other]
     if target is None:
         return same[0] if same else None
     for p in same:
@@ -101,7 +110,7 @@ def bench_for(
     """Measured per-position acceptance of a launched config with the candidate's method (pooled over levels), from
     a run of the same target (and n-gram lookup bounds); refused runs are said in ``notes``."""
     for doc in benches:
-        measured = doc.measured_acceptance(candidate.method.name, candidate.speculation.draft, names_match)
+        measured = doc.measured_acceptance(candidate.method.name, candidate.speculation.draft, drafts_match)
         if measured is None:
             continue
         cfg = next(c for c in doc.acceptance_configs if c.name == measured.config)

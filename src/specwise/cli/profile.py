@@ -26,7 +26,7 @@ from specwise.cli.datasets import add_dataset_flags, dataset_selection
 from specwise.errors import SpecwiseError
 from specwise.extras import require
 from specwise.fileio import check_output_file, same_file, write_json_atomic
-from specwise.methods import LOOKUP_METHODS
+from specwise.methods import LOOKUP_METHODS, MAX_K, speculative_tokens
 from specwise.profiler import settings as profiler_settings
 from specwise.profiler.document import PromptDetails, build_document
 from specwise.profiler.quantize_spec import parse_quantize
@@ -69,7 +69,10 @@ def register(sub: Any) -> None:
         help="measure acceptance of a draft/target pair (or n-gram/suffix) on real weights and prompts",
         description="Measure alpha, acceptance rate and mean acceptance length AL(k) per temperature, drafting mode "
         "(greedy = vLLM's default, probabilistic), k and quantisation, with bootstrap 95% CIs over prompts. Models "
-        "are HF directories (safetensors) or GGUF files; offline; nothing is unpickled.",
+        "are HF directories (safetensors) or GGUF files; offline; nothing is unpickled. Each continuation runs "
+        "--max-new-tokens past any end-of-sequence token (as a benchmark's ignore_eos): keep it near your outputs' "
+        "length, or text the server would never generate is counted too. A prompt longer than 1,024 tokens (or the "
+        "model's context) keeps its last ones, counted in the result.",
     )
     _add_pair_flags(p)
     p.add_argument(
@@ -156,7 +159,12 @@ def _add_verify_flags(p: Any) -> None:
     p.add_argument(
         "--verify-temperatures", type=temperature_list, metavar="T,...", help="temperatures for --verify (default 0,1)"
     )
-    p.add_argument("--verify-k", type=positive_int, metavar="K", help="k for --verify (default 4)")
+    p.add_argument(
+        "--verify-k",
+        type=argparse_type(speculative_tokens),
+        metavar="K",
+        help=f"k for --verify, 1..{MAX_K} (default 4)",
+    )
     p.add_argument(
         "--verify-paths",
         type=positive_int,
@@ -213,7 +221,14 @@ def run(args: argparse.Namespace) -> int:
         items = items[: args.max_prompts]
     verify_temps = args.verify_temperatures if args.verify else ()
 
-    from specwise.profiler.runner import ProfileInterrupted, Timings, load_pair, run_profile
+    from specwise.profiler.runner import (
+        ProfileInterrupted,
+        Timings,
+        count_truncated,
+        load_pair,
+        prompt_limit,
+        run_profile,
+    )
     from specwise.profiler.threads import configure_threads
     from specwise.profiler.verify import verify
 
@@ -242,18 +257,29 @@ def run(args: argparse.Namespace) -> int:
             results, ids, interrupted = stop.results, stop.ids, True
         checks = None
         if verify_temps and not interrupted:
-            checks = verify(
-                loaded.target,
-                loaded.draft,
-                ids,
-                results,
-                settings,
-                verify_temps,
-                args.verify_k,
-                progress,
-                paths_per_prompt=args.verify_paths,
-            )
-    details = PromptDetails(selection.categories, selection.turns, template)
+            try:
+                checks = verify(
+                    loaded.target,
+                    loaded.draft,
+                    ids,
+                    results,
+                    settings,
+                    verify_temps,
+                    args.verify_k,
+                    progress,
+                    paths_per_prompt=args.verify_paths,
+                )
+            except KeyboardInterrupt:  # the profile itself is complete: kept, written, without the loop's rows
+                interrupted = args.verify_interrupted = True
+    limit = prompt_limit(loaded, settings)
+    truncated = count_truncated(loaded, prompts, limit)
+    if truncated:
+        print(
+            f"note: {truncated} of {len(prompts)} prompts are longer than {limit:,} tokens and were cut to their last "
+            f"{limit:,} (recorded in the result's prompts.truncated)",
+            file=sys.stderr,
+        )
+    details = PromptDetails(selection.categories, selection.turns, template, limit, truncated)
     doc = build_document(
         args.target, args.draft, settings, args.prompts, len(prompts), results, timings.as_dict(), checks, details,
         interrupted=interrupted,
@@ -291,7 +317,8 @@ def _emit(args: argparse.Namespace, doc: ProfileDoc, interrupted: bool) -> int:
     if interrupted:
         done = ", ".join(f"{t:g}" for t in doc.settings["temperatures_completed"])
         kept = f"; wrote them to {args.json}" if args.json is not None and not to_stdout else ""
-        print(f"interrupted: results for the temperatures profiled in full (T={done}){kept}", file=sys.stderr)
+        during = " during --verify (no verification rows)" if getattr(args, "verify_interrupted", False) else ""
+        print(f"interrupted{during}: results for the temperatures profiled in full (T={done}){kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_OK
 

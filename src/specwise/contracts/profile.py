@@ -106,6 +106,12 @@ class ProfileResult:
     def acceptance(self) -> AcceptanceModel:
         """The per-position rates as an acceptance model (vLLM's unconditional rates -> conditional)."""
         rates = self.per_position_acceptance
+        if rates and all(r is None for r in rates):  # what a profile of nothing drafted writes: a real answer
+            matched = f" (match rate {self.match_rate:.0%})" if self.match_rate is not None else ""
+            raise SpecError(
+                f"nothing was drafted at T={self.temperature:g}{matched}: it measured no acceptance; this method "
+                "finds nothing to propose on these prompts"
+            )
         if not rates or any(r is None for r in rates):
             raise SpecError("per_position_acceptance has no usable rates")
         return AcceptanceModel.from_per_position([float(r) for r in rates if r is not None])
@@ -277,7 +283,12 @@ class ProfileDoc:
             try:
                 model = best.acceptance()
             except SpecError as exc:
-                raise DocumentError(f"{self.name}: bad per_position_acceptance ({exc})") from None
+                said = str(exc)
+                raise DocumentError(
+                    f"{self.name}: {said}"
+                    if said.startswith("nothing was drafted")
+                    else f"{self.name}: bad per_position_acceptance ({said})"
+                ) from None
             k = len(best.per_position_acceptance)
             source = (
                 f"profiled: {self.name}, class {cls or 'all'}, T={best.temperature:g} ({best.drafting} drafting), "

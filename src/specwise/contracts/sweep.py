@@ -311,15 +311,8 @@ class SweepResult:
         met the SLOs), so a ratio to it means nothing; ``best_speedup_by_qps`` holds 0 there, JSON null."""
         return not any(r.qps == qps and r.k and r.speedup(self.decision_metric) is not None for r in self.results)
 
-    def nothing_keeps_up(self, qps: float) -> bool:
-        """Neither plain decoding nor any simulated k keeps up with ``qps``: every queue grows without bound, so
-        there is no best k and no speedup to quote (a latency ratio of two growing queues)."""
-        base = self.baseline_at(qps)
-        rows = [r for r in self.results if r.qps == qps and r.k]
-        return base is not None and base.overloaded and all(r.overloaded for r in rows)
-
     def _best_speedup_json(self, qps: float, speedup: float) -> float | None:
-        return None if self.speedup_undefined(qps) or self.nothing_keeps_up(qps) else speedup
+        return None if self.speedup_undefined(qps) else speedup
 
     def row(self, qps: float, k: int) -> SweepRow | None:
         return next((r for r in self.results if r.qps == qps and r.k == k), None)
@@ -338,9 +331,7 @@ class SweepResult:
             "results": [self._with_band(r) for r in self.results],
             "schedule_results": [self._with_band(r) for r in self.schedule_results],
             "decision_metric": self.decision_metric,
-            "best_k_by_qps": {
-                qps_key(q): None if self.nothing_keeps_up(q) else k for q, k in self.best_k_by_qps.items()
-            },
+            "best_k_by_qps": {qps_key(q): k for q, k in self.best_k_by_qps.items()},
             "best_speedup_by_qps": {
                 qps_key(q): self._best_speedup_json(q, s) for q, s in self.best_speedup_by_qps.items()
             },
@@ -356,9 +347,7 @@ class SweepResult:
             "schema": SCHEMA.id,
             "predictor": predictor_json(self.predictor, self.band, self.band_source, self.band_statistic),
             "best_speedup_band_by_qps": {
-                qps_key(q): None
-                if self.speedup_undefined(q) or self.nothing_keeps_up(q)
-                else [s * (1 - self.band), s * (1 + self.band)]
+                qps_key(q): None if self.speedup_undefined(q) else [s * (1 - self.band), s * (1 + self.band)]
                 for q, s in self.best_speedup_by_qps.items()
             },
         }

@@ -19,12 +19,16 @@ class PromptDetails:
     categories: tuple[str, ...] = ()
     turns: str = "first"
     chat_template: AppliedTemplate = field(default_factory=lambda: AppliedTemplate("none"))
+    max_prompt_tokens: int | None = None  # a longer prompt keeps its last this many tokens
+    truncated: int = 0  # prompts cut so
 
     def to_json(self) -> dict[str, Any]:
         return {
             "categories": list(self.categories),
             "turns": self.turns,
             "chat_template": self.chat_template.to_json(),
+            **({"max_prompt_tokens": self.max_prompt_tokens} if self.max_prompt_tokens else {}),
+            "truncated": self.truncated,
         }
 
 
@@ -60,6 +64,7 @@ def build_document(
             "temperatures": list(settings.temperatures),
             "k": list(settings.k_values),
             "max_new_tokens": settings.max_new_tokens,
+            "ignore_eos": True,  # every continuation runs max_new_tokens, past an EOS (profiler/forward.py)
             "top_k": settings.top_k,
             "top_p": settings.top_p,
             "contexts": settings.contexts,

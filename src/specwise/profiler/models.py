@@ -29,6 +29,7 @@ class ModelFiles:
     num_params: int
     num_layers: int
     hidden_size: int
+    max_positions: int | None = None  # max_position_embeddings (None: not in the config)
 
 
 def resolve(path_text: str, cache_dir: Path | None = None) -> ModelFiles:
@@ -50,14 +51,50 @@ def resolve(path_text: str, cache_dir: Path | None = None) -> ModelFiles:
         cfg = json.loads(cfg_path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise SpecwiseError(f"{cfg_path}: unreadable config.json ({exc})") from None
-    text_cfg = cfg.get("text_config", cfg)
+    text_cfg = cfg.get("text_config", cfg) if isinstance(cfg, dict) else None
+    if not isinstance(text_cfg, dict):
+        where = "text_config" if isinstance(cfg, dict) else "the file"
+        raise SpecwiseError(f"{cfg_path}: {where}: expected a JSON object (a model's configuration)")
+    if not isinstance(cfg.get("model_type"), str):
+        raise SpecwiseError(f"{cfg_path}: no model_type: transformers picks the architecture by it")
+    values = {}
+    for key in ("vocab_size", "num_hidden_layers", "hidden_size"):
+        value = text_cfg.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise SpecwiseError(f"{cfg_path}: {key}: expected a positive integer, got {value!r}")
+        values[key] = value
+    _check_shards(path)
+    params = _safetensors_params(path)
+    _check_tokenizer(path, path_text)
+    positions = text_cfg.get("max_position_embeddings")
+    positions = positions if isinstance(positions, int) and not isinstance(positions, bool) and positions > 0 else None
+    return ModelFiles(
+        path, path_text, values["vocab_size"], params, values["num_hidden_layers"], values["hidden_size"], positions
+    )
+
+
+def _check_shards(path: Path) -> None:
+    """A sharded checkpoint's index names files that are all there (a partial download is refused, not crashed on)."""
+    index = path / "model.safetensors.index.json"
+    if not index.is_file():
+        return
     try:
-        vocab = int(text_cfg["vocab_size"])
-        layers = int(text_cfg["num_hidden_layers"])
-        hidden = int(text_cfg["hidden_size"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise SpecwiseError(f"{cfg_path}: missing or bad {exc}") from None
-    return ModelFiles(path, path_text, vocab, _safetensors_params(path), layers, hidden)
+        weight_map = json.loads(index.read_text()).get("weight_map")
+        shards = sorted({str(v) for v in weight_map.values()})
+    except (OSError, ValueError, AttributeError) as exc:
+        raise SpecwiseError(f"{index}: unreadable index ({exc})") from None
+    missing = [name for name in shards if not (path / name).is_file()]
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise SpecwiseError(f"{index}: names {missing[0]}{more}, not in {path}: an incomplete download?")
+
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "tokenizer_config.json")
+
+
+def _check_tokenizer(path: Path, path_text: str) -> None:
+    if not any((path / name).is_file() for name in TOKENIZER_FILES):
+        raise SpecwiseError(f"{path_text}: no tokenizer ({', '.join(TOKENIZER_FILES)}): the model's tokenizer files")
 
 
 def _safetensors_params(path: Path) -> int:
@@ -145,12 +182,19 @@ def check_vocab(target: ModelFiles, draft: ModelFiles, target_tokenizer: Any, dr
     """Draft and target must score the same token ids. Padding rows may differ (Qwen2.5 0.5B vs 7B); the
     tokenizers' defined vocabularies must not."""
     t_len, d_len = len(target_tokenizer), len(draft_tokenizer)
-    if t_len != d_len or target_tokenizer.get_vocab() != draft_tokenizer.get_vocab():
-        raise SpecwiseError(
-            f"draft and target vocabularies differ: target {target.source} has {t_len:,} tokens "
-            f"({target.vocab_size:,} embedding rows), draft {draft.source} has {d_len:,} "
-            f"({draft.vocab_size:,} rows); speculative decoding needs one tokenizer"
+    t_vocab, d_vocab = target_tokenizer.get_vocab(), draft_tokenizer.get_vocab()
+    if t_len != d_len or t_vocab != d_vocab:
+        sizes = (
+            f"target {target.source} has {t_len:,} tokens ({target.vocab_size:,} embedding rows), draft "
+            f"{draft.source} has {d_len:,} ({draft.vocab_size:,} rows)"
         )
+        differ = next((tok for tok, i in sorted(t_vocab.items(), key=lambda x: x[1]) if d_vocab.get(tok) != i), None)
+        if t_len == d_len and differ is not None:  # as many tokens, other ids: the sizes alone would read as a match
+            sizes = (
+                f"token {differ!r} is id {t_vocab[differ]} in the target {target.source}, "
+                f"{d_vocab.get(differ, 'absent')} in the draft {draft.source}"
+            )
+        raise SpecwiseError(f"draft and target vocabularies differ: {sizes}; speculative decoding needs one tokenizer")
 
 
 def load(files: ModelFiles) -> tuple[Any, Any]:
@@ -164,17 +208,42 @@ def load(files: ModelFiles) -> tuple[Any, Any]:
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
     _check_architecture(files)
-    tok = AutoTokenizer.from_pretrained(files.path, trust_remote_code=False)
     try:
-        model = AutoModelForCausalLM.from_pretrained(
-            files.path, dtype=torch.float32, trust_remote_code=False, use_safetensors=True
+        tok = AutoTokenizer.from_pretrained(files.path, trust_remote_code=False)
+    except (OSError, ValueError) as exc:  # a broken tokenizer.json, a tokenizer class that needs missing files
+        raise SpecwiseError(f"{files.path}: cannot load its tokenizer ({_first_line(exc)})") from None
+    try:
+        loaded: Any = AutoModelForCausalLM.from_pretrained(
+            files.path, dtype=torch.float32, trust_remote_code=False, use_safetensors=True, output_loading_info=True
         )
+        model, info = loaded
     except SafetensorError as exc:  # resolve() checked the layout; this is what the loader still finds wrong
         raise SpecwiseError(
             f"{files.path}: a safetensors file is truncated or corrupt ({exc}); download it again"
         ) from None
-    model.eval()  # type: ignore[no-untyped-call]
+    except (OSError, ValueError) as exc:  # a config transformers cannot build the model from
+        raise SpecwiseError(f"{files.path}: cannot load the model ({_first_line(exc)})") from None
+    _check_loaded(files, info)
+    model.eval()
     return model, tok
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+
+
+def _check_loaded(files: ModelFiles, info: dict[str, Any]) -> None:
+    """Every weight the config asks for came from the checkpoint: transformers fills a missing one with random
+    values (``missing_keys``, ``mismatched_keys`` in its loading info) and profiles noise without a word."""
+    missing = [str(k) for k in info.get("missing_keys", ())]
+    mismatched = [str(k[0]) if isinstance(k, tuple) else str(k) for k in info.get("mismatched_keys", ())]
+    bad = missing + mismatched
+    if bad:
+        kind = "missing from" if missing else "of another shape in"
+        raise SpecwiseError(
+            f"{files.path}: {len(bad):,} weights the config asks for are {kind} the checkpoint (first: {bad[0]}); "
+            "config.json does not describe these safetensors"
+        )
 
 
 def _check_architecture(files: ModelFiles) -> None:

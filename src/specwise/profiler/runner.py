@@ -89,6 +89,8 @@ def load_pair(
 
 
 def tokenize(tokenizer: Any, prompts: Sequence[Prompt], max_prompt_tokens: int) -> list[list[int]]:
+    """Each prompt's token ids, a longer one cut to its last ``max_prompt_tokens`` (:func:`prompt_limit`; the
+    caller says how many were, :func:`count_truncated`)."""
     out = []
     for i, p in enumerate(prompts):
         ids = list(tokenizer(p.text, add_special_tokens=p.add_special_tokens)["input_ids"])
@@ -96,6 +98,31 @@ def tokenize(tokenizer: Any, prompts: Sequence[Prompt], max_prompt_tokens: int) 
             raise SpecwiseError(f"prompt {i + 1}: tokenizes to nothing")
         out.append(ids[-max_prompt_tokens:])
     return out
+
+
+def prompt_limit(loaded: Loaded, settings: ProfileSettings) -> int:
+    """The prompt tokens kept: ``settings.max_prompt_tokens``, less where the models' context
+    (``max_position_embeddings``) would not hold them with the continuation and its drafts; a context too short for
+    even one prompt token beside them is refused."""
+    contexts = [f.max_positions for f in (loaded.target_files, loaded.draft_files) if f and f.max_positions]
+    room = min(contexts, default=None)
+    if room is None:
+        return settings.max_prompt_tokens
+    limit = room - settings.max_new_tokens - settings.k_max - 1
+    if limit < 1:
+        raise SpecwiseError(
+            f"--max-new-tokens {settings.max_new_tokens} and k up to {settings.k_max} leave no room for a prompt in "
+            f"the model's context of {room:,} tokens (max_position_embeddings)"
+        )
+    return min(settings.max_prompt_tokens, limit)
+
+
+def count_truncated(loaded: Loaded, prompts: Sequence[Prompt], max_prompt_tokens: int) -> int:
+    """How many of ``prompts`` :func:`tokenize` cuts to ``max_prompt_tokens``."""
+    tok = loaded.tokenizer
+    return sum(
+        len(tok(p.text, add_special_tokens=p.add_special_tokens)["input_ids"]) > max_prompt_tokens for p in prompts
+    )
 
 
 def _variant_model(loaded: Loaded, role: str, quant: dict[str, str]) -> Any:
@@ -119,7 +146,7 @@ def run_profile(
     """Returns (the results, continuations by sampling temperature, prompt token ids)."""
     timings = timings or Timings()
     torch.manual_seed(settings.seed)
-    ids = tokenize(loaded.tokenizer, prompts, settings.max_prompt_tokens)
+    ids = tokenize(loaded.tokenizer, prompts, prompt_limit(loaded, settings))
     pad = loaded.tokenizer.pad_token_id if loaded.tokenizer.pad_token_id is not None else 0
     by_target_quant: dict[str, dict[float, list[list[int]]]] = {}
     observations: list[Observation] = []

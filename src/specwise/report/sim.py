@@ -55,7 +55,7 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
             if r.qps == q:
                 s = r.speedup(metric)
                 cells.append(f"{s:.2f}" + mark(speedup_overloaded(doc, q, r)) if s else "-")
-        cells.append("-" if doc.speedup_undefined(q) or doc.nothing_keeps_up(q) else str(best))
+        cells.append("-" if doc.speedup_undefined(q) else str(best))
         table.add_row(*cells)
     print_table(out, table, wide=wide)
     if doc.schedule_results:

@@ -72,11 +72,12 @@ def _check_engine_method(spec: ScenarioSpec, draft_tp: int) -> None:
 
 
 FEW_REQUESTS = 100
-"""Requests per simulated (QPS, k) cell below which a run is too small to decide on (the default is 1,000). The
-standard error of a median of n samples is ~1.25 sigma / sqrt(n) (the asymptotic variance of a sample median,
-pi sigma^2 / 2n, for a normal); with the examples' length spread (cv 0.4-0.6) that is ~6% of an E2E p50 at 100
-requests -- well inside the predictor's +-27% band, which does not include it -- but ~11% at 30 and ~28% at 5,
-as large as the band itself."""
+"""Requests per simulated (QPS, k) cell below which a run is too small to decide on (the default is 1,000), at the
+default ``warmup_fraction`` (0.1): :data:`FEW_MEASURED` requests measured. The standard error of a median of n samples
+is ~1.25 sigma / sqrt(n) (the asymptotic variance of a sample median, pi sigma^2 / 2n, for a normal); with the
+examples' length spread (cv 0.4-0.6) that is ~6% of an E2E p50 at 100 requests -- well inside the predictor's +-27%
+band, which does not include it -- but ~11% at 30 and ~28% at 5, as large as the band itself."""
+DEFAULT_WARMUP_FRACTION = 0.1  # [sweep].warmup_fraction's default (scenario/model.py SweepSpec)
 
 
 def measured_requests(num_requests: int, warmup_fraction: float = 0.0) -> int:
@@ -85,25 +86,37 @@ def measured_requests(num_requests: int, warmup_fraction: float = 0.0) -> int:
     return num_requests - int(num_requests * warmup_fraction)
 
 
-def enough_requests(warmup_fraction: float = 0.0) -> int:
-    """The fewest requests per cell that leave :data:`FEW_REQUESTS` measured after ``warmup_fraction``."""
-    needed = max(FEW_REQUESTS, math.floor(FEW_REQUESTS / (1.0 - warmup_fraction)))  # floor: 1 - 0.9 is 0.0999..
-    while measured_requests(needed, warmup_fraction) < FEW_REQUESTS:  # int() truncation
+FEW_MEASURED = measured_requests(FEW_REQUESTS, DEFAULT_WARMUP_FRACTION)
+"""Requests measured per cell below which a run is too small to decide on: what :data:`FEW_REQUESTS` leave after the
+default warmup (90). A larger ``warmup_fraction`` must be made up for by more requests."""
+
+
+def enough_requests(warmup_fraction: float = DEFAULT_WARMUP_FRACTION) -> int:
+    """The fewest requests per cell to decide on: :data:`FEW_REQUESTS`, and enough that :data:`FEW_MEASURED` are
+    left after ``warmup_fraction``."""
+    needed = max(FEW_REQUESTS, math.floor(FEW_MEASURED / (1.0 - warmup_fraction)))  # floor: 1 - 0.9 is 0.0999..
+    while measured_requests(needed, warmup_fraction) < FEW_MEASURED:  # int() truncation
         needed += 1
     return needed
 
 
-def few_requests_warning(num_requests: int, given_as: str | None = None, warmup_fraction: float = 0.0) -> str | None:
-    """The warning a sweep of ``num_requests`` per cell carries when fewer than :data:`FEW_REQUESTS` of them are
-    measured (None: enough to decide on). ``given_as``: where the count came from, as the warning names it (default:
-    the scenario's ``[sweep].num_requests = N``; a ``--num-requests`` override passes its own); ``warmup_fraction``:
-    the share left out of the statistics, which a count must make up for."""
-    measured = measured_requests(num_requests, warmup_fraction)
-    if measured >= FEW_REQUESTS:
+def few_requests_warning(
+    num_requests: int, given_as: str | None = None, warmup_fraction: float = DEFAULT_WARMUP_FRACTION
+) -> str | None:
+    """The warning a sweep of ``num_requests`` per cell carries when it is fewer than :func:`enough_requests` (None:
+    enough to decide on). ``given_as``: where the count came from, as the warning names it (default: the
+    scenario's ``[sweep].num_requests = N``; a ``--num-requests`` override passes its own); ``warmup_fraction``: the
+    share left out of the statistics, which a count must make up for (said when it is not the default)."""
+    needed = enough_requests(warmup_fraction)
+    if num_requests >= needed:
         return None
     given = given_as or f"[sweep].num_requests = {num_requests}"
-    needed = enough_requests(warmup_fraction)
-    warm = f" ({measured} measured after the warmup_fraction {warmup_fraction:g})" if measured < num_requests else ""
+    measured = measured_requests(num_requests, warmup_fraction)
+    warm = (
+        f" ({measured} measured after the warmup_fraction {warmup_fraction:g})"
+        if warmup_fraction != DEFAULT_WARMUP_FRACTION and measured < num_requests
+        else ""
+    )
     return (
         f"{given}{warm}: percentiles of so few requests per (QPS, k) cell are noisy, and "
         f"the speedup band does not include that noise; use {needed} or more"

@@ -16,6 +16,7 @@ KV-cache sizes follow vLLM's cache layout:
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Literal
@@ -251,6 +252,27 @@ def checkpoint_name(name: str) -> str:
     """The last part of a hub id or path, lower-cased: ``/models/SmolLM2-135M/`` and ``HuggingFaceTB/SmolLM2-135M``
     -> ``smollm2-135m`` (how specwise tells one checkpoint named two ways)."""
     return PurePath(name.rstrip("/")).name.lower()
+
+
+# Name parts that say how a checkpoint is stored, not what it was trained into: quantisation and file formats
+# (``-FP8``, ``-FP8-dynamic``, ``-AWQ``, ``-GPTQ-Int4``, ``-quantized.w4a16``, ``-bnb-4bit``, ``-GGUF``, ``-Q4_K_M``).
+_STORAGE_PART = re.compile(
+    r"(fp\d+|nvfp4|mxfp4|int\d+|w\d+a\d+|awq|gptq|gguf|mlx|exl2|bnb|\d+bit|dynamic|static|quantized|bf16|f16|f32"
+    r"|float16|bfloat16|q\d+|[kms0-9]|marlin)"
+)
+
+
+def same_weights(a: str, b: str) -> bool:
+    """:func:`same_model`, but a name extending the other only by how it is stored (:data:`_STORAGE_PART`: a
+    quantised or converted copy), never by another fine-tune (``-Instruct``, ``-draft4``): the rule for a draft,
+    whose acceptance belongs to its weights (``SmolLM2-135M`` and ``SmolLM2-135M-draft4`` are two drafts)."""
+    if not same_model(a, b):
+        return False
+    x, y = (checkpoint_name(name).replace("_", "-") for name in (a, b))
+    short, long = sorted((x, y), key=len)
+    if x == y or not long.startswith(short + "-"):
+        return True  # the same name, or a directory named with an org prefix
+    return all(_STORAGE_PART.fullmatch(part) for part in re.split(r"[-.]", long[len(short) + 1 :]) if part)
 
 
 def same_model(a: str, b: str) -> bool:
