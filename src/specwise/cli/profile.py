@@ -310,6 +310,16 @@ def _emit(args: argparse.Namespace, doc: ProfileDoc, interrupted: bool) -> int:
         k, series = acceptance_series(doc)
         if not series:
             notes.append(f"note: nothing was drafted at k={k}, so {args.plot} has no rate to plot (it says so)")
+    profiled = {
+        (r.temperature, b.k) for r in doc.results if r.workload_class is None and not r.quantization for b in r.by_k
+    }
+    unmatched = sorted({(v.temperature, v.k) for v in doc.verification} - profiled)
+    if unmatched:
+        at = ", ".join(f"T={t:g} k={k}" for t, k in unmatched)
+        notes.append(
+            f"note: no profile pred at {at}: the profile has no result there; give those temperatures to "
+            "--temperatures and k to --k to compare the loop with the profile"
+        )
     for path in wrote:  # stdout keeps only the JSON when it carries it
         print(f"wrote {path}", file=sys.stderr if to_stdout else sys.stdout)
     for note in notes:

@@ -23,10 +23,11 @@ def quant_label(r: ProfileResult) -> str:
 
 
 def _result_table(who: str, target: str | None, r: ProfileResult) -> Table:
+    cls = r.workload_class or "all"
     table = Table(
         title=escape(
             f"{who} -> {target}: T={r.temperature:g}, {r.drafting} drafting, quant {quant_label(r) or 'none'}, "
-            f"class {r.workload_class or 'all'} ({r.prompts} prompts); alpha {_f(r.alpha_mean)}"
+            f"class {cls} ({r.prompts} prompts); alpha {_f(r.alpha_mean)}"
         ),
         title_justify="left",
     )
@@ -119,7 +120,10 @@ def render_profile(doc: ProfileDoc, out: Console | None = None, wide: bool = Fal
     line = _prompts_line(doc)
     if line:
         out.print(line, markup=False, highlight=False)
+    classes = {r.workload_class for r in doc.results if r.workload_class is not None}
     for r in doc.results:
+        if len(classes) == 1 and r.workload_class is not None:
+            continue  # every prompt of one class: its table is the "all" one, shown once (the JSON keeps both)
         print_table(out, _result_table(who, doc.target, r), wide=wide)
         if doc.method in LOOKUP_METHODS:
             out.print(_match_line(doc.method, r), highlight=False)
@@ -131,4 +135,6 @@ def render_profile(doc: ProfileDoc, out: Console | None = None, wide: bool = Fal
             "path-sampling noise, heavy-tailed: use --verify-paths N at T > 0); paths: loop runs per prompt"
         )
     if doc.timing_s:
-        out.print("time (s): " + ", ".join(f"{k} {v:.1f}" for k, v in doc.timing_s.items()))
+        times = ", ".join(f"{k} {v:.1f}" for k, v in doc.timing_s.items() if k != "threads")
+        threads = doc.timing_s.get("threads")
+        out.print(f"time (s): {times}" + (f"; torch threads {threads:g}" if threads is not None else ""))
