@@ -177,3 +177,19 @@ def test_prompt_lookup_flags_without_ngram_are_refused(
     assert _profile("--target", "x", *flags) == 2
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--max-new-tokens", "1"], "--max-new-tokens: must be >= 2 (a token to draft after, one to verify), got 1"),
+        (
+            ["--prompt-lookup-min", "6", "--prompt-lookup-max", "3"],
+            "--prompt-lookup-min 6 is above --prompt-lookup-max 3",
+        ),
+    ],
+)
+def test_settings_errors_name_the_flag(flags: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """They named the setting (max_new_tokens, prompt_lookup_min=6 ...), where every other error names the flag."""
+    assert main(["profile", "--target", "x", "--method", "ngram", "--prompts", "builtin:qa", *flags]) == 2
+    assert said in capsys.readouterr().err

@@ -188,6 +188,10 @@ def build_settings(args: argparse.Namespace) -> ProfileSettings:
     lo, hi = lookup_range(args.method or "draft_model", args.prompt_lookup_min, args.prompt_lookup_max)
     if not 0 < args.top_p <= 1:
         raise SpecwiseError(f"--top-p: expected a number in (0, 1], got {args.top_p}")
+    if args.max_new_tokens < 2:  # the settings' own rule, said with the flag's name
+        raise SpecwiseError(
+            f"--max-new-tokens: must be >= 2 (a token to draft after, one to verify), got {args.max_new_tokens}"
+        )
     return ProfileSettings(
         method=args.method or "draft_model",
         temperatures=parse_temperatures(args.temperatures),

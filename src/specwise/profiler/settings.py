@@ -111,6 +111,10 @@ def lookup_range(method: str, lo: int | None, hi: int | None, names: FieldNames 
         _refuse_unused(given, names.setting("method", "ngram"), f" (method {method} has no prompt lookup)")
     if lo is None:
         return (5, 5) if hi is None else (hi, hi)  # 5, 5: vLLM's SpeculativeConfig default
+    if hi is not None and lo > hi:
+        raise SpecwiseError(
+            f"{names.setting('prompt_lookup_min', lo)} is above {names.setting('prompt_lookup_max', hi)}"
+        )
     return lo, (hi if hi is not None else lo)
 
 
