@@ -224,7 +224,10 @@ def check_output_file(
             )
     if stream_fd(path) is not None or _special(path):
         return  # an open stream, a device or a pipe is written to as it is (write_text_atomic)
-    check_output_dir(_through_links(path).parent)
+    try:
+        check_output_dir(_through_links(path).parent)
+    except SpecwiseError as exc:  # which output it was: two flags may name two unwritable places
+        raise SpecwiseError(f"{flag} {path}: {exc}" if flag else str(exc)) from None
 
 
 def inside_dir(path: Path, directory: Path) -> bool:

@@ -193,3 +193,9 @@ def test_settings_errors_name_the_flag(flags: list[str], said: str, capsys: pyte
     """They named the setting (max_new_tokens, prompt_lookup_min=6 ...), where every other error names the flag."""
     assert main(["profile", "--target", "x", "--method", "ngram", "--prompts", "builtin:qa", *flags]) == 2
     assert said in capsys.readouterr().err
+
+
+def test_an_unwritable_output_names_its_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """With --json and --plot both given, "/sys: not writable" did not say which of the two it was."""
+    assert _profile("--target", "x", "--method", "ngram", "--json", "/sys/out.json") == 2
+    assert "--json /sys/out.json: /sys: not writable" in capsys.readouterr().err
