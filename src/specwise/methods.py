@@ -116,13 +116,21 @@ LOOKUP_METHODS: tuple[str, ...] = tuple(m.name for m in _TABLE if m.is_lookup)
 HEAD_METHODS: tuple[str, ...] = tuple(m.name for m in _TABLE if m.proposer == "head")
 
 
+# vLLM's model-specific MTP names (``MTPModelTypes`` in vllm/config/speculative.py, as of its 2026 releases), each
+# run as "mtp": ``SpeculativeConfig.__post_init__`` replaces them ("method `%s` is deprecated and replaced with mtp");
+# before 0.11, deepseek_mtp was MTP's only name.
+VLLM_MTP_NAMES = frozenset(
+    {"deepseek_mtp", "dots3_note_mtp", "mimo_mtp", "mimo_v2_mtp", "glm4_moe_mtp", "glm4_moe_lite_mtp", "glm_ocr_mtp"}
+    | {"ernie_mtp", "nemotron_h_mtp", "exaone_moe_mtp", "exaone4_5_mtp", "qwen3_next_mtp", "qwen3_5_mtp"}
+    | {"longcat_flash_mtp", "bailing_hybrid_v3_mtp", "minimax_m3_mtp", "bailing_hybrid_mtp", "kimi_k3_mtp"}
+    | {"pangu_ultra_moe_mtp", "step3p5_mtp", "hy_v3_mtp", "hy_v4_mtp", "gemma4_mtp", "inkling_mtp", "glm5_next_mtp"}
+)
+
+
 def row_name(vllm_method: str) -> str:
-    """The row a vLLM ``--speculative-config`` method name runs as: its own name, or ``mtp`` for a model-specific
-    MTP name (``deepseek_mtp``, ``qwen3_next_mtp``, ...: vLLM's ``MTPModelTypes``, each ending in ``_mtp``), which
-    vLLM replaces with ``mtp`` itself (``SpeculativeConfig.__post_init__``, vllm/config/speculative.py: "method `%s`
-    is deprecated and replaced with mtp"; before 0.11, ``deepseek_mtp`` was the only MTP name). Any other name is
-    returned as given (unknown ones are refused by :func:`get_method`)."""
-    return "mtp" if vllm_method.endswith("_mtp") and vllm_method not in METHODS else vllm_method
+    """The row a vLLM ``--speculative-config`` method name runs as: its own name, or ``mtp`` for one of
+    :data:`VLLM_MTP_NAMES`. Any other name is returned as given (an unknown one is refused by :func:`get_method`)."""
+    return "mtp" if vllm_method in VLLM_MTP_NAMES else vllm_method
 
 
 def get_method(name: str) -> Method:

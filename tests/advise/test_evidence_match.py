@@ -175,7 +175,12 @@ def test_same_weights_allows_only_storage_suffixes() -> None:
     assert same_weights("Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct-GPTQ-Int4")
     assert same_weights("x/Llama-3.2-1B-Instruct", "y/Llama-3.2-1B-Instruct-quantized.w4a16")
     assert same_weights("bartowski/Llama-3.2-1B-Instruct", "/m/Llama-3.2-1B-Instruct-Q4_K_M")
-    assert same_weights("/m/org-Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-1B-Instruct")
+    assert same_weights("HuggingFaceTB/SmolLM2-135M-Instruct", "/m/SmolLM2-135M-Instruct.Q4_1.gguf")  # llama.cpp's
+    assert same_weights("a/Llama-3.2-1B-Instruct", "b/Llama-3.2-1B-Instruct-GPTQ-4bit-128g")
+    assert same_weights("meta-llama/Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-1B-Instruct-SpinQuant_INT4_EO8")
+    assert same_weights("a/Llama-3.2-1B-Instruct", "b/Llama-3.2-1B-Instruct-IQ4_XS")
+    assert not same_weights("meta-llama/Llama-3.1-8B", "NousResearch/Hermes-3-Llama-3.1-8B")  # a prefix: a fine-tune
+    assert not same_weights("x/llama-68m", "y/llama-68m-2")
     assert not same_weights("smollm2-135m", "smollm2-135m-draft4")
     assert not same_weights("a/Llama-3.2-1B", "b/Llama-3.2-1B-Instruct")
     assert same_model("a/Llama-3.2-1B", "b/Llama-3.2-1B-Instruct")  # the looser rule, for targets and servers

@@ -30,6 +30,7 @@ def test_only_speculation_meeting_the_slo_is_measure_first(tmp_path: Path, capsy
     draft = next(c for c in doc["candidates"] if c["candidate"].startswith("draft_model"))  # type: ignore[attr-defined]
     assert rc == 0 and draft["verdict"] == "measure_first", draft["reason"]
     assert "plain decoding meets the SLOs for no request" in draft["reason"]
+    assert draft["speedup_at_operating_qps"] is None  # a ratio to no goodput: null, as the README says
     assert "0.00x" not in json.dumps(doc) and "goodput p50" not in json.dumps(doc)
 
 

@@ -147,6 +147,7 @@ def test_vllms_model_specific_mtp_names_are_mtp(tmp_path: Path, capsys: pytest.C
         assert CHECKS["speculative_config"](json.dumps(given)) == given  # kept as the server was configured
         assert SpeculativeSetting.of(given).method == "mtp"
     assert row_name("ngram") == "ngram" and row_name("eagle3") == "eagle3" and row_name("ngram_gpu") == "ngram_gpu"
+    assert row_name("foo_mtp") == "foo_mtp"  # not a name vLLM maps: refused as unknown, not read as mtp
     err = _refused(capsys, tmp_path, [*SERVER, "--speculative-config", '{"method": "ngram_gpu"}'])
     assert err.startswith("argument --speculative-config: unknown speculative method 'ngram_gpu'")
 

@@ -62,7 +62,7 @@ def test_simulate_refuses_what_sglang_cannot_run_naming_the_field() -> None:
     with pytest.raises(SpecwiseError, match=r"\[deployment\]\.engine: SGLang has no suffix speculation"):
         parse_scenario(_sglang_scenario({"method": "suffix"}))
     eagle3 = {"method": "eagle3", "draft": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"}
-    with pytest.raises(SpecwiseError, match=r"\[deployment\]\.engine: SGLang drafts its top-k tokens"):
+    with pytest.raises(SpecwiseError, match=r"\[speculation\]\.drafting: SGLang drafts its top-k tokens"):
         parse_scenario(_sglang_scenario({**eagle3, "drafting": "probabilistic"}))
     assert parse_scenario(_sglang_scenario(eagle3)).memory_plan.fits  # greedy: simulated as before
 

@@ -14,6 +14,7 @@ import pytest
 
 from specwise.cli import main
 from specwise.errors import SpecwiseError
+from specwise.methods import MAX_K
 from specwise.profiler import models
 from specwise.profiler.runner import Loaded, prompt_limit
 from specwise.profiler.settings import ProfileSettings
@@ -102,6 +103,6 @@ def test_the_prompt_room_is_what_the_context_leaves() -> None:
     settings = ProfileSettings(max_new_tokens=16, k_values=(1, 4))
     assert prompt_limit(_loaded(None), settings) == settings.max_prompt_tokens == 1024
     assert prompt_limit(_loaded(8192), settings) == 1024
-    assert prompt_limit(_loaded(64), settings) == 64 - 16 - 4 - 1
-    with pytest.raises(SpecwiseError, match=r"leave no room for a prompt in the model's context of 20 tokens"):
-        prompt_limit(_loaded(20), settings)
+    assert prompt_limit(_loaded(64), settings) == 64 - 16 - MAX_K - 1  # room for --verify-k's drafts too
+    with pytest.raises(SpecwiseError, match=r"leave no room for a prompt in the model's context of 30 tokens"):
+        prompt_limit(_loaded(30), settings)

@@ -49,10 +49,11 @@ def _load(tmp_path: Path, text: str) -> object:
 def test_the_few_requests_rule_counts_the_requests_measured_after_the_warmup() -> None:
     assert measured_requests(100, 0.9) == 10 and measured_requests(100, 0.1) == FEW_MEASURED == 90
     assert enough_requests(0.1) == FEW_REQUESTS == enough_requests(0.0) == 100  # as before at the default warmup
-    assert enough_requests(0.5) == 180 and enough_requests(0.9) == 900
+    assert enough_requests(0.5) == 179 and enough_requests(0.9) == 891  # the fewest that leave 90 measured
+    assert measured_requests(179, 0.5) == measured_requests(891, 0.9) == 90 == measured_requests(178, 0.5) + 1
     said = few_requests_warning(100, warmup_fraction=0.9)
-    assert said is not None and "(10 measured after the warmup_fraction 0.9)" in said and "use 900 or more" in said
-    assert few_requests_warning(900, warmup_fraction=0.9) is None and few_requests_warning(100) is None
+    assert said is not None and "(10 measured after the warmup_fraction 0.9)" in said and "use 891 or more" in said
+    assert few_requests_warning(891, warmup_fraction=0.9) is None and few_requests_warning(100) is None
     assert few_requests_warning(60) == (  # the default warmup: worded as it always was
         "[sweep].num_requests = 60: percentiles of so few requests per (QPS, k) cell are noisy, and the speedup band "
         "does not include that noise; use 100 or more"

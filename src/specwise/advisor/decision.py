@@ -611,8 +611,8 @@ def _speedup_at(sim: SweepResult, qps: float) -> float | None:
     can (a queue that grows has no steady-state latency). A disabled candidate's row quotes none either: it runs
     at k = 0, and the best k's speedup is in its reason."""
     base = sim.baseline_at(qps)
-    if (base is not None and base.overloaded) or _no_k_keeps_up(sim, qps):
-        return None
+    if (base is not None and base.overloaded) or _no_k_keeps_up(sim, qps) or sim.speedup_undefined(qps):
+        return None  # undefined: a goodput ratio to none without speculation
     return sim.best_speedup_by_qps[qps]
 
 

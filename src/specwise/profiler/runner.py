@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from specwise.contracts.profile import ProfileResult
 from specwise.errors import SpecwiseError
+from specwise.methods import MAX_K
 from specwise.profiler import analysis, models, quantize, quantize_spec
 from specwise.profiler.counting import FIRST_DRAFTED_POSITION as FIRST
 from specwise.profiler.counting import model_draft_proposals
@@ -102,16 +103,16 @@ def tokenize(tokenizer: Any, prompts: Sequence[Prompt], max_prompt_tokens: int) 
 
 def prompt_limit(loaded: Loaded, settings: ProfileSettings) -> int:
     """The prompt tokens kept: ``settings.max_prompt_tokens``, less where the models' context
-    (``max_position_embeddings``) would not hold them with the continuation and its drafts; a context too short for
-    even one prompt token beside them is refused."""
+    (``max_position_embeddings``) would not hold them with the continuation and up to :data:`MAX_K` drafts (the
+    profile's k, or ``--verify-k``); a context too short for even one prompt token beside them is refused."""
     contexts = [f.max_positions for f in (loaded.target_files, loaded.draft_files) if f and f.max_positions]
     room = min(contexts, default=None)
     if room is None:
         return settings.max_prompt_tokens
-    limit = room - settings.max_new_tokens - settings.k_max - 1
+    limit = room - settings.max_new_tokens - MAX_K - 1  # MAX_K: --verify-k may draft more than --k
     if limit < 1:
         raise SpecwiseError(
-            f"--max-new-tokens {settings.max_new_tokens} and k up to {settings.k_max} leave no room for a prompt in "
+            f"--max-new-tokens {settings.max_new_tokens} and up to {MAX_K} draft tokens leave no room for a prompt in "
             f"the model's context of {room:,} tokens (max_position_embeddings)"
         )
     return min(settings.max_prompt_tokens, limit)

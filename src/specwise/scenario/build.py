@@ -50,8 +50,11 @@ def _check_engine_method(spec: ScenarioSpec, draft_tp: int) -> None:
     if sp.method.name == "none" or not spec.engine_checks:
         return
     if dep.engine != "vllm":  # as advise refuses the candidate (SglangEngine.refusal): a method or drafting it lacks
-        if (refused := get_engine(dep.engine).refusal(sp.method, sp.draft, sp.drafting)) is not None:
+        engine = get_engine(dep.engine)
+        if (refused := engine.refusal(sp.method, sp.draft)) is not None:
             raise SpecwiseError(f"{spec.file}: [deployment].engine: {refused}")
+        if (refused := engine.refusal(sp.method, sp.draft, sp.drafting)) is not None:
+            raise SpecwiseError(f"{spec.file}: {spec.where_speculation}.drafting: {refused}")
         return
     try:
         version = VllmVersion.parse(dep.engine_version) if dep.engine_version is not None else None
@@ -94,8 +97,9 @@ default warmup (90). A larger ``warmup_fraction`` must be made up for by more re
 def enough_requests(warmup_fraction: float = DEFAULT_WARMUP_FRACTION) -> int:
     """The fewest requests per cell to decide on: :data:`FEW_REQUESTS`, and enough that :data:`FEW_MEASURED` are
     left after ``warmup_fraction``."""
-    needed = max(FEW_REQUESTS, math.floor(FEW_MEASURED / (1.0 - warmup_fraction)))  # floor: 1 - 0.9 is 0.0999..
-    while measured_requests(needed, warmup_fraction) < FEW_MEASURED:  # int() truncation
+    # measured_requests grows with n, by at most n (1 - w) + 1: no n below (FEW_MEASURED - 1) / (1 - w) is enough
+    needed = max(FEW_REQUESTS, math.floor((FEW_MEASURED - 1) / (1.0 - warmup_fraction)))
+    while measured_requests(needed, warmup_fraction) < FEW_MEASURED:
         needed += 1
     return needed
 

@@ -255,24 +255,40 @@ def checkpoint_name(name: str) -> str:
 
 
 # Name parts that say how a checkpoint is stored, not what it was trained into: quantisation and file formats
-# (``-FP8``, ``-FP8-dynamic``, ``-AWQ``, ``-GPTQ-Int4``, ``-quantized.w4a16``, ``-bnb-4bit``, ``-GGUF``, ``-Q4_K_M``).
+# (``-FP8``, ``-FP8-dynamic``, ``-AWQ``, ``-GPTQ-Int4``, ``-GPTQ-4bit-128g``, ``-quantized.w4a16``, ``-W4A16-G128``,
+# ``-bnb-4bit``, ``-NF4``, ``-SpinQuant_INT4_EO8``, a GGUF's ``.Q4_K_M`` / ``-IQ4_XS``).
 _STORAGE_PART = re.compile(
-    r"(fp\d+|nvfp4|mxfp4|int\d+|w\d+a\d+|awq|gptq|gguf|mlx|exl2|bnb|\d+bit|dynamic|static|quantized|bf16|f16|f32"
-    r"|float16|bfloat16|q\d+|[kms0-9]|marlin)"
+    r"fp\d+|nvfp4|mxfp4|int\d+|w\d+a\d+|g\d+|\d+g|awq|gptq|gguf|ggml|mlx|exl2|bnb|nf4|\d+bit|dynamic|static"
+    r"|quantized|quant|bf16|f16|f32|float16|bfloat16|kv|marlin|spinquant|eo\d+|qat|i?q\d+"
 )
+_GGUF_SUFFIX = re.compile(r"k|m|s|l|xs|xxs|\d")  # after a GGUF type: Q4_K_M, IQ4_XS, Q4_0, Q8_0
+
+
+def _weights_name(name: str) -> str:
+    """``checkpoint_name`` with a ``.gguf`` extension dropped and '.' / '_' read as '-' (``NAME.Q4_K_M.gguf``)."""
+    base = checkpoint_name(name).removesuffix(".gguf")
+    return re.sub(r"[._]", "-", base)
 
 
 def same_weights(a: str, b: str) -> bool:
-    """:func:`same_model`, but a name extending the other only by how it is stored (:data:`_STORAGE_PART`: a
-    quantised or converted copy), never by another fine-tune (``-Instruct``, ``-draft4``): the rule for a draft,
-    whose acceptance belongs to its weights (``SmolLM2-135M`` and ``SmolLM2-135M-draft4`` are two drafts)."""
-    if not same_model(a, b):
-        return False
-    x, y = (checkpoint_name(name).replace("_", "-") for name in (a, b))
+    """One draft's weights named two ways: the same last name part (case, '_', '.' and a ``.gguf`` extension aside:
+    a local directory and its hub id), or one extended only by how it is stored (:data:`_STORAGE_PART`: a quantised
+    or converted copy) -- never by another fine-tune, before or after the name (``-Instruct``, ``-draft4``,
+    ``Hermes-3-``). Stricter than :func:`same_model`: a draft's acceptance belongs to its weights."""
+    x, y = _weights_name(a), _weights_name(b)
+    if x == y:
+        return True
     short, long = sorted((x, y), key=len)
-    if x == y or not long.startswith(short + "-"):
-        return True  # the same name, or a directory named with an org prefix
-    return all(_STORAGE_PART.fullmatch(part) for part in re.split(r"[-.]", long[len(short) + 1 :]) if part)
+    if len(short) < 3 or not any(c.isdigit() for c in short) or not long.startswith(short + "-"):
+        return False
+    in_gguf_type = False  # past a GGUF type's q4 / iq4: its k, m, s, xs, 0, 1 parts follow
+    for part in long[len(short) + 1 :].split("-"):
+        if in_gguf_type and _GGUF_SUFFIX.fullmatch(part):
+            continue
+        if not _STORAGE_PART.fullmatch(part):
+            return False
+        in_gguf_type = re.fullmatch(r"i?q\d+", part) is not None
+    return True
 
 
 def same_model(a: str, b: str) -> bool:
