@@ -56,3 +56,19 @@ def test_one_prompt_class_prints_its_table_once_and_threads_are_not_seconds(
     data["results"] = results  # two classes: each table shown
     render_profile(ProfileDoc.from_json(data), wide=True)
     assert "class qa" in capsys.readouterr().out
+
+
+def test_an_interrupted_run_leaves_a_file_already_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C wrote the partial result over --json, which may hold a complete profile (review s44c, 9e)."""
+    data = _doc()
+    data["settings"] = {**data["settings"], "interrupted": True, "temperatures_completed": [0.0]}  # type: ignore[dict-item]
+    doc = ProfileDoc.from_json(data)
+    complete = tmp_path / "profile.json"
+    complete.write_text('{"complete": true}')
+    assert _emit(argparse.Namespace(json=complete, plot=None, wide=True), doc, True) == 130
+    partial = tmp_path / "profile.interrupted.json"
+    assert complete.read_text() == '{"complete": true}' and json.loads(partial.read_text())["settings"]["interrupted"]
+    assert f"wrote them to {partial} ({complete}, already there, is left as it was)" in capsys.readouterr().err
+    fresh = tmp_path / "fresh.json"
+    assert _emit(argparse.Namespace(json=fresh, plot=None, wide=True), doc, True) == 130
+    assert fresh.is_file() and not (tmp_path / "fresh.interrupted.json").exists()

@@ -295,9 +295,10 @@ def _emit(args: argparse.Namespace, doc: ProfileDoc, interrupted: bool) -> int:
     """Write the JSON and the plot, show the profile; what was written is said; an interrupted run exits 130."""
     to_stdout = args.json is not None and str(args.json) == "-"
     wrote = []
-    if args.json is not None and not to_stdout:
-        write_json_atomic(args.json, doc.to_json())  # the result first, the plot after
-        wrote.append(args.json)
+    json_out = None if args.json is None or to_stdout else _json_destination(Path(args.json), interrupted)
+    if json_out is not None:
+        write_json_atomic(json_out, doc.to_json())  # the result first, the plot after
+        wrote.append(json_out)
     if to_stdout:
         from specwise.cli.common import print_json
 
@@ -330,11 +331,21 @@ def _emit(args: argparse.Namespace, doc: ProfileDoc, interrupted: bool) -> int:
         print(note, file=sys.stderr)
     if interrupted:
         done = ", ".join(f"{t:g}" for t in doc.settings["temperatures_completed"])
-        kept = f"; wrote them to {args.json}" if args.json is not None and not to_stdout else ""
+        kept = f"; wrote them to {json_out}" if json_out is not None else ""
+        if json_out is not None and json_out != Path(args.json):
+            kept += f" ({args.json}, already there, is left as it was)"
         during = " during --verify (no verification rows)" if getattr(args, "verify_interrupted", False) else ""
         print(f"interrupted{during}: results for the temperatures profiled in full (T={done}){kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_OK
+
+
+def _json_destination(path: Path, interrupted: bool) -> Path:
+    """Where the result goes: ``--json``; an interrupted run's partial result beside a file already there
+    (``NAME.interrupted.json``), which may be a complete profile it must not replace."""
+    if interrupted and path.is_file():
+        return path.with_name(f"{path.stem}.interrupted{path.suffix}")
+    return path
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
