@@ -40,13 +40,7 @@ from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
 from specwise.perfmodel.factory import PredictorChoice, calibration_gap
 from specwise.perfmodel.profiles import published_fit
-from specwise.scenario.build import (
-    DEFAULT_WARMUP_FRACTION,
-    build_scenario,
-    enough_requests,
-    few_requests_warning,
-    measured_requests,
-)
+from specwise.scenario.build import build_scenario, enough_requests, few_requests_warning, measured_worth_saying
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import decide, falls_below
@@ -164,10 +158,10 @@ def _too_few_requests(v: _Verdict, sc: Scenario, sim: SweepResult, op: float, la
     if v.verdict not in ("enable", "enable_below") or few_requests_warning(n, warmup_fraction=warm) is None:
         return v
     k = sim.best_k_by_qps[op] or sim.top_k(op)
-    measured, needed = measured_requests(n, warm), enough_requests(warm)
-    default = warm == DEFAULT_WARMUP_FRACTION or measured == n  # as FEW_REQUESTS was set: say the count given
-    counted = f"{n} simulated" if default else f"{measured} measured (of {n} simulated, after the warmup)"
-    few = f"{counted} request{'s' if n > 1 else ''} per load {'are' if measured > 1 else 'is'} too few to decide on"
+    measured, needed = measured_worth_saying(n, warm), enough_requests(warm)
+    counted = f"{n} simulated" if measured is None else f"{measured} measured (of {n} simulated, after the warmup)"
+    plural = (measured or n) > 1
+    few = f"{counted} request{'s' if n > 1 else ''} per load {'are' if plural else 'is'} too few to decide on"
     reason = (
         f"{few} (the band does not include their sampling noise): re-run with [sweep].num_requests = "
         f"{needed} or more, or measure it; the simulation alone says: {v.reason}"

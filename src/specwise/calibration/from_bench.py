@@ -114,11 +114,12 @@ def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tupl
                     "(unreadable, or not vLLM's); calibrate needs them to know the tokens per step -- re-run with "
                     "the server's /metrics reachable (bench reads it before and after each level)"
                 )
+            rate, concurrency = _load(config, level)
             levels.append(
                 LevelRun(
                     level=level,
-                    rate_per_s=_load(config, level)[0],
-                    concurrency=_load(config, level)[1],
+                    rate_per_s=rate,
+                    concurrency=concurrency,
                     records=tuple(records),
                     drafts=counts.drafts if counts else None,
                     draft_tokens=counts.draft_tokens if counts else None,

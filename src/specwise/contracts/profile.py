@@ -36,6 +36,10 @@ def _flag(f: Fields, key: str) -> bool | None:
     return value
 
 
+class NothingDrafted(SpecError):
+    """A profile result whose method proposed nothing: no acceptance to model (not a malformed file)."""
+
+
 @dataclass(frozen=True)
 class ProfileK:
     """vLLM's counters and rates at one k (summed over prompts), with bootstrap CIs over prompts."""
@@ -108,7 +112,7 @@ class ProfileResult:
         rates = self.per_position_acceptance
         if rates and all(r is None for r in rates):  # what a profile of nothing drafted writes: a real answer
             matched = f" (match rate {self.match_rate:.0%})" if self.match_rate is not None else ""
-            raise SpecError(
+            raise NothingDrafted(
                 f"nothing was drafted at T={self.temperature:g}{matched}: it measured no acceptance; this method "
                 "finds nothing to propose on these prompts"
             )
@@ -282,13 +286,10 @@ class ProfileDoc:
             best = min(chosen, key=lambda r: abs(r.temperature - temperature))
             try:
                 model = best.acceptance()
+            except NothingDrafted as exc:  # a real answer, said as it is
+                raise DocumentError(f"{self.name}: {exc}") from None
             except SpecError as exc:
-                said = str(exc)
-                raise DocumentError(
-                    f"{self.name}: {said}"
-                    if said.startswith("nothing was drafted")
-                    else f"{self.name}: bad per_position_acceptance ({said})"
-                ) from None
+                raise DocumentError(f"{self.name}: bad per_position_acceptance ({exc})") from None
             k = len(best.per_position_acceptance)
             source = (
                 f"profiled: {self.name}, class {cls or 'all'}, T={best.temperature:g} ({best.drafting} drafting), "

@@ -104,6 +104,13 @@ def enough_requests(warmup_fraction: float = DEFAULT_WARMUP_FRACTION) -> int:
     return needed
 
 
+def measured_worth_saying(num_requests: int, warmup_fraction: float) -> int | None:
+    """The requests measured per cell where a count should say it: a warmup other than the default (the one
+    :data:`FEW_REQUESTS` was set at) cut some; None otherwise (the count given says enough)."""
+    measured = measured_requests(num_requests, warmup_fraction)
+    return measured if warmup_fraction != DEFAULT_WARMUP_FRACTION and measured < num_requests else None
+
+
 def few_requests_warning(
     num_requests: int, given_as: str | None = None, warmup_fraction: float = DEFAULT_WARMUP_FRACTION
 ) -> str | None:
@@ -115,12 +122,8 @@ def few_requests_warning(
     if num_requests >= needed:
         return None
     given = given_as or f"[sweep].num_requests = {num_requests}"
-    measured = measured_requests(num_requests, warmup_fraction)
-    warm = (
-        f" ({measured} measured after the warmup_fraction {warmup_fraction:g})"
-        if warmup_fraction != DEFAULT_WARMUP_FRACTION and measured < num_requests
-        else ""
-    )
+    measured = measured_worth_saying(num_requests, warmup_fraction)
+    warm = "" if measured is None else f" ({measured} measured after the warmup_fraction {warmup_fraction:g})"
     return (
         f"{given}{warm}: percentiles of so few requests per (QPS, k) cell are noisy, and "
         f"the speedup band does not include that noise; use {needed} or more"
