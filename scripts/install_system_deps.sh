@@ -11,7 +11,8 @@ if [ "$(id -u)" != 0 ]; then
   command -v sudo >/dev/null 2>&1 || { echo "install_system_deps: need root to apt-get install ${missing[*]}" >&2; exit 1; }
   SUDO=sudo
 fi
-$SUDO apt-get update -qq
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+RETRY="$(dirname "$0")/retry.sh"
+"$RETRY" $SUDO apt-get update -qq
+"$RETRY" $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 chromium --version
 prometheus --version 2>&1 | head -1

