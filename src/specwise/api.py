@@ -557,7 +557,7 @@ def profile(
     for module in ("torch", "transformers"):
         require(module, "profile")
     from specwise.profiler.document import PromptDetails, build_document
-    from specwise.profiler.runner import Timings, load_pair, run_profile
+    from specwise.profiler.runner import Timings, load_pair, prepare_prompts, run_profile
     from specwise.profiler.templates import rendered_prompts
     from specwise.profiler.templates import resolve as resolve_template
     from specwise.profiler.threads import configure_threads
@@ -567,14 +567,16 @@ def profile(
     timings.extra["threads"] = configure_threads(threads)
     loaded = load_pair(str(target), None if draft is None else str(draft), config, len(items), timings)
     template = resolve_template(choice, loaded.tokenizer, loaded.target_files.path)
-    results, _continuations, ids = run_profile(loaded, rendered_prompts(items, template, loaded.tokenizer), config)
+    rendered = rendered_prompts(items, template, loaded.tokenizer)
+    prepared = prepare_prompts(loaded, rendered, config)
+    results, _continuations, ids = run_profile(loaded, rendered, config, prepared=prepared)
     checks = None
     if verify_temps:
         checks = verify(
             loaded.target, loaded.draft, ids, results, config, verify_temps, loop_k, paths_per_prompt=loop_paths
         )
     draft_name = None if draft is None else str(draft)
-    details = PromptDetails(chat_template=template)
+    details = PromptDetails(chat_template=template, max_prompt_tokens=prepared.limit, truncated=prepared.truncated)
     return build_document(
         str(target), draft_name, config, str(prompts), len(items), results, timings.as_dict(), checks, details
     )

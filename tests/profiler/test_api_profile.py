@@ -29,6 +29,8 @@ def test_api_profile_is_the_cli_document(smollm2_dir: Path, tmp_path: Path, caps
     assert main([*argv, "--json", "-"]) == 0
     cli = json.loads(capsys.readouterr().out)
     assert [r["by_k"] for r in cli["results"]] == [r["by_k"] for r in doc.to_json()["results"]]
+    assert cli["prompts"] == doc.to_json()["prompts"]  # the cut is recorded by both (max_prompt_tokens, truncated)
+    assert cli["prompts"]["max_prompt_tokens"] == 1024
 
 
 @pytest.mark.slow  # the verification loop on the CPU: ~50 s

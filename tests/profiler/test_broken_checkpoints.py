@@ -16,7 +16,7 @@ from specwise.cli import main
 from specwise.errors import SpecwiseError
 from specwise.methods import MAX_K
 from specwise.profiler import models
-from specwise.profiler.runner import Loaded, prompt_limit
+from specwise.profiler.runner import Loaded, Prompt, prepare_prompts, prompt_limit
 from specwise.profiler.settings import ProfileSettings
 
 QUICK = ["--method", "ngram", "--prompts", "builtin:qa", "--max-prompts", "1", "--max-new-tokens", "4"]
@@ -94,9 +94,14 @@ def test_two_vocabularies_of_one_size_are_told_apart_by_a_token() -> None:
         models.check_vocab(*files, _Tok({"a": 0, "b": 1, "c": 2}), _Tok({"a": 0, "b": 1}))
 
 
+class _CharTokenizer:
+    def __call__(self, text: str, add_special_tokens: bool = True) -> dict[str, list[int]]:
+        return {"input_ids": [ord(c) for c in text]}
+
+
 def _loaded(context: int | None) -> Loaded:
     files = models.ModelFiles(Path("t"), "t", 3, 0, 1, 1, context)
-    return Loaded(files, None, None, None, None)
+    return Loaded(files, None, None, None, _CharTokenizer())
 
 
 def test_the_prompt_room_is_what_the_context_leaves() -> None:
@@ -106,3 +111,14 @@ def test_the_prompt_room_is_what_the_context_leaves() -> None:
     assert prompt_limit(_loaded(64), settings) == 64 - 16 - MAX_K - 1  # room for --verify-k's drafts too
     with pytest.raises(SpecwiseError, match=r"leave no room for a prompt in the model's context of 30 tokens"):
         prompt_limit(_loaded(30), settings)
+
+
+def test_prompts_are_cut_to_the_room_and_counted_in_one_tokenization() -> None:
+    settings = ProfileSettings(max_new_tokens=16, k_values=(1, 4))
+    room = 64 - 16 - MAX_K - 1
+    prompts = [Prompt("a" * room), Prompt("b" * (room + 1) + "XYZ"), Prompt("short")]
+    prepared = prepare_prompts(_loaded(64), prompts, settings)
+    assert (prepared.limit, prepared.truncated) == (room, 1)
+    assert [len(x) for x in prepared.ids] == [room, room, 5]
+    assert prepared.ids[1][-3:] == [ord("X"), ord("Y"), ord("Z")]  # the last tokens are kept
+    assert prepare_prompts(_loaded(None), prompts, settings).truncated == 0  # 1,024 tokens hold them all

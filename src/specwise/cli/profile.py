@@ -228,9 +228,8 @@ def run(args: argparse.Namespace) -> int:
     from specwise.profiler.runner import (
         ProfileInterrupted,
         Timings,
-        count_truncated,
         load_pair,
-        prompt_limit,
+        prepare_prompts,
         run_profile,
     )
     from specwise.profiler.threads import configure_threads
@@ -255,8 +254,9 @@ def run(args: argparse.Namespace) -> int:
         progress(loading, 1, 1)
         template = resolve_template(choice, loaded.tokenizer, loaded.target_files.path)
         prompts = rendered_prompts(items, template, loaded.tokenizer)
+        prepared = prepare_prompts(loaded, prompts, settings)
         try:
-            results, _conts, ids = run_profile(loaded, prompts, settings, progress, timings)
+            results, _conts, ids = run_profile(loaded, prompts, settings, progress, timings, prepared)
         except ProfileInterrupted as stop:
             results, ids, interrupted = stop.results, stop.ids, True
         checks = None
@@ -275,8 +275,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             except KeyboardInterrupt:  # the profile itself is complete: kept, written, without the loop's rows
                 interrupted = args.verify_interrupted = True
-    limit = prompt_limit(loaded, settings)
-    truncated = count_truncated(loaded, prompts, limit)
+    limit, truncated = prepared.limit, prepared.truncated
     if truncated:
         print(
             f"note: {truncated} of {len(prompts)} prompts are longer than {limit:,} tokens and were cut to their last "

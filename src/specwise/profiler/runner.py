@@ -89,15 +89,15 @@ def load_pair(
     return Loaded(target_files, draft_files, target, draft, tok)
 
 
-def tokenize(tokenizer: Any, prompts: Sequence[Prompt], max_prompt_tokens: int) -> list[list[int]]:
-    """Each prompt's token ids, a longer one cut to its last ``max_prompt_tokens`` (:func:`prompt_limit`; the
-    caller says how many were, :func:`count_truncated`)."""
+def tokenize(tokenizer: Any, prompts: Sequence[Prompt], max_prompt_tokens: int | None) -> list[list[int]]:
+    """Each prompt's token ids, a longer one cut to its last ``max_prompt_tokens`` (None: uncut;
+    :func:`prepare_prompts` cuts to :func:`prompt_limit` and counts the cut ones)."""
     out = []
     for i, p in enumerate(prompts):
         ids = list(tokenizer(p.text, add_special_tokens=p.add_special_tokens)["input_ids"])
         if not ids:
             raise SpecwiseError(f"prompt {i + 1}: tokenizes to nothing")
-        out.append(ids[-max_prompt_tokens:])
+        out.append(ids if max_prompt_tokens is None else ids[-max_prompt_tokens:])
     return out
 
 
@@ -118,12 +118,21 @@ def prompt_limit(loaded: Loaded, settings: ProfileSettings) -> int:
     return min(settings.max_prompt_tokens, limit)
 
 
-def count_truncated(loaded: Loaded, prompts: Sequence[Prompt], max_prompt_tokens: int) -> int:
-    """How many of ``prompts`` :func:`tokenize` cuts to ``max_prompt_tokens``."""
-    tok = loaded.tokenizer
-    return sum(
-        len(tok(p.text, add_special_tokens=p.add_special_tokens)["input_ids"]) > max_prompt_tokens for p in prompts
-    )
+@dataclass(frozen=True)
+class PromptIds:
+    """The prompts' token ids, each cut to its last ``limit`` tokens (:func:`prompt_limit`); ``truncated`` of them
+    were longer."""
+
+    ids: list[list[int]]
+    limit: int
+    truncated: int
+
+
+def prepare_prompts(loaded: Loaded, prompts: Sequence[Prompt], settings: ProfileSettings) -> PromptIds:
+    """Tokenize ``prompts`` once: the ids :func:`run_profile` decodes from, and how many were cut to fit."""
+    limit = prompt_limit(loaded, settings)
+    full = tokenize(loaded.tokenizer, prompts, max_prompt_tokens=None)
+    return PromptIds([x[-limit:] for x in full], limit, sum(len(x) > limit for x in full))
 
 
 def _variant_model(loaded: Loaded, role: str, quant: dict[str, str]) -> Any:
@@ -143,11 +152,13 @@ def run_profile(
     settings: ProfileSettings,
     progress: Progress | None = None,
     timings: Timings | None = None,
+    prepared: PromptIds | None = None,
 ) -> tuple[tuple[ProfileResult, ...], dict[float, list[list[int]]], list[list[int]]]:
-    """Returns (the results, continuations by sampling temperature, prompt token ids)."""
+    """Returns (the results, continuations by sampling temperature, prompt token ids). ``prepared``: the prompts
+    already tokenized by :func:`prepare_prompts` (the caller wants their cut count), else they are tokenized here."""
     timings = timings or Timings()
     torch.manual_seed(settings.seed)
-    ids = tokenize(loaded.tokenizer, prompts, prompt_limit(loaded, settings))
+    ids = (prepared or prepare_prompts(loaded, prompts, settings)).ids
     pad = loaded.tokenizer.pad_token_id if loaded.tokenizer.pad_token_id is not None else 0
     by_target_quant: dict[str, dict[float, list[list[int]]]] = {}
     observations: list[Observation] = []
