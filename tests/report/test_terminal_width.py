@@ -233,3 +233,17 @@ def test_a_folded_table_keeps_its_headers_on_one_line_and_pads_nothing() -> None
     header = next(line for line in lines if "published" in line)
     assert "within 2x" in header
     assert all(line == line.rstrip() for line in lines), [line for line in lines if line != line.rstrip()]
+
+
+def test_wide_keeps_a_long_title_on_one_line() -> None:
+    """--wide prints rows at their natural width; the title goes with them, one line (it wrapped at 80)."""
+    title = "ngram -> models/some-very-long-directory/target-model: T=0, greedy drafting, quant none, class all " * 2
+    for wide in (True, False):
+        table = Table(title=title.strip())
+        table.add_column("k")
+        table.add_row("1")
+        out = recorder(80)
+        print_table(out, table, wide=wide)
+        lines = out.export_text().splitlines()
+        assert (title.strip() in lines) is wide  # without --wide it wraps at the terminal's 80 columns
+        assert wide or max(len(line) for line in lines) <= 80

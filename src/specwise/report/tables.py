@@ -91,7 +91,7 @@ def _pin(table: Table, width: int) -> None:
 def print_table(out: Console, table: Table, *, wide: bool = False, key: int = 0) -> None:
     """Print ``table`` on ``out`` whole: at its natural width with ``wide``, else fitted (see the module);
     ``key`` is the column that goes on a line of its own when the table is folded (the row's id)."""
-    _print_title(out, table)
+    _print_title(out, table, wide)
     if wide:
         print_wide(out, table)
         return
@@ -108,11 +108,13 @@ def print_table(out: Console, table: Table, *, wide: bool = False, key: int = 0)
     _print_records(out, table)
 
 
-def _print_title(out: Console, table: Table) -> None:
-    """The title on a line of its own, wrapped at the console's width, and taken off the table: rich wraps a
-    title at the table's width, so a path in it was split mid-name on a terminal wide enough to hold it."""
+def _print_title(out: Console, table: Table, wide: bool = False) -> None:
+    """The title on a line of its own, wrapped at the console's width (never with ``--wide``: one line, as the
+    table's rows), and taken off the table: rich wraps a title at the table's width, so a path in it was split
+    mid-name on a terminal wide enough to hold it."""
     if table.title:
-        out.print(table.title, style="italic" if table.title_style is None else table.title_style)
+        style = "italic" if table.title_style is None else table.title_style
+        out.print(table.title, style=style, soft_wrap=wide)
         table.title = None
 
 
