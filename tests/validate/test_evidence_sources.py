@@ -160,3 +160,12 @@ def test_a_speculative_record_on_0_8_or_0_9_is_replayed_on_the_engine_users_are_
     assert is_vllm_v0(text, method) is v0
     if text[0].isdigit():  # the same engine a user on that version is priced on
         assert (profile_for("vllm", text, method).name == "vllm-v0") is v0
+
+
+def test_the_vllm_blog_replays_plain_decoding_slower_than_published(result: Validation) -> None:
+    """What the README says of the blog's inputs (review s45b, F1): the no-speculation arm beside each of its
+    speedups is replayed 0.41-0.72x as fast as published, its speedup errors partly an input error (its lengths)."""
+    checks = {b.family: b for b in result.baselines_in_runs}
+    blog = checks["vllm-blog-2024"]
+    assert blog.records == 9 and blog.max_ratio < 0.75 and blog.within_20pct == 0.0
+    assert checks["vllm-issues"].within_20pct == 1.0

@@ -109,11 +109,30 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
     out.print(
         f"plain-decoding records within +-20%: {base}; Leviathan Table 4 max |diff| {v.leviathan_max_abs_diff:.3f}"
     )
+    _baselines_in_runs(v, out, wide)
     pad = max((len(CRITERION_WORDS[ok][1]) for ok in v.criteria.values()), default=0)
     for name, ok in v.criteria.items():
         style, word = CRITERION_WORDS[ok]
         out.print(f"  [{style}]{word}[/]{' ' * (pad - len(word))}  {name}")
     _records(v, show_all, out, wide)
+
+
+def _baselines_in_runs(v: Validation, out: Console, wide: bool) -> None:
+    """The no-speculation arm published beside each speedup against the replay's plain decoding of the same run, per
+    family: where it is far off, so are the replay's inputs, and its speedup errors say less about speculation."""
+    if not v.baselines_in_runs:
+        return
+    t = Table(
+        title="plain decoding inside the speculative runs: the replay's speed / the published no-speculation arm's "
+        "(> 1: the replay is faster)"
+    )
+    for col in ("family", "role", "n", "median", "range", "within 20%"):
+        t.add_column(col, justify="left" if col in ("family", "role") else "right")
+    for b in v.baselines_in_runs:
+        role = "fit" if b.family in v.fit_families else "held-back"
+        t.add_row(b.family, role, str(b.records), f"{b.median_ratio:.2f}", f"{b.min_ratio:.2f}-{b.max_ratio:.2f}",
+                  fmt_pct(b.within_20pct))  # fmt: skip
+    print_table(out, t, wide=wide)
 
 
 # a criterion's verdict: met, not met, or none (no record of the selection can judge it; --check passes it)

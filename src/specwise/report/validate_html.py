@@ -72,7 +72,23 @@ def _criteria(v: Validation) -> str:
     base = "-" if v.baseline_within_20pct is None else f"{v.baseline_within_20pct:.0%}"
     return (
         f"<p>plain-decoding records within &plusmn;20%: {base}; Leviathan Table 4 max |diff| "
-        f"{v.leviathan_max_abs_diff:.3f}</p><ul>{items}</ul>"
+        f"{v.leviathan_max_abs_diff:.3f}</p>{_baselines_in_runs(v)}<ul>{items}</ul>"
+    )
+
+
+def _baselines_in_runs(v: Validation) -> str:
+    """The no-speculation arm published beside each speedup against the replay's, per family (as the terminal)."""
+    if not v.baselines_in_runs:
+        return ""
+    rows = [
+        [b.family, "fit" if b.family in v.fit_families else "held back", str(b.records), f"{b.median_ratio:.2f}",
+         f"{b.min_ratio:.2f}-{b.max_ratio:.2f}", f"{b.within_20pct:.0%}"]
+        for b in v.baselines_in_runs
+    ]  # fmt: skip
+    return (
+        "<p>Plain decoding inside the speculative runs: the replay's speed over the published no-speculation arm's "
+        "(&gt; 1: the replay is faster). Far from 1, a family is replayed with other inputs than its sources ran.</p>"
+        + _table(("family", "role", "n", "median", "range", "within 20%"), rows, names=2)
     )
 
 

@@ -55,6 +55,22 @@ class Prediction:
             return None if pub is None or self.predicted_speedup is None else self.predicted_speedup / pub
         return None if self.predicted_value is None else self.predicted_value / self.record.value
 
+    @property
+    def baseline_speed_ratio(self) -> float | None:
+        """The replay's plain decoding of a speculative record's own run against the no-speculation arm the source
+        published beside it (``baseline_value``), as a ratio of speeds: > 1 the replay's plain decoding is faster
+        than measured (a lower latency, a higher throughput). How far the replay's inputs (lengths, hardware, load)
+        put plain decoding from what the source measured, apart from anything speculation does. The replay's arm is
+        the one :attr:`predicted_speedup` divides. None without a published arm."""
+        r, value, speedup = self.record, self.predicted_value, self.predicted_speedup
+        if not r.speculative or r.baseline_value is None or r.metric in SPEEDUP_METRICS or r.baseline_value <= 0:
+            return None
+        if value is None or not speedup or self.status not in ("predicted", "anchor"):
+            return None
+        if _throughput_like(r.metric):
+            return (value / speedup) / r.baseline_value
+        return r.baseline_value / (value * speedup)
+
 
 class Models:
     """Builds the step-time predictors a replay runs on: the published-fit model (``v2``) or the roofline."""

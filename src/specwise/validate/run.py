@@ -23,7 +23,9 @@ from specwise.validate.decisions import DecisionScore, score_decisions
 from specwise.validate.predict import Models, Prediction, Predictor, predict_all, speedup_at
 from specwise.validate.replay import MAX_NUM_SEQS
 from specwise.validate.stats import (
+    BaselineCheck,
     ErrorSummary,
+    baseline_checks,
     catalog_segment,
     summarize,
     summarize_by_engine,
@@ -79,6 +81,8 @@ class Validation:
     family_selected: bool = False
     # advise's verdict rule at each speculative record's load against what was measured (validate/decisions.py)
     decisions: DecisionScore | None = None
+    # per family, the no-speculation arm its sources published beside each speedup, against the replay's
+    baselines_in_runs: tuple[BaselineCheck, ...] = ()
 
 
 def _crossing(points: Sequence[tuple[float, float]]) -> float | None:
@@ -208,6 +212,7 @@ def validate(
         ),
         family_selected=family_selected,
         decisions=score_with_shipped_bands(preds, predictor, min_speedup),
+        baselines_in_runs=baseline_checks(preds),
     )
     return _with_criteria(v)
 
@@ -314,6 +319,7 @@ def to_json(v: Validation, records: bool = True) -> dict[str, Any]:
             "predicted_value": p.predicted_value,
             "predicted_speedup": p.predicted_speedup,
             "ratio": p.ratio,
+            "baseline_speed_ratio": p.baseline_speed_ratio,
             "k": p.k,
             "acceptance": p.acceptance,
             "lengths": p.lengths,
@@ -343,6 +349,7 @@ def to_json(v: Validation, records: bool = True) -> dict[str, Any]:
             for c in v.crossovers
         ],
         "baseline_within_20pct": v.baseline_within_20pct,
+        "baseline_speed_in_speculative_runs": [b.to_json() for b in v.baselines_in_runs],
         "leviathan_table4_max_abs_diff": v.leviathan_max_abs_diff,
         "criteria": dict(v.criteria),
         "decisions": v.decisions.to_json() if v.decisions is not None else None,

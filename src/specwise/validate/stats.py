@@ -82,3 +82,41 @@ def catalog_segment(gpu: str) -> str | None:
 
     g = catalog_gpus().get(gpu)
     return g.segment if g is not None else None
+
+
+@dataclass(frozen=True)
+class BaselineCheck:
+    """One family's no-speculation arms, published beside its speedups, against the replay's plain decoding of the
+    same runs, as speed ratios (:attr:`Prediction.baseline_speed_ratio`; > 1: the replay is faster): a family far
+    off here is replayed with other inputs (lengths, hardware, load) than its sources ran, whatever its speedup
+    error says."""
+
+    family: str
+    records: int
+    median_ratio: float
+    min_ratio: float
+    max_ratio: float
+    within_20pct: float
+
+    def to_json(self) -> dict[str, float | int | str]:
+        return asdict(self)
+
+
+def baseline_checks(preds: Sequence[Prediction]) -> tuple[BaselineCheck, ...]:
+    """:class:`BaselineCheck` per family with a published no-speculation arm beside its speedups, families sorted."""
+    by_family: dict[str, list[float]] = {}
+    for p in preds:
+        ratio = p.baseline_speed_ratio
+        if ratio is not None and math.isfinite(ratio):
+            by_family.setdefault(p.record.family, []).append(ratio)
+    return tuple(
+        BaselineCheck(
+            family,
+            len(ratios),
+            float(np.median(ratios)),
+            min(ratios),
+            max(ratios),
+            float(np.mean([abs(x - 1.0) <= 0.2 for x in ratios])),
+        )
+        for family, ratios in sorted(by_family.items())
+    )
