@@ -242,36 +242,43 @@ def _k_schedule(s: Section) -> tuple[tuple[int, int, int], ...]:
             raise s.fail("k_schedule", f"bad or overlapping entry [{start}, {end}, {k}]")
         prev_end = end
         out.append((start, end, k))
+    if out and out[0][0] != 1:  # vLLM refuses it too ("The first batch-size range must start at 1")
+        raise s.fail("k_schedule", f"the first entry must start at batch 1, as vLLM requires, got {list(out[0])}")
     return tuple(out)
 
 
-def k_schedule_gaps(schedule: Sequence[tuple[int, int, int]], max_num_seqs: int) -> tuple[tuple[int, int], ...]:
+def k_schedule_gaps(
+    schedule: Sequence[tuple[int, int, int]], max_num_seqs: int
+) -> tuple[tuple[int, int, int], ...]:
     """The batch ranges within 1..``max_num_seqs`` that no ``[first_batch, last_batch, k]`` entry of ``schedule``
-    covers (sorted, non-overlapping: :func:`_k_schedule`); none without a schedule."""
-    if not schedule:
-        return ()
-    gaps: list[tuple[int, int]] = []
-    first = 1
-    for start, end, _ in schedule:
+    covers (sorted, non-overlapping, from batch 1: :func:`_k_schedule`), each with the k vLLM carries into it from the
+    entry before (:meth:`specwise.sim.engine.SpecConfig.k_for_batch`); none without a schedule."""
+    gaps: list[tuple[int, int, int]] = []
+    first, k = 1, 0
+    for start, end, entry_k in schedule:
         if start > first and first <= max_num_seqs:
-            gaps.append((first, min(start - 1, max_num_seqs)))
-        first = max(first, end + 1)
-    if first <= max_num_seqs:
-        gaps.append((first, max_num_seqs))
+            gaps.append((first, min(start - 1, max_num_seqs), k))
+        first, k = max(first, end + 1), entry_k
+    if schedule and first <= max_num_seqs:
+        gaps.append((first, max_num_seqs, k))
     return tuple(gaps)
 
 
 def k_schedule_gap_note(schedule: Sequence[tuple[int, int, int]], max_num_seqs: int) -> str | None:
-    """A batch size the schedule does not cover runs with k = 0, as the simulator steps it
-    (:meth:`specwise.sim.engine.SpecConfig.k_for_batch`): said, not refused -- ending a schedule below
-    ``max_num_seqs`` is a way to switch speculation off above a batch size."""
+    """Batch sizes the schedule does not cover run with the k of the entry before them, as vLLM runs them (and the
+    simulator: :meth:`specwise.sim.engine.SpecConfig.k_for_batch`): said, since a schedule that ends early does not
+    switch speculation off above it -- an entry with k = 0 does."""
     gaps = k_schedule_gaps(schedule, max_num_seqs)
     if not gaps:
         return None
     ranges = ", ".join(
-        (f"{a}" if a == b else f"{a}-{b}") + (" (max_num_seqs)" if b == max_num_seqs else "") for a, b in gaps
+        (f"{a}" if a == b else f"{a}-{b}") + (" (max_num_seqs)" if b == max_num_seqs else "") + f" at k = {k}"
+        for a, b, k in gaps
     )
-    return f"[speculation].k_schedule covers no batch {ranges}: speculation off there (k = 0)"
+    return (
+        f"[speculation].k_schedule covers no batch {ranges}: vLLM carries the previous entry's k over a gap and past "
+        "the last entry; an entry with k = 0 switches speculation off"
+    )
 
 
 def parse_acceptance(

@@ -49,9 +49,13 @@ class SpecConfig:
     def __post_init__(self) -> None:
         if self.k < 0:
             raise SpecError(f"k: must be >= 0, got {self.k}")
+        prev_end = 0
         for start, end, k in self.schedule:
-            if start < 1 or end < start or k < 0:
-                raise SpecError(f"k schedule: bad entry [{start}, {end}, {k}]")
+            if start < 1 or end < start or k < 0 or start <= prev_end:
+                raise SpecError(f"k schedule: bad or overlapping entry [{start}, {end}, {k}]")
+            prev_end = end
+        if self.schedule and self.schedule[0][0] != 1:
+            raise SpecError(f"k schedule: the first entry must start at batch 1, got {list(self.schedule[0])}")
         if self.shape not in ("chain", "tree"):
             raise SpecError(f"drafting shape {self.shape!r}: expected chain or tree")
         if self.shape == "tree" and self.tree_size < self.max_k:
@@ -67,10 +71,18 @@ class SpecConfig:
         return max([self.k] + [k for _, _, k in self.schedule])
 
     def k_for_batch(self, batch: int) -> int:
-        for start, end, k in self.schedule:
-            if start <= batch <= end:
-                return k
-        return self.k if not self.schedule else 0
+        """k at ``batch`` running sequences, as vLLM reads ``num_speculative_tokens_per_batch_size``
+        (``vllm/v1/spec_decode/dynamic/utils.py``, ``build_dynamic_sd_schedule_lookup``, 0.24+): an entry's k
+        within it, and a batch no entry covers takes the k of the last entry below it -- gaps and the tail after the
+        last entry carry the previous k forward (an entry with k = 0 is how a schedule switches speculation off)."""
+        if not self.schedule:
+            return self.k
+        k = self.schedule[0][2]
+        for start, _end, entry_k in self.schedule:
+            if start > batch:
+                break
+            k = entry_k
+        return k
 
 
 @dataclass
