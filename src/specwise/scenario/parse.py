@@ -247,9 +247,7 @@ def _k_schedule(s: Section) -> tuple[tuple[int, int, int], ...]:
     return tuple(out)
 
 
-def k_schedule_gaps(
-    schedule: Sequence[tuple[int, int, int]], max_num_seqs: int
-) -> tuple[tuple[int, int, int], ...]:
+def k_schedule_gaps(schedule: Sequence[tuple[int, int, int]], max_num_seqs: int) -> tuple[tuple[int, int, int], ...]:
     """The batch ranges within 1..``max_num_seqs`` that no ``[first_batch, last_batch, k]`` entry of ``schedule``
     covers (sorted, non-overlapping, from batch 1: :func:`_k_schedule`), each with the k vLLM carries into it from the
     entry before (:meth:`specwise.sim.engine.SpecConfig.k_for_batch`); none without a schedule."""
