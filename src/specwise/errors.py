@@ -61,7 +61,14 @@ def redact_url(url: str) -> str:
 _USERINFO_IN_TEXT = re.compile(r"(?<=://)[^/\s@]+@")
 # the value of a query parameter whose name says it is a credential (token, key, secret, password, auth, sig...)
 _SECRET_NAMES = r"token|key|secret|passw(?:or)?d|pwd|auth|credential|signature|sig|bearer|jwt|session"
-_SECRET_QUERY = re.compile(rf"([?&;#](?:[\w.-]*(?:{_SECRET_NAMES}))=)[^&#;\s]*", re.IGNORECASE)
+# The value ends where a URL's query value must (& # ;), at blanks, and at quotes, angle brackets and backslashes,
+# which a URL carries only %-encoded: a URL inside JSON or HTML keeps its closing quote (review s45a: monitor's JSON
+# lines lost their '",' to the mask); punctuation that ends it in prose ("URL: HTTP 403", "URL.") stays outside the
+# mask, and a value already masked stays as it is, so masking twice changes nothing.
+_SECRET_QUERY = re.compile(
+    rf"([?&;#](?:[\w.-]*(?:{_SECRET_NAMES}))=)(?:\*\*\*|[^&#;\s\"'<>\\]*?(?=[:.,)]*(?:[&#;\s\"'<>\\]|$)))",
+    re.IGNORECASE,
+)
 
 
 def redact_text(text: str) -> str:

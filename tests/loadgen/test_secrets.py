@@ -109,3 +109,42 @@ def test_url_credentials_a_server_echoes_are_masked(
         for secret in (token, f"bench:{password}", password, written):
             assert secret not in text, (name, secret)
     assert "first http 400 failure" in out and "bad key: Basic ***" in out
+
+
+class _Forbidden(BaseHTTPRequestHandler):
+    """A /metrics behind a proxy that refuses it: 403."""
+
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.send_response(403)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def test_a_refused_metrics_url_is_reported_without_its_credentials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The scrape error names the /metrics URL, masked: its user:password and ?token= value reached the table and
+    --json's scrape_errors (review s45a, 2)."""
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Forbidden)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    metrics = f"http://bob:{URL_SECRET}@127.0.0.1:{srv.server_address[1]}/metrics?token={KEY_SECRET}"
+    try:
+        with MockServer(MockBehaviour()) as server:
+            argv = ["bench", "--url", server.url, "--metrics-url", metrics, "--model", "m", "--rates", "20"]
+            argv += ["--requests-per-level", "2", "--db", str(tmp_path / "r.sqlite"), "--api-key-env", ""]
+            assert main([*argv, "--json"]) == 0
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    errors = [e for level in doc["levels"] for e in level["scrape_errors"]]
+    assert any("scrape failed: http://***@127.0.0.1" in e and "token=***: HTTP 403" in e for e in errors), errors
+    for text in (out, err, (tmp_path / "r.sqlite").read_bytes().decode("latin-1")):
+        assert URL_SECRET not in text and KEY_SECRET not in text

@@ -87,3 +87,32 @@ def test_credentials_never_leave_the_monitor(fakes: dict[str, str], tmp_path: Pa
     assert '"target_down"' in out  # the failing targets' errors were printed, redacted
     leaks = [text[max(0, text.find(CANARY) - 80) : text.find(CANARY) + 20] for text in seen if CANARY in text]
     assert not leaks, leaks
+
+
+def test_a_secret_query_value_is_masked_and_the_line_stays_json() -> None:
+    """A target URL with ?token=... (an authenticating proxy's): the value masked in the JSON line and the webhook
+    body, and the line still JSON (review s45a: the mask ate the value's closing '",' and every line broke)."""
+    from specwise.monitor.events import TargetDown
+    from specwise.monitor.sinks import event_line
+
+    url = f"http://127.0.0.1:9/metrics?model=m&auth_token={CANARY}&x=1"
+    line = event_line(TargetDown(1.0, url, f"GET {url}: refused"))
+    doc = json.loads(line)
+    assert doc["url"] == "http://127.0.0.1:9/metrics?model=m&auth_token=***&x=1"
+    assert doc["error"] == "GET http://127.0.0.1:9/metrics?model=m&auth_token=***&x=1: refused"
+    assert CANARY not in line
+
+
+def test_the_free_text_mask_stops_at_a_quote() -> None:
+    from specwise.errors import redact_text
+
+    text = json.dumps({"url": f"http://h/m?token={CANARY}", "next": 1})
+    assert json.loads(redact_text(text)) == {"url": "http://h/m?token=***", "next": 1}
+    assert redact_text(f"<a href='http://h/?sig={CANARY}'>") == "<a href='http://h/?sig=***'>"
+
+
+def test_masking_twice_changes_nothing() -> None:
+    from specwise.errors import redact_text
+
+    once = redact_text(f"GET http://u:p@h/m?token={CANARY}: HTTP 403")
+    assert once == "GET http://***@h/m?token=***: HTTP 403" and redact_text(once) == once

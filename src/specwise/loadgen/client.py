@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit
 
 import aiohttp
 
-from specwise.errors import SpecwiseError, redact_text
+from specwise.errors import SpecwiseError, redact_text, redact_url
 from specwise.loadgen.records import PROCESS_SESSION, RequestRecord
 from specwise.loadgen.sse import (
     DONE,
@@ -193,7 +193,7 @@ class HttpSession:
         costs the run), and a stray byte in a HELP comment leaves the counters readable."""
         async with self.session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
             if resp.status >= 400:
-                raise SpecwiseError(f"{url}: HTTP {resp.status}")
+                raise SpecwiseError(f"{redact_url(url)}: HTTP {resp.status}")
             return await resp.text(errors="replace")
 
 

@@ -96,7 +96,7 @@ async def _scrape_one(
             if born_elsewhere(text, probe, scraped_at):
                 store.save_scrape(run_id, level, "probe", probe, replica)
     except _SCRAPE_ERRORS as exc:
-        errors.append(f"{where} failed: {exc or type(exc).__name__}")
+        errors.append(f"{where} failed: {redact_text(str(exc)) or type(exc).__name__}")  # aiohttp's name the URL
         return not isinstance(exc, aiohttp.ClientConnectorError)
     return True
 

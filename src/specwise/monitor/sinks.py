@@ -33,8 +33,19 @@ ALERT_SERIES = (*RULES, *FAULTS)
 
 
 def event_line(event: MonitorEvent) -> str:
-    """An event as one JSON line: strict JSON (no NaN), URL credentials redacted."""
-    return redact(json.dumps(json_safe(event.to_json()), allow_nan=False))
+    """An event as one JSON line: strict JSON (no NaN), URL credentials redacted in every string before it is
+    serialised (a mask applied to the serialised line could reach past a value's closing quote)."""
+    return json.dumps(_redacted(json_safe(event.to_json())), allow_nan=False)
+
+
+def _redacted(value: object) -> object:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def json_lines(out: TextIO) -> Emit:
