@@ -49,3 +49,32 @@ def test_a_resumed_level_is_marked_in_the_table_and_kept_in_the_json() -> None:
     assert "level 1 was resumed" not in text
     again = BenchDoc.from_json(json.loads(json.dumps(json_safe(doc.to_json()), allow_nan=False)))
     assert [lv.summary.sessions for lv in again.levels] == [2, 1]
+
+
+def _due(i: int, offset: float, zero: float, session: str, latency: float = 1.0) -> RequestRecord:
+    """Request ``i`` due ``offset`` s into the level's schedule, in a process whose clock read ``zero`` at the
+    schedule's start: sent when due."""
+    t = zero + offset
+    return RequestRecord("r", 0, str(i), None, t, t, t + latency, t + 0.1, 10, session=session)
+
+
+def test_an_open_loop_level_resumed_counts_the_schedules_idle_time() -> None:
+    """A level due every 0.5 s, then 3 s of nothing (its Poisson draws), then every 0.5 s again; killed after the
+    first burst, resumed an hour later. Laid on its schedule the level lasts what one uninterrupted run lasts: the
+    3 s without arrivals count (review s45a: they did not, and the resumed level's tok/s came out ~40% high)."""
+    offsets = {str(i): 0.5 * i for i in range(5)} | {str(5 + i): 5.0 + 0.5 * i for i in range(5)}
+    first = [_due(i, offsets[str(i)], 100.0, "first") for i in range(5)]  # 0.0-2.0 s due, done by 3.0 s
+    again = [_due(i, offsets[str(i)], 3_700.0 - 5.0, "second") for i in range(5, 10)]  # its schedule resumed at 5 s
+    one_run = [_due(i, offsets[str(i)], 0.0, "one") for i in range(10)]
+    assert active_span_s(one_run) == 8.0 == active_span_s(first + again, offsets)
+    assert active_span_s(first + again) == 3.0 + 3.0  # without the schedule: each process's span alone
+    assert summarize_level(first + again, 0, 2.0, offsets=offsets).duration_s == 8.0
+
+
+def test_requests_lost_in_flight_and_sent_again_are_not_counted_twice() -> None:
+    """Killed with requests 3 and 4 in flight (never recorded): the next process sends them first. The schedule's
+    time from 1.5 s (due of 3) on is covered by both processes, and counted once."""
+    offsets = {str(i): 0.5 * i for i in range(8)}
+    first = [_due(i, offsets[str(i)], 50.0, "first") for i in range(3)]  # 0-1 s due, ends by 2.0 s
+    again = [_due(i, offsets[str(i)], 900.0 - 1.5, "second") for i in range(3, 8)]  # 1.5-3.5 s due, ends by 4.5 s
+    assert active_span_s(first + again, offsets) == 4.5

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -74,15 +74,24 @@ class RequestRecord:
 PROCESS_SESSION = uuid.uuid4().hex[:12]  # this bench process, stamped on every record it sends
 
 
-def active_span_s(records: Sequence[RequestRecord]) -> float:
-    """Seconds the level was being sent: first start to last end within each bench process that sent part of it,
-    summed -- a level resumed after a crash does not count the time no process was running (throughputs divide by
-    this)."""
-    spans: dict[str, tuple[float, float]] = {}
+def active_span_s(records: Sequence[RequestRecord], offsets: Mapping[str, float] | None = None) -> float:
+    """Seconds the level was being sent (throughputs divide by this): first start to last end within each bench
+    process that sent part of it -- a level resumed after a crash does not count the time no process was running.
+    With ``offsets`` (an open-loop level's arrival schedule: each request's due time from the level's start), the
+    processes' spans are laid on that schedule and the level lasts from the earliest to the latest: the schedule's
+    idle time between the last request one process finished and the first the next one sent counts, as it would
+    have in one uninterrupted run (review s45a: a resumed level's throughput came out ~40% high without it).
+    Without them (a closed-loop level: no schedule), the spans are summed."""
+    spans: dict[str, tuple[float, float, RequestRecord]] = {}  # per process: first start, last end, a record
     for r in records:
-        lo, hi = spans.get(r.session, (r.start_s, r.end_s))
-        spans[r.session] = (min(lo, r.start_s), max(hi, r.end_s))
-    return sum(hi - lo for lo, hi in spans.values())
+        lo, hi, some = spans.get(r.session, (r.start_s, r.end_s, r))
+        spans[r.session] = (min(lo, r.start_s), max(hi, r.end_s), some)
+    if offsets is None or len(spans) < 2 or any(some.request_id not in offsets for *_, some in spans.values()):
+        return sum(hi - lo for lo, hi, _ in spans.values())
+    # a process's clock at the schedule's zero: each request was due at (that zero + its offset), its scheduled_s
+    zeros = [some.scheduled_s - offsets[some.request_id] for *_, some in spans.values()]
+    laid = [(lo - zero, hi - zero) for (lo, hi, _), zero in zip(spans.values(), zeros, strict=True)]
+    return max(hi for _, hi in laid) - min(lo for lo, _ in laid)
 
 
 def summarize_level(
@@ -91,10 +100,13 @@ def summarize_level(
     target_rate_per_s: float | None,
     slo_ttft_s: float | None = None,
     slo_tpot_s: float | None = None,
+    offsets: Mapping[str, float] | None = None,
 ) -> LevelSummary:
+    """The level's latencies and throughputs; ``offsets``: an open-loop level's arrival schedule by request id, which
+    a resumed level's duration is laid on (:func:`active_span_s`)."""
     ok = [r for r in records if r.ok]
     failed = [r for r in records if not r.ok]
-    duration = active_span_s(records)
+    duration = active_span_s(records, offsets)
 
     def arr(values: list[float | None]) -> np.ndarray:
         return np.array([v for v in values if v is not None], dtype=np.float64)

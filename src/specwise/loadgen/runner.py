@@ -109,15 +109,27 @@ async def _scrape_into(
     level: int,
     phase: str,
     errors: list[str],
+    fresh: bool = False,
 ) -> bool:
-    """Scrape every replica's /metrics at once (a ``before`` already stored, by a run being resumed, is kept);
-    False when one of them refused the connection."""
+    """Scrape every replica's /metrics at once (a ``before`` already stored is kept unless ``fresh``: a level an
+    earlier process sent part of is read from now, :func:`_resumed_counts_note`); False when one of them refused
+    the connection."""
     jobs = [
         _scrape_one(client, url, store, (run_id, level, phase, i), errors)
         for i, url in enumerate(plan.scrape_urls)
-        if phase != "before" or store.scrape(run_id, level, phase, i) is None
+        if phase != "before" or fresh or store.scrape(run_id, level, phase, i) is None
     ]
     return all(await asyncio.gather(*jobs))
+
+
+def _resumed_counts_note(level: int, pending: int, total: int) -> str:
+    """A level resumed: its counters are read from this process's own ``before`` scrape. The earlier process's part
+    has no ``after`` (it was interrupted), and counting from its ``before`` would take in the requests it lost in
+    flight and whatever else the server did in between (review s45a)."""
+    return (
+        f"level {level} was resumed: its spec-decode counts are those of the {pending} of its {total} requests this "
+        "process sent (read from its own before-scrape); the earlier process's part was never read after"
+    )
 
 
 class ServerUnreachable(SpecwiseError):
@@ -273,7 +285,10 @@ async def _run_levels(
             errors: list[str] = []
             pending = [r for r in lp.requests if r.request_id not in done]
             if pending:
-                if not await _scrape_into(client, plan, store, run_id, lp.level, "before", errors):
+                resumed = len(pending) < len(lp.requests)  # an earlier process sent part of it: read afresh
+                if resumed:
+                    errors.append(_resumed_counts_note(lp.level, len(pending), len(lp.requests)))
+                if not await _scrape_into(client, plan, store, run_id, lp.level, "before", errors, fresh=resumed):
                     gate.limit = 1  # /metrics refused the connection too: one refused request is enough
                 befores = [store.scrape(run_id, lp.level, "before", i) for i in range(len(plan.scrape_urls))]
                 live = _LiveAcceptance(client, plan.scrape_urls, befores, live_interval_s)
@@ -289,7 +304,8 @@ async def _run_levels(
                         poller.cancel()
                 await _scrape_into(client, plan, store, run_id, lp.level, "after", errors)
             records = store.records(run_id, lp.level)
-            summary = summarize_level(records, lp.level, lp.rate_per_s, plan.slo_ttft_s, plan.slo_tpot_s)
+            offsets = schedule_offsets(plan, lp) if lp.concurrency is None else None
+            summary = summarize_level(records, lp.level, lp.rate_per_s, plan.slo_ttft_s, plan.slo_tpot_s, offsets)
             r = level_reading(store, run_id, lp.level, plan.scrape_urls, errors)
             results.append(
                 BenchLevel(summary, r.spec_decode, r.counter_reset, tuple(errors), lp.concurrency, r.replicas)
@@ -393,6 +409,16 @@ async def _run_level(
             await asyncio.to_thread(writer.close)
 
 
+def schedule_offsets(plan: BenchPlan, lp: LevelPlan) -> dict[str, float]:
+    """An open-loop level's arrival schedule: each request's due time (s) from the level's start, the same in every
+    process that sends part of it (its draws are seeded by the plan's seed and the level)."""
+    if lp.rate_per_s is None:
+        raise SpecwiseError(f"level {lp.level}: needs a rate or a concurrency")
+    rng = np.random.default_rng([plan.seed, lp.level])
+    offsets = plan.arrivals.with_rate(lp.rate_per_s).times(rng, len(lp.requests))
+    return {r.request_id: float(offsets[i]) for i, r in enumerate(lp.requests)}
+
+
 async def _schedule(
     plan: BenchPlan,
     lp: LevelPlan,
@@ -410,11 +436,7 @@ async def _schedule(
 
         await _together([worker() for _ in range(min(lp.concurrency, len(pending)))])
         return
-    if lp.rate_per_s is None:
-        raise SpecwiseError(f"level {lp.level}: needs a rate or a concurrency")
-    rng = np.random.default_rng([plan.seed, lp.level])
-    offsets = plan.arrivals.with_rate(lp.rate_per_s).times(rng, len(lp.requests))
-    by_id = {r.request_id: float(offsets[i]) for i, r in enumerate(lp.requests)}
+    by_id = schedule_offsets(plan, lp)
     first_offset = min(by_id[r.request_id] for r in pending)
     semaphore = asyncio.Semaphore(plan.max_concurrency)
     start = clock()

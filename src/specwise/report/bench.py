@@ -92,14 +92,16 @@ def failure_lines(prefix: str, levels: tuple[BenchLevel, ...]) -> list[str]:
 
 
 def _resumed_lines(out: Console, prefix: str, levels: tuple[BenchLevel, ...]) -> None:
-    """A level that two or more bench processes sent (``--resume`` after a crash): its throughputs are over each
-    process's own sending time (:func:`specwise.loadgen.records.active_span_s`)."""
+    """A level that two or more bench processes sent (``--resume`` after a crash): its throughputs are over the
+    processes' sending times, laid on the level's arrival schedule when it has one
+    (:func:`specwise.loadgen.records.active_span_s`)."""
     for lv in levels:
         s = lv.summary
         if s.sessions > 1:
             out.print(
                 f"* {prefix}level {s.level} was resumed: sent by {s.sessions} bench processes; its duration "
-                f"({s.duration_s:.1f} s) and throughputs count each one's sending time, not the gap between",
+                f"({s.duration_s:.1f} s) and throughputs count each one's sending time, laid on the level's arrival "
+                "schedule (a rate level), not the time between them",
                 highlight=False,
             )
 
