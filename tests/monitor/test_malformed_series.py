@@ -241,3 +241,51 @@ def test_kv_cache_usage_is_the_fullest_engines_not_a_sum_past_one() -> None:
     after = parse_exposition(page + usage.format("a", 0.7) + usage.format("b", 0.6))
     w = window_stats(parse_exposition(page), after, 10.0)
     assert w.kv_cache_usage == pytest.approx(0.7) and w.running == 20  # requests are still the page's total
+
+
+def _page(drafts: int, born: float, generated: float, ttft_count: int) -> str:
+    """One server: (spec-decode drafts, every counter's _created, generated tokens, TTFT samples: all 0.05 s)."""
+    return (
+        f"vllm:spec_decode_num_drafts_total{{model_name=\"m\"}} {drafts}\n"
+        f"vllm:spec_decode_num_drafts_created{{model_name=\"m\"}} {born}\n"
+        f"vllm:spec_decode_num_draft_tokens_total{{model_name=\"m\"}} {4 * drafts}\n"
+        f"vllm:spec_decode_num_draft_tokens_created{{model_name=\"m\"}} {born}\n"
+        f"vllm:spec_decode_num_accepted_tokens_total{{model_name=\"m\"}} {2 * drafts}\n"
+        f"vllm:spec_decode_num_accepted_tokens_created{{model_name=\"m\"}} {born}\n"
+        f"vllm:generation_tokens_total{{model_name=\"m\"}} {generated}\n"
+        f"vllm:generation_tokens_created{{model_name=\"m\"}} {born}\n"
+        f"vllm:time_to_first_token_seconds_bucket{{le=\"0.1\",model_name=\"m\"}} {ttft_count}\n"
+        f"vllm:time_to_first_token_seconds_bucket{{le=\"+Inf\",model_name=\"m\"}} {ttft_count}\n"
+        f"vllm:time_to_first_token_seconds_count{{model_name=\"m\"}} {ttft_count}\n"
+        f"vllm:time_to_first_token_seconds_sum{{model_name=\"m\"}} {0.05 * ttft_count}\n"
+        f"vllm:time_to_first_token_seconds_created{{model_name=\"m\"}} {born}\n"
+    )
+
+
+def test_a_restart_dated_by_created_rates_since_the_restart() -> None:
+    """A 6 s window in which the server restarted 1.5 s before the second scrape (its _created says when): 600
+    tokens since then are 400 tokens/s, not 600 / 6 = 100 (review s45a: about 6x too low); without the scrape's time
+    the rate is over the window, as Prometheus' rate() does, and the note says it reads low."""
+    from specwise.monitor.window import window_stats
+
+    before = parse_exposition(_page(1000, 1_000.0, 50_000, 900))
+    after = parse_exposition(_page(100, 2_004.5, 600, 30))  # born at 2004.5, scraped at 2006.0
+    dated = window_stats(before, after, 6.0, after_at=2_006.0)
+    assert dated.counter_reset and dated.generation_tokens_per_s == pytest.approx(600 / 1.5)
+    assert dated.draft_tokens_per_s == pytest.approx(400 / 1.5)
+    assert dated.acceptance_rate == pytest.approx(0.5)
+    undated = window_stats(before, after, 6.0)
+    assert undated.generation_tokens_per_s == pytest.approx(600 / 6.0)
+    assert any("then they read low" in n for n in undated.notes)
+
+
+def test_a_restart_whose_counts_passed_the_old_ones_counts_from_the_restart() -> None:
+    """The new server has already generated more than the old one had when the window began: _created says it is
+    another server life, so its counts start at 0, never at the old value (they were 700 - 500 = 200 tokens)."""
+    from specwise.monitor.window import window_stats
+
+    before = parse_exposition(_page(10, 1_000.0, 500, 20))
+    after = parse_exposition(_page(60, 2_000.0, 700, 50))
+    w = window_stats(before, after, 10.0)
+    assert w.counter_reset and w.generation_tokens_per_s == pytest.approx(700 / 10)
+    assert w.latency["ttft_s"]["count"] == 50  # the histogram from the restart too: not 50 - 20

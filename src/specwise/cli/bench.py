@@ -42,7 +42,7 @@ from specwise.loadgen.client import served_root
 from specwise.loadgen.launcher import load_launch_file
 from specwise.loadgen.plan import RunConfig, client_config
 from specwise.loadgen.relaunch import check_new_launch, launch_base_of, resume_launch
-from specwise.loadgen.runner import ServerUnreachable, held_back_notes
+from specwise.loadgen.runner import ServerLost, ServerUnreachable, held_back_notes
 from specwise.loadgen.session import (
     DEFAULT_KEY_ENV,
     RunProgress,
@@ -638,6 +638,9 @@ def run(args: argparse.Namespace) -> int:
         key_env = args.api_key_env if args.api_key_env is not None else stored_key_env(store, _first_run_id(doc))
     except ServerUnreachable as exc:
         raise SpecwiseError(exc.text("check --url and that the server is up")) from None
+    except ServerLost:
+        _say_resume(args, store, run_id, "the server went away", _unwritten(args))
+        raise
     except KeyboardInterrupt:
         _say_resume(args, store, run_id, "interrupted", _unwritten(args))
         raise

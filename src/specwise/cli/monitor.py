@@ -466,11 +466,11 @@ def _once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
         t0 = time.monotonic()
         time.sleep(_window_s(args))
         second = _fetch_round(args, scraper)
-        window = time.monotonic() - t0
+        window, second_at = time.monotonic() - t0, time.time()  # unix time dates a restart (vLLM's _created)
     finally:
         scraper.close()
     servers = tuple(
-        server_window(redact_url(url), *pair, window, thresholds, slowdown)
+        server_window(redact_url(url), *pair, window, thresholds, slowdown, after_at=second_at)
         for url, pair in zip(args.url, zip(first, second, strict=True), strict=True)
     )
     return MonitorReport(window, servers, slowdown)

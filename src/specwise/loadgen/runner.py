@@ -150,30 +150,59 @@ class ServerUnreachable(SpecwiseError):
 class _ConnectGate:
     """Until one request of this process gets an answer (any answer: even an HTTP error says a server is there),
     count the requests that could not connect; at ``limit`` (1 when the level's first /metrics scrape could not
-    connect either) stop the run: a closed port would otherwise cost the whole schedule before saying so."""
+    connect either) stop the run: a closed port would otherwise cost the whole schedule before saying so. After an
+    answer, :data:`LOST_AFTER` refused connections with no answer between them say the server went away mid-run
+    (crashed, killed for memory): the run stops there too, instead of spending every request left on a closed port
+    and recording them as failures that ``--resume`` would never send again (review s45a)."""
 
     def __init__(self) -> None:
         self.answered = False
-        self.failed: list[str] = []
+        self.failed: list[str] = []  # refused before any answer
+        self.lost: list[str] = []  # refused since the last answer, after one
         self.detail = ""
         self.limit = 3
 
     def observe(self, record: RequestRecord) -> None:
-        if self.answered:
+        refused = not record.ok and (record.error or "").startswith(_REFUSED)
+        if not refused:
+            if record.ok or record.status_code is not None:  # a server answered (a dropped stream says nothing)
+                self.answered = True
+                self.lost.clear()
             return
-        if record.ok or not (record.error or "").startswith(_REFUSED):
-            self.answered = True
-            return
-        self.failed.append(record.request_id)
         if not self.detail:
             detail = (record.error or "").removeprefix("connection: ").replace(" ssl:default", "")
             self.detail = redact_text(detail)
+        if self.answered:
+            self.lost.append(record.request_id)
+            if len(self.lost) >= LOST_AFTER:
+                raise _ServerGone
+            return
+        self.failed.append(record.request_id)
         if len(self.failed) >= self.limit:
             raise _GateClosed
 
 
+LOST_AFTER = 3  # refused connections in a row, after the server had answered: it is gone
+
+
 class _GateClosed(Exception):
     """Raised by the request that reached :class:`_ConnectGate`'s limit; the level stops sending."""
+
+
+class _ServerGone(Exception):
+    """Raised by the request that made :data:`LOST_AFTER` refused connections in a row after an answer."""
+
+
+class ServerLost(SpecwiseError):
+    """The server stopped accepting connections mid-run: the run stopped; the refused requests' records were
+    dropped, so ``--resume`` sends them with the rest."""
+
+    def __init__(self, url: str, level: int, refused: int, detail: str) -> None:
+        self.url, self.level, self.refused, self.detail = url, level, refused, detail
+        super().__init__(
+            f"{url} stopped accepting connections during level {level} ({refused} requests in a row refused: "
+            f"{detail}); the run stopped there, and what was measured before is kept"
+        )
 
 
 _REFUSED = "connection: ClientConnector"  # aiohttp.ClientConnectorError and its subclasses: no connection made
@@ -299,6 +328,9 @@ async def _run_levels(
                     store.discard(run_id, gate.failed)  # never reached a server: --resume sends them
                     url = redact_url(plan.client.base_url)
                     raise ServerUnreachable(url, len(gate.failed), to_send - len(gate.failed), gate.detail) from None
+                except _ServerGone:
+                    store.discard(run_id, gate.lost)  # likewise
+                    raise ServerLost(redact_url(plan.client.base_url), lp.level, len(gate.lost), gate.detail) from None
                 finally:
                     if poller is not None:
                         poller.cancel()

@@ -276,7 +276,7 @@ def _observe(t: Target, now: float, result: Scrape | SpecwiseError, r: _Round) -
     stats = None
     if vetted.scrape is not None and t.history and now > t.history[0][0]:
         base_t, base = t.history[0]
-        stats = window_stats(base, vetted.scrape, now - base_t)
+        stats = window_stats(base, vetted.scrape, now - base_t, after_at=now)  # the clock: unix time, as _created
         t.model_name = ",".join(stats.model_names)
     _faults(t, now, [*vetted.faults, *(stats.faults if stats else ())], r)
     if vetted.scrape is None:
@@ -373,8 +373,10 @@ def server_window(
     window_s: float,
     thresholds: Thresholds,
     slowdown: SlowdownModel | None = None,
+    after_at: float | None = None,
 ) -> ServerWindow:
-    """One server's window between two scrape results ``window_s`` seconds apart (``--once``), or why there is
+    """One server's window between two scrape results ``window_s`` seconds apart (``--once``; ``after_at``: when the
+    second was taken, unix seconds, which dates a restart inside the window), or why there is
     none, by the same rules as the loop's and a fleet's: a server that did not answer is a ``target_down`` alert;
     one whose page has a fault (:mod:`specwise.monitor.vet`: a dropped non-finite gauge as well as counters no live
     server can report) raises an alert per fault kind, as the loop reports one. A restart inside the window is an
@@ -391,7 +393,7 @@ def server_window(
         return ServerWindow(url, None, alerts, error=redact(f"{url}: " + "; ".join(d for _, d in faults)))
     stats = None
     try:
-        stats = window_stats(before.scrape, after.scrape, window_s)
+        stats = window_stats(before.scrape, after.scrape, window_s, after_at)
         stats, found = assess(stats, thresholds, slowdown)
     except SpecwiseError as exc:
         return ServerWindow(url, stats, error=redact(str(exc)))

@@ -130,27 +130,48 @@ def _busiest_engine(scrape: Scrape, name: str) -> float | None:
     return max(per.values()) if per else None
 
 
-def _increase(before: Scrape, after: Scrape, name: str) -> tuple[float | None, bool]:
+def _created(scrape: Scrape, name: str) -> dict[tuple[tuple[str, str], ...], float]:
+    """A counter's ``_created`` timestamp (unix seconds: when the series started counting) per series."""
+    return {s.labels: s.value for s in scrape.named(name.removesuffix("_total") + "_created")}
+
+
+def _increase(
+    before: Scrape, after: Scrape, name: str, window_s: float = 0.0, after_at: float | None = None
+) -> tuple[float | None, bool, float | None]:
     """A counter's increase over the window, series by series (a data-parallel server's engines, a page federating
-    servers), and whether a series went back: that one counts from its restart, as Prometheus' ``increase()`` does,
-    while the others count their own increase (a sum over series hid one server's restart behind the others'
-    growth, or took it for the whole page's); a series new in ``after`` counts from 0. None without the counter
-    on either side."""
+    servers), whether a series restarted, and the per-second rate. A series restarted where it went back or where
+    its ``_created`` changed (a restart whose new count has already passed the old one: review s45a); it counts from
+    its restart, as Prometheus' ``increase()`` does, while the others count their own increase (a sum over series
+    hid one server's restart behind the others' growth, or took it for the whole page's); a series new in
+    ``after`` counts from 0. A restarted series' rate is over the time since its ``_created`` where the scrape's
+    time ``after_at`` (unix seconds) says it is inside the window, else over the window (then it reads low, as
+    Prometheus' ``rate()`` does). None without the counter on either side."""
     then = {s.labels: s.value for s in before.named(name)}
     now = {s.labels: s.value for s in after.named(name)}
     if not then or not now:
-        return None, False
-    total, back = 0.0, False
+        return None, False, None
+    born_then, born_now = _created(before, name), _created(after, name)
+    total, rate, back = 0.0, 0.0, False
     for labels, value in now.items():
         start = then.get(labels, 0.0)
-        back = back or value < start
-        total += value if value < start else value - start
-    return total, back
+        reborn = labels in born_then and labels in born_now and born_now[labels] != born_then[labels]
+        restarted = value < start or reborn
+        back = back or restarted
+        increase = value if restarted else value - start
+        total += increase
+        span = window_s
+        if restarted and after_at is not None and labels in born_now and 0 < after_at - born_now[labels] < window_s:
+            span = after_at - born_now[labels]
+        rate += increase / span if span > 0 else 0.0
+    return total, back, rate if window_s > 0 else None
 
 
 NO_SPEC_NOTE = "no spec-decode counters on this server (speculation off?)"
 NOT_VLLM_NOTE = "not a vLLM /metrics page (no vllm:* series at all): wrong port or path?"
-RESTART_NOTE = "counters went back: the server restarted inside the window; rates count since the restart"
+RESTART_NOTE = (
+    "the server restarted inside the window (counters went back or _created changed): counts start at the restart; "
+    "per-second rates are over the time since it where _created dates it, else over the window (then they read low)"
+)
 IMPOSSIBLE_COUNTER = "impossible_counter"  # the fault kind (:mod:`specwise.monitor.vet` reports it per scrape)
 
 
@@ -206,6 +227,9 @@ def _latency(
         if h1 is None:
             continue
         h, restarted = h1.minus(h0) if h0 is not None else (h1, False)
+        born_then, born_now = _created(before, name), _created(after, name)
+        if h0 is not None and not restarted and born_then and born_now and born_then != born_now:
+            h, restarted = h1, True  # a restart whose new counts have already passed the old ones
         if restarted and same_server:
             faults.append(_went_back(name))
             continue
@@ -223,7 +247,12 @@ def _latency(
 
 
 def _rates(
-    before: Scrape, after: Scrape, window_s: float, same_server: bool, faults: list[tuple[str, str]]
+    before: Scrape,
+    after: Scrape,
+    window_s: float,
+    same_server: bool,
+    faults: list[tuple[str, str]],
+    after_at: float | None = None,
 ) -> tuple[dict[str, float | None], bool]:
     """Per-second rates of the token, request and preemption counters, and whether one restarted."""
     rates: dict[str, float | None] = {}
@@ -233,8 +262,7 @@ def _rates(
         ("requests", VLLM.request_success),
         ("preemptions", VLLM.preemptions),
     ):
-        increase, went_back = _increase(before, after, name)
-        rates[key] = increase / window_s if increase is not None and window_s > 0 else None
+        _, went_back, rates[key] = _increase(before, after, name, window_s, after_at)
         if went_back and same_server:
             faults.append(_went_back(name))
             rates[key] = None
@@ -242,10 +270,26 @@ def _rates(
     return rates, reset
 
 
-def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
-    """Stats over the ``window_s`` seconds between two scrapes of the same server. A restart is a new ``_created``
-    (or, without one, a counter going back); spec-decode counts no server can produce are an ``impossible_counter``
-    fault and the window's acceptance is left out (None), never shown as a number."""
+def _spec_span(
+    before_c: dict[SeriesKey, SpecDecodeCounters],
+    after_c: dict[SeriesKey, SpecDecodeCounters],
+    window_s: float,
+    after_at: float | None,
+) -> float:
+    """The seconds the spec-decode counts of a window with a restart were counted over: since the restart where
+    every series restarted (a new ``_created``) and ``after_at`` puts it inside the window, else the window."""
+    born = [v.created for key, v in after_c.items() if key in before_c and before_c[key].created != v.created]
+    if after_at is None or not born or len(born) < len(after_c) or any(b is None for b in born):
+        return window_s
+    since = after_at - max(b for b in born if b is not None)
+    return since if 0 < since < window_s else window_s
+
+
+def window_stats(before: Scrape, after: Scrape, window_s: float, after_at: float | None = None) -> WindowStats:
+    """Stats over the ``window_s`` seconds between two scrapes of the same server; ``after_at``: when the second
+    was taken (unix seconds, vLLM's ``_created`` clock), which puts a restart inside the window in time. A restart is
+    a new ``_created`` (or, without one, a counter going back); spec-decode counts no server can produce are an
+    ``impossible_counter`` fault and the window's acceptance is left out (None), never shown as a number."""
     notes: list[str] = []
     faults: list[tuple[str, str]] = []
     before_c, after_c = spec_counters(before), spec_counters(after)
@@ -259,21 +303,22 @@ def window_stats(before: Scrape, after: Scrape, window_s: float) -> WindowStats:
         faults.append((IMPOSSIBLE_COUNTER, f"{delta.impossible}: acceptance not computed for this window"))
     if delta is not None and not delta.drafts_counted:
         notes.append(V0_NOTE)
-    rates, rates_reset = _rates(before, after, window_s, same_server, faults)
+    rates, rates_reset = _rates(before, after, window_s, same_server, faults, after_at)
     latency, latency_reset = _latency(before, after, same_server, notes, faults)
     reset = bool(delta and delta.reset) or rates_reset or latency_reset
     if reset:
         notes.append(RESTART_NOTE)
     stats = delta.stats if delta and delta.impossible is None else None
     counted = delta is not None and delta.drafts_counted
+    spec_span = _spec_span(before_c, after_c, window_s, after_at) if delta and delta.reset else window_s
     return WindowStats(
         window_s=window_s,
         drafts=stats.drafts if stats and counted else None,
         acceptance_rate=stats.acceptance_rate if stats else None,
         mean_acceptance_length=stats.mean_acceptance_length if stats else None,
         per_position_acceptance=stats.per_position_rates if stats else (),
-        draft_tokens_per_s=stats.draft_tokens / window_s if stats and window_s > 0 else None,
-        accepted_tokens_per_s=stats.accepted_tokens / window_s if stats and window_s > 0 else None,
+        draft_tokens_per_s=stats.draft_tokens / spec_span if stats and spec_span > 0 else None,
+        accepted_tokens_per_s=stats.accepted_tokens / spec_span if stats and spec_span > 0 else None,
         generation_tokens_per_s=rates["generation"],
         requests_per_s=rates["requests"],
         running=_gauge_sum(after, VLLM.running),
