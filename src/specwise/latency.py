@@ -69,3 +69,6 @@ class LevelSummary(LatencySummary):
     duration_s: float = 0.0
     errors: dict[str, int] = field(default_factory=dict)
     sessions: int = 1  # bench processes that sent the level: 2 or more after a --resume (duration_s sums their spans)
+    # vLLM bench's ITL: one sample per streamed chunk, the gap since the one before whatever it carries (a
+    # speculative step's chunk of several tokens is one gap; ``itl_s`` is token-normalised)
+    itl_per_chunk_s: Percentiles = field(default_factory=Percentiles.of_nothing)

@@ -246,19 +246,19 @@ def test_kv_cache_usage_is_the_fullest_engines_not_a_sum_past_one() -> None:
 def _page(drafts: int, born: float, generated: float, ttft_count: int) -> str:
     """One server: (spec-decode drafts, every counter's _created, generated tokens, TTFT samples: all 0.05 s)."""
     return (
-        f"vllm:spec_decode_num_drafts_total{{model_name=\"m\"}} {drafts}\n"
-        f"vllm:spec_decode_num_drafts_created{{model_name=\"m\"}} {born}\n"
-        f"vllm:spec_decode_num_draft_tokens_total{{model_name=\"m\"}} {4 * drafts}\n"
-        f"vllm:spec_decode_num_draft_tokens_created{{model_name=\"m\"}} {born}\n"
-        f"vllm:spec_decode_num_accepted_tokens_total{{model_name=\"m\"}} {2 * drafts}\n"
-        f"vllm:spec_decode_num_accepted_tokens_created{{model_name=\"m\"}} {born}\n"
-        f"vllm:generation_tokens_total{{model_name=\"m\"}} {generated}\n"
-        f"vllm:generation_tokens_created{{model_name=\"m\"}} {born}\n"
-        f"vllm:time_to_first_token_seconds_bucket{{le=\"0.1\",model_name=\"m\"}} {ttft_count}\n"
-        f"vllm:time_to_first_token_seconds_bucket{{le=\"+Inf\",model_name=\"m\"}} {ttft_count}\n"
-        f"vllm:time_to_first_token_seconds_count{{model_name=\"m\"}} {ttft_count}\n"
-        f"vllm:time_to_first_token_seconds_sum{{model_name=\"m\"}} {0.05 * ttft_count}\n"
-        f"vllm:time_to_first_token_seconds_created{{model_name=\"m\"}} {born}\n"
+        f'vllm:spec_decode_num_drafts_total{{model_name="m"}} {drafts}\n'
+        f'vllm:spec_decode_num_drafts_created{{model_name="m"}} {born}\n'
+        f'vllm:spec_decode_num_draft_tokens_total{{model_name="m"}} {4 * drafts}\n'
+        f'vllm:spec_decode_num_draft_tokens_created{{model_name="m"}} {born}\n'
+        f'vllm:spec_decode_num_accepted_tokens_total{{model_name="m"}} {2 * drafts}\n'
+        f'vllm:spec_decode_num_accepted_tokens_created{{model_name="m"}} {born}\n'
+        f'vllm:generation_tokens_total{{model_name="m"}} {generated}\n'
+        f'vllm:generation_tokens_created{{model_name="m"}} {born}\n'
+        f'vllm:time_to_first_token_seconds_bucket{{le="0.1",model_name="m"}} {ttft_count}\n'
+        f'vllm:time_to_first_token_seconds_bucket{{le="+Inf",model_name="m"}} {ttft_count}\n'
+        f'vllm:time_to_first_token_seconds_count{{model_name="m"}} {ttft_count}\n'
+        f'vllm:time_to_first_token_seconds_sum{{model_name="m"}} {0.05 * ttft_count}\n'
+        f'vllm:time_to_first_token_seconds_created{{model_name="m"}} {born}\n'
     )
 
 

@@ -150,6 +150,7 @@ def _level_summary(f: Fields) -> LevelSummary:
         duration_s=f.number("duration_s", 0.0) or 0.0,
         errors={str(k): int(v) for k, v in errors.items()} if isinstance(errors, Mapping) else {},
         sessions=f.integer("sessions", 1) or 1,
+        itl_per_chunk_s=_percentiles(f, "itl_per_chunk_s"),
     )
 
 

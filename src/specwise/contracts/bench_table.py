@@ -29,8 +29,12 @@ EXTENSIONS = (".csv", ".json", ".jsonl")
 
 Cell = str | int | float | list[float | None] | None
 
-_LATENCY = {"ttft": "time to first token", "tpot": "time per output token after the first", "itl": "inter-token "
-            "latency (token-normalised)", "e2el": "end-to-end request latency"}  # fmt: skip
+_LATENCY = {"ttft": "time to first token", "tpot": "time per output token after the first",
+            "itl": "inter-token latency as vllm bench serve measures it: the gap before each streamed chunk, one "
+            "sample per chunk (a speculative chunk of several tokens is one gap)",
+            "itl_per_token": "specwise: inter-token latency token-normalised (a chunk of m tokens after a gap g is m "
+            "samples of g/m)",
+            "e2el": "end-to-end request latency"}  # fmt: skip
 _STATS = (("mean", "mean"), ("median", "p50"), ("p90", "p90"), ("p99", "p99"))
 
 FIELDS: dict[str, str] = {
@@ -125,7 +129,8 @@ def level_row(doc: BenchDoc, config: BenchConfig | None, level: BenchLevel) -> d
         "request_goodput": _finite(s.goodput_per_s),
         "output_throughput": s.output_tokens_per_s,
     }
-    for name, p in (("ttft", s.ttft_s), ("tpot", s.tpot_s), ("itl", s.itl_s), ("e2el", s.e2e_s)):
+    latencies = (("ttft", s.ttft_s), ("tpot", s.tpot_s), ("itl", s.itl_per_chunk_s), ("itl_per_token", s.itl_s))
+    for name, p in (*latencies, ("e2el", s.e2e_s)):
         row.update(_latency(name, p))
     row.update(_spec_decode(level))
     return row

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from specwise.latency import LatencySummary, LevelSummary
+from specwise.stats import Percentiles
 
 
 @dataclass(frozen=True)
@@ -113,10 +114,12 @@ def summarize_level(
 
     gaps: list[float] = []
     weights: list[int] = []
+    chunk_gaps: list[float] = []
     for r in ok:
         g, w = r.itl_samples()
         gaps += g
         weights += w
+        chunk_gaps += [gap * n for gap, n in zip(g, w, strict=True)]  # the chunk's whole gap, as vLLM bench
     met = None
     if slo_ttft_s is not None or slo_tpot_s is not None:
         met = sum(
@@ -149,6 +152,7 @@ def summarize_level(
         duration_s=duration,
         errors=errors,
         sessions=max(1, len({r.session for r in records})),
+        itl_per_chunk_s=Percentiles.of(np.array(chunk_gaps, dtype=np.float64)),
     )
 
 
