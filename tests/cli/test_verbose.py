@@ -77,3 +77,27 @@ def test_main_puts_the_levels_back() -> None:
     before = [(logger.level, list(logger.filters)) for logger in loggers]
     assert main(["gpus", "-v"]) == 0
     assert [(logger.level, list(logger.filters)) for logger in loggers] == before
+
+
+def test_verbose_logs_bench_and_monitor_requests_masked(
+    caplog: pytest.LogCaptureFixture, tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README says -v logs the HTTP requests of bench and monitor: each completion and /metrics scrape, URL
+    credentials masked (review s45a: nothing but the command's first and last lines)."""
+    from pathlib import Path
+
+    from specwise.loadgen.mock_server import MockBehaviour, MockServer
+
+    assert isinstance(tmp_path, Path)
+    with MockServer(MockBehaviour()) as server, caplog.at_level(logging.DEBUG, logger="specwise"):
+        url = server.url.replace("http://", "http://u:s3cret@")
+        argv = ["bench", "--url", url, "--model", "m", "--rates", "20", "--requests-per-level", "2"]
+        assert main([*argv, "--db", str(tmp_path / "r.sqlite"), "--api-key-env", "", "-v", "--json"]) == 0
+        assert main(["monitor", "--url", url + "/metrics", "--once", "--window", "0.2", "-v"]) in (0, 1)
+    capsys.readouterr()
+    said = [r.getMessage() for r in caplog.records]
+    posts = [m for m in said if m.startswith("POST http://***@127.0.0.1")]
+    assert len(posts) == 2 and all(": HTTP 200 in " in m for m in posts), said
+    assert any(m.startswith("GET http://***@127.0.0.1") and "/metrics: HTTP 200" in m for m in said), said
+    assert any(m.startswith("GET http://***@127.0.0.1") and m.endswith("/metrics: ok") for m in said), said
+    assert not [m for m in said if "s3cret" in m]

@@ -18,6 +18,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import logging
 import os
 import re
 import time
@@ -41,6 +42,8 @@ from specwise.loadgen.sse import (
     sse_payload,
 )
 from specwise.prompts.items import ChatMessage, PromptItem
+
+_log = logging.getLogger("specwise.loadgen")
 
 ERROR_BODY_BYTES = 16 * 1024  # of an HTTP error's body, enough for the message; the rest is not read
 MAX_USAGE_TOKENS = 10_000_000  # a usage count above this is garbage (calibrate refuses the same)
@@ -192,6 +195,7 @@ class HttpSession:
         U+FFFD: the exposition parser then reports the page as it does any other invalid text (a bad page never
         costs the run), and a stray byte in a HELP comment leaves the counters readable."""
         async with self.session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
+            _log.debug("GET %s: HTTP %s", redact_url(url), resp.status)
             if resp.status >= 400:
                 raise SpecwiseError(f"{redact_url(url)}: HTTP {resp.status}")
             return await resp.text(errors="replace")
@@ -377,6 +381,10 @@ async def send_request(
     except (TimeoutError, MalformedStream, aiohttp.ClientError, OSError) as exc:
         stream.error = _failure(exc, cfg)
     end = clock()
+    if _log.isEnabledFor(logging.DEBUG):  # -v: each request, its URL masked, its error already masked
+        outcome = stream.error or f"{stream.output_tokens()} tokens"
+        _log.debug("POST %s %s: HTTP %s in %.3f s, %s", redact_url(cfg.url), req.request_id, stream.status,
+                   end - start, outcome)  # fmt: skip
     return RequestRecord(
         run_id=run_id,
         level=level,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import ssl
 import weakref
 import zlib
@@ -25,6 +26,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from specwise.errors import SpecwiseError, redact_text, redact_url
 from specwise.metrics.exposition import Scrape
 from specwise.metrics.families import FamilyParser
+
+_log = logging.getLogger("specwise.monitor")
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 _MAX_HEADER_BYTES = 64 * 1024
@@ -372,6 +375,12 @@ class Scraper:
         await asyncio.gather(*(one(i, ep, slot) for i, (ep, slot) in enumerate(jobs)))
 
     async def _scrape(self, ep: Endpoint, slot: Slot, deadline_s: float) -> Result:
+        result = await self._scrape_once(ep, slot, deadline_s)
+        if _log.isEnabledFor(logging.DEBUG):  # -v: each scrape, its URL masked (ep.display)
+            _log.debug("%s", result if isinstance(result, SpecwiseError) else f"GET {ep.display}: ok")
+        return result
+
+    async def _scrape_once(self, ep: Endpoint, slot: Slot, deadline_s: float) -> Result:
         try:
             async with asyncio.timeout(deadline_s):
                 body = await self._get(ep, slot)
