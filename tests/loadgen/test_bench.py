@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from specwise.cli import main
+from specwise.latency import LevelSummary
 from specwise.loadgen.client import ClientConfig, RequestSpec
 from specwise.loadgen.mock_server import MockBehaviour, MockServer
 from specwise.loadgen.records import RequestRecord, summarize_level
@@ -348,3 +349,18 @@ def test_a_run_whose_every_request_timed_out_points_at_the_timeout(
     assert code == 2
     assert "all 2 requests failed (2 timeout); raise --request-timeout" in captured.err
     assert "at 20 rps: 2 of 2 requests failed (2 timeout)" in captured.out
+
+
+def test_sweep_rates_are_round_numbers_kept_apart() -> None:
+    """Rates spread between the probes print as a user would type them (13.4, not 13.4742), still strictly between
+    the probes and apart from each other (review s45a, 10)."""
+    from types import SimpleNamespace
+
+    from specwise.loadgen.plan import sweep_rates
+
+    def probe(rate: float) -> LevelSummary:
+        return SimpleNamespace(request_rate_per_s=rate, failed=0, errors={})  # type: ignore[return-value]
+
+    assert sweep_rates(probe(2.1234567), probe(20.98765), 4) == (5.9, 9.67, 13.4, 17.2)
+    close = sweep_rates(probe(5.0), probe(5.0), 3)  # the throughput probe no faster: 1% above, still apart
+    assert close == (5.01, 5.03, 5.04) and 5.0 < close[0] < close[1] < close[2] < 5.05

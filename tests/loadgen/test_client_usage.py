@@ -258,8 +258,16 @@ def test_a_server_error_body_is_shown_once_per_kind(
     assert "--api-key-env" not in out
 
 
-def test_the_all_failed_hint_names_the_key_for_a_refused_one() -> None:
-    assert "$OPENAI_API_KEY" in all_failed_hint({"http 401": 3}) and "--api-key-env" in all_failed_hint(["http 403"])
+def test_the_all_failed_hint_names_the_key_for_a_refused_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the requests carried decides what to change (review s45a, 9): a key that is set was refused (check its
+    value), an unset variable sent none (set it), a URL's user:password@ were the credentials refused."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert "$OPENAI_API_KEY is not set, so no API key was sent; set it" in all_failed_hint({"http 401": 3})
+    assert "--api-key-env" in all_failed_hint(["http 403"])
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    assert "the API key in $OPENAI_API_KEY was refused; check its value" in all_failed_hint({"http 401": 3})
+    said = all_failed_hint({"http 401": 3}, url="http://***@127.0.0.1:8000")
+    assert "the URL's user:password@; check them" in said and "OPENAI_API_KEY" not in said
     assert all_failed_hint({"timeout": 2}) == "raise --request-timeout"
     assert all_failed_hint({"http 401": 1, "connection": 1}) == "check --url, --model and the server"
 
@@ -282,7 +290,10 @@ def test_a_named_but_unset_key_variable_is_refused_before_any_request(
     assert main([*argv, "--db", str(db), "--api-key-env", ""]) == 0
 
 
-@pytest.mark.parametrize(("flag", "says"), [("SPECWISE_TEST_KEY", "set $SPECWISE_TEST_KEY"), ("", "no API key")])
+@pytest.mark.parametrize(
+    ("flag", "says"),
+    [("SPECWISE_TEST_KEY", "the API key in $SPECWISE_TEST_KEY was refused; check its value"), ("", "no API key")],
+)
 def test_the_final_401_error_names_the_variable_configured(
     server: ThreadingHTTPServer,
     tmp_path: Path,
@@ -300,3 +311,15 @@ def test_the_final_401_error_names_the_variable_configured(
     last = err.strip().splitlines()[-1]
     assert last.startswith("specwise bench: error: all 3 requests failed (3 http 401)") and says in last
     assert "OPENAI_API_KEY" not in err
+
+
+def test_a_refused_url_credential_is_named_as_such(
+    server: ThreadingHTTPServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "")
+    server.mode = "401"  # type: ignore[attr-defined]
+    url = _url(server).replace("http://", "http://bench:pw@")
+    argv = ["bench", "--url", url, "--model", "m", "--rates", "50", "--requests-per-level", "2"]
+    assert main([*argv, "--db", str(tmp_path / "r.sqlite"), "--api-key-env", ""]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "they were the URL's user:password@; check them" in last and "pw@" not in last

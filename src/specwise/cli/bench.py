@@ -189,7 +189,12 @@ def _add_slo_and_speculation_flags(p: argparse.ArgumentParser) -> None:
 
 def _add_storage_flags(p: argparse.ArgumentParser) -> None:
     """Where results go: the database, resuming, exports."""
-    p.add_argument("--db", type=path_arg, default=Path("specwise-bench.sqlite"), help="results database")
+    p.add_argument(
+        "--db",
+        type=path_arg,
+        default=Path("specwise-bench.sqlite"),
+        help="results database (default: specwise-bench.sqlite in the current directory; runs accumulate in it)",
+    )
     p.add_argument("--run-id", type=non_empty, help="name for this run (default: random)")
     p.add_argument(
         "--resume",

@@ -231,7 +231,12 @@ def sweep_rates(sync: LevelSummary, throughput: LevelSummary, count: int) -> tup
             "check the server"
         )
     high = max(high, low * 1.01)
-    return tuple(low + (high - low) * (i + 1) / (count + 1) for i in range(count))
+    exact = [low + (high - low) * (i + 1) / (count + 1) for i in range(count)]
+    for digits in range(3, 16):  # the fewest significant digits (3 at least) that keep them apart and inside
+        rounded = [float(f"{x:.{digits}g}") for x in exact]
+        if all(a < b for a, b in zip([low, *rounded], [*rounded, high], strict=True)):
+            return tuple(rounded)
+    return tuple(exact)
 
 
 def _rates(text: str) -> list[float]:

@@ -12,6 +12,7 @@ several tokens:
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -195,11 +196,7 @@ def error_examples(records: Sequence[RequestRecord]) -> dict[str, str]:
 def error_hint(kind: str, api_key_env: str | None) -> str | None:
     """What to change for a kind of failure whose cause the status names: a refused key, an unknown model."""
     if kind in ("http 401", "http 403"):
-        var = f"${api_key_env}" if api_key_env else "no variable (--api-key-env was empty)"
-        return (
-            f"the server refused the request's credentials: the API key is read from {var}; set it, or name the "
-            "variable that holds the key with --api-key-env"
-        )
+        return "the server refused the request's credentials: " + _refused(api_key_env)
     if kind == "http 404":
         return (
             "no such endpoint or model on the server: check --url (without /v1) and --model (the names the "
@@ -221,7 +218,18 @@ def all_failed_hint(
     if set(kinds) == {"timeout"}:
         return f"raise {timeout}"
     if kinds and set(kinds) <= {"http 401", "http 403"}:
-        if not key_env:
-            return "the server refused the request, which carried no API key: name its variable with --api-key-env"
-        return f"the server refused the API key: set ${key_env}, or name the variable holding it with --api-key-env"
+        return "the server refused the requests' credentials: " + _refused(key_env, url)
     return f"check {url}, {model} and the server"
+
+
+def _refused(key_env: str | None, url: str = "") -> str:
+    """What to change when the server answered 401/403, from what the requests carried: the URL's
+    ``user:password@`` (masked in ``url`` as ``***@``), the key in ``$key_env`` (set or not, read now), or nothing
+    (review s45a: "set $OPENAI_API_KEY" was said with the key set but wrong, and for a URL's credentials)."""
+    if "***@" in url or "@" in url.partition("://")[2].partition("/")[0]:
+        return "they were the URL's user:password@; check them (or give the key with --api-key-env instead)"
+    if not key_env:
+        return "they carried no API key (--api-key-env was empty); name the variable holding it with --api-key-env"
+    if os.environ.get(key_env):
+        return f"the API key in ${key_env} was refused; check its value, or name another variable with --api-key-env"
+    return f"${key_env} is not set, so no API key was sent; set it, or name the variable holding it with --api-key-env"

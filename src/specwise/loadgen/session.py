@@ -172,4 +172,6 @@ def all_failed(
         for kind, n in lv.summary.errors.items():
             errors[kind] = errors.get(kind, 0) + n
     detail = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items(), key=lambda kv: -kv[1]))
+    if doc.url and "@" in doc.url:  # the URL carried credentials (masked): they are what a 401 refused
+        url = doc.url
     return f"all {sent} requests failed ({detail}); {all_failed_hint(errors, url, model, timeout, key_env)}"
