@@ -85,13 +85,17 @@ def test_an_override_replaces_the_files_warning() -> None:
 
 
 def test_a_disabled_candidates_row_quotes_no_speedup_of_another_k(capsys: pytest.CaptureFixture[str]) -> None:
-    """draft-does-not-fit: n-gram is disabled (k 0) by a rule veto; its row showed k=4's 1.22x beside k 0. Now
-    the row says "-" (as a load the deployment cannot keep up with does) and the reason keeps the figure."""
-    assert main(["advise", "--scenario", str(EXAMPLES / "draft-does-not-fit.toml"), "--json", "--processes", "1"]) == 1
+    """A candidate disabled by a rule veto: its row showed another k's speedup beside k 0. Now the row says "-" (as
+    a load the deployment cannot keep up with does) and the reason keeps the figure. (draft-does-not-fit's n-gram
+    was that candidate until its assumed AL 1.26 stopped vetoing a lookup (review s45c): a profile measuring AL 1.02,
+    which bounds any speedup under 1.05x, is one now.)"""
+    profile = Path(__file__).parent / "data" / "ngram-al-1.02.json"
+    argv = ["advise", "--scenario", str(EXAMPLES / "draft-does-not-fit.toml"), "--profile", str(profile)]
+    assert main([*argv, "--json", "--processes", "1"]) == 1
     doc = json.loads(capsys.readouterr().out)
     ngram = next(c for c in doc["candidates"] if c["candidate"] == "ngram")
     assert ngram["verdict"] == "disable" and ngram["k"] == 0
-    assert ngram["speedup_at_operating_qps"] is None and "with k=4" in ngram["reason"]
+    assert ngram["speedup_at_operating_qps"] is None and "with k=" in ngram["reason"]
     for c in doc["candidates"]:
         if c["verdict"] == "disable":
             assert c["k"] == 0 and c["speedup_at_operating_qps"] is None

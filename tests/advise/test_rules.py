@@ -57,6 +57,27 @@ def test_acceptance_level_uses_al_not_only_the_rate() -> None:
     assert rules.acceptance_level(_input(alphas=(0.1,))).status == "fail"
 
 
+def test_a_lookups_low_al_warns_and_the_simulation_decides() -> None:
+    """A lookup costs little per step: its AL under 1.3 warns (review s45c: an assumed n-gram AL of 1.26 said
+    "disable" beside a simulated 1.23x); a drafting network's fails. The rule is named for what it judges."""
+    r = rules.acceptance_level(_input(alphas=(0.2,), method=get_method("ngram")))  # AL 1.25
+    assert (r.rule, r.status) == ("acceptance", "warn") and "the simulated speedup decides" in r.message
+    # AL 1.02 bounds any speedup at 1.02x: under min_speedup 1.05, a lookup fails too
+    bound = rules.acceptance_level(_input(alphas=(0.02,), method=get_method("ngram")))
+    assert bound.status == "fail" and "could not speed it up 1.05x" in bound.message
+    assert rules.acceptance_level(_input(alphas=(0.1,))).rule == "acceptance" in rules.VETO_RULES
+
+
+def test_the_lowest_al_is_judged_on_its_own_class() -> None:
+    """A class with a higher rate can have the lower AL (a lookup's rare matches): the AL test takes the class with
+    the lowest AL, not the one with the lowest rate (review s45c)."""
+    rare = Evidence("rare", "given", "test", AcceptanceModel.iid(0.9), proposal_rate=0.08)  # AL 1 + 0.08 x 3.1
+    common = Evidence("common", "given", "test", AcceptanceModel.iid(0.45))  # rate lower, AL 1.8
+    x = _input(alphas=(0.9, 0.45), evidence=[rare, common])
+    r = rules.acceptance_level(x)
+    assert r.status == "fail" and "class 'rare'" in r.message
+
+
 def test_temperature_and_greedy_drafting() -> None:
     assert rules.temperature(_input()).status == "pass"
     r = rules.temperature(_input(temperatures=[0.0, 0.8]))

@@ -22,7 +22,7 @@ def test_monitoring_only_for_a_speculative_config() -> None:
         json.loads((GOLDEN.parent / "examples_published_fit" / "advise-summarize-low-qps.json").read_text())
     )  # enabled under the published fit (the roofline's wider band says measure first)
     assert enabled.serve.speculative_config and "Monitor it (PromQL)" in render_html(enabled)
-    disabled = _advice("advise-draft-does-not-fit.json")
+    disabled = _advice("advise-evidence-qwen3-8b-draft-batch128.json")
     assert disabled.decision == "disable" and not disabled.serve.speculative_config
     assert "Monitor it (PromQL)" not in render_html(disabled)
 
