@@ -248,9 +248,9 @@ def render_calibration(
             _level(r.rate_per_s, r.concurrency),
             _ms(r.measured_tpot_p50_s),
             _ms(r.predicted_tpot_p50_s),
-            _x(r.measured_speedup_tpot),
-            _x(r.predicted_speedup_tpot),
-            _x(r.speedup_error, "{:+.2f}"),
+            _x(r.measured_speedup_tpot, "{:.3f}"),  # three places: the error column's two-place rounding of
+            _x(r.predicted_speedup_tpot, "{:.3f}"),  # unrounded values read as swapped rows at two (review s45c)
+            _x(r.speedup_error, "{:+.3f}"),
         )
     print_table(out, table, wide=wide)
     if cal.mean_abs_speedup_error is not None:
