@@ -83,6 +83,9 @@ t specwise plan-memory --target x --gpu L4
 t specwise examples advise/summ
 t specwise examples advise/summarize-low-qps --co
 t specwise simulate --scenario zzz-no-such-file
+t specwise drafts --gpu h1
+t specwise advise --scenario example : advise/summ
+t specwise advise --scenario example :
 """
 
 
@@ -101,5 +104,8 @@ def test_gpu_and_example_names_complete_from_the_catalog(tmp_path: Path, capsys:
     assert out[2].split() == ["advise/summarize-high-qps", "advise/summarize-low-qps"]
     assert out[3] == "--copy"  # options still complete after NAME
     assert out[4] == ""  # a free value elsewhere still completes files (none match here)
+    assert out[5].split() == ["H100-SXM-80GB", "H100-PCIe-80GB", "H100-NVL"]  # case-insensitive, as --gpu reads it
+    assert out[6].split() == ["advise/summarize-high-qps", "advise/summarize-low-qps"]  # example:NAME (review s45c)
+    assert "advise/summarize-low-qps" in out[7].split() and "llama70b-ngram" in out[7].split()
     fish = _script("fish", capsys)
     assert "advise/summarize-low-qps" in fish and "-l gpu -xa" in fish
