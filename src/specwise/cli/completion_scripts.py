@@ -139,7 +139,8 @@ def bash_script(parser: argparse.ArgumentParser, prog: str = "specwise") -> str:
         return 0
     fi
     # --scenario example:NAME (a shipped example): bash splits the word at ':', so 'example' and ':' are words
-    if [[ "$prev" == ":" && "${{COMP_WORDS[COMP_CWORD-2]}}" == "example" ]] || [[ "$cur" == ":" && "$prev" == "example" ]]; then
+    if [[ "$prev" == ":" && "${{COMP_WORDS[COMP_CWORD-2]}}" == "example" ]] ||
+        [[ "$cur" == ":" && "$prev" == "example" ]]; then
         [[ "$cur" == ":" ]] && cur=""
         COMPREPLY=($(compgen -W {shlex.quote(_words(_example_names()))} -- "$cur"))
         return 0
