@@ -44,6 +44,7 @@ def _top_speculation(inputs: AdviseInputs, top: CandidateAdvice, target_tp: int)
         prompt_lookup=cand.speculation.prompt_lookup,
         drafting=cand.drafting,
         draft_quantization=cand.speculation.draft_quantization,
+        heterogeneous_vocab=bool(top.speculative_config and top.speculative_config.get("use_heterogeneous_vocab")),
     )
 
 

@@ -19,6 +19,7 @@ from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.advisor.schedule import batch_at, k_at, schedule_checks, schedule_for, schedule_words
 from specwise.advisor.temperature import temperature_curves
 from specwise.catalog import resolve_gpu, resolve_model
+from specwise.compat.pair import padding_vocab, served_with_heterogeneous_vocab
 from specwise.contracts.advice import (
     Advice,
     CandidateAdvice,
@@ -35,6 +36,7 @@ from specwise.contracts.sweep import P80_SPEEDUP_ERROR, SweepResult
 from specwise.engines import Engine, Speculation, get_engine
 from specwise.engines.base import LOOPBACK
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
+from specwise.engines.vllm_versions import heterogeneous_vocab_refusal
 from specwise.errors import SpecwiseError
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
@@ -361,6 +363,7 @@ def _speculation(c: Candidate, sc: Scenario, k: int, schedule: Sequence[tuple[in
         schedule=tuple(schedule),
         drafting=c.drafting,
         draft_quantization=c.speculation.draft_quantization,
+        heterogeneous_vocab=any(f.evidence.get("use_heterogeneous_vocab") for f in sc.draft_findings),
     )
 
 
@@ -427,13 +430,25 @@ def _sized(
     refused = _refusal(inputs, c, engine) or uncalibrated
     if refused is None:
         sc, k_notes = fitting_scenario(inputs, c, evidence)
-        return c, sc, k_notes, None
+        return c, _served_vocabulary(sc, c, engine), k_notes, None
     c = replace(c, speculation=replace(c.speculation, draft_tp=c.speculation.draft_tp or 1))
     if uncalibrated is not None:
         dep = inputs.deployment
         fit = PredictorChoice(engine=dep.predictor.engine, engine_version=dep.predictor.engine_version)
         inputs = replace(inputs, deployment=replace(dep, predictor=fit))
     return c, scenario_for(inputs, c, evidence, engine_checks=False), [], refused
+
+
+def _served_vocabulary(sc: Scenario, c: Candidate, engine: Engine) -> Scenario:
+    """A draft model whose vocabulary differs from the target's by padding only, on a vLLM that takes
+    ``use_heterogeneous_vocab`` (0.32+, greedy drafting): no refusal -- the key goes into its config
+    (:func:`~specwise.compat.pair.served_with_heterogeneous_vocab`)."""
+    if engine.name != "vllm" or not padding_vocab(sc.draft_findings):
+        return sc
+    version = getattr(engine, "version", None)
+    if heterogeneous_vocab_refusal(version, c.method.name, c.drafting) is not None:
+        return sc
+    return replace(sc, draft_findings=served_with_heterogeneous_vocab(sc.draft_findings))
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,9 @@ def compatibility(x: RuleInput) -> RuleResult:
         )
     if foreign:
         return RuleResult(name, "warn", foreign[0] + " (the acceptance used was measured for this pair)", ev)
+    served = [f.message for f in x.draft_findings if f.check == "vocab" and f.evidence.get("use_heterogeneous_vocab")]
+    if served:  # a padding-only vocabulary difference, on a vLLM that takes the key (advisor/decision.py)
+        return RuleResult(name, "warn", served[0], ev)
     return RuleResult(name, "pass", "vocabulary, tokenizer and the method's draft kind agree (as check-pair says)", ev)
 
 

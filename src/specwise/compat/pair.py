@@ -35,6 +35,7 @@ with any target, its ratios None. ``mtp`` on a target without MTP layers is an i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -232,6 +233,34 @@ HETEROGENEOUS_VOCAB = (
     'on a vLLM with PR #38174 (0.32 has it) set "use_heterogeneous_vocab": true in the speculative config (method '
     "draft_model, greedy draft sampling only)"
 )
+
+
+def padding_vocab(findings: Sequence[Finding]) -> bool:
+    """The draft model's vocabulary differs from the target's by padding rows only (every defined token shared):
+    what vLLM 0.32+ serves with ``use_heterogeneous_vocab`` at no loss (:func:`served_with_heterogeneous_vocab`)."""
+    return any(f.check == "vocab" and f.evidence.get("padding_only") and "vllm_option" in f.evidence for f in findings)
+
+
+def served_with_heterogeneous_vocab(findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    """``findings`` on a vLLM that takes ``use_heterogeneous_vocab`` (0.32+, draft_model, greedy drafting): a
+    padding-only vocabulary difference is no refusal there -- the key is written into the config -- so its failure
+    becomes a warning that says so (review s45c: advise called Qwen2.5-7B with a 0.5B draft unservable on the vLLM
+    its own message said serves it)."""
+    if not padding_vocab(findings):
+        return tuple(findings)
+    out = []
+    for f in findings:
+        if f.check == "vocab" and f.status == "fail":
+            vt, vd = f.evidence["target_vocab_size"], f.evidence["draft_vocab_size"]
+            message = (
+                f"vocabulary sizes differ by {abs(vt - vd)} rows ({vt} vs {vd}), all of it padding beyond the tokens "
+                'the tokenizers define: vLLM 0.32+ serves the pair with "use_heterogeneous_vocab": true (vLLM PR '
+                "#38174; written into the config, greedy draft sampling), every defined token shared, so it limits no "
+                "proposal"
+            )
+            f = Finding("vocab", "warn", message, {**f.evidence, "use_heterogeneous_vocab": True})
+        out.append(f)
+    return tuple(out)
 
 
 def _other_vocab_option(draft: ModelSpec, cost: str) -> str:

@@ -23,6 +23,7 @@ from specwise.engines.vllm_versions import (
     draft_model_engine,
     drafting_refusal,
     first_off_batch,
+    heterogeneous_vocab_refusal,
     method_refusal,
     probabilistic_drafting_key,
     schedule_form,
@@ -125,6 +126,10 @@ class VllmEngine:
             cfg[drafting[0]] = drafting[1]  # the key this release reads (refused above where it has none)
         if s.draft_quantization in ONLINE_QUANTIZATION:
             cfg["quantization"] = s.draft_quantization
+        if s.heterogeneous_vocab:
+            if (refused := heterogeneous_vocab_refusal(self.version, s.method.name, s.drafting)) is not None:
+                raise SpecwiseError(refused)
+            cfg["use_heterogeneous_vocab"] = True
         return cfg
 
     def refusal(self, method: Method, draft: str | None = None, drafting: str = "greedy") -> str | None:

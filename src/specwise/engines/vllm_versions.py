@@ -56,6 +56,28 @@ class VllmVersion:
 
 
 SCHEDULE_KEY_SINCE = VllmVersion(0, 24)  # num_speculative_tokens_per_batch_size (PR #32374)
+# use_heterogeneous_vocab (PR #38174, merged 2026-07-02; in 0.32.0's vllm/config/speculative.py): a draft model
+# whose vocabulary differs from the target's, method draft_model with greedy draft sampling only
+HETEROGENEOUS_VOCAB_SINCE = VllmVersion(0, 32)
+
+
+def heterogeneous_vocab_refusal(version: VllmVersion | None, method: str, drafting: str) -> str | None:
+    """Why ``version`` cannot serve a draft model with another vocabulary size (None: it can, with
+    ``use_heterogeneous_vocab``): before 0.32 no vLLM takes the key; 0.32 takes it for ``draft_model`` with greedy
+    draft sampling only (``SpeculativeConfig`` refuses the rest)."""
+    if version is not None and version < HETEROGENEOUS_VOCAB_SINCE:
+        v = HETEROGENEOUS_VOCAB_SINCE
+        return (
+            f"vLLM {version} refuses a draft whose vocabulary size differs (use_heterogeneous_vocab is {v.major}."
+            f"{v.minor}+)"
+        )
+    if method != "draft_model":
+        return "use_heterogeneous_vocab is for method draft_model only"
+    if drafting != "greedy":
+        return "use_heterogeneous_vocab takes greedy draft sampling only"
+    return None
+
+
 V0_REMOVED_IN = VllmVersion(0, 10)  # disable_by_batch_size stopped acting (PR #35060's description)
 # --speculative-config JSON: first in 0.8.2's vllm/engine/arg_utils.py (0.8.0 and 0.8.1 have only the separate
 # --speculative-model / --num-speculative-tokens flags), which PR #15466 then removed.
