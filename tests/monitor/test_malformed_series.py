@@ -289,3 +289,30 @@ def test_a_restart_whose_counts_passed_the_old_ones_counts_from_the_restart() ->
     w = window_stats(before, after, 10.0)
     assert w.counter_reset and w.generation_tokens_per_s == pytest.approx(700 / 10)
     assert w.latency["ttft_s"]["count"] == 50  # the histogram from the restart too: not 50 - 20
+
+
+def _ttft_series(instance: str, born: float, fast: int, slow: int) -> str:
+    """One server's TTFT histogram on a federated page: ``fast`` samples under 0.1 s, ``slow`` between 0.1 and 1."""
+    labels = f'instance="{instance}",model_name="m"'
+    return (
+        f'vllm:time_to_first_token_seconds_bucket{{le="0.1",{labels}}} {fast}\n'
+        f'vllm:time_to_first_token_seconds_bucket{{le="1.0",{labels}}} {fast + slow}\n'
+        f'vllm:time_to_first_token_seconds_bucket{{le="+Inf",{labels}}} {fast + slow}\n'
+        f"vllm:time_to_first_token_seconds_count{{{labels}}} {fast + slow}\n"
+        f"vllm:time_to_first_token_seconds_sum{{{labels}}} {0.05 * fast + 0.5 * slow}\n"
+        f"vllm:time_to_first_token_seconds_created{{{labels}}} {born}\n"
+    )
+
+
+def test_a_server_joining_a_federated_page_is_no_restart() -> None:
+    """Server b appears on the page inside the window: a new series, not a restart of a -- a's quantiles stay the
+    window's (review s45d: the whole-page _created comparison read it as a restart and gave a's lifetime p50)."""
+    from specwise.monitor.window import window_stats
+
+    before = parse_exposition(_ttft_series("a", 100.0, 0, 10_000))
+    after = parse_exposition(_ttft_series("a", 100.0, 100, 10_000) + _ttft_series("b", 5_000.0, 10, 0))
+    w = window_stats(before, after, 10.0)
+    assert not w.counter_reset and w.latency["ttft_s"]["count"] == 110
+    assert w.latency["ttft_s"]["p50"] is not None and w.latency["ttft_s"]["p50"] < 0.1
+    reborn = parse_exposition(_ttft_series("a", 200.0, 50, 10_100))  # a started again, already past its old count
+    assert window_stats(before, reborn, 10.0).counter_reset

@@ -59,7 +59,9 @@ def test_no_in_run_baseline_without_a_published_arm() -> None:
 def test_baseline_checks_summarise_per_family() -> None:
     latency = _by_id("vllm-blog-2024-llama3-70b-ngram-k4-cnndm-qps1")
     preds = [Prediction(latency, "predicted", predicted_value=1.0, predicted_speedup=s) for s in (2.75, 2.5, 1.0)]
-    (check,) = baseline_checks(preds)
-    assert (check.family, check.records) == ("vllm-blog-2024", 3)
-    assert check.median_ratio == pytest.approx(1.1) and check.max_ratio == pytest.approx(2.75)
-    assert check.within_20pct == pytest.approx(2 / 3)  # 1.0 and 1.1 within +-20%, 2.75 not
+    (check,) = baseline_checks(preds)  # one published arm, three records against it: counted once, the first
+    assert (check.family, check.arms, check.records) == ("vllm-blog-2024", 1, 3)
+    assert check.median_ratio == pytest.approx(1.0) and check.within_20pct == 1.0
+    other = _by_id("vllm-blog-2024-llama3-70b-ngram-k4-cnndm-qps2")  # another load: another arm
+    (two,) = baseline_checks([*preds, Prediction(other, "predicted", predicted_value=1.0, predicted_speedup=1.0)])
+    assert (two.arms, two.records) == (2, 4) and two.max_ratio == pytest.approx(2.94)

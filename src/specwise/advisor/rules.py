@@ -104,7 +104,8 @@ LOW_RATE = 0.5  # the practitioner's rule of thumb for the acceptance rate
 
 def acceptance_level(x: RuleInput) -> RuleResult:
     """Each class's acceptance at k. AL (tokens per step, a lookup's matchless steps included) below ``min_speedup``
-    fails whatever the method: a speculative step never costs less than a plain one, so AL bounds the speedup. Below
+    in every class fails whatever the method: a speculative step never costs less than a plain one, so per step AL
+    bounds the gain (a class that gains is not vetoed by one that does not: review s45d). Below
     :data:`LOW_AL` it fails for a method that runs a draft network -- its passes cost every step -- and warns for a
     lookup, which costs little per step, so that its simulated speedup decides (review s45c: an assumed n-gram AL of
     1.26 said "disable" beside a simulated 1.23x); an acceptance rate below :data:`LOW_RATE` warns. The lowest AL and
@@ -124,12 +125,14 @@ def acceptance_level(x: RuleInput) -> RuleResult:
     assert seen
     _, low_al, al_class = min(seen, key=lambda t: t[1])
     low_rate, rate_al, rate_class = min(seen, key=lambda t: t[0])
-    if low_al < x.min_speedup:  # a speculative step never costs less than a plain one: the speedup is <= AL
+    high_al = max(al for _, al, _ in seen)
+    if high_al < x.min_speedup:  # a speculative step never costs less than a plain one: per step, the gain <= AL
         return RuleResult(
             ACCEPTANCE_RULE,
             "fail",
-            f"class {al_class!r} emits {low_al:.2f} tokens per step: even free drafting and verification could not "
-            f"speed it up {x.min_speedup:g}x",
+            f"every class emits under {x.min_speedup:g} tokens per step (at most {high_al:.2f}): even free drafting "
+            f"and verification could not make a step {x.min_speedup:g}x as productive (only a queue shortened near "
+            "capacity could gain more)",
             ev,
         )
     if low_al < LOW_AL and x.method.has_weights:

@@ -228,8 +228,9 @@ def _latency(
             continue
         h, restarted = h1.minus(h0) if h0 is not None else (h1, False)
         born_then, born_now = _created(before, name), _created(after, name)
-        if h0 is not None and not restarted and born_then and born_now and born_then != born_now:
-            h, restarted = h1, True  # a restart whose new counts have already passed the old ones
+        reborn = any(born_now[labels] != born_then[labels] for labels in born_now.keys() & born_then.keys())
+        if h0 is not None and not restarted and reborn:  # a series on both pages started again (a series new to
+            h, restarted = h1, True  # the page, or gone from it, is a server joining or leaving: no restart)
         if restarted and same_server:
             faults.append(_went_back(name))
             continue

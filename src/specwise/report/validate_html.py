@@ -81,14 +81,15 @@ def _baselines_in_runs(v: Validation) -> str:
     if not v.baselines_in_runs:
         return ""
     rows = [
-        [b.family, "fit" if b.family in v.fit_families else "held back", str(b.records), f"{b.median_ratio:.2f}",
+        [b.family, "fit" if b.family in v.fit_families else "held back", str(b.arms), str(b.records),
+         f"{b.median_ratio:.2f}",
          f"{b.min_ratio:.2f}-{b.max_ratio:.2f}", f"{b.within_20pct:.0%}"]
         for b in v.baselines_in_runs
     ]  # fmt: skip
     return (
         "<p>Plain decoding inside the speculative runs: the replay's speed over the published no-speculation arm's "
         "(&gt; 1: the replay is faster). Far from 1, a family is replayed with other inputs than its sources ran.</p>"
-        + _table(("family", "role", "n", "median", "range", "within 20%"), rows, names=2)
+        + _table(("family", "role", "arms", "records", "median", "range", "within 20%"), rows, names=2)
     )
 
 

@@ -34,8 +34,12 @@ def _typed(kind: type[L], summary: SimLatencySummary) -> L:
     return kind(**{f.name: getattr(summary, f.name) for f in fields(kind) if hasattr(summary, f.name)})
 
 
-def sweep_row(cell: Cell, base: SimSummary, capacity: float | None = None) -> SweepRow:
+def sweep_row(
+    cell: Cell, base: SimSummary, capacity: float | None = None, base_capacity: float | None = None
+) -> SweepRow:
+    """``capacity``: the row's k's (or its schedule's); ``base_capacity``: plain decoding's."""
     o, b = cell.summary.overall, base.overall
+    both_keep_up = not overloaded(cell.qps, capacity) and not overloaded(cell.qps, base_capacity)
     return SweepRow(
         qps=cell.qps,
         k=cell.k,
@@ -52,7 +56,7 @@ def sweep_row(cell: Cell, base: SimSummary, capacity: float | None = None) -> Sw
         speedup_tpot=ratio(b.tpot_s.p50, o.tpot_s.p50),
         speedup_e2e=ratio(b.e2e_s.p50, o.e2e_s.p50),
         speedup_throughput=ratio(o.output_tokens_per_s, b.output_tokens_per_s),
-        speedup_goodput=_goodput_speedup(o, b),
+        speedup_goodput=_goodput_speedup(o, b, both_keep_up),
         acceptance_rate=cell.summary.acceptance_rate,
         mean_acceptance_length=cell.summary.mean_acceptance_length,
         preemptions=o.preemptions,
@@ -65,12 +69,14 @@ def sweep_row(cell: Cell, base: SimSummary, capacity: float | None = None) -> Sw
     )
 
 
-def _goodput_speedup(o: SimLatencySummary, b: SimLatencySummary) -> float | None:
-    """Goodput with speculation over goodput without. Where every request meets its SLOs both ways the goodput is
-    the offered load both ways: a tie, exactly 1 -- the ratio of two finite runs' spans (their last requests end a
-    little apart) is no speedup (review s45c: 0.3-3.6% "gains" and a best k of 8 at loads every k served in full)."""
-    if o.slo_attainment == 1.0 and b.slo_attainment == 1.0:
-        return 1.0
+def _goodput_speedup(o: SimLatencySummary, b: SimLatencySummary, both_keep_up: bool) -> float | None:
+    """Goodput with speculation over goodput without. At a load both keep up with, the two runs serve the same
+    requests at the same offered rate (common random numbers), so the ratio is of the requests meeting their SLOs --
+    exactly 1 where the same number do; the ratio of two finite runs' spans (their last requests end a little apart)
+    is no speedup (review s45c: 0.3-3.6% "gains" and a best k of 8 where nothing differed; s45d: at 99% attainment
+    too). Where either is overloaded its throughput is capped, and goodput per second is the measure."""
+    if both_keep_up and o.slo_attainment is not None and b.slo_attainment is not None:
+        return ratio(o.slo_attainment, b.slo_attainment)
     return ratio(o.goodput_per_s, b.goodput_per_s)
 
 
@@ -141,7 +147,7 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
     metric = sc.decision_metric
     range_notes = _range_notes(sc, cells)
     capacity, cells, base = _split(cells)
-    rows = tuple(sweep_row(c, base[c.qps], capacity.get(c.k)) for c in cells if c.k is not None)
+    rows = tuple(sweep_row(c, base[c.qps], capacity.get(c.k), capacity.get(0)) for c in cells if c.k is not None)
     best_k: dict[float, int] = {}
     best_speedup: dict[float, float] = {}
     bound: list[float] = []
@@ -171,7 +177,9 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
             for q, s in sorted(base.items())
         ),
         results=rows,
-        schedule_results=tuple(sweep_row(c, base[c.qps], capacity.get(None)) for c in cells if c.k is None),
+        schedule_results=tuple(
+            sweep_row(c, base[c.qps], capacity.get(None), capacity.get(0)) for c in cells if c.k is None
+        ),
         decision_metric=metric,
         best_k_by_qps=best_k,
         best_speedup_by_qps=best_speedup,
