@@ -4,6 +4,7 @@
 # Tries up to $RETRY_ATTEMPTS times (default 4), waiting 10 s, 20 s, 40 s between tries.
 set -uo pipefail
 attempts=${RETRY_ATTEMPTS:-4}
+if ! [[ "$attempts" =~ ^[0-9]+$ ]] || ((attempts < 1)); then attempts=1; fi  # the command runs at least once
 delay=10
 for ((i = 1; i <= attempts; i++)); do
   "$@" && exit 0

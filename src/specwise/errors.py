@@ -58,15 +58,21 @@ def redact_url(url: str) -> str:
     return redact_text(url)
 
 
-_USERINFO_IN_TEXT = re.compile(r"(?<=://)[^/\s@]+@")
-# the value of a query parameter whose name says it is a credential (token, key, secret, password, auth, sig...)
-_SECRET_NAMES = r"token|key|secret|passw(?:or)?d|pwd|auth|credential|signature|sig|bearer|jwt|session"
-# The value ends where a URL's query value must (& # ;), at blanks, and at quotes, angle brackets and backslashes,
-# which a URL carries only %-encoded: a URL inside JSON or HTML keeps its closing quote (review s45a: monitor's JSON
-# lines lost their '",' to the mask); punctuation that ends it in prose ("URL: HTTP 403", "URL.") stays outside the
-# mask, and a value already masked stays as it is, so masking twice changes nothing.
+_USERINFO_IN_TEXT = re.compile(r"(?<=://)[^/\s@\"']+@")  # within one URL: never across a JSON string's quotes
+# The value of a query parameter whose name says it is a credential. A long word (token, secret, password,
+# signature...) may end any name (access_token, authToken, X-Amz-Signature); a short one (key, sig, auth, pwd,
+# session) must be the whole name or follow a separator (api_key, x-auth), so monkey= and turkey= are left alone.
+_LONG_SECRET_NAMES = r"token|secret|passw(?:or)?d|credentials?|signature|bearer|jwt|apikey|session[_.-]?id"
+_SHORT_SECRET_NAMES = r"key|sig|auth|pwd|session"
+_SECRET_NAME = rf"(?:[\w.-]*(?:{_LONG_SECRET_NAMES})|(?:[\w.-]*[_.-])?(?:{_SHORT_SECRET_NAMES}))"
+# The value ends where a URL's query value must (& # ;), at blanks, and at double quotes, angle brackets and
+# backslashes, which a URL carries only %-encoded: a URL inside JSON or HTML keeps its closing quote (review s45a:
+# monitor's JSON lines lost their '",' to the mask). A single quote is legal in a value, so it is masked with the rest
+# (review s45d: "abc'def" left "def"). Punctuation that ends a URL in prose ("URL: HTTP 403", "URL.") stays outside
+# the mask, and a value already masked (*** and then its end) stays as it is, so masking twice changes nothing.
+_END = r"[&#;\s\"<>\\]"
 _SECRET_QUERY = re.compile(
-    rf"([?&;#](?:[\w.-]*(?:{_SECRET_NAMES}))=)(?:\*\*\*|[^&#;\s\"'<>\\]*?(?=[:.,)]*(?:[&#;\s\"'<>\\]|$)))",
+    rf"([?&;#]{_SECRET_NAME}=)(?:\*\*\*(?=[:.,)]*(?:{_END}|$))|[^&#;\s\"<>\\]*?(?=[:.,)]*(?:{_END}|$)))",
     re.IGNORECASE,
 )
 

@@ -14,6 +14,7 @@ import pytest
 
 from specwise.cli import main
 from specwise.loadgen.mock_server import MockBehaviour, MockServer
+from specwise.loadgen.records import RequestRecord
 from specwise.loadgen.runner import LOST_AFTER
 from specwise.loadgen.store import ResultStore
 
@@ -54,3 +55,31 @@ def test_a_server_gone_mid_run_stops_it_and_resume_finishes_it(
     doc = json.loads(capsys.readouterr().out)
     assert [lv["requests"] for lv in doc["levels"]] == [20, 20]
     assert sum(lv["failed"] for lv in doc["levels"]) <= len(kept)  # only what was in flight when it died
+
+
+def _record(i: int, error: str | None = None, status: int | None = 200) -> RequestRecord:
+    return RequestRecord("r", 0, str(i), None, 0.0, 0.0, 1.0, error=error, status_code=status)
+
+
+REFUSED = "connection: ClientConnectorError: Cannot connect to host 127.0.0.1:9"
+
+
+def test_streams_cut_by_the_crash_do_not_reset_the_count() -> None:
+    """A crash cuts the streams in flight (their 200 came before it) just as the refusals begin: they say nothing of
+    the server now, so the refusals keep counting and every one of them is dropped for --resume (review s45d)."""
+    from specwise.loadgen.runner import _ConnectGate, _ServerGone
+
+    gate = _ConnectGate()
+    gate.observe(_record(0))  # answered
+    gate.observe(_record(1, REFUSED, None))
+    gate.observe(_record(2, "stream: ServerDisconnectedError", 200))  # cut mid-stream by the crash
+    gate.observe(_record(3, REFUSED, None))
+    with pytest.raises(_ServerGone):
+        gate.observe(_record(4, REFUSED, None))
+    assert gate.lost == ["1", "3", "4"]
+    gate = _ConnectGate()
+    gate.observe(_record(0))
+    gate.observe(_record(1, REFUSED, None))
+    gate.observe(_record(2, "http 503: overloaded", 503))  # an HTTP answer: someone is there
+    gate.observe(_record(3, REFUSED, None))
+    assert gate.lost == ["3"]

@@ -263,20 +263,23 @@ def _page(drafts: int, born: float, generated: float, ttft_count: int) -> str:
 
 
 def test_a_restart_dated_by_created_rates_since_the_restart() -> None:
-    """A 6 s window in which the server restarted 1.5 s before the second scrape (its _created says when): 600
-    tokens since then are 400 tokens/s, not 600 / 6 = 100 (review s45a: about 6x too low); without the scrape's time
-    the rate is over the window, as Prometheus' rate() does, and the note says it reads low."""
-    from specwise.monitor.window import window_stats
+    """A 60 s window in which the server restarted 20 s before the second scrape (its _created says when): 600
+    tokens since then are 30 tokens/s, not 600 / 60 = 10 (review s45a: rates read ~6x low); without the scrape's time
+    the rate is over the window, as Prometheus' rate() does, and the note says it reads low. A restart dated under
+    5 s ago is the hosts' clocks disagreeing (vLLM dates _created before loading the model): 5 s at least."""
+    from specwise.monitor.window import MIN_RESTART_SPAN_S, window_stats
 
     before = parse_exposition(_page(1000, 1_000.0, 50_000, 900))
-    after = parse_exposition(_page(100, 2_004.5, 600, 30))  # born at 2004.5, scraped at 2006.0
-    dated = window_stats(before, after, 6.0, after_at=2_006.0)
-    assert dated.counter_reset and dated.generation_tokens_per_s == pytest.approx(600 / 1.5)
-    assert dated.draft_tokens_per_s == pytest.approx(400 / 1.5)
+    after = parse_exposition(_page(100, 1_986.0, 600, 30))  # born at 1986, scraped at 2006
+    dated = window_stats(before, after, 60.0, after_at=2_006.0)
+    assert dated.counter_reset and dated.generation_tokens_per_s == pytest.approx(600 / 20)
+    assert dated.draft_tokens_per_s == pytest.approx(400 / 20)
     assert dated.acceptance_rate == pytest.approx(0.5)
-    undated = window_stats(before, after, 6.0)
-    assert undated.generation_tokens_per_s == pytest.approx(600 / 6.0)
+    undated = window_stats(before, after, 60.0)
+    assert undated.generation_tokens_per_s == pytest.approx(600 / 60.0)
     assert any("then they read low" in n for n in undated.notes)
+    skewed = window_stats(before, after, 60.0, after_at=1_987.5)  # 1.5 s: a clock ahead, not a restart that young
+    assert skewed.generation_tokens_per_s == pytest.approx(600 / MIN_RESTART_SPAN_S)
 
 
 def test_a_restart_whose_counts_passed_the_old_ones_counts_from_the_restart() -> None:

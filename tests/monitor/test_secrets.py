@@ -108,7 +108,25 @@ def test_the_free_text_mask_stops_at_a_quote() -> None:
 
     text = json.dumps({"url": f"http://h/m?token={CANARY}", "next": 1})
     assert json.loads(redact_text(text)) == {"url": "http://h/m?token=***", "next": 1}
-    assert redact_text(f"<a href='http://h/?sig={CANARY}'>") == "<a href='http://h/?sig=***'>"
+    # a single quote is legal inside a value: masked with it rather than leaving what follows (review s45d)
+    assert CANARY not in redact_text(f"<a href='http://h/?sig={CANARY}'>")
+    assert redact_text(f"http://h/?api_key=abc'{CANARY}&x=1") == "http://h/?api_key=***&x=1"
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        (f"http://h/?token=***{CANARY}", "http://h/?token=***"),  # *** is no mask unless the value ends there
+        ("?monkey=1&turkey=2", "?monkey=1&turkey=2"),  # 'key' inside a word: not a credential
+        (f"?session_id={CANARY}&sessionid={CANARY}", "?session_id=***&sessionid=***"),
+        (f"?authToken={CANARY}&X-Amz-Signature={CANARY}", "?authToken=***&X-Amz-Signature=***"),
+        ('["http://h","x@y"]', '["http://h","x@y"]'),  # userinfo never spans two JSON strings
+    ],
+)
+def test_the_mask_takes_whole_values_of_credential_names_only(text: str, masked: str) -> None:
+    from specwise.errors import redact_text
+
+    assert redact_text(text) == masked
 
 
 def test_masking_twice_changes_nothing() -> None:

@@ -82,9 +82,16 @@ async def scrape_metrics(client: HttpSession, url: str) -> str:
 
 
 async def _scrape_one(
-    client: HttpSession, url: str, store: ResultStore, key: tuple[str, int, str, int], errors: list[str]
+    client: HttpSession,
+    url: str,
+    store: ResultStore,
+    key: tuple[str, int, str, int],
+    errors: list[str],
+    replaces: bool = False,
 ) -> bool:
-    """Scrape and keep one replica's /metrics; False when nothing listens there (a refused connection)."""
+    """Scrape and keep one replica's /metrics; False when nothing listens there (a refused connection). ``replaces``:
+    the scrape replaces an earlier process's, which a failed one drops (no counts then, rather than counts from
+    the earlier process's time)."""
     run_id, level, phase, replica = key
     where = f"{phase} scrape" if replica == 0 else f"replica {replica} ({redact_url(url)}) {phase} scrape"
     try:
@@ -97,6 +104,8 @@ async def _scrape_one(
                 store.save_scrape(run_id, level, "probe", probe, replica)
     except _SCRAPE_ERRORS as exc:
         errors.append(f"{where} failed: {redact_text(str(exc)) or type(exc).__name__}")  # aiohttp's name the URL
+        if replaces:
+            store.drop_scrape(run_id, level, phase, replica)
         return not isinstance(exc, aiohttp.ClientConnectorError)
     return True
 
@@ -115,7 +124,7 @@ async def _scrape_into(
     earlier process sent part of is read from now, :func:`_resumed_counts_note`); False when one of them refused
     the connection."""
     jobs = [
-        _scrape_one(client, url, store, (run_id, level, phase, i), errors)
+        _scrape_one(client, url, store, (run_id, level, phase, i), errors, replaces=fresh)
         for i, url in enumerate(plan.scrape_urls)
         if phase != "before" or fresh or store.scrape(run_id, level, phase, i) is None
     ]
@@ -165,7 +174,9 @@ class _ConnectGate:
     def observe(self, record: RequestRecord) -> None:
         refused = not record.ok and (record.error or "").startswith(_REFUSED)
         if not refused:
-            if record.ok or record.status_code is not None:  # a server answered (a dropped stream says nothing)
+            # a server answered: a success or an HTTP error; a stream cut after its 200 says nothing of now (a
+            # crash cuts every stream in flight just before the refusals begin: review s45d)
+            if record.ok or (record.status_code or 0) >= 400:
                 self.answered = True
                 self.lost.clear()
             return
@@ -314,10 +325,12 @@ async def _run_levels(
             errors: list[str] = []
             pending = [r for r in lp.requests if r.request_id not in done]
             if pending:
-                resumed = len(pending) < len(lp.requests)  # an earlier process sent part of it: read afresh
-                if resumed:
+                # an earlier process took this level's before-scrape (and may have sent part of it): read afresh
+                replicas = range(len(plan.scrape_urls))
+                stale = any(store.scrape(run_id, lp.level, "before", i) is not None for i in replicas)
+                if len(pending) < len(lp.requests):
                     errors.append(_resumed_counts_note(lp.level, len(pending), len(lp.requests)))
-                if not await _scrape_into(client, plan, store, run_id, lp.level, "before", errors, fresh=resumed):
+                if not await _scrape_into(client, plan, store, run_id, lp.level, "before", errors, fresh=stale):
                     gate.limit = 1  # /metrics refused the connection too: one refused request is enough
                 befores = [store.scrape(run_id, lp.level, "before", i) for i in range(len(plan.scrape_urls))]
                 live = _LiveAcceptance(client, plan.scrape_urls, befores, live_interval_s)

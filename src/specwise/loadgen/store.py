@@ -169,6 +169,13 @@ class ResultStore:
             (run_id, level, scrape_phase(phase, replica), text),
         )
 
+    def drop_scrape(self, run_id: str, level: int, phase: str, replica: int = 0) -> None:
+        """Forget a stored scrape (an earlier process's before-scrape this one could not take again)."""
+        self._write(
+            "DELETE FROM scrapes WHERE run_id = ? AND level = ? AND phase = ?",
+            (run_id, level, scrape_phase(phase, replica)),
+        )
+
     def scrape(self, run_id: str, level: int, phase: str, replica: int = 0) -> str | None:
         row = self.db.execute(
             "SELECT text FROM scrapes WHERE run_id = ? AND level = ? AND phase = ?",

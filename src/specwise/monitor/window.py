@@ -130,6 +130,12 @@ def _busiest_engine(scrape: Scrape, name: str) -> float | None:
     return max(per.values()) if per else None
 
 
+# The fewest seconds a restarted series is taken to have counted: vLLM dates _created when the server process starts,
+# and loading a model takes longer than this before any token is counted, so a shorter span is the two hosts' clocks
+# disagreeing (review s45d: +1.4 s of skew on a restart 1.5 s old read 15x high).
+MIN_RESTART_SPAN_S = 5.0
+
+
 def _created(scrape: Scrape, name: str) -> dict[tuple[tuple[str, str], ...], float]:
     """A counter's ``_created`` timestamp (unix seconds: when the series started counting) per series."""
     return {s.labels: s.value for s in scrape.named(name.removesuffix("_total") + "_created")}
@@ -161,7 +167,7 @@ def _increase(
         total += increase
         span = window_s
         if restarted and after_at is not None and labels in born_now and 0 < after_at - born_now[labels] < window_s:
-            span = after_at - born_now[labels]
+            span = max(after_at - born_now[labels], min(window_s, MIN_RESTART_SPAN_S))
         rate += increase / span if span > 0 else 0.0
     return total, back, rate if window_s > 0 else None
 
@@ -283,7 +289,7 @@ def _spec_span(
     if after_at is None or not born or len(born) < len(after_c) or any(b is None for b in born):
         return window_s
     since = after_at - max(b for b in born if b is not None)
-    return since if 0 < since < window_s else window_s
+    return max(since, min(window_s, MIN_RESTART_SPAN_S)) if 0 < since < window_s else window_s
 
 
 def window_stats(before: Scrape, after: Scrape, window_s: float, after_at: float | None = None) -> WindowStats:
