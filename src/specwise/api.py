@@ -247,9 +247,9 @@ def advise(
     >>> import specwise
     >>> advice = specwise.advise("example:advise/draft-does-not-fit")
     >>> advice.decision, advice.negative
-    ('disable', True)
+    ('measure_first', False)
     >>> [(c.candidate, c.verdict) for c in advice.candidates]
-    [('draft_model:meta-llama/Llama-3.1-8B-Instruct', 'does_not_fit'), ('ngram', 'disable')]
+    [('draft_model:meta-llama/Llama-3.1-8B-Instruct', 'does_not_fit'), ('ngram', 'measure_first')]
     """
     from dataclasses import replace
 

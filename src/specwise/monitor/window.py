@@ -45,7 +45,20 @@ COUNTER_SAMPLES = frozenset(
         ),
     }
 )
-GAUGE_SAMPLES = frozenset({VLLM.running, VLLM.waiting, VLLM.kv_usage, VLLM.spec_drafts_created})
+GAUGE_SAMPLES = frozenset(
+    {
+        VLLM.running,
+        VLLM.waiting,
+        VLLM.kv_usage,
+        VLLM.spec_drafts_created,
+        # each counter's and histogram's _created: a restart inside the window, dated (_increase, _latency)
+        *(
+            name.removesuffix("_total") + "_created"
+            for name in (VLLM.generation_tokens, VLLM.request_success, VLLM.preemptions)
+        ),
+        *(name + "_created" for name in (*LATENCY_HISTOGRAMS.values(), *OLDER_NAMES.values())),
+    }
+)
 WINDOW_SAMPLES = COUNTER_SAMPLES | GAUGE_SAMPLES
 
 
