@@ -186,7 +186,10 @@ class HttpSession:
         self._session = aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None))
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is GeneratorExit:  # the run's coroutine closed unfinished (its loop gone): nothing may be awaited
+            self.session.detach()  # its connections go with the loop
+            return
         await self.session.close()
 
     async def get_text(self, url: str, timeout_s: float = 10.0) -> str:

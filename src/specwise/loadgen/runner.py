@@ -502,6 +502,10 @@ async def _together(coros: list[Coroutine[Any, Any, None]]) -> None:
     tasks = [asyncio.ensure_future(c) for c in coros]
     try:
         await asyncio.gather(*tasks)
+    except GeneratorExit:  # closed unfinished (its loop gone): awaiting here would be ignoring it
+        for t in tasks:
+            t.cancel()
+        raise
     except BaseException:
         for t in tasks:
             t.cancel()
