@@ -19,7 +19,7 @@ from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.advisor.schedule import batch_at, k_at, schedule_checks, schedule_for, schedule_words
 from specwise.advisor.temperature import temperature_curves
 from specwise.catalog import resolve_gpu, resolve_model
-from specwise.compat.pair import padding_vocab, served_with_heterogeneous_vocab
+from specwise.compat.pair import served_vocab_finding, served_with_heterogeneous_vocab
 from specwise.contracts.advice import (
     Advice,
     CandidateAdvice,
@@ -363,7 +363,7 @@ def _speculation(c: Candidate, sc: Scenario, k: int, schedule: Sequence[tuple[in
         schedule=tuple(schedule),
         drafting=c.drafting,
         draft_quantization=c.speculation.draft_quantization,
-        heterogeneous_vocab=any(f.evidence.get("use_heterogeneous_vocab") for f in sc.draft_findings),
+        heterogeneous_vocab=served_vocab_finding(sc.draft_findings) is not None,
     )
 
 
@@ -443,12 +443,11 @@ def _served_vocabulary(sc: Scenario, c: Candidate, engine: Engine) -> Scenario:
     """A draft model whose vocabulary differs from the target's by padding only, on a vLLM that takes
     ``use_heterogeneous_vocab`` (0.32+, greedy drafting): no refusal -- the key goes into its config
     (:func:`~specwise.compat.pair.served_with_heterogeneous_vocab`)."""
-    if engine.name != "vllm" or not padding_vocab(sc.draft_findings):
+    if engine.name != "vllm":
         return sc
-    version = getattr(engine, "version", None)
-    if heterogeneous_vocab_refusal(version, c.method.name, c.drafting) is not None:
+    if heterogeneous_vocab_refusal(getattr(engine, "version", None), c.method.name, c.drafting) is not None:
         return sc
-    return replace(sc, draft_findings=served_with_heterogeneous_vocab(sc.draft_findings))
+    return replace(sc, draft_findings=served_with_heterogeneous_vocab(sc.draft_findings))  # unchanged without one
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from specwise.advisor.evidence import Evidence
-from specwise.compat.pair import Finding
+from specwise.compat.pair import Finding, served_vocab_finding
 from specwise.contracts.advice import RuleCheck
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
 from specwise.memory.planner import MemoryPlan
@@ -66,9 +66,9 @@ def compatibility(x: RuleInput) -> RuleResult:
         )
     if foreign:
         return RuleResult(name, "warn", foreign[0] + " (the acceptance used was measured for this pair)", ev)
-    served = [f.message for f in x.draft_findings if f.check == "vocab" and f.evidence.get("use_heterogeneous_vocab")]
-    if served:  # a padding-only vocabulary difference, on a vLLM that takes the key (advisor/decision.py)
-        return RuleResult(name, "warn", served[0], ev)
+    served = served_vocab_finding(x.draft_findings)
+    if served is not None:  # a padding-only vocabulary difference, on a vLLM that takes the key (advisor/decision.py)
+        return RuleResult(name, "warn", served.message, ev)
     return RuleResult(name, "pass", "vocabulary, tokenizer and the method's draft kind agree (as check-pair says)", ev)
 
 

@@ -263,6 +263,12 @@ def served_with_heterogeneous_vocab(findings: Sequence[Finding]) -> tuple[Findin
     return tuple(out)
 
 
+def served_vocab_finding(findings: Sequence[Finding]) -> Finding | None:
+    """The padding-only vocabulary finding :func:`served_with_heterogeneous_vocab` made a warning: its config takes
+    ``"use_heterogeneous_vocab": true`` (None: no such finding)."""
+    return next((f for f in findings if f.check == "vocab" and f.evidence.get("use_heterogeneous_vocab")), None)
+
+
 def _other_vocab_option(draft: ModelSpec, cost: str) -> str:
     """vLLM's option for a draft model whose vocabulary differs; an EAGLE/MTP head has none (vLLM takes it with
     method draft_model only), so for a head nothing is added."""

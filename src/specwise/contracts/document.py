@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -178,13 +178,17 @@ class Fields:
         return None if value is None else Fields(value, self.at(key))
 
 
+def map_leaves(data: object, leaf: Callable[[object], object]) -> object:
+    """``data`` (dicts, lists and tuples of values) with ``leaf`` applied to every value that is neither; tuples
+    come back as lists, as JSON has them."""
+    if isinstance(data, dict):
+        return {k: map_leaves(v, leaf) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [map_leaves(v, leaf) for v in data]
+    return leaf(data)
+
+
 def json_safe(data: Any) -> Any:
     """``data`` with every NaN or infinity replaced by None: JSON has neither (RFC 8259 section 6), and a
     browser's ``JSON.parse`` fails on them (e.g. a percentile of no samples)."""
-    if isinstance(data, float):
-        return data if math.isfinite(data) else None
-    if isinstance(data, dict):
-        return {k: json_safe(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [json_safe(v) for v in data]
-    return data
+    return map_leaves(data, lambda v: v if not isinstance(v, float) or math.isfinite(v) else None)

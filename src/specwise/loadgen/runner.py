@@ -13,7 +13,7 @@ import contextlib
 import gc
 import math
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -324,6 +324,7 @@ async def _run_levels(
         for lp in plan.levels:
             errors: list[str] = []
             pending = [r for r in lp.requests if r.request_id not in done]
+            offsets = schedule_offsets(plan, lp) if lp.concurrency is None else None  # sent to, and summarised on
             if pending:
                 # an earlier process took this level's before-scrape (and may have sent part of it): read afresh
                 replicas = range(len(plan.scrape_urls))
@@ -332,11 +333,13 @@ async def _run_levels(
                     errors.append(_resumed_counts_note(lp.level, len(pending), len(lp.requests)))
                 if not await _scrape_into(client, plan, store, run_id, lp.level, "before", errors, fresh=stale):
                     gate.limit = 1  # /metrics refused the connection too: one refused request is enough
-                befores = [store.scrape(run_id, lp.level, "before", i) for i in range(len(plan.scrape_urls))]
+                befores = [store.scrape(run_id, lp.level, "before", i) for i in replicas]
                 live = _LiveAcceptance(client, plan.scrape_urls, befores, live_interval_s)
                 poller = asyncio.create_task(live.poll()) if progress is not None else None
                 try:
-                    await _run_level(client, plan, lp, pending, store, run_id, progress, clock, sleep, live, gate)
+                    await _run_level(
+                        client, plan, lp, pending, store, run_id, progress, clock, sleep, live, gate, offsets
+                    )
                 except _GateClosed:
                     store.discard(run_id, gate.failed)  # never reached a server: --resume sends them
                     url = redact_url(plan.client.base_url)
@@ -349,7 +352,6 @@ async def _run_levels(
                         poller.cancel()
                 await _scrape_into(client, plan, store, run_id, lp.level, "after", errors)
             records = store.records(run_id, lp.level)
-            offsets = schedule_offsets(plan, lp) if lp.concurrency is None else None
             summary = summarize_level(records, lp.level, lp.rate_per_s, plan.slo_ttft_s, plan.slo_tpot_s, offsets)
             r = level_reading(store, run_id, lp.level, plan.scrape_urls, errors)
             results.append(
@@ -416,6 +418,7 @@ async def _run_level(
     sleep: Callable[[float], Awaitable[None]],
     live: _LiveAcceptance | None = None,
     gate: _ConnectGate | None = None,
+    offsets: Mapping[str, float] | None = None,
 ) -> None:
     total = len(lp.requests)
     completed = [total - len(pending)]
@@ -444,7 +447,7 @@ async def _run_level(
 
     closed = False
     try:
-        await _schedule(plan, lp, pending, send, clock, sleep)
+        await _schedule(plan, lp, pending, send, clock, sleep, offsets)
     except GeneratorExit:  # the coroutine closed unfinished (its loop abandoned): no awaiting here, and no
         closed = True  # writer.close() on whatever loop runs now (it would wait there on this writer)
         writer.stop()
@@ -471,7 +474,10 @@ async def _schedule(
     send: Callable[[RequestSpec, float], Awaitable[None]],
     clock: Callable[[], float],
     sleep: Callable[[float], Awaitable[None]],
+    offsets: Mapping[str, float] | None = None,
 ) -> None:
+    """Send ``pending``: a closed loop keeps ``lp.concurrency`` in flight; an open loop sends each request when
+    ``offsets`` (:func:`schedule_offsets`, computed here when not given) says it is due."""
     if lp.concurrency is not None:  # closed loop: keep exactly this many in flight
         queue = list(reversed(pending))
 
@@ -481,7 +487,7 @@ async def _schedule(
 
         await _together([worker() for _ in range(min(lp.concurrency, len(pending)))])
         return
-    by_id = schedule_offsets(plan, lp)
+    by_id = offsets if offsets is not None else schedule_offsets(plan, lp)
     first_offset = min(by_id[r.request_id] for r in pending)
     semaphore = asyncio.Semaphore(plan.max_concurrency)
     start = clock()

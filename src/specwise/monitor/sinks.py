@@ -17,7 +17,7 @@ from typing import TextIO
 import httpx
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
-from specwise.contracts.document import json_safe
+from specwise.contracts.document import json_safe, map_leaves
 from specwise.errors import redact_url
 from specwise.monitor.events import MonitorEvent, WebhookFailed
 from specwise.monitor.fetch import failure_words, redact
@@ -35,17 +35,8 @@ ALERT_SERIES = (*RULES, *FAULTS)
 def event_line(event: MonitorEvent) -> str:
     """An event as one JSON line: strict JSON (no NaN), URL credentials redacted in every string before it is
     serialised (a mask applied to the serialised line could reach past a value's closing quote)."""
-    return json.dumps(_redacted(json_safe(event.to_json())), allow_nan=False)
-
-
-def _redacted(value: object) -> object:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: _redacted(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redacted(v) for v in value]
-    return value
+    masked = map_leaves(json_safe(event.to_json()), lambda v: redact(v) if isinstance(v, str) else v)
+    return json.dumps(masked, allow_nan=False)
 
 
 def json_lines(out: TextIO) -> Emit:
