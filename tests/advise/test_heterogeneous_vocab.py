@@ -1,8 +1,8 @@
 """A draft model whose vocabulary differs from the target's by padding rows only (Qwen2.5-7B's 152,064 rows against
-its 0.5B draft's 151,936, beyond the 151,665 tokens both tokenizers define) is served by vLLM 0.32+ with
+its 0.5B draft's 151,936, beyond the 151,665 tokens both tokenizers define) is served by vLLM 0.26 to 0.33 with
 ``"use_heterogeneous_vocab": true`` (vLLM PR #38174: method draft_model, greedy draft sampling). advise evaluates it
-there and writes the key; on an older vLLM, or with probabilistic drafting, it stays unservable (review s45c: advise
-called the pair unservable on the vLLM its own message said serves it)."""
+there and writes the key; on any other vLLM (0.34 removed the key; review s46b), or with probabilistic drafting, it
+stays unservable (review s45c: advise called the pair unservable on the vLLM its own message said serves it)."""
 
 from __future__ import annotations
 
@@ -55,27 +55,34 @@ def test_a_padding_only_difference_is_a_warning_where_the_key_serves_it() -> Non
 
 def test_the_key_is_written_only_where_vllm_takes_it() -> None:
     s = Speculation(get_method("draft_model"), 2, "Qwen/Qwen2.5-0.5B-Instruct", heterogeneous_vocab=True)
-    assert VllmEngine().speculative_config(s)["use_heterogeneous_vocab"] is True
-    said = r"vLLM 0\.24\.0 refuses a draft whose vocabulary size differs \(use_heterogeneous_vocab is 0\.32\+\)"
+    for served in ("0.26", "0.30.1", "0.33"):  # the wheels whose SpeculativeConfig has the field
+        assert VllmEngine(VllmVersion.parse(served)).speculative_config(s)["use_heterogeneous_vocab"] is True
+    said = r"vLLM 0\.24\.0 refuses a draft whose vocabulary size differs \(use_heterogeneous_vocab is in vLLM 0\.26 to 0\.33"
     with pytest.raises(SpecwiseError, match=said):
         VllmEngine(VllmVersion.parse("0.24")).speculative_config(s)
+    for gone, named in (("0.34", "vLLM 0.34.0"), ("0.35.1", "vLLM 0.35.1"), (None, "the current vLLM")):
+        engine = VllmEngine(None if gone is None else VllmVersion.parse(gone))
+        with pytest.raises(SpecwiseError, match=rf"{named} refuses .* 0\.34 removed use_heterogeneous_vocab"):
+            engine.speculative_config(s)
 
 
 def test_advise_evaluates_the_pair_and_writes_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "qwen25.toml"
     path.write_text(SCENARIO)
-    assert main(["advise", "--scenario", str(path), "--json", "--processes", "1"]) == 0
+    served = ["--vllm-version", "0.32"]
+    assert main(["advise", "--scenario", str(path), "--json", "--processes", "1", *served]) == 0
     (cand,) = json.loads(capsys.readouterr().out)["candidates"]
     assert cand["verdict"] in ("enable", "measure_first", "enable_below")
     assert cand["speculative_config"]["use_heterogeneous_vocab"] is True
     (compat,) = [r for r in cand["rules"] if r["rule"] == "draft/target compatibility"]
     assert compat["status"] == "warn" and "use_heterogeneous_vocab" in compat["message"]
-    old = ["advise", "--scenario", str(path), "--json", "--processes", "1", "--vllm-version", "0.24"]
-    assert main(old) == 1
-    (cand,) = json.loads(capsys.readouterr().out)["candidates"]
-    assert cand["verdict"] == "unsupported" and "vocabulary sizes differ" in cand["reason"]
+    for other in (["--vllm-version", "0.24"], ["--vllm-version", "0.34"], []):  # [] : the current vLLM
+        assert main(["advise", "--scenario", str(path), "--json", "--processes", "1", *other]) == 1
+        (cand,) = json.loads(capsys.readouterr().out)["candidates"]
+        assert cand["verdict"] == "unsupported" and "vocabulary sizes differ" in cand["reason"]
+        assert "use_heterogeneous_vocab" not in (cand.get("speculative_config") or {})
     hot = tmp_path / "hot.toml"
     hot.write_text(SCENARIO + 'drafting = "probabilistic"\n')
-    assert main(["advise", "--scenario", str(hot), "--json", "--processes", "1"]) == 1
+    assert main(["advise", "--scenario", str(hot), "--json", "--processes", "1", *served]) == 1
     (cand,) = json.loads(capsys.readouterr().out)["candidates"]
     assert cand["verdict"] == "unsupported"

@@ -441,7 +441,7 @@ def _sized(
 
 def _served_vocabulary(sc: Scenario, c: Candidate, engine: Engine) -> Scenario:
     """A draft model whose vocabulary differs from the target's by padding only, on a vLLM that takes
-    ``use_heterogeneous_vocab`` (0.32+, greedy drafting): no refusal -- the key goes into its config
+    ``use_heterogeneous_vocab`` (0.26 to 0.33, greedy drafting): no refusal -- the key goes into its config
     (:func:`~specwise.compat.pair.served_with_heterogeneous_vocab`)."""
     if engine.name != "vllm":
         return sc

@@ -226,23 +226,24 @@ def _defined_tokens(spec: ModelSpec, evidence_count: int | None) -> int | None:
     return evidence_count if evidence_count is not None else spec.tokenizer.num_tokens
 
 
-# vLLM PR #38174 ("Universal speculative decoding for heterogeneous vocabularies", merged 2026-07-02): the field
-# is in vLLM 0.32.0's vllm/config/speculative.py, where SpeculativeConfig skips the equal-vocabulary check when it is
-# set, refuses it for any method but draft_model, and refuses a draft_sample_method other than greedy.
+# vLLM PR #38174 ("Universal speculative decoding for heterogeneous vocabularies"): the field is in vLLM 0.26.0 to
+# 0.33.0's vllm/config/speculative.py, where SpeculativeConfig skips the equal-vocabulary check when it is set,
+# refuses it for any method but draft_model, and refuses a draft_sample_method other than greedy; 0.34.0 removed it
+# (specwise.engines.vllm_versions.heterogeneous_vocab_refusal).
 HETEROGENEOUS_VOCAB = (
-    'on a vLLM with PR #38174 (0.32 has it) set "use_heterogeneous_vocab": true in the speculative config (method '
-    "draft_model, greedy draft sampling only)"
+    'on vLLM 0.26 to 0.33 set "use_heterogeneous_vocab": true in the speculative config (method draft_model, greedy '
+    "draft sampling only; 0.34 removed it)"
 )
 
 
 def padding_vocab(findings: Sequence[Finding]) -> bool:
     """The draft model's vocabulary differs from the target's by padding rows only (every defined token shared):
-    what vLLM 0.32+ serves with ``use_heterogeneous_vocab`` at no loss (:func:`served_with_heterogeneous_vocab`)."""
+    what vLLM 0.26 to 0.33 serve with ``use_heterogeneous_vocab`` at no loss (:func:`served_with_heterogeneous_vocab`)."""
     return any(f.check == "vocab" and f.evidence.get("padding_only") and "vllm_option" in f.evidence for f in findings)
 
 
 def served_with_heterogeneous_vocab(findings: Sequence[Finding]) -> tuple[Finding, ...]:
-    """``findings`` on a vLLM that takes ``use_heterogeneous_vocab`` (0.32+, draft_model, greedy drafting): a
+    """``findings`` on a vLLM that takes ``use_heterogeneous_vocab`` (0.26 to 0.33, draft_model, greedy drafting): a
     padding-only vocabulary difference is no refusal there -- the key is written into the config -- so its failure
     becomes a warning that says so (review s45c: advise called Qwen2.5-7B with a 0.5B draft unservable on the vLLM
     its own message said serves it)."""
@@ -254,7 +255,7 @@ def served_with_heterogeneous_vocab(findings: Sequence[Finding]) -> tuple[Findin
             vt, vd = f.evidence["target_vocab_size"], f.evidence["draft_vocab_size"]
             message = (
                 f"vocabulary sizes differ by {abs(vt - vd)} rows ({vt} vs {vd}), all of it padding beyond the tokens "
-                'the tokenizers define: vLLM 0.32+ serves the pair with "use_heterogeneous_vocab": true (vLLM PR '
+                'the tokenizers define: vLLM 0.26 to 0.33 serve the pair with "use_heterogeneous_vocab": true (vLLM PR '
                 "#38174; written into the config, greedy draft sampling), every defined token shared, so it limits no "
                 "proposal"
             )

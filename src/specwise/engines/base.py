@@ -90,7 +90,7 @@ class Speculation:
     schedule: tuple[tuple[int, int, int], ...] = ()  # (first batch, last batch, k)
     drafting: str = "greedy"
     draft_quantization: str | None = None
-    # the draft's vocabulary size differs from the target's by padding only: vLLM 0.32+ serves the pair with
+    # the draft's vocabulary size differs from the target's by padding only: vLLM 0.26 to 0.33 serve the pair with
     # use_heterogeneous_vocab (compat/pair.py: padding_vocab)
     heterogeneous_vocab: bool = False
 

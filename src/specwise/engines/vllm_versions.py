@@ -56,20 +56,28 @@ class VllmVersion:
 
 
 SCHEDULE_KEY_SINCE = VllmVersion(0, 24)  # num_speculative_tokens_per_batch_size (PR #32374)
-# use_heterogeneous_vocab (PR #38174, merged 2026-07-02; in 0.32.0's vllm/config/speculative.py): a draft model
-# whose vocabulary differs from the target's, method draft_model with greedy draft sampling only
-HETEROGENEOUS_VOCAB_SINCE = VllmVersion(0, 32)
+# use_heterogeneous_vocab (vLLM PR #38174): a draft model whose vocabulary differs from the target's, method
+# draft_model with greedy draft sampling only. Read in the wheels: the field is in 0.26.0 to 0.33.0's
+# vllm/config/speculative.py (``use_heterogeneous_vocab: bool = False``; not in 0.24.0), and gone from 0.34.0's, whose
+# config forbids unknown keys (``ConfigDict(extra="forbid")``) and always runs
+# ``verify_equal_vocab_size_if_draft_model`` ("Target and draft model should have the same vocabulary size").
+HETEROGENEOUS_VOCAB_SINCE = VllmVersion(0, 26)
+HETEROGENEOUS_VOCAB_UNTIL = VllmVersion(0, 34)
 
 
 def heterogeneous_vocab_refusal(version: VllmVersion | None, method: str, drafting: str) -> str | None:
-    """Why ``version`` cannot serve a draft model with another vocabulary size (None: it can, with
-    ``use_heterogeneous_vocab``): before 0.32 no vLLM takes the key; 0.32 takes it for ``draft_model`` with greedy
-    draft sampling only (``SpeculativeConfig`` refuses the rest)."""
-    if version is not None and version < HETEROGENEOUS_VOCAB_SINCE:
-        v = HETEROGENEOUS_VOCAB_SINCE
+    """Why ``version`` (None: the current vLLM, read as :data:`NEWEST_READ`) cannot serve a draft model with another
+    vocabulary size (None: it can, with ``use_heterogeneous_vocab``): only 0.26 to 0.33 take the key, for
+    ``draft_model`` with greedy draft sampling only (``SpeculativeConfig`` refuses the rest)."""
+    since, until = HETEROGENEOUS_VOCAB_SINCE, HETEROGENEOUS_VOCAB_UNTIL
+    served = f"use_heterogeneous_vocab is in vLLM {since.major}.{since.minor} to {until.major}.{until.minor - 1} only"
+    if version is not None and version < since:
+        return f"vLLM {version} refuses a draft whose vocabulary size differs ({served})"
+    if version is None or version >= until:
+        named = "the current vLLM" if version is None else f"vLLM {version}"
         return (
-            f"vLLM {version} refuses a draft whose vocabulary size differs (use_heterogeneous_vocab is {v.major}."
-            f"{v.minor}+)"
+            f"{named} refuses a draft whose vocabulary size differs: {until.major}.{until.minor} removed "
+            f"use_heterogeneous_vocab and requires equal sizes ({served}; give --vllm-version for one of them)"
         )
     if method != "draft_model":
         return "use_heterogeneous_vocab is for method draft_model only"
