@@ -17,6 +17,7 @@ from specwise.engines.vllm_versions import (
     VllmVersion,
     draft_model_engine,
     draft_name_refusal,
+    eagle3_target_refusal,
     first_off_batch,
     method_refusal,
     probabilistic_drafting_key,
@@ -386,3 +387,65 @@ def test_the_dynamic_k_caveat_says_what_the_release_does() -> None:
     old = dynamic_k_caveat(VllmVersion(0, 24))
     assert "vLLM 0.24.0 runs PIECEWISE" in old and "VLLM_USE_V2_MODEL_RUNNER=1" not in old
     assert "keeps the schedule with data parallelism > 1" in old
+
+
+@pytest.mark.parametrize(
+    ("version", "model_type", "refused"),
+    [
+        ("0.8.5", "llama", False),
+        ("0.9.2", "qwen3", True),  # 0.9.2 vllm/config.py: "Eagle3 is only supported for Llama models"
+        ("0.10.1", "qwen2", True),
+        ("0.11.0", "qwen3", False),  # 0.11 to 0.15: llama, qwen, minicpm, gpt_oss
+        ("0.15.0", "gemma3", True),
+        ("0.15.0", "gpt_oss", False),
+        ("0.16.0", "hunyuan_v1_dense", False),  # 0.16 adds the hunyuan types and afmoe
+        ("0.17.0", "mistral", True),  # 0.17 not read: taken as 0.16
+        ("0.18.0", "gemma3", False),  # 0.18 checks no target
+    ],
+)
+def test_eagle3_targets_follow_each_release(version: str, model_type: str, refused: bool) -> None:
+    said = eagle3_target_refusal(VllmVersion.parse(version), "eagle3", model_type)
+    assert (said is not None) is refused
+    if refused:
+        assert f"refuses model_type {model_type!r}" in said and "0.18+ takes any target" in said
+    assert eagle3_target_refusal(VllmVersion.parse(version), "eagle", model_type) is None  # EAGLE-1 is not checked
+    assert eagle3_target_refusal(None, "eagle3", model_type) is None  # the current vLLM checks no target
+
+
+def test_advise_refuses_an_eagle3_head_for_a_target_its_vllm_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review s46b F2: advise enabled AngelSlim/Qwen3-8B_eagle3 on vLLM 0.9.2, which refuses a non-Llama target;
+    the n-gram candidate is still evaluated, and simulate with the same engine_version refuses in one line."""
+    path = tmp_path / "q3e3.toml"
+    path.write_text(
+        'name = "q3e3"\n[deployment]\ntarget = "Qwen/Qwen3-8B"\ngpu = "H100-SXM-80GB"\nmax_model_len = 8192\n'
+        "[advise]\noperating_qps = 1\n[sweep]\nqps = [1]\nnum_requests = 100\n"
+        '[[workload]]\nname = "chat"\nprompt_tokens = 500\noutput_tokens = 200\n'
+        '[[candidate]]\nmethod = "eagle3"\ndraft = "AngelSlim/Qwen3-8B_eagle3"\nk = [0, 3]\n'
+        '[[candidate]]\nmethod = "ngram"\nk = [0, 3]\n'
+    )
+    base = ["advise", "--scenario", str(path), "--json", "--processes", "1"]
+    main([*base, "--vllm-version", "0.9.2"])
+    by = {c["method"]: c for c in json.loads(capsys.readouterr().out)["candidates"]}
+    eagle3, ngram = by["eagle3"], by["ngram"]
+    assert eagle3["verdict"] == "unsupported" and "only for a llama target" in eagle3["reason"]
+    assert ngram["verdict"] != "unsupported"
+    main([*base, "--vllm-version", "0.12"])
+    eagle3 = {c["method"]: c for c in json.loads(capsys.readouterr().out)["candidates"]}["eagle3"]
+    assert eagle3["verdict"] != "unsupported"
+
+
+def test_simulate_refuses_an_eagle3_head_for_a_target_its_engine_version_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "q3e3.toml"
+    path.write_text(
+        'name = "q3e3"\n[deployment]\ntarget = "Qwen/Qwen3-8B"\ngpu = "H100-SXM-80GB"\nmax_model_len = 8192\n'
+        'engine_version = "0.10.0"\n[sweep]\nqps = [1]\nnum_requests = 100\n'
+        '[[workload]]\nname = "chat"\nprompt_tokens = 500\noutput_tokens = 200\n'
+        '[speculation]\nmethod = "eagle3"\ndraft = "AngelSlim/Qwen3-8B_eagle3"\nk = [0, 3]\nacceptance = 0.7\n'
+    )
+    assert main(["simulate", "--scenario", str(path), "--processes", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "[deployment].engine_version" in err and "only for a llama target" in err

@@ -36,7 +36,7 @@ from specwise.contracts.sweep import P80_SPEEDUP_ERROR, SweepResult
 from specwise.engines import Engine, Speculation, get_engine
 from specwise.engines.base import LOOPBACK
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
-from specwise.engines.vllm_versions import heterogeneous_vocab_refusal
+from specwise.engines.vllm_versions import eagle3_target_refusal, heterogeneous_vocab_refusal
 from specwise.errors import SpecwiseError
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
@@ -378,9 +378,13 @@ def _package_notes(c: Candidate) -> list[str]:
 
 
 def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
-    """Why the engine the config is for cannot run ``c`` (None: it can): a method it lacks, or a draft whose
+    """Why the engine the config is for cannot run ``c`` (None: it can): a method it lacks, an EAGLE-3 head for a
+    target its vLLM refuses one for (:func:`~specwise.engines.vllm_versions.eagle3_target_refusal`), or a draft whose
     attention heads do not divide over the GPUs the engine splits it across (:meth:`Engine.draft_split_refusal`)."""
     said = engine.refusal(c.method, c.speculation.draft, c.drafting)
+    if said is None and engine.name == "vllm" and c.method.name == "eagle3":
+        target = resolve_model(inputs.deployment.target)  # resolved before any candidate: no error here
+        said = eagle3_target_refusal(getattr(engine, "version", None), c.method.name, target.model_type)
     if said is not None or not c.method.has_weights or not c.speculation.draft:
         return said
     heads = _draft_heads(c.speculation.draft)

@@ -220,6 +220,35 @@ def method_refusal(version: VllmVersion | None, method: str, draft: str | None =
     )
 
 
+# The targets an EAGLE-3 head may serve, as ``SpeculativeConfig`` checks them (a substring of the target's
+# ``hf_text_config.model_type``), read in the wheels: 0.8.5 to 0.10 "llama" only ("Eagle3 is only supported for Llama
+# models": 0.8.5 and 0.9.2 vllm/config.py, 0.10.0's); 0.11.0 to 0.15.0 ``eagle3_target_supported`` = llama, qwen,
+# minicpm, gpt_oss (vllm/config/speculative.py); 0.16.0 adds hunyuan_vl, hunyuan_v1_dense and afmoe (0.17 was not read
+# and is taken as 0.16); 0.18.0 and later check no target.
+_EAGLE3_TARGETS: tuple[tuple[VllmVersion, tuple[str, ...]], ...] = (
+    (VllmVersion(0, 11), ("llama",)),
+    (VllmVersion(0, 16), ("llama", "qwen", "minicpm", "gpt_oss")),
+    (VllmVersion(0, 18), ("llama", "qwen", "minicpm", "gpt_oss", "hunyuan_vl", "hunyuan_v1_dense", "afmoe")),
+)
+
+
+def eagle3_target_refusal(version: VllmVersion | None, method: str, target_model_type: str) -> str | None:
+    """Why vLLM ``version`` refuses an EAGLE-3 head for a target of ``target_model_type`` (the Hugging Face
+    ``model_type``) at start, in one line (None: it takes it, or the method is not eagle3)."""
+    if method != "eagle3" or version is None:
+        return None
+    for until, supported in _EAGLE3_TARGETS:
+        if version < until:
+            if any(name in target_model_type for name in supported):
+                return None
+            return (
+                f"vLLM {version} runs an EAGLE-3 head only for a {' / '.join(supported)} target (its "
+                f"SpeculativeConfig refuses model_type {target_model_type!r} at start: \"Eagle3 is only supported "
+                f'for ... models"); vLLM 0.18+ takes any target'
+            )
+    return None
+
+
 # A draft checkpoint's method guessed from its name, over the ``method`` given (``SpeculativeConfig.__post_init__``,
 # "Automatically detect the method": vllm/config.py to 0.10, vllm/config/speculative.py after; read in the 0.8.2,
 # 0.8.3, 0.8.4, 0.8.5, 0.9.2, 0.10.0, 0.11.0, 0.12.0, 0.15.0, 0.20.0, 0.26.0, 0.32.0, 0.33.0 and 0.34.0 wheels):

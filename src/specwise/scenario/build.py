@@ -13,7 +13,7 @@ import numpy as np
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import Finding, check_pair, method_fit
 from specwise.engines import get_engine
-from specwise.engines.vllm_versions import VllmVersion, drafting_refusal, method_refusal
+from specwise.engines.vllm_versions import VllmVersion, drafting_refusal, eagle3_target_refusal, method_refusal
 from specwise.errors import FieldNames, NegativeAnswer, SpecwiseError
 from specwise.memory import MemoryPlan, MemoryPlanRequest, plan_memory
 from specwise.memory.planner import kv_tokens_at_length
@@ -37,7 +37,7 @@ def named(file: str, field: str | None, resolve: Callable[[], T]) -> T:
         raise SpecwiseError(f"{file}: {field}: {exc}" if named else f"{file}: {exc}") from None
 
 
-def _check_engine_method(spec: ScenarioSpec, draft_tp: int) -> None:
+def _check_engine_method(spec: ScenarioSpec, draft_tp: int, target_model_type: str) -> None:
     """What the engine cannot run is refused. SGLang: a method it has no algorithm for, and probabilistic drafting
     (:meth:`~specwise.engines.sglang.SglangEngine.refusal`). The vLLM the scenario names
     (``[deployment].engine_version``; none: the current one): a method before the release that named it (``suffix``
@@ -63,9 +63,11 @@ def _check_engine_method(spec: ScenarioSpec, draft_tp: int) -> None:
             f"{spec.file}: [deployment].engine_version: {dep.engine_version!r}: expected a vLLM version like 0.15 or "
             "0.10.1"
         ) from None
-    refusal = method_refusal(version, sp.method.name) or drafting_refusal(
-        version, sp.drafting, sp.method.samples_from_a_distribution
-    )  # as advise refuses the candidate (VllmEngine.refusal)
+    refusal = (
+        method_refusal(version, sp.method.name)
+        or drafting_refusal(version, sp.drafting, sp.method.samples_from_a_distribution)
+        or eagle3_target_refusal(version, sp.method.name, target_model_type)
+    )  # as advise refuses the candidate (VllmEngine.refusal, decision._refusal)
     if refusal is not None:
         raise SpecwiseError(f"{spec.file}: [deployment].engine_version: {refusal}")
     if sp.method.name == "draft_model" and (
@@ -153,7 +155,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     gpu = named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
     draft_choice, findings = _draft(spec, target)
     failed = [f.message for f in findings if f.status == "fail"]
-    _check_engine_method(spec, draft_tp := sp.draft_tp or dep.tp)  # an input error is said before any "no"
+    _check_engine_method(spec, draft_tp := sp.draft_tp or dep.tp, target.model_type)  # an input error is said before any "no"
     if failed and spec.deployable_only and dep.engine == "vllm":  # vLLM would not start it: no speedup to report
         raise NegativeAnswer(f"{file}: {where}.draft: vLLM refuses this draft for {dep.target}: {'; '.join(failed)}")
     warnings = [f"draft/target: {m}" for m in failed] + list(spec.notes)
