@@ -19,9 +19,11 @@ from specwise.engines.vllm_versions import (
     draft_name_refusal,
     eagle3_target_refusal,
     first_off_batch,
+    head_tp_refusal,
     method_refusal,
     probabilistic_drafting_key,
     schedule_form,
+    served_draft_tp,
     speculation_engine,
 )
 from specwise.errors import SpecwiseError
@@ -449,3 +451,63 @@ def test_simulate_refuses_an_eagle3_head_for_a_target_its_engine_version_refuses
     assert main(["simulate", "--scenario", str(path), "--processes", "1"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "[deployment].engine_version" in err and "only for a llama target" in err
+
+
+@pytest.mark.parametrize(
+    ("version", "method", "asked", "served"),
+    [
+        ("0.8.5", "eagle", None, 1),  # V0: "eagle does not support TP > 1 yet"
+        ("0.8.5", "eagle3", 1, 1),
+        ("0.9.2", "eagle", None, 4),  # V1 builds the head with the target's parallel config
+        ("0.9.2", "eagle", 1, 4),  # ... and never reads draft_tensor_parallel_size for it
+        (None, "eagle3", 1, 4),
+        ("0.11.0", "mtp", 1, 4),
+        ("0.9.2", "draft_model", 1, 1),  # V0 runs a draft model at the TP asked
+        ("0.9.2", "draft_model", None, 4),
+        ("0.15.0", "draft_model", 1, 4),  # V1's draft model: the target's only
+    ],
+)
+def test_the_draft_runs_at_the_tp_each_engine_runs_it_at(
+    version: str | None, method: str, asked: int | None, served: int
+) -> None:
+    v = None if version is None else VllmVersion.parse(version)
+    assert served_draft_tp(v, method, asked, 4) == served
+    s = Speculation(get_method(method), 3, "some/draft", asked, 4)
+    assert VllmEngine(v).speculative_config(s)["draft_tensor_parallel_size"] == served
+
+
+def test_an_eagle_head_split_on_v0_is_refused_and_a_refused_mtp_candidate_is_no_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review s46b F1: on 0.8.5 (V0) advise wrote draft_tensor_parallel_size 2 for an EAGLE head, which V0 refuses at
+    start. F3: an MTP candidate refused by the version made the whole advise exit 2 over a draft_tp nobody set."""
+    assert head_tp_refusal(VllmVersion.parse("0.8.5"), "eagle", 2) is not None
+    assert head_tp_refusal(VllmVersion.parse("0.9.2"), "eagle", 2) is None
+    assert head_tp_refusal(VllmVersion.parse("0.8.5"), "eagle", 1) is None
+    common = (
+        "[advise]\noperating_qps = 1\n[sweep]\nqps = [1]\nnum_requests = 100\n"
+        '[[workload]]\nname = "chat"\nprompt_tokens = 500\noutput_tokens = 200\n'
+    )
+    eagle = tmp_path / "eagle.toml"
+    eagle.write_text(
+        'name = "e"\n[deployment]\ntarget = "meta-llama/Llama-3.1-8B-Instruct"\ngpu = "H100-SXM-80GB"\ntp = 2\n'
+        + common
+        + '[[candidate]]\nmethod = "eagle"\ndraft = "yuhuili/EAGLE-LLaMA3.1-Instruct-8B"\nk = [0, 3]\ndraft_tp = 2\n'
+    )
+    base = ["advise", "--scenario", str(eagle), "--json", "--processes", "1"]
+    assert main([*base, "--vllm-version", "0.8.5"]) == 1
+    (cand,) = json.loads(capsys.readouterr().out)["candidates"]
+    assert cand["verdict"] == "unsupported" and "eagle does not support TP > 1 yet" in cand["reason"]
+    assert main([*base, "--vllm-version", "0.9.2"]) == 0
+    (cand,) = json.loads(capsys.readouterr().out)["candidates"]
+    assert cand["speculative_config"]["draft_tensor_parallel_size"] == 2
+    ds = tmp_path / "ds.toml"
+    ds.write_text(
+        'name = "ds"\n[deployment]\ntarget = "deepseek-ai/DeepSeek-V3"\ngpu = "H200-SXM-141GB"\ntp = 8\n'
+        + common
+        + '[[candidate]]\nmethod = "mtp"\nk = [0, 1]\n[[candidate]]\nmethod = "ngram"\nk = [0, 3]\n'
+    )
+    assert main(["advise", "--scenario", str(ds), "--json", "--processes", "1", "--vllm-version", "0.10"]) in (0, 1)
+    by = {c["method"]: c for c in json.loads(capsys.readouterr().out)["candidates"]}
+    assert by["mtp"]["verdict"] == "unsupported" and "no speculative method 'mtp'" in by["mtp"]["reason"]
+    assert by["ngram"]["verdict"] != "unsupported"

@@ -36,7 +36,7 @@ from specwise.contracts.sweep import P80_SPEEDUP_ERROR, SweepResult
 from specwise.engines import Engine, Speculation, get_engine
 from specwise.engines.base import LOOPBACK
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
-from specwise.engines.vllm_versions import eagle3_target_refusal, heterogeneous_vocab_refusal
+from specwise.engines.vllm_versions import eagle3_target_refusal, head_tp_refusal, heterogeneous_vocab_refusal
 from specwise.errors import SpecwiseError
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
@@ -380,11 +380,15 @@ def _package_notes(c: Candidate) -> list[str]:
 def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
     """Why the engine the config is for cannot run ``c`` (None: it can): a method it lacks, an EAGLE-3 head for a
     target its vLLM refuses one for (:func:`~specwise.engines.vllm_versions.eagle3_target_refusal`), or a draft whose
-    attention heads do not divide over the GPUs the engine splits it across (:meth:`Engine.draft_split_refusal`)."""
+    attention heads do not divide over the GPUs the engine splits it across (:meth:`Engine.draft_split_refusal`), or
+    an EAGLE head asked to run split on V0 (:func:`~specwise.engines.vllm_versions.head_tp_refusal`)."""
     said = engine.refusal(c.method, c.speculation.draft, c.drafting)
-    if said is None and engine.name == "vllm" and c.method.name == "eagle3":
-        target = resolve_model(inputs.deployment.target)  # resolved before any candidate: no error here
-        said = eagle3_target_refusal(getattr(engine, "version", None), c.method.name, target.model_type)
+    if said is None and engine.name == "vllm":
+        version = getattr(engine, "version", None)
+        said = head_tp_refusal(version, c.method.name, c.speculation.draft_tp)
+        if said is None and c.method.name == "eagle3":
+            target = resolve_model(inputs.deployment.target)  # resolved before any candidate: no error here
+            said = eagle3_target_refusal(version, c.method.name, target.model_type)
     if said is not None or not c.method.has_weights or not c.speculation.draft:
         return said
     heads = _draft_heads(c.speculation.draft)
@@ -435,7 +439,9 @@ def _sized(
     if refused is None:
         sc, k_notes = fitting_scenario(inputs, c, evidence)
         return c, _served_vocabulary(sc, c, engine), k_notes, None
-    c = replace(c, speculation=replace(c.speculation, draft_tp=c.speculation.draft_tp or 1))
+    # on one GPU where the engine would split it (an MTP head runs with the target's layers, at its TP)
+    one = inputs.deployment.tp if c.method.name == "mtp" else 1
+    c = replace(c, speculation=replace(c.speculation, draft_tp=c.speculation.draft_tp or one))
     if uncalibrated is not None:
         dep = inputs.deployment
         fit = PredictorChoice(engine=dep.predictor.engine, engine_version=dep.predictor.engine_version)

@@ -238,7 +238,8 @@ HETEROGENEOUS_VOCAB = (
 
 def padding_vocab(findings: Sequence[Finding]) -> bool:
     """The draft model's vocabulary differs from the target's by padding rows only (every defined token shared):
-    what vLLM 0.26 to 0.33 serve with ``use_heterogeneous_vocab`` at no loss (:func:`served_with_heterogeneous_vocab`)."""
+    what vLLM 0.26 to 0.33 serve with ``use_heterogeneous_vocab`` at no loss
+    (:func:`served_with_heterogeneous_vocab`)."""
     return any(f.check == "vocab" and f.evidence.get("padding_only") and "vllm_option" in f.evidence for f in findings)
 
 

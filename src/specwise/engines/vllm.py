@@ -20,7 +20,6 @@ from specwise.engines.base import (
 from specwise.engines.vllm_versions import (
     V0_ERA_CONFIGS,
     VllmVersion,
-    draft_model_engine,
     drafting_refusal,
     first_off_batch,
     heterogeneous_vocab_refusal,
@@ -28,6 +27,7 @@ from specwise.engines.vllm_versions import (
     probabilistic_drafting_key,
     schedule_form,
     schedule_notes,
+    served_draft_tp,
     speculation_engine,
 )
 from specwise.errors import SpecwiseError
@@ -142,12 +142,10 @@ class VllmEngine:
         return said or drafting_refusal(self.version, drafting, method.samples_from_a_distribution)
 
     def draft_tp(self, s: Speculation) -> int:
-        """The draft's tensor parallelism this version runs: V1 (0.15 on) runs a separate draft model only at the
-        target's (``vllm/v1/spec_decode/draft_model.py`` ``_raise_if_draft_tp_mismatch``); V0 (before 0.10) also
-        on one GPU (:func:`~specwise.engines.vllm_versions.draft_model_engine`)."""
-        if s.method.name == "draft_model" and draft_model_engine(self.version) == "v1":
-            return s.target_tp
-        return s.draft_tp or s.target_tp
+        """The draft's tensor parallelism this version runs (:func:`~specwise.engines.vllm_versions.served_draft_tp`):
+        a separate draft model only at the target's on V1 (0.15 on), as asked on V0; an EAGLE / MTP head at the
+        target's on V1, on one GPU on V0."""
+        return served_draft_tp(self.version, s.method.name, s.draft_tp, s.target_tp)
 
     def draft_split_refusal(self, s: Speculation, heads: int) -> str | None:
         """A draft run at the target's tensor parallelism (:meth:`draft_tp`; written only when the target is split)

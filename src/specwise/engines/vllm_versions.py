@@ -243,7 +243,7 @@ def eagle3_target_refusal(version: VllmVersion | None, method: str, target_model
                 return None
             return (
                 f"vLLM {version} runs an EAGLE-3 head only for a {' / '.join(supported)} target (its "
-                f"SpeculativeConfig refuses model_type {target_model_type!r} at start: \"Eagle3 is only supported "
+                f'SpeculativeConfig refuses model_type {target_model_type!r} at start: "Eagle3 is only supported '
                 f'for ... models"); vLLM 0.18+ takes any target'
             )
     return None
@@ -306,6 +306,42 @@ def draft_model_refusal(version: VllmVersion | None) -> str | None:
         f'vLLM {version} cannot run a separate draft model: 0.10 to 0.14 refuse it at start ("Speculative decoding '
         f'with draft model is not supported yet"); vLLM {DRAFT_MODEL_V1_SINCE.major}.{DRAFT_MODEL_V1_SINCE.minor}+ '
         "runs one (PR #24322); or use a method this version has (EAGLE, MTP, n-gram)"
+    )
+
+
+def served_draft_tp(version: VllmVersion | None, method: str, draft_tp: int | None, target_tp: int) -> int:
+    """The tensor parallelism vLLM ``version`` (None: the current one) runs ``method``'s draft at, given the
+    ``draft_tp`` asked (None: not set):
+
+    * an EAGLE / EAGLE-3 head on the V0 engine (:func:`speculation_engine`: 0.8.3 to 0.8.5) -- 1: V0's
+      ``SpecDecodeWorker.create_worker`` runs a head at TP 1 only ("eagle does not support TP > 1 yet", 0.8.3
+      ``vllm/spec_decode/spec_decode_worker.py``; :func:`head_tp_refusal` refuses more);
+    * an EAGLE / EAGLE-3 / MTP head on V1 -- the target's: V1's proposer builds the head with the target's parallel
+      config (0.10.0 ``vllm/v1/spec_decode/eagle.py`` ``load_model``: ``get_model(vllm_config=self.vllm_config,
+      ...)``); nothing under ``vllm/v1`` reads ``draft_parallel_config`` (0.10.0 to 0.34.0), so
+      ``draft_tensor_parallel_size = 1`` is accepted and ignored;
+    * a separate draft model on V1 (0.15 on) -- the target's (``_raise_if_draft_tp_mismatch``); on V0, as asked;
+    * else as asked, the target's when not set."""
+    if method in ("eagle", "eagle3") and speculation_engine(version, method) == "v0":
+        return 1
+    if method in ("eagle", "eagle3", "mtp"):
+        return target_tp
+    if method == "draft_model" and draft_model_engine(version) == "v1":
+        return target_tp
+    return draft_tp or target_tp
+
+
+def head_tp_refusal(version: VllmVersion | None, method: str, draft_tp: int | None) -> str | None:
+    """Why vLLM ``version`` cannot run ``method``'s head at ``draft_tp`` (None: it can, or none is asked): V0 runs an
+    EAGLE head at TP 1 only (:func:`served_draft_tp`)."""
+    if draft_tp is None or draft_tp <= 1 or method not in ("eagle", "eagle3"):
+        return None
+    if speculation_engine(version, method) != "v0":
+        return None
+    return (
+        f'vLLM {version} runs {method} on its V0 engine, which runs an EAGLE head on one GPU only ("eagle does not '
+        f'support TP > 1 yet"): set draft_tp = 1 or leave it unset, or use vLLM 0.9+ (V1 runs the head at the '
+        "target's tensor parallelism)"
     )
 
 

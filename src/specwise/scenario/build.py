@@ -13,7 +13,14 @@ import numpy as np
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import Finding, check_pair, method_fit
 from specwise.engines import get_engine
-from specwise.engines.vllm_versions import VllmVersion, drafting_refusal, eagle3_target_refusal, method_refusal
+from specwise.engines.vllm_versions import (
+    VllmVersion,
+    drafting_refusal,
+    eagle3_target_refusal,
+    head_tp_refusal,
+    method_refusal,
+    served_draft_tp,
+)
 from specwise.errors import FieldNames, NegativeAnswer, SpecwiseError
 from specwise.memory import MemoryPlan, MemoryPlanRequest, plan_memory
 from specwise.memory.planner import kv_tokens_at_length
@@ -70,10 +77,39 @@ def _check_engine_method(spec: ScenarioSpec, draft_tp: int, target_model_type: s
     )  # as advise refuses the candidate (VllmEngine.refusal, decision._refusal)
     if refusal is not None:
         raise SpecwiseError(f"{spec.file}: [deployment].engine_version: {refusal}")
+    if (head := head_tp_refusal(version, sp.method.name, sp.draft_tp)) is not None:
+        raise SpecwiseError(f"{spec.file}: {spec.where_speculation}.draft_tp: {sp.draft_tp}, but {head}")
     if sp.method.name == "draft_model" and (
         tp_refusal := draft_model_tp_refusal(version, draft_tp, dep.tp, f"draft_tp = {dep.tp}")
     ):
         raise SpecwiseError(f"{spec.file}: {spec.where_speculation}.draft_tp: {draft_tp}, but {tp_refusal}")
+
+
+def _served_draft_tp(spec: ScenarioSpec) -> tuple[int, list[str]]:
+    """The draft's tensor parallelism as the scenario's vLLM runs it
+    (:func:`~specwise.engines.vllm_versions.served_draft_tp`; another engine: as asked, else the target's), and a
+    note when that is not the ``draft_tp`` asked. A scenario sized for the record only (``engine_checks`` off: a
+    candidate its engine refuses) keeps the TP asked."""
+    dep, sp = spec.deployment, spec.speculation
+    asked = sp.draft_tp or dep.tp
+    if dep.engine != "vllm" or not sp.method.has_weights or not spec.engine_checks:
+        return asked, []
+    try:
+        version = VllmVersion.parse(dep.engine_version) if dep.engine_version is not None else None
+    except SpecwiseError:
+        return asked, []  # refused with the field's name where the engine is checked
+    served = served_draft_tp(version, sp.method.name, sp.draft_tp, dep.tp)
+    if sp.draft_tp is None or served == sp.draft_tp:
+        return served, []
+    why = (
+        f"its V0 engine runs an {sp.method.name} head on one GPU only"
+        if served == 1
+        else f"its V1 engine runs the {sp.method.name} draft with the target's tensor parallelism ({dep.tp})"
+        + ("" if sp.method.name == "draft_model" else " and never reads draft_tensor_parallel_size for a head")
+    )
+    return served, [
+        f"{spec.where_speculation}.draft_tp = {sp.draft_tp} is not what vLLM runs: {why}; priced at {served}"
+    ]
 
 
 FEW_REQUESTS = 100
@@ -155,10 +191,11 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     gpu = named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
     draft_choice, findings = _draft(spec, target)
     failed = [f.message for f in findings if f.status == "fail"]
-    _check_engine_method(spec, draft_tp := sp.draft_tp or dep.tp, target.model_type)  # an input error is said before any "no"
+    _check_engine_method(spec, sp.draft_tp or dep.tp, target.model_type)  # an input error is said before any "no"
+    draft_tp, tp_notes = _served_draft_tp(spec)
     if failed and spec.deployable_only and dep.engine == "vllm":  # vLLM would not start it: no speedup to report
         raise NegativeAnswer(f"{file}: {where}.draft: vLLM refuses this draft for {dep.target}: {'; '.join(failed)}")
-    warnings = [f"draft/target: {m}" for m in failed] + list(spec.notes)
+    warnings = [f"draft/target: {m}" for m in failed] + list(spec.notes) + tp_notes
     draft_spec = draft_choice.spec
     names = FieldNames(
         {"draft_tp": where, "draft_quantization": where, "num_speculative_tokens": where}, "[deployment]"
@@ -169,7 +206,8 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         tp=dep.tp,
         num_gpus=dep.tp,
         draft=draft_choice,
-        draft_tp=sp.draft_tp if draft_spec else None,  # None: the target's, which the plan says is implied
+        # None: the target's, which the plan says is implied
+        draft_tp=None if draft_spec is None or (sp.draft_tp is None and draft_tp == dep.tp) else draft_tp,
         quantization=dep.quantization,
         draft_quantization=sp.draft_quantization,
         kv_cache_dtype=dep.kv_cache_dtype,
