@@ -206,8 +206,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         tp=dep.tp,
         num_gpus=dep.tp,
         draft=draft_choice,
-        # None: the target's, which the plan says is implied
-        draft_tp=None if draft_spec is None or (sp.draft_tp is None and draft_tp == dep.tp) else draft_tp,
+        draft_tp=None if draft_spec is None or (sp.draft_tp is None and draft_tp == dep.tp) else draft_tp,  # implied
         quantization=dep.quantization,
         draft_quantization=sp.draft_quantization,
         kv_cache_dtype=dep.kv_cache_dtype,
