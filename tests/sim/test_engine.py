@@ -138,6 +138,17 @@ def test_request_larger_than_cache_is_a_clear_error() -> None:
         _run(req, classes, 0, kv=4096)
 
 
+@pytest.mark.parametrize("k", [0, 4])
+def test_a_request_that_fits_in_tokens_but_not_in_blocks_is_refused_not_waited_for(k: int) -> None:
+    """Review s46a F4: 995 + 5 tokens in a 1,000-token cache (62 blocks of 16, 992 tokens) was never admitted and the
+    loop waited for it forever; 985 + 7 (62 blocks) runs."""
+    classes = _classes()
+    with pytest.raises(SpecError, match=r"needs 1000 KV tokens \(63 blocks of 16\) but the cache holds 992"):
+        _run(RequestTable(np.array([0.0]), np.array([995]), np.array([5]), np.array([0])), classes, k, kv=1000)
+    res = _run(RequestTable(np.array([0.0]), np.array([985]), np.array([7]), np.array([0])), classes, k, kv=1000)
+    assert np.isfinite(res.finish_s).all()
+
+
 def test_k_schedule_switches_k_by_batch_size() -> None:
     spec = SpecConfig(4, DRAFT, schedule=((1, 8, 4), (9, 32, 2), (33, 512, 0)))
     assert [spec.k_for_batch(b) for b in (1, 8, 9, 32, 33, 600)] == [4, 4, 2, 2, 0, 0]

@@ -42,3 +42,18 @@ def test_below_capacity_the_ratio_is_of_requests_in_time_not_of_spans(
     for g in gains:  # a ratio of two counts of the same measured requests: 1, or at least one request away
         assert g == 1.0 or abs(g - 1.0) >= 1 / 1000
     assert doc["best_k_by_qps"]["0.5"] == 0
+
+
+def test_on_throughput_a_load_both_keep_up_with_is_a_tie(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review s46a F1: on --metric throughput the ratio of two finite runs' spans gave best k = 4 at 1.0011x and
+    never_pays false where the text said speculation breaks even. Below both capacities both serve the offered load:
+    exactly 1; above the baseline's capacity the ratio of capped throughputs is a real one."""
+    argv = ["simulate", "--scenario", str(SCENARIO), "--metric", "throughput", "--processes", "1", "--json"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    capacity = doc["capacity_per_s_by_k"]
+    calm = [r for r in doc["results"] if r["k"] and not r["overloaded"] and r["qps"] < capacity["0"]]
+    assert calm and all(r["speedup_throughput"] == 1.0 for r in calm)
+    assert all(doc["best_k_by_qps"][f"{r['qps']:g}"] == 0 for r in calm)
+    busy = [r for r in doc["results"] if r["k"] and r["qps"] > capacity["0"]]
+    assert busy and any(r["speedup_throughput"] != 1.0 for r in busy)

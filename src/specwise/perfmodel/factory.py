@@ -142,14 +142,28 @@ def predictor_choice(
 
 
 def roofline_models(
-    target: ModelSpec, gpu: GpuSpec, tp: int, method: Method, draft: ModelSpec | None, draft_tp: int
+    target: ModelSpec,
+    gpu: GpuSpec,
+    tp: int,
+    method: Method,
+    draft: ModelSpec | None,
+    draft_tp: int,
+    *,
+    quantization: Quantization | None = None,
+    draft_quantization: Quantization | None = None,
+    kv_dtype: str | None = None,
 ) -> ServingModels:
-    """The analytic roofline for the target and, for a method with weights, for its draft."""
-    draft_predictor = RooflinePredictor(draft, gpu, tp=draft_tp) if draft is not None else None
+    """The analytic roofline for the target and, for a method with weights, for its draft, with the weights'
+    quantization and the KV cache's dtype as deployed (review s46a: an FP8 deployment was priced as BF16)."""
+    draft_predictor = (
+        RooflinePredictor(draft, gpu, tp=draft_tp, quantization=draft_quantization, kv_dtype=kv_dtype)
+        if draft is not None
+        else None
+    )
     fit = published_fit()
     where = _on_which_gpus(fit, "vllm", gpu.segment, roofline=True)
     return ServingModels(
-        RooflinePredictor(target, gpu, tp=tp),
+        RooflinePredictor(target, gpu, tp=tp, quantization=quantization, kv_dtype=kv_dtype),
         method.draft_cost(draft_predictor),
         "roofline",
         band=fit.band("vllm", gpu.segment, roofline=True),
@@ -252,7 +266,17 @@ def calibration_gap(choice: PredictorChoice, method: Method, draft: str | None) 
 
 def serving_models(choice: PredictorChoice, d: Deployed) -> ServingModels:
     if choice.kind == "roofline":
-        models = roofline_models(d.target, d.gpu, d.tp, d.method, d.draft, d.draft_tp)
+        models = roofline_models(
+            d.target,
+            d.gpu,
+            d.tp,
+            d.method,
+            d.draft,
+            d.draft_tp,
+            quantization=d.quantization,
+            draft_quantization=d.draft_quantization,
+            kv_dtype=d.kv_dtype,
+        )
     elif choice.kind == "calibrated":
         if choice.calibration is None:
             raise SpecwiseError("the calibrated predictor needs a calibration file (--calibration FILE)")

@@ -149,6 +149,22 @@ def measured_worth_saying(num_requests: int, warmup_fraction: float) -> int | No
     return measured if warmup_fraction != DEFAULT_WARMUP_FRACTION and measured < num_requests else None
 
 
+def _run_size_warnings(spec: ScenarioSpec) -> list[str]:
+    """Cells too small to decide on (:func:`few_requests_warning`), and a trace of fewer arrival times than the
+    cells' ``num_requests``: each cell replays the trace's times only, so it runs fewer requests than asked."""
+    sweep = spec.sweep
+    said = few_requests_warning(sweep.num_requests, warmup_fraction=sweep.warmup_fraction)
+    out = [] if said is None else [said]
+    times = len(sweep.arrivals.trace_s)
+    if sweep.arrivals.kind == "trace" and times < sweep.num_requests:
+        out.append(
+            f"the trace holds {times} arrival times, fewer than num_requests = {sweep.num_requests}: each (QPS, k) "
+            f"cell simulates {times} requests"
+            + ("" if few_requests_warning(times, warmup_fraction=sweep.warmup_fraction) is None else ", too few")
+        )
+    return out
+
+
 def few_requests_warning(
     num_requests: int, given_as: str | None = None, warmup_fraction: float = DEFAULT_WARMUP_FRACTION
 ) -> str | None:
@@ -234,8 +250,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         kv_dtype=plan.kv_cache_dtype,
     )
     warnings += _length_limits(spec, plan.max_model_len, target) + _fit_warnings(spec, plan)
-    if (few := few_requests_warning(spec.sweep.num_requests, warmup_fraction=spec.sweep.warmup_fraction)) is not None:
-        warnings.append(few)
+    warnings += _run_size_warnings(spec)
     # sliding-window layers hold at most their window of a sequence: the capacity at the traffic's mean length
     total = sum(c.share for c in spec.classes) or 1.0
     mean_len = sum(c.share * (c.prompt_tokens.mean + c.output_tokens.mean / 2) for c in spec.classes) / total

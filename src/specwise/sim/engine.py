@@ -201,12 +201,20 @@ class _VectorLoop:
 
 
 def _check_fits(requests: RequestTable, engine: EngineConfig) -> None:
-    need = requests.prompt_tokens + requests.output_tokens
-    too_long = np.nonzero(need > engine.kv_capacity_tokens)[0]
+    """Every request must fit the cache alone, counted as the scheduler counts it -- in whole blocks (its prompt and
+    first token to be admitted, all of it to finish): one that fits in tokens but not in blocks would never be
+    admitted, and the loop would wait for it forever (review s46a: 995 + 5 tokens in a 1,000-token cache of 62
+    16-token blocks)."""
+    block = engine.block_size
+    need = np.maximum(requests.prompt_tokens + 1, requests.prompt_tokens + requests.output_tokens)
+    blocks = -(-need // block)
+    capacity_blocks = engine.kv_capacity_tokens // block
+    too_long = np.nonzero(blocks > capacity_blocks)[0]
     if too_long.size:
+        i = int(too_long[0])
         raise SpecError(
-            f"request {int(too_long[0])} needs {int(need[too_long[0]])} KV tokens but the "
-            f"cache holds {engine.kv_capacity_tokens}; shorten the workload's lengths"
+            f"request {i} needs {int(need[i])} KV tokens ({int(blocks[i])} blocks of {block}) but the "
+            f"cache holds {capacity_blocks * block} ({capacity_blocks} blocks); shorten the workload's lengths"
         )
 
 
