@@ -206,3 +206,29 @@ def test_the_suggested_max_model_len_passes_vllms_whole_block_check() -> None:
     at = plan_memory(replace(req, max_model_len=suggested))
     assert at.fits and at.max_concurrent_seqs == 1 and at.kv_cache_tokens >= suggested
     assert not plan_memory(replace(req, max_model_len=suggested + 1)).fits
+
+
+def test_an_eagle_head_and_mtp_use_the_target_s_embedding_on_v1() -> None:
+    """Review s46b F6: vLLM V1 points an EAGLE-1 head's embedding (and MTP's embedding and LM head) at the target's,
+    so they take no memory of their own; V0 (0.8.3-0.8.5 EAGLE) loads the head's copy. Hand calculation for the
+    8B target with its EAGLE head on an RTX 3090 at 4,096 tokens: the 1.05 GB embedding back in the KV budget gives
+    24,176 KV tokens, not 16,400."""
+    from specwise.catalog import resolve_model
+
+    target, head = (
+        resolve_model("meta-llama/Llama-3.1-8B-Instruct"),
+        resolve_model("yuhuili/EAGLE-LLaMA3.1-Instruct-8B"),
+    )
+    request = MemoryPlanRequest(
+        target=target, gpu=resolve_gpu("RTX-3090"), draft=DraftChoice("model", head), max_model_len=4096
+    )
+    v1, v0 = plan_memory(request), plan_memory(replace(request, draft_shares_target_weights=False))
+    assert (v1.kv_cache_tokens, v0.kv_cache_tokens) == (24_176, 16_400)
+    assert v0.draft is not None and v1.draft is not None
+    assert v0.draft.weight_bytes - v1.draft.weight_bytes == head.params.embedding * 2  # bf16
+    assert any("input embedding (525M parameters) is the target's" in w for w in v1.warnings)
+    assert not any("embedding" in w for w in v0.warnings)
+    ds = resolve_model("deepseek-ai/DeepSeek-V3")
+    mtp_draft, _ = resolve_draft("mtp", ds)
+    mtp = plan_memory(MemoryPlanRequest(target=ds, gpu=resolve_gpu("H200-SXM-141GB"), tp=8, draft=mtp_draft))
+    assert any("MTP module's embedding and LM head are the target's" in w for w in mtp.warnings)

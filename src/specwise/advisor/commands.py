@@ -13,6 +13,7 @@ from specwise.engines import Deployment, Engine, Speculation
 from specwise.engines.base import LOOPBACK, calibration_refusal, checkpoint_notes, launch_toml, shell
 from specwise.engines.vllm import VllmEngine
 from specwise.engines.vllm_versions import dynamic_k_caveat
+from specwise.units import canonical_dtype
 
 
 def _deployment(inputs: AdviseInputs, top: CandidateAdvice, host: str = LOOPBACK) -> Deployment:
@@ -28,8 +29,15 @@ def _deployment(inputs: AdviseInputs, top: CandidateAdvice, host: str = LOOPBACK
         quantization=dep.quantization,
         host=host,
         max_num_batched_tokens=dep.max_num_batched_tokens,
-        kv_cache_dtype=dep.kv_cache_dtype,
+        kv_cache_dtype=_kv_flag(dep.kv_cache_dtype, plan.target.dtype),
     )
+
+
+def _kv_flag(choice: str, model_dtype: str) -> str:
+    """vLLM's ``--kv-cache-dtype`` for the scenario's choice: a 16-bit cache of the model's own dtype is ``auto`` (no
+    flag), which every vLLM takes; vLLM 0.8 to 0.10 list only auto and the fp8 variants (``CacheDType`` in 0.8.5,
+    0.9.2 and 0.10.0's vllm/config.py), so a 16-bit name would stop their server (review s46b F5)."""
+    return "auto" if choice != "auto" and canonical_dtype(choice) == canonical_dtype(model_dtype) else choice
 
 
 def _top_speculation(inputs: AdviseInputs, top: CandidateAdvice, target_tp: int) -> Speculation:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from specwise.errors import SpecwiseError
+from specwise.methods import HEAD_METHODS, METHODS
 
 ScheduleForm = Literal["per_batch_size", "disable_by_batch_size", "none"]
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.+\-]?[0-9A-Za-z.+\-]*)?")
@@ -322,9 +323,10 @@ def served_draft_tp(version: VllmVersion | None, method: str, draft_tp: int | No
       ``draft_tensor_parallel_size = 1`` is accepted and ignored;
     * a separate draft model on V1 (0.15 on) -- the target's (``_raise_if_draft_tp_mismatch``); on V0, as asked;
     * else as asked, the target's when not set."""
-    if method in ("eagle", "eagle3") and speculation_engine(version, method) == "v0":
+    proposer = METHODS[method].proposer if method in METHODS else None
+    if proposer == "head" and speculation_engine(version, method) == "v0":
         return 1
-    if method in ("eagle", "eagle3", "mtp"):
+    if proposer in ("head", "target_layers"):
         return target_tp
     if method == "draft_model" and draft_model_engine(version) == "v1":
         return target_tp
@@ -334,7 +336,7 @@ def served_draft_tp(version: VllmVersion | None, method: str, draft_tp: int | No
 def head_tp_refusal(version: VllmVersion | None, method: str, draft_tp: int | None) -> str | None:
     """Why vLLM ``version`` cannot run ``method``'s head at ``draft_tp`` (None: it can, or none is asked): V0 runs an
     EAGLE head at TP 1 only (:func:`served_draft_tp`)."""
-    if draft_tp is None or draft_tp <= 1 or method not in ("eagle", "eagle3"):
+    if draft_tp is None or draft_tp <= 1 or method not in HEAD_METHODS:
         return None
     if speculation_engine(version, method) != "v0":
         return None

@@ -54,6 +54,9 @@ class MemoryPlanRequest:
     num_speculative_tokens: int = 4
     reserve_bytes: int | None = None
     names: FieldNames = CLI_FLAGS  # how the caller names these fields in its messages
+    # an EAGLE-1 / MTP head uses the target's embedding (and MTP's LM head) instead of its own, as vLLM V1 and SGLang
+    # load it (:func:`loaded_draft`); False for vLLM's V0 engine (0.8.3-0.8.5 EAGLE), which loads the head's copy
+    draft_shares_target_weights: bool = True
 
     def __post_init__(self) -> None:
         for name in ("tp", "max_num_batched_tokens", "max_num_seqs", "num_gpus", "draft_tp", "max_model_len"):
@@ -430,6 +433,11 @@ def _memories(
     draft_spec = req.draft.spec if req.draft else None
     draft_mem = None
     if draft_spec is not None:
+        draft_spec, shared = (
+            loaded_draft(draft_spec, req.target) if req.draft_shares_target_weights else (draft_spec, None)
+        )
+        if shared is not None:
+            warnings.append(shared)
         draft_mem = _model_memory(
             draft_spec,
             dtype=dtype,
@@ -447,6 +455,37 @@ def _memories(
     if target_mem.quantization.startswith("fp8") and not req.gpu.supports_fp8:
         warnings.append(f"{req.gpu.name} has no FP8 tensor cores: vLLM runs FP8 weights weight-only (slower matmuls)")
     return target_mem, draft_mem, warnings
+
+
+def loaded_draft(draft: ModelSpec, target: ModelSpec) -> tuple[ModelSpec, str | None]:
+    """The draft's weights as vLLM V1 (and SGLang, whose EAGLE worker takes the target's embedding and head:
+    ``set_embed_and_head``) holds them beside ``target``'s, and a note when some are the target's (review s46b: an
+    8B target with its EAGLE head on a 24 GB GPU was planned 32% short of its KV tokens):
+
+    * an EAGLE-1 head's input embedding, when it has the target's shape: V1's proposer deletes the head's copy and
+      points it at the target's (vllm/v1/spec_decode/eagle.py ``load_model``, 0.9.2 and 0.11.0; from 0.15
+      ``llm_base_proposer.py`` shares it when the two are equal, as an EAGLE head trained on the target's frozen
+      embedding has them). vLLM 0.8.3 to 0.8.5 run EAGLE on V0, which loads the head's own copy.
+    * an MTP module's embedding (0.9+) and LM head (0.24+: its ``shared_head.head``): "Detected MTP model. Sharing
+      target model embedding weights" (same files).
+
+    (An EAGLE-3 head's embedding is not counted to begin with: :mod:`specwise.specs.hf_config`.)"""
+    p = draft.params
+    same_shape = draft.hidden_size == target.hidden_size and draft.vocab_size == target.vocab_size
+    if draft.draft_head == "eagle" and p.embedding and same_shape:
+        note = (
+            f"the EAGLE head's input embedding ({p.embedding / 1e6:.0f}M parameters) is the target's: vLLM V1 "
+            "shares it (vLLM 0.8.3-0.8.5 run EAGLE on V0, which loads the head's own copy; "
+            "[deployment].engine_version says which)"
+        )
+        return replace(draft, params=replace(p, embedding=0)), note
+    if draft.draft_head == "mtp" and (p.embedding or p.lm_head):
+        note = (
+            "the MTP module's embedding and LM head are the target's: vLLM shares them (the embedding from 0.9, the "
+            "LM head from 0.24)"
+        )
+        return replace(draft, params=replace(p, embedding=0, lm_head=0)), note
+    return draft, None
 
 
 def _reserve(req: MemoryPlanRequest, dtype: str, draft_tp: int, with_draft: bool) -> ReserveBreakdown:

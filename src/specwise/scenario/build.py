@@ -20,6 +20,7 @@ from specwise.engines.vllm_versions import (
     head_tp_refusal,
     method_refusal,
     served_draft_tp,
+    speculation_engine,
 )
 from specwise.errors import FieldNames, NegativeAnswer, SpecwiseError
 from specwise.memory import MemoryPlan, MemoryPlanRequest, plan_memory
@@ -85,31 +86,34 @@ def _check_engine_method(spec: ScenarioSpec, draft_tp: int, target_model_type: s
         raise SpecwiseError(f"{spec.file}: {spec.where_speculation}.draft_tp: {draft_tp}, but {tp_refusal}")
 
 
-def _served_draft_tp(spec: ScenarioSpec) -> tuple[int, list[str]]:
+def _served_draft_tp(spec: ScenarioSpec) -> tuple[int, list[str], bool]:
     """The draft's tensor parallelism as the scenario's vLLM runs it
-    (:func:`~specwise.engines.vllm_versions.served_draft_tp`; another engine: as asked, else the target's), and a
-    note when that is not the ``draft_tp`` asked. A scenario sized for the record only (``engine_checks`` off: a
+    (:func:`~specwise.engines.vllm_versions.served_draft_tp`; another engine: as asked, else the target's), a note
+    when that is not the ``draft_tp`` asked, and whether the head loads its own embedding (vLLM's V0 engine:
+    :func:`~specwise.memory.planner.loaded_draft`). A scenario sized for the record only (``engine_checks`` off: a
     candidate its engine refuses) keeps the TP asked."""
     dep, sp = spec.deployment, spec.speculation
     asked = sp.draft_tp or dep.tp
-    if dep.engine != "vllm" or not sp.method.has_weights or not spec.engine_checks:
-        return asked, []
+    if dep.engine != "vllm" or not sp.method.has_weights:
+        return asked, [], False
     try:
         version = VllmVersion.parse(dep.engine_version) if dep.engine_version is not None else None
     except SpecwiseError:
-        return asked, []  # refused with the field's name where the engine is checked
+        return asked, [], False  # refused with the field's name where the engine is checked
+    own = speculation_engine(version, sp.method.name) == "v0"
+    if not spec.engine_checks:
+        return asked, [], own
     served = served_draft_tp(version, sp.method.name, sp.draft_tp, dep.tp)
     if sp.draft_tp is None or served == sp.draft_tp:
-        return served, []
+        return served, [], own
     why = (
         f"its V0 engine runs an {sp.method.name} head on one GPU only"
         if served == 1
         else f"its V1 engine runs the {sp.method.name} draft with the target's tensor parallelism ({dep.tp})"
         + ("" if sp.method.name == "draft_model" else " and never reads draft_tensor_parallel_size for a head")
     )
-    return served, [
-        f"{spec.where_speculation}.draft_tp = {sp.draft_tp} is not what vLLM runs: {why}; priced at {served}"
-    ]
+    note = f"{spec.where_speculation}.draft_tp = {sp.draft_tp} is not what vLLM runs: {why}; priced at {served}"
+    return served, [note], own
 
 
 FEW_REQUESTS = 100
@@ -208,7 +212,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     draft_choice, findings = _draft(spec, target)
     failed = [f.message for f in findings if f.status == "fail"]
     _check_engine_method(spec, sp.draft_tp or dep.tp, target.model_type)  # an input error is said before any "no"
-    draft_tp, tp_notes = _served_draft_tp(spec)
+    draft_tp, tp_notes, own_weights = _served_draft_tp(spec)
     if failed and spec.deployable_only and dep.engine == "vllm":  # vLLM would not start it: no speedup to report
         raise NegativeAnswer(f"{file}: {where}.draft: vLLM refuses this draft for {dep.target}: {'; '.join(failed)}")
     warnings = [f"draft/target: {m}" for m in failed] + list(spec.notes) + tp_notes
@@ -233,6 +237,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         # the largest k it runs: the sweep's, or a k-by-batch-size schedule's above them (its KV slots and draft)
         num_speculative_tokens=max(1, *sp.k_values, *(k for _, _, k in sp.k_schedule)),
         names=names,
+        draft_shares_target_weights=not own_weights,
     )
     plan = named(file, None, lambda: plan_memory(request))
     if not plan.fits_without_draft:  # say why the target alone misses, not the figures with its draft

@@ -86,7 +86,7 @@ def setup_for(record: EvidenceRecord, profile: EngineProfile) -> Setup:
     lengths = lengths_for(record)
     if lengths.unknown:
         raise Unreplayable(lengths.how.removeprefix("UNKNOWN: "))
-    kv, kv_base = _kv_capacity(target, gpu, record.tp, method, draft, draft_tp, lengths)
+    kv, kv_base = _kv_capacity(target, gpu, record.tp, method, draft, draft_tp, lengths, profile.name != "vllm-v0")
     k_values = (record.k,) if record.k is not None else (3, 5, 7)
     if record.verification == "tree":
         k_values = (record.tree_depth or 3,)
@@ -130,7 +130,10 @@ def _kv_capacity(
     draft: ModelSpec | None,
     draft_tp: int,
     lengths: Lengths,
+    shares_target_weights: bool,
 ) -> tuple[int, int]:
+    """KV tokens with and without the draft; an EAGLE / MTP head holds the target's embedding except on vLLM's V0
+    engine, which loads its own copy (:func:`specwise.memory.planner.loaded_draft`)."""
     choice = None
     if method is not None:
         if method.is_lookup:
@@ -150,6 +153,7 @@ def _kv_capacity(
                 draft_tp=draft_tp if draft is not None else None,
                 max_model_len=max_len,
                 max_num_seqs=256,
+                draft_shares_target_weights=shares_target_weights,
             )
         )
     except SpecwiseError as exc:
