@@ -57,3 +57,23 @@ def test_on_throughput_a_load_both_keep_up_with_is_a_tie(capsys: pytest.CaptureF
     assert all(doc["best_k_by_qps"][f"{r['qps']:g}"] == 0 for r in calm)
     busy = [r for r in doc["results"] if r["k"] and r["qps"] > capacity["0"]]
     assert busy and any(r["speedup_throughput"] != 1.0 for r in busy)
+
+
+def test_slos_on_a_class_the_run_never_drew_are_met_not_undefined(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review s46a F7: with SLOs on a rare class only, a run that drew none of its requests had goodput None in every
+    row and the report said no request met the SLOs; the workload has SLOs, and every request drawn meets them."""
+    path = tmp_path / "rare.toml"
+    path.write_text(
+        'name = "t"\n[deployment]\ntarget = "meta-llama/Llama-3.1-8B-Instruct"\ngpu = "H100-SXM-80GB"\n'
+        '[speculation]\nmethod = "draft_model"\ndraft = "meta-llama/Llama-3.2-1B-Instruct"\nk = [0, 2]\n'
+        "acceptance = 0.7\n[sweep]\nqps = [1, 4]\nnum_requests = 20\n"
+        '[[workload]]\nname = "w"\nshare = 1.0\nprompt_tokens = 500\noutput_tokens = 100\n'
+        '[[workload]]\nname = "rare"\nshare = 0.0001\nprompt_tokens = 100\noutput_tokens = 2\nslo_ttft_s = 1.0\n'
+    )
+    assert main(["simulate", "--scenario", str(path), "--metric", "goodput", "--processes", "1", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = doc["results"]
+    assert rows and all(r["goodput_per_s"] is not None and r["goodput_per_s"] > 0 for r in rows)
+    assert all(r["speedup_goodput"] == 1.0 for r in rows if r["k"])

@@ -205,19 +205,11 @@ class RooflinePredictor(PassGeometry):
         read, _ = self.attention_sums(batch)
         return self.weight_bytes(batch.batched_tokens) + self.kv_read_bytes(read)
 
-    def flops(self, batch: BatchShape) -> float:
-        _, pairs = self.attention_sums(batch)
-        return self.linear_flops(batch.batched_tokens, batch.logit_rows) + self.attention_flops(pairs)
-
-    def allreduce_s(self, batch: BatchShape) -> float:
-        return self._allreduce_for(batch.batched_tokens)
-
     def _allreduce_for(self, batched_tokens: int) -> float:
         ops, per = self.allreduce_ops_and_bytes(batched_tokens)
         if ops == 0:
             return 0.0
-        bw = self.gpu.interconnect_bytes_per_s * self.eff.interconnect
-        return ops * (per / bw + self.eff.allreduce_latency_s)
+        return ops * (per / self._link_rate + self.eff.allreduce_latency_s)
 
     def step_time_totals(
         self, num_seqs: int, batched_tokens: int, kv_tokens: int, pairs: int, logit_rows: int

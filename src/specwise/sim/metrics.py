@@ -76,7 +76,10 @@ def _summary(
     attainment = None
     slo_ttft = np.array([classes[c].slo_ttft_s or np.inf for c in req.class_index[mask]])
     slo_tpot = np.array([classes[c].slo_tpot_s or np.inf for c in req.class_index[mask]])
-    if np.isfinite(slo_ttft).any() or np.isfinite(slo_tpot).any():
+    # whether SLOs apply is the workload's to say, not the sample's: a run that drew no request of the one class with
+    # SLOs meets them with every request (review s46a: goodput None in every row, and "no request met the SLOs")
+    judged = classes if cls is None else [classes[cls]]
+    if any(c.slo_ttft_s or c.slo_tpot_s for c in judged):
         tpot_all = np.where(out > 1, (finish - first) / np.maximum(out - 1, 1), 0.0)
         ok = (ttft <= slo_ttft) & (tpot_all <= slo_tpot)
         attainment = float(ok.mean()) if ok.size else None
