@@ -402,14 +402,18 @@ def test_the_dynamic_k_caveat_says_what_the_release_does() -> None:
         ("0.15.0", "gpt_oss", False),
         ("0.16.0", "hunyuan_v1_dense", False),  # 0.16 adds the hunyuan types and afmoe
         ("0.17.0", "mistral", True),  # 0.17 not read: taken as 0.16
-        ("0.18.0", "gemma3", False),  # 0.18 checks no target
+        ("0.18.0", "gemma3", True),  # 0.18 to 0.21: aux_hidden_states_supported (review s46c)
+        ("0.18.0", "deepseek_v3", False),
+        ("0.20.0", "gemma4", False),
+        ("0.21.0", "mistral", True),
+        ("0.22.0", "gemma3", False),  # 0.22 checks no target
     ],
 )
 def test_eagle3_targets_follow_each_release(version: str, model_type: str, refused: bool) -> None:
     said = eagle3_target_refusal(VllmVersion.parse(version), "eagle3", model_type)
     assert (said is not None) is refused
     if refused:
-        assert f"refuses model_type {model_type!r}" in said and "0.18+ takes any target" in said
+        assert f"refuses model_type {model_type!r}" in said and "0.22+ takes any target" in said
     assert eagle3_target_refusal(VllmVersion.parse(version), "eagle", model_type) is None  # EAGLE-1 is not checked
     assert eagle3_target_refusal(None, "eagle3", model_type) is None  # the current vLLM checks no target
 

@@ -77,3 +77,16 @@ def test_slos_on_a_class_the_run_never_drew_are_met_not_undefined(
     rows = doc["results"]
     assert rows and all(r["goodput_per_s"] is not None and r["goodput_per_s"] > 0 for r in rows)
     assert all(r["speedup_goodput"] == 1.0 for r in rows if r["k"])
+
+
+def test_an_interrupted_sweep_does_not_call_an_unknown_load_a_throughput_tie() -> None:
+    """Review s46c F4: a partial sweep has no capacity runs yet, so it cannot know both arms keep up; the throughput
+    ratio is the measured one there, not 1."""
+    from specwise.scenario import load_scenario
+    from specwise.study.decide import partial_sweep
+    from specwise.study.sweep import run_cell
+
+    sc = load_scenario(SCENARIO)
+    cells = [run_cell(sc, 16.0, 0), run_cell(sc, 16.0, 4)]  # far above capacity: a real throughput ratio
+    (row,) = [r for r in partial_sweep(sc, cells, 99).results if r.k == 4]
+    assert row.speedup_throughput is not None and row.speedup_throughput != 1.0

@@ -225,12 +225,20 @@ def method_refusal(version: VllmVersion | None, method: str, draft: str | None =
 # ``hf_text_config.model_type``), read in the wheels: 0.8.5 to 0.10 "llama" only ("Eagle3 is only supported for Llama
 # models": 0.8.5 and 0.9.2 vllm/config.py, 0.10.0's); 0.11.0 to 0.15.0 ``eagle3_target_supported`` = llama, qwen,
 # minicpm, gpt_oss (vllm/config/speculative.py); 0.16.0 adds hunyuan_vl, hunyuan_v1_dense and afmoe (0.17 was not read
-# and is taken as 0.16); 0.18.0 and later check no target.
+# and is taken as 0.16); 0.18.0 renames the list ``aux_hidden_states_supported`` and adds nemotron_h, deepseek_v2,
+# deepseek_v3, kimi_k2 and kimi_k25 (0.19 not read: taken as 0.18), 0.20.0 minimax_m2 and gemma4, 0.21.0 laguna;
+# 0.22.0 and later check no target (review s46c: 0.18 to 0.21 were first taken as checking none).
+_E3_016 = ("llama", "qwen", "minicpm", "gpt_oss", "hunyuan_vl", "hunyuan_v1_dense", "afmoe")
+_E3_018 = (*_E3_016, "nemotron_h", "deepseek_v2", "deepseek_v3", "kimi_k2", "kimi_k25")
 _EAGLE3_TARGETS: tuple[tuple[VllmVersion, tuple[str, ...]], ...] = (
     (VllmVersion(0, 11), ("llama",)),
     (VllmVersion(0, 16), ("llama", "qwen", "minicpm", "gpt_oss")),
-    (VllmVersion(0, 18), ("llama", "qwen", "minicpm", "gpt_oss", "hunyuan_vl", "hunyuan_v1_dense", "afmoe")),
+    (VllmVersion(0, 18), _E3_016),
+    (VllmVersion(0, 20), _E3_018),
+    (VllmVersion(0, 21), (*_E3_018, "minimax_m2", "gemma4")),
+    (VllmVersion(0, 22), (*_E3_018, "minimax_m2", "gemma4", "laguna")),
 )
+EAGLE3_ANY_TARGET_SINCE = VllmVersion(0, 22)
 
 
 def eagle3_target_refusal(version: VllmVersion | None, method: str, target_model_type: str) -> str | None:
@@ -245,7 +253,7 @@ def eagle3_target_refusal(version: VllmVersion | None, method: str, target_model
             return (
                 f"vLLM {version} runs an EAGLE-3 head only for a {' / '.join(supported)} target (its "
                 f'SpeculativeConfig refuses model_type {target_model_type!r} at start: "Eagle3 is only supported '
-                f'for ... models"); vLLM 0.18+ takes any target'
+                f'for ... models"); vLLM 0.22+ takes any target'
             )
     return None
 

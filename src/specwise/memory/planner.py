@@ -463,26 +463,27 @@ def loaded_draft(draft: ModelSpec, target: ModelSpec) -> tuple[ModelSpec, str | 
     8B target with its EAGLE head on a 24 GB GPU was planned 32% short of its KV tokens):
 
     * an EAGLE-1 head's input embedding, when it has the target's shape: V1's proposer deletes the head's copy and
-      points it at the target's (vllm/v1/spec_decode/eagle.py ``load_model``, 0.9.2 and 0.11.0; from 0.15
-      ``llm_base_proposer.py`` shares it when the two are equal, as an EAGLE head trained on the target's frozen
-      embedding has them). vLLM 0.8.3 to 0.8.5 run EAGLE on V0, which loads the head's own copy.
-    * an MTP module's embedding (0.9+) and LM head (0.24+: its ``shared_head.head``): "Detected MTP model. Sharing
-      target model embedding weights" (same files).
+      points it at the target's (vllm/v1/spec_decode/eagle.py ``load_model``, 0.9.2 to 0.11.0); from 0.12 only when
+      the two are equal (``torch.equal``; ``llm_base_proposer.py`` later), as a head trained on this target's frozen
+      embedding has them -- a head trained for another model keeps its own, which this does not know. vLLM 0.8.3 to
+      0.8.5 run EAGLE on V0, which loads the head's own copy.
+    * an MTP module's embedding (0.9+) and LM head (``shared_head.head``, 0.16+; 0.11 to 0.15 load their own, ~0.2%
+      of DeepSeek-V3's weights): "Detected MTP model. Sharing target model embedding weights" (same files).
 
     (An EAGLE-3 head's embedding is not counted to begin with: :mod:`specwise.specs.hf_config`.)"""
     p = draft.params
     same_shape = draft.hidden_size == target.hidden_size and draft.vocab_size == target.vocab_size
     if draft.draft_head == "eagle" and p.embedding and same_shape:
         note = (
-            f"the EAGLE head's input embedding ({p.embedding / 1e6:.0f}M parameters) is the target's: vLLM V1 "
-            "shares it (vLLM 0.8.3-0.8.5 run EAGLE on V0, which loads the head's own copy; "
-            "[deployment].engine_version says which)"
+            f"the EAGLE head's input embedding ({p.embedding / 1e6:.0f}M parameters) is counted as the target's: vLLM "
+            "V1 and SGLang share it (vLLM 0.12+ when the two are equal, as for a head trained on this target; vLLM's "
+            "V0 engine, 0.8.3-0.8.5, loads the head's own copy)"
         )
         return replace(draft, params=replace(p, embedding=0)), note
     if draft.draft_head == "mtp" and (p.embedding or p.lm_head):
         note = (
-            "the MTP module's embedding and LM head are the target's: vLLM shares them (the embedding from 0.9, the "
-            "LM head from 0.24)"
+            "the MTP module's embedding and LM head are counted as the target's: vLLM shares them (the embedding "
+            "from 0.9, the LM head from 0.16)"
         )
         return replace(draft, params=replace(p, embedding=0, lm_head=0)), note
     return draft, None

@@ -32,6 +32,7 @@ from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.specs.draft import DraftChoice
 from specwise.specs.model import ModelSpec
 from specwise.specs.quant import Quantization
+from specwise.traffic import Arrivals
 
 T = TypeVar("T")
 
@@ -154,19 +155,29 @@ def measured_worth_saying(num_requests: int, warmup_fraction: float) -> int | No
 
 
 def _run_size_warnings(spec: ScenarioSpec) -> list[str]:
-    """Cells too small to decide on (:func:`few_requests_warning`), and a trace of fewer arrival times than the
-    cells' ``num_requests``: each cell replays the trace's times only, so it runs fewer requests than asked."""
+    """Cells too small to decide on (:func:`few_requests_warning`), and a trace shorter than them
+    (:func:`short_trace_warning`)."""
     sweep = spec.sweep
     said = few_requests_warning(sweep.num_requests, warmup_fraction=sweep.warmup_fraction)
-    out = [] if said is None else [said]
-    times = len(sweep.arrivals.trace_s)
-    if sweep.arrivals.kind == "trace" and times < sweep.num_requests:
-        out.append(
-            f"the trace holds {times} arrival times, fewer than num_requests = {sweep.num_requests}: each (QPS, k) "
-            f"cell simulates {times} requests"
-            + ("" if few_requests_warning(times, warmup_fraction=sweep.warmup_fraction) is None else ", too few")
-        )
-    return out
+    short = short_trace_warning(sweep.arrivals, sweep.num_requests, sweep.warmup_fraction)
+    return [w for w in (said, short) if w is not None]
+
+
+def short_trace_warning(
+    arrivals: Arrivals, num_requests: int, warmup_fraction: float, given_as: str | None = None
+) -> str | None:
+    """A trace of fewer arrival times than the cells' ``num_requests`` (``given_as``: how that count was set, default
+    the file's field): each cell replays the trace's times only, so it runs fewer requests than asked (None: it
+    does not)."""
+    times = len(arrivals.trace_s)
+    if arrivals.kind != "trace" or times >= num_requests:
+        return None
+    asked = given_as or f"num_requests = {num_requests}"
+    few = few_requests_warning(times, warmup_fraction=warmup_fraction) is not None
+    return (
+        f"the trace holds {times} arrival times, fewer than {asked}: each (QPS, k) cell simulates {times} requests"
+        + (", too few" if few else "")
+    )
 
 
 def few_requests_warning(

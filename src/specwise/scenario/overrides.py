@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from specwise.errors import CLI_FLAGS, FieldNames, SpecwiseError
-from specwise.scenario.build import few_requests_warning
+from specwise.scenario.build import few_requests_warning, short_trace_warning
 from specwise.scenario.model import DECISION_METRICS, Scenario
 from specwise.scenario.parse import MAX_NUM_REQUESTS, sets_an_slo
 from specwise.values import bounded
@@ -31,13 +31,17 @@ def with_overrides(
     flag = names.name("metric")
     if requests:
         n, warm = scenario.sweep.num_requests, scenario.sweep.warmup_fraction
+        arrivals, given = scenario.sweep.arrivals, names.setting("num_requests", requests)
         said = {
             few_requests_warning(n, warmup_fraction=warm),
             few_requests_warning(n, names.setting("num_requests", n), warm),
+            short_trace_warning(arrivals, n, warm),
+            short_trace_warning(arrivals, n, warm, names.setting("num_requests", n)),
         }
         warnings = [w for w in scenario.warnings if w not in said]  # the file's (or an earlier override's) count
-        if (few := few_requests_warning(requests, names.setting("num_requests", requests), warm)) is not None:
-            warnings.append(few)
+        for now in (few_requests_warning(requests, given, warm), short_trace_warning(arrivals, requests, warm, given)):
+            if now is not None:
+                warnings.append(now)
         scenario = replace(scenario, sweep=replace(scenario.sweep, num_requests=requests), warnings=tuple(warnings))
     if metric is None:
         return scenario

@@ -55,7 +55,7 @@ def sweep_row(
         goodput_per_s=o.goodput_per_s,
         speedup_tpot=ratio(b.tpot_s.p50, o.tpot_s.p50),
         speedup_e2e=ratio(b.e2e_s.p50, o.e2e_s.p50),
-        speedup_throughput=_throughput_speedup(o, b, both_keep_up),
+        speedup_throughput=_throughput_speedup(o, b, both_keep_up and None not in (capacity, base_capacity)),
         speedup_goodput=_goodput_speedup(o, b, both_keep_up),
         acceptance_rate=cell.summary.acceptance_rate,
         mean_acceptance_length=cell.summary.mean_acceptance_length,
@@ -70,7 +70,8 @@ def sweep_row(
 
 
 def _throughput_speedup(o: SimLatencySummary, b: SimLatencySummary, both_keep_up: bool) -> float | None:
-    """Output tokens per second with speculation over without. At a load both keep up with, both serve the offered
+    """Output tokens per second with speculation over without. At a load both keep up with (their capacities known:
+    an interrupted sweep may not have them, review s46c), both serve the offered
     load (the same requests, common random numbers): exactly 1 -- the ratio of two finite runs' spans is when their
     last requests happened to end, no speedup (review s46a: best k = 4 at 1.0011x, and ``never_pays`` false where the
     text said it breaks even). Where either is overloaded its throughput is capped at its capacity, which the ratio
@@ -214,7 +215,7 @@ def partial_sweep(sc: Scenario, cells: Sequence[Cell], cells_total: int) -> Part
         decision_metric=sc.decision_metric,
         cells_done=len(cells),
         cells_total=cells_total,
-        results=tuple(sweep_row(c, base[c.qps]) for c in loads if c.qps in base),
+        results=tuple(sweep_row(c, base[c.qps], capacity.get(c.k), capacity.get(0)) for c in loads if c.qps in base),
         capacity_per_s_by_k=capacity,
         predictor=sc.models.predictor,
         band=sc.models.band,
