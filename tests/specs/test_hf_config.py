@@ -185,3 +185,34 @@ def test_plan_memory_says_the_models_notes(tmp_path: Path, capsys: pytest.Captur
     (tmp_path / "config.json").write_text(json.dumps({**LLAMA_TINY, "model_type": "mistral", "sliding_window": -1}))
     assert main(["plan-memory", "--target", str(tmp_path), "--gpu", "H100"]) == 0
     assert f"note: {tmp_path}: sliding_window -1 is not a window size" in " ".join(capsys.readouterr().out.split())
+
+
+def _ct(*groups: tuple[int, str]) -> dict[str, object]:
+    return {
+        "quant_method": "compressed-tensors",
+        "format": "float-quantized",
+        "config_groups": {f"group_{i}": {"weights": {"num_bits": b, "type": t}} for i, (b, t) in enumerate(groups)},
+    }
+
+
+@pytest.mark.parametrize(
+    ("qc", "method"),
+    [
+        (_ct((8, "float")), "fp8"),  # llm-compressor FP8 (the RedHatAI ...-FP8 checkpoints)
+        (_ct((8, "int")), "int8"),  # W8A8
+        (_ct((4, "int")), "int4"),  # W4A16
+        ({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}, "int4"),
+        ({"quant_method": "bitsandbytes", "load_in_8bit": True}, "int8"),
+    ],
+)
+def test_compressed_tensors_and_bitsandbytes_checkpoints_are_read(qc: dict[str, object], method: str) -> None:
+    """Review s46d: these configs carry no top-level ``bits``, so the most common quantised checkpoints served with
+    vLLM were refused, and the message's --quantization hint could not help (the error came while reading)."""
+    spec = spec_from_hf_config({**LLAMA_TINY, "quantization_config": qc}, name="q", source="t")
+    assert spec.native_quantization.method == method
+
+
+def test_an_unreadable_compressed_tensors_scheme_says_what_to_do() -> None:
+    for qc in (_ct((4, "float")), _ct((8, "int"), (4, "int")), {"quant_method": "compressed-tensors"}):
+        with pytest.raises(SpecwiseError, match=r"not modelled; .*give the unquantised model with --quantization"):
+            spec_from_hf_config({**LLAMA_TINY, "quantization_config": qc}, name="q", source="t")
