@@ -39,3 +39,16 @@ def test_csv_cells() -> None:
     rows = list(csv.DictReader(io.StringIO(text)))
     assert list(rows[0]) == list(FIELDS) and rows[1]["median_ttft_ms"] == "" and rows[1]["request_rate"] == "inf"
     assert ";" in rows[1]["spec_decode_per_position_acceptance_rates"]
+
+
+def test_a_bench_document_names_its_schema_and_a_newer_one_is_refused() -> None:
+    """Review s46d: bench JSON had no "schema" key, so a bench/2 file would have been read as bench/1."""
+    import pytest
+
+    from specwise.contracts.document import DocumentError
+
+    data = BenchDoc.from_json(bench_doc()).to_json()
+    assert next(iter(data)) == "schema" and data["schema"] == "specwise.bench/1"
+    assert BenchDoc.from_json(data).to_json() == data
+    with pytest.raises(DocumentError, match="bench/2"):
+        BenchDoc.from_json({**data, "schema": "specwise.bench/2"})

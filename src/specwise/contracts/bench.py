@@ -403,8 +403,9 @@ class BenchDoc:
 
     def to_json(self) -> dict[str, Any]:
         """The document as strict JSON: a statistic of no samples (NaN, e.g. the mean TTFT of a level whose
-        requests all failed) is null, as ``from_json`` reads it back."""
-        out: dict[str, Any] = {"run_id": self.run_id, "db": self.db}
+        requests all failed) is null, as ``from_json`` reads it back. It names its schema, as the other documents do
+        (review s46d: a bench/2 file would have been read as bench/1)."""
+        out: dict[str, Any] = {"schema": SCHEMA.id, "run_id": self.run_id, "db": self.db}
         if self.temperatures:
             out["temperatures"] = list(self.temperatures)
         if self.configs:
