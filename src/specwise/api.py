@@ -682,7 +682,7 @@ def bench(
     url: str,
     model: str,
     *,
-    rates: Sequence[float] | float | str = (1.0, 4.0),
+    rates: Sequence[float] | float | str | None = None,
     requests_per_level: int = 20,
     prompts: str | Path | None = None,
     max_tokens: int = 64,
@@ -696,7 +696,9 @@ def bench(
     prompts); other :class:`~specwise.loadgen.plan.RunConfig` fields (``concurrency``, ``temperature``,
     ``metrics_urls``, ...) pass as keywords, each checked as its ``specwise bench`` flag is, before any request
     (``rates``, ``concurrency`` and ``metrics_urls`` take one value or a list; ``metrics_urls=()`` reads no
-    counters; default: ``url/metrics``). A run in which every request failed raises
+    counters; default: ``url/metrics``). The levels are ``rates`` (default 1 and 4 requests/s), ``concurrency`` or
+    ``sweep``: one of them; ``arrivals`` paces rates only, and ``cv`` is gamma arrivals' -- a combination the CLI
+    refuses is refused here too, before any request. A run in which every request failed raises
     :class:`~specwise.errors.SpecwiseError` (its records stay in ``db``).
 
     >>> import specwise, tempfile
@@ -779,6 +781,26 @@ def _named_as_given(said: dict[str, str]) -> Iterator[None]:
         raise
 
 
+def _refuse_conflicts(rates: object, config: dict[str, Any]) -> None:
+    """What ``specwise bench`` refuses as flags of which one would be dropped without a word
+    (``cli.bench._refuse_conflicting_flags``), for the API's arguments: one of ``rates``, ``concurrency`` and
+    ``sweep`` sets the levels; ``arrivals`` paces rates only; ``cv`` is gamma arrivals' (review s46d: the API
+    dropped the others)."""
+    shapes = [name for name, v in (("rates", rates), *((k, config.get(k)) for k in ("concurrency", "sweep"))) if v]
+    if len(shapes) > 1:
+        raise SpecwiseError(
+            f"{shapes[0]}: not with {shapes[1]}; each sets the levels (rates: request rates, concurrency: requests "
+            "kept in flight, sweep: two probes, then rates spread between them): give one"
+        )
+    arrivals = config.get("arrivals")
+    if config.get("cv") is not None and arrivals != "gamma":
+        raise SpecwiseError(f"cv: only with arrivals='gamma' (arrivals is {arrivals or 'poisson'!r}, which has no CV)")
+    if arrivals is not None and config.get("concurrency"):
+        raise SpecwiseError(
+            "arrivals: not with concurrency, whose levels keep requests in flight instead of pacing them"
+        )
+
+
 def _run_config(
     url: object,
     model: object,
@@ -796,7 +818,9 @@ def _run_config(
     config, said = _renamed_keywords("bench", config)
     with _named_as_given(said):
         _keywords("bench", config, RunConfig, ("url", "model", "prompts", "rates", "requests_per_level", "max_tokens"))
-        given = {"rates": rates, "requests_per_level": requests_per_level, "max_tokens": max_tokens, **config}
+        _refuse_conflicts(rates, config)
+        levels = (1.0, 4.0) if rates is None else rates
+        given = {"rates": levels, "requests_per_level": requests_per_level, "max_tokens": max_tokens, **config}
         values: dict[str, Any] = {"url": _checked("url", CHECKS["url"], _text("url", url, "http://HOST:PORT"))}
         for name, value in given.items():
             check = CHECKS.get(name)

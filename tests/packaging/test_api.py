@@ -200,6 +200,12 @@ def test_advise_reads_one_file_given_alone_as_a_list_of_one(
         ("http://127.0.0.1:8000", {"run_id": 5}, "run_id: expected a string, got 5"),
         (None, {}, "url: expected http://HOST:PORT, got None"),
         ("http://127.0.0.1:8000", {"requests_per_level": None}, "requests_per_level: expected an integer, got None"),
+        # review s46d: the API dropped one of two level shapes, or an arrival setting, without a word
+        ("http://127.0.0.1:8000", {"rates": (2.0,), "concurrency": 4}, "rates: not with concurrency"),
+        ("http://127.0.0.1:8000", {"sweep": 3, "concurrency": 4}, "concurrency: not with sweep"),
+        ("http://127.0.0.1:8000", {"rates": 2.0, "sweep": 3}, "rates: not with sweep"),
+        ("http://127.0.0.1:8000", {"concurrency": 4, "arrivals": "gamma"}, "arrivals: not with concurrency"),
+        ("http://127.0.0.1:8000", {"cv": 2.0}, "cv: only with arrivals='gamma'"),
     ],
 )
 def test_bench_refuses_what_the_command_line_refuses_before_any_request(
