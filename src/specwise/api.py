@@ -569,7 +569,7 @@ def profile(
     template = resolve_template(choice, loaded.tokenizer, loaded.target_files.path)
     rendered = rendered_prompts(items, template, loaded.tokenizer)
     prepared = prepare_prompts(loaded, rendered, config)
-    results, _continuations, ids = run_profile(loaded, rendered, config, prepared=prepared)
+    results, _continuations, ids = run_profile(loaded, rendered, config, None, timings, prepared)
     checks = None
     if verify_temps:
         checks = verify(

@@ -31,6 +31,9 @@ def test_api_profile_is_the_cli_document(smollm2_dir: Path, tmp_path: Path, caps
     assert [r["by_k"] for r in cli["results"]] == [r["by_k"] for r in doc.to_json()["results"]]
     assert cli["prompts"] == doc.to_json()["prompts"]  # the cut is recorded by both (max_prompt_tokens, truncated)
     assert cli["prompts"]["max_prompt_tokens"] == 1024
+    # the phases are timed as the CLI times them (review s46d: the API reported 0.0 for each after loading)
+    timing = doc.to_json()["timing_s"]
+    assert set(timing) == set(cli["timing_s"]) and timing["continuation_s"] > 0
 
 
 @pytest.mark.slow  # the verification loop on the CPU: ~50 s
