@@ -232,3 +232,20 @@ def test_an_eagle_head_and_mtp_use_the_target_s_embedding_on_v1() -> None:
     mtp_draft, _ = resolve_draft("mtp", ds)
     mtp = plan_memory(MemoryPlanRequest(target=ds, gpu=resolve_gpu("H200-SXM-141GB"), tp=8, draft=mtp_draft))
     assert any("MTP module's embedding and LM head are counted as the target's" in w for w in mtp.warnings)
+
+
+def test_a_head_split_apart_from_its_target_is_said_to_be_v0s_placement() -> None:
+    """Review s46c F7: plan-memory --draft-tp 1 for an EAGLE head planned a placement V1 never runs (V1 builds the head
+    with the target's TP); the plan says so, and the V0 plan (own weights) does not."""
+    from specwise.catalog import resolve_model
+
+    target = resolve_model("meta-llama/Llama-3.1-8B-Instruct")
+    head = resolve_model("yuhuili/EAGLE-LLaMA3.1-Instruct-8B")
+    request = MemoryPlanRequest(
+        target=target, gpu=resolve_gpu("H100-SXM-80GB"), tp=2, draft=DraftChoice("model", head), draft_tp=1
+    )
+    said = [w for w in plan_memory(request).warnings if "runs an EAGLE head at the target's tensor parallelism" in w]
+    assert len(said) == 1 and "V0 engine" in said[0]
+    assert not any("tensor parallelism" in w for w in plan_memory(replace(request, draft_tp=2)).warnings)
+    v0 = plan_memory(replace(request, draft_shares_target_weights=False))
+    assert not any("tensor parallelism" in w for w in v0.warnings)

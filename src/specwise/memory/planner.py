@@ -446,6 +446,12 @@ def _memories(
             kv_bytes=kv_bytes,
             max_model_len=max_len,
         )
+        if draft_spec.draft_head in ("eagle", "eagle3") and draft_tp != req.tp and req.draft_shares_target_weights:
+            warnings.append(
+                f"{n.name('draft_tp')} {draft_tp}: vLLM V1 runs an EAGLE head at the target's tensor parallelism "
+                f"({req.tp}) whatever draft_tensor_parallel_size says; this placement is its V0 engine's "
+                "(0.8.3-0.8.5), which also loads the head's own embedding"
+            )
         if draft_spec.draft_head is None and draft_spec.max_position_embeddings < max_len:
             warnings.append(
                 f"the draft supports {draft_spec.max_position_embeddings} positions, less than max_model_len "
