@@ -724,7 +724,7 @@ def bench(
     store = ResultStore(_file("db", db))
     try:
         rid = run_id or uuid.uuid4().hex[:12]
-        new_run(store, rid, run)
+        new_run(store, rid, run, "give another run_id (or resume it with specwise bench --resume)")
         levels = execute(store, rid, run, f"run {rid}")
     finally:
         store.close()

@@ -228,6 +228,13 @@ def test_bench_raises_when_every_request_failed(tmp_path: Path) -> None:
         SpecwiseError, match=r"all 1 requests failed \(1 connection: .*\); stopped before sending the other 1"
     ):
         specwise.bench(url, "m", rates=(50.0,), requests_per_level=2, db=tmp_path / "c.sqlite")
+    # a run_id already in the database is said in the API's words, not the command's flags (review s46d)
+    once = {"rates": (50.0,), "requests_per_level": 1, "db": tmp_path / "d.sqlite", "run_id": "r1"}
+    with pytest.raises(SpecwiseError, match="requests failed"):  # recorded under r1, all failed
+        specwise.bench(url, "m", **once)
+    with pytest.raises(SpecwiseError, match=r"run 'r1' exists; give another run_id") as exc:
+        specwise.bench(url, "m", **once)
+    assert "--" not in str(exc.value).split("exists;")[1].split("(")[0]
 
 
 def test_bench_whose_every_request_timed_out_points_at_the_timeout(tmp_path: Path) -> None:

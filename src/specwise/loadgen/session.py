@@ -25,12 +25,14 @@ from specwise.loadgen.store import ResultStore
 RunProgress = Callable[[str, int, int, int, float | None], None]
 
 
-def new_run(store: ResultStore, run_id: str, config: RunConfig) -> None:
-    """Record the run's configuration -- with any credentials in its URLs replaced by ``***``."""
+def new_run(store: ResultStore, run_id: str, config: RunConfig, fix: str | None = None) -> None:
+    """Record the run's configuration -- with any credentials in its URLs replaced by ``***``. ``fix``: what to do
+    when ``run_id`` exists, in the caller's words (default: the command's flags)."""
     try:
         store.create_run(run_id, time.time(), config.redacted().to_json())
     except sqlite3.IntegrityError:
-        raise SpecwiseError(f"{store.path}: run {run_id!r} exists; use --resume {run_id} or another --run-id") from None
+        fix = fix or f"use --resume {run_id} or another --run-id"
+        raise SpecwiseError(f"{store.path}: run {run_id!r} exists; {fix}") from None
 
 
 def run_levels(
