@@ -446,7 +446,8 @@ def _memories(
             kv_bytes=kv_bytes,
             max_model_len=max_len,
         )
-        if draft_spec.draft_head in ("eagle", "eagle3") and draft_tp != req.tp and req.draft_shares_target_weights:
+        head = draft_spec.draft_head is not None and draft_spec.draft_head != "mtp"
+        if head and draft_tp != req.tp and req.draft_shares_target_weights:
             warnings.append(
                 f"{n.name('draft_tp')} {draft_tp}: vLLM V1 runs an EAGLE head at the target's tensor parallelism "
                 f"({req.tp}) whatever draft_tensor_parallel_size says; this placement is its V0 engine's "
