@@ -439,6 +439,10 @@ NEGATIVE_DECISIONS = ("disable", "unsupported")
 
 @dataclass(frozen=True)
 class Advice:
+    """advise's answer. ``candidates`` are in the scenario's order; ``ranked`` and :meth:`in_rank_order` give them
+    best first, the order ``to_json`` (``advise --json``) writes -- so ``advice.in_rank_order()[0]`` is the JSON's
+    ``candidates[0]`` (review s46d), and a document read back with ``from_json`` holds them in rank order."""
+
     scenario: str
     target: str
     gpu: str
