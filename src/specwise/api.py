@@ -308,7 +308,7 @@ def simulate(
 
 def plan_memory(
     target: ModelSource,
-    gpu: str,
+    gpu: str | os.PathLike[str],
     *,
     draft: ModelSource | None = None,
     tp: int = 1,
@@ -355,7 +355,7 @@ def plan_memory(
     )
     target_name = _model("target", target, "a catalog id or a local path")
     draft_name = None if draft is None else _model("draft", draft, "a catalog id, a local path, ngram, suffix or mtp")
-    gpu_name = _text("gpu", gpu, "a GPU name")
+    gpu_name = _model("gpu", gpu, "a GPU name or a GPU JSON file")
     target_spec = resolve_model(target_name, field="target")
     choice, pair = checked_draft(
         target_spec,

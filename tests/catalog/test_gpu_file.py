@@ -61,6 +61,10 @@ def test_plan_memory_and_simulate_take_a_gpu_file(tmp_path: Path, capsys: pytest
     capsys.readouterr()
     assert main(["plan-memory", "--target", "Qwen/Qwen3-8B", "--gpu", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["gpu"]["name"] == "A100-PCIe-80GB"
+    import specwise
+
+    # the API takes the file as a Path too, as it takes a model's directory (review s46d)
+    assert specwise.plan_memory("Qwen/Qwen3-8B", path).gpu.name == "A100-PCIe-80GB"
     text = EXAMPLE.read_text()
     scenario = tmp_path / "s.toml"
     gpu_line = next(line for line in text.splitlines() if line.startswith("gpu ="))
