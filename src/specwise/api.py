@@ -781,24 +781,9 @@ def _named_as_given(said: dict[str, str]) -> Iterator[None]:
         raise
 
 
-def _refuse_conflicts(rates: object, config: dict[str, Any]) -> None:
-    """What ``specwise bench`` refuses as flags of which one would be dropped without a word
-    (``cli.bench._refuse_conflicting_flags``), for the API's arguments: one of ``rates``, ``concurrency`` and
-    ``sweep`` sets the levels; ``arrivals`` paces rates only; ``cv`` is gamma arrivals' (review s46d: the API
-    dropped the others)."""
-    shapes = [name for name, v in (("rates", rates), *((k, config.get(k)) for k in ("concurrency", "sweep"))) if v]
-    if len(shapes) > 1:
-        raise SpecwiseError(
-            f"{shapes[0]}: not with {shapes[1]}; each sets the levels (rates: request rates, concurrency: requests "
-            "kept in flight, sweep: two probes, then rates spread between them): give one"
-        )
-    arrivals = config.get("arrivals")
-    if config.get("cv") is not None and arrivals != "gamma":
-        raise SpecwiseError(f"cv: only with arrivals='gamma' (arrivals is {arrivals or 'poisson'!r}, which has no CV)")
-    if arrivals is not None and config.get("concurrency"):
-        raise SpecwiseError(
-            "arrivals: not with concurrency, whose levels keep requests in flight instead of pacing them"
-        )
+def _keyword(name: str, value: str | None) -> str:
+    """A :class:`RunConfig` setting as ``specwise.bench()``'s keyword (and value) for it."""
+    return name if value is None else f"{name}={value!r}"
 
 
 def _run_config(
@@ -812,13 +797,20 @@ def _run_config(
 ) -> RunConfig:
     """The run's configuration, each value through its ``specwise bench`` flag's check, before any request; a bad
     value given under an old keyword is refused under that name, as the caller wrote it."""
-    from specwise.loadgen.plan import CHECKS, RunConfig
+    from specwise.loadgen.plan import CHECKS, RunConfig, refuse_level_conflicts
     from specwise.loadgen.workload import load_prompts, synthetic_prompts
 
     config, said = _renamed_keywords("bench", config)
     with _named_as_given(said):
         _keywords("bench", config, RunConfig, ("url", "model", "prompts", "rates", "requests_per_level", "max_tokens"))
-        _refuse_conflicts(rates, config)
+        refuse_level_conflicts(
+            _keyword,
+            rates=rates or None,
+            concurrency=config.get("concurrency") or None,
+            sweep=config.get("sweep") or None,
+            arrivals=config.get("arrivals"),
+            cv=config.get("cv"),
+        )
         levels = (1.0, 4.0) if rates is None else rates
         given = {"rates": levels, "requests_per_level": requests_per_level, "max_tokens": max_tokens, **config}
         values: dict[str, Any] = {"url": _checked("url", CHECKS["url"], _text("url", url, "http://HOST:PORT"))}

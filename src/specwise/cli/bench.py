@@ -40,7 +40,7 @@ from specwise.fileio import check_output_file, same_file, write_json_atomic, wri
 from specwise.loadgen import plan
 from specwise.loadgen.client import served_root
 from specwise.loadgen.launcher import load_launch_file
-from specwise.loadgen.plan import RunConfig, client_config
+from specwise.loadgen.plan import RunConfig, client_config, refuse_level_conflicts
 from specwise.loadgen.relaunch import check_new_launch, launch_base_of, resume_launch
 from specwise.loadgen.runner import ServerLost, ServerUnreachable, held_back_notes
 from specwise.loadgen.session import (
@@ -530,25 +530,14 @@ def _refuse_conflicting_flags(args: argparse.Namespace) -> None:
     levels are --rates, --concurrency or --sweep; an arrival process paces open-loop levels only, and only gamma
     arrivals have a --burstiness-cv; synthetic prompts (--synthetic-words or --synthetic-tokens, the latter sized with
     --tokenizer) are sent only without --prompts. Only flags given count: their defaults are None."""
-    shapes = _given(args, "rates", "concurrency", "sweep")
-    if len(shapes) > 1:
-        raise SpecwiseError(
-            f"{shapes[0]}: not with {shapes[1]}; each sets the levels (--rates: request rates, --concurrency: "
-            "requests kept in flight, --sweep: two probes, then rates spread between them): give one"
-        )
-    if args.burstiness_cv is not None and args.arrivals != "gamma":
-        if args.arrivals is None:
-            raise SpecwiseError(
-                "--burstiness-cv: only with --arrivals gamma (the default, poisson, has no CV to set); "
-                "add --arrivals gamma or drop --burstiness-cv"
-            )
-        raise SpecwiseError(f"--burstiness-cv: not with --arrivals {args.arrivals} (only gamma arrivals have a CV)")
-    paced = _given(args, "arrivals", "burstiness_cv")
-    if paced and args.concurrency is not None:
-        raise SpecwiseError(
-            f"{paced[0]}: not with --concurrency, whose closed-loop levels send a request as one finishes (no "
-            f"arrival process); drop {paced[0]}, or give --rates"
-        )
+    refuse_level_conflicts(
+        _flag,
+        rates=args.rates,
+        concurrency=args.concurrency,
+        sweep=args.sweep,
+        arrivals=args.arrivals,
+        cv=args.burstiness_cv,
+    )
     synthetic = _given(args, "synthetic_words", "synthetic_tokens")
     if synthetic and args.prompts:
         raise SpecwiseError(f"{synthetic[0]}: not with --prompts, whose prompts are sent instead of synthetic ones")
@@ -557,6 +546,12 @@ def _refuse_conflicting_flags(args: argparse.Namespace) -> None:
     if args.tokenizer is not None and args.synthetic_tokens is None:
         raise SpecwiseError("--tokenizer: only with --synthetic-tokens, whose prompts it sizes in tokens")
     _refuse_shape_flags_on_resume(args)
+
+
+def _flag(name: str, value: str | None) -> str:
+    """A :class:`RunConfig` setting as ``specwise bench``'s flag (and value) for it."""
+    flag = "--burstiness-cv" if name == "cv" else "--" + name.replace("_", "-")
+    return flag if value is None else f"{flag} {value}"
 
 
 def _given(args: argparse.Namespace, *names: str) -> list[str]:

@@ -170,6 +170,46 @@ class RunConfig:
             raise SpecwiseError(f"stored run configuration is unreadable ({exc}); start a new run") from None
 
 
+def refuse_level_conflicts(
+    spell: Callable[[str, str | None], str],
+    *,
+    rates: object,
+    concurrency: object,
+    sweep: object,
+    arrivals: str | None,
+    cv: object,
+) -> None:
+    """Settings of a run of which one would be dropped without a word, refused before any request: the levels are
+    ``rates``, ``concurrency`` or ``sweep`` (one of them); an arrival process paces open-loop levels only, and only
+    gamma arrivals have a ``cv``. The keywords are the settings the caller gave (None: not given), under
+    :class:`RunConfig`'s names; ``spell(name, value)`` writes one as the caller's interface does (``--burstiness-cv``
+    and ``--arrivals gamma`` for ``specwise bench``; ``cv`` and ``arrivals='gamma'`` for ``specwise.bench()``)."""
+    given = {"rates": rates, "concurrency": concurrency, "sweep": sweep, "arrivals": arrivals, "cv": cv}
+    shapes = [name for name in ("rates", "concurrency", "sweep") if given[name] is not None]
+    if len(shapes) > 1:
+        rates, concurrency, sweep = (spell(name, None) for name in ("rates", "concurrency", "sweep"))
+        raise SpecwiseError(
+            f"{spell(shapes[0], None)}: not with {spell(shapes[1], None)}; each sets the levels ({rates}: request"
+            f" rates, {concurrency}: requests kept in flight, {sweep}: two probes, then rates spread between them):"
+            " give one"
+        )
+    if cv is not None and arrivals != "gamma":
+        if arrivals is None:
+            raise SpecwiseError(
+                f"{spell('cv', None)}: only with {spell('arrivals', 'gamma')} (the default, poisson, has no CV to set);"
+                f" add {spell('arrivals', 'gamma')} or drop {spell('cv', None)}"
+            )
+        raise SpecwiseError(
+            f"{spell('cv', None)}: not with {spell('arrivals', str(arrivals))} (only gamma arrivals have a CV)"
+        )
+    paced = [name for name in ("arrivals", "cv") if given[name] is not None]
+    if paced and concurrency is not None:
+        raise SpecwiseError(
+            f"{spell(paced[0], None)}: not with {spell('concurrency', None)}, whose closed-loop levels send a request"
+            f" as one finishes (no arrival process); drop {spell(paced[0], None)}, or give {spell('rates', None)}"
+        )
+
+
 def client_config(c: RunConfig) -> ClientConfig:
     """How the run's requests reach its server (URL, model, endpoint, key variable, timeout)."""
     return ClientConfig(
