@@ -19,7 +19,7 @@ from specwise.metrics import (
     spec_decode_delta,
 )
 from specwise.metrics.histogram import HistogramSnapshot
-from specwise.metrics.spec_decode import V0_NOTE, total_delta
+from specwise.metrics.spec_decode import V0_NOTE, v0_acceptance_note
 from tests.monitor.pages import v0_page
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_metrics"
@@ -98,40 +98,40 @@ def test_a_position_accepted_more_often_than_drafts_is_impossible() -> None:
     assert delta.impossible == "position 2 accepted 40 times in 34 drafts"
 
 
-def _v0(draft_tokens: float, accepted: float, emitted: float):  # type: ignore[no-untyped-def]
-    page = v0_page((FIXTURES / "ngram_before.txt").read_text(), draft_tokens, accepted, emitted)
+def _v0(draft_tokens: float, accepted: float, emitted: float, rate: float | None = None):  # type: ignore[no-untyped-def]
+    page = v0_page((FIXTURES / "ngram_before.txt").read_text(), draft_tokens, accepted, emitted, rate)
     return parse_exposition(page, source="v0 page")
 
 
-def test_a_vllm_v0_page_gives_the_acceptance_rate_and_no_made_up_drafts() -> None:
-    """vLLM V0 (vllm/engine/metrics.py to 0.9) exports draft and accepted token counters but no drafts counter: the
-    rate is accepted / draft tokens; AL and per-position need the drafts and stay unknown."""
-    before = spec_decode_counters(_v0(4000.0, 2000.0, 3000.0))
-    after = spec_decode_counters(_v0(5200.0, 2500.0, 3800.0))
-    assert set(after) == {("smollm2", "", ())}  # V0 labels model_name only
-    a = after["smollm2", "", ()]
-    assert not a.drafts_counted and a.created is None and a.accepted_per_position == ()
-    delta = total_delta(before, after)
-    assert delta is not None and not delta.reset and delta.impossible is None and not delta.drafts_counted
-    s = delta.stats
-    assert (s.draft_tokens, s.accepted_tokens) == (1200.0, 500.0)
-    assert s.acceptance_rate == pytest.approx(500 / 1200)
-    assert s.mean_acceptance_length is None and s.per_position_rates == () and s.drafts == 0
-    assert "V0" in V0_NOTE and "vllm:spec_decode_num_drafts_total" in V0_NOTE
+def test_a_vllm_v0_page_gives_no_counts_and_says_its_acceptance_since_start() -> None:
+    """vLLM V0 (vllm/engine/metrics.py, 0.8.5: ``_log_counter(counter_spec_decode_num_accepted_tokens,
+    spec_decode_metrics.accepted_tokens)`` at every log interval, with lifetime totals) adds running sums to its
+    counters: their delta over a window is no count (review s47a F1: 0.77 read where the window accepted 0.2), so
+    none is read; the note gives the lifetime gauge instead."""
+    page = _v0(5200.0, 2500.0, 3800.0, rate=0.61)
+    assert spec_decode_counters(page) == {}
+    note = v0_acceptance_note(page)
+    assert note is not None and note.startswith(V0_NOTE) and "lifetime totals" in note
+    assert note.endswith("vllm:spec_decode_draft_acceptance_rate): 0.610")
+    assert v0_acceptance_note(_scrape("ngram_before.txt")) is None  # a V1 page has its counts
+    assert v0_acceptance_note(parse_exposition("# TYPE x counter\nx_total 3\n")) is None
 
 
-def test_a_vllm_v0_restart_is_seen_by_counters_going_back() -> None:
-    """V0 exports no _created (prometheus_client.disable_created_metrics()): a restart shows as counters going
-    down, and the counts since the restart are used."""
-    delta = total_delta(
-        spec_decode_counters(_v0(5200.0, 2500.0, 3800.0)), spec_decode_counters(_v0(400.0, 300.0, 380.0))
-    )
-    assert delta is not None and delta.reset and delta.impossible is None and not delta.drafts_counted
-    assert (delta.stats.draft_tokens, delta.stats.accepted_tokens) == (400.0, 300.0)
-    impossible = total_delta(
-        spec_decode_counters(_v0(100.0, 50.0, 80.0)), spec_decode_counters(_v0(200.0, 350.0, 400.0))
-    )
-    assert impossible is not None and impossible.impossible is not None  # 300 accepted of 100 drafted
+def test_a_vllm_v0_note_leaves_out_a_gauge_that_is_no_rate() -> None:
+    for bad in (float("nan"), 1.5, -0.1):
+        note = v0_acceptance_note(_v0(5200.0, 2500.0, 3800.0, rate=bad))
+        assert note == V0_NOTE
+
+
+def test_a_restart_that_lowers_k_counts_only_the_new_servers_positions() -> None:
+    """k=5 before, a restart (new _created) at k=3: positions 4 and 5 no longer exist; padding them with zeros
+    read as 0% acceptance there and raised a false position_collapse alert (review s47a F2)."""
+    before = SpecDecodeCounters(100.0, 500.0, 300.0, (80.0, 60.0, 40.0, 20.0, 10.0), 1.0)
+    after = SpecDecodeCounters(10.0, 30.0, 18.0, (8.0, 6.0, 4.0), 2.0)
+    delta = spec_decode_delta(before, after)
+    assert delta.reset and delta.impossible is None
+    assert delta.stats.per_position_rates == pytest.approx((0.8, 0.6, 0.4))
+    assert delta.stats.mean_acceptance_length == pytest.approx(2.8)
 
 
 def test_no_speculation_means_no_series() -> None:

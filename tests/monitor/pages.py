@@ -75,16 +75,17 @@ _V0_SPEC = (
 )
 
 
-def v0_page(recorded: str, draft_tokens: float, accepted: float, emitted: float) -> str:
+def v0_page(recorded: str, draft_tokens: float, accepted: float, emitted: float, rate: float | None = None) -> str:
     """A vLLM V0 engine's /metrics page made from a recorded V1 one (tests/fixtures/vllm_metrics): every
     ``spec_decode`` family replaced by V0's (:data:`_V0_SPEC`), no ``_created`` samples (V0 calls
-    ``prometheus_client.disable_created_metrics()``) and no ``engine`` label (V0 labels model_name only)."""
+    ``prometheus_client.disable_created_metrics()``) and no ``engine`` label (V0 labels model_name only). ``rate``:
+    the lifetime acceptance-rate gauge (default: accepted / draft tokens)."""
     kept = [
         line.replace('engine="0",', "")
         for line in recorded.splitlines()
         if "spec_decode" not in line and "_created" not in line
     ]
-    values = {"rate": accepted / draft_tokens, "efficiency": 0.5, "accepted": accepted}
+    values = {"rate": accepted / draft_tokens if rate is None else rate, "efficiency": 0.5, "accepted": accepted}
     values |= {"draft_tokens": draft_tokens, "emitted": emitted}
     for name, kind, help_text, key in _V0_SPEC:
         kept += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", f'{name}{{model_name="smollm2"}} {values[key]}']

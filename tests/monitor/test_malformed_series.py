@@ -243,6 +243,19 @@ def test_kv_cache_usage_is_the_fullest_engines_not_a_sum_past_one() -> None:
     assert w.kv_cache_usage == pytest.approx(0.7) and w.running == 20  # requests are still the page's total
 
 
+def test_kv_cache_usage_is_read_under_its_name_before_vllm_0_10() -> None:
+    """vLLM 0.8.5 (vllm/v1/metrics/loggers.py) exports only vllm:gpu_cache_usage_perc; 0.10 and 0.11 both names,
+    0.16 only the new one (review s47a F3: the monitor showed no KV usage on 0.8/0.9 pages)."""
+    from specwise.monitor.window import window_stats
+
+    page = _fleet_page({"a": (10, 100.0, 500, 10)})
+    old = 'vllm:gpu_cache_usage_perc{engine="0",instance="a",model_name="m"} 0.93\n'
+    new = 'vllm:kv_cache_usage_perc{engine="0",instance="a",model_name="m"} 0.5\n'
+    assert window_stats(parse_exposition(page), parse_exposition(page + old), 10.0).kv_cache_usage == 0.93
+    both = window_stats(parse_exposition(page), parse_exposition(page + old + new), 10.0)
+    assert both.kv_cache_usage == 0.5  # the current name wins where a page has both
+
+
 def _page(drafts: int, born: float, generated: float, ttft_count: int) -> str:
     """One server: (spec-decode drafts, every counter's _created, generated tokens, TTFT samples: all 0.05 s)."""
     return (

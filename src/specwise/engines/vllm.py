@@ -57,6 +57,9 @@ class VllmMetricNames:
     running: str = "vllm:num_requests_running"
     waiting: str = "vllm:num_requests_waiting"
     kv_usage: str = "vllm:kv_cache_usage_perc"
+    # the same gauge's name in V0 and in V1 before 0.10 (0.8.5's vllm/v1/metrics/loggers.py exports only this one;
+    # 0.10 and 0.11 both; 0.16 only kv_cache_usage_perc), read where a page has no gauge of the current name
+    kv_usage_before_0_10: str = "vllm:gpu_cache_usage_perc"
     preemptions: str = "vllm:num_preemptions_total"
     generation_tokens: str = "vllm:generation_tokens_total"
     prompt_tokens: str = "vllm:prompt_tokens_total"

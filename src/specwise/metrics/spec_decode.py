@@ -19,8 +19,13 @@ result carries an ``impossible`` detail and its counts must not be used (the mon
 ``impossible_counter`` fault).
 
 vLLM's V0 engine (to 0.9, ``vllm/engine/metrics.py``) exports the draft-token and accepted-token counters under
-the same names but no drafts counter: its series are read with ``drafts_counted=False`` (drafts 0), so the
-acceptance rate is computed and AL and the per-position rates are not (None / empty), never made up.
+the same names, but ``PrometheusStatLogger.log`` adds the *lifetime* totals to them at each local log interval
+(``self._log_counter(counter_spec_decode_num_accepted_tokens, spec_decode_metrics.accepted_tokens)``, whose value
+``vllm/spec_decode/metrics.py`` copies from the rejection sampler's running sums): their increase over a window is a
+sum of lifetime totals, not the window's tokens (vLLM 0.8.5: a window at acceptance 0.2 after a long run at 0.8 reads
+0.77). Its series are therefore not read as counts (:func:`spec_decode_counters` leaves them out); what a V0 page
+does tell is its acceptance rate since the server started, the gauge ``vllm:spec_decode_draft_acceptance_rate``
+(:func:`v0_acceptance_note`).
 """
 
 from __future__ import annotations
@@ -42,7 +47,6 @@ class SpecDecodeCounters(SpecDecodeCounts):
     """Cumulative counter values of one engine's series at one scrape: the counts since the server started."""
 
     created: float | None = None  # vLLM's ..._num_drafts_created: the counter's birth (Unix time)
-    drafts_counted: bool = True  # False: a V0 page (no drafts counter); ``drafts`` is 0, not a count
 
 
 @dataclass(frozen=True)
@@ -50,13 +54,30 @@ class CounterDelta:
     stats: SpecDecodeCounts
     reset: bool
     impossible: str | None = None  # why these counts cannot be right (then they must not be used)
-    drafts_counted: bool = True  # False: a V0 page (no drafts counter); ``stats.drafts`` is 0, not a count
 
 
 V0_NOTE = (
-    f"vLLM V0 metric names (draft and accepted token counters, no {VLLM.spec_drafts}): acceptance rate only; "
-    "mean acceptance length and per-position rates need the drafts count"
+    "vLLM V0 metrics: its spec-decode counters add the lifetime totals at every log interval (vLLM's "
+    "vllm/engine/metrics.py), so no window's acceptance can be read from them; use vLLM V1 (0.9 and later) to "
+    "measure it"
 )
+
+
+def v0_acceptance_note(scrape: Scrape) -> str | None:
+    """What a vLLM V0 page (draft-token counters, no drafts counter) says of acceptance, or None for any other page:
+    that a window's acceptance cannot be read from its counters, and its acceptance rate since the server started
+    (the mean of its ``vllm:spec_decode_draft_acceptance_rate`` gauges, one per model; absent, NaN or out of [0, 1]:
+    not given)."""
+    if not scrape.named(VLLM.spec_draft_tokens) or scrape.named(VLLM.spec_drafts):
+        return None
+    rates = [s.value for s in scrape.named(VLLM.spec_acceptance_rate_v0) if 0.0 <= s.value <= 1.0]
+    since_start = (
+        f"; its acceptance rate since the server started ({VLLM.spec_acceptance_rate_v0}): "
+        f"{sum(rates) / len(rates):.3f}"
+        if rates
+        else ""
+    )
+    return V0_NOTE + since_start
 
 
 def _series(labels: tuple[tuple[str, str], ...]) -> SeriesKey:
@@ -66,8 +87,9 @@ def _series(labels: tuple[tuple[str, str], ...]) -> SeriesKey:
 
 
 def spec_decode_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
-    """vLLM's spec-decode counters per (model_name, engine); empty when the server does not speculate. A series
-    with draft and accepted tokens but no drafts counter (vLLM V0) has ``drafts_counted=False``."""
+    """vLLM's spec-decode counters per (model_name, engine); empty when the server does not speculate, and for a
+    vLLM V0 series (draft and accepted tokens but no drafts counter), whose counters are no counts (module
+    docstring; :func:`v0_acceptance_note`)."""
     totals: dict[SeriesKey, dict[str, float]] = {}
     per_pos: dict[SeriesKey, dict[int, float]] = {}
     created = {_series(s.labels): s.value for s in scrape.named(VLLM.spec_drafts_created)}
@@ -84,13 +106,12 @@ def spec_decode_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
             per_pos.setdefault(_series(s.labels), {})[position] = s.value
     out = {}
     for key, t in totals.items():
-        if {"draft_tokens", "accepted_tokens"} <= set(t):
+        if {"drafts", "draft_tokens", "accepted_tokens"} <= set(t):
             positions = per_pos.get(key, {})
             width = max(positions) + 1 if positions else 0
             per_position = tuple(positions.get(i, 0.0) for i in range(width))
-            counted = "drafts" in t
             out[key] = SpecDecodeCounters(
-                t.get("drafts", 0.0), t["draft_tokens"], t["accepted_tokens"], per_position, created.get(key), counted
+                t["drafts"], t["draft_tokens"], t["accepted_tokens"], per_position, created.get(key)
             )
     return out
 
@@ -126,10 +147,9 @@ def spec_decode_delta(before: SpecDecodeCounters, after: SpecDecodeCounters) -> 
     back = [(name, b, a) for name, (b, a) in zip(names, pairs, strict=True) if a < b]
     known = before.created is not None and after.created is not None
     reset = after.created != before.created if known else bool(back)
-    if reset:  # the server restarted: everything counts from zero again
-        stats = SpecDecodeCounts(after.drafts, after.draft_tokens, after.accepted_tokens, a_pos)
-        return CounterDelta(stats, True, _impossible(stats), after.drafts_counted)
-    counted = before.drafts_counted and after.drafts_counted
+    if reset:  # the server restarted: everything counts from zero again, over the new server's positions only
+        stats = SpecDecodeCounts(after.drafts, after.draft_tokens, after.accepted_tokens, after.accepted_per_position)
+        return CounterDelta(stats, True, _impossible(stats))
     stats = SpecDecodeCounts(
         after.drafts - before.drafts,
         after.draft_tokens - before.draft_tokens,
@@ -139,29 +159,24 @@ def spec_decode_delta(before: SpecDecodeCounters, after: SpecDecodeCounters) -> 
     if back:
         name, b, a = back[0]
         went_back = f"{name} went back ({b:g} -> {a:g}) with _created unchanged: not a restart"
-        return CounterDelta(stats, False, went_back, counted)
-    return CounterDelta(stats, False, _impossible(stats), counted)
+        return CounterDelta(stats, False, went_back)
+    return CounterDelta(stats, False, _impossible(stats))
 
 
 def total_delta(
     before: dict[SeriesKey, SpecDecodeCounters], after: dict[SeriesKey, SpecDecodeCounters]
 ) -> CounterDelta | None:
     """Deltas of every engine series summed (a reset in any series flags the total, so does an impossible one,
-    named, and a series without a drafts counter: then the summed drafts are 0, not a count); None without
-    series."""
+    named); None without series."""
     if not after:
         return None
     reset = False
-    counted = True
     impossible: str | None = None
     drafts = draft_tokens = accepted = 0.0
     per_pos: list[float] = []
     for key, a in after.items():
-        delta = spec_decode_delta(
-            before.get(key, SpecDecodeCounters(0.0, 0.0, 0.0, (), a.created, a.drafts_counted)), a
-        )
+        delta = spec_decode_delta(before.get(key, SpecDecodeCounters(0.0, 0.0, 0.0, (), a.created)), a)
         reset = reset or delta.reset
-        counted = counted and delta.drafts_counted
         impossible = impossible or (delta.impossible and f"{_name(key)}: {delta.impossible}")
         drafts += delta.stats.drafts
         draft_tokens += delta.stats.draft_tokens
@@ -169,9 +184,7 @@ def total_delta(
         per_pos += [0.0] * (len(delta.stats.accepted_per_position) - len(per_pos))
         for i, v in enumerate(delta.stats.accepted_per_position):
             per_pos[i] += v
-    if not counted:  # some series' drafts are unknown: a sum of the others' would be a wrong count
-        drafts = 0.0
-    return CounterDelta(SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(per_pos)), reset, impossible, counted)
+    return CounterDelta(SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(per_pos)), reset, impossible)
 
 
 def _name(key: SeriesKey) -> str:
