@@ -84,6 +84,15 @@ def test_plan_memory_and_simulate_take_a_gpu_file(tmp_path: Path, capsys: pytest
         ({"hbm": 3}, "hbm: unknown key"),
         ({"aliases": "A100"}, "aliases: expected a list of names"),
         ({"segment": "gaming"}, "segment: expected one of datacenter, consumer, got 'gaming'"),
+        # unit slips (review s47b F2): a card of 80 bytes, a step priced at 3.35 B/s
+        ({"memory_bytes": 80}, "memory_bytes: 80 is too small for any GPU: the field is in bytes (80 GiB ="),
+        ({"memory_bandwidth_bytes_per_s": 3.35}, "memory_bandwidth_bytes_per_s: 3.35 is too small for any GPU"),
+        (
+            {"dense_bf16_flops_per_s": 312},
+            "dense_bf16_flops_per_s: 312 is too small for any GPU: the field is in FLOP/s",
+        ),
+        ({"dense_fp8_flops_per_s": 624}, "dense_fp8_flops_per_s: 624 is too small"),
+        ({"interconnect_bytes_per_s": 600}, "interconnect_bytes_per_s: 600 is too small"),
     ],
 )
 def test_a_bad_gpu_file_is_one_line_naming_the_field(tmp_path: Path, edit: dict[str, object], said: str) -> None:

@@ -124,6 +124,9 @@ def test_other_files_are_refused_in_one_line(tmp_path: Path, text: str, fragment
     [
         ({"spec_decode_num_drafts": -5}, r"spec_decode_num_drafts: a count cannot be negative, got -5"),
         ({"spec_decode_accepted_tokens": 1e9}, r"spec_decode_accepted_tokens: 1e\+09 accepted of .* drafted"),
+        # a misspelt key is missing, not 0 (review s47b F5)
+        ({"spec_decode_draft_tokens": None}, r"spec_decode_draft_tokens: missing beside spec_decode_num_drafts"),
+        ({"spec_decode_accepted_tokens": None}, r"spec_decode_accepted_tokens: missing beside spec_decode_num_drafts"),
     ],
 )
 def test_impossible_counts_are_refused_naming_the_field(tmp_path: Path, change: dict[str, Any], message: str) -> None:

@@ -21,7 +21,8 @@ def test_rules_to_stdout_and_file(tmp_path: Path, capsys: pytest.CaptureFixture[
     scenario = str(ROOT / "examples" / "llama70b-ngram.toml")
     assert main(["export", "prometheus-rules", "--scenario", scenario, "--k", "4", "--out", str(dest)]) == 0
     assert "SpecDecodePredictedNetSlowdown" in dest.read_text() and "k=4" in dest.read_text()
-    assert capsys.readouterr().out == ""
+    said = capsys.readouterr()
+    assert said.out == "" and said.err.endswith(f"wrote {dest}\n")  # a file written says so, on stderr
 
 
 def test_grafana_to_file(tmp_path: Path) -> None:

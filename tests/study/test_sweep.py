@@ -12,7 +12,7 @@ from specwise.errors import SpecwiseError
 from specwise.executors.local import LocalExecutor
 from specwise.scenario import parse_scenario
 from specwise.study.decide import crossover, decide
-from specwise.study.sweep import run_sweep
+from specwise.study.sweep import run_cell, run_sweep
 
 
 def _scenario(method: dict[str, object], qps: list[float]) -> dict[str, object]:
@@ -102,6 +102,17 @@ def test_parallel_sweep_equals_serial() -> None:
     serial = decide(sc, run_sweep(sc, LocalExecutor(1))).to_json()
     parallel = decide(sc, run_sweep(sc, LocalExecutor(2))).to_json()
     assert serial["results"] == parallel["results"]
+
+
+def test_a_cell_is_the_same_whatever_other_rates_the_sweep_holds() -> None:
+    """Review s47b F1: cells were seeded by the rate's place in [sweep].qps, so adding 1 QPS to a sweep of [2]
+    changed the 2 QPS traffic (speedup 1.026 -> 1.008)."""
+    one = parse_scenario(_scenario({"method": "ngram", "acceptance": 0.6}, [2.0]))
+    one = replace(one, sweep=replace(one.sweep, num_requests=60))
+    two = replace(one, sweep=replace(one.sweep, qps=(8.0, 1.0, 2.0)))
+    for k in (0, 4):
+        assert run_cell(one, 2.0, k) == run_cell(two, 2.0, k)
+    assert run_cell(one, 2.0, 4) != run_cell(one, 2.5, 4)
 
 
 def test_crossover_interpolation() -> None:

@@ -23,6 +23,16 @@ from specwise.stats import Percentiles, ratio
 SCHEMA = Schema("specwise.bench", 1)
 
 
+def count_beside_drafts(f: Fields, key: str) -> float:
+    """``spec_decode_draft_tokens`` or ``spec_decode_accepted_tokens`` of a result that has
+    ``spec_decode_num_drafts``: vLLM writes the three together (``vllm/benchmarks/serve.py``), so one missing is a
+    misspelt or cut key, said as missing, not read as 0 (review s47b F5)."""
+    value = f.number(key)
+    if value is None:
+        raise f.fail(key, "missing beside spec_decode_num_drafts (vLLM's result writes the three counts together)")
+    return value
+
+
 @dataclass(frozen=True)
 class SpecDecodeReading:
     """What a level measured of speculation. vLLM: counter deltas (``counts``); llama.cpp: drafted and accepted
@@ -51,8 +61,8 @@ class SpecDecodeReading:
         engine = f.text("engine", "vllm") or "vllm"
         drafts = f.number("spec_decode_num_drafts")
         if drafts is not None:
-            draft_tokens = f.number("spec_decode_draft_tokens", 0.0) or 0.0
-            accepted = f.number("spec_decode_accepted_tokens", 0.0) or 0.0
+            draft_tokens = count_beside_drafts(f, "spec_decode_draft_tokens")
+            accepted = count_beside_drafts(f, "spec_decode_accepted_tokens")
             rates = [r for r in f.numbers("spec_decode_per_position_acceptance_rates") if r is not None]
             return cls(engine, SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(r * drafts for r in rates)))
         return cls(

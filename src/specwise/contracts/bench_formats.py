@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from specwise.acceptance.counts import SpecDecodeCounts
-from specwise.contracts.bench import BenchConfig, BenchDoc, BenchLevel, SpecDecodeReading
+from specwise.contracts.bench import BenchConfig, BenchDoc, BenchLevel, SpecDecodeReading, count_beside_drafts
 from specwise.contracts.document import MAX_DOCUMENT_BYTES, DocumentError, Fields, JsonObject
 from specwise.contracts.guidellm_report import GuidellmReport, from_guidellm_report, is_guidellm_report
 from specwise.errors import SpecwiseError
@@ -107,8 +107,8 @@ def _spec_decode(f: Fields) -> SpecDecodeReading | None:
     rates = [r for r in f.numbers("spec_decode_per_position_acceptance_rates") if r is not None]
     if any(not 0.0 <= r <= 1.0 for r in rates):
         raise f.fail("spec_decode_per_position_acceptance_rates", f"rates must be fractions in [0, 1], got {rates}")
-    draft_tokens = f.number("spec_decode_draft_tokens", 0.0) or 0.0
-    accepted = f.number("spec_decode_accepted_tokens", 0.0) or 0.0
+    draft_tokens = count_beside_drafts(f, "spec_decode_draft_tokens")
+    accepted = count_beside_drafts(f, "spec_decode_accepted_tokens")
     for key, value in (("num_drafts", drafts), ("draft_tokens", draft_tokens), ("accepted_tokens", accepted)):
         if value < 0:
             raise f.fail(f"spec_decode_{key}", f"a count cannot be negative, got {value:g}")

@@ -18,6 +18,19 @@ _KEYS = frozenset(
 )
 
 
+# The smallest plausible value of each rate or size, in the field's unit, and what a value under it likely is: a
+# unit slip (80 for 80 GiB, 3.35 for 3.35 TB/s) that would plan a card of 80 bytes or price a step at hours.
+# No GPU vLLM runs on has less than 1 GiB, 10 GB/s of memory bandwidth, 1 TFLOP/s or 100 MB/s between GPUs.
+_FLOORS = {
+    "memory_bytes": (2**30, "bytes (80 GiB = 85899345920)"),
+    "memory_bandwidth_bytes_per_s": (1e10, "bytes per second (3.35 TB/s = 3.35e12)"),
+    "dense_bf16_flops_per_s": (1e12, "FLOP/s (989 TFLOP/s = 9.89e14)"),
+    "dense_fp8_flops_per_s": (1e12, "FLOP/s (1979 TFLOP/s = 1.979e15)"),
+    "dense_int8_ops_per_s": (1e12, "operations per second (1979 TOPS = 1.979e15)"),
+    "interconnect_bytes_per_s": (1e8, "bytes per second (900 GB/s = 9e11)"),
+}
+
+
 def looks_like_gpu_file(name: str) -> bool:
     """A ``--gpu`` value meant as a file: a ``.json`` name or a path (``./``, ``/``, ``~``)."""
     return name.lower().endswith(".json") or name.startswith((".", "/", "~"))
@@ -43,6 +56,9 @@ def load_gpu_file(path: Path) -> GpuSpec:
         for key, value in [*sizes.items(), *rates.items()]:
             if value is not None and value <= 0:
                 raise f.fail(key, f"must be positive, got {value:g}" + (" (null: none)" if key in rates else ""))
+            floor, unit = _FLOORS[key]
+            if value is not None and value < floor:  # review s47b F2: a unit slip gave a card of 80 bytes
+                raise f.fail(key, f"{value:g} is too small for any GPU: the field is in {unit}")
         return GpuSpec(
             name=name,
             vendor=f.text("vendor", "") or "",

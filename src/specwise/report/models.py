@@ -127,7 +127,7 @@ def render_model_spec(view: ModelSpecView, out: Console | None = None, wide: boo
         table.add_row("source", escape(view.catalog_source))
     table.add_row("architecture", f"{spec.architecture} ({spec.model_type})")
     table.add_row("parameters", params)
-    table.add_row("weights (as stored)", f"{fmt_bytes(view.weight_bytes)} ({view.stored_as})")
+    table.add_row("weights (as served)", f"{fmt_bytes(view.weight_bytes)} ({view.stored_as})")
     table.add_row(
         "layers / hidden / intermediate", f"{spec.num_layers} / {spec.hidden_size} / {spec.intermediate_size}"
     )
