@@ -247,3 +247,25 @@ def test_wide_keeps_a_long_title_on_one_line() -> None:
         lines = out.export_text().splitlines()
         assert (title.strip() in lines) is wide  # without --wide it wraps at the terminal's 80 columns
         assert wide or max(len(line) for line in lines) <= 80
+
+
+def test_wide_keeps_simulate_and_plan_memory_sentences_on_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review s47b F6: with --wide (a pipe's grep), simulate's and plan-memory's sentences wrapped at 80 columns,
+    as advise's no longer did; without it they still fold to the terminal."""
+    doc = _sweep("simulate-llama70b-ngram.json")
+    for wide in (True, False):
+        out = recorder(80)
+        render_sweep(doc, out, wide=wide)
+        lines = out.export_text().splitlines()
+        predictor = [line for line in lines if line.startswith("predictor: ")]
+        assert len(predictor) == 1
+        assert (len(predictor[0]) > 80) is wide and (predictor[0].rstrip().endswith(")") or not wide)
+    monkeypatch.setenv("COLUMNS", "80")
+    argv = ["plan-memory", "--target", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "RTX4090"]
+    assert main([*argv, "--wide"]) == 1
+    [verdict] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("does not fit")]
+    assert verdict.endswith("--max-model-len 38752 or less would fit")
+    assert main(argv) == 1
+    assert max(len(line) for line in capsys.readouterr().out.splitlines()) <= 80

@@ -14,11 +14,15 @@ and ``percentiles.p90``/``p99``). Units, from the field descriptions and ``schem
 
 Definitions differ from the names: guidellm's ``inter_token_latency_ms`` is per request
 ``(last token - first token) / (output tokens - 1)`` -- specwise's (and vLLM's) TPOT -- while guidellm's
-``time_per_output_token_ms`` counts from the request start, first token included, and is not read. guidellm keeps
-no per-gap inter-token series, so only the mean of specwise's ITL (the token-weighted mean of the same gaps) is
-known. Latencies are read from the ``successful`` requests and throughput from ``total``, as guidellm's own console
-tables print them (``benchmark/outputs/console.py``). guidellm measures at the client only: it reads no server
-counters, so a report has no speculative-decoding acceptance (``spec_decode`` is None on every level).
+``time_per_output_token_ms`` counts from the request start, first token included, and is not read. guidellm's
+summary of ``inter_token_latency_ms`` weighs each request by its output tokens - 1 (a fixture of 30 requests of 60
+tokens counts 1,770), so its mean is the token-weighted mean -- specwise's ITL mean, exactly -- and its percentiles,
+read as TPOT's, are token-weighted: the per-request percentiles only when every request has the same output length
+(``max_tokens`` with ``ignore_eos``, as guidellm's synthetic runs), else weighted towards the long requests (review
+s47a F5). guidellm keeps no per-gap inter-token series, so ITL's percentiles are unknown. Latencies are read from the
+``successful`` requests and throughput from ``total``, as guidellm's own console tables print them
+(``benchmark/outputs/console.py``). guidellm measures at the client only: it reads no server counters, so a report
+has no speculative-decoding acceptance (``spec_decode`` is None on every level).
 """
 
 from __future__ import annotations

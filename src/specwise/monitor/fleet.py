@@ -8,8 +8,11 @@ acceptance rate = accepted tokens / draft tokens, AL = 1 + accepted tokens / dra
 rates, which would weigh an idle replica like a busy one. Issue 15 ("Beyond one server").
 
 ``increase()`` is Prometheus' own: counter resets handled, and extrapolated to the window's edges, so counts are
-not integers; the extrapolation scales every counter of one replica alike (they share its scrape timestamps), so a
-replica's acceptance rate and AL are its exact counter-delta ratios.
+not integers. The extrapolation scales a replica's counters alike (they share its scrape timestamps), so its
+acceptance rate and AL are its counter-delta ratios -- except for a series younger than the window: Prometheus
+stops extrapolating at a counter's zero point (``extrapolatedRate`` in promql/functions.go), which depends on each
+counter's own first value, so a replica started just before the window is off by a few percent (review s47a F6:
+0.1051 for 0.1000 on a 1-minute window of 15 s scrapes).
 
 The answers are vetted by the rules ``--url`` applies to a scrape (:mod:`specwise.monitor.vet`,
 :func:`specwise.metrics.spec_decode.spec_decode_delta`): a non-finite or negative increase, or more tokens accepted

@@ -22,6 +22,10 @@ from specwise.metrics.spec_decode import (
     v0_acceptance_note,
 )
 
+# The monitor's latency percentiles, from vLLM's histograms. Its ``itl_s`` is vLLM's: one sample per engine step per
+# request (vllm/v1/metrics/stats.py), whatever number of tokens the step emitted, so under speculation it is about
+# AL times bench's token-normalised ``itl_s`` (bench's per-chunk ``itl_per_chunk_s`` is the comparable one; review
+# s47a F7). ``tpot_s`` (per request) compares with bench's.
 LATENCY_HISTOGRAMS = {
     "ttft_s": VLLM.ttft,
     "itl_s": VLLM.itl,

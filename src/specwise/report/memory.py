@@ -12,7 +12,7 @@ from specwise.compat.pair import PairReport
 from specwise.memory import MemoryPlan, ModelMemory
 from specwise.report.console import console
 from specwise.report.models import render_pair_findings
-from specwise.report.tables import print_table
+from specwise.report.tables import print_table, sayer
 from specwise.units import fmt_bytes, fmt_count
 
 
@@ -85,12 +85,12 @@ def render_memory_plan(
         f"{plan.max_concurrent_seqs_without_draft:,}",
     )
     print_table(out, budget, wide=wide)
-    _verdict(out, plan)
+    _verdict(sayer(out, wide), plan)
     if pair is not None:
         render_pair_findings(pair, out, wide)
 
 
-def _verdict(out: Console, plan: MemoryPlan) -> None:
+def _verdict(say: Callable[..., None], plan: MemoryPlan) -> None:
     """Fits or not, with the figures; then the plan's warnings."""
     if plan.fits:
         verdict = (
@@ -101,8 +101,8 @@ def _verdict(out: Console, plan: MemoryPlan) -> None:
         cost = plan.draft_concurrency_cost
         if cost is not None and cost < 0.25:  # larger costs are printed as a warning below
             verdict += f"; the draft costs {cost:.0%} of concurrency"
-        out.print(verdict)
+        say(verdict)
     else:
-        out.print("[bold red]does not fit[/bold red]: " + "; ".join(plan.problems))
+        say("[bold red]does not fit[/bold red]: " + "; ".join(plan.problems))
     for w in plan.warnings:
-        out.print(f"[yellow]warning[/yellow]: {escape(w)}")
+        say(f"[yellow]warning[/yellow]: {escape(w)}")

@@ -17,7 +17,7 @@ from specwise.report.overload import (
     speculation_only_loads,
     speedup_overloaded,
 )
-from specwise.report.tables import print_table
+from specwise.report.tables import print_table, sayer
 
 METRIC_LABELS = {
     "e2e": "E2E latency (p50)",
@@ -58,32 +58,29 @@ def render_sweep(doc: SweepResult, out: Console | None = None, wide: bool = Fals
         cells.append("-" if doc.speedup_undefined(q) else str(best))
         table.add_row(*cells)
     print_table(out, table, wide=wide)
+    say = sayer(out, wide)
     if doc.schedule_results:
-        out.print(
-            "sched: the speedup with the scenario's k-by-batch-size schedule ([speculation].k_schedule)", markup=False
-        )
-    out.print(pays_sentence(doc))
+        say("sched: the speedup with the scenario's k-by-batch-size schedule ([speculation].k_schedule)", markup=False)
+    say(pays_sentence(doc))
     if (undefined := [q for q in doc.qps if doc.speedup_undefined(q)]) and metric == "goodput":
         loads = ", ".join(f"{q:g}" for q in undefined)
-        out.print(
+        say(
             f"-: at {loads} QPS no request met the SLOs without speculation (goodput 0), so no goodput speedup is "
             "defined there (--json: null; each row's goodput_per_s is given)"
         )
         for q in undefined:
             if (top := doc.only_speculation_has_goodput(q)) is not None:
-                out.print(
+                say(
                     f"only speculation meets the SLOs at {q:g} QPS: {top.goodput_per_s:.2f} req/s with k={top.k} "
                     "(none without)"
                 )
     if (only := speculation_only_sentence(doc)) is not None:
-        out.print(only)
+        say(only)
     for line in saturation_lines(doc):
-        out.print(line)
-    out.print(
-        escape(f"predictor: {doc.predictor}; speedups {band_text(doc.band, doc.band_statistic, doc.band_source)}")
-    )
+        say(line)
+    say(escape(f"predictor: {doc.predictor}; speedups {band_text(doc.band, doc.band_statistic, doc.band_source)}"))
     for w in doc.warnings:
-        out.print(f"[yellow]warning[/yellow]: {escape(w)}")
+        say(f"[yellow]warning[/yellow]: {escape(w)}")
 
 
 def render_partial(doc: PartialSweep, out: Console | None = None, wide: bool = False) -> None:
@@ -108,13 +105,12 @@ def render_partial(doc: PartialSweep, out: Console | None = None, wide: bool = F
             "-" if s is None else f"{s:.2f}",
         )
     print_table(out, table, wide=wide)
-    out.print(
+    say = sayer(out, wide)
+    say(
         "no best k, crossover or capacity: those need every cell (a rerun gives these cells again: each seeds its own"
         " random numbers)"
     )
-    out.print(
-        escape(f"predictor: {doc.predictor}; speedups {band_text(doc.band, doc.band_statistic, doc.band_source)}")
-    )
+    say(escape(f"predictor: {doc.predictor}; speedups {band_text(doc.band, doc.band_statistic, doc.band_source)}"))
 
 
 def saturation_lines(doc: SweepResult) -> list[str]:
