@@ -117,6 +117,22 @@ def test_a_vllm_v0_page_gives_no_counts_and_says_its_acceptance_since_start() ->
     assert v0_acceptance_note(parse_exposition("# TYPE x counter\nx_total 3\n")) is None
 
 
+def test_a_page_federating_v0_and_v1_servers_counts_the_v1_and_names_the_v0_left_out() -> None:
+    v1 = (FIXTURES / "ngram_before.txt").read_text()
+    v0 = (
+        'vllm:spec_decode_num_draft_tokens_total{model_name="old"} 900\n'
+        'vllm:spec_decode_num_accepted_tokens_total{model_name="old"} 450\n'
+        'vllm:spec_decode_draft_acceptance_rate{model_name="old"} 0.5\n'
+    )
+    page = parse_exposition(v1 + v0)
+    assert set(spec_decode_counters(page)) == set(spec_decode_counters(_scrape("ngram_before.txt")))
+    note = v0_acceptance_note(page)
+    assert (
+        note == V0_NOTE + ' (model_name="old" left out of the window\'s counts); its acceptance rate since the '
+        "server started (vllm:spec_decode_draft_acceptance_rate): 0.500"
+    )
+
+
 def test_a_vllm_v0_note_leaves_out_a_gauge_that_is_no_rate() -> None:
     for bad in (float("nan"), 1.5, -0.1):
         note = v0_acceptance_note(_v0(5200.0, 2500.0, 3800.0, rate=bad))

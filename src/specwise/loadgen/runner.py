@@ -246,9 +246,10 @@ def level_spec_decode(
     if delta is not None and delta.impossible:  # counts no server can produce: reported, never averaged in
         errors.append(f"spec-decode counters unusable: {delta.impossible}")
         return None, False
-    if delta is None and (v0 := v0_acceptance_note(after_scrape)) is not None:  # no count to read
+    if (v0 := v0_acceptance_note(after_scrape)) is not None:  # a V0 server's counters are no counts: said
         errors.append(v0)
-        return None, False
+        if delta is None:
+            return None, False
     if delta is not None:
         return SpecDecodeReading("vllm", delta.stats), delta.reset
     llama = llamacpp_acceptance(before_scrape, after_scrape)

@@ -64,11 +64,14 @@ V0_NOTE = (
 
 
 def v0_acceptance_note(scrape: Scrape) -> str | None:
-    """What a vLLM V0 page (draft-token counters, no drafts counter) says of acceptance, or None for any other page:
-    that a window's acceptance cannot be read from its counters, and its acceptance rate since the server started
-    (the mean of its ``vllm:spec_decode_draft_acceptance_rate`` gauges, one per model; absent, NaN or out of [0, 1]:
-    not given)."""
-    if not scrape.named(VLLM.spec_draft_tokens) or scrape.named(VLLM.spec_drafts):
+    """What the vLLM V0 series of a page (draft-token counters, no drafts counter) say of acceptance, or None where
+    there are none: that a window's acceptance cannot be read from their counters, and the acceptance rate since
+    their server started (the mean of the page's ``vllm:spec_decode_draft_acceptance_rate`` gauges, one per model;
+    absent, NaN or out of [0, 1]: not given). A page that federates V0 and V1 servers gets the V1 series' counts
+    (:func:`spec_decode_counters`) and this note naming the V0 series left out."""
+    with_drafts = {_series(s.labels) for s in scrape.named(VLLM.spec_drafts)}
+    v0 = sorted({key for s in scrape.named(VLLM.spec_draft_tokens) if (key := _series(s.labels)) not in with_drafts})
+    if not v0:
         return None
     rates = [s.value for s in scrape.named(VLLM.spec_acceptance_rate_v0) if 0.0 <= s.value <= 1.0]
     since_start = (
@@ -77,7 +80,8 @@ def v0_acceptance_note(scrape: Scrape) -> str | None:
         if rates
         else ""
     )
-    return V0_NOTE + since_start
+    left_out = f" ({', '.join(_name(key) for key in v0)} left out of the window's counts)" if with_drafts else ""
+    return V0_NOTE + left_out + since_start
 
 
 def _series(labels: tuple[tuple[str, str], ...]) -> SeriesKey:
@@ -188,4 +192,4 @@ def total_delta(
 
 
 def _name(key: SeriesKey) -> str:
-    return ",".join(f'{k}="{v}"' for k, v in (("model_name", key[0]), ("engine", key[1]), *key[2]))
+    return ",".join(f'{k}="{v}"' for k, v in (("model_name", key[0]), ("engine", key[1]), *key[2]) if v)

@@ -314,10 +314,13 @@ def window_stats(before: Scrape, after: Scrape, window_s: float, after_at: float
     models = tuple(sorted({key[0] for key in after_c}))
     same_server = _same_server(before_c, after_c)
     delta = total_delta(before_c, after_c)
-    if delta is None:
+    v0 = v0_acceptance_note(after)
+    if v0 is not None:  # a V0 server's counters are no counts: said, never read (a V1 server beside it is)
+        notes.append(v0)
+    if delta is None and v0 is None:
         vllm = any(x.name.startswith("vllm:") for x in after.samples)
-        notes.append(v0_acceptance_note(after) or (NO_SPEC_NOTE if vllm else NOT_VLLM_NOTE))
-    elif delta.impossible is not None:
+        notes.append(NO_SPEC_NOTE if vllm else NOT_VLLM_NOTE)
+    elif delta is not None and delta.impossible is not None:
         faults.append((IMPOSSIBLE_COUNTER, f"{delta.impossible}: acceptance not computed for this window"))
     rates, rates_reset = _rates(before, after, window_s, same_server, faults, after_at)
     latency, latency_reset = _latency(before, after, same_server, notes, faults)
