@@ -1,6 +1,6 @@
-"""``bench`` against /metrics pages it must not misread (review 17-B findings 4 and 5, review s47a F1): a vLLM V0
-page (its draft and accepted token counters add lifetime totals at every log interval, and it has no drafts counter)
-gives no acceptance, and a note with the server's lifetime rate; a NaN spec-decode
+"""``bench`` against /metrics pages it must not misread (review 17-B findings 4 and 5, review s47a F1): a page with
+draft and accepted token counters but no drafts counter (vLLM V1 before 0.8.5) gives the acceptance rate, no made-up
+AL, and a note; a vLLM V0 page (whose counters add lifetime totals) gives no acceptance and says why; a NaN spec-decode
 sample is a ``non_finite_sample`` in ``scrape_errors`` and the table, and no NaN reaches ``--output`` (JSON has
 none). Real vLLM pages (tests/fixtures/vllm_metrics), some edited, served in order on loopback next to the mock
 OpenAI server; every run is a few short requests."""
@@ -21,7 +21,7 @@ from specwise.contracts.bench_table import FIELDS, Cell, render
 from specwise.loadgen.mock_server import MockBehaviour, MockServer
 from specwise.loadgen.runner import level_spec_decode
 from specwise.loadgen.store import ResultStore
-from specwise.metrics.spec_decode import V0_NOTE
+from specwise.metrics.spec_decode import NO_DRAFTS_NOTE, V0_NOTE
 from tests.monitor.pages import Pages, serve_pages, v0_page
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_metrics"
@@ -31,9 +31,10 @@ ACCEPTED = 'vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="sm
 NAN_AFTER = "".join(
     f"{ACCEPTED} NaN\n" if line.startswith(ACCEPTED + " ") else line for line in AFTER.splitlines(keepends=True)
 )
-V0_BEFORE = v0_page(BEFORE, 4000.0, 2000.0, 3000.0, rate=0.5)
-V0_AFTER = v0_page(BEFORE, 5200.0, 2500.0, 3800.0, rate=0.48)
-V0_SAYS = V0_NOTE + "; its acceptance rate since the server started (vllm:spec_decode_draft_acceptance_rate): 0.480"
+V0_BEFORE = v0_page(BEFORE, 4000.0, 2000.0, 3000.0, v0=False)  # no drafts counter: vLLM V1 before 0.8.5
+V0_AFTER = v0_page(BEFORE, 5200.0, 2500.0, 3800.0, v0=False)
+REAL_V0_BEFORE = v0_page(BEFORE, 4000.0, 2000.0, 3000.0, rate=0.5)
+REAL_V0_AFTER = v0_page(BEFORE, 5200.0, 2500.0, 3800.0, rate=0.48)
 
 
 def _strict(text: str) -> Any:
@@ -81,23 +82,35 @@ def _level(store_dir: Path, before: str, after: str) -> tuple[Any, list[str]]:
 # finding 4: vLLM V0 pages
 
 
-def test_a_v0_level_reads_no_acceptance_and_says_why(tmp_path: Path) -> None:
-    """Before: 500 / 1200 = 0.42 read from the counters' deltas, which are sums of lifetime totals."""
+def test_a_v0_level_reads_the_acceptance_rate_and_says_why_there_is_no_al(tmp_path: Path) -> None:
     reading, errors = _level(tmp_path, V0_BEFORE, V0_AFTER)
-    assert reading is None
-    assert errors == [V0_SAYS]
+    assert reading is not None and reading.counts is None and reading.engine == "vllm"
+    assert reading.acceptance_rate == pytest.approx(500 / 1200) and reading.acceptance_length is None
+    assert (reading.draft_tokens, reading.accepted_tokens) == (1200.0, 500.0)
+    assert errors == [NO_DRAFTS_NOTE]
 
 
-def test_bench_against_a_v0_server_writes_no_acceptance_and_says_why(
+def test_a_real_v0_level_reads_no_acceptance_and_says_why(tmp_path: Path) -> None:
+    """vLLM V0's counters add lifetime totals at every log interval: before, 500 / 1200 = 0.42 was read from their
+    deltas (review s47a F1)."""
+    reading, errors = _level(tmp_path, REAL_V0_BEFORE, REAL_V0_AFTER)
+    since = "; its acceptance rate since the server started (vllm:spec_decode_draft_acceptance_rate): 0.480"
+    assert reading is None and errors == [V0_NOTE + since]
+
+
+def test_bench_against_a_v0_server_shows_its_rate_and_writes_no_al(
     serve: Any, openai: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = serve("v0", V0_BEFORE, V0_BEFORE, V0_AFTER)  # before, the probe a moment later, after
     doc, out = _bench(openai, url, tmp_path, "v0.json", capsys)
     (level,) = doc["levels"]
-    assert level["spec_decode"] is None
-    assert level["scrape_errors"] == [V0_SAYS]
+    sd = level["spec_decode"]
+    assert sd["spec_decode_acceptance_rate"] == pytest.approx(500 / 1200)
+    assert sd["spec_decode_acceptance_length"] is None and "spec_decode_num_drafts" not in sd
+    assert level["scrape_errors"] == [NO_DRAFTS_NOTE]
     (row,) = _strict(out.read_text())["rows"]
-    assert all(row[k] is None for k in FIELDS if k.startswith("spec_decode_"))
+    assert row["spec_decode_acceptance_rate"] == pytest.approx(100 * 500 / 1200)
+    assert row["spec_decode_num_drafts"] is None and row["spec_decode_acceptance_length"] is None
 
 
 # finding 5: a NaN spec-decode sample

@@ -19,7 +19,7 @@ from specwise.metrics import (
     spec_decode_delta,
 )
 from specwise.metrics.histogram import HistogramSnapshot
-from specwise.metrics.spec_decode import V0_NOTE, v0_acceptance_note
+from specwise.metrics.spec_decode import NO_DRAFTS_NOTE, V0_NOTE, total_delta, v0_acceptance_note
 from tests.monitor.pages import v0_page
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_metrics"
@@ -98,16 +98,51 @@ def test_a_position_accepted_more_often_than_drafts_is_impossible() -> None:
     assert delta.impossible == "position 2 accepted 40 times in 34 drafts"
 
 
-def _v0(draft_tokens: float, accepted: float, emitted: float, rate: float | None = None):  # type: ignore[no-untyped-def]
-    page = v0_page((FIXTURES / "ngram_before.txt").read_text(), draft_tokens, accepted, emitted, rate)
+def _v0(draft_tokens: float, accepted: float, emitted: float, rate: float | None = None, v0: bool = True):  # type: ignore[no-untyped-def]
+    page = v0_page((FIXTURES / "ngram_before.txt").read_text(), draft_tokens, accepted, emitted, rate, v0)
     return parse_exposition(page, source="v0 page")
+
+
+def _early_v1(draft_tokens: float, accepted: float):  # type: ignore[no-untyped-def]
+    """vLLM V1 before 0.8.5: SpecDecodingProm had only the draft and accepted token counters, inc'd per step."""
+    return _v0(draft_tokens, accepted, 0.0, v0=False)
+
+
+def test_an_early_v1_page_gives_the_acceptance_rate_and_no_made_up_drafts() -> None:
+    """Draft and accepted token counters but no drafts counter (vLLM V1 before 0.8.5): the rate is accepted / draft
+    tokens; AL and per-position need the drafts and stay unknown."""
+    before = spec_decode_counters(_early_v1(4000.0, 2000.0))
+    after = spec_decode_counters(_early_v1(5200.0, 2500.0))
+    assert set(after) == {("smollm2", "", ())}
+    a = after["smollm2", "", ()]
+    assert not a.drafts_counted and a.created is None and a.accepted_per_position == ()
+    delta = total_delta(before, after)
+    assert delta is not None and not delta.reset and delta.impossible is None and not delta.drafts_counted
+    s = delta.stats
+    assert (s.draft_tokens, s.accepted_tokens) == (1200.0, 500.0)
+    assert s.acceptance_rate == pytest.approx(500 / 1200)
+    assert s.mean_acceptance_length is None and s.per_position_rates == () and s.drafts == 0
+    assert "vllm:spec_decode_num_drafts_total" in NO_DRAFTS_NOTE and "before 0.8.5" in NO_DRAFTS_NOTE
+    assert v0_acceptance_note(_early_v1(5200.0, 2500.0)) is None
+
+
+def test_a_no_drafts_restart_is_seen_by_counters_going_back() -> None:
+    """No _created on the page: a restart shows as counters going down, and the counts since the restart are
+    used."""
+    delta = total_delta(spec_decode_counters(_early_v1(5200.0, 2500.0)), spec_decode_counters(_early_v1(400.0, 300.0)))
+    assert delta is not None and delta.reset and delta.impossible is None and not delta.drafts_counted
+    assert (delta.stats.draft_tokens, delta.stats.accepted_tokens) == (400.0, 300.0)
+    impossible = total_delta(
+        spec_decode_counters(_early_v1(100.0, 50.0)), spec_decode_counters(_early_v1(200.0, 350.0))
+    )
+    assert impossible is not None and impossible.impossible is not None  # 300 accepted of 100 drafted
 
 
 def test_a_vllm_v0_page_gives_no_counts_and_says_its_acceptance_since_start() -> None:
     """vLLM V0 (vllm/engine/metrics.py, 0.8.5: ``_log_counter(counter_spec_decode_num_accepted_tokens,
     spec_decode_metrics.accepted_tokens)`` at every log interval, with lifetime totals) adds running sums to its
     counters: their delta over a window is no count (review s47a F1: 0.77 read where the window accepted 0.2), so
-    none is read; the note gives the lifetime gauge instead."""
+    none is read; it is told by what only V0 exports (its acceptance gauge, its emitted-tokens counter)."""
     page = _v0(5200.0, 2500.0, 3800.0, rate=0.61)
     assert spec_decode_counters(page) == {}
     note = v0_acceptance_note(page)
@@ -115,6 +150,8 @@ def test_a_vllm_v0_page_gives_no_counts_and_says_its_acceptance_since_start() ->
     assert note.endswith("vllm:spec_decode_draft_acceptance_rate): 0.610")
     assert v0_acceptance_note(_scrape("ngram_before.txt")) is None  # a V1 page has its counts
     assert v0_acceptance_note(parse_exposition("# TYPE x counter\nx_total 3\n")) is None
+    for bad in (float("nan"), 1.5, -0.1):  # V0 sets the gauge to NaN before any draft: no rate said
+        assert v0_acceptance_note(_v0(5200.0, 2500.0, 3800.0, rate=bad)) == V0_NOTE
 
 
 def test_a_page_federating_v0_and_v1_servers_counts_the_v1_and_names_the_v0_left_out() -> None:
@@ -122,21 +159,15 @@ def test_a_page_federating_v0_and_v1_servers_counts_the_v1_and_names_the_v0_left
     v0 = (
         'vllm:spec_decode_num_draft_tokens_total{model_name="old"} 900\n'
         'vllm:spec_decode_num_accepted_tokens_total{model_name="old"} 450\n'
+        'vllm:spec_decode_num_emitted_tokens_total{model_name="old"} 600\n'
         'vllm:spec_decode_draft_acceptance_rate{model_name="old"} 0.5\n'
     )
     page = parse_exposition(v1 + v0)
     assert set(spec_decode_counters(page)) == set(spec_decode_counters(_scrape("ngram_before.txt")))
-    note = v0_acceptance_note(page)
-    assert (
-        note == V0_NOTE + ' (model_name="old" left out of the window\'s counts); its acceptance rate since the '
-        "server started (vllm:spec_decode_draft_acceptance_rate): 0.500"
+    assert v0_acceptance_note(page) == (
+        V0_NOTE + ' (model_name="old" left out of the window\'s counts); its acceptance rate since the server started '
+        "(vllm:spec_decode_draft_acceptance_rate): 0.500"
     )
-
-
-def test_a_vllm_v0_note_leaves_out_a_gauge_that_is_no_rate() -> None:
-    for bad in (float("nan"), 1.5, -0.1):
-        note = v0_acceptance_note(_v0(5200.0, 2500.0, 3800.0, rate=bad))
-        assert note == V0_NOTE
 
 
 def test_a_restart_that_lowers_k_counts_only_the_new_servers_positions() -> None:

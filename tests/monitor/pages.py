@@ -75,11 +75,14 @@ _V0_SPEC = (
 )
 
 
-def v0_page(recorded: str, draft_tokens: float, accepted: float, emitted: float, rate: float | None = None) -> str:
+def v0_page(
+    recorded: str, draft_tokens: float, accepted: float, emitted: float, rate: float | None = None, v0: bool = True
+) -> str:
     """A vLLM V0 engine's /metrics page made from a recorded V1 one (tests/fixtures/vllm_metrics): every
     ``spec_decode`` family replaced by V0's (:data:`_V0_SPEC`), no ``_created`` samples (V0 calls
     ``prometheus_client.disable_created_metrics()``) and no ``engine`` label (V0 labels model_name only). ``rate``:
-    the lifetime acceptance-rate gauge (default: accepted / draft tokens)."""
+    the lifetime acceptance-rate gauge (default: accepted / draft tokens). ``v0=False``: the two token counters only,
+    as vLLM V1 before 0.8.5 exported them (real counts, no drafts counter)."""
     kept = [
         line.replace('engine="0",', "")
         for line in recorded.splitlines()
@@ -88,5 +91,7 @@ def v0_page(recorded: str, draft_tokens: float, accepted: float, emitted: float,
     values = {"rate": accepted / draft_tokens if rate is None else rate, "efficiency": 0.5, "accepted": accepted}
     values |= {"draft_tokens": draft_tokens, "emitted": emitted}
     for name, kind, help_text, key in _V0_SPEC:
+        if not v0 and key not in ("accepted", "draft_tokens"):
+            continue
         kept += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", f'{name}{{model_name="smollm2"}} {values[key]}']
     return "\n".join(kept) + "\n"

@@ -17,7 +17,7 @@ from specwise.cli import main
 from specwise.errors import SpecwiseError
 from specwise.metrics import parse_exposition
 from specwise.metrics.exposition import Scrape
-from specwise.metrics.spec_decode import V0_NOTE
+from specwise.metrics.spec_decode import NO_DRAFTS_NOTE, V0_NOTE
 from specwise.monitor.loop import Target, evaluate_once, server_window
 from specwise.monitor.rules import Thresholds
 from specwise.monitor.sinks import json_lines
@@ -234,25 +234,51 @@ def test_a_server_without_spec_decode_counters_says_so(serve: Any, capsys: pytes
     assert code == 0 and "speculation off?" in text
 
 
-def test_a_vllm_v0_page_reads_no_window_acceptance_and_says_why_not_speculation_off(
+def test_a_page_with_no_drafts_counter_is_judged_on_its_acceptance_rate_not_called_speculation_off(
     serve: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Review 17-B finding 4: vLLM V1 before 0.8.5 exports draft and accepted token counters but no drafts counter.
+    The rate is 500 / 1200 = 0.42 < 0.5: an alert, exit 1; AL and per-position are unknown (never made up), said in
+    a note."""
+    before = v0_page(BEFORE, 4000.0, 2000.0, 3000.0, v0=False)
+    after = v0_page(BEFORE, 5200.0, 2500.0, 3800.0, v0=False)
+    code, doc = once(capsys, serve("v0", before, after))
+    (server,) = doc["servers"]
+    stats = server["stats"]
+    assert code == 1 and [a["rule"] for a in server["alerts"]] == ["low_acceptance_rate"]
+    assert "over 1200 draft tokens" in server["alerts"][0]["message"]
+    assert stats["acceptance_rate"] == pytest.approx(500 / 1200) and stats["draft_tokens"] == 1200
+    assert (
+        stats["drafts"] is None and stats["mean_acceptance_length"] is None and stats["per_position_acceptance"] == []
+    )
+    assert NO_DRAFTS_NOTE in stats["notes"] and not any("speculation off?" in n for n in stats["notes"])
+    code, text = once(capsys, serve("v0text", before, after), json_out=False)
+    assert code == 1 and "acceptance rate 0.42 < 0.5" in text and "before 0.8.5" in text
+    # a V0 window under --min-drafts (counted in draft tokens there) is not judged, and says so
+    code, doc = once(capsys, serve("v0few", before, v0_page(BEFORE, 4030.0, 2001.0, 3010.0, v0=False)))
+    notes = doc["servers"][0]["stats"]["notes"]
+    assert code == 0 and any("30 draft tokens, fewer than the minimum 50" in n for n in notes)
+
+
+def test_a_vllm_v0_page_reads_no_window_acceptance_and_says_why(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:
     """vLLM V0 adds lifetime totals to its spec-decode counters at every log interval (vllm/engine/metrics.py): a
-    window's delta is no count, so no acceptance and no alert is read from them (review s47a F1: before, this window
-    "accepted" 500 / 1200 = 0.42 and alerted, whatever the server did). The note says why, with the lifetime gauge,
-    and it is not called speculation off (review 17-B finding 4)."""
+    window's delta is no count, so no acceptance and no alert is read from them (review s47a F1: this window
+    "accepted" 500 / 1200 = 0.42 and alerted, whatever the server did). The note says why, with the lifetime gauge;
+    a NaN gauge (V0's before any draft) is no fault (review s47c F2)."""
     before = v0_page(BEFORE, 4000.0, 2000.0, 3000.0, rate=0.5)
     after = v0_page(BEFORE, 5200.0, 2500.0, 3800.0, rate=0.48)
     code, doc = once(capsys, serve("v0", before, after))
     (server,) = doc["servers"]
     stats = server["stats"]
-    assert code == 0 and server["alerts"] == []
+    assert code == 0 and server["alerts"] == [] and stats["faults"] == []
     assert stats["acceptance_rate"] is None and stats["drafts"] is None and stats["mean_acceptance_length"] is None
-    assert stats["notes"] == [
-        V0_NOTE + "; its acceptance rate since the server started (vllm:spec_decode_draft_acceptance_rate): 0.480"
-    ]
+    since = "; its acceptance rate since the server started (vllm:spec_decode_draft_acceptance_rate): 0.480"
+    assert stats["notes"] == [V0_NOTE + since]
     code, text = once(capsys, serve("v0text", before, after), json_out=False)
     assert code == 0 and "V0" in text and "0.480" in text and "speculation off?" not in text
+    nan = v0_page(BEFORE, 4000.0, 2000.0, 3000.0, rate=float("nan"))
+    code, doc = once(capsys, serve("v0nan", nan, nan))
+    assert code == 0 and doc["servers"][0]["stats"]["faults"] == [] and doc["servers"][0]["alerts"] == []
 
 
 def test_a_page_with_no_vllm_series_is_said_to_be_no_vllm_page(serve: Any, capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,8 +57,12 @@ def test_one_query_per_family_grouped_by_model_and_instance() -> None:
         "sum by (model_name, instance) (increase(vllm:spec_decode_num_drafts_total"
         '{instance=~"10\\\\.0\\\\.0\\\\.5:8000|a\\"b"}[1500ms]))'
     )
-    recorded = _recorded()["answers"]
-    assert {k: v["query"] for k, v in recorded.items()} == {f.key: family_query(f, 20.0) for f in FAMILIES}
+    assert queries["emitted_v0"] == (
+        "sum by (model_name, instance) (increase(vllm:spec_decode_num_emitted_tokens_total[60s]))"
+    )
+    recorded = _recorded()["answers"]  # recorded before the V0 family was queried (its fleet is V1: no answer)
+    want = {f.key: family_query(f, 20.0) for f in FAMILIES if f.key != "emitted_v0"}
+    assert {k: v["query"] for k, v in recorded.items()} == want
 
 
 def test_recorded_answers_parse_into_replicas_and_rollup() -> None:
@@ -312,26 +316,51 @@ def test_cli_once_names_the_faulty_replica_and_exits_1(
     assert "(inf)" not in out and "2.25" not in out  # the old roll-up's worst replica and acceptance
 
 
-# -- vLLM V0 replicas: draft and accepted token counters, no drafts counter (vllm/engine/metrics.py to 0.9) ---------
+# -- replicas with draft and accepted token counters but no drafts counter (vLLM V1 before 0.8.5), and vLLM V0 ones ----
 
 
 def _v0(answers: dict[str, list[Any]], *instances: str) -> dict[str, list[Any]]:
-    """``answers`` with the drafts counter of ``instances`` gone, as a vLLM V0 replica exports none."""
+    """``answers`` with the drafts counter of ``instances`` gone, as vLLM V1 before 0.8.5 exports none."""
     return {**answers, "drafts": [p for p in answers["drafts"] if p.label("instance") not in instances]}
 
 
-def test_a_v0_replica_is_left_out_with_why_never_judged_on_its_counters() -> None:
-    """vLLM V0's counters add lifetime totals at every log interval (vllm/engine/metrics.py), so their increase is
-    no count: a:1's "500 of 1200" is no acceptance (review s47a F1). It is kept, named, with no counts; it used to
-    be 'missing series' without a word why (an earlier review), then was judged on those sums."""
-    fleet = FleetWindow(100.0, 60.0, replica_windows(_v0(_answers(HEALTHY), "a:1")))
+def test_a_v0_fleet_is_judged_on_its_acceptance_rate() -> None:
+    """It used to be 'missing series' on every replica, nothing judged: a:1's 500 of 1200 (0.42) passed unseen."""
+    fleet = FleetWindow(100.0, 60.0, replica_windows(_v0(_answers(HEALTHY), "a:1", "b:1")))
+    a, b = fleet.replicas
+    assert a.acceptance_rate == pytest.approx(500 / 1200) and a.mean_acceptance_length is None
+    assert not a.drafts_counted and not a.missing_series and a.faults == () and len(a.notes) == 1
+    assert "before 0.8.5" in a.notes[0]
+    [model] = fleet.models
+    assert (model.replicas, model.left_out, model.worst) == (2, (), (a, b))
+    assert model.counts.acceptance_rate == pytest.approx(850 / 1600) and model.counts.mean_acceptance_length is None
+    doc = fleet.to_json()
+    assert doc["models"][0]["drafts"] is None and doc["replicas"][0]["drafts"] is None
+    findings = [(i, f.rule, f.message) for i, f in fleet_findings(fleet, Thresholds())]
+    assert [(i, rule) for i, rule, _ in findings] == [("a:1", "low_acceptance_rate")]
+    assert "over 1200 draft tokens" in findings[0][2]
+
+
+def test_a_v0_replica_beside_v1_ones_pools_no_drafts_count() -> None:
+    """Summing the other replica's drafts alone would give the pool a wrong AL: drafts are unknown once one has no
+    drafts counter."""
+    [model] = rollup(replica_windows(_v0(_answers(HEALTHY), "a:1")))
+    assert not model.drafts_counted and model.counts.drafts == 0 and model.counts.per_position_rates == ()
+    assert model.counts.acceptance_rate == pytest.approx(850 / 1600)
+
+
+def test_a_vllm_v0_replica_is_left_out_with_why_never_judged_on_its_counters() -> None:
+    """vLLM V0 (told by its emitted-tokens counter, which only V0 exports) adds lifetime totals to its token
+    counters at every log interval (vllm/engine/metrics.py), so their increase is no count: a:1's "500 of 1200" is
+    no acceptance (review s47a F1). It is kept, named, with no counts, and left out of its model's roll-up."""
+    answers = _v0(_answers(HEALTHY), "a:1")
+    answers["emitted_v0"] = [p for p in answers["draft_tokens"] if p.label("instance") == "a:1"]
+    fleet = FleetWindow(100.0, 60.0, replica_windows(answers))
     a, b = fleet.replicas
     assert a.counts is None and a.acceptance_rate is None and not a.missing_series and a.faults == ()
     assert a.notes == (f"{V0_NOTE}: {LEFT_OUT}",)
-    assert b.acceptance_rate == pytest.approx(350 / 400)
+    assert b.acceptance_rate == pytest.approx(350 / 400) and b.drafts_counted
     [model] = fleet.models
     assert (model.replicas, model.left_out, model.worst) == (1, ("a:1",), (b,))
-    assert model.counts.drafts == 100 and model.counts.acceptance_rate == pytest.approx(350 / 400)
-    doc = fleet.to_json()
-    assert doc["models"][0]["drafts"] == 100 and doc["replicas"][0]["drafts"] is None
+    assert model.drafts_counted and model.counts.drafts == 100
     assert not fleet_findings(fleet, Thresholds())

@@ -95,7 +95,10 @@ class _Handler(Pages):
 
 
 def _prometheus_answer(query: str) -> dict[str, Any]:
-    [recorded] = [a for a in FLEET["answers"].values() if a["query"] == query]
+    recorded_answers = [a for a in FLEET["answers"].values() if a["query"] == query]
+    if not recorded_answers:  # a series the recorded V1 fleet did not export (vLLM V0's): Prometheus answers none
+        return {"status": "success", "data": {"resultType": "vector", "result": []}}
+    [recorded] = recorded_answers
     answer: dict[str, Any] = json.loads(json.dumps(recorded["vector"]))
     if "num_requests_running" in query:  # the recording had none running; the same replicas, busy
         drafts = FLEET["answers"]["drafts"]["vector"]["data"]["result"]

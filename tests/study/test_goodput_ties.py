@@ -21,8 +21,12 @@ def test_every_request_in_time_both_ways_is_a_tie(capsys: pytest.CaptureFixture[
     calm = [r for r in doc["results"] if r["qps"] == 0.5 and r["k"]]
     assert calm and all(r["speedup_goodput"] == 1.0 for r in calm)
     assert doc["best_k_by_qps"]["0.5"] == 0
-    busy = [r for r in doc["results"] if r["qps"] == 8 and r["k"]]  # requests miss their SLOs here: a real ratio
-    assert any(r["speedup_goodput"] not in (None, 1.0) for r in busy)
+    # overloaded: plain decoding meets the SLOs for no request (goodput 0, the speedup undefined: null) while some k
+    # still meets them for some -- a real difference, not a tie
+    base = next(r for r in doc["results"] if r["qps"] == 8 and r["k"] == 0)
+    busy = [r for r in doc["results"] if r["qps"] == 8 and r["k"]]
+    assert base["goodput_per_s"] == 0 and all(r["speedup_goodput"] is None for r in busy)
+    assert any(r["goodput_per_s"] > 0 for r in busy)
 
 
 def test_below_capacity_the_ratio_is_of_requests_in_time_not_of_spans(
@@ -38,7 +42,7 @@ def test_below_capacity_the_ratio_is_of_requests_in_time_not_of_spans(
     calm = [r for r in doc["results"] if r["qps"] == 0.5 and r["k"]]  # far below the ~7.6 QPS capacity
     assert calm and not any(r["overloaded"] for r in calm)
     gains = [r["speedup_goodput"] for r in calm]
-    assert 1.0 in gains and max(gains) == 1.0  # as many in time as without speculation, or fewer: no span gains
+    assert max(gains) <= 1.0  # as many in time as without speculation, or fewer: no span gains
     for g in gains:  # a ratio of two counts of the same measured requests: 1, or at least one request away
         assert g == 1.0 or abs(g - 1.0) >= 1 / 1000
     assert doc["best_k_by_qps"]["0.5"] == 0

@@ -105,7 +105,7 @@ def _emit(out: str, text: str) -> int:
         sys.stdout.write(text)
     else:
         write_text_atomic(Path(out), text)
-        print(f"wrote {out}", file=sys.stderr)  # as every writer says what it wrote (review s47b F7)
+        print(f"wrote {out}", file=sys.stderr)  # a file written says so (review s47b F7); stdout stays the file's
     return EXIT_OK
 
 

@@ -43,8 +43,9 @@ class VllmMetricNames:
 
     vLLM's V0 engine (``vllm/engine/metrics.py``, to 0.9) exports the same draft-token and accepted-token counters
     (label: model_name only, no ``_created``: it calls ``prometheus_client.disable_created_metrics()``) but no drafts
-    counter and no per-position counts; instead it has the ``*_v0`` names below. From a V0 page only the acceptance
-    rate can be computed (AL and per-position rates need the drafts)."""
+    counter and no per-position counts; instead it has the ``*_v0`` names below. Its counters add lifetime totals at
+    every log interval, so no acceptance is read from them (:mod:`specwise.metrics.spec_decode`). vLLM V1 before
+    0.8.5 exports the two token counters only (real counts): its acceptance rate is read, not AL."""
 
     spec_drafts: str = "vllm:spec_decode_num_drafts_total"
     spec_draft_tokens: str = "vllm:spec_decode_num_draft_tokens_total"  # V0 and V1

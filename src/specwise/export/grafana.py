@@ -134,7 +134,7 @@ def build_dashboard(
         .time("now-6h", "now")
         .refresh("30s")
         .with_variable(dashboard_builders.DatasourceVariable("datasource").label("Prometheus").type("prometheus"))
-        # the pickers read the draft-token counter, which V0 exports too (it has no drafts counter)
+        # the pickers read the draft-token counter, which vLLM V1 before 0.8.5 exports too (it has no drafts counter)
         .with_variable(_variable("model_name", "model", f"label_values({METRICS.spec_draft_tokens}, model_name)"))
         .with_variable(
             _variable(

@@ -24,11 +24,18 @@ def summed_rate(metric: str, labels: tuple[str, ...], matchers: str = "", window
 
 
 def acceptance_rate(labels: tuple[str, ...], matchers: str = "") -> str:
-    """accepted tokens / draft tokens."""
+    """accepted tokens / draft tokens, but not on a vLLM V0 server (:func:`not_v0`)."""
     return (
-        f"{summed_rate(METRICS.spec_accepted, labels, matchers)} / "
-        f"{summed_rate(METRICS.spec_draft_tokens, labels, matchers)}"
+        f"({summed_rate(METRICS.spec_accepted, labels, matchers)} / "
+        f"{summed_rate(METRICS.spec_draft_tokens, labels, matchers)}){not_v0(labels, matchers)}"
     )
+
+
+def not_v0(labels: tuple[str, ...], matchers: str = "") -> str:
+    """``unless`` the series come from a vLLM V0 server, told by the emitted-tokens counter only V0 exports: V0 adds
+    lifetime totals to its token counters at every log interval (vLLM's ``vllm/engine/metrics.py``), so their rates
+    are no acceptance (:mod:`specwise.metrics.spec_decode`)."""
+    return f" unless on ({by(labels)}) {summed_rate(METRICS.spec_emitted_v0, labels, matchers)}"
 
 
 def mean_acceptance_length(labels: tuple[str, ...], matchers: str = "") -> str:

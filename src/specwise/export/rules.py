@@ -9,9 +9,11 @@ model, so the AL axis is cut into bands: for each band ``[lo, hi)`` the alert fi
 errs towards firing early (the break-even batch grows with AL). Bands with the same batch are merged; above the AL
 where speculation pays at every batch up to ``max_num_seqs`` there is no alert.
 
-No alert judges a vLLM V0 replica: its draft and accepted token counters add lifetime totals at every log interval
-(vLLM's ``vllm/engine/metrics.py``), so their rates are no acceptance, and it has no drafts counter, which every
-alert's guard needs -- as ``specwise monitor`` reads no acceptance from a V0 page.
+On a replica with draft and accepted token counters but no drafts counter (vLLM V1 before 0.8.5) only the
+acceptance-rate alert can judge: its guard counts draft tokens there, and the alerts built on the acceptance length
+have no series to fire on -- as ``specwise monitor`` judges such a page. No alert judges a vLLM V0 replica: its token
+counters add lifetime totals at every log interval, so no acceptance is recorded for it
+(:func:`specwise.export.promql.not_v0`).
 
 The YAML is written as text (PyYAML is not a dependency): every scalar is a JSON string, which is a valid YAML
 double-quoted scalar, so no expression or template can break the structure.
@@ -108,13 +110,19 @@ MIN_DRAFTS = 30  # per 5-minute rate window: fewer drafts judge no acceptance (m
 
 def _enough_drafts(min_drafts: float) -> str:
     """The replica drafted at least ``min_drafts`` over the 5-minute rate window (a per-second rate of
-    ``min_drafts / 300``), enough for its acceptance to judge anything. A vLLM V0 replica exports no drafts
-    counter, so no alert judges it (module docstring)."""
+    ``min_drafts / 300``), enough for its acceptance to judge anything.
+
+    vLLM V1 before 0.8.5 exports no drafts counter: its draft tokens are counted instead, as ``specwise monitor
+    --min-drafts`` counts them on such a page, so the acceptance-rate alert still judges it (``unless``: only where
+    no drafts series exists). A vLLM V0 replica has no recorded acceptance to judge (:func:`promql.not_v0`)."""
     if not (math.isfinite(min_drafts) and min_drafts > 0):
         # monitor --min-drafts' rule, for API callers too: a guard of 0 drafts guards nothing.
         raise SpecError(f"min_drafts: must be a positive number of drafts per 5 minutes, got {min_drafts!r}")
     on = f"on ({promql.by(BY_INSTANCE)})"
-    return f"{on} {record_name(BY_INSTANCE, 'drafts')} >= {min_drafts / 300:.6g}"
+    drafts = record_name(BY_INSTANCE, "drafts")
+    draft_tokens = record_name(BY_INSTANCE, "draft_tokens")
+    rate = f"{min_drafts / 300:.6g}"
+    return f"{on} ({drafts} >= {rate} or ({draft_tokens} >= {rate} unless {on} {drafts}))"
 
 
 def acceptance_alerts(min_acceptance: float, min_drafts: float = MIN_DRAFTS) -> tuple[AlertRule, ...]:

@@ -37,7 +37,13 @@ from specwise.loadgen.store import RecordWriter, ResultStore
 from specwise.metrics import parse_exposition, spec_decode_counters
 from specwise.metrics.engines import llamacpp_acceptance, non_finite_spec_sample, sglang_acceptance
 from specwise.metrics.exposition import NON_FINITE
-from specwise.metrics.spec_decode import SeriesKey, SpecDecodeCounters, total_delta, v0_acceptance_note
+from specwise.metrics.spec_decode import (
+    NO_DRAFTS_NOTE,
+    SeriesKey,
+    SpecDecodeCounters,
+    total_delta,
+    v0_acceptance_note,
+)
 from specwise.traffic import Arrivals
 
 Progress = Callable[[int, int, int, float | None], None]  # level, done, total, live acceptance rate
@@ -224,8 +230,9 @@ def level_spec_decode(
 ) -> tuple[SpecDecodeReading | None, bool]:
     """One server's spec-decode counter deltas over the level (summed over engines); reset flagged, never
     negative. A NaN or infinite spec-decode sample in either scrape (``non_finite_sample``, as ``monitor`` says)
-    gives no reading; so does a vLLM V0 page, whose counters add lifetime totals (its note says the acceptance
-    since the server started). Both are said in ``errors``."""
+    gives no reading; a page with no drafts counter (vLLM V1 before 0.8.5) gives the acceptance rate only; a vLLM V0
+    page gives none (its counters add lifetime totals; the note says its acceptance since start). Each is said in
+    ``errors``."""
     before_text = store.scrape(run_id, level, "before", replica)
     after_text = store.scrape(run_id, level, "after", replica)
     if before_text is None or after_text is None:
@@ -250,6 +257,16 @@ def level_spec_decode(
         errors.append(v0)
         if delta is None:
             return None, False
+    if delta is not None and not delta.drafts_counted:  # no drafts counter (vLLM V1 before 0.8.5): the rate only
+        errors.append(NO_DRAFTS_NOTE)
+        tokens = delta.stats
+        reading = SpecDecodeReading(
+            "vllm",
+            acceptance_rate=tokens.acceptance_rate,
+            draft_tokens=tokens.draft_tokens,
+            accepted_tokens=tokens.accepted_tokens,
+        )
+        return reading, delta.reset
     if delta is not None:
         return SpecDecodeReading("vllm", delta.stats), delta.reset
     llama = llamacpp_acceptance(before_scrape, after_scrape)

@@ -18,14 +18,18 @@ were accepted than drafted (acceptance rate > 1) or a position accepted more oft
 result carries an ``impossible`` detail and its counts must not be used (the monitor reports an
 ``impossible_counter`` fault).
 
-vLLM's V0 engine (to 0.9, ``vllm/engine/metrics.py``) exports the draft-token and accepted-token counters under
-the same names, but ``PrometheusStatLogger.log`` adds the *lifetime* totals to them at each local log interval
-(``self._log_counter(counter_spec_decode_num_accepted_tokens, spec_decode_metrics.accepted_tokens)``, whose value
+A page with draft-token and accepted-token counters but no drafts counter is vLLM V1 before 0.8.5 (its
+``SpecDecodingProm`` had only those two): its series are read with ``drafts_counted=False`` (drafts 0), so the
+acceptance rate is computed and AL and the per-position rates are not (None / empty), never made up.
+
+vLLM's V0 engine (to 0.9, ``vllm/engine/metrics.py``) exports the same two counters, but ``PrometheusStatLogger.log``
+adds the *lifetime* totals to them at each local log interval (``self._log_counter(
+counter_spec_decode_num_accepted_tokens, spec_decode_metrics.accepted_tokens)``, whose value
 ``vllm/spec_decode/metrics.py`` copies from the rejection sampler's running sums): their increase over a window is a
 sum of lifetime totals, not the window's tokens (vLLM 0.8.5: a window at acceptance 0.2 after a long run at 0.8 reads
-0.77). Its series are therefore not read as counts (:func:`spec_decode_counters` leaves them out); what a V0 page
-does tell is its acceptance rate since the server started, the gauge ``vllm:spec_decode_draft_acceptance_rate``
-(:func:`v0_acceptance_note`).
+0.77). A V0 series is known by what only V0 exports beside them (``vllm:spec_decode_draft_acceptance_rate``,
+``vllm:spec_decode_num_emitted_tokens_total``) and is not read as counts (:func:`spec_decode_counters` leaves it
+out); what it does tell is its acceptance rate since the server started, the gauge (:func:`v0_acceptance_note`).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class SpecDecodeCounters(SpecDecodeCounts):
     """Cumulative counter values of one engine's series at one scrape: the counts since the server started."""
 
     created: float | None = None  # vLLM's ..._num_drafts_created: the counter's birth (Unix time)
+    drafts_counted: bool = True  # False: no drafts counter (vLLM V1 before 0.8.5); ``drafts`` is 0, not a count
 
 
 @dataclass(frozen=True)
@@ -54,23 +59,33 @@ class CounterDelta:
     stats: SpecDecodeCounts
     reset: bool
     impossible: str | None = None  # why these counts cannot be right (then they must not be used)
+    drafts_counted: bool = True  # False: no drafts counter (vLLM V1 before 0.8.5); ``stats.drafts`` is 0, not a count
 
 
+NO_DRAFTS_NOTE = (
+    f"draft and accepted token counters but no {VLLM.spec_drafts} (vLLM V1 before 0.8.5): acceptance rate only; "
+    "mean acceptance length and per-position rates need the drafts count"
+)
 V0_NOTE = (
     "vLLM V0 metrics: its spec-decode counters add the lifetime totals at every log interval (vLLM's "
-    "vllm/engine/metrics.py), so no window's acceptance can be read from them; use vLLM V1 (0.9 and later) to "
-    "measure it"
+    "vllm/engine/metrics.py), so no window's acceptance can be read from them; a vLLM that runs the method on its V1 "
+    "engine measures it"
 )
+# what only vLLM V0 exports beside its draft and accepted token counters: how its series are told from V1's
+V0_ONLY = (VLLM.spec_acceptance_rate_v0, VLLM.spec_emitted_v0)
+
+
+def v0_series(scrape: Scrape) -> list[SeriesKey]:
+    """The page's vLLM V0 spec-decode series (:data:`V0_ONLY`), sorted."""
+    return sorted({_series(s.labels) for name in V0_ONLY for s in scrape.named(name)})
 
 
 def v0_acceptance_note(scrape: Scrape) -> str | None:
-    """What the vLLM V0 series of a page (draft-token counters, no drafts counter) say of acceptance, or None where
-    there are none: that a window's acceptance cannot be read from their counters, and the acceptance rate since
-    their server started (the mean of the page's ``vllm:spec_decode_draft_acceptance_rate`` gauges, one per model;
-    absent, NaN or out of [0, 1]: not given). A page that federates V0 and V1 servers gets the V1 series' counts
-    (:func:`spec_decode_counters`) and this note naming the V0 series left out."""
-    with_drafts = {_series(s.labels) for s in scrape.named(VLLM.spec_drafts)}
-    v0 = sorted({key for s in scrape.named(VLLM.spec_draft_tokens) if (key := _series(s.labels)) not in with_drafts})
+    """What the vLLM V0 series of a page say of acceptance, or None where there are none: that a window's
+    acceptance cannot be read from their counters, and the acceptance rate since their server started (the mean of
+    the page's ``vllm:spec_decode_draft_acceptance_rate`` gauges, one per model; absent, NaN -- as V0 sets it before
+    any draft -- or out of [0, 1]: not given). Beside V1 series (a federated page) it names the V0 ones left out."""
+    v0 = v0_series(scrape)
     if not v0:
         return None
     rates = [s.value for s in scrape.named(VLLM.spec_acceptance_rate_v0) if 0.0 <= s.value <= 1.0]
@@ -80,7 +95,8 @@ def v0_acceptance_note(scrape: Scrape) -> str | None:
         if rates
         else ""
     )
-    left_out = f" ({', '.join(_name(key) for key in v0)} left out of the window's counts)" if with_drafts else ""
+    others = {_series(s.labels) for s in scrape.named(VLLM.spec_draft_tokens)} - set(v0)
+    left_out = f" ({', '.join(_name(key) for key in v0)} left out of the window's counts)" if others else ""
     return V0_NOTE + left_out + since_start
 
 
@@ -91,9 +107,9 @@ def _series(labels: tuple[tuple[str, str], ...]) -> SeriesKey:
 
 
 def spec_decode_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
-    """vLLM's spec-decode counters per (model_name, engine); empty when the server does not speculate, and for a
-    vLLM V0 series (draft and accepted tokens but no drafts counter), whose counters are no counts (module
-    docstring; :func:`v0_acceptance_note`)."""
+    """vLLM's spec-decode counters per (model_name, engine); empty when the server does not speculate. A series
+    with draft and accepted tokens but no drafts counter (vLLM V1 before 0.8.5) has ``drafts_counted=False``; a
+    vLLM V0 series (:func:`v0_series`) is left out: its counters are no counts (module docstring)."""
     totals: dict[SeriesKey, dict[str, float]] = {}
     per_pos: dict[SeriesKey, dict[int, float]] = {}
     created = {_series(s.labels): s.value for s in scrape.named(VLLM.spec_drafts_created)}
@@ -109,13 +125,17 @@ def spec_decode_counters(scrape: Scrape) -> dict[SeriesKey, SpecDecodeCounters]:
         if position is not None:  # another label is no position (monitor's vet reports a malformed series)
             per_pos.setdefault(_series(s.labels), {})[position] = s.value
     out = {}
+    v0 = set(v0_series(scrape))
     for key, t in totals.items():
-        if {"drafts", "draft_tokens", "accepted_tokens"} <= set(t):
+        if key in v0:
+            continue
+        if {"draft_tokens", "accepted_tokens"} <= set(t):
             positions = per_pos.get(key, {})
             width = max(positions) + 1 if positions else 0
             per_position = tuple(positions.get(i, 0.0) for i in range(width))
+            counted = "drafts" in t
             out[key] = SpecDecodeCounters(
-                t["drafts"], t["draft_tokens"], t["accepted_tokens"], per_position, created.get(key)
+                t.get("drafts", 0.0), t["draft_tokens"], t["accepted_tokens"], per_position, created.get(key), counted
             )
     return out
 
@@ -153,7 +173,8 @@ def spec_decode_delta(before: SpecDecodeCounters, after: SpecDecodeCounters) -> 
     reset = after.created != before.created if known else bool(back)
     if reset:  # the server restarted: everything counts from zero again, over the new server's positions only
         stats = SpecDecodeCounts(after.drafts, after.draft_tokens, after.accepted_tokens, after.accepted_per_position)
-        return CounterDelta(stats, True, _impossible(stats))
+        return CounterDelta(stats, True, _impossible(stats), after.drafts_counted)
+    counted = before.drafts_counted and after.drafts_counted
     stats = SpecDecodeCounts(
         after.drafts - before.drafts,
         after.draft_tokens - before.draft_tokens,
@@ -163,24 +184,29 @@ def spec_decode_delta(before: SpecDecodeCounters, after: SpecDecodeCounters) -> 
     if back:
         name, b, a = back[0]
         went_back = f"{name} went back ({b:g} -> {a:g}) with _created unchanged: not a restart"
-        return CounterDelta(stats, False, went_back)
-    return CounterDelta(stats, False, _impossible(stats))
+        return CounterDelta(stats, False, went_back, counted)
+    return CounterDelta(stats, False, _impossible(stats), counted)
 
 
 def total_delta(
     before: dict[SeriesKey, SpecDecodeCounters], after: dict[SeriesKey, SpecDecodeCounters]
 ) -> CounterDelta | None:
     """Deltas of every engine series summed (a reset in any series flags the total, so does an impossible one,
-    named); None without series."""
+    named, and a series without a drafts counter: then the summed drafts are 0, not a count); None without
+    series."""
     if not after:
         return None
     reset = False
+    counted = True
     impossible: str | None = None
     drafts = draft_tokens = accepted = 0.0
     per_pos: list[float] = []
     for key, a in after.items():
-        delta = spec_decode_delta(before.get(key, SpecDecodeCounters(0.0, 0.0, 0.0, (), a.created)), a)
+        delta = spec_decode_delta(
+            before.get(key, SpecDecodeCounters(0.0, 0.0, 0.0, (), a.created, a.drafts_counted)), a
+        )
         reset = reset or delta.reset
+        counted = counted and delta.drafts_counted
         impossible = impossible or (delta.impossible and f"{_name(key)}: {delta.impossible}")
         drafts += delta.stats.drafts
         draft_tokens += delta.stats.draft_tokens
@@ -188,7 +214,9 @@ def total_delta(
         per_pos += [0.0] * (len(delta.stats.accepted_per_position) - len(per_pos))
         for i, v in enumerate(delta.stats.accepted_per_position):
             per_pos[i] += v
-    return CounterDelta(SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(per_pos)), reset, impossible)
+    if not counted:  # some series' drafts are unknown: a sum of the others' would be a wrong count
+        drafts = 0.0
+    return CounterDelta(SpecDecodeCounts(drafts, draft_tokens, accepted, tuple(per_pos)), reset, impossible, counted)
 
 
 def _name(key: SeriesKey) -> str:

@@ -30,7 +30,7 @@ from specwise.acceptance.counts import SpecDecodeCounts
 from specwise.engines.vllm import METRICS as VLLM
 from specwise.errors import SpecwiseError
 from specwise.metrics.exposition import draft_position
-from specwise.metrics.spec_decode import V0_NOTE, SpecDecodeCounters, spec_decode_delta
+from specwise.metrics.spec_decode import NO_DRAFTS_NOTE, V0_NOTE, SpecDecodeCounters, spec_decode_delta
 from specwise.monitor.vet import IMPOSSIBLE_COUNTER, first_of_each_kind, value_fault
 from specwise.monitor.window import WindowStats
 
@@ -57,9 +57,11 @@ FAMILIES = (
     Family("requests", VLLM.request_success),
     Family("running", VLLM.running, counter=False),
     Family("waiting", VLLM.waiting, counter=False),
+    Family("emitted_v0", VLLM.spec_emitted_v0),  # only vLLM V0 exports it: tells its replicas (no counts)
 )
 METRIC_OF = {f.key: f.metric for f in FAMILIES}
-SPEC_KEYS = ("drafts", "draft_tokens", "accepted_tokens")  # a replica needs all three for its acceptance
+SPEC_KEYS = ("drafts", "draft_tokens", "accepted_tokens")  # a replica needs all three for its acceptance...
+NO_DRAFTS_KEYS = ("draft_tokens", "accepted_tokens")  # ...but vLLM V1 before 0.8.5 has no drafts counter: its rate only
 LEFT_OUT = "acceptance not computed; left out of the roll-up"
 
 
@@ -155,6 +157,7 @@ class ReplicaWindow:
     waiting: float | None = None
     faults: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
+    drafts_counted: bool = True  # False: no drafts counter (vLLM V1 before 0.8.5): ``counts.drafts`` is 0, not a count
     missing_series: bool = False  # a spec-decode family it needs did not answer (named in ``notes``)
 
     @property
@@ -170,7 +173,7 @@ class ReplicaWindow:
         return {
             "model_name": self.model_name,
             "instance": self.instance,
-            "drafts": c.drafts if c else None,
+            "drafts": c.drafts if c and self.drafts_counted else None,
             "draft_tokens": c.draft_tokens if c else None,
             "accepted_tokens": c.accepted_tokens if c else None,
             "accepted_per_position": list(c.accepted_per_position) if c else [],
@@ -186,8 +189,11 @@ class ReplicaWindow:
         }
 
 
-def pooled(counts: Sequence[SpecDecodeCounts]) -> SpecDecodeCounts:
-    """The counts summed (per position too); rates derived from the sums."""
+def pooled(counts: Sequence[SpecDecodeCounts], drafts_counted: bool = True) -> SpecDecodeCounts:
+    """The counts summed (per position too); rates derived from the sums. ``drafts_counted`` False (vLLM V1 before 0.8.5
+    replica among them): drafts 0 and no per-position counts, as a sum of the others' would be a wrong count."""
+    if not drafts_counted:
+        return SpecDecodeCounts(0.0, sum(c.draft_tokens for c in counts), sum(c.accepted_tokens for c in counts), ())
     width = max((len(c.accepted_per_position) for c in counts), default=0)
     per_pos = [0.0] * width
     for c in counts:
@@ -236,7 +242,10 @@ def _impossible(counts: SpecDecodeCounts) -> str | None:
 
 
 def _spec_counts(points: Mapping[str, Sequence[Point]]) -> SpecDecodeCounts:
-    """The spec-decode increases of one replica whose spec families all answered."""
+    """The spec-decode increases of one replica whose spec families all answered (one with no drafts counter: drafts
+    0, no per-position counts; vLLM V1 before 0.8.5 exports neither)."""
+    if "drafts" not in points:
+        return SpecDecodeCounts(0.0, points["draft_tokens"][-1].value, points["accepted_tokens"][-1].value, ())
     per_position = points.get("accepted_per_position", ())  # positions checked by _by_replica
     positions = {pos: p.value for p in per_position if (pos := draft_position(p.label("position"))) is not None}
     width = max(positions) + 1 if positions else 0
@@ -245,17 +254,23 @@ def _spec_counts(points: Mapping[str, Sequence[Point]]) -> SpecDecodeCounts:
 
 
 def _replica(model_name: str, instance: str, points: Mapping[str, Sequence[Point]]) -> ReplicaWindow:
-    """One replica's window; its spec-decode counts only when every spec family answered usable values (a vLLM V0
-    replica, draft and accepted tokens without a drafts counter, has none: :data:`V0_NOTE` says why)."""
+    """One replica's window; its spec-decode counts only when every spec family answered usable values (draft and
+    accepted tokens without a drafts counter, vLLM V1 before 0.8.5: its acceptance rate, with
+    :data:`NO_DRAFTS_NOTE`). A vLLM V0 replica (its emitted-tokens counter) has none: its counters add lifetime
+    totals (:data:`V0_NOTE`)."""
     found = [(k, f) for k, ps in points.items() for p in ps if (f := _point_fault(k, p)) is not None]
     bad = {k for k, _ in found}
     faults = [f for _, f in found]
-    v0 = "drafts" not in points and "draft_tokens" in points
+    v0 = "emitted_v0" in points
+    no_drafts = "drafts" not in points and set(NO_DRAFTS_KEYS) <= set(points) and not v0
     missing = tuple(
-        f"no {METRIC_OF[k]} series over the window: {LEFT_OUT}" for k in SPEC_KEYS if k not in points and not v0
+        f"no {METRIC_OF[k]} series over the window: {LEFT_OUT}"
+        for k in SPEC_KEYS
+        if k not in points and not (no_drafts or v0)
     )
-    notes = missing + ((f"{V0_NOTE}: {LEFT_OUT}",) if v0 else ())
-    counts = None if v0 or missing or bad & {*SPEC_KEYS, "accepted_per_position"} else _spec_counts(points)
+    notes = missing + ((NO_DRAFTS_NOTE,) if no_drafts else ()) + ((f"{V0_NOTE}: {LEFT_OUT}",) if v0 else ())
+    unusable = v0 or missing or bad & {*SPEC_KEYS, "accepted_per_position"}
+    counts = None if unusable else _spec_counts(points)
     impossible = _impossible(counts) if counts is not None else None
     if impossible is not None:
         faults.append((IMPOSSIBLE_COUNTER, f"{impossible}: {LEFT_OUT}"))
@@ -274,6 +289,7 @@ def _replica(model_name: str, instance: str, points: Mapping[str, Sequence[Point
         waiting=extra("waiting"),
         faults=first_of_each_kind(faults),  # one detail per kind, as vet reports a scrape's
         notes=notes,
+        drafts_counted=not no_drafts,
         missing_series=bool(missing),
     )
 
@@ -296,6 +312,7 @@ class ModelRollup:
     counts: SpecDecodeCounts
     worst: tuple[ReplicaWindow, ...]
     left_out: tuple[str, ...] = ()
+    drafts_counted: bool = True  # False: one with no drafts counter among them (drafts unknown; the rate only)
 
     def to_json(self) -> dict[str, object]:
         c = self.counts
@@ -303,7 +320,7 @@ class ModelRollup:
             "model_name": self.model_name,
             "replicas": self.replicas,
             "left_out": list(self.left_out),
-            "drafts": c.drafts,
+            "drafts": c.drafts if self.drafts_counted else None,
             "draft_tokens": c.draft_tokens,
             "accepted_tokens": c.accepted_tokens,
             "acceptance_rate": c.acceptance_rate,
@@ -331,6 +348,11 @@ def usable_counts(rows: Sequence[ReplicaWindow]) -> list[SpecDecodeCounts]:
     return [r.counts for r in rows if r.counts is not None]
 
 
+def drafts_counted(rows: Sequence[ReplicaWindow]) -> bool:
+    """Whether every usable replica counted its drafts (none lacks a drafts counter)."""
+    return all(r.drafts_counted for r in rows if r.counts is not None)
+
+
 def rollup(replicas: Sequence[ReplicaWindow], worst: int = 3) -> tuple[ModelRollup, ...]:
     """Per model_name: the pooled counts of its replicas with usable counts (the others named in ``left_out``) and
     its ``worst`` replicas (with drafts) by acceptance."""
@@ -341,11 +363,12 @@ def rollup(replicas: Sequence[ReplicaWindow], worst: int = 3) -> tuple[ModelRoll
         ModelRollup(
             model,
             len(usable_counts(rows)),
-            pooled(usable_counts(rows)),
+            pooled(usable_counts(rows), drafts_counted(rows)),
             tuple(
                 sorted((r for r in rows if r.counts is not None and r.counts.draft_tokens > 0), key=_badness)[:worst]
             ),
             tuple(r.instance for r in rows if r.counts is None),
+            drafts_counted(rows),
         )
         for model, rows in sorted(by_model.items())
     )
@@ -357,12 +380,13 @@ def instance_stats(rows: Sequence[ReplicaWindow], window_s: float) -> WindowStat
     counts cannot be used are left out of the pool; their faults and notes are the window's (no usable replica:
     no acceptance, as a scraped window with impossible counts)."""
     usable = usable_counts(rows)
-    c = pooled(usable) if usable else None
+    counted = drafts_counted(rows)
+    c = pooled(usable, counted) if usable else None
     by_model: dict[str, dict[str, float | None]] = {}
     if len(rows) > 1:
         for r in rows:
             by_model[r.model_name] = {
-                "drafts": r.counts.drafts if r.counts is not None else None,
+                "drafts": r.counts.drafts if r.counts is not None and r.drafts_counted else None,
                 "draft_tokens": r.counts.draft_tokens if r.counts is not None else None,
                 "acceptance_rate": r.acceptance_rate,
                 "mean_acceptance_length": r.mean_acceptance_length,
@@ -373,7 +397,7 @@ def instance_stats(rows: Sequence[ReplicaWindow], window_s: float) -> WindowStat
 
     return WindowStats(
         window_s=window_s,
-        drafts=c.drafts if c else None,
+        drafts=c.drafts if c and counted else None,
         draft_tokens=c.draft_tokens if c else None,
         acceptance_rate=c.acceptance_rate if c else None,
         mean_acceptance_length=c.mean_acceptance_length if c else None,

@@ -4,7 +4,8 @@ Defaults follow common practitioner advice (a rule of thumb, not a measured thre
 suggests speculation adds latency; AL near 1 means drafts are wasted work (:data:`MIN_ACCEPTANCE_LENGTH`, shared with
 the exported Prometheus alert). A rule fires only with enough drafts in the window (``min_drafts``) and clears only
 after it has been fine for ``clear_after`` evaluations; a window it cannot judge (too few drafts) neither fires nor
-clears it (:func:`held_rules`). A vLLM V0 page has no counts to judge (:mod:`specwise.metrics.spec_decode`).
+clears it (:func:`held_rules`). A page with no drafts counter (vLLM V1 before 0.8.5): there the gate counts draft tokens
+(:attr:`WindowStats.judged_count`) and only the acceptance-rate rules can fire (AL and per-position are unknown).
 
 :data:`RULES` names every alert the monitor can raise on a window (``class_drag:<model_name>`` besides, one per
 served model): the ``specwise_alert_active`` series (:mod:`specwise.monitor.sinks`) are made from it.
@@ -36,6 +37,11 @@ RULES = (LOW_ACCEPTANCE_RATE, LOW_ACCEPTANCE_LENGTH, POSITION_COLLAPSE, PREDICTE
 MIN_ACCEPTANCE_LENGTH = 1.5
 
 
+# Rules that need the drafts count (AL, per-position rates; the slowdown check prices AL): a page with no drafts
+# counter cannot judge them.
+_NEED_DRAFTS = frozenset({LOW_ACCEPTANCE_LENGTH, POSITION_COLLAPSE, PREDICTED_NET_SLOWDOWN})
+
+
 @dataclass(frozen=True)
 class Thresholds:
     min_acceptance_rate: float = 0.5
@@ -52,9 +58,10 @@ class Finding:
     message: str
 
 
-def _judged(stats: WindowStats, t: Thresholds) -> float | None:
-    """The window's drafts when they are enough for the rules, else None."""
-    return stats.drafts if stats.drafts is not None and stats.drafts >= t.min_drafts else None
+def _judged(stats: WindowStats, t: Thresholds) -> tuple[float, str] | None:
+    """The window's sample size and its unit when it is large enough for the rules, else None."""
+    count = stats.judged_count
+    return count if count is not None and count[0] >= t.min_drafts else None
 
 
 def check(stats: WindowStats, t: Thresholds) -> list[Finding]:
@@ -68,7 +75,7 @@ def check(stats: WindowStats, t: Thresholds) -> list[Finding]:
                 LOW_ACCEPTANCE_RATE,
                 "warning",
                 f"acceptance rate {stats.acceptance_rate:.2f} < {t.min_acceptance_rate} over "
-                f"{judged:.0f} drafts: speculation may be adding latency; lower k or check the "
+                f"{judged[0]:.0f} {judged[1]}: speculation may be adding latency; lower k or check the "
                 "traffic mix/temperature",
             )
         )
@@ -83,7 +90,7 @@ def check(stats: WindowStats, t: Thresholds) -> list[Finding]:
         )
     overall = stats.acceptance_rate
     for model, g in sorted(stats.by_model.items()):
-        rate, drafts = g.get("acceptance_rate"), g.get("drafts") or 0.0
+        rate, (drafts, unit) = g.get("acceptance_rate"), _model_count(g)
         if overall is None or rate is None or drafts < t.min_drafts:
             continue
         if rate < t.min_acceptance_rate and overall - rate >= t.class_drag_gap:
@@ -92,7 +99,7 @@ def check(stats: WindowStats, t: Thresholds) -> list[Finding]:
                     CLASS_DRAG + model,
                     "warning",
                     f"traffic for model_name={model!r} accepts {rate:.2f} vs {overall:.2f} overall over {drafts:.0f} "
-                    "drafts: it drags acceptance down; serve it without speculation (or a lower k) or split traffic",
+                    f"{unit}: it drags acceptance down; serve it without speculation (or a lower k) or split traffic",
                 )
             )
     pp = stats.per_position_acceptance
@@ -110,13 +117,21 @@ def check(stats: WindowStats, t: Thresholds) -> list[Finding]:
     return out
 
 
+def _model_count(g: dict[str, float | None]) -> tuple[float, str]:
+    """A served model's sample size (``by_model``): its drafts, or its draft tokens on a page with no drafts counter."""
+    if g.get("drafts") is None and g.get("draft_tokens") is not None:
+        return g["draft_tokens"] or 0.0, "draft tokens"
+    return g.get("drafts") or 0.0, "drafts"
+
+
 def unjudged_note(stats: WindowStats, t: Thresholds) -> str | None:
     """Why the acceptance rules did not judge this window (too few drafts), or None when they did or there is
     nothing to judge (no spec-decode counters, or counts that could not be used)."""
-    if stats.drafts is None or stats.drafts >= t.min_drafts:
+    count = stats.judged_count
+    if count is None or count[0] >= t.min_drafts:
         return None
     return (
-        f"acceptance rules not evaluated: the window had {stats.drafts:.0f} drafts, fewer than the minimum "
+        f"acceptance rules not evaluated: the window had {count[0]:.0f} {count[1]}, fewer than the minimum "
         f"{t.min_drafts:g} (--min-drafts)"
     )
 
@@ -125,7 +140,8 @@ def held_rules(stats: WindowStats, t: Thresholds, active: Iterable[str]) -> froz
     """The open alerts this window cannot judge, which keep their state (neither fire nor clear): every one when the
     window had fewer than ``min_drafts`` drafts (or no usable counts: idle, no spec-decode counters, impossible
     counts); a ``class_drag`` alert whose model drafted too little; the predicted slowdown with no running batch
-    (:meth:`specwise.monitor.predicted.SlowdownModel.check` does not price it then)."""
+    (:meth:`specwise.monitor.predicted.SlowdownModel.check` does not price it then); on a page with draft tokens but
+    no drafts counter (vLLM V1 before 0.8.5) the rules that need the drafts count."""
     active = frozenset(active)
     if _judged(stats, t) is None:
         return active
@@ -133,9 +149,11 @@ def held_rules(stats: WindowStats, t: Thresholds, active: Iterable[str]) -> froz
     for rule in active:
         if rule.startswith(CLASS_DRAG):
             g = stats.by_model.get(rule.removeprefix(CLASS_DRAG))
-            if g is None or (g.get("drafts") or 0.0) < t.min_drafts:
+            if g is None or _model_count(g)[0] < t.min_drafts:
                 held.add(rule)
         elif rule == PREDICTED_NET_SLOWDOWN and (stats.batch is None or not stats.batch >= 1):
+            held.add(rule)
+        if rule in _NEED_DRAFTS and stats.drafts is None:  # no drafts counter: AL and per-position are unknown
             held.add(rule)
     return frozenset(held)
 

@@ -30,7 +30,7 @@ from specwise.metrics.exposition import (
     draft_position,
 )
 from specwise.monitor.rules import Finding
-from specwise.monitor.window import COUNTER_SAMPLES, IMPOSSIBLE_COUNTER, WINDOW_SAMPLES
+from specwise.monitor.window import COUNTER_SAMPLES, IMPOSSIBLE_COUNTER, INFO_SAMPLES, WINDOW_SAMPLES
 
 # Every fault kind, as a closing line or a ``specwise_alert_active`` series names it; like an alert, a fault still
 # reported when the loop stops makes its exit status 1 (as ``--once`` raises each as an alert).
@@ -102,6 +102,9 @@ def vet(scrape: Scrape) -> Vetted:
     bad_series: str | None = None
     for s in scrape.samples:
         if s.name not in WINDOW_SAMPLES:
+            continue
+        if s.name in INFO_SAMPLES:  # read for a note only, whatever its value (V0's NaN gauge is no fault)
+            kept.append(s)
             continue
         bad_series = bad_series or malformed(s, seen)
         kind = value_fault(s.name, s.value)

@@ -15,6 +15,8 @@ from specwise.engines.vllm import METRICS as VLLM
 from specwise.metrics.exposition import Scrape
 from specwise.metrics.histogram import HistogramSnapshot, histogram_quantile
 from specwise.metrics.spec_decode import (
+    NO_DRAFTS_NOTE,
+    V0_ONLY,
     SeriesKey,
     SpecDecodeCounters,
     spec_decode_counters,
@@ -62,7 +64,6 @@ GAUGE_SAMPLES = frozenset(
         VLLM.kv_usage,
         VLLM.kv_usage_before_0_10,
         VLLM.spec_drafts_created,
-        VLLM.spec_acceptance_rate_v0,  # a V0 page's acceptance since its server started (v0_acceptance_note)
         # each counter's and histogram's _created: a restart inside the window, dated (_increase, _latency)
         *(
             name.removesuffix("_total") + "_created"
@@ -71,7 +72,10 @@ GAUGE_SAMPLES = frozenset(
         *(name + "_created" for name in (*LATENCY_HISTOGRAMS.values(), *OLDER_NAMES.values())),
     }
 )
-WINDOW_SAMPLES = COUNTER_SAMPLES | GAUGE_SAMPLES
+# Read to tell a vLLM V0 page and to say its acceptance since start (v0_acceptance_note), never a window's number:
+# kept whatever their value (V0 sets its acceptance gauge to NaN before any draft), never a fault.
+INFO_SAMPLES = frozenset(V0_ONLY)
+WINDOW_SAMPLES = COUNTER_SAMPLES | GAUGE_SAMPLES | INFO_SAMPLES
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,19 @@ class WindowStats:
     # the largest running count of one engine (vLLM labels each data-parallel engine ``engine="N"``): the batch
     # one GPU group decodes, where ``running`` sums every engine's (None: as ``running``)
     running_per_engine: float | None = None
-    draft_tokens: float | None = None  # draft tokens over the window
+    # draft tokens over the window; with no drafts counter (vLLM V1 before 0.8.5: ``drafts`` None) the rules'
+    # sample size
+    draft_tokens: float | None = None
+
+    @property
+    def judged_count(self) -> tuple[float, str] | None:
+        """What the rules' ``--min-drafts`` gate counts, and its name: the window's drafts, or, on a page with draft
+        tokens but no drafts counter (vLLM V1 before 0.8.5), its draft tokens; None without usable counts."""
+        if self.drafts is not None:
+            return self.drafts, "drafts"
+        if self.draft_tokens is not None:
+            return self.draft_tokens, "draft tokens"
+        return None
 
     @property
     def batch(self) -> float | None:
@@ -205,7 +221,8 @@ def _by_model(
     after_c: dict[SeriesKey, SpecDecodeCounters],
     models: tuple[str, ...],
 ) -> dict[str, dict[str, float | None]]:
-    """Per model_name when the server labels more than one (a model with impossible counts: all None)."""
+    """Per model_name when the server labels more than one (a model with impossible counts: all None; on a vLLM
+    page with no drafts counter, drafts and AL None and ``draft_tokens`` given)."""
     by_model: dict[str, dict[str, float | None]] = {}
     for model in models if len(models) > 1 else ():
         d = total_delta(
@@ -214,10 +231,12 @@ def _by_model(
         if d is not None:
             ok = d.impossible is None
             by_model[model] = {
-                "drafts": d.stats.drafts if ok else None,
+                "drafts": d.stats.drafts if ok and d.drafts_counted else None,
                 "acceptance_rate": d.stats.acceptance_rate if ok else None,
                 "mean_acceptance_length": d.stats.mean_acceptance_length if ok else None,
             }
+            if not d.drafts_counted:
+                by_model[model]["draft_tokens"] = d.stats.draft_tokens if ok else None
     return by_model
 
 
@@ -322,16 +341,19 @@ def window_stats(before: Scrape, after: Scrape, window_s: float, after_at: float
         notes.append(NO_SPEC_NOTE if vllm else NOT_VLLM_NOTE)
     elif delta is not None and delta.impossible is not None:
         faults.append((IMPOSSIBLE_COUNTER, f"{delta.impossible}: acceptance not computed for this window"))
+    if delta is not None and not delta.drafts_counted:
+        notes.append(NO_DRAFTS_NOTE)
     rates, rates_reset = _rates(before, after, window_s, same_server, faults, after_at)
     latency, latency_reset = _latency(before, after, same_server, notes, faults)
     reset = bool(delta and delta.reset) or rates_reset or latency_reset
     if reset:
         notes.append(RESTART_NOTE)
     stats = delta.stats if delta and delta.impossible is None else None
+    counted = delta is not None and delta.drafts_counted
     spec_span = _spec_span(before_c, after_c, window_s, after_at) if delta and delta.reset else window_s
     return WindowStats(
         window_s=window_s,
-        drafts=stats.drafts if stats else None,
+        drafts=stats.drafts if stats and counted else None,
         acceptance_rate=stats.acceptance_rate if stats else None,
         mean_acceptance_length=stats.mean_acceptance_length if stats else None,
         per_position_acceptance=stats.per_position_rates if stats else (),

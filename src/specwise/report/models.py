@@ -43,7 +43,8 @@ class ModelSpecView:
 
     @property
     def stored_as(self) -> str:
-        """How the weights are stored: the GGUF format of a GGUF file, else the dtype and native quantization."""
+        """How the weights are served: the GGUF format of a GGUF file, else the dtype vLLM serves them in (a float32
+        checkpoint's is bf16: dtype="auto") and the native quantization. (The JSON key keeps its name.)"""
         spec = self.spec
         return spec.stored_format or f"{spec.dtype}, {spec.native_quantization.label()}"
 

@@ -148,7 +148,7 @@ def render_fleet(report: FleetReport, out: Console | None = None, wide: bool = F
         models.add_row(
             m.model_name,
             f"{m.replicas} (+{len(m.left_out)} left out)" if m.left_out else str(m.replicas),
-            f"{c.drafts:.0f}",
+            f"{c.drafts:.0f}" if m.drafts_counted else "-",
             _f(c.acceptance_rate),
             _f(c.mean_acceptance_length),
             " ".join(f"{r:.2f}" for r in c.per_position_rates) or "-",
@@ -163,7 +163,7 @@ def render_fleet(report: FleetReport, out: Console | None = None, wide: bool = F
         replicas.add_row(
             r.instance,
             r.model_name,
-            _f(own.drafts if own else None, "{:.0f}"),
+            _f(own.drafts if own and r.drafts_counted else None, "{:.0f}"),
             _f(r.acceptance_rate),
             _f(r.mean_acceptance_length),
             " ".join(f"{x:.2f}" for x in own.per_position_rates) if own and own.per_position_rates else "-",
