@@ -154,6 +154,24 @@ def test_fit_recovers_cost_law_and_draft_scale(ngram_alpha: float, draft_alpha: 
         assert abs(r.speedup_error) < 0.1, r
 
 
+def test_each_config_replays_on_its_own_servers_limits() -> None:
+    """Review s47d F3: a launch file's configs may set their own --max-num-seqs; every config was replayed with the
+    last one's. With one engine per config name, each row is the row its own engine gives."""
+    runs = [config_run("baseline", None, 0, 0.0, 0.0), config_run("ngram", "ngram", 4, 1.0, 0.0)]
+    cal = fit(runs)
+    overhead = EngineOverhead(base_s=0.0, rejection_fraction=0.015)
+    wide = EngineConfig(kv_capacity_tokens=10**6, overhead=overhead)
+    narrow = EngineConfig(kv_capacity_tokens=10**6, max_num_seqs=1, overhead=overhead)
+    mixed = prediction_rows(cal, runs, {"baseline": narrow, "ngram": wide})
+    by_narrow = {(r.config, r.level): r for r in prediction_rows(cal, runs, narrow)}
+    by_wide = {(r.config, r.level): r for r in prediction_rows(cal, runs, wide)}
+    for r in mixed:
+        own = (by_narrow if r.config == "baseline" else by_wide)[r.config, r.level]
+        assert r.predicted_tpot_p50_s == own.predicted_tpot_p50_s
+    busy = [r for r in mixed if r.config == "baseline" and r.level == 2]
+    assert busy[0].predicted_tpot_p50_s != by_wide["baseline", 2].predicted_tpot_p50_s  # the limits matter here
+
+
 def test_fit_needs_a_config_without_draft_model() -> None:
     with pytest.raises(SpecwiseError, match="baseline or n-gram"):
         fit([config_run("draft", "draft_model", 4, 0.8, 0.25)])
@@ -278,3 +296,18 @@ def test_fit_error_is_relative_to_the_mean_step_not_to_one_tiny_gap() -> None:
     assert 0.05 <= cal.relative_rms_error() < 0.1
     # without the outlier it is exactly the 5% the points scatter by
     assert Calibration(law, {}, tuple(points), 4, ("baseline",)).relative_rms_error() == pytest.approx(0.05, rel=1e-6)
+
+
+def test_a_fit_too_scattered_to_read_back_is_refused_where_it_is_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review s47d F4: a fit error of 1 or more (or NaN) was written, and every --calibration reader then refused the
+    file as if edited. Fault injection: the fit's error forced to 1.2."""
+    from specwise.calibration import fit as fit_module
+    from specwise.calibration.from_bench import fitted_doc
+
+    runs = [config_run("baseline", None, 0, 0.0, 0.0)]
+    engine = EngineConfig(kv_capacity_tokens=10**6)
+    assert fitted_doc("r", runs, engine).fit_relative_rms_error is not None  # the real fit is written
+    for bad in (1.2, float("nan")):
+        monkeypatch.setattr(fit_module.Calibration, "relative_rms_error", lambda self, bad=bad: bad)
+        with pytest.raises(SpecwiseError, match="too scattered"):
+            fitted_doc("r", runs, engine)

@@ -6,11 +6,18 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from specwise.calibration.from_vllm import VllmCalibrationInput, calibrate_vllm, request_record, spread_tokens
+from specwise.calibration.from_vllm import (
+    VllmCalibrationInput,
+    calibrate_vllm,
+    replay_warnings,
+    request_record,
+    spread_tokens,
+)
 from specwise.cli import main
 from specwise.contracts.vllm_detailed import detailed_run
 
@@ -102,3 +109,22 @@ def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     twice.write_text("\n".join([lines[0], lines[0], lines[2]]))
     assert "second run of one configuration" in _one_line_refusal(capsys, str(twice), "--out", out)
     assert not Path(out).exists()
+
+
+def test_a_baseline_replayed_off_its_measured_tpot_is_said() -> None:
+    """Review s47d F2: a server capped at 8 sequences replayed at vLLM's default 256 missed the baseline's TPOT by
+    +63%, with no warning and a speedup error column of 0 (it compares configs with the baseline's replay)."""
+    request = VllmCalibrationInput((DETAILED,))
+    doc = calibrate_vllm(request)
+    assert replay_warnings(doc, request) == []  # the mock's replay is within 2%
+    first = next(r for r in doc.rows if r.config == "baseline")
+    off = replace(
+        doc,
+        rows=tuple(
+            replace(r, predicted_tpot_p50_s=r.measured_tpot_p50_s * 1.63) if r is first and r.measured_tpot_p50_s else r
+            for r in doc.rows
+        ),
+    )
+    [said] = replay_warnings(off, request)
+    assert said.startswith("the replay misses the baseline's measured TPOT p50 at 1 of 2 levels (worst +63% at level")
+    assert "--max-num-seqs 256 (vLLM's default)" in said

@@ -16,6 +16,7 @@ from specwise.calibration.steps import SAME_STEP_S, decode_steps, step_intervals
 from specwise.cli import main
 from specwise.contracts.calibration import CalibrationDoc, StepLaw, StepPoint
 from specwise.contracts.document import DocumentError
+from specwise.errors import SpecwiseError
 from specwise.loadgen.records import RequestRecord
 from specwise.loadgen.store import ResultStore
 from specwise.report.bench import render_calibration
@@ -190,3 +191,16 @@ def test_the_counts_read_back_and_a_negative_one_is_refused() -> None:
         (bad["points"][0] if where == "point" else bad["predictor"])[key] = -3
         with pytest.raises(DocumentError, match=f"{key}.*-3: must be at least"):
             CalibrationDoc.from_json(bad)
+
+
+def test_a_baseline_of_one_request_at_a_time_says_why_and_what_to_run() -> None:
+    """Review s47d F1: every baseline step at batch 1 (--max-concurrency 1) failed with "need at least 3 step-time
+    points, got 1", naming no cause and no fix."""
+    steady = tuple((i * 0.01, 1) for i in range(40))
+    records = [RequestRecord("r", 0, "q0", None, 0.0, 0.0, steady[-1][0], 0.0, 40, 100, steady)]
+    level = LevelRun(0, 1.0, tuple(records), None, None, (), None)
+    with pytest.raises(SpecwiseError) as err:
+        fit([ConfigRun("baseline", None, 0, (level,))])
+    said = str(err.value)
+    assert "the steps of baseline ran" in said and "batch sizes 1;" in said
+    assert "run the baseline at loads where requests overlap" in said and "\n" not in said

@@ -19,7 +19,7 @@ prediction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -98,16 +98,22 @@ def _tpot_p50(run: ConfigRun, lv: LevelRun, cal: Calibration, engine: EngineConf
 
 
 def prediction_rows(
-    cal: Calibration, runs: Sequence[ConfigRun], engine: EngineConfig, seed: int = 0
+    cal: Calibration, runs: Sequence[ConfigRun], engine: EngineConfig | Mapping[str, EngineConfig], seed: int = 0
 ) -> list[CalibrationRow]:
-    """One row per (config, level): measured and predicted TPOT p50, and both speedups vs ``runs[0]``."""
+    """One row per (config, level): measured and predicted TPOT p50, and both speedups vs ``runs[0]``; each run
+    replayed on ``engine``, or on its own (``{run name: engine}``: a launch file's configs may set their own batch
+    limits)."""
+
+    def on(run: ConfigRun) -> EngineConfig:
+        return engine[run.name] if isinstance(engine, Mapping) else engine
+
     base = runs[0]
     base_measured = {lv.level: lv.measured_tpot_p50_s for lv in base.levels}
-    base_predicted = {lv.level: _tpot_p50(base, lv, cal, engine, seed) for lv in base.levels}
+    base_predicted = {lv.level: _tpot_p50(base, lv, cal, on(base), seed) for lv in base.levels}
     rows = []
     for run in runs:
         for lv in run.levels:
-            predicted = base_predicted[lv.level] if run is base else _tpot_p50(run, lv, cal, engine, seed)
+            predicted = base_predicted[lv.level] if run is base else _tpot_p50(run, lv, cal, on(run), seed)
             m_speedup = ratio(base_measured.get(lv.level), lv.measured_tpot_p50_s)
             p_speedup = ratio(base_predicted.get(lv.level), predicted)
             rows.append(

@@ -152,7 +152,16 @@ def _fit_points(runs: Sequence[ConfigRun], per_run: dict[str, list[MeasuredStep]
             "calibration: no steps from a configuration without a draft model (baseline or n-gram); "
             "include one in the launch file"
         )
-    target = fit_linear_predictor(base_points, weights=[p.samples for p in base_points], knees=KNEES)
+    try:
+        target = fit_linear_predictor(base_points, weights=[p.samples for p in base_points], knees=KNEES)
+    except SpecwiseError as exc:  # too few, or too alike, steps to separate the law's terms (review s47d F1)
+        batches = sorted({p.num_seqs for p in base_points})
+        raise SpecwiseError(
+            f"{exc}: the steps of {', '.join(run.name for run in base_runs)} ran {len(base_points)} distinct "
+            f"step shape(s) at batch sizes {', '.join(map(str, batches))}; the law needs steps that vary in batch "
+            "size and KV tokens: run the baseline at loads where requests overlap (higher --request-rate or "
+            "--max-concurrency, more than one level), not one request at a time"
+        ) from None
     scales = {}
     for run in runs:
         if run in base_runs or run.method is None or not per_run[run.name]:

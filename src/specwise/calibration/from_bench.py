@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -85,13 +86,12 @@ def check_calibratable(launch_path: Path) -> None:
         )
 
 
-def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tuple[str, ...], list[LaunchInfo]]:
+def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], list[LaunchInfo]]:
     launched = store.launch_runs(base_id)
     if not launched:
         raise SpecwiseError(f"{store.path}: no --launch run {base_id!r} (its runs are named {base_id}-CONFIG)")
     runs = []
     infos = []
-    server_args: tuple[str, ...] = ()
     for run_id, stored in launched:
         config = RunConfig.from_json(stored)
         assert config.launch is not None
@@ -100,7 +100,6 @@ def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tupl
             raise SpecwiseError(f"{store.path}: run {run_id} ran {config.launch.engine}: {why}")
         infos.append(config.launch)
         spec = config.launch.speculative_config or {}
-        server_args = config.launch.server_args
         by_level: dict[int, list[RequestRecord]] = {}
         for record in store.records(run_id):
             by_level.setdefault(record.level, []).append(record)
@@ -129,7 +128,7 @@ def config_runs(store: ResultStore, base_id: str) -> tuple[list[ConfigRun], tupl
             )
         setting = SpeculativeSetting.of(spec)
         runs.append(ConfigRun(config.launch.name, setting.method, setting.k, tuple(levels)))
-    return runs, server_args, infos
+    return runs, infos
 
 
 def _load(config: RunConfig, level: int) -> tuple[float | None, int | None]:
@@ -139,16 +138,24 @@ def _load(config: RunConfig, level: int) -> tuple[float | None, int | None]:
     return (None if rate is None else float(rate)), concurrency
 
 
-def fitted_doc(run_id: str, runs: list[ConfigRun], engine: EngineConfig) -> CalibrationDoc:
+def fitted_doc(run_id: str, runs: list[ConfigRun], engine: EngineConfig | Mapping[str, EngineConfig]) -> CalibrationDoc:
     """The step-time law fitted to ``runs`` (the first is the baseline) and each level replayed through the
-    simulator; the caller adds where the runs came from (configs, engine, hardware, target)."""
+    simulator, on ``engine`` (or each run on its own: ``{run name: engine}``); the caller adds where the runs came
+    from (configs, engine, hardware, target)."""
     cal = fit(runs)
     t = cal.target
+    error = cal.relative_rms_error()
+    if not (error is None or 0.0 <= error < 1.0):  # the reader refuses such a file (review s47d F4): say so here
+        raise SpecwiseError(
+            f"calibration: the fitted law misses the measured steps by {error:.0%} RMS of the mean step (at 100% or "
+            "more it is no fit): the runs' step times are too scattered (stalls, another load on the server?); "
+            "rerun on a quiet server"
+        )
     return CalibrationDoc(
         run_id=run_id,
         law=StepLaw(t.per_kv_token_s, t.per_batched_token_s, t.constant_s, t.free_batched_tokens),
         fit_points=cal.fit_points,
-        fit_relative_rms_error=cal.relative_rms_error(),
+        fit_relative_rms_error=error,
         outlier_steps=cal.outlier_steps,
         draft_cost_scale=cal.draft_scale,
         points=cal.points,
@@ -159,9 +166,11 @@ def fitted_doc(run_id: str, runs: list[ConfigRun], engine: EngineConfig) -> Cali
 
 def calibrate(store: ResultStore, base_id: str) -> CalibrationDoc:
     """The fitted step-time law, draft scales, and per-level prediction error of a launch run."""
-    runs, server_args, infos = config_runs(store, base_id)
+    runs, infos = config_runs(store, base_id)
+    # each configuration replayed with its own server's batch limits (review s47d F3: the last one's, for all)
+    engines = {info.name: engine_config(info.server_args) for info in infos}
     return replace(
-        fitted_doc(base_id, runs, engine_config(server_args)),
+        fitted_doc(base_id, runs, engines),
         configs=tuple(
             CalibratedConfig(info.name, setting.method, setting.draft, run.k)
             for info, run in zip(infos, runs, strict=True)
