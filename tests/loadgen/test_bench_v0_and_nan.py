@@ -158,3 +158,25 @@ def test_result_files_never_carry_nan_or_infinity() -> None:
     (cells,) = list(csv.DictReader(io.StringIO(text)))
     assert cells["spec_decode_accepted_tokens"] == "" and cells["spec_decode_per_position_acceptance_rates"] == "0.5;"
     assert "nan" not in text.lower() and "inf" not in text.lower().replace("info", "")
+
+
+def test_a_fleet_level_pooled_without_its_v0_replica_says_so(tmp_path: Path) -> None:
+    """Review s47c F8: a V0 replica gives no reading, so the level's acceptance pools the others; that is said,
+    naming the replica, never passed off as the fleet's."""
+    from specwise.loadgen.runner import level_reading
+
+    store = ResultStore(tmp_path / "r.sqlite")
+    store.create_run("r", 0.0, {})
+    for replica, (before, after) in enumerate(((BEFORE, AFTER), (REAL_V0_BEFORE, REAL_V0_AFTER))):
+        store.save_scrape("r", 0, "before", before, replica)
+        store.save_scrape("r", 0, "after", after, replica)
+    errors: list[str] = []
+    urls = ("http://127.0.0.1:9/metrics", "http://127.0.0.1:10/metrics")
+    reading = level_reading(store, "r", 0, urls, errors)
+    store.close()
+    assert reading.spec_decode is not None and reading.spec_decode.counts is not None
+    assert reading.spec_decode.counts.drafts == 34  # replica 0's own (the V1 fixture's window)
+    assert errors[-1] == (
+        "acceptance pooled over 1 of 2 replicas: replica 1 (http://127.0.0.1:10/metrics) gave no reading (said above)"
+    )
+    assert any(e.startswith(V0_NOTE) for e in errors[:-1])
