@@ -121,3 +121,26 @@ def test_advise_names_the_card_not_the_file(tmp_path: Path, capsys: pytest.Captu
     scenario.write_text(text.replace(gpu_line, 'gpu = "a100-pcie.json"'))
     assert main(["advise", "--scenario", str(scenario), "--processes", "1", "--json"]) in (0, 1)
     assert json.loads(capsys.readouterr().out)["gpu"] == "A100-PCIe-80GB"
+
+
+@pytest.mark.parametrize(("given", "read"), [("9.0", "9.0"), (8.9, "8.9"), (10, "10.0"), (None, None)])
+def test_the_compute_capability_is_read_as_text(given: object, read: str | None, tmp_path: Path) -> None:
+    """vLLM's attention backends test it (an fp8 KV cache in FlashAttention 3: 9.0); a JSON number is taken too."""
+    entry = json.loads(_a100_pcie(tmp_path).read_text()) | {"compute_capability": given}
+    path = tmp_path / "cc.json"
+    path.write_text(json.dumps(entry))
+    assert resolve_gpu(str(path)).compute_capability == read
+
+
+@pytest.mark.parametrize("given", ["nine", "9", "9.0.1", True])
+def test_a_malformed_compute_capability_is_one_line_naming_the_field(given: object, tmp_path: Path) -> None:
+    entry = json.loads(_a100_pcie(tmp_path).read_text()) | {"compute_capability": given}
+    path = tmp_path / "cc.json"
+    path.write_text(json.dumps(entry))
+    with pytest.raises(SpecwiseError, match="compute_capability"):
+        resolve_gpu(str(path))
+
+
+def test_every_nvidia_catalog_card_says_its_compute_capability() -> None:
+    for gpu in catalog_gpus().values():
+        assert (gpu.compute_capability is None) == (gpu.vendor == "amd"), gpu.name

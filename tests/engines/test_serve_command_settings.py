@@ -86,17 +86,33 @@ def test_the_launch_file_serves_what_was_planned(tmp_path: Path) -> None:
     assert _flag(launch.extra_args, "--max-num-seqs") == "128"
 
 
-@pytest.mark.parametrize(("kv", "flag"), [("fp8_e4m3", "fp8_e4m3"), ("bfloat16", None), ("float16", "float16")])
+@pytest.mark.parametrize(("kv", "flag"), [("fp8_e4m3", "fp8_e4m3"), ("bfloat16", None), ("float16", None)])
 def test_a_default_token_budget_is_still_written(kv: str, flag: str | None, tmp_path: Path) -> None:
     """vLLM's own default depends on the GPU (2,048 on an A100 or L4, 8,192 on an H100, 16,384 on a B200:
-    ``EngineArgs.get_batch_defaults``); the plan and the simulation used the scenario's (default 8,192). A KV cache
-    of the model's own dtype (bf16 here) is vLLM's auto: no flag, which vLLM 0.8 to 0.10 would refuse (review
-    s46b F5)."""
+    ``EngineArgs.get_batch_defaults``); the plan and the simulation used the scenario's (default 8,192). A 16-bit KV
+    cache beside the bf16 model is vLLM's auto: no flag. The model's own name would stop vLLM 0.8 to 0.10 (review
+    s46b F5); float16 beside a bf16 model, every vLLM but 0.18 to 0.32 (review s48a F1), and the note says why it
+    is left out."""
     doc = _advise(_scenario(tmp_path, f'kv_cache_dtype = "{kv}"\n'))
     argv = doc["vllm"]["serve_argv"]
     assert _flag(argv, "--max-num-batched-tokens") == "8192"
     assert _flag(argv, "--kv-cache-dtype") == flag
     assert json.loads(_flag(argv, "--speculative-config") or "{}")["method"] == "draft_model"
+    notes = doc["vllm"].get("notes", [])
+    assert len([n for n in notes if n.startswith("no --kv-cache-dtype")]) == (kv == "float16"), notes
+
+
+def test_a_16_bit_cache_beside_a_16_bit_model_is_always_auto() -> None:
+    from specwise.advisor.commands import _kv_flag
+
+    assert [_kv_flag(kv, "bf16") for kv in ("float16", "bfloat16", "fp8_e5m2", "auto")] == [
+        "auto",
+        "auto",
+        "fp8_e5m2",
+        "auto",
+    ]
+    assert _kv_flag("bfloat16", "float16") == "auto"
+    assert _kv_flag("float16", "fp32") == "float16"  # an fp32 model: the choice is a real change, written
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])

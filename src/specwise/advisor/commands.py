@@ -7,11 +7,13 @@ from pathlib import Path
 
 from specwise.advisor.inputs import AdviseInputs
 from specwise.advisor.measure import MeasureRun, bench_traffic, measure_command
+from specwise.catalog import resolve_gpu
 from specwise.contracts.advice import CandidateAdvice, MeasurePlan, ServeCommand
 from specwise.contracts.document import JsonObject
 from specwise.engines import Deployment, Engine, Speculation
 from specwise.engines.base import LOOPBACK, calibration_refusal, checkpoint_notes, launch_toml, shell
 from specwise.engines.vllm import VllmEngine
+from specwise.engines.vllm_kv_cache import kv_cache_notes
 from specwise.engines.vllm_versions import dynamic_k_caveat
 from specwise.units import canonical_dtype
 
@@ -33,11 +35,34 @@ def _deployment(inputs: AdviseInputs, top: CandidateAdvice, host: str = LOOPBACK
     )
 
 
+SIXTEEN_BIT = ("bf16", "fp16")
+
+
 def _kv_flag(choice: str, model_dtype: str) -> str:
-    """vLLM's ``--kv-cache-dtype`` for the scenario's choice: a 16-bit cache of the model's own dtype is ``auto`` (no
-    flag), which every vLLM takes; vLLM 0.8 to 0.10 list only auto and the fp8 variants (``CacheDType`` in 0.8.5,
-    0.9.2 and 0.10.0's vllm/config.py), so a 16-bit name would stop their server (review s46b F5)."""
-    return "auto" if choice != "auto" and canonical_dtype(choice) == canonical_dtype(model_dtype) else choice
+    """vLLM's ``--kv-cache-dtype`` for the scenario's choice: a 16-bit cache beside a 16-bit model is ``auto`` (no
+    flag), the model's own dtype, the same 2 bytes the plan priced. vLLM's choices for a 16-bit name differ by
+    release, and almost every one refuses a 16-bit name that is not the model's (review s48a F1): 0.8.2 to 0.10.2
+    list only auto and the fp8 variants (``CacheDType``: 0.8.5 and 0.9.2 vllm/config.py, 0.10.1 vllm/config/cache.py),
+    0.11 to 0.17 add ``bfloat16`` but not ``float16``, 0.18 to 0.32 take both, and 0.33 on reject one that differs
+    from the model's dtype (``VllmConfig._reject_mismatched_float_kv_cache``, vllm/config/vllm.py: "An explicit
+    float16 or bfloat16 must match the model data type"). :func:`_kv_notes` says when a choice was dropped."""
+    if choice == "auto" or canonical_dtype(choice) not in SIXTEEN_BIT:
+        return choice
+    return "auto" if canonical_dtype(model_dtype) in SIXTEEN_BIT else choice
+
+
+def _kv_notes(choice: str, model_dtype: str) -> tuple[str, ...]:
+    """Why the command has no ``--kv-cache-dtype`` where the scenario named a 16-bit cache other than the model's
+    (:func:`_kv_flag`)."""
+    if _kv_flag(choice, model_dtype) != "auto" or choice == "auto":
+        return ()
+    if canonical_dtype(choice) == canonical_dtype(model_dtype):
+        return ()
+    return (
+        f"no --kv-cache-dtype {choice}: the model serves in {canonical_dtype(model_dtype)}, and vLLM keeps a 16-bit "
+        f"KV cache in the model's dtype (0.8 to 0.10 have no 16-bit choice, 0.11 to 0.17 no float16, and 0.33 on "
+        "refuse one that differs from the model's); it costs the same 2 bytes a value, so the memory plan stands",
+    )
 
 
 def _top_speculation(inputs: AdviseInputs, top: CandidateAdvice, target_tp: int) -> Speculation:
@@ -135,6 +160,11 @@ def serve_command(
     notes += engine.schedule_notes(top.schedule, top.k, top.method) if spec is not None else ()
     notes += _draft_tp_notes(inputs, top, spec)
     notes += _budget_notes(engine, deployment, spec)
+    if isinstance(engine, VllmEngine):
+        dep = inputs.deployment
+        notes += _kv_notes(dep.kv_cache_dtype, top.memory.target.dtype)
+        written = _kv_flag(dep.kv_cache_dtype, top.memory.target.dtype)
+        notes += kv_cache_notes(engine.version, written, resolve_gpu(dep.gpu))  # resolved before: no error here
     if spec is not None and "num_speculative_tokens_per_batch_size" in spec:
         notes = (*notes, dynamic_k_caveat(engine.version if isinstance(engine, VllmEngine) else None))
     return ServeCommand(engine.name, tuple(argv), shell(argv), spec, notes)

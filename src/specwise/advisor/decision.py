@@ -36,13 +36,14 @@ from specwise.contracts.sweep import P80_SPEEDUP_ERROR, SweepResult
 from specwise.engines import Engine, Speculation, get_engine
 from specwise.engines.base import LOOPBACK
 from specwise.engines.vllm import PROMQL_ACCEPTANCE_LENGTH, PROMQL_ACCEPTANCE_RATE
+from specwise.engines.vllm_kv_cache import kv_cache_refusal
 from specwise.engines.vllm_versions import eagle3_target_refusal, head_tp_refusal, heterogeneous_vocab_refusal
 from specwise.errors import SpecwiseError
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
 from specwise.perfmodel.factory import PredictorChoice, calibration_gap
 from specwise.perfmodel.profiles import published_fit
-from specwise.scenario.build import build_scenario, enough_requests, few_requests_warning, measured_worth_saying
+from specwise.scenario.build import build_scenario, enough_requests, few_requests_warning, measured_worth_saying, named
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import decide, falls_below
@@ -381,7 +382,8 @@ def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
     """Why the engine the config is for cannot run ``c`` (None: it can): a method it lacks, an EAGLE-3 head for a
     target its vLLM refuses one for (:func:`~specwise.engines.vllm_versions.eagle3_target_refusal`), or a draft whose
     attention heads do not divide over the GPUs the engine splits it across (:meth:`Engine.draft_split_refusal`), or
-    an EAGLE head asked to run split on V0 (:func:`~specwise.engines.vllm_versions.head_tp_refusal`)."""
+    an EAGLE head asked to run split on V0 (:func:`~specwise.engines.vllm_versions.head_tp_refusal`), or an fp8 KV
+    cache that sends the server to V0 (:func:`~specwise.engines.vllm_kv_cache.kv_cache_refusal`)."""
     said = engine.refusal(c.method, c.speculation.draft, c.drafting)
     if said is None and engine.name == "vllm":
         version = getattr(engine, "version", None)
@@ -389,6 +391,10 @@ def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
         if said is None and c.method.name == "eagle3":
             target = resolve_model(inputs.deployment.target)  # resolved before any candidate: no error here
             said = eagle3_target_refusal(version, c.method.name, target.model_type)
+        if said is None:
+            dep = inputs.deployment
+            gpu = named(inputs.file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
+            said = kv_cache_refusal(version, dep.kv_cache_dtype, gpu, c.method.name)
     if said is not None or not c.method.has_weights or not c.speculation.draft:
         return said
     heads = _draft_heads(c.speculation.draft)

@@ -95,6 +95,7 @@ def catalog_gpus() -> dict[str, GpuSpec]:
             source=g["source"],
             device_names=tuple(g.get("device_names", ())),
             segment=g.get("segment", "datacenter"),
+            compute_capability=g.get("compute_capability"),
         )
     return gpus
 

@@ -504,7 +504,7 @@ class Advice:
                 "serve_argv": list(self.serve.argv),
                 "serve_command": self.serve.command,
                 "speculative_config": dict(self.serve.speculative_config) if self.serve.speculative_config else None,
-                # only when the engine version cannot take the schedule (older outputs stay as they were)
+                # only where the command cannot say something the plan assumed (older outputs stay as they were)
                 **({"notes": list(self.serve.notes)} if self.serve.notes else {}),
             },
             "acceptance_vs_temperature": [

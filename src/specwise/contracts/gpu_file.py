@@ -15,6 +15,7 @@ _REQUIRED = ("memory_bytes", "memory_bandwidth_bytes_per_s", "dense_bf16_flops_p
 _OPTIONAL_RATES = ("dense_fp8_flops_per_s", "dense_int8_ops_per_s")  # null: the card has no such tensor cores
 _KEYS = frozenset(
     {"name", "vendor", *_REQUIRED, *_OPTIONAL_RATES, "interconnect", "aliases", "source", "device_names", "segment"}
+    | {"compute_capability"}
 )
 
 
@@ -73,6 +74,7 @@ def load_gpu_file(path: Path) -> GpuSpec:
             source=f.text("source", None) or f"GPU file {path.name}",
             device_names=_names(f, "device_names"),
             segment=f.choice("segment", GPU_SEGMENTS) if f.data.get("segment") is not None else None,
+            compute_capability=_capability(f),
         )
     except SpecError as exc:  # GpuSpec's own checks, should one pass the ones above
         raise SpecwiseError(f"{where}: {exc}") from None
@@ -85,3 +87,11 @@ def _names(f: Fields, key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise f.fail(key, f"expected a list of names, got {value!r}")
     return tuple(value)
+
+
+def _capability(f: Fields) -> str | None:
+    """``compute_capability`` as a string ("9.0"); a JSON number (9.0, 8.9) is taken as its one-decimal text."""
+    value = f.data.get("compute_capability")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:.1f}"
+    return f.text("compute_capability", None)

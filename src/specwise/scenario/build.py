@@ -13,6 +13,7 @@ import numpy as np
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import Finding, check_pair, method_fit
 from specwise.engines import get_engine
+from specwise.engines.vllm_kv_cache import kv_cache_refusal
 from specwise.engines.vllm_versions import (
     VllmVersion,
     drafting_refusal,
@@ -30,6 +31,7 @@ from specwise.perfmodel.calibration_match import StepRange
 from specwise.perfmodel.factory import Deployed, serving_models
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.specs.draft import DraftChoice
+from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
 from specwise.specs.quant import Quantization
 from specwise.traffic import Arrivals
@@ -46,7 +48,7 @@ def named(file: str, field: str | None, resolve: Callable[[], T]) -> T:
         raise SpecwiseError(f"{file}: {field}: {exc}" if named else f"{file}: {exc}") from None
 
 
-def _check_engine_method(spec: ScenarioSpec, draft_tp: int, target_model_type: str) -> None:
+def _check_engine_method(spec: ScenarioSpec, draft_tp: int, target_model_type: str, gpu: GpuSpec) -> None:
     """What the engine cannot run is refused. SGLang: a method it has no algorithm for, and probabilistic drafting
     (:meth:`~specwise.engines.sglang.SglangEngine.refusal`). The vLLM the scenario names
     (``[deployment].engine_version``; none: the current one): a method before the release that named it (``suffix``
@@ -79,6 +81,8 @@ def _check_engine_method(spec: ScenarioSpec, draft_tp: int, target_model_type: s
     )  # as advise refuses the candidate (VllmEngine.refusal, decision._refusal)
     if refusal is not None:
         raise SpecwiseError(f"{spec.file}: [deployment].engine_version: {refusal}")
+    if (kv := kv_cache_refusal(version, dep.kv_cache_dtype, gpu, sp.method.name)) is not None:
+        raise SpecwiseError(f"{spec.file}: [deployment].kv_cache_dtype: {kv}")
     if (head := head_tp_refusal(version, sp.method.name, sp.draft_tp)) is not None:
         raise SpecwiseError(f"{spec.file}: {spec.where_speculation}.draft_tp: {sp.draft_tp}, but {head}")
     if sp.method.name == "draft_model" and (
@@ -222,7 +226,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     gpu = named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
     draft_choice, findings = _draft(spec, target)
     failed = [f.message for f in findings if f.status == "fail"]
-    _check_engine_method(spec, sp.draft_tp or dep.tp, target.model_type)  # an input error is said before any "no"
+    _check_engine_method(spec, sp.draft_tp or dep.tp, target.model_type, gpu)  # an input error is said before any "no"
     draft_tp, tp_notes, own_weights = _served_draft_tp(spec)
     if failed and spec.deployable_only and dep.engine == "vllm":  # vLLM would not start it: no speedup to report
         raise NegativeAnswer(f"{file}: {where}.draft: vLLM refuses this draft for {dep.target}: {'; '.join(failed)}")

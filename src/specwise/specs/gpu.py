@@ -27,8 +27,15 @@ class GpuSpec:
     # which held-back measurements a prediction's error band comes from (perfmodel/profiles.py); None: not said (a
     # GPU file without it), the band over every GPU's measurements
     segment: str | None = "datacenter"
+    # NVIDIA's CUDA compute capability ("9.0": Hopper), which vLLM's attention backends test (FlashAttention 3's fp8
+    # KV cache needs 9.0: vllm/attention/utils/fa_utils.py ``flash_attn_supports_fp8``); None: AMD, or not said
+    compute_capability: str | None = None
 
     def __post_init__(self) -> None:
+        if self.compute_capability is not None and not _is_capability(self.compute_capability):
+            raise SpecError(
+                f"GpuSpec.compute_capability: major.minor like 9.0, got {self.compute_capability!r} ({self.name})"
+            )
         if self.segment is not None and self.segment not in GPU_SEGMENTS:
             raise SpecError(f"GpuSpec.segment: one of {', '.join(GPU_SEGMENTS)}, got {self.segment!r} ({self.name})")
         for name in (
@@ -47,3 +54,8 @@ class GpuSpec:
     @property
     def supports_fp8(self) -> bool:
         return self.dense_fp8_flops_per_s is not None
+
+
+def _is_capability(text: str) -> bool:
+    major, dot, minor = text.partition(".")
+    return bool(dot) and major.isdigit() and minor.isdigit() and len(major) <= 2 and len(minor) == 1
