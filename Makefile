@@ -50,9 +50,9 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-# The fast tier on two workers (pytest-xdist): ~11 minutes on 2 cores, ~18 serially.
+# The fast tier on two workers (pytest-xdist): 8 to 22 minutes on 2 shared cores; the 25 slowest tests printed.
 unit: install
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 --durations=25
 
 # The real engine: the vLLM CPU build in .venv-vllm, and the SmolLM2 weights it serves in models/.
 vllm: .venv-vllm/.installed
@@ -72,9 +72,9 @@ models-qwen: install
 system-deps:
 	bash scripts/install_system_deps.sh
 
-# Slow tier: real vLLM CPU servers on 127.0.0.1 (a few minutes).
+# Slow tier: real vLLM CPU servers on 127.0.0.1 (25 to 50 minutes on 2 cores); the 25 slowest tests printed.
 test-integration: install models system-deps
-	SPECWISE_REQUIRE_VLLM=1 SPECWISE_REQUIRE_SYSTEM_DEPS=1 $(BIN)/python -m pytest -m slow -v
+	SPECWISE_REQUIRE_VLLM=1 SPECWISE_REQUIRE_SYSTEM_DEPS=1 $(BIN)/python -m pytest -m slow -v --durations=25
 
 test: lint typecheck unit test-integration
 
