@@ -41,6 +41,7 @@ from specwise.engines.vllm_versions import eagle3_target_refusal, head_tp_refusa
 from specwise.errors import SpecwiseError
 from specwise.executors import Executor
 from specwise.executors.local import LocalExecutor
+from specwise.memory.vllm_rules import draft_slots_refusal
 from specwise.perfmodel.factory import PredictorChoice, calibration_gap
 from specwise.perfmodel.profiles import published_fit
 from specwise.scenario.build import build_scenario, enough_requests, few_requests_warning, measured_worth_saying, named
@@ -395,6 +396,7 @@ def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
             dep = inputs.deployment
             gpu = named(inputs.file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
             said = kv_cache_refusal(version, dep.kv_cache_dtype, gpu, c.method.name)
+            said = said or draft_slots_refusal(version, c.method.name, dep.max_num_batched_tokens, dep.max_num_seqs)
     if said is not None or not c.method.has_weights or not c.speculation.draft:
         return said
     heads = _draft_heads(c.speculation.draft)

@@ -26,7 +26,7 @@ from specwise.engines.vllm_versions import (
 from specwise.errors import FieldNames, NegativeAnswer, SpecwiseError
 from specwise.memory import MemoryPlan, MemoryPlanRequest, plan_memory
 from specwise.memory.planner import kv_tokens_at_length
-from specwise.memory.vllm_rules import draft_model_tp_refusal
+from specwise.memory.vllm_rules import draft_model_tp_refusal, draft_slots_refusal, scheduled_tokens
 from specwise.perfmodel.calibration_match import StepRange
 from specwise.perfmodel.factory import Deployed, serving_models
 from specwise.scenario.model import Scenario, ScenarioSpec
@@ -83,6 +83,9 @@ def _check_engine_method(spec: ScenarioSpec, draft_tp: int, target_model_type: s
         raise SpecwiseError(f"{spec.file}: [deployment].engine_version: {refusal}")
     if (kv := kv_cache_refusal(version, dep.kv_cache_dtype, gpu, sp.method.name)) is not None:
         raise SpecwiseError(f"{spec.file}: [deployment].kv_cache_dtype: {kv}")
+    slots = draft_slots_refusal(version, sp.method.name, dep.max_num_batched_tokens, dep.max_num_seqs)
+    if slots is not None:
+        raise SpecwiseError(f"{spec.file}: [deployment].max_num_batched_tokens: {slots}")
     if (head := head_tp_refusal(version, sp.method.name, sp.draft_tp)) is not None:
         raise SpecwiseError(f"{spec.file}: {spec.where_speculation}.draft_tp: {sp.draft_tp}, but {head}")
     if sp.method.name == "draft_model" and (
@@ -249,8 +252,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         gpu_memory_utilization=dep.gpu_memory_utilization,
         max_num_seqs=dep.max_num_seqs,
         max_num_batched_tokens=dep.max_num_batched_tokens,
-        # the largest k it runs: the sweep's, or a k-by-batch-size schedule's above them (its KV slots and draft)
-        num_speculative_tokens=max(1, *sp.k_values, *(k for _, _, k in sp.k_schedule)),
+        num_speculative_tokens=max(1, *sp.k_values, *(k for _, _, k in sp.k_schedule)),  # the sweep's or schedule's
         names=names,
         draft_shares_target_weights=not own_weights,
     )
@@ -295,11 +297,30 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         memory_plan=plan,
         models=models,
         k_schedule=sp.k_schedule,
-        warnings=tuple(warnings + list(plan.warnings) + list(models.notes)),
+        warnings=tuple(warnings + list(plan.warnings) + list(models.notes) + _scheduled_with_spec(spec)[1]),
         decision_metric=spec.decision_metric,
         draft_findings=findings,
         step_limits=limits,
+        scheduled_tokens_with_spec=_scheduled_with_spec(spec)[0],
     )
+
+
+def _scheduled_with_spec(spec: ScenarioSpec) -> tuple[int, list[str]]:
+    """The tokens a speculating step of the scenario's vLLM schedules
+    (:func:`~specwise.memory.vllm_rules.scheduled_tokens`: a draft model on 0.17 to 0.27 gives up one slot per
+    sequence), and a warning where that is less than the budget."""
+    dep, method = spec.deployment, spec.speculation.method.name
+    if dep.engine != "vllm" or dep.engine_version is None:
+        return dep.max_num_batched_tokens, []
+    version = VllmVersion.parse(dep.engine_version)  # checked before (_check_engine_method)
+    left = scheduled_tokens(version, method, dep.max_num_batched_tokens, dep.max_num_seqs)
+    if left == dep.max_num_batched_tokens:
+        return left, []
+    return left, [
+        f"vLLM {version} keeps one token slot per sequence out of each step beside a draft model: a speculating "
+        f"step schedules at most {dep.max_num_batched_tokens} - {dep.max_num_seqs} = {left} tokens "
+        "(vllm/config/vllm.py, _set_max_num_scheduled_tokens), and is simulated so"
+    ]
 
 
 _LENGTH_DRAWS = 20_000

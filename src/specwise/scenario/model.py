@@ -141,6 +141,9 @@ class Scenario:
     # what the pair check (compat/pair.py) found for the draft: the method fit, then vocabulary, tokenizer, head ...
     draft_findings: tuple[Finding, ...] = ()
     step_limits: StepRange | None = None  # the largest step the deployment may run (its scheduler's limits)
+    # the tokens a speculating step schedules where the engine keeps some of the budget back (None: the budget;
+    # memory.vllm_rules.scheduled_tokens)
+    scheduled_tokens_with_spec: int | None = None
 
     def limit_notes(self) -> tuple[str, ...]:
         """What a calibrated price says where nothing was simulated (export's rules, the monitor's check): the

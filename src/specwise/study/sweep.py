@@ -39,7 +39,9 @@ def _simulate(sc: Scenario, requests: RequestTable, k: int | None, rng: np.rando
     engine = EngineConfig(
         kv_capacity_tokens=sc.kv_cache_tokens if speculating else sc.kv_cache_tokens_without_draft,
         max_num_seqs=sc.max_num_seqs,
-        max_num_batched_tokens=sc.max_num_batched_tokens,
+        max_num_batched_tokens=(
+            sc.scheduled_tokens_with_spec or sc.max_num_batched_tokens if speculating else sc.max_num_batched_tokens
+        ),
         overhead=sc.models.overhead,
         chunked_prefill=sc.models.chunked_prefill_with_spec or not speculating,
         batch_expansion_scorer=sc.models.batch_expansion_scorer,
