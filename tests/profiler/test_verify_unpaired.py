@@ -4,10 +4,13 @@ alone left out the profile's own, so a 4-prompt profile at T = 1 (0.127) was cal
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specwise.profiler.verify import unpaired_agrees
+from specwise.contracts.profile import ProfileK
+from specwise.profiler.settings import ProfileSettings
+from specwise.profiler.verify import _row, _Tally, unpaired_agrees
 
 
 def test_a_wide_profile_interval_is_weighed() -> None:
@@ -30,3 +33,20 @@ def test_a_prediction_inside_the_loops_interval_still_agrees(m: float, a: float,
     lo, hi = min(a, b, m), max(a, b, m)
     if lo <= p <= hi:
         assert unpaired_agrees(m, (lo, hi), p, (None, None))
+
+
+def _profile_k(rate: float, ci: tuple[float, float]) -> ProfileK:
+    return ProfileK(4, rate, None, ci, (None, None), (), 40.0, 160.0, 160.0 * rate)
+
+
+def test_the_verification_row_weighs_the_profiles_interval() -> None:
+    """The row ``verify`` writes uses the profile's own interval (review s48c F10: the tests above pass without
+    the wiring): four prompts whose loop accepts ~0.074 against a profile of 0.127, called off with a tight
+    profile interval and not with a wide one."""
+    loop = np.array([[10.0, 40.0, 2.0], [10.0, 40.0, 3.0], [10.0, 40.0, 3.5], [10.0, 40.0, 3.3]])
+    tally = _Tally(loop, loop.copy())
+    settings = ProfileSettings(bootstrap_resamples=200)
+    wide = _row(tally, (1.0, "greedy", 4), 1, _profile_k(0.127, (0.05, 0.21)), settings, False)
+    tight = _row(tally, (1.0, "greedy", 4), 1, _profile_k(0.127, (0.125, 0.129)), settings, False)
+    assert wide.measured_acceptance_rate < 0.08 and not (wide.measured_ci95[0] <= 0.127 <= wide.measured_ci95[1])
+    assert wide.unpaired_within_ci is True and tight.unpaired_within_ci is False

@@ -13,15 +13,22 @@ from specwise.contracts.document import JsonObject
 from specwise.engines import Deployment, Engine, Speculation
 from specwise.engines.base import LOOPBACK, calibration_refusal, checkpoint_notes, launch_toml, shell
 from specwise.engines.vllm import VllmEngine
-from specwise.engines.vllm_kv_cache import kv_cache_notes
+from specwise.engines.vllm_kv_cache import kv_cache_engine, kv_cache_notes
 from specwise.engines.vllm_versions import dynamic_k_caveat
 from specwise.units import canonical_dtype
 
 
-def _deployment(inputs: AdviseInputs, top: CandidateAdvice, host: str = LOOPBACK) -> Deployment:
+def _deployment(inputs: AdviseInputs, top: CandidateAdvice, engine: Engine, host: str = LOOPBACK) -> Deployment:
     """What to serve, as the top candidate's memory plan sized it and the simulation ran it: the scheduler's limits
-    and the KV cache dtype are the scenario's (a command without them would serve another KV capacity)."""
+    and the KV cache dtype are the scenario's (a command without them would serve another KV capacity). vLLM: a
+    16-bit KV cache as auto (:func:`_kv_flag`), and whether the server runs V0 whole for its fp8 cache
+    (:func:`~specwise.engines.vllm_kv_cache.kv_cache_engine`); another engine, the model's own dtype as auto and any
+    other as named (SGLang's words for it: :mod:`specwise.engines.sglang`)."""
     plan, dep = top.memory, inputs.deployment
+    kv, on_v0 = _own_dtype_as_auto(dep.kv_cache_dtype, plan.target.dtype), False
+    if isinstance(engine, VllmEngine):
+        kv = _kv_flag(dep.kv_cache_dtype, plan.target.dtype)
+        on_v0 = kv_cache_engine(engine.version, kv, resolve_gpu(dep.gpu)) == "v0"  # resolved before: no error
     return Deployment(
         model=dep.target,
         tp=plan.tp,
@@ -31,11 +38,17 @@ def _deployment(inputs: AdviseInputs, top: CandidateAdvice, host: str = LOOPBACK
         quantization=dep.quantization,
         host=host,
         max_num_batched_tokens=dep.max_num_batched_tokens,
-        kv_cache_dtype=_kv_flag(dep.kv_cache_dtype, plan.target.dtype),
+        kv_cache_dtype=kv,
+        on_v0=on_v0,
     )
 
 
 SIXTEEN_BIT = ("bf16", "fp16")
+
+
+def _own_dtype_as_auto(choice: str, model_dtype: str) -> str:
+    """``auto`` where the choice names the model's own dtype (no flag needed), else the choice."""
+    return "auto" if choice != "auto" and canonical_dtype(choice) == canonical_dtype(model_dtype) else choice
 
 
 def _kv_flag(choice: str, model_dtype: str) -> str:
@@ -90,7 +103,7 @@ def measure_plan(
 ) -> MeasurePlan:
     """The launch file that compares ``top`` with no speculation, and the command that benches it at the scenario's
     loads with its traffic and advises again from the run (:mod:`specwise.advisor.measure`)."""
-    d = _deployment(inputs, top)
+    d = _deployment(inputs, top, engine)
     spec = _top_speculation(inputs, top, d.tp)
     name = f"{top.method}-k{top.k}"
     served = [q for q in inputs.sweep.qps if top.sim is None or q not in top.sim.overloaded_qps]
@@ -135,15 +148,16 @@ def _budget_notes(engine: Engine, d: Deployment, spec: JsonObject | None) -> tup
     """Where the vLLM command's token budget is not the plan's (:meth:`~specwise.engines.vllm.VllmEngine.token_budget`:
     vLLM's V0 engine, prefilling whole prompts, starts only with a budget of at least the max model length), why."""
     planned = d.max_num_batched_tokens
-    if not isinstance(engine, VllmEngine) or spec is None or planned is None:
+    if not isinstance(engine, VllmEngine) or (spec is None and not d.on_v0) or planned is None:
         return ()
-    written = engine.token_budget(d, spec.get("method"))
+    written = engine.token_budget(d, None if spec is None else spec.get("method"))
     if written == planned:
         return ()
     flag = "--max-num-batched-tokens"
     said = f"{flag} {written}" if written is not None else f"no {flag} (V0's default, max(max_model_len, 2048))"
+    what = f"the whole server (its --kv-cache-dtype {d.kv_cache_dtype})" if d.on_v0 else "the speculation"
     return (
-        f"{said}, not the scenario's {planned}: this vLLM runs the speculation on its V0 engine, which prefills "
+        f"{said}, not the scenario's {planned}: this vLLM runs {what} on its V0 engine, which prefills "
         "whole prompts and refuses to start with a token budget below --max-model-len; the memory plan reserved "
         f"activations for {planned} tokens, and a launch file's baseline runs with the same flags",
     )
@@ -153,7 +167,7 @@ def serve_command(
     inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None, engine: Engine, host: str = LOOPBACK
 ) -> ServeCommand:
     """The serve command for the decision, sized by the top candidate's memory plan."""
-    deployment = _deployment(inputs, top, host)
+    deployment = _deployment(inputs, top, engine, host)
     argv = engine.serve_argv(deployment, spec)
     speculation = _top_speculation(inputs, top, deployment.tp) if spec is not None else None  # the draft it loads
     notes = checkpoint_notes(deployment, speculation)
@@ -161,10 +175,8 @@ def serve_command(
     notes += _draft_tp_notes(inputs, top, spec)
     notes += _budget_notes(engine, deployment, spec)
     if isinstance(engine, VllmEngine):
-        dep = inputs.deployment
-        notes += _kv_notes(dep.kv_cache_dtype, top.memory.target.dtype)
-        written = _kv_flag(dep.kv_cache_dtype, top.memory.target.dtype)
-        notes += kv_cache_notes(engine.version, written, resolve_gpu(dep.gpu))  # resolved before: no error here
+        notes += _kv_notes(inputs.deployment.kv_cache_dtype, top.memory.target.dtype)
+        notes += kv_cache_notes(engine.version, deployment.kv_cache_dtype, resolve_gpu(inputs.deployment.gpu))
     if spec is not None and "num_speculative_tokens_per_batch_size" in spec:
         notes = (*notes, dynamic_k_caveat(engine.version if isinstance(engine, VllmEngine) else None))
     return ServeCommand(engine.name, tuple(argv), shell(argv), spec, notes)

@@ -38,6 +38,9 @@ class Deployment:
     # engine's default, which vLLM picks by GPU: 2,048 to 16,384 for its server, EngineArgs.get_batch_defaults)
     max_num_batched_tokens: int | None = None
     kv_cache_dtype: str = "auto"  # vLLM's --kv-cache-dtype the plan sized the KV cache for; auto: the model's dtype
+    # the whole server runs vLLM's V0 engine, speculating or not (an fp8 KV cache off FlashAttention 3's cards on
+    # 0.8.2 to 0.10.2: engines.vllm_kv_cache.kv_cache_engine), so its token budget is V0's
+    on_v0: bool = False
 
 
 # Quantisations an engine applies to a bf16 checkpoint at load time (vLLM and SGLang: ``--quantization fp8``);

@@ -206,7 +206,8 @@ class VllmEngine:
         budget is raised to the max model length, or left to V0's own default (``max(max_model_len, 2048)``) when
         the plan did not fix that length. The V0 engine profile simulates whole-prompt prefills alike."""
         budget = d.max_num_batched_tokens
-        if budget is None or method in (None, "none") or speculation_engine(self.version, method) != "v0":
+        v0 = d.on_v0 or (method not in (None, "none") and speculation_engine(self.version, method) == "v0")
+        if budget is None or not v0:
             return budget
         return None if d.max_model_len is None else max(budget, d.max_model_len)
 

@@ -57,7 +57,8 @@ def draft_slots_refusal(
 ) -> str | None:
     """Why vLLM ``version`` cannot serve a draft model with this budget (:func:`scheduled_tokens` leaves no token to
     schedule: 0.20 on raise "max_num_scheduled_tokens is set to ... which does not allow any tokens to be
-    scheduled", 0.17 and 0.18 start and schedule nothing). None: it can."""
+    scheduled"; 0.17 and 0.18 read the 0 as unset and schedule the whole budget, leaving the draft's slots no room
+    -- review s48c F7). None: it can."""
     left = scheduled_tokens(version, method, max_num_batched_tokens, max_num_seqs)
     if left > 0:
         return None

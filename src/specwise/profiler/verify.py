@@ -66,7 +66,11 @@ def unpaired_agrees(
     the two 95% half-widths added in quadrature (the two-sample rule for independent estimates; each half-width
     the larger side of its bootstrap interval), plus :data:`ROUNDING`. The loop's interval alone left out the
     profile's own path-sampling noise, so a profile of few prompts was called off at T > 0 where the paired check
-    agreed (review s47d F6: 0.127 against 0.074 [0.062, 0.086], each from 4 prompts)."""
+    agreed (review s47d F6: 0.127 against 0.074 [0.062, 0.086], each from 4 prompts). Lenient: both rates come from
+    the same prompts, so the prompt-to-prompt spread both intervals hold would cancel in their difference, and is
+    counted twice here (review s48c F8); a bootstrap of the per-prompt difference would be exact, and needs the
+    profile's per-prompt counts, which a profile document does not keep. The paired check (``agrees``) is the
+    strict one."""
     spread = float(np.hypot(_half_width(loop_ci, measured), _half_width(profile_ci, predicted)))
     return bool(abs(measured - predicted) <= spread + ROUNDING)
 
