@@ -25,10 +25,11 @@ def _deployment(inputs: AdviseInputs, top: CandidateAdvice, engine: Engine, host
     (:func:`~specwise.engines.vllm_kv_cache.kv_cache_engine`); another engine, the model's own dtype as auto and any
     other as named (SGLang's words for it: :mod:`specwise.engines.sglang`)."""
     plan, dep = top.memory, inputs.deployment
-    kv, on_v0 = _own_dtype_as_auto(dep.kv_cache_dtype, plan.target.dtype), False
     if isinstance(engine, VllmEngine):
         kv = _kv_flag(dep.kv_cache_dtype, plan.target.dtype)
         on_v0 = kv_cache_engine(engine.version, kv, resolve_gpu(dep.gpu)) == "v0"  # resolved before: no error
+    else:
+        kv, on_v0 = _own_dtype_as_auto(dep.kv_cache_dtype, plan.target.dtype), False
     return Deployment(
         model=dep.target,
         tp=plan.tp,
@@ -67,9 +68,8 @@ def _kv_flag(choice: str, model_dtype: str) -> str:
 def _kv_notes(choice: str, model_dtype: str) -> tuple[str, ...]:
     """Why the command has no ``--kv-cache-dtype`` where the scenario named a 16-bit cache other than the model's
     (:func:`_kv_flag`)."""
-    if _kv_flag(choice, model_dtype) != "auto" or choice == "auto":
-        return ()
-    if canonical_dtype(choice) == canonical_dtype(model_dtype):
+    dropped = choice != "auto" and _kv_flag(choice, model_dtype) == "auto"
+    if not dropped or canonical_dtype(choice) == canonical_dtype(model_dtype):
         return ()
     return (
         f"no --kv-cache-dtype {choice}: the model serves in {canonical_dtype(model_dtype)}, and vLLM keeps a 16-bit "

@@ -45,11 +45,10 @@ def kv_cache_engine(version: VllmVersion | None, kv_cache_dtype: str, gpu: GpuSp
     docstring), else ``"as-written"`` (a 16-bit choice is written as auto beside a 16-bit model:
     ``advisor.commands._kv_flag``). A GPU whose compute capability is not known (a GPU file without it) is not
     guessed at: ``"as-written"``."""
-    if not kv_cache_dtype.startswith("fp8") or not _within(version, KV_V0_FALLBACK) or gpu.vendor.lower() == "amd":
+    known = gpu.compute_capability is not None and gpu.vendor.lower() != "amd"
+    if not kv_cache_dtype.startswith("fp8") or not known or not _within(version, KV_V0_FALLBACK):
         return "as-written"
     assert version is not None
-    if gpu.compute_capability is None:
-        return "as-written"
     return "as-written" if gpu.compute_capability in _fa3_capabilities(version) else "v0"
 
 

@@ -271,8 +271,8 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         draft_quantization=_quant(sp.draft_quantization),
         kv_dtype=plan.kv_cache_dtype,
     )
-    warnings += _length_limits(spec, plan.max_model_len, target) + _fit_warnings(spec, plan)
-    warnings += _run_size_warnings(spec)
+    warnings += _length_limits(spec, plan.max_model_len, target) + _fit_warnings(spec, plan) + _run_size_warnings(spec)
+    scheduled, slot_notes = _scheduled_with_spec(spec)
     # sliding-window layers hold at most their window of a sequence: the capacity at the traffic's mean length
     total = sum(c.share for c in spec.classes) or 1.0
     mean_len = sum(c.share * (c.prompt_tokens.mean + c.output_tokens.mean / 2) for c in spec.classes) / total
@@ -297,11 +297,11 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         memory_plan=plan,
         models=models,
         k_schedule=sp.k_schedule,
-        warnings=tuple(warnings + list(plan.warnings) + list(models.notes) + _scheduled_with_spec(spec)[1]),
+        warnings=tuple(warnings + list(plan.warnings) + list(models.notes) + slot_notes),
         decision_metric=spec.decision_metric,
         draft_findings=findings,
         step_limits=limits,
-        scheduled_tokens_with_spec=_scheduled_with_spec(spec)[0],
+        scheduled_tokens_with_spec=scheduled,
     )
 
 
