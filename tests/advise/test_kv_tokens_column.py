@@ -18,7 +18,7 @@ def test_the_kv_tokens_cell_names_the_planned_k(tmp_path: Path, capsys: pytest.C
     from specwise.api import advise
 
     doc = advise(EXAMPLE, processes=1)
-    top = doc.candidates[0] if doc.candidates[0].verdict.startswith("enable") else doc.ranked[0]
+    top = doc.ranked[0]  # the 1B draft, enabled at k=4
     assert top.sim is not None and top.planned_k == max(top.sim.k_values)
     assert top.k != top.planned_k  # the example's advised k is below the largest simulated
     assert top.kv_tokens_text() == f"{top.memory.kv_cache_tokens:,} (k={top.planned_k})"

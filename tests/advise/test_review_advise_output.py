@@ -148,7 +148,7 @@ def test_a_writable_directory_is_left_as_it_was(tmp_path: Path) -> None:
 
 
 def _measure_doc(tmp_path: Path) -> Any:
-    text = LOW_QPS.read_text()
+    text = LOW_QPS.read_text().replace("min_speedup = 1.05", "min_speedup = 1.1")  # n-gram's band straddles 1.1
     scenario = tmp_path / "ngram-only.toml"
     scenario.write_text(text[: text.index('[[candidate]]\nmethod = "draft_model"')].replace("[0.5, 1, 2, 4]", "[0.5]"))
     return scenario

@@ -28,12 +28,14 @@ def test_verbose_before_or_after_the_command() -> None:
 
 
 def test_verbose_says_the_predictor_and_the_sweep(caplog: pytest.LogCaptureFixture) -> None:
+    from specwise.perfmodel.profiles import published_fit
+
     with caplog.at_level(logging.DEBUG, logger="specwise"):
         assert main(["advise", "example:advise/int4-target", "--processes", "1", "-v", "--json"]) == 0
     said = [r.getMessage() for r in caplog.records]
     assert any(
         m.startswith("meta-llama/Llama-3.1-70B-Instruct on 1 x H100-SXM-80GB, draft_model with ")
-        and ": predictor published-fit (vllm-v1), band +-26% (" in m
+        and f": predictor published-fit (vllm-v1), band +-{published_fit().band('vllm', 'datacenter'):.0%} (" in m
         for m in said
     ), said
     assert any("simulations (" in m and "requests each) in " in m for m in said), said

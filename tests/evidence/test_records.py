@@ -137,3 +137,31 @@ def test_a_protocol_without_lengths_for_the_dataset_or_an_unknown_one_is_refused
         lengths_for(_record(dataset="gsm8k", lengths_protocol="vllm-benchmark-serving"))
     with pytest.raises(DocumentError, match=r"fam.json.*lengths_protocol: expected one of dataset, vllm-bench"):
         _record(lengths_protocol="guidellm")
+
+
+def test_a_record_is_replayed_as_the_release_it_states_or_its_family_declares() -> None:
+    assert _record(engine_version="0.15.1 (image vllm/vllm-openai:v0.15.1)").release == "0.15.1"
+    assert _record(engine_version="v0.6").release == "0.6.0"
+    unstated = _record(engine_version="not stated (main, March 2026)")
+    assert unstated.release is None
+    assert _record(engine_version="not stated (V0 engine assumed: before vLLM 0.8 made V1 its default)").release is None
+    assert dataclasses.replace(unstated, replay_release="0.18.0").release == "0.18.0"
+    # the shipped families that state no release declare one, each with its basis
+    declared = {r.family: r.release for r in all_records() if r.replay_release is not None}
+    assert declared == {"vllm-blog-p-eagle-2026": "0.18.0", "llm-d-guides": "0.24.0"}
+
+
+@pytest.mark.parametrize(
+    ("declared", "message"),
+    [
+        ({"version": "main", "basis": "b"}, r"src.json: source.replay_release.version: a release number"),
+        ({"version": "0.18.0", "basis": " "}, r"source.replay_release.basis: state why"),
+        ({"version": "0.18.0"}, r"source.replay_release.basis: missing"),
+    ],
+)
+def test_a_declared_replay_release_is_a_number_with_its_basis(declared: dict[str, str], message: str) -> None:
+    from specwise.contracts.document import DocumentError, Fields
+    from specwise.evidence.records import _replay_release
+
+    with pytest.raises(DocumentError, match=message):
+        _replay_release(Fields({"replay_release": declared}, "src.json: source"))

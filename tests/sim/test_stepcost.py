@@ -126,7 +126,7 @@ def test_batch_expansion_over_mqa_matches_vllm_pr_5691(batch: int) -> None:
 def test_an_overlapping_engine_hides_its_work_only_when_nothing_speculates() -> None:
     """SGLang's overlap scheduler runs a step's CPU work under the previous forward pass, and is switched off with
     speculative decoding (``disable_overlap_schedule = True`` for EAGLE/EAGLE3/STANDALONE/NGRAM): a plain step
-    costs max(forward, engine), a speculating one forward + engine + the proposal, as vLLM's always does."""
+    costs max(forward, engine), a speculating one forward + engine + the proposal (vLLM before its async scheduling)."""
     from dataclasses import replace
 
     t = _target()
@@ -153,3 +153,33 @@ def test_an_overlapping_engine_hides_its_work_only_when_nothing_speculates() -> 
         n = shape.num_seqs
         via_totals = cost.decode_step_totals(n, q_sum, kv, pairs, q_sum, k, n if k else 0, d_sum, dkv - d_sum, dpairs)
         assert via_totals == pytest.approx(cost.decode_step_s(shape, dq, c[: dq.size], k), rel=1e-12)
+
+
+def test_async_scheduling_hides_the_engine_work_of_a_speculating_step_on_both_paths() -> None:
+    """vLLM's async scheduling with EAGLE-3 (0.14 on): a speculating step costs max(GPU passes, engine work) plus the
+    rejection charge, and the scalar (totals) and array pricing paths agree on it."""
+    from dataclasses import replace
+
+    t = _target()
+    v1 = profile_for("vllm", "0.15.1", "eagle3").overhead
+    assert v1.overlapped_with_speculation and v1.overlapped_without_speculation
+    serial = profile_for("vllm", "0.10.1", "eagle3").overhead
+    assert not serial.overlapped_with_speculation and not serial.overlapped_without_speculation
+    draft = ModelDraftCost(StepModelV2(resolve_model("meta-llama/Llama-3.2-1B-Instruct"), t.gpu, V0.gpu))
+    verify, q, c = _decode([4] * 64, [600] * 64)
+    gpu = t.step_time_s(verify) + draft.propose_time_s(BatchShape(q, c), 3, t.step_time_s(verify))
+    slow_cpu = replace(v1, base_s=1.0)  # the engine's work longer than the passes: it is what the step costs
+    for o in (v1, slow_cpu, serial):
+        cost = StepCost(t, draft, o)
+        engine = o.base_s + o.per_seq_s * 64 + o.per_draft_token_s * 3 * 64
+        expected = (max(gpu, engine) if o.overlapped_with_speculation else gpu + engine) + o.rejection_fraction * (
+            t.step_time_s(verify)
+        )
+        assert cost.decode_step_s(verify, q, c, 3) == pytest.approx(expected, rel=1e-12)
+        q_sum, kv, pairs = batch_totals(verify.query_tokens, verify.context_tokens)
+        d_sum, dkv, dpairs = batch_totals(q, c)
+        totals = cost.decode_step_totals(64, q_sum, kv, pairs, q_sum, 3, 64, d_sum, dkv - d_sum, dpairs)
+        assert totals == pytest.approx(expected, rel=1e-12)
+    assert StepCost(t, draft, slow_cpu).decode_step_s(verify, q, c, 3) == pytest.approx(
+        slow_cpu.base_s + slow_cpu.per_seq_s * 64 + slow_cpu.per_draft_token_s * 192, rel=1e-12
+    )

@@ -500,3 +500,70 @@ def vllm_version_text(text: str) -> str:
     except SpecwiseError as exc:  # the caller names the flag or argument
         raise ValueRefusal(str(exc).removeprefix("--vllm-version ")) from None
     return text
+
+
+V0_LONG_CONTEXT_TOKENS = 32768  # above it, V0 turns chunked prefill on by default without speculation
+
+
+def baseline_chunked_prefill(version: VllmVersion | None, max_model_len: int) -> bool:
+    """Whether a vLLM ``version`` server with no speculation prefills in chunks beside decodes (review s48b F1).
+    V1 (0.8 on, the default engine) always does; V0 (before 0.8) as :func:`v0_chunked_prefill` says."""
+    if version is None or version >= V1_DEFAULT_SINCE:
+        return True
+    return v0_chunked_prefill(max_model_len)
+
+
+def v0_chunked_prefill(max_model_len: int) -> bool:
+    """Whether vLLM's V0 engine with no speculation prefills in chunks: it left ``enable_chunked_prefill`` unset to
+    mean off, except for a long context: ``EngineArgs.create_engine_config`` (vllm/engine/arg_utils.py, 0.6.x-0.7.x)
+    sets ``use_long_context = max_model_len > 32768`` and turns chunked prefill on only then ("enable chunked prefill
+    by default for long context (> 32K) models"), else ``self.enable_chunked_prefill = False``; V0's scheduler then
+    prefills whole prompts in steps of their own ("Don't schedule decodes if prefills are scheduled",
+    ``Scheduler._schedule_default``), as it does with speculation."""
+    return max_model_len > V0_LONG_CONTEXT_TOKENS
+
+
+DEFAULT_UNCHUNKED_BUDGET_TOKENS = 2048  # vllm/config.py _DEFAULT_MAX_NUM_BATCHED_TOKENS
+
+
+def unchunked_token_budget(max_num_batched_tokens: int | None, max_model_len: int) -> int:
+    """The tokens a step of a server that prefills whole prompts may schedule: without chunked prefill vLLM (V0 and
+    V1) defaults ``max_num_batched_tokens`` to ``max(max_model_len, 2048)`` (``SchedulerConfig.__post_init__``) and
+    refuses a budget below ``max_model_len`` ("max_num_batched_tokens (...) is smaller than max_model_len",
+    ``SchedulerConfig._verify_args``), so a prompt of any admitted length fits one step."""
+    if max_num_batched_tokens is None:
+        return max(max_model_len, DEFAULT_UNCHUNKED_BUDGET_TOKENS)
+    return max(max_num_batched_tokens, max_model_len)
+
+
+# The first release whose server runs async scheduling by default (the engine schedules step n+1 while the GPU
+# runs step n), with no speculation and per speculative method, read in the released wheels'
+# vllm/config/vllm.py (``VllmConfig.__post_init__``'s auto branch; ``SchedulerConfig.async_scheduling`` None from
+# 0.14): plain decoding from 0.14.0 (PR #27614; False up to 0.13.0); EAGLE, EAGLE-3 and MTP from 0.14.0 (PR
+# #31998: "It will still be disabled implicitly for non-EAGLE/MTP types"); a draft model from 0.28.0 (PR #48341;
+# "off, with a warning" in 0.14.1-0.26.0, 0.27 not read); CPU n-gram from 0.33.0 (its default V2 model runner
+# lifts the method check), suffix from 0.34.0 (the V1 runner removed). A CPU proposer needs the sampled tokens on
+# the host each step (PR #24799: "ngram and medusa rely on cpu's sample_token_ids"), so those ran serially.
+# 0.14 to 0.18 are taken as fully overlapped with speculation too, though their async path still waited on the
+# drafts once a step: the "zero-bubble" rework of 0.19 (PR #32951) measured TPOT 9.19 -> 8.90 ms (-3%) over it
+# (DeepSeek-V3.2, MTP k=1, H100), so those releases are priced up to ~3% fast.
+ASYNC_PLAIN_SINCE = VllmVersion(0, 14)
+ASYNC_SPECULATION_SINCE = {
+    "eagle": VllmVersion(0, 14),
+    "eagle3": VllmVersion(0, 14),
+    "mtp": VllmVersion(0, 14),
+    "draft_model": VllmVersion(0, 28),
+    "ngram": VllmVersion(0, 33),
+    "suffix": VllmVersion(0, 34),
+}
+
+
+def async_scheduling(version: VllmVersion | None, method: str | None) -> bool:
+    """Whether a vLLM ``version`` server (None: the current one) runs async scheduling by default with speculative
+    ``method`` (None or ``"none"``: plain decoding), on a single node (the ``uni`` / ``mp`` executors; Ray and
+    pipeline parallelism, which specwise does not plan, turn it off in some releases)."""
+    if method in (None, "none"):
+        since: VllmVersion | None = ASYNC_PLAIN_SINCE
+    else:
+        since = ASYNC_SPECULATION_SINCE.get(str(method))
+    return since is not None and (version is None or version >= since)

@@ -10,7 +10,8 @@ no-SD values the source gives side by side (throughput: SD / no-SD; a latency: n
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -34,6 +35,8 @@ ARRIVALS = ("poisson", "constant")
 # +-0.5% (SpecDecode-Bench's bars) cannot tell 0.995 from 1.005.
 TIE_WITHIN = 0.01
 LENGTHS_PROTOCOLS = ("dataset", "vllm-benchmark-serving")
+# a release the record states: a leading number ("0.15.1 (image ...)"), never one quoted in prose ("before vLLM 0.8")
+_STATED_RELEASE = re.compile(r"\s*v?(\d+)\.(\d+)(?:\.(\d+))?\b")
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,20 @@ class EvidenceRecord:
     # vLLM's num_drafts / (generated - accepted - requests) (``acceptance/lookup.py``); ``per_position`` is then per
     # match, vLLM's definition. None: ``per_position`` counts a step without a match as a rejection (traces).
     match_rate: float | None = None
+    # The vLLM release a record whose engine_version states none is replayed as: declared once for its source family
+    # (``source.replay_release``, with its basis) from the source's dates and images, before any replay; see
+    # :attr:`release`.
+    replay_release: str | None = None
+
+    @property
+    def release(self) -> str | None:
+        """The release the record is replayed as: the number its ``engine_version`` starts with ("0.15.1 (image
+        vllm/vllm-openai:v0.15.1)" -> "0.15.1"; "not stated (... before vLLM 0.8 ...)" states none), else its
+        family's declared :attr:`replay_release`."""
+        found = _STATED_RELEASE.match(self.engine_version)
+        if found is not None:
+            return f"{found.group(1)}.{found.group(2)}.{found.group(3) or 0}"
+        return self.replay_release
 
     @property
     def speculative(self) -> bool:
@@ -235,6 +252,20 @@ def _load(load: Fields, kind: str) -> Load:
     return Load(kind, value, arrivals, Ladder(rates, stage_s))
 
 
+def _replay_release(source: Fields) -> str | None:
+    """A family's declared replay release (``{"version": "0.18.0", "basis": "..."}``): a plain release number and
+    the reason it was chosen, which the file must state."""
+    declared = source.object("replay_release")
+    if declared is None:
+        return None
+    version = declared.text("version", required=True) or ""
+    if not re.fullmatch(r"\d+\.\d+\.\d+", version):
+        raise declared.fail("version", f"a release number such as 0.18.0; got {version!r}")
+    if not (declared.text("basis", required=True) or "").strip():
+        raise declared.fail("basis", "state why the source ran this release")
+    return version
+
+
 @dataclass(frozen=True)
 class Family:
     name: str
@@ -260,6 +291,9 @@ def load_families() -> tuple[Family, ...]:
             EvidenceRecord.from_json(r, family, url, f"{entry.name}: records[{i}]")
             for i, r in enumerate(data["records"])
         )
+        declared = _replay_release(Fields(src, f"{entry.name}: source"))
+        if declared is not None:
+            records = tuple(r if r.release is not None else replace(r, replay_release=declared) for r in records)
         out.append(Family(family, str(src.get("title", family)), url, records))
     return tuple(out)
 

@@ -22,12 +22,12 @@ The coefficients are fitted to a declared training set of published measurements
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from specwise.engines.vllm_versions import VllmVersion, speculation_engine
+from specwise.engines.vllm_versions import VllmVersion, async_scheduling, speculation_engine
 from specwise.errors import SpecwiseError
 from specwise.perfmodel.v2 import GpuEfficiency
 
@@ -50,8 +50,12 @@ class EngineOverhead:
     # currently does not support overlap scheduling due to the sequential logic between the draft and target
     # models. However, overlap scheduling has been shown to achieve up to 10% performance gains in
     # non-speculative use cases." The overlapped variant (SGLANG_ENABLE_SPEC_V2) needs topk 1 and was not the
-    # default in 2026-04 (sgl-project/sglang#23005); trees never have it. vLLM V1 overlaps neither (False).
+    # default in 2026-04 (sgl-project/sglang#23005); trees never have it. vLLM V1 overlaps both by release and
+    # method (its async scheduling: engines.vllm_versions.async_scheduling; profile_for sets them).
     overlapped_without_speculation: bool = False
+    # The step's CPU work (``step_s`` and the per-draft-token work) runs under the forward and proposal passes of
+    # a speculating step: vLLM's async scheduling with EAGLE/MTP from 0.14, a draft model from 0.28 (review s48b F2)
+    overlapped_with_speculation: bool = False
 
     def step_s(self, seqs: int) -> float:
         return self.base_s + self.per_seq_s * seqs
@@ -64,6 +68,14 @@ class EngineOverhead:
 
     def speculation_s(self, draft_tokens: int, verify_s: float) -> float:
         return self.per_draft_token_s * draft_tokens + self.rejection_fraction * verify_s
+
+    def speculating_step_s(self, gpu_s: float, seqs: int, draft_tokens: int, verify_s: float) -> float:
+        """A speculating step: ``gpu_s`` (verification and proposal passes) and the engine's work, in series -- or
+        the longer of the two where the engine overlaps them (``overlapped_with_speculation``); the rejection
+        charge (the roofline's legacy term, a share of the verification pass) stays in series."""
+        engine = self.base_s + self.per_seq_s * seqs + self.per_draft_token_s * draft_tokens
+        both = max(gpu_s, engine) if self.overlapped_with_speculation else gpu_s + engine
+        return both + self.rejection_fraction * verify_s
 
 
 LEGACY_OVERHEAD = EngineOverhead(base_s=1.207e-3, rejection_fraction=0.015)  # the roofline predictor's charges
@@ -204,10 +216,27 @@ def profile_for(engine: str = "vllm", version: str | None = None, method: str | 
             _before(version, (0, 8))  # a malformed version is refused here, in one line, before it is parsed below
             or speculation_engine(VllmVersion.parse(version), method) == "v0"
         )
-        return profiles["vllm-v0" if v0 else "vllm-v1"]
+        if v0:
+            return profiles["vllm-v0"]
+        return with_async_scheduling(
+            profiles["vllm-v1"], None if version is None else VllmVersion.parse(version), method
+        )
     if engine in profiles:
         return profiles[engine]
     raise SpecwiseError(f"no step-time profile for engine {engine!r} (known: vllm, {', '.join(profiles)})")
+
+
+def with_async_scheduling(profile: EngineProfile, version: VllmVersion | None, method: str | None) -> EngineProfile:
+    """``profile`` (vLLM V1's) with its engine work overlapped as vLLM ``version`` overlaps it for ``method``
+    (:func:`~specwise.engines.vllm_versions.async_scheduling`): plain steps and speculating steps apart, since a
+    release may overlap one and not the other (CPU n-gram before 0.33: the baseline overlapped, the speculating
+    steps not)."""
+    overhead = replace(
+        profile.overhead,
+        overlapped_without_speculation=async_scheduling(version, None),
+        overlapped_with_speculation=async_scheduling(version, method),
+    )
+    return replace(profile, overhead=overhead)
 
 
 def _before(version: str, limit: tuple[int, int]) -> bool:

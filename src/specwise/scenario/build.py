@@ -16,6 +16,7 @@ from specwise.engines import get_engine
 from specwise.engines.vllm_kv_cache import kv_cache_refusal
 from specwise.engines.vllm_versions import (
     VllmVersion,
+    baseline_chunked_prefill,
     drafting_refusal,
     eagle3_target_refusal,
     head_tp_refusal,
@@ -273,8 +274,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     )
     warnings += _length_limits(spec, plan.max_model_len, target) + _fit_warnings(spec, plan) + _run_size_warnings(spec)
     scheduled, slot_notes = _scheduled_with_spec(spec)
-    # sliding-window layers hold at most their window of a sequence: the capacity at the traffic's mean length
-    total = sum(c.share for c in spec.classes) or 1.0
+    total = sum(c.share for c in spec.classes) or 1.0  # sliding-window layers: the capacity at the mean length
     mean_len = sum(c.share * (c.prompt_tokens.mean + c.output_tokens.mean / 2) for c in spec.classes) / total
     kv_tokens, kv_tokens_alone = kv_tokens_at_length(plan, target, draft_spec, draft_tp, int(mean_len))
     # the largest step it may run: max_num_seqs sequences of the mean length (the KV cache permitting)
@@ -302,7 +302,17 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         draft_findings=findings,
         step_limits=limits,
         scheduled_tokens_with_spec=scheduled,
+        baseline_chunked_prefill=_baseline_chunked_prefill(spec, plan.max_model_len),
     )
+
+
+def _baseline_chunked_prefill(spec: ScenarioSpec, max_model_len: int) -> bool:
+    """Whether the scenario's plain decoding prefills in chunks
+    (:func:`~specwise.engines.vllm_versions.baseline_chunked_prefill`: not on vLLM V0 up to a 32K context)."""
+    dep = spec.deployment
+    if dep.engine != "vllm" or dep.engine_version is None:
+        return True
+    return baseline_chunked_prefill(VllmVersion.parse(dep.engine_version), max_model_len)
 
 
 def _scheduled_with_spec(spec: ScenarioSpec) -> tuple[int, list[str]]:

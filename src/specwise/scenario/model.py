@@ -144,6 +144,9 @@ class Scenario:
     # the tokens a speculating step schedules where the engine keeps some of the budget back (None: the budget;
     # memory.vllm_rules.scheduled_tokens)
     scheduled_tokens_with_spec: int | None = None
+    # whether plain decoding (k = 0) runs with chunked prefill: vLLM before 0.8 (V0) turns it on by default only
+    # above a 32K max model length (engines.vllm_versions.baseline_chunked_prefill)
+    baseline_chunked_prefill: bool = True
 
     def limit_notes(self) -> tuple[str, ...]:
         """What a calibrated price says where nothing was simulated (export's rules, the monitor's check): the

@@ -64,11 +64,10 @@ class StepCost:
         verify = self.target.step_time_s(batch)
         if self.draft is None:  # nothing speculates: the engine may overlap its work (EngineOverhead)
             return self.overhead.plain_step_s(verify, batch.num_seqs)
-        step = verify + self.overhead.step_s(batch.num_seqs)
         if k > 0 and draft_q.size:
-            step += self.draft.propose_time_s(BatchShape(draft_q, draft_ctx), k, verify)
-            step += self.overhead.speculation_s(k * int(draft_q.size), verify)
-        return step
+            gpu = verify + self.draft.propose_time_s(BatchShape(draft_q, draft_ctx), k, verify)
+            return self.overhead.speculating_step_s(gpu, batch.num_seqs, k * int(draft_q.size), verify)
+        return self.overhead.speculating_step_s(verify, batch.num_seqs, 0, 0.0)
 
     def _expanded_step_s(self, batch: BatchShape, draft_q: IntArray, draft_ctx: IntArray, k: int) -> float:
         """:meth:`decode_step_s` under batch-expansion scoring: each sequence of q query tokens over c context
@@ -119,11 +118,12 @@ class StepCost:
         if draft is None:  # o.plain_step_s
             engine = o.base_s + o.per_seq_s * num_seqs
             return max(verify, engine) if o.overlapped_without_speculation else verify + engine
-        step = verify + (o.base_s + o.per_seq_s * num_seqs)  # o.step_s, inlined
+        gpu, engine, rejection = verify, o.base_s + o.per_seq_s * num_seqs, 0.0  # o.speculating_step_s, inlined
         if k > 0 and decoding:
-            step += draft.propose_time_totals(decoding, draft_q, draft_ctx, draft_pairs, k, verify)
-            step += o.per_draft_token_s * (k * decoding) + o.rejection_fraction * verify  # o.speculation_s
-        return step
+            gpu += draft.propose_time_totals(decoding, draft_q, draft_ctx, draft_pairs, k, verify)
+            engine += o.per_draft_token_s * (k * decoding)
+            rejection = o.rejection_fraction * verify
+        return (max(gpu, engine) if o.overlapped_with_speculation else gpu + engine) + rejection
 
     def draft_prefill_totals(self, chunks: int, query_tokens: int, context_tokens: int, pairs: int) -> float:
         draft = self._draft_totals

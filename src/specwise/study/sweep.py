@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from specwise.engines.vllm_versions import unchunked_token_budget
 from specwise.executors import Executor, Progress
 from specwise.executors.local import LocalExecutor
 from specwise.scenario.model import Scenario
@@ -36,14 +37,15 @@ class Cell:
 
 def _simulate(sc: Scenario, requests: RequestTable, k: int | None, rng: np.random.Generator) -> SimResult:
     speculating = k is None or k > 0
+    chunked = sc.models.chunked_prefill_with_spec if speculating else sc.baseline_chunked_prefill
+    budget = sc.scheduled_tokens_with_spec or sc.max_num_batched_tokens if speculating else sc.max_num_batched_tokens
     engine = EngineConfig(
         kv_capacity_tokens=sc.kv_cache_tokens if speculating else sc.kv_cache_tokens_without_draft,
         max_num_seqs=sc.max_num_seqs,
-        max_num_batched_tokens=(
-            sc.scheduled_tokens_with_spec or sc.max_num_batched_tokens if speculating else sc.max_num_batched_tokens
-        ),
+        # a server that prefills whole prompts takes at least max_model_len (as the command written for it does)
+        max_num_batched_tokens=budget if chunked else unchunked_token_budget(budget, sc.memory_plan.max_model_len),
         overhead=sc.models.overhead,
-        chunked_prefill=sc.models.chunked_prefill_with_spec or not speculating,
+        chunked_prefill=chunked,
         batch_expansion_scorer=sc.models.batch_expansion_scorer,
     )
     spec = None

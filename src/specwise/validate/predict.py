@@ -24,7 +24,7 @@ from specwise.executors import Executor
 from specwise.methods import METHODS
 from specwise.perfmodel.drafting import DraftCost
 from specwise.perfmodel.predictor import StepTimePredictor
-from specwise.perfmodel.profiles import EngineProfile
+from specwise.perfmodel.profiles import EngineProfile, with_async_scheduling
 from specwise.perfmodel.roofline import RooflinePredictor
 from specwise.perfmodel.v2 import StepModelV2
 from specwise.validate.replay import Setup, Unreplayable, run, setup_for
@@ -166,12 +166,15 @@ class Predictor:
     def profile_of(self, record: EvidenceRecord) -> EngineProfile:
         if record.engine == "sglang":
             return self.profiles["sglang"]
-        return self.profiles["vllm-v0" if is_vllm_v0(record.engine_version, record.method) else "vllm-v1"]
+        if is_vllm_v0(record.engine_version, record.method):
+            return self.profiles["vllm-v0"]
+        return replay_async_scheduling(self.profiles["vllm-v1"], record)
 
     def setup(self, record: EvidenceRecord) -> Setup:
         if record.id not in self._setups:
             try:
-                self._setups[record.id] = setup_for(record, self.profile_of(record))
+                baseline_v0 = record.engine == "vllm" and is_vllm_v0(record.engine_version)  # no method: plain
+                self._setups[record.id] = setup_for(record, self.profile_of(record), baseline_v0)
             except Unreplayable as exc:
                 self._setups[record.id] = exc
         got = self._setups[record.id]
@@ -181,7 +184,9 @@ class Predictor:
 
     def baseline(self, s: Setup) -> float:
         r = s.record
-        key = (r.target, r.gpu, r.tp, r.engine, r.engine_version, r.load, r.metric, r.statistic, s.lengths)
+        # the record's workload, and what its baseline ran (its release's overhead, its prefill)
+        key: tuple[Any, ...] = (r.target, r.gpu, r.tp, r.engine, r.engine_version, r.load, r.metric, r.statistic)
+        key += (s.lengths, s.profile.overhead, s.baseline_chunked_prefill)
         if key not in self._baselines:
             self._baselines[key] = run(s, self.models.target(s), None, 0, None)
         return self._baselines[key]
@@ -391,3 +396,14 @@ def is_vllm_v0(engine_version: str, method: str | None = None) -> bool:
         return False
     parsed = VllmVersion(int(version.group(1)), int(version.group(2)), int(version.group(3) or 0))
     return speculation_engine(parsed, method) == "v0"  # with its patch: 0.8.2 runs a --speculative-config on V1
+
+
+def replay_async_scheduling(profile: EngineProfile, record: EvidenceRecord) -> EngineProfile:
+    """vLLM V1's ``profile`` with the async scheduling the record's release ran by default
+    (:func:`~specwise.perfmodel.profiles.with_async_scheduling`); a record whose release is not stated as a number
+    ("not stated (vLLM main, ~2026-03)") and whose family declares none
+    (:attr:`~specwise.evidence.records.EvidenceRecord.release`) is replayed without it."""
+    release = record.release
+    if release is None:
+        return profile
+    return with_async_scheduling(profile, VllmVersion.parse(release), record.method)

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from specwise.acceptance.model import AcceptanceModel
 from specwise.catalog import resolve_gpu, resolve_model
+from specwise.engines.vllm_versions import unchunked_token_budget, v0_chunked_prefill
 from specwise.errors import SpecwiseError
 from specwise.evidence.lengths import Lengths, lengths_for
 from specwise.evidence.records import EvidenceRecord, Load
@@ -66,10 +67,14 @@ class Setup:
     profile: EngineProfile
     draft_tp: int = 1
     notes: tuple[str, ...] = ()
+    baseline_chunked_prefill: bool = True  # plain decoding prefills in chunks (not on vLLM V0 up to 32K: setup_for)
 
 
-def setup_for(record: EvidenceRecord, profile: EngineProfile) -> Setup:
-    """What ``record`` is replayed with; :class:`Unreplayable` says why it cannot be."""
+def setup_for(record: EvidenceRecord, profile: EngineProfile, baseline_on_v0: bool = False) -> Setup:
+    """What ``record`` is replayed with; :class:`Unreplayable` says why it cannot be. ``baseline_on_v0``: the
+    record's plain decoding ran vLLM's V0 engine, which prefilled in chunks only above a 32K context
+    (:func:`~specwise.engines.vllm_versions.v0_chunked_prefill`), here the target's own context length: vLLM's default
+    ``max_model_len`` where a source states none."""
     try:
         target = resolve_model(record.target)
         gpu = resolve_gpu(record.gpu)
@@ -90,7 +95,14 @@ def setup_for(record: EvidenceRecord, profile: EngineProfile) -> Setup:
     k_values = (record.k,) if record.k is not None else (3, 5, 7)
     if record.verification == "tree":
         k_values = (record.tree_depth or 3,)
-    return Setup(record, target, gpu, draft, method, k_values, lengths, kv, kv_base, profile, draft_tp, notes)
+    setup = Setup(record, target, gpu, draft, method, k_values, lengths, kv, kv_base, profile, draft_tp, notes)
+    return replace(setup, baseline_chunked_prefill=not baseline_on_v0 or v0_chunked_prefill(_max_model_len(target)))
+
+
+def _max_model_len(target: ModelSpec) -> int:
+    """The replayed server's ``max_model_len``: vLLM's default, the model's ``max_position_embeddings`` (no source
+    in the evidence set states another)."""
+    return target.max_position_embeddings
 
 
 def _divides(spec: ModelSpec, tp: int) -> bool:
@@ -247,6 +259,21 @@ def measure(s: Setup, result: SimResult) -> float:
     return float(tokens[steady].sum() / span) if span > 0 else math.nan
 
 
+def engine_config(s: Setup, speculating: bool) -> EngineConfig:
+    """The server a record's arm is replayed on: a server that prefills whole prompts (vLLM V0's plain decoding up
+    to 32K, or its speculation) takes vLLM's budget for them, ``max(max_model_len, 2048)``."""
+    chunked = s.profile.chunked_prefill_with_spec if speculating else s.baseline_chunked_prefill
+    budget = MAX_BATCHED_TOKENS if chunked else unchunked_token_budget(None, _max_model_len(s.target))
+    return EngineConfig(
+        kv_capacity_tokens=s.kv_capacity_tokens if speculating else s.kv_capacity_without_draft,
+        max_num_seqs=MAX_NUM_SEQS,
+        max_num_batched_tokens=budget,
+        overhead=s.profile.overhead,
+        chunked_prefill=chunked,
+        batch_expansion_scorer=s.profile.batch_expansion_scorer,
+    )
+
+
 def run(
     s: Setup,
     target: StepTimePredictor,
@@ -259,14 +286,7 @@ def run(
     ``proposal_rate`` of the steps."""
     table = _table(s)
     speculating = draft_cost is not None and k > 0
-    engine = EngineConfig(
-        kv_capacity_tokens=s.kv_capacity_tokens if speculating else s.kv_capacity_without_draft,
-        max_num_seqs=MAX_NUM_SEQS,
-        max_num_batched_tokens=MAX_BATCHED_TOKENS,
-        overhead=s.profile.overhead,
-        chunked_prefill=s.profile.chunked_prefill_with_spec or not speculating,
-        batch_expansion_scorer=s.profile.batch_expansion_scorer,
-    )
+    engine = engine_config(s, speculating)
     lengths = LengthDist("fixed", 1.0)
     cls = WorkloadClass(
         "replay", 1.0, lengths, lengths, acceptance or AcceptanceModel.iid(0.0), proposal_rate=proposal_rate
