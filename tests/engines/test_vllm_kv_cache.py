@@ -138,3 +138,33 @@ def test_the_plain_command_of_a_v0_server_takes_v0s_token_budget(
     argv = doc["vllm"]["serve_argv"]
     assert argv[argv.index("--max-num-batched-tokens") + 1] == "16384"
     assert any("runs the whole server" in n for n in doc["vllm"].get("notes", [])), doc["vllm"]
+
+
+@pytest.mark.parametrize(
+    ("gpu", "version", "chunked"),
+    [
+        ("A100-SXM-80GB", "0.9.0", False),  # fp8 off FA3's cards: the whole server on V0, whole prompts up to 32K
+        ("H100-SXM-80GB", "0.9.0", True),  # FA3 takes the fp8 cache: the plain server stays on V1
+        ("A100-SXM-80GB", "0.15.0", True),  # V1 takes it from 0.11 (and a draft model from 0.15)
+    ],
+)
+def test_a_plain_server_sent_to_v0_by_its_kv_cache_is_simulated_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gpu: str, version: str, chunked: bool
+) -> None:
+    """A draft model on 0.9 runs on V0 anyway, so the scenario is not refused; its plain server, sent to V0 by the
+    fp8 cache on an A100, prefills whole prompts with V0's budget (at least max_model_len), as the plain command
+    written for it does (review s49a M4)."""
+    from specwise.scenario.toml_loader import load_scenario
+    from specwise.study import sweep
+
+    text = (ROOT / "examples/llama70b-4xh100.toml").read_text().replace('gpu = "H100-SXM-80GB"', f'gpu = "{gpu}"')
+    path = tmp_path / "s.toml"
+    path.write_text(text.replace("tp = 4 ", f'kv_cache_dtype = "fp8"\nengine_version = "{version}"\ntp = 4 ', 1))
+    sc = load_scenario(path)
+    assert sc.baseline_chunked_prefill is chunked
+    seen = []
+    monkeypatch.setattr(sweep, "simulate", lambda requests, classes, engine, *rest: seen.append(engine))
+    sweep._simulate(sc, None, 0, None)  # type: ignore[arg-type]
+    (engine,) = seen
+    assert engine.chunked_prefill is chunked
+    assert engine.max_num_batched_tokens == (8192 if chunked else 16384)  # max(budget, max_model_len)

@@ -4,7 +4,9 @@ published slowdowns it reproduces stay reproduced. A change to the model or the 
 worse fails here; ``specwise validate`` prints the same numbers. (Qwen3-8B n-gram at batch 128, 0.99x measured,
 left this list when the Weyl replay's proposal draws were decoupled from its acceptance draws: predicted 1.04x. The
 vLLM blog's n-gram k=4 at 8 QPS, 0.54x measured, left it with the refit after SGLang's overlap scheduler was
-modelled (2026-12-02): the fitted lookup first-token acceptance rose 0.66 -> 0.71 and it is predicted at 1.11x.)"""
+modelled (2026-12-02): the fitted lookup first-token acceptance rose 0.66 -> 0.71 and it is predicted at 1.11x; it
+came back with V0's whole-prompt prefills and the refit of 2026-12-06, predicted at 0.93x, when the blog's
+draft-model point at 10 QPS, 0.71x measured, left it: predicted 1.06x.)"""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import numpy as np
 from specwise.catalog import resolve_draft, resolve_gpu, resolve_model
 from specwise.compat.pair import Finding, check_pair, method_fit
 from specwise.engines import get_engine
-from specwise.engines.vllm_kv_cache import kv_cache_refusal
+from specwise.engines.vllm_kv_cache import kv_cache_engine, kv_cache_refusal
 from specwise.engines.vllm_versions import (
     VllmVersion,
     baseline_chunked_prefill,
@@ -23,6 +23,7 @@ from specwise.engines.vllm_versions import (
     method_refusal,
     served_draft_tp,
     speculation_engine,
+    v0_chunked_prefill,
 )
 from specwise.errors import FieldNames, NegativeAnswer, SpecwiseError
 from specwise.memory import MemoryPlan, MemoryPlanRequest, plan_memory
@@ -302,17 +303,22 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         draft_findings=findings,
         step_limits=limits,
         scheduled_tokens_with_spec=scheduled,
-        baseline_chunked_prefill=_baseline_chunked_prefill(spec, plan.max_model_len),
+        baseline_chunked_prefill=_baseline_chunked_prefill(spec, plan.max_model_len, gpu),
     )
 
 
-def _baseline_chunked_prefill(spec: ScenarioSpec, max_model_len: int) -> bool:
-    """Whether the scenario's plain decoding prefills in chunks
-    (:func:`~specwise.engines.vllm_versions.baseline_chunked_prefill`: not on vLLM V0 up to a 32K context)."""
+def _baseline_chunked_prefill(spec: ScenarioSpec, max_model_len: int, gpu: GpuSpec) -> bool:
+    """Whether the scenario's plain decoding prefills in chunks: not on vLLM V0 up to a 32K context, whether the
+    release runs V0 (:func:`~specwise.engines.vllm_versions.baseline_chunked_prefill`) or its fp8 KV cache sends
+    the whole server there (:func:`~specwise.engines.vllm_kv_cache.kv_cache_engine`, 0.8.2 to 0.10.2 off FA3's
+    cards), as the plain command written for it says (review s49a M4)."""
     dep = spec.deployment
     if dep.engine != "vllm" or dep.engine_version is None:
         return True
-    return baseline_chunked_prefill(VllmVersion.parse(dep.engine_version), max_model_len)
+    version = VllmVersion.parse(dep.engine_version)
+    if kv_cache_engine(version, dep.kv_cache_dtype, gpu) == "v0":
+        return v0_chunked_prefill(max_model_len)
+    return baseline_chunked_prefill(version, max_model_len)
 
 
 def _scheduled_with_spec(spec: ScenarioSpec) -> tuple[int, list[str]]:
