@@ -5,7 +5,8 @@ per-pass floors) with :class:`EngineOverhead` (per engine step: scheduling and i
 sequence: sampling metadata and output processing, per draft token: the proposer's bookkeeping and the rejection
 sampler) and the engine's scheduling rules that matter for speculation:
 
-* ``vllm-v1`` (default): chunked prefill mixes prompt chunks with decode/verify steps (``vllm/v1/core/sched``).
+* ``vllm-v1`` (default): chunked prefill mixes prompt chunks with decode/verify steps (``vllm/v1/core/sched``);
+  :func:`profile_for` sets its async scheduling by release and method (:func:`with_async_scheduling`).
 * ``vllm-v0`` (vLLM < 0.8 with speculation; any method on 0.8 and a draft model on 0.9, which fall back to V0 for
   it): no
   chunked prefill alongside speculation, so a step prefills or
@@ -208,8 +209,10 @@ def published_fit() -> PublishedFit:
 def profile_for(engine: str = "vllm", version: str | None = None, method: str | None = None) -> EngineProfile:
     """The profile for an engine, version and speculation method: vLLM before 0.8 is V0 (speculation without
     chunked prefill), and so is every speculative method on 0.8 and a separate draft model on 0.9, which fall back
-    to V0 for it (:func:`~specwise.engines.vllm_versions.speculation_engine`; the baseline of such a server is
-    simulated on V0 too, the engine that config runs)."""
+    to V0 for it (:func:`~specwise.engines.vllm_versions.speculation_engine`). The plain server beside it is
+    simulated as its release runs plain decoding (chunked on V1; V0's whole prompts before 0.8: the scenario's
+    ``baseline_chunked_prefill``). V1 gets the async scheduling of its release and ``method``
+    (:func:`with_async_scheduling`)."""
     profiles = published_fit().profiles
     if engine == "vllm":
         v0 = version is not None and (

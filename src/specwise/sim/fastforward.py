@@ -3,7 +3,8 @@
 Valid while no request arrives (the horizon), none is waiting or prefilling, and none can finish or reach its last
 tokens (each request owes at least one step's maximum emission + 1 tokens before every step taken). Step times are
 evaluated at the first and last step of the window and interpolated linearly in between (exact without speculation
-while step time is linear in context, as it is without sliding windows; with a draft model a step's cost also depends
+while step time is linear in context, as it is without sliding windows, and while an overlapping engine's
+``max(GPU, engine work)`` keeps one side through the window; with a draft model a step's cost also depends
 on the last step's accepted tokens, which the interpolation averages: 0.3-1.1% of k=4 E2E p50 in review s46a's
 check). The acceptance draws come from the drafting shape, the times from the step cost, so this knows neither method
 nor model.

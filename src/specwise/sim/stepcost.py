@@ -1,9 +1,10 @@
 """What one engine step costs: the target's forward pass, the proposer, the engine's own work.
 
 ``t = verify(batch) + engine step [+ propose(decode sequences, k) + speculation bookkeeping] [+ the draft's prefill
-of the step's prompt chunks]`` -- with nothing speculating, ``max(verify, engine step)`` where the engine overlaps
-its work with the forward pass (SGLang's overlap scheduler: :class:`~specwise.perfmodel.profiles.EngineOverhead`)
--- each term from the predictors the caller built (:mod:`specwise.perfmodel`), so the
+of the step's prompt chunks]`` -- ``max(GPU passes, engine work)`` where the engine overlaps its work with them:
+SGLang's overlap scheduler with nothing speculating, vLLM's async scheduling by release and method, plain and
+speculating steps apart (:class:`~specwise.perfmodel.profiles.EngineOverhead`; the draft's prefill stays in
+series) -- each term from the predictors the caller built (:mod:`specwise.perfmodel`), so the
 simulator knows no model, GPU or method, only these seconds.
 
 Two entry points price the same step: :meth:`StepCost.decode_step_s` from :class:`BatchShape` arrays, and
