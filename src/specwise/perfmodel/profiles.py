@@ -64,7 +64,7 @@ class EngineOverhead:
     def plain_step_s(self, forward_s: float, seqs: int) -> float:
         """A step with no speculation configured: the forward pass and the engine's work, in series -- or the
         longer of the two where the engine overlaps them (``overlapped_without_speculation``)."""
-        engine = self.base_s + self.per_seq_s * seqs
+        engine = self.step_s(seqs)
         return max(forward_s, engine) if self.overlapped_without_speculation else forward_s + engine
 
     def speculation_s(self, draft_tokens: int, verify_s: float) -> float:
@@ -74,7 +74,7 @@ class EngineOverhead:
         """A speculating step: ``gpu_s`` (verification and proposal passes) and the engine's work, in series -- or
         the longer of the two where the engine overlaps them (``overlapped_with_speculation``); the rejection
         charge (the roofline's legacy term, a share of the verification pass) stays in series."""
-        engine = self.base_s + self.per_seq_s * seqs + self.per_draft_token_s * draft_tokens
+        engine = self.step_s(seqs) + self.per_draft_token_s * draft_tokens
         both = max(gpu_s, engine) if self.overlapped_with_speculation else gpu_s + engine
         return both + self.rejection_fraction * verify_s
 

@@ -51,7 +51,7 @@ class StepCost:
         t, d = self.target, self.draft
         exact = isinstance(t, TotalsPredictor) and t.totals_exact
         exact = exact and (d is None or (isinstance(d, TotalsDraftCost) and d.totals_exact))
-        exact = exact and type(self.overhead) is EngineOverhead  # its step_s and speculation_s are inlined below
+        exact = exact and type(self.overhead) is EngineOverhead  # its plain/speculating step prices inlined below
         object.__setattr__(self, "totals", exact)
         if exact:
             object.__setattr__(self, "_target_totals", t)
@@ -83,11 +83,10 @@ class StepCost:
         offsets = np.arange(int(q.sum()), dtype=np.int64) - np.repeat(np.cumsum(q) - q, q)
         expanded = BatchShape(np.ones(int(q.sum()), dtype=np.int64), np.repeat(c, q) + offsets, batch.logit_rows)
         verify = self.target.step_time_s(expanded)
-        step = verify + self.overhead.step_s(expanded.num_seqs)
         if self.draft is not None and draft_q.size:
-            step += self.draft.propose_time_s(BatchShape(draft_q, draft_ctx), k, verify)
-            step += self.overhead.speculation_s(k * int(draft_q.size), verify)
-        return step
+            gpu = verify + self.draft.propose_time_s(BatchShape(draft_q, draft_ctx), k, verify)
+            return self.overhead.speculating_step_s(gpu, expanded.num_seqs, k * int(draft_q.size), verify)
+        return self.overhead.speculating_step_s(verify, expanded.num_seqs, 0, 0.0)
 
     def draft_prefill_s(self, chunks: BatchShape) -> float:
         """The draft's share of prefilling this step's prompt chunks (its KV must cover the prompt too)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -95,8 +95,8 @@ def setup_for(record: EvidenceRecord, profile: EngineProfile, baseline_on_v0: bo
     k_values = (record.k,) if record.k is not None else (3, 5, 7)
     if record.verification == "tree":
         k_values = (record.tree_depth or 3,)
-    setup = Setup(record, target, gpu, draft, method, k_values, lengths, kv, kv_base, profile, draft_tp, notes)
-    return replace(setup, baseline_chunked_prefill=not baseline_on_v0 or v0_chunked_prefill(_max_model_len(target)))
+    chunked = not baseline_on_v0 or v0_chunked_prefill(_max_model_len(target))
+    return Setup(record, target, gpu, draft, method, k_values, lengths, kv, kv_base, profile, draft_tp, notes, chunked)
 
 
 def _max_model_len(target: ModelSpec) -> int:
