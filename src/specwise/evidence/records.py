@@ -55,6 +55,10 @@ class Load:
     value: float
     arrivals: str = "poisson"  # qps: Poisson or constant-rate (evenly spaced) arrivals
     ladder: Ladder | None = None  # qps: the ladder of stages, run back to back, that this load is one of
+    # concurrency: the requests the source's run sent in all, scored over the whole run (first send to last completion,
+    # the ramp-down's smaller batches included) as ``vllm bench serve --num-prompts N`` scores its output throughput,
+    # and vLLM's offline ``LLM.generate`` over a list times it; None: a run long enough to score as its steady state
+    requests: int | None = None
 
 
 @dataclass(frozen=True)
@@ -241,8 +245,9 @@ def _load(load: Fields, kind: str) -> Load:
     ladder = load.object("ladder")
     if (arrivals != "poisson" or ladder is not None) and kind != "qps":
         raise load.fail("arrivals" if ladder is None else "ladder", "only a qps load has arrivals or a ladder")
+    requests = _requests(load, kind, value)
     if ladder is None:
-        return Load(kind, value, arrivals)
+        return Load(kind, value, arrivals, requests=requests)
     rates = tuple(x for x in ladder.numbers("rates_per_s") if x is not None)
     stage_s = ladder.number("stage_s", required=True) or 0.0
     if stage_s <= 0 or not rates or any(x <= 0 for x in rates):
@@ -250,6 +255,19 @@ def _load(load: Fields, kind: str) -> Load:
     if rates.count(value) != 1:
         raise load.fail("ladder", f"the load's value {value:g} must be exactly one of its rates_per_s")
     return Load(kind, value, arrivals, Ladder(rates, stage_s))
+
+
+def _requests(load: Fields, kind: str, value: float) -> int | None:
+    """A closed loop's stated run length: whole requests, at least the concurrency (a run of fewer never had the
+    stated load in flight)."""
+    requests = load.integer("requests")
+    if requests is None:
+        return None
+    if kind != "concurrency":
+        raise load.fail("requests", f"only a concurrency load is a run of so many requests; this load is {kind}")
+    if requests < max(value, 1):
+        raise load.fail("requests", f"{requests} requests never keep {value:g} in flight: the stated load was not run")
+    return requests
 
 
 def _replay_release(source: Fields) -> str | None:

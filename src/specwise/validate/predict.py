@@ -10,6 +10,7 @@ nothing.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -330,8 +331,10 @@ def speedup_at(pred: Prediction, p: Predictor, load: float) -> float | None:
     r = pred.record
     if pred.drafted_with is None:
         return None
-    # the same arrivals at the new rate; a ladder's other stages are not the source's, so the load stands alone
-    moved = replace(r, id=f"{r.id}@{load:g}", load=Load(r.load.kind, load, r.load.arrivals))
+    # the same arrivals at the new rate; a ladder's other stages are not the source's, so the load stands alone; a run
+    # of stated length stays that long, or as long as the new load needs to be in flight at all
+    requests = None if r.load.requests is None else max(r.load.requests, math.ceil(load))
+    moved = replace(r, id=f"{r.id}@{load:g}", load=Load(r.load.kind, load, r.load.arrivals, requests=requests))
     try:
         return p.speculative(p.setup(moved), pred.drafted_with)[1]
     except Unreplayable:

@@ -6,7 +6,11 @@ Loads, as the sources ran them:
 
 * ``batch`` B (SpecDecode-Bench): B copies of one prompt, all submitted at once, decoded greedily -- so every copy
   accepts the same tokens (shared acceptance draws); throughput = output tokens / wall time including prefill.
-* ``concurrency`` N (``vllm bench serve --max-concurrency``, InferenceX, P-EAGLE): a closed loop of N users;
+* ``concurrency`` N (``vllm bench serve --max-concurrency``, InferenceX, P-EAGLE): a closed loop of N users. A run
+  whose length the source states (``Load.requests``: ``--num-prompts``, a list given to ``LLM.generate``) is that
+  many requests, scored over the whole run as vLLM's bench scores it (``output_throughput = sum(output_lens) /
+  dur_s``, ``dur_s`` from the first send to the last completion: ``benchmarks/serve.py`` ``calculate_metrics``), the
+  ramp-down's smaller batches included, and every request's TPOT in the mean. Else a long run's steady state:
   throughput = N x output tokens / mean E2E (Little's law on the requests after the first N), TPOT the mean.
 * ``qps`` (Poisson arrivals): mean E2E latency, mean TPOT, output tokens/s over the run.
 
@@ -192,7 +196,7 @@ def _table(s: Setup) -> RequestTable:
         return _requests(s, b, np.zeros(b), None)
     if load.kind == "concurrency":
         users = max(1, int(load.value))
-        n = max(3 * users, users + 16)
+        n = load.requests or max(3 * users, users + 16)
         return _requests(s, n, np.zeros(n), users)
     if load.ladder is None:
         arrivals = _arrivals(load.value, QPS_REQUESTS, load.arrivals, 0.0)
@@ -228,10 +232,11 @@ def _arrivals(rate_per_s: float, n: int, kind: str, start_s: float) -> np.ndarra
 
 
 def _measured(s: Setup) -> slice:
-    """The requests the source measured: after the first N of a closed loop (its warm-up); those sent in a
-    ladder's stage at the record's rate (later stages still run beside them); else all."""
+    """The requests the source measured: after the first N of a closed loop scored as a steady state (its warm-up);
+    those sent in a ladder's stage at the record's rate (later stages still run beside them); else all (a closed
+    loop of stated length among them)."""
     load = s.record.load
-    if load.kind == "concurrency":
+    if load.kind == "concurrency" and load.requests is None:
         return slice(int(load.value), None)
     if load.ladder is not None:
         rates = load.ladder.rates_per_s
@@ -253,7 +258,7 @@ def measure(s: Setup, result: SimResult) -> float:
         return float(stat(tpot[steady]))
     if metric in ("e2e_latency_s", "e2e_latency_speedup"):
         return float(stat(e2e[steady]))
-    if load.kind == "concurrency":
+    if load.kind == "concurrency" and load.requests is None:
         return float(load.value * np.mean(tokens[steady]) / np.mean(e2e[steady]))
     span = float(np.nanmax(result.finish_s[steady]) - req.arrival_s[steady].min())
     return float(tokens[steady].sum() / span) if span > 0 else math.nan
