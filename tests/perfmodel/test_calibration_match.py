@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from specwise.catalog import resolve_gpu
-from specwise.contracts.calibration import CalibrationDoc, StepLaw
-from specwise.perfmodel.calibration_match import hardware_notes, recorded_gpus, version_notes
+from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc, StepLaw
+from specwise.perfmodel.calibration_match import async_notes, hardware_notes, recorded_gpus, version_notes
 
 DOC = CalibrationDoc(
     run_id="toy", law=StepLaw(1e-7, 5e-3, 0.01), fit_points=10, fit_relative_rms_error=0.1, draft_cost_scale={}
@@ -127,3 +127,43 @@ def test_the_engine_version_is_compared(
 
 def test_another_engines_version_is_not_compared() -> None:
     assert version_notes(replace(DOC, engine_version="0.6.3"), "cal.json", "sglang", "0.4.0", "ngram") == ()
+
+
+def _configs(*methods: str | None) -> tuple[CalibratedConfig, ...]:
+    return tuple(CalibratedConfig(m or "baseline", m, None, 0 if m is None else 3) for m in methods)
+
+
+@pytest.mark.parametrize(
+    ("measured", "configs", "deployed", "method", "named"),
+    [
+        ("0.15.1", (None, "eagle3"), "0.15.1", "eagle3", None),  # all overlapped, as the deployment
+        ("0.10.1", (None, "eagle3"), "0.10.1", "eagle3", None),  # all in series, as the deployment
+        ("0.20.0", (None, "ngram"), "0.20.0", "ngram", "baseline"),  # the law blends an overlapped baseline
+        ("0.20.0", (None, "ngram", "eagle3"), "0.20.0", "eagle3", "ngram"),  # a serial n-gram beside EAGLE-3
+        ("0.10.1", (None, "eagle3"), "0.15.1", "eagle3", "baseline, eagle3"),  # measured in series, run overlapped
+        ("0.20.0", ("ngram",), None, "ngram", None),  # the current vLLM runs n-gram overlapped: said below
+    ],
+)
+def test_a_calibration_whose_steps_ran_otherwise_overlapped_is_said(
+    measured: str, configs: tuple[str | None, ...], deployed: str | None, method: str, named: str | None
+) -> None:
+    """Review s49a L8: the calibrated law prices steps as they were measured; a configuration whose engine work ran
+    in series where the deployment's method overlaps it (or the reverse) is named, once."""
+    cal = replace(DOC, engine_version=measured, configs=_configs(*configs))
+    notes = async_notes(cal, "cal.json", "vllm", deployed, method)
+    if deployed is None:  # ngram on the current release overlaps (0.33 on); the calibrated 0.20 n-gram did not
+        (note,) = notes
+        assert "configuration(s) ngram ran" in note and "on the current vLLM" in note
+        return
+    if named is None:
+        assert notes == ()
+        return
+    (note,) = notes
+    assert note.startswith("calibration cal.json: its configuration(s) " + named + " ran"), note
+    assert "calibrate with the deployment's method" in note
+
+
+def test_async_notes_need_a_vllm_version_and_configurations() -> None:
+    assert async_notes(replace(DOC, configs=_configs(None, "ngram")), "c", "vllm", "0.20.0", "eagle3") == ()
+    assert async_notes(replace(DOC, engine_version="0.20.0"), "c", "vllm", "0.20.0", "eagle3") == ()
+    assert async_notes(replace(DOC, engine_version="0.20.0", configs=_configs("ngram")), "c", "sglang", None, "x") == ()

@@ -86,7 +86,9 @@ def test_lookup_without_a_match_verifies_nothing() -> None:
     decode_tokens = 8 * (300 - 1)  # after each request's first token
     plain_steps = decode_tokens - half.drafts - half.accepted_tokens  # steps that emitted one token, no draft
     assert half.drafts / (half.drafts + plain_steps) == pytest.approx(0.5, abs=0.08)  # drafts only where it matched
-    assert always.drafts + always.accepted_tokens == pytest.approx(decode_tokens, abs=8)  # all drafted but the last
+    # every step drafts, the last included; vLLM counts what it accepted before cutting at max_tokens (up to k each)
+    assert decode_tokens <= always.drafts + always.accepted_tokens <= decode_tokens + 8 * 4
+    assert always.drafts + always.accepted_tokens > decode_tokens  # some last step accepted past the end
     # per proposal the acceptance is the same; fewer proposals -> fewer accepted tokens, more steps
     assert half.accepted_tokens / half.drafts == pytest.approx(always.accepted_tokens / always.drafts, rel=0.1)
     assert half.steps > always.steps

@@ -183,3 +183,40 @@ def test_async_scheduling_hides_the_engine_work_of_a_speculating_step_on_both_pa
     assert StepCost(t, draft, slow_cpu).decode_step_s(verify, q, c, 3) == pytest.approx(
         slow_cpu.base_s + slow_cpu.per_seq_s * 64 + slow_cpu.per_draft_token_s * 192, rel=1e-12
     )
+
+
+def test_the_drafts_prefill_is_gpu_work_inside_the_overlap_on_both_paths() -> None:
+    """A step that also prefills prompt chunks runs the draft's prefill on the GPU stream: overlapped it costs
+    max(passes + draft prefill, engine work), not max(passes, engine work) + draft prefill (review s49a L3); in series
+    both read the same."""
+    from dataclasses import replace
+
+    t = _target()
+    v1 = profile_for("vllm", "0.15.1", "eagle3").overhead
+    draft = ModelDraftCost(StepModelV2(resolve_model("meta-llama/Llama-3.2-1B-Instruct"), t.gpu, V0.gpu))
+    verify, q, c = _decode([4] * 8, [600] * 8)
+    prefill = draft.prefill_time_s(BatchShape(np.array([2048]), np.array([0])))
+    q_sum, kv, pairs = batch_totals(verify.query_tokens, verify.context_tokens)
+    d_sum, dkv, dpairs = batch_totals(q, c)
+    for o in (v1, replace(v1, base_s=0.2), profile_for("vllm", "0.10.1", "eagle3").overhead):
+        cost = StepCost(t, draft, o)
+        gpu = t.step_time_s(verify) + draft.propose_time_s(BatchShape(q, c), 3, t.step_time_s(verify))
+        engine = o.base_s + o.per_seq_s * 8 + o.per_draft_token_s * 3 * 8
+        both = max(gpu + prefill, engine) if o.overlapped_with_speculation else gpu + prefill + engine
+        expected = both + o.rejection_fraction * t.step_time_s(verify)
+        assert cost.decode_step_s(verify, q, c, 3, prefill) == pytest.approx(expected, rel=1e-12)
+        totals = cost.decode_step_totals(8, q_sum, kv, pairs, q_sum, 3, 8, d_sum, dkv - d_sum, dpairs, prefill)
+        assert totals == pytest.approx(expected, rel=1e-12)
+    hidden = StepCost(t, draft, replace(v1, base_s=0.2))  # engine work longer than passes and prefill together
+    assert hidden.decode_step_s(verify, q, c, 3, prefill) == hidden.decode_step_s(verify, q, c, 3)
+
+
+def test_a_profile_without_a_method_prices_speculating_steps_in_series() -> None:
+    """Async scheduling overlaps speculating steps only for the methods and releases vLLM does it for; a profile asked
+    for without a method knows none, and prices a speculating step in series (review s49a L5), while its plain
+    steps keep the release's overlap."""
+    for version in ("0.15.1", None):
+        unnamed = profile_for("vllm", version).overhead
+        assert unnamed.overlapped_without_speculation and not unnamed.overlapped_with_speculation
+        assert profile_for("vllm", version, "eagle3").overhead.overlapped_with_speculation
+    assert not profile_for("vllm", "0.15.1", "ngram").overhead.overlapped_with_speculation  # CPU n-gram: from 0.33

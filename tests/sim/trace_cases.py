@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "examples" / "llama70b-4xh100.toml"
 CAL_TARGET = CalibratedPredictor(3.926e-8, 2.101e-5, 5.886e-3)
 CAL_DRAFT = ModelDraftCost(CalibratedPredictor(2.378e-9, 8.414e-7, 2.135e-3))
-PROFILE = profile_for("vllm")
+PROFILE = profile_for("vllm", None, "eagle3")  # the current release, async with speculation: the overlap path traced
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from specwise.catalog import gpu_for_device
 from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc
-from specwise.engines.vllm_versions import VllmVersion, speculation_engine
+from specwise.engines.vllm_versions import VllmVersion, async_scheduling, speculation_engine
 from specwise.errors import SpecwiseError
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec, same_model
@@ -85,6 +85,35 @@ def version_notes(cal: CalibrationDoc, name: str, engine: str, version: str | No
     return (
         f"calibration {name} ran vLLM {cal.engine_version}, but this deployment runs vLLM {version}: its step times "
         "are that version's, not this one's; calibrate on the deployment's vLLM version for a prediction of it",
+    )
+
+
+def async_notes(cal: CalibrationDoc, name: str, engine: str, version: str | None, method: str) -> tuple[str, ...]:
+    """A calibrated step law fitted on steps whose engine work ran otherwise than ``method``'s will on the deployment
+    (review s49a L8): vLLM's async scheduling hides the engine's per-step work under the forward pass, by default from
+    0.14 for plain decoding and EAGLE / MTP, later for a draft model (0.28), n-gram (0.33) and suffix (0.34)
+    (:func:`~specwise.engines.vllm_versions.async_scheduling`). The law prices every step as the calibrated run's
+    steps ran, so a configuration it measured in series (a CPU n-gram on 0.20) beside one it measured overlapped
+    blends the two, and either may not be how ``method`` runs here. Said once, naming the configurations that differ;
+    a calibration that records no vLLM version, or no configurations, says nothing."""
+    if engine != "vllm" or not cal.engine_version or not cal.configs:
+        return ()
+    measured = _version(cal.engine_version)
+    if measured is None:
+        return ()
+    deployed = _version(version) if version else None
+    here = async_scheduling(deployed, method)
+    other = sorted({c.name for c in cal.configs if async_scheduling(measured, c.method) != here})
+    if not other:
+        return ()
+    state = {True: "overlapped with the forward pass (async scheduling)", False: "in series with it"}
+    where = f"vLLM {version}" if version else "the current vLLM"
+    return (
+        f"calibration {name}: its configuration(s) {', '.join(other)} ran the engine's per-step work "
+        f"{state[not here]} on vLLM {cal.engine_version}, but {method} on {where} runs it {state[here]}: the "
+        "calibrated step law prices the steps as they were measured, so expect an error up to the engine's "
+        "per-step work (a few hundred microseconds to about a millisecond a step); calibrate with the deployment's "
+        "method on its vLLM for a prediction of it",
     )
 
 

@@ -28,6 +28,7 @@ from specwise.methods import Method
 from specwise.perfmodel.calibrated import CalibratedPredictor
 from specwise.perfmodel.calibration_match import (
     CalibratedRange,
+    async_notes,
     calibrated_range,
     check_draft,
     check_identity,
@@ -231,6 +232,7 @@ def calibrated_models(
         notes=(
             *hardware_notes(cal, name, d.gpu, d.tp),
             *version_notes(cal, name, engine, engine_version, d.method.name),
+            *async_notes(cal, name, engine, engine_version, d.method.name),
             *unknown_range_notes(cal, name),
         ),
         calibrated_range=calibrated_range(cal, name),

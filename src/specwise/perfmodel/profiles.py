@@ -233,11 +233,13 @@ def with_async_scheduling(profile: EngineProfile, version: VllmVersion | None, m
     """``profile`` (vLLM V1's) with its engine work overlapped as vLLM ``version`` overlaps it for ``method``
     (:func:`~specwise.engines.vllm_versions.async_scheduling`): plain steps and speculating steps apart, since a
     release may overlap one and not the other (CPU n-gram before 0.33: the baseline overlapped, the speculating
-    steps not)."""
+    steps not). With no ``method`` (or ``"none"``: plain decoding) nothing says how a speculating step would run, so
+    it is priced in series, the slower side, never with the overlap of a method nobody named (review s49a L5)."""
+    named = method not in (None, "none")
     overhead = replace(
         profile.overhead,
         overlapped_without_speculation=async_scheduling(version, None),
-        overlapped_with_speculation=async_scheduling(version, method),
+        overlapped_with_speculation=named and async_scheduling(version, method),
     )
     return replace(profile, overhead=overhead)
 

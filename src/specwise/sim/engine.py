@@ -240,7 +240,8 @@ def _run_step(
     st.tally.steps += 1
     if decoding.size:
         accepted = _draw(st, plan, k, shape, rng)
-        st.emit(decoding, accepted + 1)
+        # what passes max_tokens is verified and counted, then cut (vLLM's check_stop after update_from_output)
+        st.emit(decoding, np.minimum(accepted + 1, st.out_len[decoding] - st.generated[decoding]))
     if plan.chunk_ids:
         st.computed[chunk_arr] += chunk_q
         st.finish_prefill(chunk_arr[completes])
@@ -268,25 +269,22 @@ def _price(
         batch = BatchShape(np.concatenate([plan.q_decode, chunk_q]), np.concatenate([dec_ctx, chunk_ctx]), logit_rows)
         fed = int(batch.query_tokens.sum())
         st.tally.reach(batch.num_seqs, fed, int(batch.context_tokens.sum()) + fed)
-        step = cost.decode_step_s(batch, draft_q, dec_ctx, k)
-        if plan.chunk_ids and max_k > 0:
-            step += cost.draft_prefill_s(BatchShape(chunk_q, chunk_ctx))
-        return step
+        # the draft's prefill is GPU work: inside the overlap of the engine's work (StepCost.decode_step_s)
+        prefill = cost.draft_prefill_s(BatchShape(chunk_q, chunk_ctx)) if plan.chunk_ids and max_k > 0 else 0.0
+        return cost.decode_step_s(batch, draft_q, dec_ctx, k, prefill)
     dq, dkv, dpairs = batch_totals(draft_q, dec_ctx)
     batched, kv, pairs = batch_totals(plan.q_decode, dec_ctx)
     cq, ckv, cpairs = batch_totals(chunk_q, chunk_ctx) if plan.chunk_ids else (0, 0, 0)
     num_seqs = decoding.size + len(plan.chunk_ids)
     st.tally.reach(num_seqs, batched + cq, kv + ckv)
-    step = cost.decode_step_totals(
-        num_seqs, batched + cq, kv + ckv, pairs + cpairs, logit_rows, k, decoding.size, dq, dkv - dq, dpairs
-    )
-    if plan.chunk_ids and max_k > 0:
-        step += cost.draft_prefill_totals(len(plan.chunk_ids), cq, ckv - cq, cpairs)
-    return step
+    prefill = cost.draft_prefill_totals(len(plan.chunk_ids), cq, ckv - cq, cpairs) if plan.chunk_ids and max_k else 0.0
+    totals = (num_seqs, batched + cq, kv + ckv, pairs + cpairs, logit_rows, k, decoding.size, dq, dkv - dq, dpairs)
+    return cost.decode_step_totals(*totals, draft_prefill_s=prefill)
 
 
 def _draw(st: SimState, plan: StepPlan, k: int, shape: DraftShape, rng: Uniforms) -> IntArray:
-    """What each decoding sequence accepted this step; the spec-decode counters as vLLM counts them."""
+    """What each decoding sequence accepted this step; the spec-decode counters as vLLM counts them (accepted before
+    the cut at ``max_tokens``: ``num_accepted = len(generated_token_ids) - 1`` in ``update_from_output``)."""
     if k <= 0:
         return np.zeros(plan.decoding.size, dtype=np.int64)
     draw = shape.draw(rng, st.cls[plan.decoding], k, plan.k_each)

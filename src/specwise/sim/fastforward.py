@@ -29,8 +29,8 @@ def fast_forward(st: SimState, decoding: IntArray, k: int, cost: StepCost, shape
     b = decoding.size
     q = int(shape.query_tokens(np.full(1, k, dtype=np.int64))[0])
     remaining = st.out_len[decoding] - st.generated[decoding]
-    # A step may run here only if every request still owes q + 1 tokens before it (so the cap on k never binds and
-    # nobody finishes); each step emits at least one token per request.
+    # A step may run here only if every request still owes q + 1 tokens before it (so no token is cut at max_tokens
+    # and nobody finishes); each step emits at least one token per request.
     max_steps = min(MAX_FAST_STEPS, int(remaining.min()) - q)
     if max_steps < 1:
         return False

@@ -121,20 +121,18 @@ class ScalarLoop:
     def _decode_queries(
         self, dec: list[Seq], k: int, proposes: list[int] | None
     ) -> tuple[list[int], list[int], int, int]:
-        """Each decoding sequence's draft tokens (``k``, capped by what it still owes, zero where the proposer
-        found nothing) and query tokens; their sum and the KV blocks they fill."""
+        """Each decoding sequence's draft tokens (``k`` however few it still owes, as vLLM drafts them: see
+        :meth:`specwise.sim.scheduler.Scheduler.plan`; zero where the proposer found nothing) and query tokens; their
+        sum and the KV blocks they fill."""
         block, qtab, b = self.block, self.qtab, len(dec)
-        if k == 0 or not dec or (proposes is None and min([s.out_len - s.generated for s in dec]) - 1 > k):
+        if k == 0 or not dec or proposes is None:
             q = qtab[k]
             kv_used = sum([-(-(s.computed + q) // block) for s in dec])
             return [k] * b, [q] * b, q * b, kv_used
         k_each, query = [], []
         q_sum = kv_used = 0
         for i, s in enumerate(dec):
-            owed = s.out_len - s.generated - 1
-            e = k if k < owed else (owed if owed > 0 else 0)
-            if proposes is not None:
-                e *= proposes[i]
+            e = k * proposes[i]
             q = qtab[e]
             k_each.append(e)
             query.append(q)
@@ -254,7 +252,10 @@ class ScalarLoop:
             chunk_pairs += q * (c + (q + 1) // 2)
         batched = q_sum + chunk_q
         self.st.tally.reach(len(dec) + len(plan.chunks), batched, ctx_sum + chunk_ctx + batched)
-        step = cost.decode_step_totals(
+        draft_prefill = 0.0
+        if plan.chunks and self.max_k > 0:  # the draft's prefill is GPU work: inside the overlap (StepCost)
+            draft_prefill = cost.draft_prefill_totals(len(plan.chunks), chunk_q, chunk_ctx, chunk_pairs)
+        return cost.decode_step_totals(
             len(plan.decoding) + len(plan.chunks),
             batched,
             ctx_sum + chunk_ctx + batched,
@@ -265,10 +266,8 @@ class ScalarLoop:
             draft_q,
             ctx_sum,
             draft_pairs,
+            draft_prefill,
         )
-        if plan.chunks and self.max_k > 0:
-            step += cost.draft_prefill_totals(len(plan.chunks), chunk_q, chunk_ctx, chunk_pairs)
-        return step
 
     def _price_arrays(self, plan: ScalarPlan, completing: int, k: int) -> float:
         """The step's time through :class:`BatchShape` (predictors whose pass the totals do not determine)."""
@@ -283,10 +282,9 @@ class ScalarLoop:
         )
         fed = int(batch.query_tokens.sum())
         self.st.tally.reach(batch.num_seqs, fed, int(batch.context_tokens.sum()) + fed)
-        step = cost.decode_step_s(batch, np.array([s.last_q for s in plan.decoding], dtype=np.int64), dec_ctx, k)
-        if plan.chunks and self.max_k > 0:
-            step += cost.draft_prefill_s(BatchShape(chunk_q, chunk_ctx))
-        return step
+        draft_prefill = cost.draft_prefill_s(BatchShape(chunk_q, chunk_ctx)) if plan.chunks and self.max_k > 0 else 0.0
+        draft_q = np.array([s.last_q for s in plan.decoding], dtype=np.int64)
+        return cost.decode_step_s(batch, draft_q, dec_ctx, k, draft_prefill)
 
     def _draw(self, plan: ScalarPlan, k: int) -> list[int]:
         """What each decoding sequence accepted; the spec-decode counters as vLLM counts them."""
@@ -294,7 +292,7 @@ class ScalarLoop:
         stream = self.stream
         if stream is not None:
             drawn = stream.accepted([s.cls for s in plan.decoding] if stream.classes else len(k_each))
-            if k_each.count(k) == len(k_each):  # none capped (the draws are k wide)
+            if k_each.count(k) == len(k_each):  # every sequence drafted (the draws are k wide)
                 accepted = drawn
             else:
                 accepted = [a if a < e else e for a, e in zip(drawn, k_each, strict=True)]
@@ -321,7 +319,11 @@ class ScalarLoop:
                 s.last_q = 1
                 s.last_emit = now
         else:
-            emitted = [a + 1 for a in accepted]
+            # what passes max_tokens is verified and counted, then cut (vLLM's check_stop)
+            emitted = [
+                a + 1 if a < s.out_len - s.generated else s.out_len - s.generated
+                for s, a in zip(dec, accepted, strict=True)
+            ]
             itl.values.extend([(now - s.last_emit) / e for s, e in zip(dec, emitted, strict=True)])
             itl.weights.extend(emitted)
             for s, e in zip(dec, emitted, strict=True):

@@ -1,6 +1,8 @@
 """One engine step's plan, vLLM V1-style (``vllm/v1/core/sched/scheduler.py`` semantics, simplified):
 
-1. decoding requests each feed their verification tokens (``1 + k`` for a chain, k capped by what is still owed);
+1. decoding requests each feed their verification tokens (``1 + k`` for a chain, the full k however few tokens a
+   request still owes: vLLM drafts ``num_speculative_tokens`` for every request and cuts what passes ``max_tokens``
+   after verification);
 2. the rest of the ``max_num_batched_tokens`` budget goes to prefill chunks: running requests still in prefill
    first, then waiting requests in arrival order while ``max_num_seqs`` allows;
 3. the KV blocks for all of it must fit ``kv_capacity_tokens``; when they do not, the most recently admitted
@@ -84,8 +86,10 @@ class Scheduler:
             if not plan.empty:
                 return plan
         budget = self.engine.max_num_batched_tokens
-        remaining = st.out_len[decoding] - st.generated[decoding]
-        k_each = np.minimum(k, np.maximum(remaining - 1, 0))
+        # the full k for every decoding request: vLLM's scheduler caps a request's new tokens by the token budget and
+        # max_model_len only, never by max_tokens ("We don't schedule partial draft tokens", AsyncScheduler); the
+        # tokens verified past max_tokens are cut afterwards (check_stop), which emit() does here
+        k_each = np.full(decoding.size, k, dtype=np.int64)
         if proposes is not None:
             k_each = k_each * proposes
         q_decode = self.shape.query_tokens(k_each)

@@ -57,20 +57,26 @@ class StepCost:
             object.__setattr__(self, "_target_totals", t)
             object.__setattr__(self, "_draft_totals", d)
 
-    def decode_step_s(self, batch: BatchShape, draft_q: IntArray, draft_ctx: IntArray, k: int) -> float:
+    def decode_step_s(
+        self, batch: BatchShape, draft_q: IntArray, draft_ctx: IntArray, k: int, draft_prefill_s: float = 0.0
+    ) -> float:
         """Target pass + proposal for the decoding sequences (``draft_q`` tokens to catch up on, over
-        ``draft_ctx``) + the engine's per-step, per-sequence and per-draft-token costs; the draft's prefill apart."""
+        ``draft_ctx``) + the draft's prefill of this step's prompt chunks (:meth:`draft_prefill_s`, GPU work the
+        engine's overlap does not hide) + the engine's per-step, per-sequence and per-draft-token costs."""
         if self.batch_expansion and k > 0 and draft_q.size == batch.num_seqs:
-            return self._expanded_step_s(batch, draft_q, draft_ctx, k)
+            return self._expanded_step_s(batch, draft_q, draft_ctx, k, draft_prefill_s)
         verify = self.target.step_time_s(batch)
         if self.draft is None:  # nothing speculates: the engine may overlap its work (EngineOverhead)
             return self.overhead.plain_step_s(verify, batch.num_seqs)
+        gpu = verify + draft_prefill_s
         if k > 0 and draft_q.size:
-            gpu = verify + self.draft.propose_time_s(BatchShape(draft_q, draft_ctx), k, verify)
+            gpu += self.draft.propose_time_s(BatchShape(draft_q, draft_ctx), k, verify)
             return self.overhead.speculating_step_s(gpu, batch.num_seqs, k * int(draft_q.size), verify)
-        return self.overhead.speculating_step_s(verify, batch.num_seqs, 0, 0.0)
+        return self.overhead.speculating_step_s(gpu, batch.num_seqs, 0, 0.0)
 
-    def _expanded_step_s(self, batch: BatchShape, draft_q: IntArray, draft_ctx: IntArray, k: int) -> float:
+    def _expanded_step_s(
+        self, batch: BatchShape, draft_q: IntArray, draft_ctx: IntArray, k: int, draft_prefill_s: float
+    ) -> float:
         """:meth:`decode_step_s` under batch-expansion scoring: each sequence of q query tokens over c context
         tokens scored as q one-token sequences over contexts c .. c + q - 1 (the totals path when the predictors
         have it, so both paths give the same seconds)."""
@@ -78,15 +84,17 @@ class StepCost:
             q_sum, kv, pairs = batch_totals(batch.query_tokens, batch.context_tokens)
             dq, dkv, dpairs = batch_totals(draft_q, draft_ctx)
             n = batch.num_seqs
-            return self.decode_step_totals(n, q_sum, kv, pairs, batch.logit_rows, k, n, dq, dkv - dq, dpairs)
+            totals = (n, q_sum, kv, pairs, batch.logit_rows, k, n, dq, dkv - dq, dpairs)
+            return self.decode_step_totals(*totals, draft_prefill_s=draft_prefill_s)
         q, c = batch.query_tokens, batch.context_tokens
         offsets = np.arange(int(q.sum()), dtype=np.int64) - np.repeat(np.cumsum(q) - q, q)
         expanded = BatchShape(np.ones(int(q.sum()), dtype=np.int64), np.repeat(c, q) + offsets, batch.logit_rows)
         verify = self.target.step_time_s(expanded)
+        gpu = verify + draft_prefill_s
         if self.draft is not None and draft_q.size:
-            gpu = verify + self.draft.propose_time_s(BatchShape(draft_q, draft_ctx), k, verify)
+            gpu += self.draft.propose_time_s(BatchShape(draft_q, draft_ctx), k, verify)
             return self.overhead.speculating_step_s(gpu, expanded.num_seqs, k * int(draft_q.size), verify)
-        return self.overhead.speculating_step_s(verify, expanded.num_seqs, 0, 0.0)
+        return self.overhead.speculating_step_s(gpu, expanded.num_seqs, 0, 0.0)
 
     def draft_prefill_s(self, chunks: BatchShape) -> float:
         """The draft's share of prefilling this step's prompt chunks (its KV must cover the prompt too)."""
@@ -106,10 +114,11 @@ class StepCost:
         draft_q: int,
         draft_ctx: int,
         draft_pairs: int,
+        draft_prefill_s: float = 0.0,
     ) -> float:
         """:meth:`decode_step_s` from totals: the whole batch's (``num_seqs`` .. ``logit_rows``, as
-        :mod:`specwise.perfmodel.predictor` defines them) and the ``decoding`` sequences' draft catch-up
-        (``draft_q`` tokens over ``draft_ctx``, ``draft_pairs``)."""
+        :mod:`specwise.perfmodel.predictor` defines them), the ``decoding`` sequences' draft catch-up (``draft_q``
+        tokens over ``draft_ctx``, ``draft_pairs``) and the draft's prefill (:meth:`draft_prefill_totals`)."""
         if self.batch_expansion and k > 0 and decoding == num_seqs:  # a V0 decode step: scored expanded
             num_seqs, kv_tokens = batched_tokens, pairs
         verify = self._target_totals.step_time_totals(num_seqs, batched_tokens, kv_tokens, pairs, logit_rows)
@@ -118,7 +127,7 @@ class StepCost:
         if draft is None:  # o.plain_step_s
             engine = o.base_s + o.per_seq_s * num_seqs
             return max(verify, engine) if o.overlapped_without_speculation else verify + engine
-        gpu, engine, rejection = verify, o.base_s + o.per_seq_s * num_seqs, 0.0  # o.speculating_step_s, inlined
+        gpu, engine, rejection = verify + draft_prefill_s, o.base_s + o.per_seq_s * num_seqs, 0.0  # speculating_step_s
         if k > 0 and decoding:
             gpu += draft.propose_time_totals(decoding, draft_q, draft_ctx, draft_pairs, k, verify)
             engine += o.per_draft_token_s * (k * decoding)
