@@ -138,10 +138,11 @@ def _configs(*methods: str | None) -> tuple[CalibratedConfig, ...]:
     [
         ("0.15.1", (None, "eagle3"), "0.15.1", "eagle3", None),  # all overlapped, as the deployment
         ("0.10.1", (None, "eagle3"), "0.10.1", "eagle3", None),  # all in series, as the deployment
-        ("0.20.0", (None, "ngram"), "0.20.0", "ngram", "baseline"),  # the law blends an overlapped baseline
+        ("0.20.0", (None, "ngram"), "0.20.0", "ngram", None),  # the deployment's own steps, as they ran (s50a F4)
         ("0.20.0", (None, "ngram", "eagle3"), "0.20.0", "eagle3", "ngram"),  # a serial n-gram beside EAGLE-3
         ("0.10.1", (None, "eagle3"), "0.15.1", "eagle3", "baseline, eagle3"),  # measured in series, run overlapped
         ("0.20.0", ("ngram",), None, "ngram", None),  # the current vLLM runs n-gram overlapped: said below
+        ("0.10.1", (None,), "0.15.1", "eagle3", "baseline"),  # plain steps measured in series, overlapped here
     ],
 )
 def test_a_calibration_whose_steps_ran_otherwise_overlapped_is_said(
@@ -153,13 +154,16 @@ def test_a_calibration_whose_steps_ran_otherwise_overlapped_is_said(
     notes = async_notes(cal, "cal.json", "vllm", deployed, method)
     if deployed is None:  # ngram on the current release overlaps (0.33 on); the calibrated 0.20 n-gram did not
         (note,) = notes
-        assert "configuration(s) ngram ran" in note and "on the current vLLM" in note
+        assert "of ngram (in series; overlapped here) otherwise than the current vLLM" in note
         return
     if named is None:
         assert notes == ()
         return
     (note,) = notes
-    assert note.startswith("calibration cal.json: its configuration(s) " + named + " ran"), note
+    assert note.startswith("calibration cal.json: vLLM " + measured), note
+    assert [
+        x.split(" (")[0] for x in note.split(" per-step work of ")[1].split(" otherwise")[0].split("), ")
+    ] == named.split(", ")
     assert "calibrate with the deployment's method" in note
 
 

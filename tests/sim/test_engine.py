@@ -138,15 +138,20 @@ def test_request_larger_than_cache_is_a_clear_error() -> None:
         _run(req, classes, 0, kv=4096)
 
 
-@pytest.mark.parametrize("k", [0, 4])
-def test_a_request_that_fits_in_tokens_but_not_in_blocks_is_refused_not_waited_for(k: int) -> None:
+@pytest.mark.parametrize(("k", "needs", "fits"), [(0, 1000, 985), (4, 1003, 982)])
+def test_a_request_that_fits_in_tokens_but_not_in_blocks_is_refused_not_waited_for(
+    k: int, needs: int, fits: int
+) -> None:
     """Review s46a F4: 995 + 5 tokens in a 1,000-token cache (62 blocks of 16, 992 tokens) was never admitted and the
-    loop waited for it forever; 985 + 7 (62 blocks) runs."""
+    loop waited for it forever; 985 + 7 (62 blocks) runs. With k = 4 the last step also holds its 4 drafts beside the
+    token owed (review s50a F1): 995 + 5 needs 1,003, and 982 + 7 (+ 3) is what fits."""
     classes = _classes()
-    with pytest.raises(SpecError, match=r"needs 1000 KV tokens \(63 blocks of 16\) but the cache holds 992"):
+    with pytest.raises(SpecError, match=rf"needs {needs} KV tokens \(63 blocks of 16\) but the cache holds 992"):
         _run(RequestTable(np.array([0.0]), np.array([995]), np.array([5]), np.array([0])), classes, k, kv=1000)
-    res = _run(RequestTable(np.array([0.0]), np.array([985]), np.array([7]), np.array([0])), classes, k, kv=1000)
-    assert np.isfinite(res.finish_s).all()
+    res = _run(RequestTable(np.array([0.0]), np.array([fits]), np.array([7]), np.array([0])), classes, k, kv=1000)
+    assert np.isfinite(res.finish_s).all() and res.peak_kv_tokens <= 992
+    with pytest.raises(SpecError, match="needs 993 KV tokens"):
+        _run(RequestTable(np.array([0.0]), np.array([fits + 1]), np.array([7]), np.array([0])), classes, k, kv=1000)
 
 
 def test_k_schedule_switches_k_by_batch_size() -> None:

@@ -34,6 +34,7 @@ def test_a_run_length_parses_and_is_checked() -> None:
         ({"kind": "batch", "value": 4, "requests": 4}, "only a concurrency load"),
         ({"kind": "concurrency", "value": 32, "requests": 20}, "never keep 32 in flight"),
         ({"kind": "concurrency", "value": 8, "requests": 80.5}, "expected an integer"),
+        ({"kind": "concurrency", "value": 8, "requests": 1e9}, "a run that long is a steady state"),
     ]
     for load, message in bad:
         with pytest.raises(DocumentError, match=message):
@@ -108,6 +109,15 @@ def test_a_crossover_search_keeps_the_run_length_or_as_many_as_the_load_needs() 
     p.setup = spy  # type: ignore[method-assign]
     assert speedup_at(pred, p, 40.0) is not None and speedup_at(pred, p, 64.0) is not None
     assert [(x.value, x.requests) for x in seen] == [(40.0, 48), (64.0, 64)]
+    # a fractional load runs as many users as the replay's closed loop has (int), never one request more (s50a F2)
+    seen.clear()
+    assert speedup_at(pred, p, 55.9) is not None
+    assert [(x.value, x.requests) for x in seen] == [(55.9, 55)]
+
+
+def test_validate_json_reports_the_run_length() -> None:
+    assert Load("concurrency", 64.0, requests=80).to_json() == {"kind": "concurrency", "value": 64.0, "requests": 80}
+    assert Load("qps", 8.0).to_json() == {"kind": "qps", "value": 8.0}
 
 
 def _prediction(p: Predictor, r: EvidenceRecord) -> Prediction:

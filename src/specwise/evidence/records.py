@@ -60,6 +60,13 @@ class Load:
     # and vLLM's offline ``LLM.generate`` over a list times it; None: a run long enough to score as its steady state
     requests: int | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        """The load as ``validate --json`` reports it: kind and value, and the run length where one is stated."""
+        out: dict[str, Any] = {"kind": self.kind, "value": self.value}
+        if self.requests is not None:
+            out["requests"] = self.requests
+        return out
+
 
 @dataclass(frozen=True)
 class EvidenceRecord:
@@ -257,12 +264,20 @@ def _load(load: Fields, kind: str) -> Load:
     return Load(kind, value, arrivals, Ladder(rates, stage_s))
 
 
+MAX_RUN_REQUESTS = 100_000  # a stated run longer than this is a steady state: leave ``requests`` out
+
+
 def _requests(load: Fields, kind: str, value: float) -> int | None:
     """A closed loop's stated run length: whole requests, at least the concurrency (a run of fewer never had the
-    stated load in flight)."""
+    stated load in flight) and at most :data:`MAX_RUN_REQUESTS` (the replay simulates every one)."""
     requests = load.integer("requests")
     if requests is None:
         return None
+    if requests > MAX_RUN_REQUESTS:
+        raise load.fail(
+            "requests",
+            f"{requests} is over {MAX_RUN_REQUESTS:,}: a run that long is a steady state, leave requests out",
+        )
     if kind != "concurrency":
         raise load.fail("requests", f"only a concurrency load is a run of so many requests; this load is {kind}")
     if requests < max(value, 1):

@@ -94,26 +94,32 @@ def async_notes(cal: CalibrationDoc, name: str, engine: str, version: str | None
     0.14 for plain decoding and EAGLE / MTP, later for a draft model (0.28), n-gram (0.33) and suffix (0.34)
     (:func:`~specwise.engines.vllm_versions.async_scheduling`). The law prices every step as the calibrated run's
     steps ran, so a configuration it measured in series (a CPU n-gram on 0.20) beside one it measured overlapped
-    blends the two, and either may not be how ``method`` runs here. Said once, naming the configurations that differ;
-    a calibration that records no vLLM version, or no configurations, says nothing."""
+    blends the two. Each configuration is set against the same kind of step on the deployment: its baseline against
+    the deployment's plain decoding, a speculating one against ``method``'s. Said once, naming the configurations
+    that differ; a calibration that records no vLLM version, or no configurations, says nothing."""
     if engine != "vllm" or not cal.engine_version or not cal.configs:
         return ()
     measured = _version(cal.engine_version)
     if measured is None:
         return ()
     deployed = _version(version) if version else None
-    here = async_scheduling(deployed, method)
-    other = sorted({c.name for c in cal.configs if async_scheduling(measured, c.method) != here})
+    plain, speculating = async_scheduling(deployed, None), async_scheduling(deployed, method)
+
+    def here(c: CalibratedConfig) -> bool:  # how the deployment runs the kind of step c measured
+        return plain if c.method in (None, "none") else speculating
+
+    other = [c for c in cal.configs if async_scheduling(measured, c.method) != here(c)]
     if not other:
         return ()
-    state = {True: "overlapped with the forward pass (async scheduling)", False: "in series with it"}
+    state = {True: "overlapped", False: "in series"}
     where = f"vLLM {version}" if version else "the current vLLM"
+    listed = ", ".join(f"{c.name} ({state[not here(c)]}; {state[here(c)]} here)" for c in other)
     return (
-        f"calibration {name}: its configuration(s) {', '.join(other)} ran the engine's per-step work "
-        f"{state[not here]} on vLLM {cal.engine_version}, but {method} on {where} runs it {state[here]}: the "
-        "calibrated step law prices the steps as they were measured, so expect an error up to the engine's "
-        "per-step work (a few hundred microseconds to about a millisecond a step); calibrate with the deployment's "
-        "method on its vLLM for a prediction of it",
+        f"calibration {name}: vLLM {cal.engine_version} ran the engine's per-step work of {listed} otherwise than "
+        f"{where} runs it for this deployment (async scheduling overlaps it with the forward pass): the calibrated "
+        "step law prices the steps as they were measured, so expect an error up to the engine's per-step work (a few "
+        "hundred microseconds to about a millisecond a step); calibrate with the deployment's method on its vLLM for "
+        "a prediction of it",
     )
 
 

@@ -125,9 +125,11 @@ def simulate(
 
     Small batches step on the scalar path (:mod:`specwise.sim.scalar`), large ones on the vector path below;
     both take the same steps with the same draws, so the choice changes the speed, never the result."""
-    _check_fits(requests, engine)
-    _check_arrivals(requests)
     max_k = spec.max_k if spec else 0
+    _check_fits(
+        requests, engine, 0 if spec is None or max_k == 0 else (spec.tree_size if spec.shape == "tree" else max_k)
+    )
+    _check_arrivals(requests)
     st = SimState(requests, max_k, with_classes=len(classes) > 1 or bool(requests.class_index.any()))
     shape = spec.drafting(classes) if spec else ChainDrafting(classes, 0)
     cost = StepCost(target, spec.draft_cost if spec else None, engine.overhead, engine.batch_expansion_scorer)
@@ -200,13 +202,16 @@ class _VectorLoop:
             _run_step(st, plan, k, self.max_k, self.cost, shape, rng)
 
 
-def _check_fits(requests: RequestTable, engine: EngineConfig) -> None:
+def _check_fits(requests: RequestTable, engine: EngineConfig, drafted: int = 0) -> None:
     """Every request must fit the cache alone, counted as the scheduler counts it -- in whole blocks (its prompt and
-    first token to be admitted, all of it to finish): one that fits in tokens but not in blocks would never be
-    admitted, and the loop would wait for it forever (review s46a: 995 + 5 tokens in a 1,000-token cache of 62
-    16-token blocks)."""
+    first token to be admitted, all of it to finish, and its last step's ``drafted`` draft tokens on top: the full k,
+    or a tree's size, is verified however few tokens remain): one that fits in tokens but not in blocks would never
+    be admitted, and the loop would wait for it forever (review s46a: 995 + 5 tokens in a 1,000-token cache of 62
+    16-token blocks), and one alone whose last verification overflows the cache cannot be preempted to make room
+    (review s50a F1)."""
     block = engine.block_size
-    need = np.maximum(requests.prompt_tokens + 1, requests.prompt_tokens + requests.output_tokens)
+    # the last step: prompt + output - 1 computed, 1 + drafted fed (the token owed and the drafts verified with it)
+    need = np.maximum(requests.prompt_tokens + 1, requests.prompt_tokens + requests.output_tokens + max(drafted - 1, 0))
     blocks = -(-need // block)
     capacity_blocks = engine.kv_capacity_tokens // block
     too_long = np.nonzero(blocks > capacity_blocks)[0]

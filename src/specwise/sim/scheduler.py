@@ -86,9 +86,9 @@ class Scheduler:
             if not plan.empty:
                 return plan
         budget = self.engine.max_num_batched_tokens
-        # the full k for every decoding request: vLLM's scheduler caps a request's new tokens by the token budget and
-        # max_model_len only, never by max_tokens ("We don't schedule partial draft tokens", AsyncScheduler); the
-        # tokens verified past max_tokens are cut afterwards (check_stop), which emit() does here
+        # the full k for every decoding request: vLLM's scheduler (vllm/v1/core/sched/scheduler.py, schedule()) caps a
+        # request's new tokens by the token budget and max_model_len only, never by max_tokens; the tokens verified
+        # past max_tokens are cut afterwards (check_stop in update_from_output), which emit() does here
         k_each = np.full(decoding.size, k, dtype=np.int64)
         if proposes is not None:
             k_each = k_each * proposes

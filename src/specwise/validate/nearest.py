@@ -264,7 +264,7 @@ def neighbour_to_json(nb: Neighbour) -> dict[str, object]:
         "verification": r.verification,
         "k": r.k,
         "replayed_k": p.k,
-        "load": {"kind": r.load.kind, "value": r.load.value},
+        "load": r.load.to_json(),
         "published_speedup": _value(r.speedup),
         "predicted_speedup": _value(p.predicted_speedup),
         "ratio": _value(p.ratio),

@@ -312,7 +312,7 @@ def to_json(v: Validation, records: bool = True) -> dict[str, Any]:
             "family": r.family,
             "status": p.status,
             "reason": p.reason,
-            "load": {"kind": r.load.kind, "value": r.load.value},
+            "load": r.load.to_json(),
             "metric": r.metric,
             "published_value": r.value,
             "published_speedup": r.speedup,
