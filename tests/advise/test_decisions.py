@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from specwise.advisor.band_rule import DEFAULT_MIN_SPEEDUP
 from specwise.advisor.decision import advise
 from specwise.advisor.inputs import load_inputs
 from specwise.advisor.schedule import k_schedule
@@ -88,7 +89,9 @@ def test_a_batch_where_the_evidence_shows_a_slowdown_is_disabled() -> None:
     capacity = cand["sim"]["capacity_per_s_by_k"]
     assert max(v for k, v in capacity.items() if k != "0") < capacity["0"], capacity
     low = min(cand["sim"]["best_speedup_by_qps"].items(), key=lambda kv: float(kv[0]))
-    assert low[1] > 1.2  # while it pays at light load
+    # while it pays at light load: it clears advise's default min_speedup (1.15x at 0.5 QPS since the 2026-12-06
+    # full-k refit; the test asked for > 1.2 when the prediction there was higher)
+    assert low[1] > DEFAULT_MIN_SPEEDUP
     assert "re-run advise at the load per replica" in cand["reason"]  # where a schedule would be judged
 
 
