@@ -96,13 +96,16 @@ def async_notes(cal: CalibrationDoc, name: str, engine: str, version: str | None
     steps ran, so a configuration it measured in series (a CPU n-gram on 0.20) beside one it measured overlapped
     blends the two. Each configuration is set against the same kind of step on the deployment: its baseline against
     the deployment's plain decoding, a speculating one against ``method``'s. Said once, naming the configurations
-    that differ; a calibration that records no vLLM version, or no configurations, says nothing."""
-    if engine != "vllm" or not cal.engine_version or not cal.configs:
+    that differ; a calibration that records no vLLM version, or no configurations, says nothing, and so does a
+    deployment that names no version (as :func:`version_notes`: which release is current is not known here)."""
+    if engine != "vllm" or not cal.engine_version or not cal.configs or not version:
         return ()
     measured = _version(cal.engine_version)
     if measured is None:
         return ()
-    deployed = _version(version) if version else None
+    deployed = _version(version)
+    if deployed is None:
+        return ()
     plain, speculating = async_scheduling(deployed, None), async_scheduling(deployed, method)
 
     def here(c: CalibratedConfig) -> bool:  # how the deployment runs the kind of step c measured
@@ -112,7 +115,7 @@ def async_notes(cal: CalibrationDoc, name: str, engine: str, version: str | None
     if not other:
         return ()
     state = {True: "overlapped", False: "in series"}
-    where = f"vLLM {version}" if version else "the current vLLM"
+    where = f"vLLM {version}"
     listed = ", ".join(f"{c.name} ({state[not here(c)]}; {state[here(c)]} here)" for c in other)
     return (
         f"calibration {name}: vLLM {cal.engine_version} ran the engine's per-step work of {listed} otherwise than "
