@@ -60,6 +60,16 @@ class Load:
     # and vLLM's offline ``LLM.generate`` over a list times it; None: a run long enough to score as its steady state
     requests: int | None = None
 
+    @property
+    def steady_closed_loop(self) -> bool:
+        """A closed loop scored as a long run's steady state (no stated run length)."""
+        return self.kind == "concurrency" and self.requests is None
+
+    @property
+    def users(self) -> int:
+        """The requests a closed loop keeps in flight: the whole ones of its value, at least 1."""
+        return max(1, int(self.value))
+
     def to_json(self) -> dict[str, Any]:
         """The load as ``validate --json`` reports it: kind and value, and the run length where one is stated."""
         out: dict[str, Any] = {"kind": self.kind, "value": self.value}

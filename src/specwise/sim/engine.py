@@ -126,12 +126,10 @@ def simulate(
     Small batches step on the scalar path (:mod:`specwise.sim.scalar`), large ones on the vector path below;
     both take the same steps with the same draws, so the choice changes the speed, never the result."""
     max_k = spec.max_k if spec else 0
-    _check_fits(
-        requests, engine, 0 if spec is None or max_k == 0 else (spec.tree_size if spec.shape == "tree" else max_k)
-    )
+    shape = spec.drafting(classes) if spec else ChainDrafting(classes, 0)
+    _check_fits(requests, engine, shape.query_table(max_k)[max_k] - 1)  # drafts fed at a request's last step
     _check_arrivals(requests)
     st = SimState(requests, max_k, with_classes=len(classes) > 1 or bool(requests.class_index.any()))
-    shape = spec.drafting(classes) if spec else ChainDrafting(classes, 0)
     cost = StepCost(target, spec.draft_cost if spec else None, engine.overhead, engine.batch_expansion_scorer)
     k_of_batch = [spec.k_for_batch(b) if spec else 0 for b in range(engine.max_num_seqs + 1)]
     draws = rng

@@ -332,8 +332,10 @@ def speedup_at(pred: Prediction, p: Predictor, load: float) -> float | None:
         return None
     # the same arrivals at the new rate; a ladder's other stages are not the source's, so the load stands alone; a run
     # of stated length stays that long, or as long as the new load needs to be in flight at all
-    requests = None if r.load.requests is None else max(r.load.requests, max(1, int(load)))  # users as _table counts
-    moved = replace(r, id=f"{r.id}@{load:g}", load=Load(r.load.kind, load, r.load.arrivals, requests=requests))
+    moved_load = Load(r.load.kind, load, r.load.arrivals)
+    if r.load.requests is not None:
+        moved_load = replace(moved_load, requests=max(r.load.requests, moved_load.users))
+    moved = replace(r, id=f"{r.id}@{load:g}", load=moved_load)
     try:
         return p.speculative(p.setup(moved), pred.drafted_with)[1]
     except Unreplayable:

@@ -195,7 +195,7 @@ def _table(s: Setup) -> RequestTable:
         b = max(1, int(load.value))
         return _requests(s, b, np.zeros(b), None)
     if load.kind == "concurrency":
-        users = max(1, int(load.value))
+        users = load.users
         n = load.requests or max(3 * users, users + 16)
         return _requests(s, n, np.zeros(n), users)
     if load.ladder is None:
@@ -236,7 +236,7 @@ def _measured(s: Setup) -> slice:
     those sent in a ladder's stage at the record's rate (later stages still run beside them); else all (a closed
     loop of stated length among them)."""
     load = s.record.load
-    if load.kind == "concurrency" and load.requests is None:
+    if load.steady_closed_loop:
         return slice(int(load.value), None)
     if load.ladder is not None:
         rates = load.ladder.rates_per_s
@@ -258,7 +258,7 @@ def measure(s: Setup, result: SimResult) -> float:
         return float(stat(tpot[steady]))
     if metric in ("e2e_latency_s", "e2e_latency_speedup"):
         return float(stat(e2e[steady]))
-    if load.kind == "concurrency" and load.requests is None:
+    if load.steady_closed_loop:
         return float(load.value * np.mean(tokens[steady]) / np.mean(e2e[steady]))
     span = float(np.nanmax(result.finish_s[steady]) - req.arrival_s[steady].min())
     return float(tokens[steady].sum() / span) if span > 0 else math.nan
