@@ -279,21 +279,32 @@ def test_the_readme_sentences_on_the_decisions_quote_them() -> None:
     assert fit.to_json()["by_role_outcome_verdict"] == summary(
         "published-fit", ("decisions", "by_role_outcome_verdict")
     )
-    (harm,) = fit.harmful("held-back")
-    assert harm.record_id == "adixg-phase4-qwen25-1p5b-draft0p5b-k1-c8"
+    harms = {h.record_id: h for h in fit.harmful("held-back")}
+    laptop_id, blog_id = "adixg-phase4-qwen25-1p5b-draft0p5b-k1-c8", "vllm-blog-2024-llama3-70b-ngram-k4-cnndm-qps8"
+    assert set(harms) == {laptop_id, blog_id}
+    laptop, blog = harms[laptop_id], harms[blog_id]
     said = (
-        f"enables on 1 of the {fit.count('held-back', 'slowdown')} held-back slowdowns: the RTX 4060 Laptop's draft "
-        f"model at k = 1 and 8 in flight, {harm.published:.2f}× published and {harm.predicted:.2f}× predicted"
+        f"enables on 2 of the {fit.count('held-back', 'slowdown')} held-back slowdowns: the RTX 4060 Laptop's draft "
+        f"model at k = 1 and 8 in flight, {laptop.published:.2f}× published and {laptop.predicted:.2f}× predicted"
     )
-    assert said in text and f"(±{harm.band:.0%})" in text and harm.band_from == "vllm on consumer GPUs"
+    assert said in text and f"(±{laptop.band:.0%})" in text and laptop.band_from == "vllm on consumer GPUs"
+    said = f"the vLLM blog's n-gram at 8 QPS, {blog.published:.2f}× published and {blog.predicted:.2f}× predicted"
+    assert said in text and f"{blog.predicted:.2f}× predicted (±{blog.band:.0%})" in text
+    assert blog.band_from == "vllm on datacenter GPUs"
     assert not fit.missed("held-back") and "It disables no published gain" in text
     assert f"({fit.count('held-back', 'pays', 'measure_first')} of {fit.count('held-back', 'pays')})" in text
+    assert f"on {fit.count('fit', 'pays', 'measure_first')} of the fit's {fit.count('fit', 'pays')}" in text
     roof = len(_rescored("roofline", 1.05).harmful("held-back"))
     assert f"enables on {roof} held-back slowdown{'s' if roof != 1 else ''};" in text
     at_one = _rescored("published-fit", 1.0).harmful("held-back")
-    assert f"`--min-speedup 1.0` the published fit enables on {len(at_one)} (all the laptop's, at 8, 16 and 32" in text
-    assert {d.family for d in at_one} == {"adixg-specdecode-cost-model"}
-    assert {d.record_id.rsplit("-", 1)[-1] for d in at_one} == {"c8", "c16", "c32"}
+    laptops = [d for d in at_one if d.family == "adixg-specdecode-cost-model"]
+    assert {d.record_id for d in at_one} - {d.record_id for d in laptops} == {blog_id}
+    assert {d.record_id.rsplit("-", 1)[-1] for d in laptops} == {"c8", "c16", "c32"}
+    quoted = (
+        f"`--min-speedup 1.0` the published fit enables on {len(at_one)} ({len(laptops)} of the laptop's, at 8, 16 "
+        "and 32 in flight, and the blog's n-gram at 8 QPS)"
+    )
+    assert quoted in text, quoted
 
 
 def test_the_shipped_bands_enable_on_no_held_back_slowdown() -> None:
@@ -312,14 +323,16 @@ def test_the_shipped_bands_enable_on_no_held_back_slowdown() -> None:
         for r in doc["records"]
         if r["status"] == "predicted" and r["family"] not in doc["fit_families"] and records[r["id"]].is_slowdown
     ]
-    verdicts = []
+    verdicts = {}
     for r in slowdowns:
         engine, seg = records[r["id"]].engine, catalog_segment(records[r["id"]].gpu)
         rule = band_verdict(r["predicted_speedup"], fit.band(engine, seg), 1.05)
-        verdicts.append(direction_guarded(rule, direction_poor(*fit.direction(engine, seg))))
+        verdicts[r["id"]] = direction_guarded(rule, direction_poor(*fit.direction(engine, seg)))
     held = summary("published-fit", ("held_back",))["slowdowns"]
-    assert len(verdicts) == held and "enable" not in verdicts
-    said = f"(in sample) it would enable on none of the {held}"
+    enabled = [k for k, v in verdicts.items() if v == "enable"]
+    # since the multi-start refit (2026-12-06) the vLLM blog's n-gram at 8 QPS (0.54x) is predicted at 1.88x
+    assert len(verdicts) == held and enabled == ["vllm-blog-2024-llama3-70b-ngram-k4-cnndm-qps8"]
+    said = f"(in sample) it would enable on 1 of the {held}, the vLLM blog's n-gram at 8 QPS"
     assert said in " ".join((ROOT / "README.md").read_text().split())
 
 
