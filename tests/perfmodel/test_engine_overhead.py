@@ -52,13 +52,13 @@ def test_the_per_sequence_term_grows_with_the_batch() -> None:
 
 def test_the_per_draft_token_term_grows_with_batch_times_k() -> None:
     o = EngineOverhead(base_s=0.0, per_draft_token_s=1e-6)
-    assert o.speculation_s(64 * 4, VERIFY_S) == pytest.approx(256e-6)
-    assert o.speculation_s(0, VERIFY_S) == 0.0
+    assert o.speculating_step_s(0.0, 64, 64 * 4, VERIFY_S) == pytest.approx(256e-6)
+    assert o.speculating_step_s(0.0, 64, 0, VERIFY_S) == 0.0
 
 
 def test_the_legacy_rejection_share_is_of_the_verification_pass() -> None:
     o = EngineOverhead(base_s=0.0, rejection_fraction=0.015)
-    assert o.speculation_s(0, 0.020) == pytest.approx(0.0003)
+    assert o.speculating_step_s(0.0, 1, 0, 0.020) == pytest.approx(0.0003)
 
 
 def test_without_speculation_the_engine_runs_in_series_or_under_the_pass() -> None:
@@ -98,6 +98,6 @@ def test_the_fitted_overheads_are_small_beside_a_pass_but_grow_with_load(engine:
     milliseconds (an H100 pass of an 8B model is ~6-10 ms), and more at 128 than at 1 sequence."""
     o = published_fit().profiles[engine].overhead
     assert o.base_s > 0 and o.per_seq_s > 0 and o.per_draft_token_s > 0
-    at_64 = o.step_s(64) + o.speculation_s(64 * 4, VERIFY_S)
+    at_64 = o.speculating_step_s(0.0, 64, 64 * 4, VERIFY_S)
     assert 0 < at_64 < 5e-3
     assert o.step_s(128) > o.step_s(1)

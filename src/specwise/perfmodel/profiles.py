@@ -67,9 +67,6 @@ class EngineOverhead:
         engine = self.step_s(seqs)
         return max(forward_s, engine) if self.overlapped_without_speculation else forward_s + engine
 
-    def speculation_s(self, draft_tokens: int, verify_s: float) -> float:
-        return self.per_draft_token_s * draft_tokens + self.rejection_fraction * verify_s
-
     def speculating_step_s(self, gpu_s: float, seqs: int, draft_tokens: int, verify_s: float) -> float:
         """A speculating step: ``gpu_s`` (verification and proposal passes) and the engine's work, in series -- or
         the longer of the two where the engine overlaps them (``overlapped_with_speculation``); the rejection

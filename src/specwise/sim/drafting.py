@@ -97,9 +97,9 @@ class DraftShape(Protocol):
         """For shared draws: 1 for each of ``steps`` steps in which the (identical) sequences draft."""
         ...
 
-    def draw(self, rng: Uniforms, classes: IntArray, k: int, owed: IntArray) -> Draw:
-        """One step: what each sequence (of workload class ``classes[i]``, ``owed[i]`` draft tokens allowed)
-        accepts."""
+    def draw(self, rng: Uniforms, classes: IntArray, k: int, drafted: IntArray) -> Draw:
+        """One step: what each sequence (of workload class ``classes[i]``, ``drafted[i]`` draft tokens this step:
+        k, or 0 where it does not propose) accepts."""
         ...
 
     def draw_steps(self, rng: Uniforms, classes: IntArray, k: int, steps: int) -> Draw:
@@ -117,7 +117,7 @@ class DraftShape(Protocol):
         """:meth:`proposes` for classes given as a list."""
         ...
 
-    def draw_list(self, rng: Uniforms, classes: list[int], k: int, owed: list[int]) -> list[int]:
+    def draw_list(self, rng: Uniforms, classes: list[int], k: int, drafted: list[int]) -> list[int]:
         """:meth:`draw`'s accepted counts (the mask is the first ``accepted[i]`` positions of each row)."""
         ...
 
@@ -173,22 +173,22 @@ class ChainDrafting:
     def query_table(self, max_k: int) -> list[int]:
         return [1 + k for k in range(max_k + 1)]
 
-    def draw_list(self, rng: Uniforms, classes: list[int], k: int, owed: list[int]) -> list[int]:
+    def draw_list(self, rng: Uniforms, classes: list[int], k: int, drafted: list[int]) -> list[int]:
         rows: list[list[float]] = rng.random((1, k) if self.shared else (len(classes), k)).tolist()
         cond = self._conditional_rows
         out = []
         for i, c in enumerate(classes):
-            row, rate, cap = rows[0 if self.shared else i], cond[c], owed[i]
+            row, rate, cap = rows[0 if self.shared else i], cond[c], drafted[i]
             a = 0
             while a < cap and row[a] < rate[a]:
                 a += 1
             out.append(a)
         return out
 
-    def draw(self, rng: Uniforms, classes: IntArray, k: int, owed: IntArray) -> Draw:
+    def draw(self, rng: Uniforms, classes: IntArray, k: int, drafted: IntArray) -> Draw:
         u = rng.random((1, k)) if self.shared else rng.random((classes.size, k))
         ok = u < self.conditional[classes, :k]
-        ok &= np.arange(k) < owed[:, None]
+        ok &= np.arange(k) < drafted[:, None]
         mask = np.cumprod(ok, axis=1)
         return Draw(mask.sum(axis=1), mask)
 
