@@ -2,7 +2,7 @@
 published evidence set, then evaluate the held-back families with the frozen coefficients, and write both into
 src/specwise/perfmodel/data/published_fit.json.
 
-    .venv/bin/python scripts/fit_published.py [--max-nfev 40] [--starts 3] [--dry-run | --evaluate]
+    .venv/bin/python scripts/fit_published.py [--max-nfev 40] [--starts 3 | --starts-from FILE] [--dry-run | --evaluate]
 
 Training families (declared here, never chosen by results): SpecDecode-Bench (vLLM 0.10.1 measured speedups vs
 batch size, its released traces for acceptance; Fig. 2's SGLang chain/tree runs) and the plain-decoding vLLM
@@ -12,10 +12,12 @@ Needs scipy (a dev dependency).
 How (declared before any held-back error was seen): the objective is the training records' log ratios plus two
 priors from outside measurements (validate/fit.py); scipy's trf with a soft_l1 loss runs on u = ln(value) - ln(start)
 (so its first trust region is one unit wide, not the norm of the start), with our own finite-difference Jacobian (a
-uniform 5% step, validate/fit_diagnostics.py) and xtol = ftol = 1e-4. It starts from the declared initial values,
-from the previous fit, and from a seeded perturbation of the initial values (ln 2 at most per coefficient), and keeps
-the start with the lowest training cost. Each start's held-back errors are reported beside it and never used to
-choose.
+uniform 5% step, validate/fit_diagnostics.py) and xtol = ftol = 1e-4 (trf's xtol test, |du| < xtol (xtol + |u|), is
+relative to the distance from each start, so the starts do not share one stopping rule exactly). It starts from the
+declared initial values, from the previous fit, and from a seeded perturbation of the initial values (ln 2 at most
+per coefficient), and keeps the start with the lowest training cost. Each start's held-back errors are reported
+beside it and never used to choose. Each start's vector is written into the file (``fit.starts[*].start``);
+``--starts-from`` reruns them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import multiprocessing
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -35,7 +38,7 @@ from scipy.optimize import least_squares
 from specwise.catalog import catalog_gpus
 from specwise.evidence.records import all_records
 from specwise.validate import fit
-from specwise.validate.fit_diagnostics import FD_STEP_LN, fd_jacobian, identifiability
+from specwise.validate.fit_diagnostics import FD_STEP_LN, fd_jacobian, identifiability, soft_l1_cost
 from specwise.validate.predict import Models, Prediction, Predictor, predict_all
 from specwise.validate.stats import summarize, summarize_by_engine, summarize_by_engine_and_segment
 
@@ -44,31 +47,37 @@ OUT = ROOT / "src" / "specwise" / "perfmodel" / "data" / "published_fit.json"
 TRAINING = ("specdecode-bench", "plain-decoding-vllm")
 TOL = 1e-4
 PERTURB_SEED = 0
+START_MARGIN_LN = 1e-6  # a start is moved this far inside its bounds (scipy needs a strictly feasible start)
+HELD_BACK_KEYS = (
+    "records", "median_abs_rel_error", "p80_abs_rel_error", "within_25pct", "slowdowns", "slowdowns_predicted",
+)  # fmt: skip
 _TRAIN: list[object] = []  # the training records, set before the worker processes fork
 
 
-def starts(previous: dict[str, object], n: int) -> list[tuple[str, np.ndarray]]:
-    """The declared starting points, in order, strictly inside the bounds."""
+def starts(previous: dict[str, float] | None, n: int) -> list[tuple[str, np.ndarray]]:
+    """The declared starting points, in order, strictly inside the bounds: the initial values, the previous fit's
+    coefficients (``previous``, when it names every parameter), then seeded perturbations of the initial values."""
     lo, hi = fit.bounds()
     initial = fit.initial()
     out = [("initial values", initial)]
-    params = previous.get("fit", {}).get("parameters", {}) if previous else {}  # type: ignore[union-attr]
-    if set(params) == {p.name for p in fit.PARAMS}:
-        out.append(("previous fit", np.log([params[p.name] for p in fit.PARAMS])))
+    if previous is not None and set(previous) == {p.name for p in fit.PARAMS}:
+        out.append(("previous fit", np.log([previous[p.name] for p in fit.PARAMS])))
     rng = np.random.default_rng(PERTURB_SEED)
     while len(out) < n:
         note = f"initial values perturbed by up to ln 2 (numpy default_rng({PERTURB_SEED}), draw {len(out)})"
         out.append((note, initial + rng.uniform(-math.log(2.0), math.log(2.0), size=len(initial))))
-    margin = 1e-6
-    return [(name, np.clip(x, lo + margin, hi - margin)) for name, x in out[:n]]
+    return [(name, np.clip(x, lo + START_MARGIN_LN, hi - START_MARGIN_LN)) for name, x in out[:n]]
 
 
-def soft_l1_cost(r: np.ndarray, f_scale: float = 0.1) -> float:
-    """scipy's soft_l1 cost: 0.5 * f_scale^2 * sum(2 * (sqrt(1 + (r/f_scale)^2) - 1))."""
-    return float(0.5 * f_scale**2 * np.sum(2.0 * (np.sqrt(1.0 + (r / f_scale) ** 2) - 1.0)))
+def recorded_starts(doc: dict[str, Any]) -> list[tuple[str, np.ndarray]]:
+    """The starts a fit file records (``fit.starts[*].start``), to rerun exactly that fit."""
+    try:
+        return [(s["from"], np.log([s["start"][p.name] for p in fit.PARAMS])) for s in doc["fit"]["starts"]]
+    except (KeyError, TypeError) as exc:
+        raise SystemExit(f"--starts-from: the file records no start vectors ({exc})") from exc
 
 
-def fit_once(job: tuple[str, np.ndarray, int]) -> dict[str, object]:
+def fit_once(job: tuple[str, np.ndarray, int]) -> dict[str, Any]:
     """One trust-region fit from a start: its result, how many evaluations it took and the CPU it used."""
     label, start, max_nfev = job
     train = _TRAIN
@@ -80,20 +89,21 @@ def fit_once(job: tuple[str, np.ndarray, int]) -> dict[str, object]:
         key = np.asarray(u, dtype=np.float64).tobytes()
         if key not in memo:
             memo[key] = fit.objective(train, start + u)  # type: ignore[arg-type]
-            print(f"[{label[:24]}] evaluation {len(memo)}: cost {soft_l1_cost(memo[key]):.5f}", flush=True)
-        return memo[key]
+            print(f"[{label[:24]}] evaluation {len(memo)}: cost {soft_l1_cost(memo[key], fit.F_SCALE):.5f}", flush=True)
+        return memo[key].copy()  # scipy < 1.16 scales what it is given in place (robust loss)
 
     def jac(u: np.ndarray) -> np.ndarray:
         return fd_jacobian(f, np.asarray(u, dtype=np.float64), f(u), lo - start, hi - start)
 
     u0 = np.zeros_like(start)
     res = least_squares(
-        f, u0, jac=jac, bounds=(lo - start, hi - start), loss="soft_l1", f_scale=0.1,
+        f, u0, jac=jac, bounds=(lo - start, hi - start), loss="soft_l1", f_scale=fit.F_SCALE,
         xtol=TOL, ftol=TOL, max_nfev=max_nfev,
     )  # fmt: skip
     ident = identifiability(res.jac, float(res.cost), [p.name for p in fit.PARAMS])
     return {
         "from": label,
+        "start": {p.name: math.exp(v) for p, v in zip(fit.PARAMS, start, strict=True)},
         "x": (start + res.x).tolist(),
         "status": int(res.status),
         "message": str(res.message),
@@ -101,50 +111,45 @@ def fit_once(job: tuple[str, np.ndarray, int]) -> dict[str, object]:
         "njev": int(res.njev),
         "calls": len(memo),
         "cpu_s": round(time.process_time() - t0, 1),
-        "cost0": round(soft_l1_cost(f(u0)), 6),
-        "cost": round(float(res.cost), 6),
-        "optimality": round(float(res.optimality), 6),
+        "cost0": soft_l1_cost(f(u0), fit.F_SCALE),
+        "cost": float(res.cost),
+        "optimality": float(res.optimality),
         "identifiability": ident.to_json(),
     }
 
 
-def spread(results: list[dict[str, object]]) -> dict[str, object]:
+def spread(results: list[dict[str, Any]]) -> dict[str, object]:
     """Each coefficient's range over every start, beside each start's training cost over the best's: where the
     starts stop at different costs, the optimizer stalls on a rugged cost, and a local standard deviation
     (``identifiability``) understates how far apart equally defensible fits lie."""
-    best = min(float(r["cost"]) for r in results)  # type: ignore[arg-type]
-    values = {p.name: [math.exp(r["x"][i]) for r in results] for i, p in enumerate(fit.PARAMS)}  # type: ignore[index]
+    best = min(float(r["cost"]) for r in results)
+    values = {p.name: [math.exp(r["x"][i]) for r in results] for i, p in enumerate(fit.PARAMS)}
     return {
-        "cost_over_best": [round(float(r["cost"]) / best, 4) for r in results],  # type: ignore[arg-type]
+        "cost_over_best": [round(float(r["cost"]) / best, 4) for r in results],
         "min_max": {k: [min(v), max(v)] for k, v in values.items()},
         "max_over_min": {k: round(max(v) / min(v), 3) for k, v in values.items()},
     }
 
 
+def held_back_summary(valid: list[Any], params: dict[str, float]) -> dict[str, object]:
+    held = summarize(fit.predictions(valid, np.log([params[p.name] for p in fit.PARAMS]))).to_json()
+    return {k: held[k] for k in HELD_BACK_KEYS}
+
+
 def fit_all(
-    train: list[object], valid: list[object], previous: dict[str, object], args: argparse.Namespace
+    train: list[object], valid: list[Any], jobs: list[tuple[str, np.ndarray, int]]
 ) -> tuple[np.ndarray, int, dict[str, object]]:
-    """Every declared start (two processes at a time), the lowest training cost kept; held-back errors per start are
-    computed after all starts have finished and only reported."""
+    """Every start (two processes at a time), the lowest training cost kept; held-back errors per start are computed
+    after the choice and only reported."""
     _TRAIN[:] = train
-    jobs = [(label, x, args.max_nfev) for label, x in starts(previous, args.starts)]
     with multiprocessing.get_context("fork").Pool(min(2, len(jobs))) as pool:
         results = pool.map(fit_once, jobs, chunksize=1)
-    best = min(results, key=lambda r: float(r["cost"]))  # type: ignore[arg-type]
+    best = min(results, key=lambda r: float(r["cost"]))
     for r in results:
-        held = summarize(fit.predictions(valid, r["x"])).to_json()  # type: ignore[arg-type]
-        r["held_back_reported_not_used"] = {
-            k: held[k]
-            for k in (
-                "records",
-                "median_abs_rel_error",
-                "p80_abs_rel_error",
-                "within_25pct",
-                "slowdowns",
-                "slowdowns_predicted",
-            )
-        }
-        r["parameters"] = {p.name: math.exp(r["x"][i]) for i, p in enumerate(fit.PARAMS)}  # type: ignore[index]
+        r["parameters"] = {p.name: math.exp(r["x"][i]) for i, p in enumerate(fit.PARAMS)}
+        r["held_back_reported_not_used"] = held_back_summary(valid, r["parameters"])
+        for k in ("cost0", "cost", "optimality"):
+            r[k] = round(float(r[k]), 6)
     keys = ("from", "status", "message", "nfev", "njev", "calls", "cpu_s", "cost0", "cost", "optimality")
     extra: dict[str, object] = {
         "optimizer": {k: best[k] for k in keys} | {"xtol": TOL, "ftol": TOL, "fd_step_ln": FD_STEP_LN},
@@ -156,9 +161,18 @@ def fit_all(
         "identifiability": best["identifiability"],
         "starts": [{k: v for k, v in r.items() if k not in ("x", "identifiability")} for r in results],
         "spread": spread(results),
-        "cpu_s_all_starts": round(sum(float(r["cpu_s"]) for r in results), 1),  # type: ignore[arg-type]
+        "cpu_s_all_starts": round(sum(float(r["cpu_s"]) for r in results), 1),
     }  # fmt: skip
-    return np.array(best["x"]), int(best["calls"]), extra  # type: ignore[arg-type]
+    return np.array(best["x"]), int(best["calls"]), extra
+
+
+def kept_on_evaluate(previous: dict[str, Any], valid: list[Any]) -> dict[str, object]:
+    """What ``--evaluate`` keeps of the fit's record, each start's held-back errors recomputed with today's replay."""
+    keep = ("optimizer", "priors", "identifiability", "starts", "spread", "cpu_s_all_starts", "reproduce")
+    extra = {k: previous["fit"][k] for k in keep if k in previous["fit"]}
+    for s in extra.get("starts", []):  # type: ignore[attr-defined]
+        s["held_back_reported_not_used"] = held_back_summary(valid, s["parameters"])
+    return extra
 
 
 def profile_json(profile: object) -> dict[str, object]:
@@ -190,54 +204,76 @@ def by_engine_and_segment(preds: list[Prediction]) -> dict[str, dict[str, object
     return out
 
 
-def main() -> int:
+def errors_json(train: list[Any], valid: list[Any], x: np.ndarray) -> tuple[dict[str, object], list[Prediction]]:
+    """The fit's errors on its training families and on the held-back ones, and the analytic roofline's on both."""
+    c = fit.coefficients(x)
+    train_stats = summarize(fit.predictions(train, x))
+    valid_preds = fit.predictions(valid, x)
+    by_engine = {
+        engine: summary.to_json()
+        | {"gpus": sorted({q.record.gpu for q in valid_preds if q.record.engine == engine and q.status == "predicted"})}
+        for engine, summary in summarize_by_engine(valid_preds).items()
+    }
+    roofline = Predictor(c.profiles, Models("roofline"), c.first_given_match)
+    roof_valid_preds = predict_all(valid, roofline)
+    roof_by_engine = {engine: summary.to_json() for engine, summary in summarize_by_engine(roof_valid_preds).items()}
+    error = {
+        "training": train_stats.to_json(),
+        "validation": summarize(valid_preds).to_json(),
+        "validation_by_engine": by_engine,
+        "validation_by_engine_and_gpu_segment": by_engine_and_segment(valid_preds),
+        "roofline": {
+            "training": summarize(predict_all(train, roofline)).to_json(),
+            "validation": summarize(roof_valid_preds).to_json(),
+            "validation_by_engine": roof_by_engine,
+            "validation_by_engine_and_gpu_segment": by_engine_and_segment(roof_valid_preds),
+        },
+    }
+    return error, valid_preds
+
+
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser()
     ap.add_argument("--max-nfev", type=int, default=40, help="objective evaluations per start, Jacobians apart")
     ap.add_argument("--starts", type=int, default=3, help="starting points (declared order; see starts())")
+    ap.add_argument(
+        "--starts-from", type=Path, help="rerun the starts a fit file records (fit.starts[*].start) instead"
+    )
     ap.add_argument("--dry-run", action="store_true", help="evaluate the initial coefficients; write nothing")
     ap.add_argument(
         "--evaluate",
         action="store_true",
         help="keep the fitted coefficients in the file, recompute the training and held-back errors, rewrite it",
     )
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> int:
+    args = parse_args()
     records = all_records()
     train = [r for r in records if r.family in TRAINING]
     valid = [r for r in records if r.family not in TRAINING]
     t0 = time.process_time()
     previous = json.loads(OUT.read_text()) if OUT.exists() else {}
     extra: dict[str, object] = {}
+    command = "python scripts/fit_published.py"
     if args.evaluate:
         x = np.log([previous["fit"]["parameters"][p.name] for p in fit.PARAMS])
         nfev = int(previous["fit"].get("evaluations", 0))
-        keep = ("optimizer", "priors", "identifiability", "starts", "spread", "cpu_s_all_starts")
-        extra = {k: previous["fit"][k] for k in keep if k in previous["fit"]}
+        extra, command = kept_on_evaluate(previous, valid), previous["fit"]["command"]
     elif args.dry_run:
-        x = fit.initial()
-        nfev = 0
+        x, nfev = fit.initial(), 0
     else:
-        x, nfev, extra = fit_all(train, valid, previous, args)
+        if args.starts_from:
+            chosen = recorded_starts(json.loads(args.starts_from.read_text()))
+        else:
+            chosen = starts(previous.get("fit", {}).get("parameters"), args.starts)
+        x, nfev, extra = fit_all(train, valid, [(label, v, args.max_nfev) for label, v in chosen])
+        command += f" --max-nfev {args.max_nfev} --starts {len(chosen)}"
+        extra["reproduce"] = f"{command} --starts-from FILE, FILE a copy of this file (its fit.starts[*].start)"
     c = fit.coefficients(x)
-    train_stats = summarize(fit.predictions(train, x))
-    valid_preds = fit.predictions(valid, x)
-    valid_stats = summarize(valid_preds)
-    by_engine = {
-        engine: summary.to_json()
-        | {"gpus": sorted({q.record.gpu for q in valid_preds if q.record.engine == engine and q.status == "predicted"})}
-        for engine, summary in summarize_by_engine(valid_preds).items()
-    }
-    by_segment = by_engine_and_segment(valid_preds)
-    roofline = Predictor(c.profiles, Models("roofline"), c.first_given_match)
-    roof_train = summarize(predict_all(train, roofline))
-    roof_valid_preds = predict_all(valid, roofline)
-    roof_valid = summarize(roof_valid_preds)
-    roof_by_engine = {engine: summary.to_json() for engine, summary in summarize_by_engine(roof_valid_preds).items()}
-    cpu = time.process_time() - t0
-    command = "python scripts/fit_published.py" + (
-        f" --max-nfev {args.max_nfev} --starts {args.starts}" if not args.dry_run else ""
-    )
-    if args.evaluate:
-        command = previous["fit"]["command"]
+    error, valid_preds = errors_json(train, valid, x)
+    cpu = time.process_time() - t0 + float(extra.get("cpu_s_all_starts", 0.0))  # type: ignore[arg-type]
     doc = {
         "schema": "specwise.stepfit/1",
         "fit": {
@@ -246,28 +282,17 @@ def main() -> int:
             "command": command,
             "date": previous["fit"]["date"] if args.evaluate else datetime.date.today().isoformat(),
             "errors_evaluated": datetime.date.today().isoformat(),
-            "method": "scipy least_squares (trf), soft_l1 loss (f_scale 0.1) on log(predicted/published) and two "
-            f"priors, u = ln(value/start), forward differences of {FD_STEP_LN:g} in ln(value), xtol = ftol = {TOL:g}, "
-            "lowest training cost over the declared starts",
+            "method": f"scipy least_squares (trf), soft_l1 loss (f_scale {fit.F_SCALE:g}) on log(predicted/published) "
+            f"and two priors, u = ln(value/start), forward differences of {FD_STEP_LN:g} in ln(value), xtol = ftol = "
+            f"{TOL:g}, lowest training cost over the declared starts",
             "evaluations": nfev,
-            "cpu_s": previous["fit"]["cpu_s"] if args.evaluate else round(cpu, 1),
-            "parameters": {k: v for k, v in c.values.items()},
+            "cpu_s": previous["fit"]["cpu_s"] if args.evaluate else round(cpu, 1),  # the fit's workers included
+            "parameters": dict(c.values),
         }
         | extra,
         "lookup": {"first_token_acceptance_given_match": c.first_given_match},
         "profiles": {name: profile_json(p) for name, p in c.profiles.items()},
-        "error": {
-            "training": train_stats.to_json(),
-            "validation": valid_stats.to_json(),
-            "validation_by_engine": by_engine,
-            "validation_by_engine_and_gpu_segment": by_segment,
-            "roofline": {
-                "training": roof_train.to_json(),
-                "validation": roof_valid.to_json(),
-                "validation_by_engine": roof_by_engine,
-                "validation_by_engine_and_gpu_segment": by_engine_and_segment(roof_valid_preds),
-            },
-        },
+        "error": error,
     }
     # what advise summarises as the held-back evidence nearest a deployment (validate/nearest.py), without replaying
     # it; tests/validate/test_nearest.py checks these against a live replay

@@ -307,7 +307,7 @@ def test_the_readme_sentences_on_the_decisions_quote_them() -> None:
     assert quoted in text, quoted
 
 
-def test_the_shipped_bands_enable_on_no_held_back_slowdown() -> None:
+def test_the_shipped_bands_enable_only_on_the_blogs_ngram_slowdown() -> None:
     """The README's in-sample sentence: advise's shipped band and direction check per engine and GPU segment."""
     from specwise.advisor.band_rule import band_verdict, direction_guarded
     from specwise.evidence.records import all_records

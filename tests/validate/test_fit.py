@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import math
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from specwise.validate import fit
-from specwise.validate.fit_diagnostics import FD_STEP_LN, fd_jacobian, identifiability
+from specwise.validate.fit_diagnostics import FD_STEP_LN, fd_jacobian, identifiability, soft_l1_cost
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _at_medians() -> np.ndarray:
@@ -38,26 +44,38 @@ def test_priors_name_their_sources_and_sit_inside_the_bounds() -> None:
             assert p.prior.sigma_ln > 0
 
 
-def test_the_jacobian_steps_each_coordinate_by_the_same_log_step_away_from_its_bound() -> None:
-    a = np.array([[1.0, 2.0, 0.0], [0.0, -1.0, 3.0]])
+def test_the_jacobian_steps_each_coordinate_by_the_same_log_step_and_never_past_a_bound() -> None:
+    a = np.array([[1.0, 2.0, 0.0], [0.0, -1.0, 3.0], [0.5, 0.0, 1.0]])
+    low, high = np.full(3, -1.0), np.full(3, 1.0)
 
     def f(x: np.ndarray) -> np.ndarray:
-        return a @ x + 0.5 * (x**2)[:2]
+        assert np.all(low <= x) and np.all(x <= high), "stepped past a bound"
+        return a @ x + 0.5 * x**2
 
-    x = np.array([0.0, 0.0, 0.98])
-    low, high = np.full(3, -1.0), np.full(3, 1.0)
+    x = np.array([0.0, -0.5, 0.98])  # the last one is within a step of its upper bound: it steps down
     jac = fd_jacobian(f, x, f(x), low, high)
     # forward differences of a quadratic: slope + 0.5 * (2x + h), with h = +step, or -step at the upper bound
     h = np.array([FD_STEP_LN, FD_STEP_LN, -FD_STEP_LN])
-    expected = a.copy()
-    for j in range(3):
-        expected[:, j] += np.eye(3)[:2, j] * 0.5 * (2 * x[j] + h[j])
-    assert np.allclose(jac, expected)
+    assert np.allclose(jac, a + np.diag(0.5 * (2 * x + h)))
+    assert jac[2, 2] == pytest.approx(1.0 + 0.5 * (2 * 0.98 - FD_STEP_LN))
 
 
 def test_the_jacobian_refuses_a_box_narrower_than_its_step() -> None:
     with pytest.raises(ValueError, match="narrower"):
         fd_jacobian(lambda x: x, np.array([0.0]), np.array([0.0]), np.array([-0.01]), np.array([0.01]))
+
+
+def test_identifiability_gives_the_linear_least_squares_standard_deviations() -> None:
+    """For a linear model and a linear loss the numbers are the textbook ones: sd_j = sqrt(((J^T J)^-1)_jj) * s,
+    s^2 = |r|^2 / (m - n), with cost = |r|^2 / 2."""
+    rng = np.random.default_rng(1)
+    jac = rng.normal(size=(40, 3))
+    r = rng.normal(scale=0.05, size=40)
+    cost = 0.5 * float(r @ r)
+    got = identifiability(jac, cost, ["a", "b", "c"])
+    expected = np.sqrt(np.diag(np.linalg.inv(jac.T @ jac)) * (r @ r) / (40 - 3))
+    assert [got.log_sd[k] for k in "abc"] == pytest.approx(list(expected), rel=1e-9)
+    assert got.condition == pytest.approx(got.singular_values[0] / got.singular_values[-1])
 
 
 def test_identifiability_finds_the_direction_the_data_cannot_see() -> None:
@@ -70,10 +88,96 @@ def test_identifiability_finds_the_direction_the_data_cannot_see() -> None:
     (d,) = got.sloppiest
     assert set(d) == {"a", "b"}
     assert d["a"] == pytest.approx(-d["b"], rel=1e-3)
-    assert got.log_sd["a"] > 100 * got.log_sd["c"]
+    sd_a, sd_c = got.log_sd["a"], got.log_sd["c"]
+    assert sd_a is not None and sd_c is not None and sd_a > 100 * sd_c
     assert got.to_json()["condition"] == pytest.approx(got.condition, rel=1e-3)
+
+
+def test_a_coefficient_the_jacobian_cannot_see_has_no_standard_deviation() -> None:
+    """Exactly collinear columns: a pseudo-inverse would give them a small sd; they get none (review s51a #2)."""
+    rng = np.random.default_rng(2)
+    s = rng.normal(size=(30, 1))
+    got = identifiability(np.hstack([s, s, rng.normal(size=(30, 1))]), cost=0.5, names=["a", "b", "c"])
+    assert got.log_sd["a"] is None and got.log_sd["b"] is None and got.log_sd["c"] is not None
+    assert got.to_json()["log_sd"]["a"] is None
+
+
+def test_soft_l1_cost_is_scipys() -> None:
+    optimize = pytest.importorskip("scipy.optimize")
+    t = np.linspace(0, 1, 20)
+    y = 2.0 * t + 0.3 + np.where(t > 0.8, 0.5, 0.0)  # a few outliers, so the loss is not quadratic there
+    res = optimize.least_squares(lambda p: p[0] * t + p[1] - y, [1.0, 0.0], loss="soft_l1", f_scale=fit.F_SCALE)
+    assert soft_l1_cost(res.fun, fit.F_SCALE) == pytest.approx(res.cost, rel=1e-12)
+    assert soft_l1_cost(np.array([1e-4]), 0.1) == pytest.approx(0.5 * 1e-8, rel=1e-6)  # quadratic near 0
 
 
 def test_identifiability_checks_its_names() -> None:
     with pytest.raises(ValueError, match="names"):
         identifiability(np.eye(3), 1.0, ["a", "b"])
+
+
+def _shipped_fit() -> dict[str, Any]:
+    return json.loads((ROOT / "src" / "specwise" / "perfmodel" / "data" / "published_fit.json").read_text())["fit"]
+
+
+def test_the_shipped_fit_records_its_priors_and_the_start_it_kept() -> None:
+    f = _shipped_fit()
+    assert f["priors"] == {
+        p.name: {
+            "median": p.prior.median,
+            "sigma_ln": p.prior.sigma_ln,
+            "weight": fit.PRIOR_WEIGHT,
+            "source": p.prior.source,
+        }
+        for p in fit.PARAMS
+        if p.prior
+    }
+    best = min(f["starts"], key=lambda s: s["cost"])
+    assert f["optimizer"]["from"] == best["from"] and f["optimizer"]["cost"] == best["cost"]
+    assert f["parameters"] == pytest.approx(best["parameters"], rel=1e-12)
+    assert f["optimizer"]["fd_step_ln"] == FD_STEP_LN
+    for p in fit.PARAMS:
+        values = [s["parameters"][p.name] for s in f["starts"]]
+        assert f["spread"]["min_max"][p.name] == pytest.approx([min(values), max(values)], rel=1e-12)
+
+
+def test_the_shipped_starts_are_the_declared_ones() -> None:
+    """The initial values and the seeded perturbation the script declares are the starts the shipped fit records
+    (the previous fit's coefficients are the parent commit's; ``--starts-from`` reruns all three)."""
+    pytest.importorskip("scipy")
+    spec = importlib.util.spec_from_file_location("fit_published", ROOT / "scripts" / "fit_published.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    f = _shipped_fit()
+    declared = script.starts(f["starts"][1]["start"], len(f["starts"]))
+    assert [label for label, _ in declared] == [s["from"] for s in f["starts"]]
+    for (_, x), s in zip(declared, f["starts"], strict=True):
+        assert list(np.exp(x)) == pytest.approx([s["start"][p.name] for p in fit.PARAMS], rel=1e-9)
+    assert [label for label, _ in script.recorded_starts({"fit": f})] == [s["from"] for s in f["starts"]]
+
+
+def test_the_readme_quotes_the_fit_record() -> None:
+    f = _shipped_fit()
+    text = " ".join((ROOT / "README.md").read_text().split())
+    starts = f["starts"]
+    within = ", ".join(f"{s['held_back_reported_not_used']['within_25pct']:.0%}" for s in starts[:-1])
+    slow = ", ".join(str(s["held_back_reported_not_used"]["slowdowns_predicted"]) for s in starts[:-1])
+    last = starts[-1]["held_back_reported_not_used"]
+    n = last["slowdowns"]
+    rng = f["spread"]["min_max"]
+    opt = [s["optimality"] for s in starts]
+    costs = f["spread"]["cost_over_best"]
+    sd = [v for v in f["identifiability"]["log_sd"].values() if v is not None]
+    quoted = [
+        f"within ±25% {within} and {last['within_25pct']:.0%}, published slowdowns predicted below 1 {slow} and "
+        f"{last['slowdowns_predicted']} of {n} (initial values, previous fit, perturbed)",
+        f"(optimality {min(opt):.2f}-{max(opt):.2f}), at training costs up to {max(costs) - 1:.0%} apart",
+        f"per step {rng['vllm.base_s'][0] * 1e3:.2f}-{rng['vllm.base_s'][1] * 1e3:.2f} ms",
+        f"per sequence {rng['vllm.per_seq_s'][0] * 1e6:.1f}-{rng['vllm.per_seq_s'][1] * 1e6:.1f} µs",
+        f"per draft token {rng['vllm.per_draft_token_s'][0] * 1e6:.2f}-{rng['vllm.per_draft_token_s'][1] * 1e6:.1f} µs",
+        f"standard deviations ({min(sd):.3f}-{max(sd):.2f} in ln)",
+        f"The {f['optimizer']['from'].replace(' ', '-')} start had the lowest training cost",
+    ]
+    missing = [q for q in quoted if q not in text]
+    assert not missing, missing

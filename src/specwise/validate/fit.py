@@ -28,7 +28,8 @@ from specwise.validate.predict import Models, Prediction, Predictor, predict_all
 
 @dataclass(frozen=True)
 class Prior:
-    """A log-normal prior: ``median`` and the standard deviation of ln(value), from ``source``."""
+    """A log-normal prior: ``median`` (in the parameter's own unit: seconds for a ``*_s`` parameter) and the standard
+    deviation of ln(value), from ``source``."""
 
     median: float
     sigma_ln: float
@@ -44,14 +45,18 @@ class Param:
     prior: Prior | None = None
 
 
-PRIOR_WEIGHT = 0.1
-"""A prior residual at one sigma weighs as much as one record missed by 10% (the soft_l1 loss's ``f_scale``)."""
+F_SCALE = 0.1
+"""The soft_l1 loss's scale, in ln(predicted/published): residuals beyond ~10% count linearly, not quadratically."""
+PRIOR_WEIGHT = F_SCALE
+"""A prior residual at one sigma weighs as much as one record missed by 10% (``F_SCALE``)."""
 
 BASE_PRIOR = Prior(
     1.207e-3,
     math.log(2.0),
-    "SpecDecode-Bench simulator predictor.py, Llama8BH100.overhead_constant_per_step: the authors' fitted per-step "
-    "constant for vLLM 0.10.1 on H100 (https://github.com/SpecDecode-Bench/specdecode-bench.github.io)",
+    "SpecDecode-Bench's simulator (https://github.com/SpecDecode-Bench/simulator, predictor.py, class Llama8BH100, "
+    "'fitted with instructcoder bs=1,8,16,32,64'): overhead_constant_per_step = 1.20683946e-03 s, the authors' "
+    "per-step engine time for vLLM 0.10.1 on H100, charged beside a forward pass of its own (target_c_fixed 5.89 ms "
+    "+ per-token terms), so the split between the two is that model's",
 )
 ALLREDUCE_PRIOR = Prior(
     9.2e-6,

@@ -28,8 +28,8 @@ def fd_jacobian(
     step: float = FD_STEP_LN,
     mapper: Callable[[Callable[[np.ndarray], np.ndarray], Iterable[np.ndarray]], Iterable[np.ndarray]] = map,
 ) -> np.ndarray:
-    """Forward differences of ``fun`` at ``x``, one step ``step`` per coordinate, taken away from the nearer bound
-    (a coordinate within ``step`` of its upper bound steps down)."""
+    """Forward differences of ``fun`` at ``x``, one step ``step`` per coordinate: upward, or downward for a
+    coordinate within ``step`` of its upper bound (never past a bound)."""
     steps = np.where(x + step <= high, step, -step)
     if np.any(x + steps < low):
         raise ValueError("a bound interval is narrower than the finite-difference step")
@@ -42,40 +42,55 @@ def fd_jacobian(
     return np.column_stack(cols)
 
 
+def soft_l1_cost(r: np.ndarray, f_scale: float) -> float:
+    """scipy's soft_l1 cost of residuals ``r``: ``0.5 * f_scale**2 * sum(rho((r / f_scale)**2))`` with
+    ``rho(z) = 2 * (sqrt(1 + z) - 1)`` (scipy ``optimize/_lsq/least_squares.py``, ``soft_l1``)."""
+    z = (np.asarray(r, dtype=np.float64) / f_scale) ** 2
+    return float(0.5 * f_scale**2 * np.sum(2.0 * (np.sqrt(1.0 + z) - 1.0)))
+
+
 @dataclass(frozen=True)
 class Identifiability:
     """What the Jacobian at the fit says: singular values, their ratio, an approximate standard deviation of each
-    ln(coefficient) (Gauss-Newton, ``sqrt(diag((J^T J)^-1)) * noise``), and the least determined directions."""
+    ln(coefficient) (Gauss-Newton, ``sqrt(diag((J^T J)^-1)) * noise``; None where the Jacobian cannot see the
+    coefficient at all), and the least determined directions."""
 
     singular_values: tuple[float, ...]
     condition: float
-    log_sd: dict[str, float]
+    log_sd: dict[str, float | None]
     sloppiest: tuple[dict[str, float], ...]
 
     def to_json(self) -> dict[str, object]:
         return {
             "singular_values": [round(s, 6) for s in self.singular_values],
-            "condition": round(self.condition, 1),
-            "log_sd": {k: round(v, 3) for k, v in self.log_sd.items()},
+            "condition": round(self.condition, 1) if np.isfinite(self.condition) else None,
+            "log_sd": {k: None if v is None else round(v, 3) for k, v in self.log_sd.items()},
             "sloppiest_directions": [{k: round(v, 3) for k, v in d.items()} for d in self.sloppiest],
-            "how": "SVD of the loss-scaled Jacobian at the fit; log_sd = sqrt(diag(pinv(J^T J))) * sqrt(2 cost / "
-            "(records - parameters)); a direction lists its components above 0.2 in ln(coefficient)",
+            "how": "a local approximation at the last accepted point (not a stationary point where the optimizer "
+            "stalled): SVD of scipy's loss-scaled Jacobian J (so J^T J is the robust cost's Gauss-Newton Hessian); "
+            "log_sd = sqrt(sum_k (V_jk / s_k)^2) * sqrt(2 cost / (residuals - parameters)), residuals counting the "
+            "priors' and 2 cost standing in for a sum of squares; null if the coefficient has weight on a singular "
+            "value below 1e-12 of the largest; it ignores the correlation of records within a series; a direction "
+            "lists its components above 0.2 in ln(coefficient)",
         }
 
 
 def identifiability(jac: np.ndarray, cost: float, names: Sequence[str], directions: int = 2) -> Identifiability:
+    """The SVD of ``jac`` (residuals x parameters) read as :class:`Identifiability`; ``cost`` is the fit's cost
+    (0.5 * sum of squares for a linear loss)."""
     m, n = jac.shape
     if n != len(names):
         raise ValueError(f"{n} Jacobian columns for {len(names)} names")
     _, s, vt = np.linalg.svd(jac, full_matrices=False)
     noise = float(np.sqrt(2.0 * cost / max(m - n, 1)))
-    cov = np.linalg.pinv(jac.T @ jac)
-    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None)) * noise
+    seen = s > 1e-12 * s[0] if s[0] > 0 else np.zeros_like(s, dtype=bool)
+    sd: list[float | None] = []
+    for j in range(n):
+        blind = (~seen) & (np.abs(vt[:, j]) > 1e-9)
+        sd.append(None if blind.any() else float(np.sqrt(np.sum((vt[seen, j] / s[seen]) ** 2))) * noise)
     condition = float(s[0] / s[-1]) if s[-1] > 0 else float("inf")
     sloppy = []
     for row in vt[::-1][:directions]:
         sign = 1.0 if row[np.argmax(np.abs(row))] > 0 else -1.0
         sloppy.append({name: float(sign * c) for name, c in zip(names, row, strict=True) if abs(c) > 0.2})
-    return Identifiability(
-        tuple(float(v) for v in s), condition, dict(zip(names, (float(v) for v in sd), strict=True)), tuple(sloppy)
-    )
+    return Identifiability(tuple(float(v) for v in s), condition, dict(zip(names, sd, strict=True)), tuple(sloppy))
