@@ -30,7 +30,8 @@ def test_a_consumer_card_carries_the_consumer_cards_band() -> None:
     fit = published_fit()
     laptop = fitted_models(_deployed("RTX-4060-Laptop"))
     h100 = fitted_models(_deployed("H100-SXM-80GB"))
-    assert laptop.band == fit.band("vllm", "consumer") > 1.5 * h100.band
+    # 1.5x the data-centre band until the multi-start refit of 2026-12-06 (0.373 against 0.249 since)
+    assert laptop.band == fit.band("vllm", "consumer") > 1.4 * h100.band
     assert fit.band_records("vllm", "consumer") == 42 and fit.band_gpus("vllm", "consumer") == (
         "RTX-3090",
         "RTX-4060-Laptop",
