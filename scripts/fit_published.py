@@ -61,7 +61,7 @@ def starts(previous: dict[str, float] | None, n: int) -> list[tuple[str, np.ndar
     initial = fit.initial()
     out = [("initial values", initial)]
     if previous is not None and set(previous) == {p.name for p in fit.PARAMS}:
-        out.append(("previous fit", np.log([previous[p.name] for p in fit.PARAMS])))
+        out.append(("previous fit", fit.vector(previous)))
     rng = np.random.default_rng(PERTURB_SEED)
     while len(out) < n:
         note = f"initial values perturbed by up to ln 2 (numpy default_rng({PERTURB_SEED}), draw {len(out)})"
@@ -72,7 +72,7 @@ def starts(previous: dict[str, float] | None, n: int) -> list[tuple[str, np.ndar
 def recorded_starts(doc: dict[str, Any]) -> list[tuple[str, np.ndarray]]:
     """The starts a fit file records (``fit.starts[*].start``), to rerun exactly that fit."""
     try:
-        return [(s["from"], np.log([s["start"][p.name] for p in fit.PARAMS])) for s in doc["fit"]["starts"]]
+        return [(s["from"], fit.vector(s["start"])) for s in doc["fit"]["starts"]]
     except (KeyError, TypeError) as exc:
         raise SystemExit(f"--starts-from: the file records no start vectors ({exc})") from exc
 
@@ -103,7 +103,7 @@ def fit_once(job: tuple[str, np.ndarray, int]) -> dict[str, Any]:
     ident = identifiability(res.jac, float(res.cost), [p.name for p in fit.PARAMS])
     return {
         "from": label,
-        "start": {p.name: math.exp(v) for p, v in zip(fit.PARAMS, start, strict=True)},
+        "start": fit.named(start),
         "x": (start + res.x).tolist(),
         "status": int(res.status),
         "message": str(res.message),
@@ -123,7 +123,7 @@ def spread(results: list[dict[str, Any]]) -> dict[str, object]:
     starts stop at different costs, the optimizer stalls on a rugged cost, and a local standard deviation
     (``identifiability``) understates how far apart equally defensible fits lie."""
     best = min(float(r["cost"]) for r in results)
-    values = {p.name: [math.exp(r["x"][i]) for r in results] for i, p in enumerate(fit.PARAMS)}
+    values = {p.name: [r["parameters"][p.name] for r in results] for p in fit.PARAMS}
     return {
         "cost_over_best": [round(float(r["cost"]) / best, 4) for r in results],
         "min_max": {k: [min(v), max(v)] for k, v in values.items()},
@@ -132,7 +132,7 @@ def spread(results: list[dict[str, Any]]) -> dict[str, object]:
 
 
 def held_back_summary(valid: list[Any], params: dict[str, float]) -> dict[str, object]:
-    held = summarize(fit.predictions(valid, np.log([params[p.name] for p in fit.PARAMS]))).to_json()
+    held = summarize(fit.predictions(valid, fit.vector(params))).to_json()
     return {k: held[k] for k in HELD_BACK_KEYS}
 
 
@@ -146,7 +146,7 @@ def fit_all(
         results = pool.map(fit_once, jobs, chunksize=1)
     best = min(results, key=lambda r: float(r["cost"]))
     for r in results:
-        r["parameters"] = {p.name: math.exp(r["x"][i]) for i, p in enumerate(fit.PARAMS)}
+        r["parameters"] = fit.named(r["x"])
         r["held_back_reported_not_used"] = held_back_summary(valid, r["parameters"])
         for k in ("cost0", "cost", "optimality"):
             r[k] = round(float(r[k]), 6)
@@ -258,7 +258,7 @@ def main() -> int:
     extra: dict[str, object] = {}
     command = "python scripts/fit_published.py"
     if args.evaluate:
-        x = np.log([previous["fit"]["parameters"][p.name] for p in fit.PARAMS])
+        x = fit.vector(previous["fit"]["parameters"])
         nfev = int(previous["fit"].get("evaluations", 0))
         extra, command = kept_on_evaluate(previous, valid), previous["fit"]["command"]
     elif args.dry_run:

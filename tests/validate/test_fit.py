@@ -155,29 +155,3 @@ def test_the_shipped_starts_are_the_declared_ones() -> None:
     for (_, x), s in zip(declared, f["starts"], strict=True):
         assert list(np.exp(x)) == pytest.approx([s["start"][p.name] for p in fit.PARAMS], rel=1e-9)
     assert [label for label, _ in script.recorded_starts({"fit": f})] == [s["from"] for s in f["starts"]]
-
-
-def test_the_readme_quotes_the_fit_record() -> None:
-    f = _shipped_fit()
-    text = " ".join((ROOT / "README.md").read_text().split())
-    starts = f["starts"]
-    within = ", ".join(f"{s['held_back_reported_not_used']['within_25pct']:.0%}" for s in starts[:-1])
-    slow = ", ".join(str(s["held_back_reported_not_used"]["slowdowns_predicted"]) for s in starts[:-1])
-    last = starts[-1]["held_back_reported_not_used"]
-    n = last["slowdowns"]
-    rng = f["spread"]["min_max"]
-    opt = [s["optimality"] for s in starts]
-    costs = f["spread"]["cost_over_best"]
-    sd = [v for v in f["identifiability"]["log_sd"].values() if v is not None]
-    quoted = [
-        f"within ±25% {within} and {last['within_25pct']:.0%}, published slowdowns predicted below 1 {slow} and "
-        f"{last['slowdowns_predicted']} of {n} (initial values, previous fit, perturbed)",
-        f"(optimality {min(opt):.2f}-{max(opt):.2f}), at training costs up to {max(costs) - 1:.0%} apart",
-        f"per step {rng['vllm.base_s'][0] * 1e3:.2f}-{rng['vllm.base_s'][1] * 1e3:.2f} ms",
-        f"per sequence {rng['vllm.per_seq_s'][0] * 1e6:.1f}-{rng['vllm.per_seq_s'][1] * 1e6:.1f} µs",
-        f"per draft token {rng['vllm.per_draft_token_s'][0] * 1e6:.2f}-{rng['vllm.per_draft_token_s'][1] * 1e6:.1f} µs",
-        f"standard deviations ({min(sd):.3f}-{max(sd):.2f} in ln)",
-        f"The {f['optimizer']['from'].replace(' ', '-')} start had the lowest training cost",
-    ]
-    missing = [q for q in quoted if q not in text]
-    assert not missing, missing

@@ -15,7 +15,7 @@ sigma_ln`` beside the records', so the data can overrule it but a valley does no
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -91,9 +91,19 @@ class Coefficients:
     values: dict[str, float]
 
 
+def named(x: Sequence[float]) -> dict[str, float]:
+    """The coefficients a parameter vector (log space, ``PARAMS`` order) stands for, by name."""
+    return {p.name: float(math.exp(xi)) for p, xi in zip(PARAMS, x, strict=True)}
+
+
+def vector(values: Mapping[str, float]) -> np.ndarray:
+    """The parameter vector (log space, ``PARAMS`` order) of coefficients given by name: :func:`named`'s inverse."""
+    return np.log([values[p.name] for p in PARAMS])
+
+
 def coefficients(x: Sequence[float]) -> Coefficients:
     """Profiles from a parameter vector (log space, ``PARAMS`` order)."""
-    v = {p.name: float(math.exp(xi)) for p, xi in zip(PARAMS, x, strict=True)}
+    v = named(x)
     gpu = GpuEfficiency(
         weights=v["gpu.weights"],
         kv=v["gpu.kv"],
