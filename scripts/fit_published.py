@@ -38,6 +38,7 @@ from scipy.optimize import least_squares
 from specwise.catalog import catalog_gpus
 from specwise.evidence.records import all_records
 from specwise.validate import fit
+from specwise.validate.anchor_grid import ANCHOR_CELLS, FGM_CELLS
 from specwise.validate.fit_diagnostics import FD_STEP_LN, fd_jacobian, identifiability, soft_l1_cost
 from specwise.validate.predict import Models, Prediction, Predictor, predict_all
 from specwise.validate.stats import summarize, summarize_by_engine, summarize_by_engine_and_segment
@@ -51,6 +52,13 @@ START_MARGIN_LN = 1e-6  # a start is moved this far inside its bounds (scipy nee
 HELD_BACK_KEYS = (
     "records", "median_abs_rel_error", "p80_abs_rel_error", "within_25pct", "slowdowns", "slowdowns_predicted",
 )  # fmt: skip
+ANCHORS = (
+    f"an anchored series' alpha (a lookup's match rate) is the root of the predicted speedup's linear interpolant over "
+    f"{ANCHOR_CELLS} fixed cells, its records a blend of the two nodes around it; lookup.first_given_match is replayed "
+    f"as a blend of its two nodes on a 1/{FGM_CELLS} grid (specwise/validate/anchor_grid.py)"
+)
+# before 2026-12-06
+OLD_ANCHORS = "Illinois regula falsi on the replay's speedup (to 1e-3 in speedup or a 1e-4 bracket)"
 _TRAIN: list[object] = []  # the training records, set before the worker processes fork
 
 
@@ -69,12 +77,29 @@ def starts(previous: dict[str, float] | None, n: int) -> list[tuple[str, np.ndar
     return [(name, np.clip(x, lo + START_MARGIN_LN, hi - START_MARGIN_LN)) for name, x in out[:n]]
 
 
+class BadInput(Exception):
+    """A user's mistake in what the script was given: said on stderr, exit 2."""
+
+
 def recorded_starts(doc: dict[str, Any]) -> list[tuple[str, np.ndarray]]:
     """The starts a fit file records (``fit.starts[*].start``), to rerun exactly that fit."""
     try:
         return [(s["from"], fit.vector(s["start"])) for s in doc["fit"]["starts"]]
-    except (KeyError, TypeError) as exc:
-        raise SystemExit(f"--starts-from: the file records no start vectors ({exc})") from exc
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BadInput(f"--starts-from: the file records no start vectors ({exc!r})") from exc
+
+
+def read_starts(path: Path) -> list[tuple[str, np.ndarray]]:
+    """:func:`recorded_starts` of the JSON file at ``path``."""
+    try:
+        doc = json.loads(path.read_text())
+    except OSError as exc:
+        raise BadInput(f"--starts-from {path}: cannot read it ({exc.strerror or exc})") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadInput(f"--starts-from {path}: not a JSON file ({exc})") from exc
+    if not isinstance(doc, dict):
+        raise BadInput(f"--starts-from {path}: not a fit file (a JSON object with fit.starts)")
+    return recorded_starts(doc)
 
 
 def fit_once(job: tuple[str, np.ndarray, int]) -> dict[str, Any]:
@@ -175,6 +200,11 @@ def kept_on_evaluate(previous: dict[str, Any], valid: list[Any]) -> dict[str, ob
     return extra
 
 
+def fitted_with(previous_fit: dict[str, Any]) -> str:
+    """How anchors were solved when the kept coefficients were fitted (``--evaluate`` keeps them)."""
+    return str(previous_fit.get("anchors_when_fitted", previous_fit.get("anchors", OLD_ANCHORS)))
+
+
 def profile_json(profile: object) -> dict[str, object]:
     from dataclasses import asdict
 
@@ -265,7 +295,7 @@ def main() -> int:
         x, nfev = fit.initial(), 0
     else:
         if args.starts_from:
-            chosen = recorded_starts(json.loads(args.starts_from.read_text()))
+            chosen = read_starts(args.starts_from)
         else:
             chosen = starts(previous.get("fit", {}).get("parameters"), args.starts)
         x, nfev, extra = fit_all(train, valid, [(label, v, args.max_nfev) for label, v in chosen])
@@ -285,6 +315,8 @@ def main() -> int:
             "method": f"scipy least_squares (trf), soft_l1 loss (f_scale {fit.F_SCALE:g}) on log(predicted/published) "
             f"and two priors, u = ln(value/start), forward differences of {FD_STEP_LN:g} in ln(value), xtol = ftol = "
             f"{TOL:g}, lowest training cost over the declared starts",
+            "anchors": ANCHORS,
+            "anchors_when_fitted": fitted_with(previous["fit"]) if args.evaluate else ANCHORS,
             "evaluations": nfev,
             "cpu_s": previous["fit"]["cpu_s"] if args.evaluate else round(cpu, 1),  # the fit's workers included
             "parameters": dict(c.values),
@@ -310,4 +342,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BadInput as exc:
+        print(f"fit_published.py: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -141,17 +144,49 @@ def test_the_shipped_fit_records_its_priors_and_the_start_it_kept() -> None:
         assert f["spread"]["min_max"][p.name] == pytest.approx([min(values), max(values)], rel=1e-12)
 
 
-def test_the_shipped_starts_are_the_declared_ones() -> None:
-    """The initial values and the seeded perturbation the script declares are the starts the shipped fit records
-    (the previous fit's coefficients are the parent commit's; ``--starts-from`` reruns all three)."""
+def _script() -> Any:
     pytest.importorskip("scipy")
     spec = importlib.util.spec_from_file_location("fit_published", ROOT / "scripts" / "fit_published.py")
     assert spec is not None and spec.loader is not None
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
+    return script
+
+
+def test_the_shipped_starts_are_the_declared_ones() -> None:
+    """The initial values and the seeded perturbation the script declares are the starts the shipped fit records
+    (the previous fit's coefficients are the parent commit's; ``--starts-from`` reruns all three)."""
+    script = _script()
     f = _shipped_fit()
     declared = script.starts(f["starts"][1]["start"], len(f["starts"]))
     assert [label for label, _ in declared] == [s["from"] for s in f["starts"]]
     for (_, x), s in zip(declared, f["starts"], strict=True):
         assert list(np.exp(x)) == pytest.approx([s["start"][p.name] for p in fit.PARAMS], rel=1e-9)
     assert [label for label, _ in script.recorded_starts({"fit": f})] == [s["from"] for s in f["starts"]]
+
+
+def test_a_bad_starts_file_is_said_as_bad_input(tmp_path: Path) -> None:
+    script = _script()
+    (tmp_path / "not.json").write_text("{ nope")
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "nostarts.json").write_text('{"fit": {"starts": [{"from": "x", "start": {"gpu.kv": 1.0}}]}}')
+    for name, said in [
+        ("missing.json", "cannot read it"),
+        ("not.json", "not a JSON file"),
+        ("list.json", "not a fit file"),
+        ("nostarts.json", "records no start vectors"),
+    ]:
+        with pytest.raises(script.BadInput, match=said):
+            script.read_starts(tmp_path / name)
+    assert len(script.read_starts(ROOT / "src/specwise/perfmodel/data/published_fit.json")) == 3
+
+
+def test_the_script_exits_2_on_a_bad_starts_file(tmp_path: Path) -> None:
+    pytest.importorskip("scipy")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/fit_published.py"), "--starts-from", str(tmp_path / "missing.json")],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "cannot read it" in done.stderr and "Traceback" not in done.stderr

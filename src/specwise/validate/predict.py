@@ -27,6 +27,7 @@ from specwise.perfmodel.predictor import StepTimePredictor
 from specwise.perfmodel.profiles import EngineProfile, with_async_scheduling
 from specwise.perfmodel.roofline import RooflinePredictor
 from specwise.perfmodel.v2 import StepModelV2
+from specwise.validate.anchor_grid import ANCHOR_CELLS, FGM_CELLS, cell, grid_root, node
 from specwise.validate.replay import Setup, Unreplayable, run, setup_for
 
 STATUSES = ("predicted", "anchor", "unreplayable", "skipped")
@@ -110,11 +111,27 @@ def iid_alpha_for(al: float, k: int) -> float:
 
 @dataclass(frozen=True)
 class Acceptance:
-    """What a replay drafts with: per-proposal acceptance, the share of steps with a proposal, and how it was had."""
+    """What a replay drafts with: per-proposal acceptance, the share of steps with a proposal, and how it was had.
+
+    With ``blend`` (weight, acceptance) pairs, weights summing to 1, a replay runs each part and blends the speedups
+    (:mod:`specwise.validate.anchor_grid`): ``model`` and ``proposal_rate`` then name the point the blend stands
+    for, shown to a reader but never run."""
 
     model: AcceptanceModel
     proposal_rate: float
     how: str
+    blend: tuple[tuple[float, Acceptance], ...] = ()
+
+    def parts(self) -> list[tuple[float, Acceptance]]:
+        """(weight, acceptance run) pairs, nested blends flattened; ``[(1.0, self)]`` for a plain acceptance."""
+        if not self.blend:
+            return [(1.0, self)]
+        return [(w * v, leaf) for w, part in self.blend for v, leaf in part.parts()]
+
+
+def blended(point: Acceptance, parts: Sequence[tuple[float, Acceptance]]) -> Acceptance:
+    """``point`` (what is shown) replayed as the weighted ``parts``."""
+    return replace(point, blend=tuple((w, a) for w, a in parts if w > 0.0) or ((1.0, parts[-1][1]),))
 
 
 def _lookup(record: EvidenceRecord) -> bool:
@@ -159,6 +176,21 @@ class Predictor:
         self._setups: dict[str, Setup | Unreplayable] = {}
         self._baselines: dict[tuple[Any, ...], float] = {}
 
+    def fgm_parts(self) -> list[tuple[float, float]]:
+        """(weight, first_given_match) on the FGM_CELLS grid around :attr:`first_given_match`: the lookup split's
+        constant replayed at the two nodes around it, so that predictions move continuously with it."""
+        i, w = cell(self.first_given_match, 0.0, 1.0, FGM_CELLS)
+        return [(1.0 - w, node(i, 0.0, 1.0, FGM_CELLS)), (w, node(i + 1, 0.0, 1.0, FGM_CELLS))]
+
+    def published(self, record: EvidenceRecord) -> Acceptance | None:
+        """:func:`published_acceptance` at :attr:`first_given_match`, replayed as a blend over its grid nodes where
+        the split uses it (a lookup's per-step rates without published match counts)."""
+        point = published_acceptance(record, self.first_given_match)
+        if point is None or not _lookup(record) or record.match_rate is not None:
+            return point
+        parts = [(w, published_acceptance(record, g)) for w, g in self.fgm_parts() if g > 0.0]
+        return blended(point, [(w, a) for w, a in parts if a is not None])
+
     def fresh(self) -> Predictor:
         """The same predictor with empty caches (what a batch sent to another process carries)."""
         return Predictor(self.profiles, self.models, self.first_given_match)
@@ -192,17 +224,24 @@ class Predictor:
         return self._baselines[key]
 
     def speculative(self, s: Setup, acceptance: Acceptance) -> tuple[float, float, int]:
-        """(value, speedup, k) with speculation; the best k when the record leaves k open."""
+        """(value, speedup, k) with speculation; the best k when the record leaves k open. A blended acceptance's
+        speedup is its parts' best speedups, weighted (each part its own best k, so that a blend of grid nodes is
+        the interpolant of what each node predicts); its k is the heaviest part's."""
         base = self.baseline(s)
         target, draft = self.models.target(s), self.models.draft_cost(s)
-        best: tuple[float, float, int] | None = None
-        for k in s.k_values:
-            value = run(s, target, draft, k, acceptance.model, acceptance.proposal_rate)
-            speedup = value / base if _throughput_like(s.record.metric) else base / value
-            if best is None or speedup > best[1]:
-                best = (value, speedup, k)
-        assert best is not None
-        return best
+        throughput = _throughput_like(s.record.metric)
+        speedup, heaviest = 0.0, (-1.0, 0)
+        for w, a in acceptance.parts():
+            best: tuple[float, int] | None = None
+            for k in s.k_values:
+                value = run(s, target, draft, k, a.model, a.proposal_rate)
+                x = value / base if throughput else base / value
+                if best is None or x > best[0]:
+                    best = (x, k)
+            assert best is not None
+            speedup += w * best[0]
+            heaviest = max(heaviest, (w, best[1]), key=lambda t: t[0])
+        return (base * speedup if throughput else base / speedup), speedup, heaviest[1]
 
 
 def _throughput_like(metric: str) -> bool:
@@ -221,47 +260,36 @@ def _skip_reason(r: EvidenceRecord) -> str | None:
     return None
 
 
-def _solve(f: Callable[[float], float], lo: float, hi: float, what: str) -> tuple[float, str]:
-    """The root of increasing ``f`` in [lo, hi] (Illinois regula falsi, to 1e-3), or the bound it stays beyond."""
-    f_lo, f_hi = f(lo), f(hi)
-    if f_hi < 0:
-        return hi, f"; even {what} {hi:g} predicts less than published"
-    if f_lo > 0:
-        return lo, f"; even {what} {lo:g} predicts more than published"
-    side = 0
-    for _ in range(20):
-        x = hi - f_hi * (hi - lo) / (f_hi - f_lo) if f_hi != f_lo else (lo + hi) / 2
-        fx = f(x)
-        if abs(fx) < 1e-3 or hi - lo < 1e-4:
-            return x, ""
-        if fx < 0:
-            lo, f_lo = x, fx
-            f_hi = f_hi / 2 if side == -1 else f_hi
-            side = -1
-        else:
-            hi, f_hi = x, fx
-            f_lo = f_lo / 2 if side == 1 else f_lo
-            side = 1
-    return (lo + hi) / 2, ""
-
-
 def anchor_acceptance(p: Predictor, s: Setup) -> Acceptance:
-    """The acceptance whose predicted speedup at the anchor equals the published one (bisection on one number: the
-    i.i.d. rate, or for a lookup its match rate at the fitted per-match acceptance)."""
+    """The acceptance whose predicted speedup at the anchor equals the published one: one number (the i.i.d. rate,
+    or for a lookup its match rate at the fitted per-match acceptance), the root of the speedup's linear interpolant
+    over ANCHOR_CELLS fixed cells (:func:`specwise.validate.anchor_grid.grid_root`), replayed as the blend of the two
+    nodes around it. The anchor record reproduces its published speedup exactly."""
     target = s.record.speedup
     assert target is not None
-    lookup = _lookup(s.record)
+    lookup, what = _lookup(s.record), ("match rate" if _lookup(s.record) else "alpha")
+    hi = 1.0 if lookup else 0.995
 
     def make(x: float) -> Acceptance:
         if lookup:
-            return Acceptance(AcceptanceModel.iid(p.first_given_match), max(x, 1e-3), "")
+            rate = max(x, 1e-3)
+            parts = [(w, Acceptance(AcceptanceModel.iid(g), rate, "")) for w, g in p.fgm_parts()]
+            return blended(Acceptance(AcceptanceModel.iid(p.first_given_match), rate, ""), parts)
         return Acceptance(AcceptanceModel.iid(x), 1.0, "")
 
-    what = "match rate" if lookup else "alpha"
-    x, note = _solve(lambda v: p.speculative(s, make(v))[1] - target, 0.0, 1.0 if lookup else 0.995, what)
-    got = make(x)
+    speedups: dict[int, float] = {}
+
+    def f(i: int) -> float:
+        if i not in speedups:
+            speedups[i] = p.speculative(s, make(node(i, 0.0, hi, ANCHOR_CELLS)))[1]
+        return speedups[i] - target
+
+    i, w, note = grid_root(f, ANCHOR_CELLS)
+    a, b = node(i, 0.0, hi, ANCHOR_CELLS), node(i + 1, 0.0, hi, ANCHOR_CELLS)
+    x = a + w * (b - a)
+    note = f"; {note}" if note else ""
     how = f"anchored at {s.record.id} ({what} {x:.3f}, reproducing its published speedup{note})"
-    return Acceptance(got.model, got.proposal_rate, how)
+    return blended(replace(make(x), how=how, blend=()), [(1.0 - w, make(a)), (w, make(b))])
 
 
 def predict_all(
@@ -288,7 +316,7 @@ def _anchors(records: Sequence[EvidenceRecord], p: Predictor) -> dict[Any, tuple
     """Per series without published acceptance: (acceptance, anchor record id)."""
     series: dict[Any, list[EvidenceRecord]] = defaultdict(list)
     for r in records:
-        if r.speculative and _skip_reason(r) is None and published_acceptance(r, p.first_given_match) is None:
+        if r.speculative and _skip_reason(r) is None and p.published(r) is None:
             series[r.series].append(r)
     out = {}
     for key, members in series.items():
@@ -313,7 +341,7 @@ def _predict(r: EvidenceRecord, p: Predictor, anchors: Mapping[Any, tuple[Accept
         return Prediction(r, "unreplayable", str(exc))
     if not r.speculative:
         return Prediction(r, "predicted", predicted_value=p.baseline(s), lengths=s.lengths.how)
-    given = published_acceptance(r, p.first_given_match)
+    given = p.published(r)
     status = "predicted"
     if given is None:
         if r.series not in anchors:
