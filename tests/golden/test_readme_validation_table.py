@@ -109,6 +109,13 @@ def readme_text() -> str:
     return " ".join((ROOT / "README.md").read_text().split())
 
 
+def assert_quoted(quoted: list[str]) -> None:
+    """Every one of ``quoted`` stands in the README (whitespace normalised), the missing ones named."""
+    text = readme_text()
+    missing = [q for q in quoted if q not in text]
+    assert not missing, missing
+
+
 def held_back(engine_name: str, segment: str | None = None) -> list[dict[str, Any]]:
     """The recorded replay's held-back records predicted with a published speedup, on ``engine_name`` (and on GPUs
     of ``segment``)."""
@@ -140,21 +147,18 @@ def test_the_readme_quotes_the_vllm_band_coverage() -> None:
     printed = sum(p * (1 - e) <= x <= p * (1 + e) for p, x in pairs)
     outside = [(p, x) for p, x in pairs if not p / (1 + e) <= x <= p / (1 - e)]
     assert all(p > x for p, x in outside), "the README says every record outside the inversion is over-predicted"
-    text = readme_text()
     quoted = [
         f"by the factor 1 − error² ({1 - e * e:.2f} at ±{round(e * 100)}%)",
         f"the inversion holds the published value {len(pairs) - len(outside)} times in {len(pairs)}",
         f"and the printed band {printed} times",
         f"reaches those of up to {1 / (1 - e) - 1:.0%}",
     ]
-    missing = [q for q in quoted if q not in text]
-    assert not missing, missing
+    assert_quoted(quoted)
 
 
 def test_the_readme_quotes_the_fit_record() -> None:
     """The README's paragraph on the fit itself, as the fit file records it (review s51a: three numbers were off)."""
     f = json.loads((ROOT / "src" / "specwise" / "perfmodel" / "data" / "published_fit.json").read_text())["fit"]
-    text = readme_text()
     starts = f["starts"]
     within = ", ".join(f"{s['held_back_reported_not_used']['within_25pct']:.0%}" for s in starts[:-1])
     slow = ", ".join(str(s["held_back_reported_not_used"]["slowdowns_predicted"]) for s in starts[:-1])
@@ -174,8 +178,7 @@ def test_the_readme_quotes_the_fit_record() -> None:
         f"standard deviations ({min(sd):.3f}-{max(sd):.2f} in ln)",
         f"The {f['optimizer']['from'].replace(' ', '-')} start had the lowest training cost",
     ]
-    missing = [q for q in quoted if q not in text]
-    assert not missing, missing
+    assert_quoted(quoted)
 
 
 def test_the_readme_quotes_the_sglang_slowdowns() -> None:

@@ -131,7 +131,7 @@ class Acceptance:
 
 def blended(point: Acceptance, parts: Sequence[tuple[float, Acceptance]]) -> Acceptance:
     """``point`` (what is shown) replayed as the weighted ``parts``."""
-    return replace(point, blend=tuple((w, a) for w, a in parts if w > 0.0) or ((1.0, parts[-1][1]),))
+    return replace(point, blend=tuple((w, a) for w, a in parts if w > 0.0))
 
 
 def _lookup(record: EvidenceRecord) -> bool:
@@ -267,8 +267,8 @@ def anchor_acceptance(p: Predictor, s: Setup) -> Acceptance:
     nodes around it. The anchor record reproduces its published speedup exactly."""
     target = s.record.speedup
     assert target is not None
-    lookup, what = _lookup(s.record), ("match rate" if _lookup(s.record) else "alpha")
-    hi = 1.0 if lookup else 0.995
+    lookup = _lookup(s.record)
+    what, hi = ("match rate", 1.0) if lookup else ("alpha", 0.995)
 
     def make(x: float) -> Acceptance:
         if lookup:
