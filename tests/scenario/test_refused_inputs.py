@@ -113,3 +113,22 @@ def test_an_empty_model_name_names_its_field_once(data: dict[str, Any], said: st
         parse_scenario(data)
     text = str(caught.value)
     assert said in text and "model: empty" not in text and "draft: empty" not in text.replace(said, "")
+
+
+@pytest.mark.parametrize("version", ["banana", "0.x", "latest"])
+def test_an_engine_version_that_is_not_one_is_refused_with_file_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str
+) -> None:
+    """The scenario's vLLM release is parsed once (``scenario/build.py`` ``_vllm_version``), before any check reads it:
+    a version that is not one names the file and the field and exits 2, never a traceback."""
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[deployment]\ntarget = "meta-llama/Llama-3.1-8B-Instruct"\ngpu = "H100-SXM-80GB"\nmax_model_len = 8192\n'
+        f'engine_version = "{version}"\n[speculation]\nmethod = "ngram"\nk = [2]\nacceptance = 0.6\n'
+        "[sweep]\nqps = [1.0]\nnum_requests = 20\n"
+        '[[workload]]\nname = "chat"\nprompt_tokens = 500\noutput_tokens = 100\n'
+    )
+    assert main(["simulate", "--scenario", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: [deployment].engine_version: {version!r}: expected a vLLM version" in err
+    assert "Traceback" not in err

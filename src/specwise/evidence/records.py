@@ -39,6 +39,14 @@ LENGTHS_PROTOCOLS = ("dataset", "vllm-benchmark-serving")
 _STATED_RELEASE = re.compile(r"\s*v?(\d+)\.(\d+)(?:\.(\d+))?\b")
 
 
+def stated_release(engine_version: str) -> str | None:
+    """The release an ``engine_version`` states: the number it starts with ("0.15.1 (image
+    vllm/vllm-openai:v0.15.1)" -> "0.15.1", "v0.7.2" -> "0.7.2"), never one quoted in prose ("not stated (... before
+    vLLM 0.8 ...)" -> None)."""
+    found = _STATED_RELEASE.match(engine_version)
+    return None if found is None else f"{found.group(1)}.{found.group(2)}.{found.group(3) or 0}"
+
+
 @dataclass(frozen=True)
 class Ladder:
     """A load that is one stage of a ladder the source ran back to back: ``rates_per_s`` are every stage's rate in
@@ -129,10 +137,7 @@ class EvidenceRecord:
         """The release the record is replayed as: the number its ``engine_version`` starts with ("0.15.1 (image
         vllm/vllm-openai:v0.15.1)" -> "0.15.1"; "not stated (... before vLLM 0.8 ...)" states none), else its
         family's declared :attr:`replay_release`."""
-        found = _STATED_RELEASE.match(self.engine_version)
-        if found is not None:
-            return f"{found.group(1)}.{found.group(2)}.{found.group(3) or 0}"
-        return self.replay_release
+        return stated_release(self.engine_version) or self.replay_release
 
     @property
     def speculative(self) -> bool:

@@ -50,8 +50,24 @@ def named(file: str, field: str | None, resolve: Callable[[], T]) -> T:
         raise SpecwiseError(f"{file}: {field}: {exc}" if named else f"{file}: {exc}") from None
 
 
-def _check_engine_method(spec: ScenarioSpec, draft_tp: int, target_model_type: str, gpu: GpuSpec) -> None:
-    """What the engine cannot run is refused. SGLang: a method it has no algorithm for, and probabilistic drafting
+def _vllm_version(spec: ScenarioSpec) -> VllmVersion | None:
+    """The vLLM release the scenario names (``[deployment].engine_version``), parsed once; None on another engine or
+    where it names none (the current vLLM). A version that is not one is refused with the file and field."""
+    dep = spec.deployment
+    if dep.engine != "vllm" or dep.engine_version is None:
+        return None
+    try:
+        return VllmVersion.parse(dep.engine_version)
+    except SpecwiseError:
+        raise SpecwiseError(
+            f"{spec.file}: [deployment].engine_version: {dep.engine_version!r}: expected a vLLM version like 0.15 or "
+            "0.10.1"
+        ) from None
+
+
+def _checked_version(spec: ScenarioSpec, draft_tp: int, target_model_type: str, gpu: GpuSpec) -> VllmVersion | None:
+    """The vLLM release the scenario names (:func:`_vllm_version`), once what the engine cannot run is refused.
+    SGLang: a method it has no algorithm for, and probabilistic drafting
     (:meth:`~specwise.engines.sglang.SglangEngine.refusal`). The vLLM the scenario names
     (``[deployment].engine_version``; none: the current one): a method before the release that named it (``suffix``
     before 0.11.1, ``mtp`` before 0.11), probabilistic drafting where the release has no setting for it
@@ -60,22 +76,16 @@ def _check_engine_method(spec: ScenarioSpec, draft_tp: int, target_model_type: s
     at the target's tensor parallelism (``vllm/v1/spec_decode/draft_model.py``, ``_raise_if_draft_tp_mismatch``: the
     ranks would share one torch.compile cache); V0 (before 0.10) on any."""
     dep, sp = spec.deployment, spec.speculation
+    version = _vllm_version(spec)
     if sp.method.name == "none" or not spec.engine_checks:
-        return
+        return version
     if dep.engine != "vllm":  # as advise refuses the candidate (SglangEngine.refusal): a method or drafting it lacks
         engine = get_engine(dep.engine)
         if (refused := engine.refusal(sp.method, sp.draft)) is not None:
             raise SpecwiseError(f"{spec.file}: [deployment].engine: {refused}")
         if (refused := engine.refusal(sp.method, sp.draft, sp.drafting)) is not None:
             raise SpecwiseError(f"{spec.file}: {spec.where_speculation}.drafting: {refused}")
-        return
-    try:
-        version = VllmVersion.parse(dep.engine_version) if dep.engine_version is not None else None
-    except SpecwiseError:
-        raise SpecwiseError(
-            f"{spec.file}: [deployment].engine_version: {dep.engine_version!r}: expected a vLLM version like 0.15 or "
-            "0.10.1"
-        ) from None
+        return version
     refusal = (
         method_refusal(version, sp.method.name)
         or drafting_refusal(version, sp.drafting, sp.method.samples_from_a_distribution)
@@ -94,9 +104,10 @@ def _check_engine_method(spec: ScenarioSpec, draft_tp: int, target_model_type: s
         tp_refusal := draft_model_tp_refusal(version, draft_tp, dep.tp, f"draft_tp = {dep.tp}")
     ):
         raise SpecwiseError(f"{spec.file}: {spec.where_speculation}.draft_tp: {draft_tp}, but {tp_refusal}")
+    return version
 
 
-def _served_draft_tp(spec: ScenarioSpec) -> tuple[int, list[str], bool]:
+def _served_draft_tp(spec: ScenarioSpec, version: VllmVersion | None) -> tuple[int, list[str], bool]:
     """The draft's tensor parallelism as the scenario's vLLM runs it
     (:func:`~specwise.engines.vllm_versions.served_draft_tp`; another engine: as asked, else the target's), a note
     when that is not the ``draft_tp`` asked, and whether the head loads its own embedding (vLLM's V0 engine:
@@ -106,10 +117,6 @@ def _served_draft_tp(spec: ScenarioSpec) -> tuple[int, list[str], bool]:
     asked = sp.draft_tp or dep.tp
     if dep.engine != "vllm" or not sp.method.has_weights:
         return asked, [], False
-    try:
-        version = VllmVersion.parse(dep.engine_version) if dep.engine_version is not None else None
-    except SpecwiseError:
-        return asked, [], False  # refused with the field's name where the engine is checked
     own = speculation_engine(version, sp.method.name) == "v0"
     if not spec.engine_checks:
         return asked, [], own
@@ -231,8 +238,8 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
     gpu = named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
     draft_choice, findings = _draft(spec, target)
     failed = [f.message for f in findings if f.status == "fail"]
-    _check_engine_method(spec, sp.draft_tp or dep.tp, target.model_type, gpu)  # an input error is said before any "no"
-    draft_tp, tp_notes, own_weights = _served_draft_tp(spec)
+    version = _checked_version(spec, sp.draft_tp or dep.tp, target.model_type, gpu)  # input errors before any "no"
+    draft_tp, tp_notes, own_weights = _served_draft_tp(spec, version)
     if failed and spec.deployable_only and dep.engine == "vllm":  # vLLM would not start it: no speedup to report
         raise NegativeAnswer(f"{file}: {where}.draft: vLLM refuses this draft for {dep.target}: {'; '.join(failed)}")
     warnings = [f"draft/target: {m}" for m in failed] + list(spec.notes) + tp_notes
@@ -274,7 +281,7 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         kv_dtype=plan.kv_cache_dtype,
     )
     warnings += _length_limits(spec, plan.max_model_len, target) + _fit_warnings(spec, plan) + _run_size_warnings(spec)
-    scheduled, slot_notes = _scheduled_with_spec(spec)
+    scheduled, slot_notes = _scheduled_with_spec(spec, version)
     total = sum(c.share for c in spec.classes) or 1.0  # sliding-window layers: the capacity at the mean length
     mean_len = sum(c.share * (c.prompt_tokens.mean + c.output_tokens.mean / 2) for c in spec.classes) / total
     kv_tokens, kv_tokens_alone = kv_tokens_at_length(plan, target, draft_spec, draft_tp, int(mean_len))
@@ -303,32 +310,32 @@ def build_scenario(spec: ScenarioSpec) -> Scenario:
         draft_findings=findings,
         step_limits=limits,
         scheduled_tokens_with_spec=scheduled,
-        baseline_chunked_prefill=_baseline_chunked_prefill(spec, plan.max_model_len, gpu),
+        baseline_chunked_prefill=_baseline_chunked_prefill(spec, version, plan.max_model_len, gpu),
     )
 
 
-def _baseline_chunked_prefill(spec: ScenarioSpec, max_model_len: int, gpu: GpuSpec) -> bool:
+def _baseline_chunked_prefill(
+    spec: ScenarioSpec, version: VllmVersion | None, max_model_len: int, gpu: GpuSpec
+) -> bool:
     """Whether the scenario's plain decoding prefills in chunks: not on vLLM V0 up to a 32K context, whether the
     release runs V0 (:func:`~specwise.engines.vllm_versions.baseline_chunked_prefill`) or its fp8 KV cache sends
     the whole server there (:func:`~specwise.engines.vllm_kv_cache.kv_cache_engine`, 0.8.2 to 0.10.2 off FA3's
     cards), as the plain command written for it says (review s49a M4)."""
     dep = spec.deployment
-    if dep.engine != "vllm" or dep.engine_version is None:
+    if version is None:  # another engine, or the current vLLM
         return True
-    version = VllmVersion.parse(dep.engine_version)
     if kv_cache_engine(version, dep.kv_cache_dtype, gpu) == "v0":
         return v0_chunked_prefill(max_model_len)
     return baseline_chunked_prefill(version, max_model_len)
 
 
-def _scheduled_with_spec(spec: ScenarioSpec) -> tuple[int, list[str]]:
+def _scheduled_with_spec(spec: ScenarioSpec, version: VllmVersion | None) -> tuple[int, list[str]]:
     """The tokens a speculating step of the scenario's vLLM schedules
     (:func:`~specwise.memory.vllm_rules.scheduled_tokens`: a draft model on 0.17 to 0.27 gives up one slot per
     sequence), and a warning where that is less than the budget."""
     dep, method = spec.deployment, spec.speculation.method.name
-    if dep.engine != "vllm" or dep.engine_version is None:
+    if version is None:  # another engine, or the current vLLM
         return dep.max_num_batched_tokens, []
-    version = VllmVersion.parse(dep.engine_version)  # checked before (_check_engine_method)
     left = scheduled_tokens(version, method, dep.max_num_batched_tokens, dep.max_num_seqs)
     if left == dep.max_num_batched_tokens:
         return left, []

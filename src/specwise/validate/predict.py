@@ -19,7 +19,7 @@ from typing import Any
 from specwise.acceptance.lookup import split_per_step
 from specwise.acceptance.model import AcceptanceModel
 from specwise.engines.vllm_versions import VllmVersion, speculation_engine
-from specwise.evidence.records import SPEEDUP_METRICS, THROUGHPUT_METRICS, EvidenceRecord, Load
+from specwise.evidence.records import SPEEDUP_METRICS, THROUGHPUT_METRICS, EvidenceRecord, Load, stated_release
 from specwise.executors import Executor
 from specwise.methods import METHODS
 from specwise.perfmodel.drafting import DraftCost
@@ -198,14 +198,15 @@ class Predictor:
     def profile_of(self, record: EvidenceRecord) -> EngineProfile:
         if record.engine == "sglang":
             return self.profiles["sglang"]
-        if is_vllm_v0(record.engine_version, record.method):
+        if is_vllm_v0(record.engine_version, record.method, record.release):
             return self.profiles["vllm-v0"]
         return replay_async_scheduling(self.profiles["vllm-v1"], record)
 
     def setup(self, record: EvidenceRecord) -> Setup:
         if record.id not in self._setups:
             try:
-                baseline_v0 = record.engine == "vllm" and is_vllm_v0(record.engine_version)  # no method: plain
+                # the baseline: no speculation (method None)
+                baseline_v0 = record.engine == "vllm" and is_vllm_v0(record.engine_version, None, record.release)
                 self._setups[record.id] = setup_for(record, self.profile_of(record), baseline_v0)
             except Unreplayable as exc:
                 self._setups[record.id] = exc
@@ -411,23 +412,23 @@ def _predict_batched(
 
 
 _ENGINE_TOKEN = re.compile(r"\bv([01])\b(?!\.)", re.IGNORECASE)  # "V0 engine", "V1 runner"; not "v0.15.1"
-_VERSION = re.compile(r"\bv?(\d+)\.(\d+)(?:\.(\d+))?")
 
 
-def is_vllm_v0(engine_version: str, method: str | None = None) -> bool:
-    """Whether a record's vLLM ran the V0 engine: "V0"/"V1" where the record names the engine, else a version
-    before 0.8 (V1 became the default in 0.8); "0.15.1 (image vllm/vllm-openai:v0.15.1)" is V1. Every speculative
-    method on 0.8, and a separate draft model on 0.9, fell back to V0
+def is_vllm_v0(engine_version: str, method: str | None = None, release: str | None = None) -> bool:
+    """Whether a record's vLLM ran the V0 engine: "V0"/"V1" where the record names the engine, else a ``release``
+    before 0.8 (V1 became the default in 0.8; default: the release ``engine_version`` states,
+    :func:`~specwise.evidence.records.stated_release`, as :attr:`EvidenceRecord.release
+    <specwise.evidence.records.EvidenceRecord.release>` reads it); "0.15.1 (image vllm/vllm-openai:v0.15.1)" is V1.
+    Every speculative method on 0.8, and a separate draft model on 0.9, fell back to V0
     (:func:`~specwise.engines.vllm_versions.speculation_engine`), as :func:`specwise.perfmodel.profiles.profile_for`
     prices it for users; a record of 0.8 run with ``VLLM_USE_V1=1`` says "V1" to be replayed on V1."""
     named = _ENGINE_TOKEN.search(engine_version)
     if named:
         return named.group(1) == "0"
-    version = _VERSION.search(engine_version)
-    if version is None:
+    release = release or stated_release(engine_version)
+    if release is None:
         return False
-    parsed = VllmVersion(int(version.group(1)), int(version.group(2)), int(version.group(3) or 0))
-    return speculation_engine(parsed, method) == "v0"  # with its patch: 0.8.2 runs a --speculative-config on V1
+    return speculation_engine(VllmVersion.parse(release), method) == "v0"  # 0.8.2 runs a --speculative-config on V1
 
 
 def replay_async_scheduling(profile: EngineProfile, record: EvidenceRecord) -> EngineProfile:
