@@ -10,7 +10,8 @@ measurements (InferenceX, vLLM #12101, InferenceBench, J. Musgrave). Every other
 Needs scipy (a dev dependency).
 
 How (declared before any held-back error was seen): the objective is the training records' log ratios plus two
-priors from outside measurements (validate/fit.py); scipy's trf with a soft_l1 loss runs on u = ln(value) - ln(start)
+priors from outside measurements and five weak regularisers on the engine terms the records do not determine
+(validate/fit.py); scipy's trf with a soft_l1 loss runs on u = ln(value) - ln(start)
 (so its first trust region is one unit wide, not the norm of the start), with our own finite-difference Jacobian (a
 uniform 5% step, validate/fit_diagnostics.py) and xtol = ftol = 1e-4 (trf's xtol test, |du| < xtol (xtol + |u|), is
 relative to the distance from each start, so the starts do not share one stopping rule exactly). It starts from the
@@ -278,6 +279,15 @@ def parse_args() -> argparse.Namespace:
     return ap.parse_args()
 
 
+def _priors() -> str:
+    """The priors, counted by kind, as the method string names them."""
+    weak = sum(1 for p in fit.PARAMS if p.prior and p.prior.source == fit.REGULARISER)
+    outside = sum(1 for p in fit.PARAMS if p.prior) - weak
+    return (
+        f"{outside} priors from outside measurements and {weak} weak regularisers (sigma ln 10, at the initial value)"
+    )
+
+
 def main() -> int:
     args = parse_args()
     records = all_records()
@@ -313,7 +323,7 @@ def main() -> int:
             "date": previous["fit"]["date"] if args.evaluate else datetime.date.today().isoformat(),
             "errors_evaluated": datetime.date.today().isoformat(),
             "method": f"scipy least_squares (trf), soft_l1 loss (f_scale {fit.F_SCALE:g}) on log(predicted/published) "
-            f"and two priors, u = ln(value/start), forward differences of {FD_STEP_LN:g} in ln(value), xtol = ftol = "
+            f"and {_priors()}, u = ln(value/start), forward differences of {FD_STEP_LN:g} in ln(value), xtol = ftol = "
             f"{TOL:g}, lowest training cost over the declared starts",
             "anchors": ANCHORS,
             "anchors_when_fitted": fitted_with(previous["fit"]) if args.evaluate else ANCHORS,

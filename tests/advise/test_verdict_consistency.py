@@ -82,14 +82,14 @@ def test_verdict_reason_k_and_schedule_agree(name: str) -> None:
 
 
 def test_enable_below_switches_off_where_speculation_loses_at_a_load_served_without_it() -> None:
-    """At 9.5 QPS the deployment keeps up without speculation but not with any k: speculation loses there (its queue
-    grows), and the schedule switches it off at that load's batch size -- simulated, the schedule keeps up."""
+    """At 10 QPS the deployment keeps up without speculation but speculation loses (no k beats plain decoding there),
+    and the schedule switches it off at that load's batch size -- simulated, the schedule keeps up."""
     doc = _advise("qwen3-8b-h100-draft-capacity")
     assert doc.decision == "enable_below" and "switches it off under load" in doc.headline
     top = doc.ranked[0]
     assert top.sim is not None and not top.sim.overloaded_qps
-    assert top.schedule[-1][2] == 0 and "9.5 QPS" in top.reason
-    assert top.sim.best_speedup_by_qps[9.5] < 1.0 and top.sim.best_k_by_qps[9.5] == 0
+    assert top.schedule[-1][2] == 0 and "10 QPS" in top.reason
+    assert top.sim.best_speedup_by_qps[10] < 1.0 and top.sim.best_k_by_qps[10] == 0
 
 
 def test_loads_above_capacity_are_left_out_of_the_verdict() -> None:

@@ -140,17 +140,19 @@ def held_back(engine_name: str, segment: str | None = None) -> list[dict[str, An
 def test_the_readme_quotes_the_vllm_band_coverage() -> None:
     """The README's claims about the band as an interval, counted from the recorded replay: the factor 1 - e^2, how
     often the exact inversion ``pred / (1 -+ e)`` and the printed band ``pred * (1 +- e)`` hold the published
-    speedup of the held-back vLLM records on data-centre GPUs (the band every shipped example carries), that every
-    record outside the inversion is over-predicted, and the largest over-prediction the printed low end reaches."""
+    speedup of the held-back vLLM records on data-centre GPUs (the band every shipped example carries), how many of
+    the records outside the inversion are over-predicted, and the largest over-prediction the printed low end
+    reaches."""
     e = _band("datacenter")
     pairs = [(r["predicted_speedup"], r["published_speedup"]) for r in held_back("vllm", "datacenter")]
     printed = sum(p * (1 - e) <= x <= p * (1 + e) for p, x in pairs)
     outside = [(p, x) for p, x in pairs if not p / (1 + e) <= x <= p / (1 - e)]
-    assert all(p > x for p, x in outside), "the README says every record outside the inversion is over-predicted"
+    over = sum(p > x for p, x in outside)
     quoted = [
         f"by the factor 1 − error² ({1 - e * e:.2f} at ±{round(e * 100)}%)",
         f"the inversion holds the published value {len(pairs) - len(outside)} times in {len(pairs)}",
         f"and the printed band {printed} times",
+        f"{over} of the {len(outside)} records outside the inversion are over-predictions",
         f"reaches those of up to {1 / (1 - e) - 1:.0%}",
     ]
     assert_quoted(quoted)

@@ -32,7 +32,7 @@ def test_priors_are_zero_at_their_medians_and_one_weight_per_sigma() -> None:
     x = _at_medians()
     assert np.allclose(fit.prior_residuals(x), 0.0)
     with_prior = [i for i, p in enumerate(fit.PARAMS) if p.prior]
-    assert len(with_prior) == len(fit.prior_residuals(x)) == 2
+    assert len(with_prior) == len(fit.prior_residuals(x)) == 7
     i = with_prior[0]
     sigma = fit.PARAMS[i].prior.sigma_ln  # type: ignore[union-attr]
     x[i] += 2 * sigma
@@ -43,8 +43,27 @@ def test_priors_name_their_sources_and_sit_inside_the_bounds() -> None:
     for p in fit.PARAMS:
         if p.prior:
             assert p.low < p.prior.median < p.high
-            assert "https://" in p.prior.source
+            assert "https://" in p.prior.source or p.prior.source == fit.REGULARISER
             assert p.prior.sigma_ln > 0
+
+
+def test_regularisers_sit_on_the_declared_initial_values_and_only_on_the_undetermined_engine_terms() -> None:
+    """A regulariser is not a measurement: it is centred where the coefficient was declared, a factor 10 wide, and
+    only on the five engine terms the 2026-12-06 fit could not determine; the GPU's coefficients have none."""
+    weak = {p.name: p for p in fit.PARAMS if p.prior and p.prior.source == fit.REGULARISER}
+    assert set(weak) == {
+        "vllm.per_seq_s",
+        "vllm.per_draft_token_s",
+        "sglang.base_s",
+        "sglang.per_seq_s",
+        "sglang.per_draft_token_s",
+    }
+    for p in weak.values():
+        assert p.prior is not None and p.prior.median == p.initial
+        assert p.prior.sigma_ln == pytest.approx(math.log(10.0))
+    with_prior = [p.name for p in fit.PARAMS if p.prior]  # prior_residuals' order
+    at_initial = fit.prior_residuals(fit.initial())
+    assert np.allclose([at_initial[with_prior.index(name)] for name in weak], 0.0)
 
 
 def test_the_jacobian_steps_each_coordinate_by_the_same_log_step_and_never_past_a_bound() -> None:

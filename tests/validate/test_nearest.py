@@ -197,14 +197,14 @@ def test_the_readme_quotes_the_nearest_records(held_back_replay: tuple[Predictio
     blog = [nb.prediction for nb in near if nb.prediction.record.family == "vllm-blog-2024"]
     assert len(near) == 8 and len(blog) == 7 and "seven of the eight are the vLLM blog's" in readme
     misses = {p.record.id: p for p in blog if p.ratio is not None and abs(p.ratio - 1) > 0.25}
-    draft8 = misses.pop("vllm-blog-2024-llama3-70b-qwama-k4-sharegpt-qps8")  # over 25% since the anchor-grid refit
+    # the draft model at 8 QPS was over 25% from the anchor-grid refit to the regularised one (2026-12-07: 24.95%)
     draft = misses.pop("vllm-blog-2024-llama3-70b-qwama-k4-sharegpt-qps10")
     ngram = misses.pop("vllm-blog-2024-llama3-70b-ngram-k4-cnndm-qps8")
     assert not misses
     quoted = (
-        f"three errors over 25% (the draft model at 8 and 10 QPS, {draft8.record.speedup:.2f}x and "
-        f"{draft.record.speedup:.2f}x published and {draft8.predicted_speedup:.2f}x and {draft.predicted_speedup:.2f}x "
-        f"predicted; n-gram at 8 QPS, {ngram.record.speedup:.2f}x and {ngram.predicted_speedup:.2f}x)"
+        f"two errors over 25% (the draft model at 10 QPS, {draft.record.speedup:.2f}x published and "
+        f"{draft.predicted_speedup:.2f}x predicted; n-gram at 8 QPS, {ngram.record.speedup:.2f}x and "
+        f"{ngram.predicted_speedup:.2f}x)"
     )
     assert quoted in readme, quoted
     q = query_from_scenario(EXAMPLES / "advise" / "evidence-qwen3-8b-draft-batch128.toml")

@@ -9,7 +9,12 @@ acceptance was inferred from them) are not residuals.
 
 Two coefficients that the training records barely tell apart from others (a near-flat valley of the cost) carry a
 prior from an outside measurement, declared below with its source: a residual ``PRIOR_WEIGHT * ln(value/median) /
-sigma_ln`` beside the records', so the data can overrule it but a valley does not leave it anywhere.
+sigma_ln`` beside the records', so the data can overrule it but a valley does not leave it anywhere. Five engine
+terms the records do not determine at all (vLLM's per-sequence and per-draft-token costs, SGLang's three: a local
+standard deviation of 0.85-1601 in ln and a 2.4-35x spread across the declared starts of the 2026-12-06 fit) carry a
+weak regulariser instead, labelled as one: a log-normal centred on the declared initial value with sigma ln 10, no
+measurement behind it, so that the fit is well-posed (a direction the records cannot see stays where it was declared
+rather than wandering with the start) and a record that does see the term overrules it.
 """
 
 from __future__ import annotations
@@ -66,6 +71,17 @@ ALLREDUCE_PRIOR = Prior(
 )
 
 
+REGULARISER_SIGMA_LN = math.log(10.0)
+"""A regulariser's width: a factor 10 either way at one sigma (a residual of ``PRIOR_WEIGHT``)."""
+REGULARISER = "regulariser, no outside measurement: the declared initial value"
+
+
+def regulariser(initial: float) -> Prior:
+    """The weak prior of a coefficient the training records do not determine: centred on its declared initial value,
+    sigma ln 10, its source saying it is a regulariser (``REGULARISER``), not a measurement."""
+    return Prior(initial, REGULARISER_SIGMA_LN, REGULARISER)
+
+
 PARAMS: tuple[Param, ...] = (
     Param("gpu.weights", 0.85, 0.4, 1.0),
     Param("gpu.kv", 0.7, 0.2, 1.0),
@@ -75,11 +91,11 @@ PARAMS: tuple[Param, ...] = (
     Param("gpu.pass_floor_s", 2e-4, 1e-6, 5e-3),
     Param("gpu.per_layer_s", 3e-5, 1e-7, 3e-4),
     Param("vllm.base_s", 1.2e-3, 1e-5, 1e-2, BASE_PRIOR),
-    Param("vllm.per_seq_s", 1e-5, 1e-8, 5e-4),
-    Param("vllm.per_draft_token_s", 5e-6, 1e-8, 5e-4),
-    Param("sglang.base_s", 1.2e-3, 1e-5, 1e-2),
-    Param("sglang.per_seq_s", 1e-5, 1e-8, 5e-4),
-    Param("sglang.per_draft_token_s", 5e-6, 1e-8, 5e-4),
+    Param("vllm.per_seq_s", 1e-5, 1e-8, 5e-4, regulariser(1e-5)),
+    Param("vllm.per_draft_token_s", 5e-6, 1e-8, 5e-4, regulariser(5e-6)),
+    Param("sglang.base_s", 1.2e-3, 1e-5, 1e-2, regulariser(1.2e-3)),
+    Param("sglang.per_seq_s", 1e-5, 1e-8, 5e-4, regulariser(1e-5)),
+    Param("sglang.per_draft_token_s", 5e-6, 1e-8, 5e-4, regulariser(5e-6)),
     Param("lookup.first_given_match", 0.6, 0.2, 0.99),
 )
 
