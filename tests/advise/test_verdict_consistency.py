@@ -82,8 +82,8 @@ def test_verdict_reason_k_and_schedule_agree(name: str) -> None:
 
 
 def test_enable_below_switches_off_where_speculation_loses_at_a_load_served_without_it() -> None:
-    """At 10 QPS the deployment keeps up without speculation but speculation loses (no k beats plain decoding there),
-    and the schedule switches it off at that load's batch size -- simulated, the schedule keeps up."""
+    """At 10 QPS the deployment keeps up without speculation but not with any k: speculation loses there (its queue
+    grows), and the schedule switches it off at that load's batch size -- simulated, the schedule keeps up."""
     doc = _advise("qwen3-8b-h100-draft-capacity")
     assert doc.decision == "enable_below" and "switches it off under load" in doc.headline
     top = doc.ranked[0]

@@ -175,6 +175,26 @@ def test_a_speculative_record_on_0_8_or_0_9_is_replayed_on_the_engine_users_are_
         assert (profile_for("vllm", text, method).name == "vllm-v0") is v0
 
 
+@pytest.mark.parametrize(
+    ("text", "method", "release", "v0"),
+    [
+        ("not stated (vLLM main, ~2026-03)", "eagle3", "0.18.0", False),  # the family's declared replay release
+        ("not stated (a 2025 image)", "draft_model", "0.9.2", True),  # 0.9 ran a separate draft model on V0
+        ("not stated (V1 engine, 2025)", "draft_model", "0.9.2", False),  # the engine the record names wins
+        ("not stated (before vLLM 0.8 made V1 the default)", "eagle", None, False),  # a number in prose is no release
+        ("0.6.3", "ngram", None, True),  # no release given: the one the text starts with
+    ],
+)
+def test_a_record_is_replayed_on_the_engine_of_the_release_it_is_replayed_as(
+    text: str, method: str, release: str | None, v0: bool
+) -> None:
+    """The engine follows :attr:`EvidenceRecord.release` (the leading number, else the family's declared release),
+    the one definition of which release a record ran; an engine the record names ("V0", "V1") overrides it."""
+    from specwise.validate.predict import is_vllm_v0
+
+    assert is_vllm_v0(text, method, release) is v0
+
+
 def test_the_vllm_blog_replays_plain_decoding_slower_than_published(result: Validation) -> None:
     """What the README says of the blog's inputs (review s45b, F1): the no-speculation arm beside each of its
     speedups is replayed 0.41-0.72x as fast as published, its speedup errors partly an input error (its lengths)."""

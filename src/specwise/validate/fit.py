@@ -10,8 +10,8 @@ acceptance was inferred from them) are not residuals.
 Two coefficients that the training records barely tell apart from others (a near-flat valley of the cost) carry a
 prior from an outside measurement, declared below with its source: a residual ``PRIOR_WEIGHT * ln(value/median) /
 sigma_ln`` beside the records', so the data can overrule it but a valley does not leave it anywhere. Five engine
-terms the records do not determine at all (vLLM's per-sequence and per-draft-token costs, SGLang's three: a local
-standard deviation of 0.85-1601 in ln and a 2.4-35x spread across the declared starts of the 2026-12-06 fit) carry a
+terms the records barely or do not determine (vLLM's per-sequence and per-draft-token costs, SGLang's three: a local
+standard deviation of 0.92-1601 in ln and a 2.4-35x spread across the declared starts of the 2026-12-06 fit) carry a
 weak regulariser instead, labelled as one: a log-normal centred on the declared initial value with sigma ln 10, no
 measurement behind it, so that the fit is well-posed (a direction the records cannot see stays where it was declared
 rather than wandering with the start) and a record that does see the term overrules it.
@@ -93,6 +93,7 @@ PARAMS: tuple[Param, ...] = (
     Param("vllm.base_s", 1.2e-3, 1e-5, 1e-2, BASE_PRIOR),
     Param("vllm.per_seq_s", 1e-5, 1e-8, 5e-4, regulariser(1e-5)),
     Param("vllm.per_draft_token_s", 5e-6, 1e-8, 5e-4, regulariser(5e-6)),
+    # its declared initial value is, in effect, vLLM's measured per-step work (BASE_PRIOR), standing in for SGLang's
     Param("sglang.base_s", 1.2e-3, 1e-5, 1e-2, regulariser(1.2e-3)),
     Param("sglang.per_seq_s", 1e-5, 1e-8, 5e-4, regulariser(1e-5)),
     Param("sglang.per_draft_token_s", 5e-6, 1e-8, 5e-4, regulariser(5e-6)),
