@@ -71,17 +71,18 @@ def test_the_jacobian_steps_each_coordinate_by_the_same_log_step_and_never_past_
         assert np.all(low <= x) and np.all(x <= high), "stepped past a bound"
         return a @ x + 0.5 * x**2
 
-    x = np.array([0.0, -0.5, 0.98])  # the last one is within a step of its upper bound: it steps down
+    x = np.array([0.0, -0.5, 1.0 - FD_STEP_LN / 2])  # the last one is within a step of its upper bound: it steps down
     jac = fd_jacobian(f, x, f(x), low, high)
     # forward differences of a quadratic: slope + 0.5 * (2x + h), with h = +step, or -step at the upper bound
     h = np.array([FD_STEP_LN, FD_STEP_LN, -FD_STEP_LN])
     assert np.allclose(jac, a + np.diag(0.5 * (2 * x + h)))
-    assert jac[2, 2] == pytest.approx(1.0 + 0.5 * (2 * 0.98 - FD_STEP_LN))
+    assert jac[2, 2] == pytest.approx(1.0 + 0.5 * (2 * x[2] - FD_STEP_LN))
 
 
 def test_the_jacobian_refuses_a_box_narrower_than_its_step() -> None:
     with pytest.raises(ValueError, match="narrower"):
-        fd_jacobian(lambda x: x, np.array([0.0]), np.array([0.0]), np.array([-0.01]), np.array([0.01]))
+        narrow = FD_STEP_LN / 5  # a box 0.4 steps wide: no step fits either way
+        fd_jacobian(lambda x: x, np.array([0.0]), np.array([0.0]), np.array([-narrow]), np.array([narrow]))
 
 
 def test_identifiability_gives_the_linear_least_squares_standard_deviations() -> None:

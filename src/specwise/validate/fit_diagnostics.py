@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FD_STEP_LN = 0.05
+FD_STEP_LN = 0.005
 """The finite-difference step: 5% of each coefficient's value."""
 
 
