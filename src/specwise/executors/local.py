@@ -68,3 +68,9 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     for process in processes:
         with contextlib.suppress(OSError, ValueError):
             process.join(timeout=5)
+    # the pool's manager thread sees the workers gone and closes its wakeup pipe; wait for it, or CPython's atexit hook
+    # (concurrent.futures.process._python_exit) can write to that pipe as it closes: "Exception ignored ... Bad file
+    # descriptor" after "terminated" (seen once in six runs of tests/executors/test_worker_signals.py)
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=5)
