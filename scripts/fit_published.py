@@ -9,17 +9,16 @@ batch size, its released traces for acceptance; Fig. 2's SGLang chain/tree runs)
 measurements (InferenceX, vLLM #12101, InferenceBench, J. Musgrave). Every other family is validation only.
 Needs scipy (a dev dependency).
 
-How (declared before any held-back error was seen): the objective is the training records' log ratios plus two
-priors from outside measurements and five weak regularisers on the engine terms the records do not determine
-(validate/fit.py); scipy's trf with a soft_l1 loss runs on u = ln(value) - ln(start)
-(so its first trust region is one unit wide, not the norm of the start), with our own finite-difference Jacobian (a
-uniform 5% step, validate/fit_diagnostics.py) and xtol = ftol = 1e-4 (trf's xtol test, |du| < xtol (xtol + |u|), is
+How (declared before any held-back error was seen): the objective is the training records' log ratios plus two priors
+from outside measurements and five weak regularisers on the engine terms the records do not determine
+(validate/fit.py); scipy's trf with a soft_l1 loss runs on u = ln(value) - ln(start) (so its first trust region is
+one unit wide, not the norm of the start), with our own finite-difference Jacobian (a uniform 0.5% step,
+validate/fit_diagnostics.py FD_STEP_LN) and xtol = ftol = 1e-4 (trf's xtol test, |du| < xtol (xtol + |u|), is
 relative to the distance from each start, so the starts do not share one stopping rule exactly). It starts from the
 declared initial values, from the previous fit, and from a seeded perturbation of the initial values (ln 2 at most
 per coefficient), and keeps the start with the lowest training cost. Each start's held-back errors are reported
 beside it and never used to choose. Each start's vector is written into the file (``fit.starts[*].start``);
-``--starts-from`` reruns them.
-"""
+``--starts-from`` reruns them."""
 
 from __future__ import annotations
 

@@ -29,6 +29,17 @@ def _with(section: str, **values: Any) -> dict[str, Any]:
     return data
 
 
+def _toml(deployment: str = "") -> str:
+    """A scenario file for the tests that run the CLI: BASE's deployment (with ``deployment``'s extra lines), an
+    n-gram sweep at 1 QPS and one chat class."""
+    return (
+        '[deployment]\ntarget = "meta-llama/Llama-3.1-8B-Instruct"\ngpu = "H100-SXM-80GB"\nmax_model_len = 8192\n'
+        + deployment
+        + '[speculation]\nmethod = "ngram"\nk = [0, 2]\nacceptance = 0.6\n[sweep]\nqps = [1.0]\nnum_requests = 20\n'
+        '[[workload]]\nname = "chat"\nprompt_tokens = 500\noutput_tokens = 100\n'
+    )
+
+
 @pytest.mark.parametrize(
     ("data", "says"),
     [
@@ -51,11 +62,7 @@ def test_the_base_scenario_is_accepted() -> None:
 def test_goodput_without_an_slo_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # before: every cell '-', "speculation does not pay at any simulated rate", exit 0
     path = tmp_path / "s.toml"
-    path.write_text(
-        '[deployment]\ntarget = "meta-llama/Llama-3.1-8B-Instruct"\ngpu = "H100-SXM-80GB"\nmax_model_len = 8192\n'
-        '[speculation]\nmethod = "ngram"\nk = [0, 2]\nacceptance = 0.6\n[sweep]\nqps = [1.0]\nnum_requests = 20\n'
-        '[[workload]]\nname = "chat"\nprompt_tokens = 500\noutput_tokens = 100\n'
-    )
+    path.write_text(_toml())
     assert main(["simulate", "--scenario", str(path), "--metric", "goodput"]) == 2
     err = capsys.readouterr().err
     assert "--metric goodput" in err and "no slo_ttft_s or slo_tpot_s" in err
@@ -84,12 +91,7 @@ def test_a_predictor_that_does_not_use_the_calibration_is_refused(
     cal = CalibrationDoc("toy", StepLaw(1e-7, 5e-3, 0.01), 10, 0.1, {"spec": 0.04}, configs=configs)
     (tmp_path / "cal.json").write_text(json.dumps(cal.to_json()))
     path = tmp_path / "s.toml"
-    path.write_text(
-        '[deployment]\ntarget = "meta-llama/Llama-3.1-8B-Instruct"\ngpu = "H100-SXM-80GB"\nmax_model_len = 8192\n'
-        f'predictor = "{predictor}"\ncalibration = "cal.json"\n'
-        '[speculation]\nmethod = "ngram"\nk = [0, 2]\nacceptance = 0.6\n[sweep]\nqps = [1.0]\nnum_requests = 20\n'
-        '[[workload]]\nname = "chat"\nprompt_tokens = 500\noutput_tokens = 100\n'
-    )
+    path.write_text(_toml(f'predictor = "{predictor}"\ncalibration = "cal.json"\n'))
     assert main(["simulate", "--scenario", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{path}: [deployment].predictor: {predictor} does not use calibration = 'cal.json'" in err, err
@@ -122,12 +124,7 @@ def test_an_engine_version_that_is_not_one_is_refused_with_file_and_field(
     """The scenario's vLLM release is parsed once (``scenario/build.py`` ``_vllm_version``), before any check reads it:
     a version that is not one names the file and the field and exits 2, never a traceback."""
     path = tmp_path / "s.toml"
-    path.write_text(
-        '[deployment]\ntarget = "meta-llama/Llama-3.1-8B-Instruct"\ngpu = "H100-SXM-80GB"\nmax_model_len = 8192\n'
-        f'engine_version = "{version}"\n[speculation]\nmethod = "ngram"\nk = [2]\nacceptance = 0.6\n'
-        "[sweep]\nqps = [1.0]\nnum_requests = 20\n"
-        '[[workload]]\nname = "chat"\nprompt_tokens = 500\noutput_tokens = 100\n'
-    )
+    path.write_text(_toml(f'engine_version = "{version}"\n'))
     assert main(["simulate", "--scenario", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{path}: [deployment].engine_version: {version!r}: expected a vLLM version" in err

@@ -5,8 +5,11 @@ Why a Jacobian of our own: scipy's ``least_squares`` steps each coordinate by ``
 ``optimize/_numdiff.py``; scipy issues #18161 and #11258), which in log space is a tiny change for parameters near
 1 and a large one for a cost of ~1e-5 s. One uniform step in ln(value) treats every coefficient alike. The
 residuals are continuous in the coefficients (:mod:`specwise.validate.anchor_grid`: an anchor solved on the replay's
-staircase in acceptance had made them jump by 0.3-1.8% wherever the root crossed an edge); what is left is kinks
-(the overlap ``max()`` of a step's parts, a best k changing), which a 5% step averages over.
+staircase in acceptance had made them jump by 0.3-1.8% wherever the root crossed an edge). A 5% step, chosen to
+straddle that staircase, was too coarse once it was gone: at the 2026-12-07 regularised fit the training cost changed
+linearly from 1e-4 to 2e-3 in ln along a random direction while 5% along it curvature dominated, so the Jacobian was
+biased and trf rejected its steps; a 0.5% step is small beside that curvature. What is left is kinks (the overlap
+``max()`` of a step's parts, a best k changing).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 FD_STEP_LN = 0.005
-"""The finite-difference step: 5% of each coefficient's value."""
+"""The finite-difference step: 0.5% of each coefficient's value."""
 
 
 def fd_jacobian(
