@@ -13,7 +13,7 @@ How (declared before any held-back error was seen): the objective is the trainin
 from outside measurements and five weak regularisers on the engine terms the records do not determine
 (validate/fit.py); scipy's trf with a soft_l1 loss runs on u = ln(value) - ln(start) (so its first trust region is
 one unit wide, not the norm of the start), with our own finite-difference Jacobian (a uniform 0.5% step,
-validate/fit_diagnostics.py FD_STEP_LN) and xtol = ftol = 1e-4 (trf's xtol test, |du| < xtol (xtol + |u|), is
+validate/fit_diagnostics.py FD_STEP_LN) and xtol = ftol = 1e-6 (trf's xtol test, |du| < xtol (xtol + |u|), is
 relative to the distance from each start, so the starts do not share one stopping rule exactly). It starts from the
 declared initial values, from the previous fit, and from a seeded perturbation of the initial values (ln 2 at most
 per coefficient), and keeps the start with the lowest training cost. Each start's held-back errors are reported
@@ -46,7 +46,7 @@ from specwise.validate.stats import summarize, summarize_by_engine, summarize_by
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "specwise" / "perfmodel" / "data" / "published_fit.json"
 TRAINING = ("specdecode-bench", "plain-decoding-vllm")
-TOL = 1e-4
+TOL = 1e-6
 PERTURB_SEED = 0
 START_MARGIN_LN = 1e-6  # a start is moved this far inside its bounds (scipy needs a strictly feasible start)
 HELD_BACK_KEYS = (
