@@ -256,7 +256,7 @@ def advise(
     from specwise.advisor.decision import advise as _advise
     from specwise.engines.vllm_versions import vllm_version_text
     from specwise.executors import open_executor
-    from specwise.scenario.toml_loader import with_predictor
+    from specwise.scenario.toml_loader import override_note, with_predictor
     from specwise.values import host_address
 
     profile_files, bench_files = _paths("profiles", profiles), _paths("benches", benches)
@@ -268,7 +268,9 @@ def advise(
     inputs = _advise_inputs(scenario)
     choice = _predictor(predictor, calibration)
     if choice is not None:
-        inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice))
+        note = override_note(inputs.deployment, choice, "predictor=/calibration=")
+        notes = (*inputs.notes, note) if note else inputs.notes
+        inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice), notes=notes)
     with open_executor(spec, workers) as on:
         return _advise(inputs, profile_files, bench_files, host=bind, engine_version=vllm_version, executor=on)
 

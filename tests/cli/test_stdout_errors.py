@@ -72,3 +72,29 @@ def test_dev_full_exits_2_without_a_traceback(json_flag: list[str]) -> None:
         )
     assert done.returncode == 2, done.stderr
     assert done.stderr == f"specwise plan-memory: error: {NO_SPACE}\n"  # nothing more as Python exits either
+
+
+@pytest.mark.parametrize("argv", [["models"], PLAN], ids=["models", "plan-memory"])
+def test_a_closed_stdout_is_one_line_exit_2(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Started with stdout closed (``>&-``), Python's ``sys.stdout`` is None: the first print had failed as an
+    internal error (AttributeError, a crash file; first-hour audit 2026-12-07)."""
+    monkeypatch.setattr(sys, "stdout", None)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"specwise {argv[0]}: error: cannot write the output: standard output is closed"
+
+
+def test_a_closed_stdout_in_a_real_process() -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        ["sh", "-c", f'exec "{sys.executable}" -m specwise models >&-'],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "standard output is closed" in done.stderr and "internal error" not in done.stderr

@@ -289,3 +289,23 @@ def test_the_simulated_steps_are_checked_not_the_deployment_limits(
     assert code == 0
     err = capsys.readouterr().err
     assert f"was measured at batch <= {seqs}" in err and "at full load this deployment's steps reach batch 256" in err
+
+
+@pytest.mark.parametrize("command", ["simulate", "advise"])
+def test_a_flag_that_replaces_the_scenarios_calibration_says_so(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--predictor roofline`` on a scenario whose ``[deployment]`` names a calibration is simulated with the
+    roofline, and the output says what it replaced (first-hour audit 2026-12-07: it was silent, while the same two
+    choices in one file or on one command line are refused)."""
+    _calibration(tmp_path / "cal.json")
+    text = SCENARIO.replace('gpu = "H100"', 'gpu = "H100"\ncalibration = "cal.json"')
+    if command == "advise":
+        text = text.replace("[speculation]", "[[candidate]]").replace("k = [0, 4]", "k = [4]")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(text)
+    assert main([command, str(scenario), "--predictor", "roofline", "--json", "--processes", "1"]) == 0
+    out = capsys.readouterr().out
+    said = f"simulated with the roofline, not the scenario's [deployment].calibration = '{tmp_path / 'cal.json'}'"
+    assert said in out
+    assert json.loads(out)["predictor"]["name"].startswith("roofline")

@@ -28,6 +28,7 @@ from specwise.errors import SpecwiseError
 from specwise.methods import Method
 from specwise.scenario.fields import Section
 from specwise.scenario.model import DEFAULT_QPS, DeploymentSpec, SpeculationSpec, SweepSpec, WorkloadSpec
+from specwise.scenario.names import checked_name
 from specwise.scenario.parse import (
     ACCEPTANCE_FIELDS,
     ACCEPTANCE_KEYS,
@@ -173,6 +174,7 @@ def _candidates(root: Section, file: str, base_dir: Path) -> tuple[Candidate, ..
         _refuse_schedule(c)
         spec = parse_speculation(c, CANDIDATE_DEFAULT_K, frozenset({"name"}))  # it refuses k = 0 alone
         label = c.string("name", None) or (f"{spec.method.name}:{spec.draft}" if spec.draft else spec.method.name)
+        checked_name(label, f"{file}: [[candidate]] #{i}.name")
         if label in labels:
             raise c.fail("name", f"two candidates are called {label!r}; give them names")
         labels.add(label)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import signal
 import sys
@@ -45,6 +46,7 @@ from specwise.cli.common import (
     Parser,
     UsageError,
 )
+from specwise.contracts.document import NEGATIVE_SCHEMA
 from specwise.errors import NegativeAnswer, SpecwiseError, redact_text
 
 log = logging.getLogger("specwise")
@@ -134,6 +136,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    if sys.stdout is None:  # started with stdout closed (>&-): Python has no stream to write the answer to
+        with contextlib.suppress(AttributeError, OSError):
+            print(
+                f"specwise {args.command}: error: cannot write the output: standard output is closed", file=sys.stderr
+            )
+        return EXIT_USAGE
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     verbose = [logging.getLogger(name) for name in ("specwise", "httpx")] if args.verbose else []
     levels = [logger.level for logger in verbose]
@@ -155,6 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_TERMINATED if terms and code == EXIT_INTERRUPTED else code  # a command that ended its own way
     except NegativeAnswer as exc:  # the input is fine; its answer is no
         print(f"specwise {args.command}: no: {exc}", file=sys.stderr)
+        _negative_json(args, exc)
         return EXIT_NEGATIVE
     except SpecwiseError as exc:
         print(f"specwise {args.command}: error: {exc}", file=sys.stderr)
@@ -193,6 +202,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         for logger, level in zip(verbose, levels, strict=True):  # as they were: a process may run main again
             logger.setLevel(level)
             logger.removeFilter(_REDACT)
+
+
+def _negative_json(args: argparse.Namespace, exc: NegativeAnswer) -> None:
+    """With ``--json``, a "no" found before the command could write its report is a document on stdout too
+    (schema ``specwise.no/1``: the command, ``answer`` "no" and ``why``), as ``plan-memory --json`` gives its own:
+    a script reading stdout gets JSON for every answer, not an empty input. Nothing is added after the command
+    has written (its own document says it)."""
+    out = sys.stdout
+    if getattr(args, "json", None) is not True or not isinstance(out, GuardedStdout) or out.written:
+        return
+    doc = {"schema": NEGATIVE_SCHEMA.id, "command": args.command, "answer": "no", "why": str(exc)}
+    print(json.dumps(doc, indent=2))
+    out.flush()
 
 
 @contextlib.contextmanager

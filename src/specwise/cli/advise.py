@@ -34,7 +34,7 @@ from specwise.errors import SpecwiseError
 from specwise.executors import open_executor
 from specwise.extras import require
 from specwise.fileio import check_output_file
-from specwise.scenario.toml_loader import with_predictor
+from specwise.scenario.toml_loader import override_note, with_predictor
 
 
 def register(sub: Any) -> None:
@@ -110,7 +110,9 @@ def run(args: argparse.Namespace) -> int:
     inputs = load_inputs(args.scenario)
     choice = predictor_override(args)
     if choice is not None:
-        inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice))
+        note = override_note(inputs.deployment, choice)
+        notes = (*inputs.notes, note) if note else inputs.notes
+        inputs = replace(inputs, deployment=with_predictor(inputs.deployment, choice), notes=notes)
     reads = [("--scenario", args.scenario), ("--calibration", args.calibration)]
     reads += [("--profile", p) for p in args.profile] + [("--bench", b) for b in args.bench]
     for path in (args.report, args.write_launch):

@@ -59,6 +59,7 @@ class GuardedStdout:
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.reader_gone = False
+        self.written = False  # whether the command has written anything (a "no" in --json then adds no document)
 
     @contextlib.contextmanager
     def _reader_may_go(self) -> Iterator[None]:
@@ -70,6 +71,7 @@ class GuardedStdout:
             self.reader_gone = True
 
     def write(self, text: str) -> int:
+        self.written = self.written or bool(text)
         if not self.reader_gone:
             with self._reader_may_go():
                 return self.stream.write(text)

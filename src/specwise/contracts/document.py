@@ -57,6 +57,11 @@ class Schema:
         return int(version)
 
 
+NEGATIVE_SCHEMA = Schema("specwise.no", 1)
+"""What ``--json`` prints when a command's answer is "no" before it could write its own document (exit 1):
+``{"schema", "command", "answer": "no", "why"}`` (specwise/cli ``_negative_json``)."""
+
+
 def is_bench_result(data: JsonObject) -> bool:
     """A ``specwise bench`` result: its ``--json`` (the schema says so, or, written before the key, its ``configs``
     / ``levels``) or its ``--output`` ``.json`` (the ``format`` says so)."""

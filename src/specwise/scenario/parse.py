@@ -35,6 +35,7 @@ from specwise.scenario.model import (
     SweepSpec,
     WorkloadSpec,
 )
+from specwise.scenario.names import checked_name
 from specwise.sim.scheduler import MAX_NUM_BATCHED_TOKENS_LIMIT, MAX_NUM_SEQS_LIMIT
 from specwise.sim.workload import WorkloadClass
 from specwise.specs.model import same_model
@@ -353,7 +354,7 @@ MAX_SHARE = 1e12  # a relative weight; sums and products of larger ones overflow
 
 def parse_workload(s: Section, index: int, *, with_task: bool) -> WorkloadSpec:
     """One ``[[workload]]`` (its acceptance keys are read by the caller: simulate and advise differ there)."""
-    name = s.string("name", f"class{index}")
+    name = checked_name(s.string("name", f"class{index}"), f"{s.file}: [[workload]] #{index}.name")
     s.where = f"[[workload]] #{index} {name!r}"
     try:
         return WorkloadSpec(
@@ -526,7 +527,7 @@ def scenario_name(root: Section) -> str:
     name = root.data["name"]
     if not isinstance(name, str) or not name.strip():
         raise SpecwiseError(f"{root.file}: name: must be a non-empty string, got {name!r}")
-    return name
+    return checked_name(name, f"{root.file}: name")
 
 
 def past_positions_note(

@@ -72,8 +72,24 @@ def parse_scenario(
     """Parse and build; ``predictor`` (a command-line choice) replaces the scenario's own."""
     spec = parse_scenario_spec(data, file=file, base_dir=base_dir, reader=reader)
     if predictor is not None:
-        spec = replace(spec, deployment=with_predictor(spec.deployment, predictor))
+        note = override_note(spec.deployment, predictor)
+        notes = (*spec.notes, note) if note else spec.notes
+        spec = replace(spec, deployment=with_predictor(spec.deployment, predictor), notes=notes)
     return build_scenario(spec)
+
+
+def override_note(dep: DeploymentSpec, choice: PredictorChoice, flag: str = "--predictor/--calibration") -> str | None:
+    """What a command-line predictor replaces, when the scenario named one of its own (``[deployment]
+    .calibration`` or ``.predictor``): said beside the result, not silently dropped (the same two choices in one
+    file, or on one command line, are refused as a conflict); None when the scenario named none or the same."""
+    own = dep.predictor
+    if own.calibration_path is None and own.kind == "published-fit":
+        return None  # the scenario took the default
+    if own.kind == choice.kind and own.calibration_path == choice.calibration_path:
+        return None
+    theirs = f"[deployment].calibration = {str(own.calibration_path)!r}" if own.calibration_path else own.kind
+    mine = f"the calibration {str(choice.calibration_path)!r}" if choice.calibration_path else f"the {choice.kind}"
+    return f"{flag}: simulated with {mine}, not the scenario's {theirs}"
 
 
 def with_predictor(dep: DeploymentSpec, choice: PredictorChoice) -> DeploymentSpec:
