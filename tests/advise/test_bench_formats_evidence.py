@@ -183,3 +183,17 @@ def test_run_in_which_nothing_drafted_is_refused_not_ignored(
     code, doc, err = _advise(tmp_path, capsys, bench)
     assert code == 2 and doc == {}
     assert len(err.strip().splitlines()) == 1 and "no level of this run drafted" in err
+
+
+def test_a_run_of_another_lookup_window_is_refused_with_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The right target with another n-gram window: the refusal says to match the window, not to serve the model
+    under its checkpoint's name (first-hour audit 2026-12-07: it gave the alias advice for a window mismatch)."""
+    ngram = {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 2, "prompt_lookup_max": 2}
+    bench = _server_run(tmp_path / "ngram-2.json", speculative_config=ngram)
+    code, _, err = _advise(tmp_path, capsys, bench, extra=NGRAM + "prompt_lookup_min = 4\nprompt_lookup_max = 4\n")
+    assert code == 2
+    assert "its n-gram lookup was 2-2, the candidate's is 4-4" in err
+    assert "give the candidate the run's prompt_lookup_min and prompt_lookup_max" in err
+    assert "--served-model-name" not in err and "another model" not in err

@@ -186,7 +186,7 @@ def refuse_unused(
     for doc in benches:
         why: list[str] = []
         if not any(bench_for(c, [doc], target, why) for c in candidates) and why:
-            raise SpecwiseError(f"{doc.path or doc.name}: not used by any candidate ({why[0]}); {_SERVED_AS}")
+            raise SpecwiseError(f"{doc.path or doc.name}: not used by any candidate ({why[0]}); {_unused_hint(why[0])}")
     for prof in profiles:
         why = []
         if not any(profile_for(c, [prof], target, why) for c in candidates) and why:
@@ -199,6 +199,18 @@ _SERVED_AS = (
     "/v1/models; where that is unknown (a vllm bench serve result, an older specwise bench file), serve it under "
     "the checkpoint's name too (--served-model-name ALIAS CHECKPOINT) and bench with --model CHECKPOINT"
 )
+
+
+_OTHER_LOOKUP = (
+    "acceptance of an n-gram lookup depends on its window: give the candidate the run's prompt_lookup_min and "
+    "prompt_lookup_max, or bench the candidate's"
+)
+
+
+def _unused_hint(why: str) -> str:
+    """What to do about a run no candidate can use: another target's (an alias, perhaps: :data:`_SERVED_AS`) or
+    another n-gram lookup window's (first-hour audit 2026-12-07: that one was told about aliases too)."""
+    return _OTHER_LOOKUP if "n-gram lookup was" in why else _SERVED_AS
 
 
 def _attributed(doc: BenchDoc, candidate: Candidate) -> BenchDoc:
