@@ -94,3 +94,11 @@ def test_no_scenario_or_two_are_refused(argv: list[str], said: str, capsys: pyte
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"specwise {argv[0]}: error: ") and said in err and err.count("\n") == 1, err
+
+
+def test_no_command_prints_the_usage_on_stderr_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """``specwise`` alone is a usage error (exit 2): its usage goes to stderr, as every other usage error's does,
+    and stdout stays empty for a script reading it (first-hour audit 2026-12-07)."""
+    assert main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "usage: specwise" in err

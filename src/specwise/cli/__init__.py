@@ -134,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
     if args.command is None:
-        parser.print_help()
+        parser.print_help(sys.stderr)  # exit 2 says it: a usage error, on stderr with the others
         return EXIT_USAGE
     if sys.stdout is None:  # started with stdout closed (>&-): Python has no stream to write the answer to
         with contextlib.suppress(AttributeError, OSError):
