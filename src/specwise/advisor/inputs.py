@@ -94,8 +94,6 @@ def parse_inputs(data: Mapping[str, Any], file: str, base_dir: Path) -> AdviseIn
             else ""
         )
         raise SpecwiseError(f"{file}: unknown top-level key(s): {', '.join(sorted(unknown))}{hint}")
-    if not isinstance(data.get("deployment"), Mapping):
-        raise SpecwiseError(f"{file}: [deployment]: required table is missing")
     deployment = parse_deployment(root.sub("deployment", "[deployment]"), base_dir)
     adv = Section(data.get("advise", {}), "[advise]", file)
     adv.check_keys({"operating_qps", "min_speedup"})
@@ -143,7 +141,7 @@ def _positive(s: Section, key: str, default: float) -> float:
 
 
 def _workloads(root: Section, file: str) -> tuple[WorkloadSpec, ...]:
-    raw = root.data.get("workload")
+    raw = root.array_of_tables("workload")
     if not isinstance(raw, list) or not raw:
         raise SpecwiseError(f"{file}: at least one [[workload]] table is required")
     out = []
@@ -163,7 +161,7 @@ def _workloads(root: Section, file: str) -> tuple[WorkloadSpec, ...]:
 
 
 def _candidates(root: Section, file: str, base_dir: Path) -> tuple[Candidate, ...]:
-    raw = root.data.get("candidate")
+    raw = root.array_of_tables("candidate")
     if not isinstance(raw, list) or not raw:
         raise SpecwiseError(f"{file}: at least one [[candidate]] table is required (method = ngram, draft_model, ...)")
     out: list[Candidate] = []

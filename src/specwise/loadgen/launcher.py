@@ -105,7 +105,7 @@ def load_launch_file(path: Path) -> LaunchFile:
     say so (``allow_remote = true`` / ``trust_remote_code = true``)."""
     root = Section(read_toml(path, "launch"), "launch file", str(path))
     root.check_keys(_LAUNCH_KEYS)
-    raw = root.get("config")
+    raw = root.array_of_tables("config")
     if not isinstance(raw, list) or not raw:
         raise root.fail("config", "[[config]] must list at least one configuration")
     out = []

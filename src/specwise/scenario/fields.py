@@ -8,17 +8,21 @@ in range, integers real integers, unknown keys are refused with the allowed ones
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from specwise.errors import SpecwiseError
 
 MISSING: Any = object()
+_TABLE_NAME = re.compile(r"\[[\w-]+\]")  # a top-level table as messages name it: [deployment]
 
 
 class Section:
     def __init__(self, data: Any, where: str, file: str) -> None:
         if not isinstance(data, Mapping):
+            if _TABLE_NAME.fullmatch(where) and isinstance(data, list) and all(isinstance(t, Mapping) for t in data):
+                raise SpecwiseError(f"{file}: {where} must be a table, not an array of tables ([{where}])")
             raise SpecwiseError(f"{file}: {where}: expected a table")
         self.data: Mapping[str, Any] = data
         self.where, self.file = where, file
@@ -43,6 +47,16 @@ class Section:
         if key not in self.data:
             raise SpecwiseError(f"{self.file}: {name}: required table is missing")
         return Section(self.data[key], name, self.file)
+
+    def array_of_tables(self, key: str) -> Any:
+        """The value at ``key``, where ``[[key]]`` tables are expected (None when absent): a single ``[key]`` table,
+        which TOML reads as one table rather than a list of them, is refused saying how to write it."""
+        value = self.data.get(key)
+        if isinstance(value, Mapping):
+            raise SpecwiseError(
+                f"{self.file}: [{key}] is a single table; it must be written [[{key}]] (an array of tables)"
+            )
+        return value
 
     def get(self, key: str, default: Any = MISSING) -> Any:
         if key not in self.data:

@@ -546,7 +546,7 @@ def past_positions_note(
 
 
 def _workload_tables(root: Section, file: str) -> list[Any]:
-    workloads = root.get("workload", None)
+    workloads = root.array_of_tables("workload")
     if not isinstance(workloads, list) or not workloads:
         raise SpecwiseError(f"{file}: at least one [[workload]] table is required")
     return workloads
