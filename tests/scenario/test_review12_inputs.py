@@ -221,7 +221,7 @@ def _seed(value: str) -> str:
         (_seed("1.0"), r"\[sweep\]\.seed: must be an integer >= 0, got 1\.0"),
         (_seed("-1"), r"\[sweep\]\.seed: must be an integer >= 0, got -1"),
         (_seed('"7"'), r"\[sweep\]\.seed: must be an integer >= 0, got '7'"),
-        (BASE.replace('name = "r12"', "name = {a=1}"), r"s\.toml: name: must be a non-empty string, got \{'a': 1\}"),
+        (BASE.replace('name = "r12"', "name = {a=1}"), r"s\.toml: name: must be a non-empty string, got a table"),
         (BASE.replace('name = "r12"', "name = 3"), r"s\.toml: name: must be a non-empty string, got 3"),
         (BASE.replace('name = "r12"', 'name = ""'), r"s\.toml: name: must be a non-empty string, got ''"),
         ("", r"s\.toml: \[deployment\]: required table is missing"),

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from specwise.advisor.band_rule import DEFAULT_MIN_SPEEDUP
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, as_written
 from specwise.methods import Method
 from specwise.scenario.fields import Section
 from specwise.scenario.model import DEFAULT_QPS, DeploymentSpec, SpeculationSpec, SweepSpec, WorkloadSpec
@@ -136,7 +136,7 @@ def _default_operating_note(adv: Section, op: float) -> str | None:
 def _positive(s: Section, key: str, default: float) -> float:
     value = s.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0 or not math.isfinite(value):
-        raise s.fail(key, f"must be a number > 0, got {value!r}")
+        raise s.fail(key, f"must be a number > 0, got {as_written(value)}")
     return float(value)
 
 

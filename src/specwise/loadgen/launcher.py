@@ -29,7 +29,7 @@ import httpx
 
 from specwise.engines import get_engine
 from specwise.engines.base import LOOPBACK, launch_program
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, as_written
 from specwise.loadgen.plan import SECRET_FLAGS, server_flag
 from specwise.netaddr import is_loopback
 from specwise.scenario.fields import Section
@@ -148,7 +148,7 @@ _LAUNCH_KEYS = frozenset(
 def _strings(s: Section, key: str) -> tuple[str, ...]:
     value = s.get(key, [])
     if not isinstance(value, list) or not all(isinstance(a, str | int | float) for a in value):
-        raise s.fail(key, f"must be a list of strings, got {value!r}")
+        raise s.fail(key, f"must be a list of strings, got {as_written(value)}")
     return tuple(str(a) for a in value)
 
 
