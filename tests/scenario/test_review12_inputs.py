@@ -103,6 +103,13 @@ def test_a_nan_trace_exits_2_instead_of_hanging(tmp_path: Path, capsys: pytest.C
     ]
 
 
+def test_a_trace_saved_with_a_bom_keeps_its_first_time(tmp_path: Path) -> None:
+    """'\\ufeff0' is no number, so the first line was skipped as a header: the trace silently lost its first time."""
+    path = _trace_scenario(tmp_path, "")
+    (tmp_path / "t.csv").write_bytes(b"\xef\xbb\xbf0\n1\n3\n")
+    assert load_scenario(path).sweep.arrivals.trace_s[:1] == (0.0,)
+
+
 def test_the_trace_error_names_the_line_that_goes_back(tmp_path: Path) -> None:
     with pytest.raises(SpecwiseError, match=r"t\.csv:4: 1 comes after 2; times must be >= 0 and non-decreasing"):
         load_scenario(_trace_scenario(tmp_path, "0\n2\n\n1\n"))
