@@ -18,6 +18,7 @@ from specwise.errors import SpecwiseError
 from specwise.examples import example_path
 from specwise.fileio import (
     check_output_file,
+    read_text_bounded,
     stream_fd,
     write_files_atomic,
     write_json_atomic,
@@ -125,3 +126,35 @@ def test_an_output_inside_an_input_directory_is_refused(tmp_path: Path) -> None:
         with pytest.raises(SpecwiseError, match=rf"^--json {out}: is in the --target directory {model}, which"):
             check_output_file(out, [("--target", model)], "--json")
     check_output_file(tmp_path / "model.json", [("--target", model), ("--draft", tmp_path / "missing")])
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def _with_bom(tmp_path: Path, name: str, text: str) -> tuple[Path, Path]:
+    """The same text in two files, the second with a UTF-8 byte-order mark first (as Windows editors save it)."""
+    plain, bom = tmp_path / name, tmp_path / f"bom-{name}"
+    plain.write_text(text)
+    bom.write_bytes(BOM + text.encode())
+    return plain, bom
+
+
+def test_a_leading_bom_is_dropped_by_every_text_reader(tmp_path: Path) -> None:
+    """A JSON prompt file with a BOM was refused ("Unexpected UTF-8 BOM") while a TOML scenario with one was read:
+    read_text_bounded (prompts, traces, templates, TOML) and the JSON document readers now drop it alike."""
+    from specwise.contracts.bench_formats import read_objects
+    from specwise.contracts.document import read_json_file
+    from specwise.prompts.sources import load_prompts
+
+    plain, bom = _with_bom(tmp_path, "t.txt", "0\n1\n")
+    assert read_text_bounded(bom, 100, "trace") == read_text_bounded(plain, 100, "trace") == "0\n1\n"
+    twice = tmp_path / "twice.txt"
+    twice.write_bytes(BOM + BOM + b"x")  # only the leading mark is a BOM; a second one is content
+    assert read_text_bounded(twice, 100, "trace") == "\ufeffx"
+    for name, text in (("p.json", '[{"prompt": "a"}]'), ("p.jsonl", '{"prompt": "a"}\n{"prompt": "b"}\n')):
+        plain, bom = _with_bom(tmp_path, name, text)
+        assert load_prompts(str(bom)) == load_prompts(str(plain))
+    plain, bom = _with_bom(tmp_path, "doc.json", '{"a": 1}')
+    assert read_json_file(bom, "test") == read_json_file(plain, "test") == {"a": 1}
+    plain, bom = _with_bom(tmp_path, "bench.json", '{"a": 1}\n{"b": 2}\n')
+    assert read_objects(bom) == read_objects(plain) == [{"a": 1}, {"b": 2}]

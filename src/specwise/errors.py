@@ -6,7 +6,12 @@ what to do instead. The CLI prints that line and exits non-zero; it never shows 
 for a ``SpecwiseError``.
 """
 
+import datetime
+import json
+import math
 import re
+from collections.abc import Mapping
+from typing import Literal
 
 
 class SpecwiseError(Exception):
@@ -46,6 +51,26 @@ class FieldNames:
 
 
 CLI_FLAGS = FieldNames()
+
+
+def as_written(value: object, syntax: Literal["toml", "json"] = "toml") -> str:
+    """``value``, read from a user's TOML (or JSON) file, as that file writes it, for a message's "got ...": true and
+    false, a TOML date as 1979-05-27, a table as "a table" (a JSON object as "an object"), JSON's null and NaN, a
+    list item by item; a string or a number as its repr, which both write alike ('x' is a TOML literal string)
+    -- never Python's True, datetime.date(1979, 5, 27) or {'name': 'H100'}."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, datetime.date | datetime.time):  # a datetime is a date
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return "a table" if syntax == "toml" else "an object"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(as_written(v, syntax) for v in value) + "]"
+    if syntax == "json" and isinstance(value, float) and not math.isfinite(value):
+        return json.dumps(value)  # NaN, Infinity: how Python's json reads them
+    return repr(value)
 
 
 def redact_url(url: str) -> str:

@@ -196,9 +196,11 @@ def read_bytes_bounded(path: Path, max_bytes: int, what: str) -> bytes:
 
 
 def read_text_bounded(path: Path, max_bytes: int, what: str) -> str:
+    """The text of ``path`` (:func:`read_bytes_bounded`), UTF-8, without a leading byte-order mark: Windows editors
+    write one, and it is no part of a TOML, JSON or CSV file's content (the JSON readers drop it alike)."""
     raw = read_bytes_bounded(path, max_bytes, what)
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise SpecwiseError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); not a {what} file") from None
 

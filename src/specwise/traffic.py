@@ -103,7 +103,13 @@ class Arrivals:
             raise SpecError("arrivals: a trace needs two or more distinct times to be rescaled")
         if not (math.isfinite(rate_per_s) and rate_per_s > 0):
             raise SpecError(f"arrivals: rate must be > 0 and finite, got {rate_per_s}")
-        own_rate = (len(self.trace_s) - 1) / (self.trace_s[-1] - self.trace_s[0])
+        span = self.trace_s[-1] - self.trace_s[0]
+        own_rate = (len(self.trace_s) - 1) / span
         scale = own_rate / rate_per_s
+        if not math.isfinite(scale):  # 3 gaps in 5e-324 s: an infinite rate, and 0 * inf = NaN times
+            raise SpecError(
+                f"arrivals: the trace's {len(self.trace_s)} times span {span!r} s, too short to be rescaled to a "
+                "request rate (its own rate overflows); give the times in seconds"
+            )
         start = self.trace_s[0]
         return Arrivals("trace", rate_per_s, self.cv, tuple((t - start) * scale for t in self.trace_s))

@@ -15,7 +15,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "advise" / "summari
 @pytest.mark.parametrize(
     ("old", "new", "said"),
     [
-        ('name = "summarize-low-qps"', "name = { a = 1 }", "name: must be a non-empty string, got {'a': 1}"),
+        ('name = "summarize-low-qps"', "name = { a = 1 }", "name: must be a non-empty string, got a table"),
         (
             '[[candidate]]\nmethod = "ngram"',
             '[[candidate]]\nname = 3\nmethod = "ngram"',

@@ -93,6 +93,17 @@ def test_plan_memory_and_simulate_take_a_gpu_file(tmp_path: Path, capsys: pytest
         ),
         ({"dense_fp8_flops_per_s": 624}, "dense_fp8_flops_per_s: 624 is too small"),
         ({"interconnect_bytes_per_s": 600}, "interconnect_bytes_per_s: 600 is too small"),
+        # and the other way: 1e40 bytes planned 5e29 concurrent sequences (exit 0)
+        (
+            {"memory_bytes": 10**40},
+            "memory_bytes: 1e+40 is too large for any GPU (at most 16 TiB = 17592186044416): the field is in bytes",
+        ),
+        ({"memory_bandwidth_bytes_per_s": 3.35e18}, "memory_bandwidth_bytes_per_s: 3.35e+18 is too large for any GPU"),
+        ({"dense_bf16_flops_per_s": 1e300}, "dense_bf16_flops_per_s: 1e+300 is too large for any GPU"),
+        ({"dense_fp8_flops_per_s": 2e21}, "dense_fp8_flops_per_s: 2e+21 is too large"),
+        ({"dense_int8_ops_per_s": 2e21}, "dense_int8_ops_per_s: 2e+21 is too large"),
+        ({"interconnect_bytes_per_s": 9e17}, "interconnect_bytes_per_s: 9e+17 is too large"),
+        ({"compute_capability": "nine"}, "compute_capability: expected major.minor like 9.0, got 'nine'"),
     ],
 )
 def test_a_bad_gpu_file_is_one_line_naming_the_field(tmp_path: Path, edit: dict[str, object], said: str) -> None:
@@ -137,8 +148,18 @@ def test_a_malformed_compute_capability_is_one_line_naming_the_field(given: obje
     entry = json.loads(_a100_pcie(tmp_path).read_text()) | {"compute_capability": given}
     path = tmp_path / "cc.json"
     path.write_text(json.dumps(entry))
-    with pytest.raises(SpecwiseError, match="compute_capability"):
+    with pytest.raises(SpecwiseError, match="compute_capability") as err:
         resolve_gpu(str(path))
+    assert "GpuSpec" not in str(err.value)  # the file's field, not the internal class's
+
+
+def test_every_catalog_card_is_within_a_gpu_files_bounds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The floors and ceilings are generous: each card of the catalog, written out, reads back as itself."""
+    assert main(["gpus", "--json"]) == 0
+    for entry in json.loads(capsys.readouterr().out):
+        path = tmp_path / "card.json"
+        path.write_text(json.dumps(entry))
+        assert resolve_gpu(str(path)) == catalog_gpus()[entry["name"]]
 
 
 def test_every_nvidia_catalog_card_says_its_compute_capability() -> None:

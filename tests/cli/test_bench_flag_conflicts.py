@@ -210,3 +210,30 @@ def test_resume_refuses_what_would_shape_other_levels(
     with --resume would be dropped, so it is refused (before the database is opened)."""
     said = _refused(capsys, tmp_path, ["bench", "--resume", "abc", *extra])
     assert said.startswith(f"{flag}: not with --resume, which finishes run abc's levels"), said
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--prompts", "{d}/nope.json"], "{d}/nope.json: no such prompt file"),
+        (["--prompts", "{d}/bad.json"], "{d}/bad.json: "),
+        (["--launch", "{d}/nope.toml"], "{d}/nope.toml: no such launch file"),
+        (["--launch", "{d}/bad.toml"], "{d}/bad.toml: "),
+        (["--prompts", "builtin:qa"], "--url and --model are required"),
+    ],
+)
+def test_a_refused_input_leaves_no_database(
+    extra: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prompts, the launch file and the run's flags are read and checked before the results database is opened:
+    a refusal used to leave an empty (28 KB, 0 runs) specwise-bench.sqlite behind -- the default one in the current
+    directory too."""
+    (tmp_path / "bad.json").write_text('[{"prompt": "a"')
+    (tmp_path / "bad.toml").write_text("model = \n")
+    extra = [word.format(d=tmp_path) for word in extra]
+    server = SERVER if extra[0] == "--prompts" and "builtin" not in extra[1] else ["bench"]
+    assert _refused(capsys, tmp_path, [*server, *extra]).startswith(said.format(d=tmp_path))
+    monkeypatch.chdir(tmp_path)  # the default --db
+    assert main([*server, *extra]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+    assert not (tmp_path / "specwise-bench.sqlite").exists()

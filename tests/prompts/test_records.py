@@ -106,6 +106,13 @@ def test_a_json_list_of_prompt_records_and_a_single_object(tmp_path: Path) -> No
         ('{"turns": ["a", null], "category": "qa"}', "f.json: line 1: turns[1]: expected a non-empty string, got null"),
         ('{"prompt": "x", "max_tokens": 0}', "f.json: line 1: max_tokens: expected a positive integer, got 0"),
         ('{"prompt": "x", "temperature": -1}', "f.json: line 1: temperature: expected a number >= 0, got -1"),
+        # as JSON writes them, not Python's True / None / {...}
+        ('{"prompt": "x", "max_tokens": true}', "f.json: line 1: max_tokens: expected a positive integer, got true"),
+        ('{"prompt": "x", "temperature": false}', "f.json: line 1: temperature: expected a number >= 0, got false"),
+        ('{"prompt": "x", "temperature": {"t": 1}}', "f.json: line 1: temperature: expected a number >= 0, got an obj"),
+        ('{"prompt": "x", "temperature": NaN}', "f.json: line 1: temperature: expected a number >= 0, got NaN"),
+        ('{"messages": [{"role": null, "content": "x"}]}', "f.json: line 1: messages[0].role: expected one of system, "
+         "user, assistant, got null"),
         ('{"prompt": "x", "category": []}', "f.json: line 1: category: expected a non-empty string, got a list"),
         # before: a number was taken as the category "5" (a number as the prompt was refused)
         ('[{"prompt": "a", "class": 5}]', "f.json: record 1: class: expected a non-empty string, got a number"),

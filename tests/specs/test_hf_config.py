@@ -187,6 +187,30 @@ def test_plan_memory_says_the_models_notes(tmp_path: Path, capsys: pytest.Captur
     assert f"note: {tmp_path}: sliding_window -1 is not a window size" in " ".join(capsys.readouterr().out.split())
 
 
+@pytest.mark.parametrize(
+    ("qc", "said"),
+    [
+        ({"quant_method": "gptq", "bits": 3}, "quantization_config.bits 3 for gptq is not modelled (4 or 8 are)"),
+        ({"quant_method": "gptq", "bits": "four"}, 'quantization_config.bits "four" for gptq is not modelled'),
+        ({"quant_method": "awq", "bits": 8}, "quantization_config.bits 8 for awq is not modelled (4 is)"),
+        ({"quant_method": "gptq"}, "quantization_config.bits is missing for gptq (4 or 8 are modelled)"),
+    ],
+)
+def test_an_unmodelled_width_of_a_modelled_method_names_the_bits(qc: dict[str, object], said: str) -> None:
+    """GPTQ at 3 bits was refused as "quant_method 'gptq' is not modelled", while GPTQ at 4 and 8 bits is read."""
+    with pytest.raises(SpecwiseError) as err:
+        spec_from_hf_config({**LLAMA_TINY, "quantization_config": qc}, name="q", source="t")
+    assert said in str(err.value) and "quant_method" not in str(err.value)
+    for bits, method in ((4, "int4"), (8, "int8")):
+        gptq = {"quant_method": "gptq", "bits": bits}
+        assert (
+            spec_from_hf_config(
+                {**LLAMA_TINY, "quantization_config": gptq}, name="q", source="t"
+            ).native_quantization.method
+            == method
+        )
+
+
 def _ct(*groups: tuple[int, str]) -> dict[str, object]:
     return {
         "quant_method": "compressed-tensors",

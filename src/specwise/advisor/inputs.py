@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from specwise.advisor.band_rule import DEFAULT_MIN_SPEEDUP
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, as_written
 from specwise.methods import Method
 from specwise.scenario.fields import Section
 from specwise.scenario.model import DEFAULT_QPS, DeploymentSpec, SpeculationSpec, SweepSpec, WorkloadSpec
@@ -95,8 +95,6 @@ def parse_inputs(data: Mapping[str, Any], file: str, base_dir: Path) -> AdviseIn
             else ""
         )
         raise SpecwiseError(f"{file}: unknown top-level key(s): {', '.join(sorted(unknown))}{hint}")
-    if not isinstance(data.get("deployment"), Mapping):
-        raise SpecwiseError(f"{file}: [deployment]: required table is missing")
     deployment = parse_deployment(root.sub("deployment", "[deployment]"), base_dir)
     adv = Section(data.get("advise", {}), "[advise]", file)
     adv.check_keys({"operating_qps", "min_speedup"})
@@ -139,12 +137,12 @@ def _default_operating_note(adv: Section, op: float) -> str | None:
 def _positive(s: Section, key: str, default: float) -> float:
     value = s.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0 or not math.isfinite(value):
-        raise s.fail(key, f"must be a number > 0, got {value!r}")
+        raise s.fail(key, f"must be a number > 0, got {as_written(value)}")
     return float(value)
 
 
 def _workloads(root: Section, file: str) -> tuple[WorkloadSpec, ...]:
-    raw = root.data.get("workload")
+    raw = root.array_of_tables("workload")
     if not isinstance(raw, list) or not raw:
         raise SpecwiseError(f"{file}: at least one [[workload]] table is required")
     out = []
@@ -164,7 +162,7 @@ def _workloads(root: Section, file: str) -> tuple[WorkloadSpec, ...]:
 
 
 def _candidates(root: Section, file: str, base_dir: Path) -> tuple[Candidate, ...]:
-    raw = root.data.get("candidate")
+    raw = root.array_of_tables("candidate")
     if not isinstance(raw, list) or not raw:
         raise SpecwiseError(f"{file}: at least one [[candidate]] table is required (method = ngram, draft_model, ...)")
     out: list[Candidate] = []

@@ -9,7 +9,7 @@ import shlex
 import sys
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from specwise.errors import SpecwiseError, redact_url
 from specwise.fileio import check_output_file, same_file, write_json_atomic, write_text_atomic
 from specwise.loadgen import plan
 from specwise.loadgen.client import served_root
-from specwise.loadgen.launcher import load_launch_file
+from specwise.loadgen.launcher import LaunchFile, load_launch_file
 from specwise.loadgen.plan import RunConfig, client_config, refuse_level_conflicts
 from specwise.loadgen.relaunch import check_new_launch, launch_base_of, resume_launch
 from specwise.loadgen.runner import ServerLost, ServerUnreachable, held_back_notes
@@ -356,31 +356,48 @@ class _Progress:
         self.bar.update(self.tasks[label], completed=done, total=total, description=f"{label} level {level}{live}")
 
 
-def _bench(args: argparse.Namespace, run_id: str, store: ResultStore, shown: _Progress) -> BenchDoc:
+@dataclass(frozen=True)
+class _Inputs:
+    """What a run reads besides --db: the launch file and a new run's configuration (its prompts, tokenizer and
+    URLs), read and checked before the database is opened, so a refused input leaves no empty database behind."""
+
+    launch: LaunchFile | None
+    config: RunConfig | None  # a new run's (a --launch run's template); None for --resume: the stored one is used
+
+
+def _read_inputs(args: argparse.Namespace) -> _Inputs:
+    launch = load_launch_file(args.launch) if args.launch else None
+    if args.resume:
+        return _Inputs(launch, None)
+    if launch is not None:
+        return _Inputs(launch, run_config(args, None, None))  # the URL and model come with each launched server
+    if not args.url or not args.model:
+        raise SpecwiseError("--url and --model are required (or --resume RUN_ID)")
+    return _Inputs(None, run_config(args, args.url, args.model))
+
+
+def _bench(args: argparse.Namespace, run_id: str, store: ResultStore, shown: _Progress, inputs: _Inputs) -> BenchDoc:
     progress: RunProgress | None = shown.tick if shown.show_bars else None
-    if args.launch:
-        launch = load_launch_file(args.launch)
-        if args.resume:  # the launched servers stopped with the bench that started them: start them again
+    if inputs.launch is not None:
+        launch = inputs.launch
+        if inputs.config is None:  # --resume: the launched servers stopped with the bench that started them
             doc = resume_launch(launch, args.launch, store, args.db, run_id, progress, on_wait=shown.startup)
         else:
-            template = run_config(args, None, None)
             check_new_launch(store, run_id, launch)
-            doc = launch_all(launch, template, store, args.db, run_id, progress, on_wait=shown.startup)
+            doc = launch_all(launch, inputs.config, store, args.db, run_id, progress, on_wait=shown.startup)
         if args.export_jsonl:  # every configuration's records, in launch order (each line names its run)
             lines = (line + "\n" for c in doc.configs for line in store.export_jsonl(c.run_id))
             write_text_atomic(args.export_jsonl, "".join(lines))
             doc = replace(doc, jsonl=str(args.export_jsonl))
         return doc if not args.calibrate else _with_calibration(doc, store)
-    if args.resume:
+    if inputs.config is None:  # --resume
         _refuse_launch_resume(store, args)
         stored = RunConfig.from_json(store.run_config(run_id))
         config = _resumed_config(args, stored, run_id)
         if config.speculative_config != stored.speculative_config:  # said now: kept for the next --resume too
             store.update_config(run_id, replace(stored, speculative_config=config.speculative_config).to_json())
     else:
-        if not args.url or not args.model:
-            raise SpecwiseError("--url and --model are required (or --resume RUN_ID)")
-        config = run_config(args, args.url, args.model)
+        config = inputs.config
         new_run(store, run_id, config)
     levels = execute(store, run_id, config, f"run {run_id}", progress)
     jsonl = None
@@ -629,11 +646,12 @@ def run(args: argparse.Namespace) -> int:
         check_calibratable(args.launch)  # before any server starts: an engine without the counters fails the fit
     check_key_env(args.api_key_env)
     _refuse_a_missing_database(args)
+    inputs = _read_inputs(args)  # every input read and checked before the database is opened (or created)
     store = ResultStore(args.db)
     run_id = _new_run_id(args)
     try:
         with progress_bar(disable=args.json) as bar:
-            doc = _bench(args, run_id, store, _Progress(bar, show_bars=not args.json))
+            doc = _bench(args, run_id, store, _Progress(bar, show_bars=not args.json), inputs)
         notes = held_back_notes(store, doc)
         key_env = args.api_key_env if args.api_key_env is not None else stored_key_env(store, _first_run_id(doc))
     except ServerUnreachable as exc:

@@ -211,7 +211,7 @@ def read_objects(path: Path) -> list[JsonObject]:
     except SpecwiseError as exc:
         raise DocumentError(str(exc)) from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a leading BOM dropped, as read_text_bounded drops it
     except UnicodeDecodeError as exc:
         raise DocumentError(f"{where}: not a readable bench JSON ({exc})") from None
     return parse_objects(text, where)

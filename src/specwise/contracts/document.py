@@ -90,7 +90,7 @@ def read_json_file(path: Path, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -
     if not raw.strip():
         raise DocumentError(f"{path}: empty file; expected a {what} JSON")
     try:
-        doc = json.loads(raw.decode("utf-8"))
+        doc = json.loads(raw.decode("utf-8-sig"))  # a leading BOM dropped, as read_text_bounded drops it
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise DocumentError(f"{path}: not a readable {what} JSON ({exc})") from None
     if not isinstance(doc, dict):

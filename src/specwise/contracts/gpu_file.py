@@ -9,7 +9,7 @@ from pathlib import Path
 
 from specwise.contracts.document import DocumentError, Fields, read_json_file
 from specwise.errors import SpecError, SpecwiseError
-from specwise.specs.gpu import GPU_SEGMENTS, GpuSpec
+from specwise.specs.gpu import GPU_SEGMENTS, GpuSpec, is_capability
 
 _REQUIRED = ("memory_bytes", "memory_bandwidth_bytes_per_s", "dense_bf16_flops_per_s", "interconnect_bytes_per_s")
 _OPTIONAL_RATES = ("dense_fp8_flops_per_s", "dense_int8_ops_per_s")  # null: the card has no such tensor cores
@@ -29,6 +29,19 @@ _FLOORS = {
     "dense_fp8_flops_per_s": (1e12, "FLOP/s (1979 TFLOP/s = 1.979e15)"),
     "dense_int8_ops_per_s": (1e12, "operations per second (1979 TOPS = 1.979e15)"),
     "interconnect_bytes_per_s": (1e8, "bytes per second (900 GB/s = 9e11)"),
+}
+
+# The largest plausible value of each, in the field's unit, and how it reads. The largest cards in the catalog have
+# 192 GiB (MI300X), 7.7 TB/s, 2.25 PFLOP/s dense BF16, 4.5 PFLOP/s FP8 and INT8, 900 GB/s NVLink (B200): each bound
+# is 80-450x that, so a card years ahead is still taken, while a typo or unit slip (1e40 bytes, TB/s written as
+# bits times 1e12) that would plan 1e29 concurrent sequences or price a step at nothing is refused.
+_CEILINGS = {
+    "memory_bytes": (2**44, "16 TiB = 17592186044416"),
+    "memory_bandwidth_bytes_per_s": (1e15, "1 PB/s = 1e15"),
+    "dense_bf16_flops_per_s": (1e18, "1 EFLOP/s = 1e18"),
+    "dense_fp8_flops_per_s": (1e18, "1 EFLOP/s = 1e18"),
+    "dense_int8_ops_per_s": (1e18, "1 EOPS = 1e18"),
+    "interconnect_bytes_per_s": (1e14, "100 TB/s = 1e14"),
 }
 
 
@@ -55,11 +68,8 @@ def load_gpu_file(path: Path) -> GpuSpec:
         sizes = {key: f.number(key, required=True) or 0.0 for key in _REQUIRED}
         rates = {key: f.number(key) for key in _OPTIONAL_RATES}
         for key, value in [*sizes.items(), *rates.items()]:
-            if value is not None and value <= 0:
-                raise f.fail(key, f"must be positive, got {value:g}" + (" (null: none)" if key in rates else ""))
-            floor, unit = _FLOORS[key]
-            if value is not None and value < floor:  # review s47b F2: a unit slip gave a card of 80 bytes
-                raise f.fail(key, f"{value:g} is too small for any GPU: the field is in {unit}")
+            if value is not None:
+                _check_range(f, key, value, optional=key in rates)
         return GpuSpec(
             name=name,
             vendor=f.text("vendor", "") or "",
@@ -82,6 +92,18 @@ def load_gpu_file(path: Path) -> GpuSpec:
         raise SpecwiseError(str(exc)) from None
 
 
+def _check_range(f: Fields, key: str, value: float, *, optional: bool) -> None:
+    """``value`` positive and between the field's floor and ceiling (:data:`_FLOORS`, :data:`_CEILINGS`)."""
+    if value <= 0:
+        raise f.fail(key, f"must be positive, got {value:g}" + (" (null: none)" if optional else ""))
+    floor, unit = _FLOORS[key]
+    if value < floor:  # review s47b F2: a unit slip gave a card of 80 bytes
+        raise f.fail(key, f"{value:g} is too small for any GPU: the field is in {unit}")
+    ceiling, shown = _CEILINGS[key]
+    if value > ceiling:  # 1e40 bytes planned 5e29 concurrent sequences
+        raise f.fail(key, f"{value:g} is too large for any GPU (at most {shown}): the field is in {unit}")
+
+
 def _names(f: Fields, key: str) -> tuple[str, ...]:
     value = f.data.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -94,4 +116,7 @@ def _capability(f: Fields) -> str | None:
     value = f.data.get("compute_capability")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f"{value:.1f}"
-    return f.text("compute_capability", None)
+    text = f.text("compute_capability", None)
+    if text is not None and not is_capability(text):  # said here, by the file's field (not GpuSpec's)
+        raise f.fail("compute_capability", f"expected major.minor like 9.0, got {text!r}")
+    return text

@@ -29,7 +29,7 @@ import httpx
 
 from specwise.engines import get_engine
 from specwise.engines.base import LOOPBACK, launch_program
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, as_written
 from specwise.loadgen.plan import SECRET_FLAGS, server_flag
 from specwise.netaddr import is_loopback
 from specwise.scenario.fields import Section
@@ -105,7 +105,7 @@ def load_launch_file(path: Path) -> LaunchFile:
     say so (``allow_remote = true`` / ``trust_remote_code = true``)."""
     root = Section(read_toml(path, "launch"), "launch file", str(path))
     root.check_keys(_LAUNCH_KEYS)
-    raw = root.get("config")
+    raw = root.array_of_tables("config")
     if not isinstance(raw, list) or not raw:
         raise root.fail("config", "[[config]] must list at least one configuration")
     out = []
@@ -148,7 +148,7 @@ _LAUNCH_KEYS = frozenset(
 def _strings(s: Section, key: str) -> tuple[str, ...]:
     value = s.get(key, [])
     if not isinstance(value, list) or not all(isinstance(a, str | int | float) for a in value):
-        raise s.fail(key, f"must be a list of strings, got {value!r}")
+        raise s.fail(key, f"must be a list of strings, got {as_written(value)}")
     return tuple(str(a) for a in value)
 
 

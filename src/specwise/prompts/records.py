@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, as_written
 from specwise.prompts.items import ROLES, ChatMessage, Conversation
 
 SHAREGPT_ROLES = {
@@ -105,7 +105,7 @@ def _messages(rec: Record) -> tuple[ChatMessage, ...]:
             raise rec.fail(key, f"expected an object with 'role' and 'content', got {_kind(m)}")
         role = m.get("role")
         if role not in ROLES:
-            raise rec.fail(f"{key}.role", f"expected one of {', '.join(ROLES)}, got {role!r}"[:200])
+            raise rec.fail(f"{key}.role", f"expected one of {', '.join(ROLES)}, got {as_written(role, 'json')}"[:200])
         out.append(ChatMessage(str(role), rec.text(m.get("content"), f"{key}.content", empty=True)))
     return tuple(out)
 
@@ -119,7 +119,7 @@ def _sharegpt(rec: Record) -> tuple[ChatMessage, ...]:
         who = m.get("from")
         role = SHAREGPT_ROLES.get(who) if isinstance(who, str) else None
         if role is None:
-            raise rec.fail(f"{key}.from", f"expected one of human, gpt, system, got {who!r}"[:200])
+            raise rec.fail(f"{key}.from", f"expected one of human, gpt, system, got {as_written(who, 'json')}"[:200])
         out.append(ChatMessage(role, rec.text(m.get("value"), f"{key}.value", empty=True)))
     return tuple(out)
 
@@ -145,7 +145,7 @@ def _category(rec: Record) -> str | None:
 def _max_tokens(rec: Record) -> int | None:
     value = rec.data.get("max_tokens")
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise rec.fail("max_tokens", f"expected a positive integer, got {value!r}"[:200])
+        raise rec.fail("max_tokens", f"expected a positive integer, got {as_written(value, 'json')}"[:200])
     return value
 
 
@@ -154,5 +154,5 @@ def _temperature(rec: Record) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
-        raise rec.fail("temperature", f"expected a number >= 0, got {value!r}"[:200])
+        raise rec.fail("temperature", f"expected a number >= 0, got {as_written(value, 'json')}"[:200])
     return float(value)

@@ -8,17 +8,21 @@ in range, integers real integers, unknown keys are refused with the allowed ones
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, as_written
 
 MISSING: Any = object()
+_TABLE_NAME = re.compile(r"\[[\w-]+\]")  # a top-level table as messages name it: [deployment]
 
 
 class Section:
     def __init__(self, data: Any, where: str, file: str) -> None:
         if not isinstance(data, Mapping):
+            if _TABLE_NAME.fullmatch(where) and isinstance(data, list) and all(isinstance(t, Mapping) for t in data):
+                raise SpecwiseError(f"{file}: {where} must be a table, not an array of tables ([{where}])")
             raise SpecwiseError(f"{file}: {where}: expected a table")
         self.data: Mapping[str, Any] = data
         self.where, self.file = where, file
@@ -44,6 +48,16 @@ class Section:
             raise SpecwiseError(f"{self.file}: {name}: required table is missing")
         return Section(self.data[key], name, self.file)
 
+    def array_of_tables(self, key: str) -> Any:
+        """The value at ``key``, where ``[[key]]`` tables are expected (None when absent): a single ``[key]`` table,
+        which TOML reads as one table rather than a list of them, is refused saying how to write it."""
+        value = self.data.get(key)
+        if isinstance(value, Mapping):
+            raise SpecwiseError(
+                f"{self.file}: [{key}] is a single table; it must be written [[{key}]] (an array of tables)"
+            )
+        return value
+
     def get(self, key: str, default: Any = MISSING) -> Any:
         if key not in self.data:
             if default is MISSING:
@@ -54,13 +68,13 @@ class Section:
     def string(self, key: str, default: Any = MISSING) -> Any:
         value = self.get(key, default)
         if value is not default and not isinstance(value, str):
-            raise self.fail(key, f"must be a string, got {value!r}")
+            raise self.fail(key, f"must be a string, got {as_written(value)}")
         return value
 
     def choice(self, key: str, choices: tuple[str, ...], default: Any = MISSING) -> Any:
         value = self.string(key, default)
         if value is not default and value not in choices:
-            raise self.fail(key, f"expected one of {', '.join(choices)}, got {value!r}")
+            raise self.fail(key, f"expected one of {', '.join(choices)}, got {as_written(value)}")
         return value
 
     def positive_int(self, key: str, default: Any = MISSING, *, high: int | None = None) -> Any:
@@ -76,7 +90,7 @@ class Section:
         if value is default:
             return value
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise self.fail(key, f"must be {what}, got {value!r}")
+            raise self.fail(key, f"must be {what}, got {as_written(value)}")
         if high is not None and value > high:
             raise self.fail(key, f"must be <= {high:,}, got {value:,}")
         return value
@@ -94,9 +108,9 @@ class Section:
         if value is default:
             return value
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(key, f"must be a number, got {value!r}")
+            raise self.fail(key, f"must be a number, got {as_written(value)}")
         if not math.isfinite(value):
-            raise self.fail(key, f"must be a finite number, got {value!r}")
+            raise self.fail(key, f"must be a finite number, got {as_written(value)}")
         if low is not None and (value < low or (strict_low and value == low)):
             raise self.fail(key, f"must be {'>' if strict_low else '>='} {low}, got {value}")
         if high is not None and value > high:
@@ -112,7 +126,7 @@ class Section:
             or not value
             or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
         ):
-            raise self.fail(key, f"must be a non-empty list of numbers, got {value!r}")
+            raise self.fail(key, f"must be a non-empty list of numbers, got {as_written(value)}")
         if not all(math.isfinite(v) for v in value):
-            raise self.fail(key, f"must be finite numbers, got {value!r}")
+            raise self.fail(key, f"must be finite numbers, got {as_written(value)}")
         return [float(v) for v in value]

@@ -17,7 +17,7 @@ from specwise.acceptance.model import AcceptanceModel
 from specwise.contracts.calibration import CalibrationDoc
 from specwise.contracts.document import DocumentError
 from specwise.contracts.profile import ProfileDoc
-from specwise.errors import SpecError, SpecwiseError
+from specwise.errors import SpecError, SpecwiseError, as_written
 from specwise.fileio import read_text_bounded
 from specwise.memory.vllm_rules import batched_tokens_refusal
 from specwise.methods import LOOKUP_METHODS, MAX_K, METHOD_NAMES, Method, get_method
@@ -193,9 +193,9 @@ def parse_speculation(
         or not raw_k
         or not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= MAX_K for k in raw_k)
     ):
-        raise s.fail("k", f"must be a non-empty list of integers in 0..{MAX_K}, got {raw_k!r}")
+        raise s.fail("k", f"must be a non-empty list of integers in 0..{MAX_K}, got {as_written(raw_k)}")
     if method.name != "none" and not any(raw_k):
-        raise s.fail("k", f"k needs a value >= 1 (k = 0, no speculation, is the baseline), got {raw_k!r}")
+        raise s.fail("k", f"k needs a value >= 1 (k = 0, no speculation, is the baseline), got {as_written(raw_k)}")
     if method.is_lookup:
         for key in ("draft_tp", "draft_quantization"):
             if key in s.data:
@@ -223,7 +223,7 @@ def _lookup_bounds(s: Section) -> tuple[int, int]:
     lo = lo if lo is not None else hi
     hi = hi if hi is not None else lo
     if not (isinstance(lo, int) and isinstance(hi, int)) or isinstance(lo, bool) or isinstance(hi, bool):
-        raise s.fail("prompt_lookup_min", f"need integers, got {lo!r}, {hi!r}")
+        raise s.fail("prompt_lookup_min", f"need integers, got {as_written(lo)}, {as_written(hi)}")
     if not 1 <= lo <= hi <= 64:
         raise s.fail("prompt_lookup_min", f"need 1 <= prompt_lookup_min <= prompt_lookup_max <= 64, got {lo}, {hi}")
     return lo, hi
@@ -401,7 +401,7 @@ def parse_sweep(s: Section, base_dir: Path | None, k_values: tuple[int, ...]) ->
         raise s.fail("qps", f"rates must be > 0, got {qps}")
     kind = s.string("arrivals", "poisson")
     if kind not in ("poisson", "gamma", "constant", "trace"):
-        raise s.fail("arrivals", f"expected poisson, gamma, constant or trace, got {kind!r}")
+        raise s.fail("arrivals", f"expected poisson, gamma, constant or trace, got {as_written(kind)}")
     cv = s.number("burstiness_cv", 1.0, low=0.0, strict_low=True, high=100.0)
     for key, reads_it in (("trace_file", "trace"), ("burstiness_cv", "gamma")):  # a setting nothing would read
         if key in s.data and kind != reads_it:
@@ -526,7 +526,7 @@ def scenario_name(root: Section) -> str:
         return Path(root.file).stem
     name = root.data["name"]
     if not isinstance(name, str) or not name.strip():
-        raise SpecwiseError(f"{root.file}: name: must be a non-empty string, got {name!r}")
+        raise SpecwiseError(f"{root.file}: name: must be a non-empty string, got {as_written(name)}")
     return checked_name(name, f"{root.file}: name")
 
 
@@ -547,7 +547,7 @@ def past_positions_note(
 
 
 def _workload_tables(root: Section, file: str) -> list[Any]:
-    workloads = root.get("workload", None)
+    workloads = root.array_of_tables("workload")
     if not isinstance(workloads, list) or not workloads:
         raise SpecwiseError(f"{file}: at least one [[workload]] table is required")
     return workloads

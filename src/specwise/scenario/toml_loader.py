@@ -36,7 +36,7 @@ def source_name(path: Path) -> str:
 
 def read_toml(path: Path, what: str = "scenario") -> dict[str, Any]:
     """A TOML file as a table; missing, unreadable, oversized or malformed files are one line naming the file."""
-    text = read_text_bounded(path, MAX_TOML_BYTES, what).removeprefix("\ufeff")  # a BOM (Windows editors) is not TOML
+    text = read_text_bounded(path, MAX_TOML_BYTES, what)  # a BOM (Windows editors) is dropped: it is not TOML
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -32,7 +32,7 @@ class GpuSpec:
     compute_capability: str | None = None
 
     def __post_init__(self) -> None:
-        if self.compute_capability is not None and not _is_capability(self.compute_capability):
+        if self.compute_capability is not None and not is_capability(self.compute_capability):
             raise SpecError(
                 f"GpuSpec.compute_capability: major.minor like 9.0, got {self.compute_capability!r} ({self.name})"
             )
@@ -56,6 +56,6 @@ class GpuSpec:
         return self.dense_fp8_flops_per_s is not None
 
 
-def _is_capability(text: str) -> bool:
+def is_capability(text: str) -> bool:
     major, dot, minor = text.partition(".")
     return bool(dot) and major.isdigit() and minor.isdigit() and len(major) <= 2 and len(minor) == 1

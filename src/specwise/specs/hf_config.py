@@ -158,7 +158,7 @@ def _native_quantization(top: ConfigFields, f: ConfigFields) -> Quantization:
         return Quantization("mxfp4", scope="experts")
     if method in ("fp8", "fbgemm_fp8"):
         return Quantization("fp8")
-    if method in ("gptq", "awq", "gptq_marlin", "awq_marlin") and bits == 4:
+    if method in _BITS_MODELLED and bits == 4:
         return Quantization("int4")
     if method in ("gptq", "compressed-tensors", "bitsandbytes") and bits == 8:
         return Quantization("int8")
@@ -166,7 +166,25 @@ def _native_quantization(top: ConfigFields, f: ConfigFields) -> Quantization:
         return q
     if method == "bitsandbytes" and (qc.get("load_in_4bit") or qc.get("load_in_8bit")):
         return Quantization("int4" if qc.get("load_in_4bit") else "int8")
-    raise SpecwiseError(f"{f.where}: quantization_config.quant_method {method!r} is not modelled; {fix}")
+    raise SpecwiseError(f"{f.where}: {_not_modelled(method, qc)}; {fix}")
+
+
+# The methods read by their ``bits`` alone, and the widths modelled for each (vLLM's GPTQ kernels take 8 bits too;
+# AWQ's take 4 only)
+_BITS_MODELLED = {"gptq": (4, 8), "awq": (4,), "gptq_marlin": (4,), "awq_marlin": (4,)}
+
+
+def _not_modelled(method: str, qc: Mapping[str, object]) -> str:
+    """What of ``quantization_config`` is not modelled: the ``bits`` of a method that is (GPTQ at 3 bits), else the
+    method."""
+    if method not in _BITS_MODELLED:
+        return f"quantization_config.quant_method {method!r} is not modelled"
+    widths = _BITS_MODELLED[method]
+    modelled = " or ".join(str(b) for b in widths) + (" are" if len(widths) > 1 else " is")
+    if "bits" not in qc:
+        return f"quantization_config.bits is missing for {method} ({modelled} modelled)"
+    shown = json.dumps(qc["bits"], default=str)  # as the file wrote it: 3, "four", null
+    return f"quantization_config.bits {shown:.40} for {method} is not modelled ({modelled})"
 
 
 def _compressed_tensors(qc: Mapping[str, object]) -> Quantization | None:
