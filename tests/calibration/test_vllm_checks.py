@@ -69,6 +69,14 @@ def _set(path: tuple[str | int, ...], value: object) -> Callable[[Run], None]:
     return change
 
 
+def _sets(*changes: Callable[[Run], None]) -> Callable[[Run], None]:
+    def change(run: Run) -> None:
+        for c in changes:
+            c(run)
+
+    return change
+
+
 IMPOSSIBLE = [
     (_set(("itls", 0, 0), -1.0), "itls[0][0] = -1.0: a latency must be a finite number of seconds >= 0"),
     (_set(("itls", 3, 2), math.nan), "itls[3][2] = nan"),
@@ -93,6 +101,23 @@ IMPOSSIBLE = [
         _set(("output_lens", 0), 10**9),
         "input_lens[0] + output_lens[0] = 32 + 1,000,000,000 tokens: more than the 10,000,000 tokens of context",
     ),
+    # an impossible load is said where it is read, not as a load no baseline ran at
+    (_set(("request_rate",), -1), 'request_rate: must be > 0 (or "inf"), got -1'),
+    (_set(("request_rate",), 0), 'request_rate: must be > 0 (or "inf"), got 0'),
+    (_set(("max_concurrency",), -8), "max_concurrency: must be an integer >= 1 (null or 0: no cap), got -8"),
+    (_set(("completed",), -1), "completed: a count cannot be negative, got -1"),
+    (_set(("completed",), 0), "completed + failed = 0 + 0, but the per-request lists hold 12 requests"),
+    (
+        _sets(_set(("completed",), 11), _set(("failed",), 1)),
+        "completed = 11, but 12 requests produced tokens (output_lens > 0)",
+    ),
+    (_set(("errors",), "x"), "errors = 'x': expected a list, one entry per request"),
+    (_set(("errors",), ["", ""]), "per-request lists of different lengths (start_times 12, ttfts 12, itls 12, "),
+    (_set(("errors", 3), 5), "errors[3] = 5: an error must be a string ('' for success)"),
+    (_set(("latencies",), "x"), "latencies = 'x': expected a list, one entry per request"),
+    (_set(("ttfts",), "x"), "ttfts = 'x': expected a list"),  # not "no per-request timings": it has them
+    (_set(("start_times",), {"a": 1}), "start_times = {'a': 1}: expected a list"),  # not "predates start_times"
+    (_set(("model_id",), 5), "model_id: expected a string, got 5"),
 ]
 
 
