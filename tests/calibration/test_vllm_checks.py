@@ -59,6 +59,14 @@ def test_runs_of_two_models_are_refused(tmp_path: Path, capsys: pytest.CaptureFi
     assert json.loads(capsys.readouterr().out)["calibration"]["target"] == "meta-llama/Llama-3.1-8B-Instruct"
 
 
+def test_runs_that_name_no_model_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The calibration would carry no target, which every --calibration reader refuses (it would price any model)."""
+    runs = [{**r, "model_id": ""} for r in _runs()]
+    path = _write(tmp_path, runs)
+    err = _refusal(tmp_path, capsys, path)
+    assert f"error: no model_id in {path}[0], {path}[1], {path}[2], {path}[3]: vllm bench serve writes" in err
+
+
 def _set(path: tuple[str | int, ...], value: object) -> Callable[[Run], None]:
     def change(run: Run) -> None:
         node: Any = run
