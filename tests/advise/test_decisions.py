@@ -136,6 +136,7 @@ def test_int4_target_warns_about_acceptance() -> None:
 
 def test_profile_evidence_replaces_the_prior(tmp_path: Path) -> None:
     profile = {
+        "schema": "specwise.profile/1",
         "method": "ngram",
         "target": "meta-llama/Llama-3.1-70B-Instruct",
         "draft": None,
@@ -147,7 +148,7 @@ def test_profile_evidence_replaces_the_prior(tmp_path: Path) -> None:
                 "class": None,
                 "alpha_mean": 0.1,
                 "per_position_acceptance": [0.08, 0.03, 0.01, 0.0, 0.0, 0.0],
-                "by_k": [],
+                "by_k": [{"k": 6, "per_position_acceptance": [0.08, 0.03, 0.01, 0.0, 0.0, 0.0]}],
             },
         ],
     }

@@ -20,6 +20,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"
 
 def _ngram_profile(tmp_path: Path, target: str, lookup: tuple[int, int]) -> Path:
     doc = {
+        "schema": "specwise.profile/1",
         "method": "ngram",
         "target": target,
         "draft": None,
@@ -32,7 +33,7 @@ def _ngram_profile(tmp_path: Path, target: str, lookup: tuple[int, int]) -> Path
                 "class": None,
                 "alpha_mean": 0.1,
                 "per_position_acceptance": [0.08, 0.03, 0.01, 0.0, 0.0, 0.0],
-                "by_k": [],
+                "by_k": [{"k": 6, "per_position_acceptance": [0.08, 0.03, 0.01, 0.0, 0.0, 0.0]}],
             }
         ],
     }

@@ -55,12 +55,14 @@ def test_drafting_only_on_matches_costs_less_than_verifying_every_step_at_the_sa
 
 def _ngram_profile(tmp_path: Path) -> Path:
     profile = {
+        "schema": "specwise.profile/1",
         "method": "ngram",
         "target": "meta-llama/Llama-3.1-70B-Instruct",
         "draft": None,
         "results": [
             {"temperature": 0.0, "drafting": "greedy", "quantization": {}, "class": None,
-             "per_position_acceptance": [0.6, 0.4, 0.3, 0.2], "by_k": []}
+             "per_position_acceptance": [0.6, 0.4, 0.3, 0.2],
+             "by_k": [{"k": 4, "per_position_acceptance": [0.6, 0.4, 0.3, 0.2]}]}  # no steps: match rate unknown
         ],
     }  # fmt: skip
     path = tmp_path / "ngram.json"

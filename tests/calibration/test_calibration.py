@@ -193,16 +193,18 @@ def _vllm_counters(drafts: float, draft_tokens: float, rates: list[float]) -> st
     return "\n".join(lines) + "\n"
 
 
-def _launch_store(path: Path, server_args: tuple[list[str], list[str]] = ([], [])) -> None:
+def _launch_store(
+    path: Path, server_args: tuple[list[str], list[str]] = ([], []), model: str | None = "toy/model"
+) -> None:
     """A finished ``bench --launch`` run ``base`` of the toy engine: a baseline and a draft model (each with its
-    server arguments), as the harness stores it."""
+    server arguments), as the harness stores it (``model``: None, as no harness stores it)."""
     store = ResultStore(path)
     zero = _vllm_counters(0, 0, [0.0] * 4)
     for n, (name, method, alpha, scale) in enumerate(
         [("baseline", None, 0.0, 0.0), ("draft", "draft_model", 1.0, 0.25)]
     ):
         spec = {"method": method, "num_speculative_tokens": 4} if method else None
-        launch = {"name": name, "speculative_config": spec, "server_args": server_args[n]}
+        launch = {"name": name, "speculative_config": spec, "server_args": server_args[n], "model": model}
         config = {"rates": [0.5, 2.0], "launch": {**launch, "hardware": "2 x NVIDIA H100 80GB HBM3"}}
         run_id = f"base-{name}"
         store.create_run(run_id, float(n), config)
@@ -253,6 +255,19 @@ def test_the_calibration_records_the_servers_tensor_parallelism(
     assert CalibrationDoc.read(out).tensor_parallel_size == recorded
     del written["tensor_parallel_size"]  # a file from before it was recorded still reads
     assert CalibrationDoc.from_json(written).tensor_parallel_size is None
+
+
+def test_a_stored_run_that_does_not_name_its_model_is_not_calibrated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The file would carry no target, which every --calibration reader refuses: said before it is written."""
+    _launch_store(tmp_path / "b.sqlite", model=None)
+    out = tmp_path / "cal.json"
+    argv = ["bench", "--calibrate-run", "base", "--db", str(tmp_path / "b.sqlite"), "--calibration-out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "run base does not record the model its server served" in err and "Traceback" not in err
+    assert not out.exists()
 
 
 def test_tensor_parallelism_from_each_engines_flags() -> None:

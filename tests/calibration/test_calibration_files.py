@@ -84,3 +84,86 @@ def test_another_models_calibration_names_both_ways_to_redo_it(
     cal = _calibration(tmp_path / "cal.json", changes={"target": "HuggingFaceTB/SmolLM2-135M"})
     err = _simulate_error(tmp_path, capsys, cal)
     assert "specwise calibrate on vllm bench serve --save-detailed results" in err and "--calibrate)" in err
+
+
+ADVISE = """
+[deployment]
+target = "meta-llama/Llama-3.1-8B-Instruct"
+gpu = "H100"
+max_model_len = 4096
+[advise]
+operating_qps = 1
+[sweep]
+qps = [1]
+num_requests = 40
+[[workload]]
+name = "w"
+prompt_tokens = 200
+output_tokens = 60
+[[candidate]]
+name = "ng"
+method = "ngram"
+k = [0, 4]
+"""
+
+
+def _without(path: Path, *keys: str) -> Path:
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({k: v for k, v in data.items() if k not in keys}))
+    return path
+
+
+def test_a_calibration_without_its_target_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without ``target`` no deployment's model could be checked against the law's: it priced any model, exit 0."""
+    for n, cal in enumerate(
+        (
+            _without(_calibration(tmp_path / "gone.json"), "target"),
+            _calibration(tmp_path / "null.json", changes={"target": None}),
+            _calibration(tmp_path / "empty.json", changes={"target": " "}),
+        )
+    ):
+        err = _simulate_error(tmp_path, capsys, cal)
+        assert f"error: {cal}: target: missing: the calibration does not say which model it measured" in err, n
+    scenario = tmp_path / "a.toml"  # and advise, where the audit found it
+    scenario.write_text(ADVISE)
+    assert main(["advise", str(scenario), "--calibration", str(tmp_path / "gone.json")]) == 2
+    assert f"{tmp_path / 'gone.json'}: target: missing" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"engine_version": "abc"}, "engine_version: 'abc': expected a version like 0.15 or 0.10.1"),
+        ({"engine_version": ""}, "engine_version: '': expected a version like"),
+        ({"engine": "trt"}, "engine: expected one of vllm, sglang, llama.cpp, got 'trt'"),
+        ({"server": "x"}, "server: expected an object, got str"),
+        ({"server": {"max_num_seqs": 0, "max_num_batched_tokens": 8192}}, "server.max_num_seqs: 0: must be at least 1"),
+    ],
+)
+def test_an_impossible_server_record_is_refused_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], changes: dict[str, object], says: str
+) -> None:
+    cal = _calibration(tmp_path / "cal.json", changes=changes)
+    assert f"error: {cal}: {says}" in _simulate_error(tmp_path, capsys, cal)
+
+
+def test_a_calibration_without_its_schema_says_the_schema_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It lists configs, as a specwise bench result without a schema does: it was taken for one."""
+    cal = _without(_calibration(tmp_path / "cal.json"), "schema")
+    err = _simulate_error(tmp_path, capsys, cal)
+    assert (
+        f'error: {cal}: schema: missing: every calibration specwise writes says "schema": "specwise.calibration/1"'
+        in err
+    )
+    assert "bench result" not in err
+
+
+def test_the_valid_calibration_these_are_made_from_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SCENARIO)
+    for changes in ({}, {"engine_version": "v0.24.0rc1"}, {"engine": "vllm", "engine_version": None}):
+        cal = _calibration(tmp_path / "cal.json", changes=changes)
+        assert main(["simulate", "--scenario", str(scenario), "--calibration", str(cal), "--json"]) == 0
+        capsys.readouterr()

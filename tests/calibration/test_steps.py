@@ -140,7 +140,8 @@ def test_a_client_reading_late_keeps_the_steps_time() -> None:
 
 def test_the_calibration_says_how_many_steps_were_left_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = ResultStore(tmp_path / "b.sqlite")
-    config = {"rates": [2.0, 6.0], "launch": {"name": "baseline", "speculative_config": None, "server_args": []}}
+    launch = {"name": "baseline", "speculative_config": None, "server_args": [], "model": "toy/model"}
+    config = {"rates": [2.0, 6.0], "launch": launch}
     store.create_run("base-baseline", 0.0, config)
     for level, rate in enumerate((2.0, 6.0)):
         recs, *_ = toy_engine(rate, 30, 0, 0.0, 0.0, seed=level)
@@ -164,7 +165,7 @@ def _doc(outliers: int, left_out: int | None = None) -> CalibrationDoc:
     point = StepPoint("baseline", 0, 4, 0.0, 400.0, 4.0, 0.1, 95, outliers)
     law = StepLaw(0.0, 0.0, 0.1)
     left_out = outliers if left_out is None else left_out
-    return CalibrationDoc("r", law, 1, 0.01, {}, points=(point,), outlier_steps=left_out)
+    return CalibrationDoc("r", law, 1, 0.01, {}, points=(point,), outlier_steps=left_out, target="toy/model")
 
 
 def test_many_stalls_say_the_machine_was_busy() -> None:

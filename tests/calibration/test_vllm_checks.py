@@ -59,12 +59,28 @@ def test_runs_of_two_models_are_refused(tmp_path: Path, capsys: pytest.CaptureFi
     assert json.loads(capsys.readouterr().out)["calibration"]["target"] == "meta-llama/Llama-3.1-8B-Instruct"
 
 
+def test_runs_that_name_no_model_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The calibration would carry no target, which every --calibration reader refuses (it would price any model)."""
+    runs = [{**r, "model_id": ""} for r in _runs()]
+    path = _write(tmp_path, runs)
+    err = _refusal(tmp_path, capsys, path)
+    assert f"error: no model_id in {path}[0], {path}[1], {path}[2], {path}[3]: vllm bench serve writes" in err
+
+
 def _set(path: tuple[str | int, ...], value: object) -> Callable[[Run], None]:
     def change(run: Run) -> None:
         node: Any = run
         for key in path[:-1]:
             node = node[key]
         node[path[-1]] = value
+
+    return change
+
+
+def _sets(*changes: Callable[[Run], None]) -> Callable[[Run], None]:
+    def change(run: Run) -> None:
+        for c in changes:
+            c(run)
 
     return change
 
@@ -93,6 +109,23 @@ IMPOSSIBLE = [
         _set(("output_lens", 0), 10**9),
         "input_lens[0] + output_lens[0] = 32 + 1,000,000,000 tokens: more than the 10,000,000 tokens of context",
     ),
+    # an impossible load is said where it is read, not as a load no baseline ran at
+    (_set(("request_rate",), -1), 'request_rate: must be > 0 (or "inf"), got -1'),
+    (_set(("request_rate",), 0), 'request_rate: must be > 0 (or "inf"), got 0'),
+    (_set(("max_concurrency",), -8), "max_concurrency: must be an integer >= 1 (null or 0: no cap), got -8"),
+    (_set(("completed",), -1), "completed: a count cannot be negative, got -1"),
+    (_set(("completed",), 0), "completed + failed = 0 + 0, but the per-request lists hold 12 requests"),
+    (
+        _sets(_set(("completed",), 11), _set(("failed",), 1)),
+        "completed = 11, but 12 requests produced tokens (output_lens > 0)",
+    ),
+    (_set(("errors",), "x"), "errors = 'x': expected a list, one entry per request"),
+    (_set(("errors",), ["", ""]), "per-request lists of different lengths (start_times 12, ttfts 12, itls 12, "),
+    (_set(("errors", 3), 5), "errors[3] = 5: an error must be a string ('' for success)"),
+    (_set(("latencies",), "x"), "latencies = 'x': expected a list, one entry per request"),
+    (_set(("ttfts",), "x"), "ttfts = 'x': expected a list"),  # not "no per-request timings": it has them
+    (_set(("start_times",), {"a": 1}), "start_times = {'a': 1}: expected a list"),  # not "predates start_times"
+    (_set(("model_id",), 5), "model_id: expected a string, got 5"),
 ]
 
 

@@ -141,3 +141,25 @@ def test_a_speculative_config_written_as_an_object_reads_as_the_string(tmp_path:
         _write(tmp_path, data | {"speculative_config": json.loads(data["speculative_config"])}, name="o.json")
     ).configs[0]
     assert as_object.method == as_text.method == "eagle3" and as_object.draft == as_text.draft
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # vLLM asserts a request rate > 0 (vllm/benchmarks/serve.py get_request) and caps with asyncio.Semaphore
+        ({"request_rate": -1}, r'request_rate: must be > 0 \(or "inf"\), got -1'),
+        ({"request_rate": 0.0}, r'request_rate: must be > 0 \(or "inf"\), got 0.0'),
+        ({"max_concurrency": -8}, r"max_concurrency: must be an integer >= 1 \(null or 0: no cap\), got -8"),
+        ({"completed": -40}, r"completed: a count cannot be negative, got -40"),
+        ({"failed": -1}, r"failed: a count cannot be negative, got -1"),
+    ],
+)
+def test_an_impossible_load_is_refused_naming_the_field(tmp_path: Path, change: dict[str, Any], message: str) -> None:
+    with pytest.raises(DocumentError, match=rf"r\.json: {message}$"):
+        read_bench(_write(tmp_path, recorded() | change))
+
+
+def test_max_concurrency_0_is_no_cap_as_vllm_runs_it(tmp_path: Path) -> None:
+    """vLLM: ``asyncio.Semaphore(max_concurrency) if max_concurrency else contextlib.nullcontext()``."""
+    (level,) = read_bench(_write(tmp_path, recorded() | {"max_concurrency": 0})).configs[0].levels
+    assert level.concurrency is None

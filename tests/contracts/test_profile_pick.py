@@ -49,6 +49,7 @@ def test_the_workload_s_own_class_or_prompts_without_classes_need_no_note() -> N
 def test_a_profile_that_drafted_nothing_says_so() -> None:
     """An n-gram profile with no match writes null rates: a real answer, refused as such, not as a bad file."""
     data = {
+        "schema": "specwise.profile/1",
         "method": "ngram",
         "target": "t",
         "draft": None,
@@ -61,7 +62,7 @@ def test_a_profile_that_drafted_nothing_says_so() -> None:
                 "class": None,
                 "alpha_mean": None,
                 "per_position_acceptance": [None],
-                "by_k": [],
+                "by_k": [{"k": 1, "acceptance_rate": None, "per_position_acceptance": [None]}],
             }
         ],
     }

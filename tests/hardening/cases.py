@@ -62,7 +62,7 @@ def profile_doc() -> dict[str, Any]:
                 "class": None,
                 "alpha_mean": 0.3,
                 "per_position_acceptance": [0.4, 0.3, 0.2],
-                "by_k": [],
+                "by_k": [{"k": 3, "per_position_acceptance": [0.4, 0.3, 0.2]}],
             }
         ],
     }

@@ -94,15 +94,19 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_profile_file_picks_nearest_temperature_and_class(tmp_path: Path) -> None:
+    results = [
+        {"temperature": 0.0, "drafting": "greedy", "class": None, "per_position_acceptance": [0.9, 0.8]},
+        {"temperature": 1.0, "drafting": "greedy", "class": None, "per_position_acceptance": [0.5, 0.3]},
+        {"temperature": 1.0, "drafting": "greedy", "class": "chat", "per_position_acceptance": [0.4, 0.1]},
+        {"temperature": 1.0, "drafting": "probabilistic", "class": None, "per_position_acceptance": [0.7, 0.5]},
+    ]
     profile = {
+        "schema": "specwise.profile/1",
         "target": "t",
         "draft": None,
         "method": "ngram",  # the scenario's method: a profile of another one is refused (test_profile_of_another_pair)
         "results": [
-            {"temperature": 0.0, "drafting": "greedy", "class": None, "per_position_acceptance": [0.9, 0.8]},
-            {"temperature": 1.0, "drafting": "greedy", "class": None, "per_position_acceptance": [0.5, 0.3]},
-            {"temperature": 1.0, "drafting": "greedy", "class": "chat", "per_position_acceptance": [0.4, 0.1]},
-            {"temperature": 1.0, "drafting": "probabilistic", "class": None, "per_position_acceptance": [0.7, 0.5]},
+            {**r, "by_k": [{"k": 2, "per_position_acceptance": r["per_position_acceptance"]}]} for r in results
         ],
     }
     (tmp_path / "p.json").write_text(json.dumps(profile))
@@ -120,8 +124,10 @@ def test_profile_file_picks_nearest_temperature_and_class(tmp_path: Path) -> Non
 
 def test_profile_of_another_pair(tmp_path: Path) -> None:
     # review 5: a profile of Qwen2.5-Coder 1.5B + 0.5B drove a Llama-3.1-8B + 1B scenario with no word
-    doc = {"target": "Qwen/Qwen2.5-Coder-1.5B", "draft": "Qwen/Qwen2.5-0.5B", "method": "draft_model", "results": [
-        {"temperature": 0.0, "drafting": "greedy", "class": None, "per_position_acceptance": [0.9, 0.8]}]}  # fmt: skip
+    doc = {"schema": "specwise.profile/1", "target": "Qwen/Qwen2.5-Coder-1.5B", "draft": "Qwen/Qwen2.5-0.5B",
+           "method": "draft_model", "results": [
+        {"temperature": 0.0, "drafting": "greedy", "class": None, "per_position_acceptance": [0.9, 0.8],
+         "by_k": [{"k": 2, "per_position_acceptance": [0.9, 0.8]}]}]}  # fmt: skip
     (tmp_path / "p.json").write_text(json.dumps(doc))
     lookup = BASE.replace("acceptance = 0.6", 'profile = "p.json"')
     with pytest.raises(SpecwiseError, match=r"\[speculation\]\.profile: it measured draft_model, not ngram"):

@@ -88,7 +88,10 @@ def test_a_predictor_that_does_not_use_the_calibration_is_refused(
     from specwise.contracts.calibration import CalibratedConfig, CalibrationDoc, StepLaw
 
     configs = (CalibratedConfig("baseline", None, None, 0), CalibratedConfig("spec", "ngram", None, 2))
-    cal = CalibrationDoc("toy", StepLaw(1e-7, 5e-3, 0.01), 10, 0.1, {"spec": 0.04}, configs=configs)
+    law = StepLaw(1e-7, 5e-3, 0.01)
+    cal = CalibrationDoc(
+        "toy", law, 10, 0.1, {"spec": 0.04}, configs=configs, target="meta-llama/Llama-3.1-8B-Instruct"
+    )
     (tmp_path / "cal.json").write_text(json.dumps(cal.to_json()))
     path = tmp_path / "s.toml"
     path.write_text(_toml(f'predictor = "{predictor}"\ncalibration = "cal.json"\n'))

@@ -167,6 +167,12 @@ def fitted_doc(run_id: str, runs: list[ConfigRun], engine: EngineConfig | Mappin
 def calibrate(store: ResultStore, base_id: str) -> CalibrationDoc:
     """The fitted step-time law, draft scales, and per-level prediction error of a launch run."""
     runs, infos = config_runs(store, base_id)
+    if not infos[0].model:  # the reader refuses a calibration without its target (contracts.calibration)
+        raise SpecwiseError(
+            f"{store.path}: run {base_id} does not record the model its server served (stored by an older "
+            "specwise?), and a calibration must name the model it measured: re-run it with specwise bench --launch "
+            "FILE --calibrate"
+        )
     # each configuration replayed with its own server's batch limits (review s47d F3: the last one's, for all)
     engines = {info.name: engine_config(info.server_args) for info in infos}
     return replace(

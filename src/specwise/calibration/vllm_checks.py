@@ -40,16 +40,23 @@ def _runs_of(runs: Sequence[DetailedRun], shown: int = 4) -> str:
     return ", ".join(r.where for r in runs[:shown]) + more
 
 
-def check_models(runs: Sequence[DetailedRun]) -> str | None:
-    """The one target model of ``runs`` (None when no file names it); runs of two models are refused."""
+def check_models(runs: Sequence[DetailedRun]) -> str:
+    """The one target model of ``runs``; runs of two models are refused, and so are runs none of which names its
+    model: vLLM writes ``model_id`` (``--model``, else the server's first model), and a calibration without its
+    target would price any model (the reader refuses one: :mod:`specwise.contracts.calibration`)."""
     by_model: dict[str, list[DetailedRun]] = {}
     for r in runs:
         if r.model_id:
             by_model.setdefault(r.model_id, []).append(r)
+    if not by_model:
+        raise SpecwiseError(
+            f"no model_id in {_runs_of(runs)}: vllm bench serve writes the model it benchmarked there, and a "
+            "calibration must name the model it measured; give the files as vllm bench serve wrote them"
+        )
     if len(by_model) > 1:
         models = "; ".join(f"{m} ({_runs_of(rs)})" for m, rs in by_model.items())
         raise SpecwiseError(f"runs of different models: {models}; calibrate each model's runs separately")
-    return next(iter(by_model), None)
+    return next(iter(by_model))
 
 
 def _succeeded(run: DetailedRun) -> bool:

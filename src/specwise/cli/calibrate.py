@@ -75,7 +75,6 @@ def _input(args: argparse.Namespace) -> VllmCalibrationInput:
 def assumptions_text(cal: CalibrationDoc, request: VllmCalibrationInput) -> str:
     """What the calibration took as given: the target, the engine version and the batch limits (each marked
     assumed when neither the files nor the flags gave it)."""
-    target = cal.target or "unknown (no model_id in the result files)"
     version = cal.engine_version or "unknown (not in the result files; give --engine-version)"
     limits = ", ".join(
         f"{name} {value} "
@@ -85,7 +84,7 @@ def assumptions_text(cal: CalibrationDoc, request: VllmCalibrationInput) -> str:
             ("max_num_batched_tokens", request.max_num_batched_tokens),
         )
     )
-    return f"target: {target}; vLLM version: {version}; {limits}"
+    return f"target: {cal.target}; vLLM version: {version}; {limits}"
 
 
 def render(cal: CalibrationDoc, request: VllmCalibrationInput, path: Path, wide: bool = False) -> None:

@@ -91,12 +91,35 @@ def _ms(f: Fields, metric: str) -> Percentiles:
 
 
 def _rate(f: Fields) -> float | None:
-    """``request_rate``: requests/s, or ``"inf"`` (all at once: no target rate)."""
+    """``request_rate``: requests/s, or ``"inf"`` (all at once: no target rate). vLLM sends at no other rate
+    (``vllm/benchmarks/serve.py`` ``get_request``: ``assert current_request_rate > 0.0``), so a rate <= 0 is refused
+    where it is read, not reported later as a load no baseline was run at."""
     value = f.data.get("request_rate")
     if value is None or value == "inf":
         return None
     rate = f.number("request_rate")
-    return rate if rate is not None and math.isfinite(rate) else None
+    if rate is None or rate <= 0:
+        raise f.fail("request_rate", f'must be > 0 (or "inf"), got {value!r}')
+    return rate
+
+
+def _max_concurrency(f: Fields) -> int | None:
+    """``max_concurrency``: the ``--max-concurrency`` cap on requests in flight, None for no cap. vLLM caps with
+    ``asyncio.Semaphore(max_concurrency) if max_concurrency else contextlib.nullcontext()`` (``benchmark()``), so 0
+    (like null, not given) runs without a cap, and a negative cap is no run it makes (``asyncio.Semaphore`` refuses
+    a value < 0)."""
+    cap = f.integer("max_concurrency")
+    if cap is not None and cap < 0:
+        raise f.fail("max_concurrency", f"must be an integer >= 1 (null or 0: no cap), got {cap}")
+    return cap or None
+
+
+def _count(f: Fields, key: str) -> int:
+    """``completed`` or ``failed``: how many requests vLLM counted as such (0 when absent); not negative."""
+    value = f.integer(key, 0) or 0
+    if value < 0:
+        raise f.fail(key, f"a count cannot be negative, got {value}")
+    return value
 
 
 def _spec_decode(f: Fields) -> SpecDecodeReading | None:
@@ -123,8 +146,7 @@ def _spec_decode(f: Fields) -> SpecDecodeReading | None:
 def level_from_result(data: JsonObject, where: str, level: int) -> BenchLevel:
     """One ``vllm bench serve`` run as one bench level (latencies in seconds, rates per second)."""
     f = Fields(data, where)
-    completed = f.integer("completed", 0) or 0
-    failed = f.integer("failed", 0) or 0
+    completed, failed = _count(f, "completed"), _count(f, "failed")
     summary = LevelSummary(
         requests=completed + failed,
         ttft_s=_ms(f, "ttft"),
@@ -140,7 +162,7 @@ def level_from_result(data: JsonObject, where: str, level: int) -> BenchLevel:
         failed=failed,
         duration_s=f.number("duration", 0.0) or 0.0,
     )
-    return BenchLevel(summary, _spec_decode(f), concurrency=f.integer("max_concurrency"))
+    return BenchLevel(summary, _spec_decode(f), concurrency=_max_concurrency(f))
 
 
 def parse_speculative_config(raw: object, where: str) -> JsonObject | None:

@@ -24,6 +24,9 @@ from specwise.contracts.document import (
     read_json_file,
 )
 from specwise.contracts.sweep import DEFAULT_BAND, P80_REPLAY_ERROR, RMS_FIT_ERROR
+from specwise.engines import ENGINES
+from specwise.engines.vllm_versions import VllmVersion
+from specwise.errors import SpecwiseError
 from specwise.specs.model import checkpoint_name
 
 SCHEMA = Schema("specwise.calibration", 1)
@@ -240,10 +243,11 @@ class CalibrationDoc:
 
     @classmethod
     def from_json(cls, data: JsonObject, where: str = "calibration") -> CalibrationDoc:
-        if is_bench_result(data):
+        if "predictor" not in data and is_bench_result(data):  # a calibration lists configs too
             raise DocumentError(f"{where}: is a specwise bench result, not a calibration: {CALIBRATE_A_BENCH_RUN}")
-        SCHEMA.check(data, where, required=False)
+        _check_schema(data, where)
         f = Fields(data, where)
+        engine, engine_version, target = _identity(f)
         pred = f.object("predictor")
         if pred is None:
             raise f.fail("predictor", "missing: not a specwise calibration")
@@ -282,11 +286,11 @@ class CalibrationDoc:
                 CalibratedConfig(c.text("name", "") or "", c.text("method"), c.text("model"), c.integer("k", 0) or 0)
                 for c in f.objects("configs")
             ),
-            engine=f.text("engine", "vllm") or "vllm",
-            engine_version=f.text("engine_version"),
+            engine=engine,
+            engine_version=engine_version,
             hardware=f.text("hardware"),
             tensor_parallel_size=_tensor_parallel(f),
-            target=f.text("target"),
+            target=target,
             extra={k: v for k, v in data.items() if k not in known},
         )
 
@@ -327,6 +331,51 @@ def _refuse_vllm_result(path: Path, data: JsonObject | None = None) -> None:
             f"{path} --out cal.json (its files: the baseline's and the speculative runs' --save-detailed results), "
             "then pass --calibration cal.json"
         )
+
+
+def _check_schema(data: JsonObject, where: str) -> None:
+    """Every specwise that writes a calibration's configurations and target model writes its ``schema`` with them
+    (they came in one change), so a file without one is an older specwise's -- which simulate and advise cannot use
+    -- or an edited one: said as the missing field, not taken for another document."""
+    if data.get("schema") is None and "configs" not in data:
+        raise DocumentError(
+            f"{where}: schema: missing: this calibration was written by an older specwise: it records no "
+            f"configurations and no target model, which simulate and advise need; make it again: "
+            f"{CALIBRATE_A_BENCH_RUN}"
+        )
+    if data.get("schema") is None:
+        raise DocumentError(
+            f'{where}: schema: missing: every calibration specwise writes says "schema": "{SCHEMA.id}" (an edited '
+            "file?)"
+        )
+    SCHEMA.check(data, where)
+
+
+def _identity(f: Fields) -> tuple[str, str | None, str]:
+    """The server the law was measured on: its engine (one specwise knows), the engine's version when recorded (a
+    version number, as ``--engine-version`` and a scenario's ``[deployment].engine_version`` take it:
+    :meth:`~specwise.engines.vllm_versions.VllmVersion.parse`), and the target model, without which the law would
+    price any model (:func:`specwise.perfmodel.calibration_match.check_identity` refuses another model's law); the
+    batch limits the replay ran at (``server``, where recorded) are counts >= 1."""
+    engine = f.choice("engine", tuple(ENGINES))
+    version = f.text("engine_version")
+    if version is not None:
+        try:
+            VllmVersion.parse(version)
+        except SpecwiseError:
+            raise f.fail("engine_version", f"{version!r}: expected a version like 0.15 or 0.10.1") from None
+    target = f.text("target")
+    if target is None or not target.strip():
+        raise f.fail(
+            "target",
+            f"missing: the calibration does not say which model it measured, and a step-time law does not carry "
+            f"across models; make it again: {CALIBRATE_A_BENCH_RUN}",
+        )
+    if (server := f.object("server")) is not None:
+        for key in ("max_num_seqs", "max_num_batched_tokens"):
+            if (value := server.integer(key)) is not None and value < 1:
+                raise server.fail(key, f"{value}: must be at least 1")
+    return engine, version, target
 
 
 def _check_law(law: StepLaw, pred: Fields) -> None:

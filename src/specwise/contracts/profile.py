@@ -4,6 +4,11 @@ One result per (quantisation, temperature, drafting mode, prompt class); each ho
 every profiled k (acceptance rate = accepted / draft tokens, AL = 1 + accepted / drafts, per-position rate i =
 accepted_per_pos[i] / drafts; ``vllm/v1/spec_decode/metrics.py``). :meth:`ProfileDoc.pick` is the one rule for
 which result describes a workload -- the simulator's scenarios and advise both use it.
+
+The document is labelled measured, so every value it holds is checked where it is read, whether or not advise uses
+it, and refused in one line naming the file, the record and the field: rates in [0, 1] that do not increase with the
+position, AL in [1, k + 1], counts and seconds >= 0, k >= 1, temperatures >= 0, the drafting modes, estimators and
+methods the profiler has, and the ``schema`` every writer puts in.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from typing import Any
 from specwise.acceptance.model import AcceptanceModel
 from specwise.contracts.document import DocumentError, Fields, JsonObject, Schema, is_bench_result, read_json_file
 from specwise.errors import SpecError
-from specwise.methods import LOOKUP_METHODS
+from specwise.methods import LOOKUP_METHODS, PROFILABLE
+from specwise.profiler.settings import DRAFTING_MODES, ESTIMATORS
 
 SCHEMA = Schema("specwise.profile", 1)
 
@@ -33,6 +39,50 @@ def _flag(f: Fields, key: str) -> bool | None:
     value = f.data.get(key)
     if value is not None and not isinstance(value, bool):
         raise f.fail(key, f"expected true or false, got {value!r}")
+    return value
+
+
+def _within(f: Fields, key: str, value: float | None, low: float, high: float, what: str) -> float | None:
+    """``value`` (None: absent or null) when it is in [low, high]; else refused naming ``key``."""
+    if value is not None and not low <= value <= high:
+        raise f.fail(key, f"{value!r}: {what} must be in [{low:g}, {high:g}]")
+    return value
+
+
+def _rates(f: Fields, key: str) -> tuple[float | None, ...]:
+    """Per-position acceptance rates (accepted at position i / drafts): fractions in [0, 1] that do not increase
+    (a position is accepted only if every one before it is), or all null (nothing was drafted)."""
+    rates = f.numbers(key, allow_null=True)
+    if None in rates and any(r is not None for r in rates):
+        raise f.fail(key, f"{list(rates)}: null only when nothing was drafted, and then at every position")
+    for i, rate in enumerate(rates):
+        _within(f, f"{key}[{i}]", rate, 0.0, 1.0, "a rate")
+        before = rates[i - 1] if i else None
+        if rate is not None and before is not None and rate > before:
+            raise f.fail(
+                f"{key}[{i}]",
+                f"{rate!r} is above position {i - 1}'s {before!r}: a position is accepted only if every one before "
+                "it is",
+            )
+    return rates
+
+
+def _interval(f: Fields, key: str, low: float, high: float, what: str) -> tuple[float | None, float | None]:
+    """A confidence interval (:func:`_pair`) whose ends lie in [low, high], the lower first."""
+    lo, hi = _pair(f, key)
+    _within(f, key, lo, low, high, what)
+    _within(f, key, hi, low, high, what)
+    if lo is not None and hi is not None and lo > hi:
+        raise f.fail(key, f"[{lo!r}, {hi!r}]: the lower end is above the upper")
+    return lo, hi
+
+
+def _count(f: Fields, key: str, default: float | None = 0.0, what: str = "a count") -> float | None:
+    """A count (a counter summed over prompts is fractional for the expected estimator) or a duration in seconds:
+    not negative."""
+    value = f.number(key, default)
+    if value is not None and value < 0:
+        raise f.fail(key, f"{value!r}: {what} cannot be negative")
     return value
 
 
@@ -76,17 +126,34 @@ class ProfileK:
 
     @classmethod
     def from_json(cls, f: Fields) -> ProfileK:
+        """Each value within what vLLM's counters can give at this k (module docstring): k >= 1; counts >= 0; rates
+        and their CIs in [0, 1], one per-position rate per draft position; AL and its CI in [1, k + 1]; a rate (AL)
+        null only when nothing was drafted (no draft tokens, no drafts), as :mod:`specwise.profiler.result`
+        writes it."""
+        k = f.integer("k", required=True) or 0
+        if k < 1:
+            raise f.fail("k", f"{k}: must be at least 1 (draft tokens per step)")
+        drafts, tokens = _count(f, "num_drafts") or 0.0, _count(f, "num_draft_tokens") or 0.0
+        rate = _within(f, "acceptance_rate", f.number("acceptance_rate"), 0.0, 1.0, "a rate")
+        if rate is None and tokens > 0:
+            raise f.fail("acceptance_rate", f"missing beside num_draft_tokens = {tokens:g} (null only if none)")
+        length = _within(f, "mean_acceptance_length", f.number("mean_acceptance_length"), 1.0, k + 1.0, "AL")
+        if length is None and drafts > 0:
+            raise f.fail("mean_acceptance_length", f"missing beside num_drafts = {drafts:g} (null only if none)")
+        per_position = _rates(f, "per_position_acceptance")
+        if len(per_position) != k:
+            raise f.fail("per_position_acceptance", f"{len(per_position)} rates at k = {k}: one per draft position")
         return cls(
-            k=f.integer("k", required=True) or 0,
-            acceptance_rate=f.number("acceptance_rate"),
-            mean_acceptance_length=f.number("mean_acceptance_length"),
-            ci95=_pair(f, "ci95"),
-            mean_acceptance_length_ci95=_pair(f, "mean_acceptance_length_ci95"),
-            per_position_acceptance=f.numbers("per_position_acceptance", allow_null=True),
-            num_drafts=f.number("num_drafts", 0.0) or 0.0,
-            num_draft_tokens=f.number("num_draft_tokens", 0.0) or 0.0,
-            num_accepted_tokens=f.number("num_accepted_tokens", 0.0) or 0.0,
-            num_steps=f.number("num_steps"),
+            k=k,
+            acceptance_rate=rate,
+            mean_acceptance_length=length,
+            ci95=_interval(f, "ci95", 0.0, 1.0, "a rate"),
+            mean_acceptance_length_ci95=_interval(f, "mean_acceptance_length_ci95", 1.0, k + 1.0, "AL"),
+            per_position_acceptance=per_position,
+            num_drafts=drafts,
+            num_draft_tokens=tokens,
+            num_accepted_tokens=_count(f, "num_accepted_tokens") or 0.0,
+            num_steps=_count(f, "num_steps", None),
         )
 
 
@@ -135,22 +202,38 @@ class ProfileResult:
 
     @classmethod
     def from_json(cls, f: Fields) -> ProfileResult:
+        """One result as :func:`specwise.profiler.result.summarise` writes it: a temperature >= 0, a drafting mode
+        and estimators the profiler has, rates in [0, 1], and one entry per profiled k (distinct k)."""
         quant = f.data.get("quantization") or {}
         if not isinstance(quant, Mapping) or not all(isinstance(v, str) for v in quant.values()):
             raise f.fail("quantization", f"expected an object of strings, got {quant!r}")
-        per_position = f.numbers("per_position_acceptance", allow_null=True)
+        per_position = _rates(f, "per_position_acceptance")
         if not per_position:
             raise f.fail("per_position_acceptance", "missing or empty")
+        temperature = f.number("temperature", 0.0) or 0.0
+        if temperature < 0:
+            raise f.fail("temperature", f"{temperature!r}: a sampling temperature must be >= 0")
+        estimator = f.text("estimator", "") or ""  # "" in results written before it was recorded
+        if unknown := [e for e in estimator.split("+") if estimator and e not in ESTIMATORS]:
+            raise f.fail("estimator", f"{unknown[0]!r}: expected {' or '.join(ESTIMATORS)} (joined by +)")
+        by_k = tuple(ProfileK.from_json(b) for b in f.objects("by_k"))
+        if not by_k:
+            raise f.fail("by_k", "missing or empty: a result holds vLLM's counters at each profiled k")
+        if len({b.k for b in by_k}) != len(by_k):
+            raise f.fail("by_k", f"k = {', '.join(str(b.k) for b in by_k)}: each k once")
+        prompts = f.integer("prompts", 0) or 0
+        if prompts < 0:
+            raise f.fail("prompts", f"{prompts}: a count cannot be negative")
         return cls(
-            temperature=f.number("temperature", 0.0) or 0.0,
-            drafting=f.text("drafting", "greedy") or "greedy",
+            temperature=temperature,
+            drafting=f.choice("drafting", DRAFTING_MODES),
             quantization=tuple(sorted((str(k), str(v)) for k, v in quant.items())),
             workload_class=f.text("class"),
             per_position_acceptance=per_position,
-            prompts=f.integer("prompts", 0) or 0,
-            estimator=f.text("estimator", "") or "",
-            alpha_mean=f.number("alpha_mean"),
-            by_k=tuple(ProfileK.from_json(b) for b in f.objects("by_k")),
+            prompts=prompts,
+            estimator=estimator,
+            alpha_mean=_within(f, "alpha_mean", f.number("alpha_mean"), 0.0, 1.0, "an acceptance probability"),
+            by_k=by_k,
         )
 
 
@@ -202,25 +285,67 @@ class VerificationRow:
 
     @classmethod
     def from_json(cls, f: Fields) -> VerificationRow:
+        """A row as :func:`specwise.profiler.verify.verify` writes it: a temperature >= 0 and a drafting mode the
+        profiler has, k >= 1, rates in [0, 1] (their differences in [-1, 1]), AL in [1, k + 1], at least one path
+        per prompt, counts and wall times >= 0 and a speedup > 0."""
+        k = f.integer("k", required=True) or 0
+        if k < 1:
+            raise f.fail("k", f"{k}: must be at least 1 (draft tokens per step)")
+        temperature = f.number("temperature", required=True) or 0.0
+        if temperature < 0:
+            raise f.fail("temperature", f"{temperature!r}: a sampling temperature must be >= 0")
+        paths, tokens = f.integer("paths_per_prompt", 1) or 0, f.integer("tokens", 0) or 0
+        if paths < 1:
+            raise f.fail("paths_per_prompt", f"{paths}: must be at least 1")
+        if tokens < 0:
+            raise f.fail("tokens", f"{tokens}: a count cannot be negative")
+        speedup = f.number("measured_speedup")
+        if speedup is not None and speedup <= 0:
+            raise f.fail("measured_speedup", f"{speedup!r}: a speedup must be > 0")
+
+        def rate(key: str, low: float = 0.0) -> float | None:
+            return _within(f, key, f.number(key), low, 1.0, "a rate" if low == 0 else "a difference of rates")
+
         return cls(
-            temperature=f.number("temperature", required=True) or 0.0,
-            drafting=f.text("drafting", required=True) or "",
-            k=f.integer("k", required=True) or 0,
-            measured_acceptance_rate=f.number("measured_acceptance_rate"),
-            measured_ci95=_pair(f, "measured_ci95"),
-            measured_mean_acceptance_length=f.number("measured_mean_acceptance_length"),
-            predicted_acceptance_rate=f.number("predicted_acceptance_rate"),
-            difference=f.number("difference"),
-            paired_predicted_acceptance_rate=f.number("paired_predicted_acceptance_rate"),
-            paired_difference=f.number("paired_difference"),
+            temperature=temperature,
+            drafting=f.choice("drafting", DRAFTING_MODES, required=True),
+            k=k,
+            measured_acceptance_rate=rate("measured_acceptance_rate"),
+            measured_ci95=_interval(f, "measured_ci95", 0.0, 1.0, "a rate"),
+            measured_mean_acceptance_length=_within(
+                f, "measured_mean_acceptance_length", f.number("measured_mean_acceptance_length"), 1.0, k + 1.0, "AL"
+            ),
+            predicted_acceptance_rate=rate("predicted_acceptance_rate"),
+            difference=rate("difference", -1.0),
+            paired_predicted_acceptance_rate=rate("paired_predicted_acceptance_rate"),
+            paired_difference=rate("paired_difference", -1.0),
             agrees=_flag(f, "agrees"),
             unpaired_within_ci=_flag(f, "unpaired_within_ci"),
-            paths_per_prompt=f.integer("paths_per_prompt", 1) or 1,
-            tokens=f.integer("tokens", 0) or 0,
-            speculative_wall_s=f.number("speculative_wall_s"),
-            autoregressive_wall_s=f.number("autoregressive_wall_s"),
-            measured_speedup=f.number("measured_speedup"),
+            paths_per_prompt=paths,
+            tokens=tokens,
+            speculative_wall_s=_count(f, "speculative_wall_s", None, "a duration"),
+            autoregressive_wall_s=_count(f, "autoregressive_wall_s", None, "a duration"),
+            measured_speedup=speedup,
         )
+
+
+def _check_echoed(f: Fields) -> None:
+    """What the document echoes of its run, where it is read: the prompts' ``source`` and ``count`` (the profile
+    report), the lookup's ``settings.prompt_lookup_min`` / ``max`` (:attr:`ProfileDoc.prompt_lookup`: integers >= 1,
+    min <= max, as ``specwise profile`` takes them) and ``timing_s`` (seconds, >= 0)."""
+    if (prompts := f.object("prompts")) is not None:
+        prompts.text("source")
+        _count(prompts, "count", None)
+    if (settings := f.object("settings")) is not None:
+        lo, hi = (settings.integer(key) for key in ("prompt_lookup_min", "prompt_lookup_max"))
+        for key, value in (("prompt_lookup_min", lo), ("prompt_lookup_max", hi)):
+            if value is not None and value < 1:
+                raise settings.fail(key, f"{value}: must be at least 1 (tokens)")
+        if lo is not None and hi is not None and lo > hi:
+            raise settings.fail("prompt_lookup_min", f"{lo}: above prompt_lookup_max = {hi}")
+    if (timing := f.object("timing_s")) is not None:
+        for key in timing.data:
+            _count(timing, key, None, "a duration")
 
 
 @dataclass(frozen=True)
@@ -321,10 +446,14 @@ class ProfileDoc:
         f = Fields(data, where)
         if "results" not in data:
             raise DocumentError(f"{where}: not a specwise profile (no 'results'); make one with specwise profile")
+        if data.get("schema") is None:  # after the checks that say what else the file is
+            raise f.fail("schema", f'missing: every profile specwise writes says "schema": "{SCHEMA.id}" (edited?)')
         results = tuple(ProfileResult.from_json(r) for r in f.objects("results"))
         if not results:
             raise DocumentError(f"{where}: has no results")
         method = f.text("method", required=True) or ""
+        if method not in PROFILABLE:
+            raise f.fail("method", f"expected one of {', '.join(PROFILABLE)} (what specwise profiles), got {method!r}")
         if method == "draft_model" and not f.text("draft"):
             raise f.fail("draft", "a draft_model profile names its draft")
 
@@ -334,6 +463,7 @@ class ProfileDoc:
                 raise f.fail(key, "expected an object")
             return value
 
+        _check_echoed(f)
         rows = data.get("verification") or []
         if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
             raise f.fail("verification", "expected a list of objects")

@@ -73,8 +73,12 @@ def _number(value: object) -> float | None:
     return None
 
 
-def _requests(data: JsonObject, where: str) -> tuple[RequestTiming, ...]:
-    missing = [k for k in DETAILED if not isinstance(data.get(k), list)]
+def _lists(data: JsonObject, where: str) -> dict[str, list[object]]:
+    """The per-request lists by name (:data:`DETAILED`, and ``errors`` and ``latencies`` where written), one entry
+    per request each: vLLM writes every one over all the run's outputs, failed ones included (``benchmark()``'s
+    ``result``), ``errors`` as strings (``RequestFuncOutput.error``, ``""`` for a success). A list that is absent
+    is said as missing, one that is not a list as such."""
+    missing = [k for k in DETAILED if data.get(k) is None]
     if missing == ["start_times"]:
         raise DocumentError(
             f"{where}: no start_times (when each request was sent): the file has the other per-request timings, "
@@ -87,11 +91,24 @@ def _requests(data: JsonObject, where: str) -> tuple[RequestTiming, ...]:
             f"{where}: no per-request timings ({', '.join(missing)}): re-run vllm bench serve with --save-result "
             "--save-detailed"
         )
-    columns = [list(data[k]) for k in DETAILED]
-    errors = data.get("errors")
-    columns.append(list(errors) if isinstance(errors, list) else [""] * len(columns[0]))
-    if len({len(c) for c in columns}) != 1:
-        raise DocumentError(f"{where}: per-request lists of different lengths ({', '.join(DETAILED)}, errors)")
+    named = [*DETAILED, *(k for k in ("errors", "latencies") if data.get(k) is not None)]
+    for key in named:
+        if not isinstance(data[key], list):
+            raise DocumentError(f"{where}: {key} = {repr(data[key])[:80]}: expected a list, one entry per request")
+    columns = {k: list(data[k]) for k in named}
+    if len({len(c) for c in columns.values()}) != 1:
+        lengths = ", ".join(f"{k} {len(c)}" for k, c in columns.items())
+        raise DocumentError(f"{where}: per-request lists of different lengths ({lengths})")
+    for i, error in enumerate(columns.get("errors", ())):
+        if not isinstance(error, str):
+            raise DocumentError(f"{where}: errors[{i}] = {error!r}: an error must be a string ('' for success)")
+    return columns
+
+
+def _requests(data: JsonObject, where: str) -> tuple[RequestTiming, ...]:
+    lists = _lists(data, where)
+    columns = [lists[k] for k in DETAILED]
+    columns.append(lists.get("errors") or [""] * len(columns[0]))  # none written: every request succeeded
     out = []
     for start, ttft, itls, prompt, output, error in zip(*columns, strict=True):
         gaps = tuple(g for g in (_number(x) for x in itls) if g is not None) if isinstance(itls, list) else ()
@@ -130,8 +147,8 @@ def detailed_run(data: JsonObject, where: str) -> DetailedRun:
         k=(f.integer("num_speculative_tokens", 0) or 0) if f else 0,
         draft_model=(f.text("model") if f else None),
         rate_per_s=None if rate in (None, "inf") else _number(rate),
-        model_id=str(data.get("model_id") or ""),
-        date=str(data.get("date") or ""),
+        model_id=Fields(data, where).text("model_id") or "",
+        date=Fields(data, where).text("date") or "",
         summary=summary,
         requests=_checked_requests(data, where),
     )

@@ -74,9 +74,30 @@ def _check_request(data: JsonObject, where: str, i: int, duration_s: float | Non
         _check_latency(where, f"itls[{i}][{j}]", gap, False, duration_s)
 
 
+def _check_counts(data: JsonObject, where: str) -> None:
+    """``completed`` and ``failed`` count the requests of the per-request lists: vLLM writes one entry per output
+    and counts each output as one or the other (``calculate_metrics``), with ``output_lens`` 0 for a failed one, so
+    no more requests produced tokens than completed. The counts are integers >= 0 when they get here
+    (:func:`specwise.contracts.bench_formats.level_from_result` read them)."""
+    completed, failed = int(data.get("completed") or 0), int(data.get("failed") or 0)
+    n = len(data["start_times"])
+    if completed + failed != n:
+        raise DocumentError(
+            f"{where}: completed + failed = {completed} + {failed}, but the per-request lists hold {n} requests: "
+            "vLLM counts each request it sent as one or the other"
+        )
+    produced = sum(1 for tokens in data["output_lens"] if tokens > 0)
+    if produced > completed:
+        raise DocumentError(
+            f"{where}: completed = {completed}, but {produced} requests produced tokens (output_lens > 0): vLLM "
+            "writes output_lens 0 for a failed request"
+        )
+
+
 def check_values(data: JsonObject, where: str) -> None:
     """Refuse a negative, non-finite or non-numeric latency, send time, token count (``input_lens``,
-    ``output_lens``) or duration, a latency longer than the run, or gaps that are all zero, in one run whose
+    ``output_lens``) or duration, a latency longer than the run, ``completed`` and ``failed`` that do not count the
+    run's requests, or gaps that are all zero, in one run whose
     per-request lists are known to be present and of one length (:func:`specwise.contracts.vllm_detailed.detailed_run`
     checked that)."""
     duration = data.get("duration")
@@ -85,6 +106,7 @@ def check_values(data: JsonObject, where: str) -> None:
     duration_s = _finite(duration)
     for i in range(len(data["start_times"])):
         _check_request(data, where, i, duration_s)
+    _check_counts(data, where)
     gaps = [g for itls in data["itls"] for g in itls]
     if gaps and not any(_finite(g) for g in gaps):
         raise DocumentError(
