@@ -21,6 +21,11 @@ PLAN = ["plan-memory", "--target", "Qwen/Qwen3-8B", "--gpu", "L4"]
 NO_SPACE = "cannot write the output: [Errno 28] No space left on device"
 
 
+def _child_env() -> dict[str, str]:
+    """The environment of a ``python -m specwise`` child: this checkout's ``src`` first on its path."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+
+
 class _FullStream(io.StringIO):
     """A stdout on a full disk: every write fails with ENOSPC."""
 
@@ -59,14 +64,13 @@ def test_an_oserror_of_a_bug_is_still_internal(
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["text", "json"])
 def test_dev_full_exits_2_without_a_traceback(json_flag: list[str]) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     with open("/dev/full", "w") as full:
         done = subprocess.run(
             [sys.executable, "-m", "specwise", *PLAN, *json_flag],
             stdout=full,
             stderr=subprocess.PIPE,
             text=True,
-            env=env,
+            env=_child_env(),
             timeout=120,
             check=False,
         )
@@ -87,12 +91,11 @@ def test_a_closed_stdout_is_one_line_exit_2(
 
 
 def test_a_closed_stdout_in_a_real_process() -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
         ["sh", "-c", f'exec "{sys.executable}" -m specwise models >&-'],
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=_child_env(),
         timeout=120,
         check=False,
     )

@@ -78,6 +78,9 @@ def profile_for(
     return None
 
 
+_OTHER_WINDOW = "its n-gram lookup was"  # how _mismatch says the window differs; _unused_hint looks for it
+
+
 def _mismatch(
     candidate: Candidate, target: str, measured_target: str | None, lookup: tuple[int, int] | None
 ) -> str | None:
@@ -86,7 +89,7 @@ def _mismatch(
         return f"it measured target {measured_target}, the deployment serves {target}"
     wanted = candidate.speculation.prompt_lookup
     if wanted is not None and lookup is not None and tuple(lookup) != tuple(wanted):
-        return f"its n-gram lookup was {lookup[0]}-{lookup[1]}, the candidate's is {wanted[0]}-{wanted[1]}"
+        return f"{_OTHER_WINDOW} {lookup[0]}-{lookup[1]}, the candidate's is {wanted[0]}-{wanted[1]}"
     return None
 
 
@@ -210,7 +213,7 @@ _OTHER_LOOKUP = (
 def _unused_hint(why: str) -> str:
     """What to do about a run no candidate can use: another target's (an alias, perhaps: :data:`_SERVED_AS`) or
     another n-gram lookup window's (first-hour audit 2026-12-07: that one was told about aliases too)."""
-    return _OTHER_LOOKUP if "n-gram lookup was" in why else _SERVED_AS
+    return _OTHER_LOOKUP if _OTHER_WINDOW in why else _SERVED_AS
 
 
 def _attributed(doc: BenchDoc, candidate: Candidate) -> BenchDoc:

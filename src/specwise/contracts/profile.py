@@ -86,6 +86,30 @@ def _count(f: Fields, key: str, default: float | None = 0.0, what: str = "a coun
     return value
 
 
+def _k(f: Fields) -> int:
+    """``k``, draft tokens per step: required, at least 1."""
+    k = f.integer("k", required=True) or 0
+    if k < 1:
+        raise f.fail("k", f"{k}: must be at least 1 (draft tokens per step)")
+    return k
+
+
+def _temperature(f: Fields, *, required: bool) -> float:
+    """``temperature``, a sampling temperature >= 0 (0 when absent and not ``required``)."""
+    temperature = f.number("temperature", None if required else 0.0, required=required) or 0.0
+    if temperature < 0:
+        raise f.fail("temperature", f"{temperature!r}: a sampling temperature must be >= 0")
+    return temperature
+
+
+def _whole_count(f: Fields, key: str) -> int:
+    """A whole count (prompts, tokens): 0 when absent, never negative (:func:`_count` is its fractional twin)."""
+    value = f.integer(key, 0) or 0
+    if value < 0:
+        raise f.fail(key, f"{value}: a count cannot be negative")
+    return value
+
+
 class NothingDrafted(SpecError):
     """A profile result whose method proposed nothing: no acceptance to model (not a malformed file)."""
 
@@ -130,9 +154,7 @@ class ProfileK:
         and their CIs in [0, 1], one per-position rate per draft position; AL and its CI in [1, k + 1]; a rate (AL)
         null only when nothing was drafted (no draft tokens, no drafts), as :mod:`specwise.profiler.result`
         writes it."""
-        k = f.integer("k", required=True) or 0
-        if k < 1:
-            raise f.fail("k", f"{k}: must be at least 1 (draft tokens per step)")
+        k = _k(f)
         drafts, tokens = _count(f, "num_drafts") or 0.0, _count(f, "num_draft_tokens") or 0.0
         rate = _within(f, "acceptance_rate", f.number("acceptance_rate"), 0.0, 1.0, "a rate")
         if rate is None and tokens > 0:
@@ -210,9 +232,7 @@ class ProfileResult:
         per_position = _rates(f, "per_position_acceptance")
         if not per_position:
             raise f.fail("per_position_acceptance", "missing or empty")
-        temperature = f.number("temperature", 0.0) or 0.0
-        if temperature < 0:
-            raise f.fail("temperature", f"{temperature!r}: a sampling temperature must be >= 0")
+        temperature = _temperature(f, required=False)
         estimator = f.text("estimator", "") or ""  # "" in results written before it was recorded
         if unknown := [e for e in estimator.split("+") if estimator and e not in ESTIMATORS]:
             raise f.fail("estimator", f"{unknown[0]!r}: expected {' or '.join(ESTIMATORS)} (joined by +)")
@@ -221,9 +241,7 @@ class ProfileResult:
             raise f.fail("by_k", "missing or empty: a result holds vLLM's counters at each profiled k")
         if len({b.k for b in by_k}) != len(by_k):
             raise f.fail("by_k", f"k = {', '.join(str(b.k) for b in by_k)}: each k once")
-        prompts = f.integer("prompts", 0) or 0
-        if prompts < 0:
-            raise f.fail("prompts", f"{prompts}: a count cannot be negative")
+        prompts = _whole_count(f, "prompts")
         return cls(
             temperature=temperature,
             drafting=f.choice("drafting", DRAFTING_MODES),
@@ -288,17 +306,11 @@ class VerificationRow:
         """A row as :func:`specwise.profiler.verify.verify` writes it: a temperature >= 0 and a drafting mode the
         profiler has, k >= 1, rates in [0, 1] (their differences in [-1, 1]), AL in [1, k + 1], at least one path
         per prompt, counts and wall times >= 0 and a speedup > 0."""
-        k = f.integer("k", required=True) or 0
-        if k < 1:
-            raise f.fail("k", f"{k}: must be at least 1 (draft tokens per step)")
-        temperature = f.number("temperature", required=True) or 0.0
-        if temperature < 0:
-            raise f.fail("temperature", f"{temperature!r}: a sampling temperature must be >= 0")
-        paths, tokens = f.integer("paths_per_prompt", 1) or 0, f.integer("tokens", 0) or 0
+        k = _k(f)
+        temperature = _temperature(f, required=True)
+        paths, tokens = f.integer("paths_per_prompt", 1) or 0, _whole_count(f, "tokens")
         if paths < 1:
             raise f.fail("paths_per_prompt", f"{paths}: must be at least 1")
-        if tokens < 0:
-            raise f.fail("tokens", f"{tokens}: a count cannot be negative")
         speedup = f.number("measured_speedup")
         if speedup is not None and speedup <= 0:
             raise f.fail("measured_speedup", f"{speedup!r}: a speedup must be > 0")
