@@ -113,7 +113,7 @@ IMPOSSIBLE = [
     (_set(("request_rate",), -1), 'request_rate: must be > 0 (or "inf"), got -1'),
     (_set(("request_rate",), 0), 'request_rate: must be > 0 (or "inf"), got 0'),
     (_set(("max_concurrency",), -8), "max_concurrency: must be an integer >= 1 (null or 0: no cap), got -8"),
-    (_set(("completed",), -1), "completed: a count cannot be negative, got -1"),
+    (_set(("completed",), -1), "completed: -1: must be at least 0 (a count)"),
     (_set(("completed",), 0), "completed + failed = 0 + 0, but the per-request lists hold 12 requests"),
     (
         _sets(_set(("completed",), 11), _set(("failed",), 1)),

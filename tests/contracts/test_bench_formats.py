@@ -150,8 +150,8 @@ def test_a_speculative_config_written_as_an_object_reads_as_the_string(tmp_path:
         ({"request_rate": -1}, r'request_rate: must be > 0 \(or "inf"\), got -1'),
         ({"request_rate": 0.0}, r'request_rate: must be > 0 \(or "inf"\), got 0.0'),
         ({"max_concurrency": -8}, r"max_concurrency: must be an integer >= 1 \(null or 0: no cap\), got -8"),
-        ({"completed": -40}, r"completed: a count cannot be negative, got -40"),
-        ({"failed": -1}, r"failed: a count cannot be negative, got -1"),
+        ({"completed": -40}, r"completed: -40: must be at least 0 \(a count\)"),
+        ({"failed": -1}, r"failed: -1: must be at least 0 \(a count\)"),
     ],
 )
 def test_an_impossible_load_is_refused_naming_the_field(tmp_path: Path, change: dict[str, Any], message: str) -> None:

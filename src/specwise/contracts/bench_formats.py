@@ -116,10 +116,7 @@ def _max_concurrency(f: Fields) -> int | None:
 
 def _count(f: Fields, key: str) -> int:
     """``completed`` or ``failed``: how many requests vLLM counted as such (0 when absent); not negative."""
-    value = f.integer(key, 0) or 0
-    if value < 0:
-        raise f.fail(key, f"a count cannot be negative, got {value}")
-    return value
+    return f.integer(key, 0, low=0, what="a count") or 0
 
 
 def _spec_decode(f: Fields) -> SpecDecodeReading | None:

@@ -46,12 +46,8 @@ FORM = (
 
 def _at_least(f: Fields, key: str, lowest: int, default: int) -> int:
     """An integer count of steps, ``lowest`` or more (``default`` when absent)."""
-    value = f.integer(key, default)
-    if value is None:
-        return default
-    if value < lowest:
-        raise f.fail(key, f"{value}: must be at least {lowest} (steps counted)")
-    return value
+    value = f.integer(key, default, low=lowest, what="steps counted")
+    return default if value is None else value
 
 
 @dataclass(frozen=True)
@@ -373,8 +369,7 @@ def _identity(f: Fields) -> tuple[str, str | None, str]:
         )
     if (server := f.object("server")) is not None:
         for key in ("max_num_seqs", "max_num_batched_tokens"):
-            if (value := server.integer(key)) is not None and value < 1:
-                raise server.fail(key, f"{value}: must be at least 1")
+            server.integer(key, low=1)
     return engine, version, target
 
 
@@ -410,7 +405,4 @@ def _fit_error(pred: Fields) -> float | None:
 
 def _tensor_parallel(f: Fields) -> int | None:
     """The calibrated server's tensor parallelism: absent or null in files written before it was recorded."""
-    value = f.integer("tensor_parallel_size")
-    if value is not None and value < 1:
-        raise f.fail("tensor_parallel_size", f"{value}: must be at least 1 (GPUs the model is split over)")
-    return value
+    return f.integer("tensor_parallel_size", low=1, what="GPUs the model is split over")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specwise.errors import SpecwiseError
+from specwise.errors import SpecwiseError, as_written
 from specwise.fileio import read_bytes_bounded
 
 JsonObject = Mapping[str, Any]
@@ -129,7 +129,30 @@ class Fields:
             raise self.fail(key, f"expected one of {', '.join(choices)}, got {value!r}")
         return value
 
-    def number(self, key: str, default: float | None = None, *, required: bool = False) -> float | None:
+    def _bounded(self, key: str, value: float, low: float | None, high: float | None, what: str | None) -> None:
+        """Refuses ``value`` (``key``'s, read) outside [low, high] (either end None: open), saying the value as the
+        document writes it, the range, and ``what`` the value is in parentheses:
+        ``run.json: k: 0: must be at least 1 (draft tokens per step)``."""
+        if (low is None or value >= low) and (high is None or value <= high):
+            return
+        if low is not None and high is not None:
+            bound = f"in [{low:g}, {high:g}]"
+        else:
+            bound = f"at least {low:g}" if low is not None else f"at most {high:g}"
+        written = as_written(self.data.get(key, value), "json")  # -1 as the file has it, not float()'s -1.0
+        raise self.fail(key, f"{written}: must be {bound}" + (f" ({what})" if what else ""))
+
+    def number(
+        self,
+        key: str,
+        default: float | None = None,
+        *,
+        required: bool = False,
+        low: float | None = None,
+        high: float | None = None,
+        what: str | None = None,
+    ) -> float | None:
+        """A finite number (never a bool), in [low, high] where given (:meth:`_bounded`)."""
         value = self.data.get(key, default)
         if value is None:
             if required:
@@ -142,14 +165,26 @@ class Fields:
             or abs(value) == float("inf")
         ):
             raise self.fail(key, f"expected a finite number, got {value!r}")
+        self._bounded(key, value, low, high, what)
         return float(value)
 
-    def integer(self, key: str, default: int | None = None, *, required: bool = False) -> int | None:
+    def integer(
+        self,
+        key: str,
+        default: int | None = None,
+        *,
+        required: bool = False,
+        low: int | None = None,
+        high: int | None = None,
+        what: str | None = None,
+    ) -> int | None:
+        """A whole number (``2.5`` refused, never truncated), in [low, high] where given (:meth:`_bounded`)."""
         value = self.number(key, default, required=required)
         if value is None:
             return None
         if value != int(value):
             raise self.fail(key, f"expected an integer, got {value!r}")
+        self._bounded(key, value, low, high, what)
         return int(value)
 
     def flag(self, key: str, default: bool = False) -> bool:

@@ -80,34 +80,23 @@ def _interval(f: Fields, key: str, low: float, high: float, what: str) -> tuple[
 def _count(f: Fields, key: str, default: float | None = 0.0, what: str = "a count") -> float | None:
     """A count (a counter summed over prompts is fractional for the expected estimator) or a duration in seconds:
     not negative."""
-    value = f.number(key, default)
-    if value is not None and value < 0:
-        raise f.fail(key, f"{value!r}: {what} cannot be negative")
-    return value
+    return f.number(key, default, low=0, what=what)
 
 
 def _k(f: Fields) -> int:
     """``k``, draft tokens per step: required, at least 1."""
-    k = f.integer("k", required=True) or 0
-    if k < 1:
-        raise f.fail("k", f"{k}: must be at least 1 (draft tokens per step)")
-    return k
+    return f.integer("k", required=True, low=1, what="draft tokens per step") or 0
 
 
 def _temperature(f: Fields, *, required: bool) -> float:
     """``temperature``, a sampling temperature >= 0 (0 when absent and not ``required``)."""
-    temperature = f.number("temperature", None if required else 0.0, required=required) or 0.0
-    if temperature < 0:
-        raise f.fail("temperature", f"{temperature!r}: a sampling temperature must be >= 0")
-    return temperature
+    default = None if required else 0.0
+    return f.number("temperature", default, required=required, low=0, what="a sampling temperature") or 0.0
 
 
 def _whole_count(f: Fields, key: str) -> int:
     """A whole count (prompts, tokens): 0 when absent, never negative (:func:`_count` is its fractional twin)."""
-    value = f.integer(key, 0) or 0
-    if value < 0:
-        raise f.fail(key, f"{value}: a count cannot be negative")
-    return value
+    return f.integer(key, 0, low=0, what="a count") or 0
 
 
 class NothingDrafted(SpecError):
@@ -309,7 +298,7 @@ class VerificationRow:
         k = _k(f)
         temperature = _temperature(f, required=True)
         paths, tokens = f.integer("paths_per_prompt", 1) or 0, _whole_count(f, "tokens")
-        if paths < 1:
+        if paths < 1:  # null too (read as 0), which a bound on the read would let through
             raise f.fail("paths_per_prompt", f"{paths}: must be at least 1")
         speedup = f.number("measured_speedup")
         if speedup is not None and speedup <= 0:
@@ -349,10 +338,7 @@ def _check_echoed(f: Fields) -> None:
         prompts.text("source")
         _count(prompts, "count", None)
     if (settings := f.object("settings")) is not None:
-        lo, hi = (settings.integer(key) for key in ("prompt_lookup_min", "prompt_lookup_max"))
-        for key, value in (("prompt_lookup_min", lo), ("prompt_lookup_max", hi)):
-            if value is not None and value < 1:
-                raise settings.fail(key, f"{value}: must be at least 1 (tokens)")
+        lo, hi = (settings.integer(key, low=1, what="tokens") for key in ("prompt_lookup_min", "prompt_lookup_max"))
         if lo is not None and hi is not None and lo > hi:
             raise settings.fail("prompt_lookup_min", f"{lo}: above prompt_lookup_max = {hi}")
     if (timing := f.object("timing_s")) is not None:
