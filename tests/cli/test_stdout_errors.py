@@ -15,15 +15,10 @@ from pathlib import Path
 import pytest
 
 from specwise.cli import main
+from tests.child_env import child_env
 
-ROOT = Path(__file__).resolve().parents[2]
 PLAN = ["plan-memory", "--target", "Qwen/Qwen3-8B", "--gpu", "L4"]
 NO_SPACE = "cannot write the output: [Errno 28] No space left on device"
-
-
-def _child_env() -> dict[str, str]:
-    """The environment of a ``python -m specwise`` child: this checkout's ``src`` first on its path."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
 
 
 class _FullStream(io.StringIO):
@@ -70,7 +65,7 @@ def test_dev_full_exits_2_without_a_traceback(json_flag: list[str]) -> None:
             stdout=full,
             stderr=subprocess.PIPE,
             text=True,
-            env=_child_env(),
+            env=child_env(),
             timeout=120,
             check=False,
         )
@@ -95,7 +90,7 @@ def test_a_closed_stdout_in_a_real_process() -> None:
         ["sh", "-c", f'exec "{sys.executable}" -m specwise models >&-'],
         stderr=subprocess.PIPE,
         text=True,
-        env=_child_env(),
+        env=child_env(),
         timeout=120,
         check=False,
     )

@@ -21,6 +21,7 @@ from specwise.executors.local import LocalExecutor, pool_size
 from specwise.executors.ray_cluster import check_reachable, ray_address_file, resolve_auto
 from specwise.perfmodel.profiles import published_fit
 from specwise.validate.predict import Models, Predictor, predict_all, series_batches
+from tests.child_env import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "examples" / "llama70b-ngram.toml"
@@ -216,7 +217,7 @@ def test_cli_auto_with_a_stale_record_exits_2_at_once(tmp_path: Path, monkeypatc
     record, port = _stale_cluster_file(tmp_path, monkeypatch)
     if services.find_gcs_addresses():
         pytest.skip("a Ray runs on this machine: Ray would join it, whatever the record says")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = child_env()
     argv = ["simulate", "--scenario", str(SCENARIO), "--num-requests", "10", "--executor", "ray:auto"]
     done = subprocess.run(
         [sys.executable, "-m", "specwise", *argv], env=env, capture_output=True, text=True, timeout=60, check=False

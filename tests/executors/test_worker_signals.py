@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.child_env import child_env
+
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "examples" / "llama70b-ngram.toml"
 WAIT_S = 120.0  # generous bounds for a loaded 2-core machine; a passing run waits a few seconds
@@ -53,7 +55,7 @@ def _alive(pid: int, start: int) -> bool:
 def _start_sweep(stderr: Path) -> tuple[subprocess.Popen[bytes], dict[int, int]]:
     """``specwise simulate`` on a shipped example (tens of seconds of cells on two workers), once its pool's two
     workers are up: the process and its workers. stderr goes to a file: a pipe would stay open in an orphan."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = child_env()
     cmd = [sys.executable, "-m", "specwise", "simulate", "--scenario", str(SCENARIO), "--processes", "2", "--json"]
     with stderr.open("wb") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=ROOT)
@@ -124,7 +126,7 @@ print(got.value, signal.getsignal(signal.SIGINT) is signal.SIG_IGN, signal.getsi
 
 
 def test_worker_initializer_resets_signals_and_watches_its_parent() -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = child_env()
     run = [sys.executable, "-c", _WORKER_CHECK]
     ok = subprocess.run([*run, str(os.getpid())], capture_output=True, text=True, env=env, timeout=WAIT_S)
     assert (ok.returncode, ok.stdout.split()) == (0, [str(int(signal.SIGKILL)), "True", "True"]), ok.stderr

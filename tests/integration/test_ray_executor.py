@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from specwise.loadgen.launcher import free_port
+from tests.child_env import child_env
 from tests.missing import missing_dependency
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -37,8 +38,7 @@ def _ray_installed() -> None:
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
     """This checkout's src first (Ray's workers import specwise from it); a scratch HOME for Ray's token file."""
-    path = os.pathsep.join(p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "PYTHONPATH": path, "HOME": str(home), "RAY_USAGE_STATS_ENABLED": "0", **extra}
+    env = child_env(HOME=str(home), RAY_USAGE_STATS_ENABLED="0", **extra)
     env.pop("RAY_ADDRESS", None)
     return env
 
