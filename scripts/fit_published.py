@@ -10,15 +10,15 @@ measurements (InferenceX, vLLM #12101, InferenceBench, J. Musgrave). Every other
 Needs scipy (a dev dependency).
 
 How (declared before any held-back error was seen): the objective is the training records' log ratios plus two priors
-from outside measurements and five weak regularisers on the engine terms the records do not determine
-(validate/fit.py); scipy's trf with a soft_l1 loss runs on u = ln(value) - ln(start) (so its first trust region is
-one unit wide, not the norm of the start), with our own finite-difference Jacobian (a uniform 0.5% step,
-validate/fit_diagnostics.py FD_STEP_LN) and xtol = ftol = 1e-6 (trf's xtol test, |du| < xtol (xtol + |u|), is
-relative to the distance from each start, so the starts do not share one stopping rule exactly). It starts from the
-declared initial values, from the previous fit, and from a seeded perturbation of the initial values (ln 2 at most
-per coefficient), and keeps the start with the lowest training cost. Each start's held-back errors are reported
-beside it and never used to choose. Each start's vector is written into the file (``fit.starts[*].start``);
-``--starts-from`` reruns them."""
+from outside measurements and six weak regularisers on the engine terms the records do not determine (validate/fit.py);
+scipy's trf with a soft_l1 loss runs on u = ln(value) - ln(start) (so its first trust region is one unit wide, not the
+norm of the start), with our own finite-difference Jacobian (a uniform 0.5% step, validate/fit_diagnostics.py
+FD_STEP_LN; since 2026-12-07 a coefficient the replay takes on a grid steps downward where the upward step would cross a
+node, fit.GRID_NODES) and xtol = ftol = 1e-6 (trf's xtol test, |du| < xtol (xtol + |u|), is relative to the distance
+from each start, so the starts do not share one stopping rule exactly). It starts from the declared initial values, from
+the previous fit, and from a seeded perturbation of the initial values (ln 2 at most per coefficient), and keeps the
+start with the lowest training cost. Each start's held-back errors are reported beside it and never used to choose. Each
+start's vector is written into the file (``fit.starts[*].start``); ``--starts-from`` reruns them."""
 
 from __future__ import annotations
 
@@ -64,12 +64,18 @@ _TRAIN: list[object] = []  # the training records, set before the worker process
 
 def starts(previous: dict[str, float] | None, n: int) -> list[tuple[str, np.ndarray]]:
     """The declared starting points, in order, strictly inside the bounds: the initial values, the previous fit's
-    coefficients (``previous``, when it names every parameter), then seeded perturbations of the initial values."""
+    coefficients (``previous``, when it names every parameter or all but some added since, those at their initial
+    values), then seeded perturbations of the initial values."""
     lo, hi = fit.bounds()
     initial = fit.initial()
     out = [("initial values", initial)]
-    if previous is not None and set(previous) == {p.name for p in fit.PARAMS}:
+    names = {p.name for p in fit.PARAMS}
+    if previous is not None and set(previous) == names:
         out.append(("previous fit", fit.vector(previous)))
+    elif previous is not None and set(previous) < names:  # a parameter added since: at its declared initial value
+        added = sorted(names - set(previous))
+        full = {**{p.name: p.initial for p in fit.PARAMS}, **previous}
+        out.append((f"previous fit, with {', '.join(added)} at the initial value", fit.vector(full)))
     rng = np.random.default_rng(PERTURB_SEED)
     while len(out) < n:
         note = f"initial values perturbed by up to ln 2 (numpy default_rng({PERTURB_SEED}), draw {len(out)})"
@@ -117,8 +123,10 @@ def fit_once(job: tuple[str, np.ndarray, int]) -> dict[str, Any]:
             print(f"[{label[:24]}] evaluation {len(memo)}: cost {soft_l1_cost(memo[key], fit.F_SCALE):.5f}", flush=True)
         return memo[key].copy()  # scipy < 1.16 scales what it is given in place (robust loss)
 
+    nodes = fit.grid_nodes_ln(start)  # in u = ln(value) - ln(start)
+
     def jac(u: np.ndarray) -> np.ndarray:
-        return fd_jacobian(f, np.asarray(u, dtype=np.float64), f(u), lo - start, hi - start)
+        return fd_jacobian(f, np.asarray(u, dtype=np.float64), f(u), lo - start, hi - start, nodes=nodes)
 
     u0 = np.zeros_like(start)
     res = least_squares(
@@ -322,8 +330,9 @@ def main() -> int:
             "date": previous["fit"]["date"] if args.evaluate else datetime.date.today().isoformat(),
             "errors_evaluated": datetime.date.today().isoformat(),
             "method": f"scipy least_squares (trf), soft_l1 loss (f_scale {fit.F_SCALE:g}) on log(predicted/published) "
-            f"and {_priors()}, u = ln(value/start), forward differences of {FD_STEP_LN:g} in ln(value), xtol = ftol = "
-            f"{TOL:g}, lowest training cost over the declared starts",
+            f"and {_priors()}, u = ln(value/start), forward differences of {FD_STEP_LN:g} in ln(value) (downward for a "
+            f"coefficient replayed on a grid where the upward step would cross a node: {', '.join(fit.GRID_NODES)}), "
+            f"xtol = ftol = {TOL:g}, lowest training cost over the declared starts",
             "anchors": ANCHORS,
             "anchors_when_fitted": fitted_with(previous["fit"]) if args.evaluate else ANCHORS,
             "evaluations": nfev,

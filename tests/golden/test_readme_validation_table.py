@@ -178,10 +178,10 @@ def test_the_readme_quotes_the_fit_record() -> None:
     quoted = [
         f"within ±25% {within} and {last['within_25pct']:.0%}, published slowdowns predicted below 1 {slow} and "
         f"{last['slowdowns_predicted']} of {n} (initial values, previous fit, perturbed)",
-        f"(optimality {min(opt):.2f}-{max(opt):.2f}), at training costs up to {max(costs) - 1:.1%} apart",
+        f"(optimality {min(opt):.1e} to {max(opt):.1e}), at training costs up to {max(costs) - 1:.1%} apart",
         f"per step {rng['vllm.base_s'][0] * 1e3:.2f}-{rng['vllm.base_s'][1] * 1e3:.2f} ms",
-        f"per sequence {rng['vllm.per_seq_s'][0] * 1e6:.1f}-{rng['vllm.per_seq_s'][1] * 1e6:.1f} µs",
-        f"per draft token {rng['vllm.per_draft_token_s'][0] * 1e6:.2f}-{rng['vllm.per_draft_token_s'][1] * 1e6:.1f} µs",
+        f"per sequence {rng['vllm.per_seq_s'][0] * 1e6:.2f}-{rng['vllm.per_seq_s'][1] * 1e6:.2f} µs",
+        f"per draft token {rng['vllm.per_draft_token_s'][0] * 1e6:.2f}-{rng['vllm.per_draft_token_s'][1] * 1e6:.2f} µs",
         f"standard deviations ({min(sd):.3f}-{max(sd):.2f} in ln)",
         f"The {_start_label(f['optimizer']['from'])} start had the lowest training cost",
     ]

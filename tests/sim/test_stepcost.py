@@ -3,6 +3,8 @@ expanded sequences, and the scorer's cost against the MQA scorer matches what vL
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -183,6 +185,38 @@ def test_async_scheduling_hides_the_engine_work_of_a_speculating_step_on_both_pa
     assert StepCost(t, draft, slow_cpu).decode_step_s(verify, q, c, 3) == pytest.approx(
         slow_cpu.base_s + slow_cpu.per_seq_s * 64 + slow_cpu.per_draft_token_s * 192, rel=1e-12
     )
+
+
+def test_parts_of_about_equal_length_cost_their_expected_maximum_on_both_paths() -> None:
+    """Where the engine's work is about as long as the GPU passes, an overlapped step costs their expected longer
+    (perfmodel/overlap.py, jitter > 0), more than the hard max, and the scalar and array paths give the same float,
+    plain and speculating."""
+    from dataclasses import replace
+
+    from specwise.perfmodel.overlap import expected_max_s
+
+    t = _target()
+    draft = ModelDraftCost(StepModelV2(resolve_model("meta-llama/Llama-3.2-1B-Instruct"), t.gpu, V0.gpu))
+    verify, q, c = _decode([4] * 64, [600] * 64)
+    plain_batch, _, _ = _decode([1] * 64, [600] * 64)
+    gpu = t.step_time_s(verify) + draft.propose_time_s(BatchShape(q, c), 3, t.step_time_s(verify))
+    v1 = profile_for("vllm", "0.15.1", "eagle3").overhead
+    for jitter in (0.05, 0.1, 0.3):
+        o = replace(v1, overlap_jitter=jitter, per_seq_s=0.0, per_draft_token_s=0.0, base_s=gpu * 0.97)
+        cost = StepCost(t, draft, o)
+        expected = expected_max_s(gpu, o.base_s, jitter) + o.rejection_fraction * t.step_time_s(verify)
+        assert expected > max(gpu, o.base_s) * (1 + jitter / 10)
+        array = cost.decode_step_s(verify, q, c, 3)
+        q_sum, kv, pairs = batch_totals(verify.query_tokens, verify.context_tokens)
+        d_sum, dkv, dpairs = batch_totals(q, c)
+        assert array == cost.decode_step_totals(64, q_sum, kv, pairs, q_sum, 3, 64, d_sum, dkv - d_sum, dpairs)
+        assert array == pytest.approx(expected, rel=1e-12)
+        plain = StepCost(t, None, replace(o, base_s=t.step_time_s(plain_batch)))
+        p_sum, pkv, ppairs = batch_totals(plain_batch.query_tokens, plain_batch.context_tokens)
+        plain_s = plain.decode_step_s(plain_batch, q[:0], c[:0], 0)
+        assert plain_s == plain.decode_step_totals(64, p_sum, pkv, ppairs, p_sum, 0, 0, 0, 0, 0)
+        forward = t.step_time_s(plain_batch)
+        assert plain_s == pytest.approx(forward * (1 + jitter / math.sqrt(math.pi)), rel=1e-12)
 
 
 def test_the_drafts_prefill_is_gpu_work_inside_the_overlap_on_both_paths() -> None:

@@ -30,6 +30,7 @@ from typing import Any
 
 from specwise.engines.vllm_versions import VllmVersion, async_scheduling, speculation_engine
 from specwise.errors import SpecwiseError
+from specwise.perfmodel.overlap import expected_max_s
 from specwise.perfmodel.v2 import GpuEfficiency
 
 FIT_FILE = "published_fit.json"
@@ -57,23 +58,32 @@ class EngineOverhead:
     # The step's CPU work (``step_s`` and the per-draft-token work) runs under the forward and proposal passes of
     # a speculating step: vLLM's async scheduling with EAGLE/MTP from 0.14, a draft model from 0.28 (review s48b F2)
     overlapped_with_speculation: bool = False
+    # Where the engine overlaps, each part's step-to-step standard deviation as a share of its mean: an overlapped
+    # step costs the expected longer of the two (perfmodel.overlap.expected_max_s, Clark 1961), not the hard max()
+    # (0 here: the hard max, as before the 2026-12-07 fit). A coefficient of the fit (validate/fit.py), but no training
+    # record brings the two parts near each other, so its weak regulariser holds it at the declared 0.1.
+    overlap_jitter: float = 0.0
 
     def step_s(self, seqs: int) -> float:
         return self.base_s + self.per_seq_s * seqs
 
     def plain_step_s(self, forward_s: float, seqs: int) -> float:
         """A step with no speculation configured: the forward pass and the engine's work, in series -- or the
-        longer of the two where the engine overlaps them (``overlapped_without_speculation``)."""
+        expected longer of the two where the engine overlaps them (``overlapped_without_speculation``;
+        ``overlap_jitter``)."""
         engine = self.step_s(seqs)
-        return max(forward_s, engine) if self.overlapped_without_speculation else forward_s + engine
+        if self.overlapped_without_speculation:
+            return expected_max_s(forward_s, engine, self.overlap_jitter)
+        return forward_s + engine
 
     def speculating_step_s(self, gpu_s: float, seqs: int, draft_tokens: int, verify_s: float) -> float:
         """A speculating step: ``gpu_s`` (verification and proposal passes) and the engine's work, in series -- or
-        the longer of the two where the engine overlaps them (``overlapped_with_speculation``); the rejection
+        the expected longer of the two where the engine overlaps them (``overlapped_with_speculation``); the rejection
         charge (the roofline's legacy term, a share of the verification pass) stays in series."""
         engine = self.step_s(seqs) + self.per_draft_token_s * draft_tokens
-        both = max(gpu_s, engine) if self.overlapped_with_speculation else gpu_s + engine
-        return both + self.rejection_fraction * verify_s
+        if self.overlapped_with_speculation:
+            return expected_max_s(gpu_s, engine, self.overlap_jitter) + self.rejection_fraction * verify_s
+        return gpu_s + engine + self.rejection_fraction * verify_s
 
 
 LEGACY_OVERHEAD = EngineOverhead(base_s=1.207e-3, rejection_fraction=0.015)  # the roofline predictor's charges

@@ -1,7 +1,8 @@
 """What one engine step costs: the target's forward pass, the proposer, the engine's own work.
 
 ``t = verify(batch) + engine step [+ propose(decode sequences, k) + speculation bookkeeping] [+ the draft's prefill
-of the step's prompt chunks]`` -- ``max(GPU passes, engine work)`` where the engine overlaps its work with them:
+of the step's prompt chunks]`` -- the expected ``max(GPU passes, engine work)`` where the engine overlaps its work
+with them (:func:`~specwise.perfmodel.overlap.expected_max_s`):
 SGLang's overlap scheduler with nothing speculating, vLLM's async scheduling by release and method, plain and
 speculating steps apart (:class:`~specwise.perfmodel.profiles.EngineOverhead`; the draft's prefill stays in
 series) -- each term from the predictors the caller built (:mod:`specwise.perfmodel`), so the
@@ -32,6 +33,7 @@ import numpy as np
 
 from specwise.perfmodel.batch import BatchShape
 from specwise.perfmodel.drafting import DraftCost, TotalsDraftCost
+from specwise.perfmodel.overlap import expected_max_s
 from specwise.perfmodel.predictor import StepTimePredictor, TotalsPredictor
 from specwise.perfmodel.profiles import LEGACY_OVERHEAD, EngineOverhead
 from specwise.traffic import IntArray
@@ -126,13 +128,16 @@ class StepCost:
         draft = self._draft_totals
         if draft is None:  # o.plain_step_s
             engine = o.base_s + o.per_seq_s * num_seqs
-            return max(verify, engine) if o.overlapped_without_speculation else verify + engine
+            if o.overlapped_without_speculation:
+                return expected_max_s(verify, engine, o.overlap_jitter)
+            return verify + engine
         gpu, engine, rejection = verify + draft_prefill_s, o.base_s + o.per_seq_s * num_seqs, 0.0  # speculating_step_s
         if k > 0 and decoding:
             gpu += draft.propose_time_totals(decoding, draft_q, draft_ctx, draft_pairs, k, verify)
             engine += o.per_draft_token_s * (k * decoding)
             rejection = o.rejection_fraction * verify
-        return (max(gpu, engine) if o.overlapped_with_speculation else gpu + engine) + rejection
+        both = expected_max_s(gpu, engine, o.overlap_jitter) if o.overlapped_with_speculation else gpu + engine
+        return both + rejection
 
     def draft_prefill_totals(self, chunks: int, query_tokens: int, context_tokens: int, pairs: int) -> float:
         draft = self._draft_totals

@@ -1,20 +1,22 @@
 """Fitting the step-time model's free coefficients to the declared training families (and nothing else).
 
 The parameter vector holds, in log space, vLLM V1's GPU efficiencies and floors, its per-step, per-sequence and
-per-draft-token costs, SGLang's own engine costs (its efficiencies are shared with vLLM: the same GPUs and
-kernels), and the lookup proposers' per-match first-token acceptance. vLLM V0 takes V1's coefficients with V0's
-scheduling (no record of V0 is in the training families). The residual of a record is log(predicted /
-published) -- the speedup for speculative records, the value for plain decoding -- and anchors (records whose
-acceptance was inferred from them) are not residuals.
+per-draft-token costs, SGLang's own engine costs (its efficiencies are shared with vLLM: the same GPUs and kernels), the
+lookup proposers' per-match first-token acceptance, and how much an overlapped step's two parts vary from step to step
+(``engine.overlap_jitter``: an overlapped step costs their expected maximum, perfmodel/overlap.py). vLLM V0 takes V1's
+coefficients with V0's scheduling (no record of V0 is in the training families). The residual of a record is
+log(predicted / published) -- the speedup for speculative records, the value for plain decoding -- and anchors (records
+whose acceptance was inferred from them) are not residuals.
 
-Two coefficients that the training records barely tell apart from others (a near-flat valley of the cost) carry a
-prior from an outside measurement, declared below with its source: a residual ``PRIOR_WEIGHT * ln(value/median) /
-sigma_ln`` beside the records', so the data can overrule it but a valley does not leave it anywhere. Five engine
-terms the records barely or do not determine (vLLM's per-sequence and per-draft-token costs, SGLang's three: a local
-standard deviation of 0.92-1601 in ln and a 2.4-35x spread across the declared starts of the 2026-12-06 fit) carry a
-weak regulariser instead, labelled as one: a log-normal centred on the declared initial value with sigma ln 10, no
-measurement behind it, so that the fit is well-posed (a direction the records cannot see stays where it was declared
-rather than wandering with the start) and a record that does see the term overrules it.
+Two coefficients that the training records barely tell apart from others (a near-flat valley of the cost) carry a prior
+from an outside measurement, declared below with its source: a residual ``PRIOR_WEIGHT * ln(value/median) / sigma_ln``
+beside the records', so the data can overrule it but a valley does not leave it anywhere. Five engine terms the records
+barely or do not determine (vLLM's per-sequence and per-draft-token costs, SGLang's three: a local standard deviation of
+0.92-1601 in ln and a 2.4-35x spread across the declared starts of the 2026-12-06 fit), and the overlap jitter added on
+2026-12-07 (declared with it, before its fit), carry a weak regulariser instead, labelled as one: a log-normal centred
+on the declared initial value with sigma ln 10, no measurement behind it, so that the fit is well-posed (a direction the
+records cannot see stays where it was declared rather than wandering with the start) and a record that does see the term
+overrules it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 from specwise.evidence.records import EvidenceRecord
 from specwise.perfmodel.profiles import EngineOverhead, EngineProfile
 from specwise.perfmodel.v2 import GpuEfficiency
+from specwise.validate.anchor_grid import FGM_CELLS
 from specwise.validate.predict import Models, Prediction, Predictor, predict_all
 
 
@@ -98,7 +101,25 @@ PARAMS: tuple[Param, ...] = (
     Param("sglang.per_seq_s", 1e-5, 1e-8, 5e-4, regulariser(1e-5)),
     Param("sglang.per_draft_token_s", 5e-6, 1e-8, 5e-4, regulariser(5e-6)),
     Param("lookup.first_given_match", 0.6, 0.2, 0.99),
+    # an overlapped step's parts' step-to-step standard deviation, a share of each mean (perfmodel/overlap.py; vLLM
+    # and SGLang alike): declared 2026-12-07 before the fit that added it, no measurement behind 0.1; no training
+    # record brings the two parts near each other (the shorter at most 8.9% of the longer), so the regulariser holds it
+    Param("engine.overlap_jitter", 0.1, 1e-3, 1.0, regulariser(0.1)),
 )
+
+
+GRID_NODES: dict[str, tuple[float, ...]] = {
+    "lookup.first_given_match": tuple(j / FGM_CELLS for j in range(1, FGM_CELLS)),
+}
+"""Coefficients the replay takes on a grid, blending the two nodes around the value (``anchor_grid``): the residuals
+are piecewise in them, with a kink at each node."""
+
+
+def grid_nodes_ln(origin: Sequence[float]) -> dict[int, tuple[float, ...]]:
+    """:data:`GRID_NODES` as positions in a parameter vector measured from ``origin`` (log space, ``PARAMS`` order):
+    ln(node) - origin, by the coordinate's index (``fit_diagnostics.fd_jacobian``'s ``nodes``)."""
+    index = {p.name: i for i, p in enumerate(PARAMS)}
+    return {index[name]: tuple(math.log(n) - origin[index[name]] for n in at) for name, at in GRID_NODES.items()}
 
 
 @dataclass(frozen=True)
@@ -111,6 +132,11 @@ class Coefficients:
 def named(x: Sequence[float]) -> dict[str, float]:
     """The coefficients a parameter vector (log space, ``PARAMS`` order) stands for, by name."""
     return {p.name: float(math.exp(xi)) for p, xi in zip(PARAMS, x, strict=True)}
+
+
+def names() -> tuple[str, ...]:
+    """The parameters' names, in ``PARAMS`` order."""
+    return tuple(p.name for p in PARAMS)
 
 
 def vector(values: Mapping[str, float]) -> np.ndarray:
@@ -130,9 +156,14 @@ def coefficients(x: Sequence[float]) -> Coefficients:
         pass_floor_s=v["gpu.pass_floor_s"],
         per_layer_s=v["gpu.per_layer_s"],
     )
-    vllm = EngineOverhead(v["vllm.base_s"], v["vllm.per_seq_s"], v["vllm.per_draft_token_s"])
+    jitter = v["engine.overlap_jitter"]
+    vllm = EngineOverhead(v["vllm.base_s"], v["vllm.per_seq_s"], v["vllm.per_draft_token_s"], overlap_jitter=jitter)
     sglang = EngineOverhead(  # its overlap scheduler hides a plain step's engine work (EngineOverhead)
-        v["sglang.base_s"], v["sglang.per_seq_s"], v["sglang.per_draft_token_s"], overlapped_without_speculation=True
+        v["sglang.base_s"],
+        v["sglang.per_seq_s"],
+        v["sglang.per_draft_token_s"],
+        overlapped_without_speculation=True,
+        overlap_jitter=jitter,
     )
     v1 = EngineProfile("vllm-v1", "vLLM V1 (>= 0.8): chunked prefill with speculation", gpu, vllm)
     profiles = {

@@ -8,13 +8,17 @@ residuals are continuous in the coefficients (:mod:`specwise.validate.anchor_gri
 staircase in acceptance had made them jump by 0.3-1.8% wherever the root crossed an edge). A 5% step, chosen to
 straddle that staircase, was too coarse once it was gone: at the 2026-12-07 regularised fit the training cost changed
 linearly from 1e-4 to 2e-3 in ln along a random direction while 5% along it curvature dominated, so the Jacobian was
-biased and trf rejected its steps; a 0.5% step is small beside that curvature. What is left is kinks (the overlap
-``max()`` of a step's parts, a best k changing).
+biased and trf rejected its steps; a 0.5% step is small beside that curvature. What is left is kinks: at the
+2026-12-07 fits, the node at 0.75 of the lookup constant's 1/32 replay grid (``anchor_grid.FGM_CELLS``) lay 0.44% above
+the fitted 0.7467, inside the forward step, so the Jacobian's column for it was a secant across the node (+0.032 where
+a central difference of 1e-4 gives -0.0012; ``scripts/fit_kinks.py``). The overlap's ``max()``, suspected first, is
+smooth since then (:mod:`specwise.perfmodel.overlap`) and was never near its switch in a training record. Since then a
+coordinate replayed on a grid steps away from a node its forward step would cross (:func:`fd_jacobian`'s ``nodes``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,18 +34,43 @@ def fd_jacobian(
     low: np.ndarray,
     high: np.ndarray,
     step: float = FD_STEP_LN,
+    nodes: Mapping[int, Sequence[float]] | None = None,
 ) -> np.ndarray:
     """Forward differences of ``fun`` at ``x``, one step ``step`` per coordinate: upward, or downward for a
-    coordinate within ``step`` of its upper bound (never past a bound)."""
-    steps = np.where(x + step <= high, step, -step)
-    if np.any(x + steps < low):
-        raise ValueError("a bound interval is narrower than the finite-difference step")
+    coordinate within ``step`` of its upper bound (never past a bound). A coordinate with ``nodes`` (where ``fun``
+    is piecewise, in ``x``'s own units: a replay grid's nodes) steps downward when the upward step would cross one
+    and the downward step would not, so that its column is the slope of the piece ``x`` is on, not a secant across
+    a kink (module docstring)."""
+    steps = fd_steps(x, low, high, step, nodes)
     cols = []
     for i, h in enumerate(steps):
         xi = np.array(x, dtype=np.float64)
         xi[i] += h
         cols.append((np.asarray(fun(xi)) - f0) / h)
     return np.column_stack(cols)
+
+
+def fd_steps(
+    x: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    step: float = FD_STEP_LN,
+    nodes: Mapping[int, Sequence[float]] | None = None,
+) -> np.ndarray:
+    """The signed step :func:`fd_jacobian` takes in each coordinate at ``x``."""
+    steps = np.where(x + step <= high, step, -step)
+    for i, at in (nodes or {}).items():
+        if _crosses(at, x[i], x[i] + steps[i]) and x[i] - step >= low[i] and not _crosses(at, x[i], x[i] - step):
+            steps[i] = -step
+    if np.any(x + steps < low):
+        raise ValueError("a bound interval is narrower than the finite-difference step")
+    return steps
+
+
+def _crosses(nodes: Sequence[float], a: float, b: float) -> bool:
+    """Whether a node lies in the half-open step from ``a`` to ``b`` (``a`` excluded), either way."""
+    lo, hi = min(a, b), max(a, b)
+    return any((lo < n <= hi) if b > a else (lo <= n < hi) for n in nodes)
 
 
 def soft_l1_cost(r: np.ndarray, f_scale: float) -> float:
