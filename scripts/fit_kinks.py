@@ -112,15 +112,16 @@ def main() -> int:
         print(f"--start {args.start}: the fit records {len(doc['starts'])} starts", file=sys.stderr)
         return 2
     at = doc["parameters"] if args.start is None else doc["starts"][args.start]["parameters"]
-    x0 = fit.vector({**{p.name: p.initial for p in fit.PARAMS}, **{k: at[k] for k in at if k in fit.names()}})
+    x0 = fit.vector(fit.with_initial(at))
     print(
         "at the kept fit"
         if args.start is None
         else f"at the end of start {args.start} ({doc['starts'][args.start]['from']})"
     )
     train = _train()
-    ids = [p.record.id for p in fit.predictions(train, x0) if p.status == "predicted"]  # type: ignore[arg-type]
-    ks = {p.record.id: p.k for p in fit.predictions(train, x0)}  # type: ignore[arg-type]
+    predicted = fit.predictions(train, x0)  # type: ignore[arg-type]
+    ids = [p.record.id for p in predicted if p.status == "predicted"]
+    ks = {p.record.id: p.k for p in predicted}
     ids += [f"prior: {p.name}" for p in fit.PARAMS if p.prior]
     low, high = fit.bounds()
     nodes = None if args.plain_steps else fit.grid_nodes_ln(np.zeros_like(x0))

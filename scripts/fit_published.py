@@ -74,8 +74,9 @@ def starts(previous: dict[str, float] | None, n: int) -> list[tuple[str, np.ndar
         out.append(("previous fit", fit.vector(previous)))
     elif previous is not None and set(previous) < names:  # a parameter added since: at its declared initial value
         added = sorted(names - set(previous))
-        full = {**{p.name: p.initial for p in fit.PARAMS}, **previous}
-        out.append((f"previous fit, with {', '.join(added)} at the initial value", fit.vector(full)))
+        out.append(
+            (f"previous fit, with {', '.join(added)} at the initial value", fit.vector(fit.with_initial(previous)))
+        )
     rng = np.random.default_rng(PERTURB_SEED)
     while len(out) < n:
         note = f"initial values perturbed by up to ln 2 (numpy default_rng({PERTURB_SEED}), draw {len(out)})"

@@ -134,9 +134,10 @@ def named(x: Sequence[float]) -> dict[str, float]:
     return {p.name: float(math.exp(xi)) for p, xi in zip(PARAMS, x, strict=True)}
 
 
-def names() -> tuple[str, ...]:
-    """The parameters' names, in ``PARAMS`` order."""
-    return tuple(p.name for p in PARAMS)
+def with_initial(values: Mapping[str, float]) -> dict[str, float]:
+    """Every parameter by name: ``values``' where it names one, the declared initial value where it does not (a fit
+    written before a parameter was added); names ``PARAMS`` does not hold are left out."""
+    return {p.name: values.get(p.name, p.initial) for p in PARAMS}
 
 
 def vector(values: Mapping[str, float]) -> np.ndarray:
