@@ -111,3 +111,10 @@ def test_the_far_apart_shortcut_changes_no_bit(a_s: float, share: float, jitter:
     if abs(a_s - b_s) >= FAR_APART * jitter * math.hypot(a_s, b_s):
         assert _clark(a_s, b_s, jitter) == max(a_s, b_s) == expected_max_s(a_s, b_s, jitter)
         assert _clark(b_s, a_s, jitter) == max(a_s, b_s) == expected_max_s(b_s, a_s, jitter)  # either order
+
+
+def test_subnormal_parts_cost_the_longer_one() -> None:
+    """Found by the property test above: two parts of 5e-324 s (the smallest double) with jitter 1 underflowed
+    Clark's terms to 0, below either part; below the smallest normal spread the hard max is the answer."""
+    assert expected_max_s(5e-324, 5e-324, 1.0) == 5e-324
+    assert expected_max_s(1e-310, 3e-310, 0.5) == 3e-310

@@ -51,12 +51,21 @@ DEFAULT = Lengths(256.0, 256.0, "ASSUMED: dataset lengths unknown, 256 in / 256 
 # TP 4 with turboderp/Qwama-0.5B-Instruct, k = 4, on it (vLLM PR #6964). The lengths are those of its run in vLLM
 # PR #18566 with the Llama-3 tokenizer: 1,000 requests, 229,711 prompt and 203,068 generated tokens. ShareGPT
 # replies are short beside what Llama-3 writes when left to finish (SpecDecode-Bench's traces above: 630).
+# SGLang's ``sglang.bench_serving`` is adapted from that benchmark (its header says so) and samples ShareGPT the same
+# way -- the first two turns, each request asking for its reply's length (``sample_sharegpt_requests``), ``ignore_eos``
+# on -- so it takes the same lengths; counted with another tokenizer than Llama-3's they differ by that tokenizer.
 PROTOCOLS: dict[tuple[str, str], Lengths] = {
     ("vllm-benchmark-serving", "sharegpt"): Lengths(
         229.7,
         203.1,
         "ASSUMED: vLLM's serving benchmark on ShareGPT (replies' lengths; 229.7 in / 203.1 out, Llama-3 tokenizer, "
         "vLLM PR #18566)",
+    ),
+    ("sglang-bench-serving", "sharegpt"): Lengths(
+        229.7,
+        203.1,
+        "ASSUMED: SGLang's bench_serving on ShareGPT, which samples it as vLLM's serving benchmark does (replies' "
+        "lengths; 229.7 in / 203.1 out counted with the Llama-3 tokenizer, vLLM PR #18566)",
     ),
 }
 

@@ -18,6 +18,8 @@ from typing import Any
 
 from specwise.contracts.document import Fields
 from specwise.methods import METHODS
+from specwise.specs.quant import QUANTIZATION_CHOICES
+from specwise.units import KV_CACHE_DTYPES
 
 SPEEDUP_METRICS = ("throughput_speedup", "tpot_speedup", "e2e_latency_speedup")
 THROUGHPUT_METRICS = ("output_tokens_per_s",)
@@ -28,13 +30,13 @@ LOAD_KINDS = ("batch", "concurrency", "qps")
 STATISTICS = ("mean", "p50")
 ARRIVALS = ("poisson", "constant")
 # How the source sampled its dataset's requests, where that sets their lengths (evidence/lengths.py): "dataset" (the
-# dataset's own lengths, the default) or "vllm-benchmark-serving" (vLLM's serving benchmark: each ShareGPT request
-# generates up to its reply's length)
+# dataset's own lengths, the default), "vllm-benchmark-serving" (vLLM's serving benchmark: each ShareGPT request
+# generates up to its reply's length) or "sglang-bench-serving" (SGLang's, adapted from it: the same sampling)
 # A published speedup within 1% of 1 is a tie, counted neither as a slowdown nor as a speedup: the sources call such
 # points "0%" (llm-d's Qwen3-32B EAGLE-3 guide: 209.7 vs 210.1 ms p50 TPOT at 8 QPS, "0%"), and a figure read to
 # +-0.5% (SpecDecode-Bench's bars) cannot tell 0.995 from 1.005.
 TIE_WITHIN = 0.01
-LENGTHS_PROTOCOLS = ("dataset", "vllm-benchmark-serving")
+LENGTHS_PROTOCOLS = ("dataset", "vllm-benchmark-serving", "sglang-bench-serving")
 # a release the record states: a leading number ("0.15.1 (image ...)"), never one quoted in prose ("before vLLM 0.8")
 _STATED_RELEASE = re.compile(r"\s*v?(\d+)\.(\d+)(?:\.(\d+))?\b")
 
@@ -131,6 +133,12 @@ class EvidenceRecord:
     # (``source.replay_release``, with its basis) from the source's dates and images, before any replay; see
     # :attr:`release`.
     replay_release: str | None = None
+    # The weights and KV cache as the source served them, where it says (its ``--quantization``,
+    # ``--speculative-model-quantization`` / a draft's own flag, ``--kv-cache-dtype``); None: as the checkpoint
+    # stores them (the catalog's), and the KV cache in the model's dtype.
+    quantization: str | None = None
+    draft_quantization: str | None = None
+    kv_cache_dtype: str | None = None
 
     @property
     def release(self) -> str | None:
@@ -198,6 +206,9 @@ class EvidenceRecord:
             self.prompt_tokens,
             self.output_tokens,
             self.lengths_protocol,  # another workload is another experiment
+            self.quantization,  # other weights or another KV cache are another deployment
+            self.draft_quantization,
+            self.kv_cache_dtype,
         )
 
     @classmethod
@@ -244,7 +255,18 @@ class EvidenceRecord:
             statistic=f.choice("statistic", STATISTICS),
             lengths_protocol=f.choice("lengths_protocol", LENGTHS_PROTOCOLS),
             match_rate=_match_rate(f, per_position is not None, data.get("method")),
+            quantization=_optional_choice(f, "quantization", QUANTIZATION_CHOICES[1:]),
+            draft_quantization=_optional_choice(f, "draft_quantization", QUANTIZATION_CHOICES[1:]),
+            kv_cache_dtype=_optional_choice(f, "kv_cache_dtype", KV_CACHE_DTYPES[1:]),
         )
+
+
+def _optional_choice(f: Fields, key: str, choices: tuple[str, ...]) -> str | None:
+    """One of ``choices``, or None where the record does not say."""
+    value = f.text(key)
+    if value is not None and value not in choices:
+        raise f.fail(key, f"expected one of {', '.join(choices)}, got {value!r}")
+    return value
 
 
 def _match_rate(f: Fields, has_per_position: bool, method: object) -> float | None:

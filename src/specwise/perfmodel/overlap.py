@@ -19,6 +19,7 @@ has a kink where the parts cross, which a least-squares fit of the coefficients 
 from __future__ import annotations
 
 import math
+import sys
 
 FAR_APART = 9.0
 """Parts this many spreads (theta) apart cost the longer one, to the last bit: Phi(9) rounds to 1 in double precision
@@ -32,7 +33,8 @@ def expected_max_s(a_s: float, b_s: float, jitter: float) -> float:
     """The mean of the longer of two overlapped durations with means ``a_s`` and ``b_s`` (seconds, >= 0), each with a
     standard deviation of ``jitter`` times its mean (module docstring; 0: the hard maximum)."""
     theta = jitter * math.hypot(a_s, b_s)
-    if theta <= 0.0 or abs(a_s - b_s) >= FAR_APART * theta:
+    # theta below the smallest normal double (parts of ~1e-308 s, never a real step): Clark's terms underflow to 0
+    if theta < sys.float_info.min or abs(a_s - b_s) >= FAR_APART * theta:
         return max(a_s, b_s)
     alpha = (a_s - b_s) / theta
     cdf = 0.5 * (1.0 + math.erf(alpha / _SQRT2))

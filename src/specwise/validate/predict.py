@@ -27,6 +27,7 @@ from specwise.perfmodel.predictor import StepTimePredictor
 from specwise.perfmodel.profiles import EngineProfile, with_async_scheduling
 from specwise.perfmodel.roofline import RooflinePredictor
 from specwise.perfmodel.v2 import StepModelV2
+from specwise.specs.quant import Quantization
 from specwise.validate.anchor_grid import ANCHOR_CELLS, FGM_CELLS, cell, grid_root, node
 from specwise.validate.replay import Setup, Unreplayable, run, setup_for
 
@@ -81,20 +82,22 @@ class Models:
             raise ValueError(f"unknown step-time model {kind!r}")
         self.kind = kind
 
-    def _predictor(self, model: Any, s: Setup, tp: int) -> StepTimePredictor:
+    def _predictor(self, model: Any, s: Setup, tp: int, quantization: Quantization | None) -> StepTimePredictor:
+        """One pass of ``model`` with the weights and KV cache the record states (as stored where it states none)."""
         if self.kind == "roofline":
-            return RooflinePredictor(model, s.gpu, tp=tp)
-        return StepModelV2(model, s.gpu, s.profile.gpu, tp=tp)
+            return RooflinePredictor(model, s.gpu, tp=tp, quantization=quantization, kv_dtype=s.kv_dtype)
+        return StepModelV2(model, s.gpu, s.profile.gpu, tp=tp, quantization=quantization, kv_dtype=s.kv_dtype)
 
     def target(self, s: Setup) -> StepTimePredictor:
-        return self._predictor(s.target, s, s.record.tp)
+        return self._predictor(s.target, s, s.record.tp, s.quantization)
 
     def draft_cost(self, s: Setup) -> DraftCost | None:
         if s.method is None:
             return None
         r = s.record
         branching = (r.tree_branching or 1) if r.verification == "tree" else 1
-        return s.method.draft_cost(self._predictor(s.draft, s, s.draft_tp) if s.draft is not None else None, branching)
+        draft = self._predictor(s.draft, s, s.draft_tp, s.draft_quantization) if s.draft is not None else None
+        return s.method.draft_cost(draft, branching)
 
 
 def iid_alpha_for(al: float, k: int) -> float:

@@ -44,6 +44,7 @@ from specwise.specs.derived import derived_eagle_head, mtp_draft_spec
 from specwise.specs.draft import DraftChoice
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
+from specwise.specs.quant import Quantization
 from specwise.traffic import LengthDist
 
 # (model, gpu, tp, profile) -> the step-time predictor of one forward pass
@@ -72,6 +73,10 @@ class Setup:
     draft_tp: int = 1
     notes: tuple[str, ...] = ()
     baseline_chunked_prefill: bool = True  # plain decoding prefills in chunks (not on vLLM V0 up to 32K: setup_for)
+    # the weights and KV cache as the source served them (None: as the checkpoint stores them, the model's dtype)
+    quantization: Quantization | None = None
+    draft_quantization: Quantization | None = None
+    kv_dtype: str | None = None
 
 
 def setup_for(record: EvidenceRecord, profile: EngineProfile, baseline_on_v0: bool = False) -> Setup:
@@ -95,12 +100,36 @@ def setup_for(record: EvidenceRecord, profile: EngineProfile, baseline_on_v0: bo
     lengths = lengths_for(record)
     if lengths.unknown:
         raise Unreplayable(lengths.how.removeprefix("UNKNOWN: "))
-    kv, kv_base = _kv_capacity(target, gpu, record.tp, method, draft, draft_tp, lengths, profile.name != "vllm-v0")
+    kv, kv_base, kv_dtype = _kv_capacity(
+        target, gpu, record.tp, method, draft, draft_tp, lengths, profile.name != "vllm-v0", record
+    )
     k_values = (record.k,) if record.k is not None else (3, 5, 7)
     if record.verification == "tree":
         k_values = (record.tree_depth or 3,)
     chunked = not baseline_on_v0 or v0_chunked_prefill(_max_model_len(target))
-    return Setup(record, target, gpu, draft, method, k_values, lengths, kv, kv_base, profile, draft_tp, notes, chunked)
+    return Setup(
+        record,
+        target,
+        gpu,
+        draft,
+        method,
+        k_values,
+        lengths,
+        kv,
+        kv_base,
+        profile,
+        draft_tp,
+        notes,
+        chunked,
+        _quantization(record.quantization),
+        _quantization(record.draft_quantization) if draft is not None else None,
+        kv_dtype if record.kv_cache_dtype is not None else None,
+    )
+
+
+def _quantization(method: str | None) -> Quantization | None:
+    """A record's stated weight quantization (None: as the checkpoint stores them)."""
+    return None if method is None else Quantization(method)
 
 
 def _max_model_len(target: ModelSpec) -> int:
@@ -147,9 +176,11 @@ def _kv_capacity(
     draft_tp: int,
     lengths: Lengths,
     shares_target_weights: bool,
-) -> tuple[int, int]:
-    """KV tokens with and without the draft; an EAGLE / MTP head holds the target's embedding except on vLLM's V0
-    engine, which loads its own copy (:func:`specwise.memory.planner.loaded_draft`)."""
+    record: EvidenceRecord,
+) -> tuple[int, int, str]:
+    """KV tokens with and without the draft, and the KV cache's dtype, for the weights and KV cache the record
+    states; an EAGLE / MTP head holds the target's embedding except on vLLM's V0 engine, which loads its own copy
+    (:func:`specwise.memory.planner.loaded_draft`)."""
     choice = None
     if method is not None:
         if method.is_lookup:
@@ -170,13 +201,16 @@ def _kv_capacity(
                 max_model_len=max_len,
                 max_num_seqs=256,
                 draft_shares_target_weights=shares_target_weights,
+                quantization=record.quantization or "auto",
+                draft_quantization=record.draft_quantization or "auto",
+                kv_cache_dtype=record.kv_cache_dtype or "auto",
             )
         )
     except SpecwiseError as exc:
         raise Unreplayable(f"memory plan: {exc}") from None
     if not plan.fits_without_draft:
         raise Unreplayable(f"the target does not fit: {'; '.join(plan.problems)}")
-    return max(plan.kv_cache_tokens, need), max(plan.kv_cache_tokens_without_draft, need)
+    return max(plan.kv_cache_tokens, need), max(plan.kv_cache_tokens_without_draft, need), plan.kv_cache_dtype
 
 
 def _requests(s: Setup, n: int, arrivals: np.ndarray, users: int | None) -> RequestTable:
