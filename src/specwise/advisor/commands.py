@@ -7,7 +7,6 @@ from pathlib import Path
 
 from specwise.advisor.inputs import AdviseInputs
 from specwise.advisor.measure import MeasureRun, bench_traffic, measure_command
-from specwise.catalog import resolve_gpu
 from specwise.contracts.advice import CandidateAdvice, MeasurePlan, ServeCommand
 from specwise.contracts.document import JsonObject
 from specwise.engines import Deployment, Engine, Speculation
@@ -15,11 +14,10 @@ from specwise.engines.base import LOOPBACK, calibration_refusal, checkpoint_note
 from specwise.engines.vllm import VllmEngine
 from specwise.engines.vllm_kv_cache import kv_cache_engine, kv_cache_notes
 from specwise.engines.vllm_versions import dynamic_k_caveat
-from specwise.specs.gpu import GpuSpec
 from specwise.units import canonical_dtype
 
 
-def _deployment(inputs: AdviseInputs, top: CandidateAdvice, engine: Engine, gpu: GpuSpec, host: str) -> Deployment:
+def _deployment(inputs: AdviseInputs, top: CandidateAdvice, engine: Engine, host: str) -> Deployment:
     """What to serve, as the top candidate's memory plan sized it and the simulation ran it: the scheduler's limits
     and the KV cache dtype are the scenario's (a command without them would serve another KV capacity). vLLM: a
     16-bit KV cache as auto (:func:`_kv_flag`), and whether the server runs V0 whole for its fp8 cache
@@ -28,7 +26,7 @@ def _deployment(inputs: AdviseInputs, top: CandidateAdvice, engine: Engine, gpu:
     plan, dep = top.memory, inputs.deployment
     if isinstance(engine, VllmEngine):
         kv = _kv_flag(dep.kv_cache_dtype, plan.target.dtype)
-        on_v0 = kv_cache_engine(engine.version, kv, gpu) == "v0"
+        on_v0 = kv_cache_engine(engine.version, kv, inputs.gpu) == "v0"
     else:
         kv, on_v0 = _own_dtype_as_auto(dep.kv_cache_dtype, plan.target.dtype), False
     return Deployment(
@@ -104,7 +102,7 @@ def measure_plan(
 ) -> MeasurePlan:
     """The launch file that compares ``top`` with no speculation, and the command that benches it at the scenario's
     loads with its traffic and advises again from the run (:mod:`specwise.advisor.measure`)."""
-    d = _deployment(inputs, top, engine, resolve_gpu(inputs.deployment.gpu), LOOPBACK)  # resolved before: no error
+    d = _deployment(inputs, top, engine, LOOPBACK)
     spec = _top_speculation(inputs, top, d.tp)
     name = f"{top.method}-k{top.k}"
     served = [q for q in inputs.sweep.qps if top.sim is None or q not in top.sim.overloaded_qps]
@@ -168,8 +166,7 @@ def serve_command(
     inputs: AdviseInputs, top: CandidateAdvice, spec: JsonObject | None, engine: Engine, host: str = LOOPBACK
 ) -> ServeCommand:
     """The serve command for the decision, sized by the top candidate's memory plan."""
-    gpu = resolve_gpu(inputs.deployment.gpu)  # resolved before (the scenario's build): no error here
-    deployment = _deployment(inputs, top, engine, gpu, host)
+    deployment = _deployment(inputs, top, engine, host)
     argv = engine.serve_argv(deployment, spec)
     speculation = _top_speculation(inputs, top, deployment.tp) if spec is not None else None  # the draft it loads
     notes = checkpoint_notes(deployment, speculation)
@@ -178,7 +175,7 @@ def serve_command(
     notes += _budget_notes(engine, deployment, spec)
     if isinstance(engine, VllmEngine):
         notes += _kv_notes(inputs.deployment.kv_cache_dtype, top.memory.target.dtype)
-        notes += kv_cache_notes(engine.version, deployment.kv_cache_dtype, gpu)
+        notes += kv_cache_notes(engine.version, deployment.kv_cache_dtype, inputs.gpu)
     if spec is not None and "num_speculative_tokens_per_batch_size" in spec:
         notes = (*notes, dynamic_k_caveat(engine.version if isinstance(engine, VllmEngine) else None))
     return ServeCommand(engine.name, tuple(argv), shell(argv), spec, notes)

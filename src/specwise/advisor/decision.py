@@ -18,7 +18,7 @@ from specwise.advisor.evidence import Evidence, attribute_methods, refuse_unused
 from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.advisor.schedule import batch_at, k_at, schedule_checks, schedule_for, schedule_words
 from specwise.advisor.temperature import temperature_curves
-from specwise.catalog import resolve_gpu, resolve_model
+from specwise.catalog import resolve_model
 from specwise.compat.pair import served_vocab_finding, served_with_heterogeneous_vocab
 from specwise.contracts.advice import (
     Advice,
@@ -44,7 +44,7 @@ from specwise.executors.local import LocalExecutor
 from specwise.memory.vllm_rules import draft_slots_refusal
 from specwise.perfmodel.factory import PredictorChoice, calibration_gap
 from specwise.perfmodel.profiles import published_fit
-from specwise.scenario.build import build_scenario, enough_requests, few_requests_warning, measured_worth_saying, named
+from specwise.scenario.build import build_scenario, enough_requests, few_requests_warning, measured_worth_saying
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import decide, falls_below
@@ -61,15 +61,22 @@ Progress = Callable[[str, int, int], None]
 
 
 def scenario_for(
-    inputs: AdviseInputs, c: Candidate, evidence: Sequence[Evidence], engine_checks: bool = True
+    inputs: AdviseInputs,
+    c: Candidate,
+    evidence: Sequence[Evidence],
+    engine_checks: bool = True,
+    predictor: PredictorChoice | None = None,
 ) -> Scenario:
     """The candidate as a simulate scenario: the inputs' deployment and sweep, its speculation, and each
     workload with the acceptance its evidence gives -- built directly, no file round trip. ``engine_checks`` off:
-    sized only (a candidate the engine cannot run, for the record)."""
+    sized only (a candidate the engine cannot run, for the record). ``predictor``: another step-time model than the
+    deployment's (None: its own). The GPU is the inputs', resolved once for every candidate (:attr:`AdviseInputs.gpu`;
+    a copy of the inputs with another predictor would resolve it again)."""
+    dep = inputs.deployment if predictor is None else replace(inputs.deployment, predictor=predictor)
     spec = ScenarioSpec(
         name=f"{inputs.name}:{c.label}",
         file=inputs.file,
-        deployment=inputs.deployment,
+        deployment=dep,
         speculation=c.speculation,
         classes=tuple(
             w.with_acceptance(e.model, e.proposal_rate) for w, e in zip(inputs.workloads, evidence, strict=True)
@@ -81,7 +88,7 @@ def scenario_for(
         deployable_only=False,
         notes=inputs.notes,
     )
-    return build_scenario(spec)
+    return build_scenario(spec, lambda: inputs.gpu)
 
 
 @dataclass(frozen=True)
@@ -394,8 +401,7 @@ def _refusal(inputs: AdviseInputs, c: Candidate, engine: Engine) -> str | None:
             said = eagle3_target_refusal(version, c.method.name, target.model_type)
         if said is None:
             dep = inputs.deployment
-            gpu = named(inputs.file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
-            said = kv_cache_refusal(version, dep.kv_cache_dtype, gpu, c.method.name)
+            said = kv_cache_refusal(version, dep.kv_cache_dtype, inputs.gpu, c.method.name)
             said = said or draft_slots_refusal(version, c.method.name, dep.max_num_batched_tokens, dep.max_num_seqs)
     if said is not None or not c.method.has_weights or not c.speculation.draft:
         return said
@@ -450,11 +456,9 @@ def _sized(
     # on one GPU where the engine would split it (an MTP head runs with the target's layers, at its TP)
     one = inputs.deployment.tp if c.method.name == "mtp" else 1
     c = replace(c, speculation=replace(c.speculation, draft_tp=c.speculation.draft_tp or one))
-    if uncalibrated is not None:
-        dep = inputs.deployment
-        fit = PredictorChoice(engine=dep.predictor.engine, engine_version=dep.predictor.engine_version)
-        inputs = replace(inputs, deployment=replace(dep, predictor=fit))
-    return c, scenario_for(inputs, c, evidence, engine_checks=False), [], refused
+    own = inputs.deployment.predictor  # one the calibration cannot price is sized with the published fit
+    fit = None if uncalibrated is None else PredictorChoice(engine=own.engine, engine_version=own.engine_version)
+    return c, scenario_for(inputs, c, evidence, engine_checks=False, predictor=fit), [], refused
 
 
 def _served_vocabulary(sc: Scenario, c: Candidate, engine: Engine) -> Scenario:
@@ -748,7 +752,7 @@ def advise(
     return Advice(
         scenario=inputs.name,
         target=inputs.deployment.target,
-        gpu=resolve_gpu(inputs.deployment.gpu).name,  # a GPU file's card, not its path
+        gpu=inputs.gpu.name,  # a GPU file's card, not its path
         tp=inputs.deployment.tp,
         operating_qps=inputs.operating_qps,
         min_speedup=inputs.min_speedup,
@@ -780,7 +784,7 @@ def _nearby_evidence(inputs: AdviseInputs, predictor: str) -> NearbyEvidence | N
     if not predictor.startswith("published-fit"):
         return None
     dep = inputs.deployment
-    q = query_for(dep.engine, dep.gpu, dep.target, dep.tp, [c.method.name for c in inputs.candidates])
+    q = query_for(dep.engine, inputs.gpu, dep.target, dep.tp, [c.method.name for c in inputs.candidates])
     try:
         return nearby_evidence(q, published_fit(), f"specwise validate --like {shlex.quote(inputs.file)}")
     except StaleFit as exc:  # an installation whose fit file predates its evidence: said in the log, not fatal

@@ -20,12 +20,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from specwise.advisor.band_rule import DEFAULT_MIN_SPEEDUP
+from specwise.catalog import resolve_gpu
 from specwise.errors import SpecwiseError, as_written
 from specwise.methods import Method
+from specwise.scenario.build import named
 from specwise.scenario.fields import Section
 from specwise.scenario.model import DEFAULT_QPS, DeploymentSpec, SpeculationSpec, SweepSpec, WorkloadSpec
 from specwise.scenario.names import checked_name
@@ -46,6 +49,7 @@ from specwise.scenario.parse import (
     scenario_name,
 )
 from specwise.scenario.toml_loader import read_toml, source_name
+from specwise.specs.gpu import GpuSpec
 
 CANDIDATE_DEFAULT_K = (0, 1, 2, 3, 4, 5, 6)
 
@@ -78,6 +82,14 @@ class AdviseInputs:
     operating_qps: float
     min_speedup: float
     notes: tuple[str, ...] = ()  # what the parse noticed and did not refuse (every candidate's warnings say it)
+
+    @cached_property
+    def gpu(self) -> GpuSpec:
+        """The GPU ``deployment.gpu`` names, resolved once for the whole advise run (a GPU file is read and checked
+        once, not per candidate), its error naming the file and field. Resolved where first asked for, as each use
+        resolved it before: a scenario with more than one mistake is refused for the same one. A copy made with
+        :func:`dataclasses.replace` resolves it again from its own deployment, so it never names another card."""
+        return named(self.file, "[deployment].gpu", lambda: resolve_gpu(self.deployment.gpu))
 
 
 def load_inputs(path: Path) -> AdviseInputs:

@@ -232,10 +232,19 @@ def _fit_warnings(spec: ScenarioSpec, plan: MemoryPlan) -> list[str]:
     ]
 
 
-def build_scenario(spec: ScenarioSpec) -> Scenario:
+def _gpu(spec: ScenarioSpec, resolved: Callable[[], GpuSpec] | None) -> GpuSpec:
+    """The deployment's GPU: ``resolved()`` where the caller builds many scenarios of one deployment and resolved it
+    once (advise: :attr:`~specwise.advisor.inputs.AdviseInputs.gpu`, which names its own errors), asked for here,
+    after the target, as the build resolves it itself; else looked up now, an error naming the file and field."""
+    if resolved is not None:
+        return resolved()
+    return named(spec.file, "[deployment].gpu", lambda: resolve_gpu(spec.deployment.gpu))
+
+
+def build_scenario(spec: ScenarioSpec, gpu_of: Callable[[], GpuSpec] | None = None) -> Scenario:
     dep, sp, file, where = spec.deployment, spec.speculation, spec.file, spec.where_speculation
     target = named(file, "[deployment].target", lambda: resolve_model(dep.target, "[deployment].target"))
-    gpu = named(file, "[deployment].gpu", lambda: resolve_gpu(dep.gpu))
+    gpu = _gpu(spec, gpu_of)
     draft_choice, findings = _draft(spec, target)
     failed = [f.message for f in findings if f.status == "fail"]
     version = _checked_version(spec, sp.draft_tp or dep.tp, target.model_type, gpu)  # input errors before any "no"

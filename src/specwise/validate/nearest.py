@@ -91,10 +91,11 @@ class Nearest:
     fit: ErrorSummary
 
 
-def query_for(engine: str, gpu: str, target: str, tp: int, methods: Sequence[str]) -> Query:
+def query_for(engine: str, gpu: str | GpuSpec, target: str, tp: int, methods: Sequence[str]) -> Query:
     """A :class:`Query` from a scenario's names, resolved in the catalog (an unknown one is the caller's input
-    error: :class:`SpecwiseError`)."""
-    return _query(engine, resolve_gpu(gpu), resolve_model(target), tp, methods)
+    error: :class:`SpecwiseError`); ``gpu`` may be a card its caller resolved already (advise's, read once)."""
+    g = gpu if isinstance(gpu, GpuSpec) else resolve_gpu(gpu)
+    return _query(engine, g, resolve_model(target), tp, methods)
 
 
 def _query(engine: str, g: GpuSpec, m: ModelSpec, tp: int, methods: Sequence[str]) -> Query:
