@@ -51,9 +51,11 @@ DEFAULT = Lengths(256.0, 256.0, "ASSUMED: dataset lengths unknown, 256 in / 256 
 # TP 4 with turboderp/Qwama-0.5B-Instruct, k = 4, on it (vLLM PR #6964). The lengths are those of its run in vLLM
 # PR #18566 with the Llama-3 tokenizer: 1,000 requests, 229,711 prompt and 203,068 generated tokens. ShareGPT
 # replies are short beside what Llama-3 writes when left to finish (SpecDecode-Bench's traces above: 630).
-# SGLang's ``sglang.bench_serving`` is adapted from that benchmark (its header says so) and samples ShareGPT the same
-# way -- the first two turns, each request asking for its reply's length (``sample_sharegpt_requests``), ``ignore_eos``
-# on -- so it takes the same lengths; counted with another tokenizer than Llama-3's they differ by that tokenizer.
+# SGLang's ``sglang.bench_serving`` is adapted from that benchmark (its header says so) and asks each ShareGPT request
+# for its reply's length with ``ignore_eos`` on, but since sglang PR #2922 (2025-01) it keeps every conversation of
+# two turns and more (no 1,024 / 2,048-token filter; ``--sharegpt-context-len`` unset) and shuffles with seed 1: its
+# default 300-prompt sample counted with DeepSeek-V3's tokenizer is 95,293 prompt and 60,411 generated tokens (sglang
+# PR #4918's run), 317.6 and 201.4 a request.
 PROTOCOLS: dict[tuple[str, str], Lengths] = {
     ("vllm-benchmark-serving", "sharegpt"): Lengths(
         229.7,
@@ -62,10 +64,10 @@ PROTOCOLS: dict[tuple[str, str], Lengths] = {
         "vLLM PR #18566)",
     ),
     ("sglang-bench-serving", "sharegpt"): Lengths(
-        229.7,
-        203.1,
-        "ASSUMED: SGLang's bench_serving on ShareGPT, which samples it as vLLM's serving benchmark does (replies' "
-        "lengths; 229.7 in / 203.1 out counted with the Llama-3 tokenizer, vLLM PR #18566)",
+        317.6,
+        201.4,
+        "ASSUMED: SGLang's bench_serving on ShareGPT (replies' lengths, no length filter; 317.6 in / 201.4 out with "
+        "DeepSeek-V3's tokenizer over its default 300-prompt sample, sglang PR #4918)",
     ),
 }
 
@@ -89,7 +91,7 @@ def lengths_for(record: EvidenceRecord) -> Lengths:
     prompt = record.prompt_tokens if record.prompt_tokens is not None else known.prompt_tokens
     output = record.output_tokens if record.output_tokens is not None else known.output_tokens
     if record.prompt_tokens is not None and record.output_tokens is not None:
-        return Lengths(prompt, output, "published with the record")
+        return Lengths(prompt, output, record.lengths_how or "published with the record")
     if record.reasoning and record.output_tokens is None and "thinking" not in known.how:
         # A thinking-mode run writes its reasoning before the answer: many times the non-thinking replies the
         # dataset's lengths were measured on (SpecDecode-Bench's Figure 3 ran with max_tokens 32768), so those would

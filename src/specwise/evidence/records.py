@@ -139,6 +139,9 @@ class EvidenceRecord:
     quantization: str | None = None
     draft_quantization: str | None = None
     kv_cache_dtype: str | None = None
+    # How a record's own prompt_tokens / output_tokens were arrived at where the source does not print them (e.g.
+    # "ASSUMED: the means of bench_serving's random lengths ..."); None: published with the record.
+    lengths_how: str | None = None
 
     @property
     def release(self) -> str | None:
@@ -146,6 +149,13 @@ class EvidenceRecord:
         vllm/vllm-openai:v0.15.1)" -> "0.15.1"; "not stated (... before vLLM 0.8 ...)" states none), else its
         family's declared :attr:`replay_release`."""
         return stated_release(self.engine_version) or self.replay_release
+
+    @property
+    def served_as(self) -> str:
+        """The weights and KV cache the record states, for a series' name ("target fp8, draft fp8, KV fp8"); empty
+        where it states none (as the checkpoints store them)."""
+        parts = (("target", self.quantization), ("draft", self.draft_quantization), ("KV", self.kv_cache_dtype))
+        return ", ".join(f"{what} {how}" for what, how in parts if how is not None)
 
     @property
     def speculative(self) -> bool:
@@ -258,7 +268,20 @@ class EvidenceRecord:
             quantization=_optional_choice(f, "quantization", QUANTIZATION_CHOICES[1:]),
             draft_quantization=_optional_choice(f, "draft_quantization", QUANTIZATION_CHOICES[1:]),
             kv_cache_dtype=_optional_choice(f, "kv_cache_dtype", KV_CACHE_DTYPES[1:]),
+            lengths_how=_lengths_how(f),
         )
+
+
+def _lengths_how(f: Fields) -> str | None:
+    """How the record's own lengths were arrived at: said only beside both of them, and as an assumption."""
+    how = f.text("lengths_how")
+    if how is None:
+        return None
+    if f.number("prompt_tokens") is None or f.number("output_tokens") is None:
+        raise f.fail("lengths_how", "says how the record's prompt_tokens and output_tokens were arrived at: give both")
+    if not how.startswith("ASSUMED: "):
+        raise f.fail("lengths_how", "lengths the source does not print are an assumption: start it 'ASSUMED: '")
+    return how
 
 
 def _optional_choice(f: Fields, key: str, choices: tuple[str, ...]) -> str | None:

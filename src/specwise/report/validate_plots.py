@@ -101,7 +101,8 @@ def _thinned(loads: Sequence[float], apart: float = 1.3) -> list[float]:
 def _title(r: EvidenceRecord) -> str:
     k = f" k={r.k}" if r.k is not None else ""
     dataset = r.dataset if len(r.dataset) <= _TITLE_CHARS else r.dataset[: _TITLE_CHARS - 3] + "..."
-    return f"{r.target.rsplit('/', 1)[-1][:_TITLE_CHARS]}\n{r.method}{k}, {dataset}\n{r.engine} {r.tp}x{r.gpu}"
+    served = f"\n{r.served_as}" if r.served_as else ""  # two series apart only by their weights read apart
+    return f"{r.target.rsplit('/', 1)[-1][:_TITLE_CHARS]}\n{r.method}{k}, {dataset}\n{r.engine} {r.tp}x{r.gpu}{served}"
 
 
 @styled

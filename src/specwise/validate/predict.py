@@ -222,7 +222,7 @@ class Predictor:
         r = s.record
         # the record's workload, and what its baseline ran (its release's overhead, its prefill)
         key: tuple[Any, ...] = (r.target, r.gpu, r.tp, r.engine, r.engine_version, r.load, r.metric, r.statistic)
-        key += (s.lengths, s.profile.overhead, s.baseline_chunked_prefill)
+        key += (s.lengths, s.profile.overhead, s.baseline_chunked_prefill, s.quantization, s.kv_dtype)
         if key not in self._baselines:
             self._baselines[key] = run(s, self.models.target(s), None, 0, None)
         return self._baselines[key]

@@ -122,9 +122,17 @@ def setup_for(record: EvidenceRecord, profile: EngineProfile, baseline_on_v0: bo
         notes,
         chunked,
         _quantization(record.quantization),
-        _quantization(record.draft_quantization) if draft is not None else None,
+        _quantization(draft_quantization(record, method)) if draft is not None else None,
         kv_dtype if record.kv_cache_dtype is not None else None,
     )
+
+
+def draft_quantization(record: EvidenceRecord, method: Method | None) -> str | None:
+    """The draft's weights as served: the record's ``draft_quantization``; else, for MTP layers (part of the target's
+    checkpoint, loaded with its quantization), the target's; else as the draft's checkpoint stores them (None)."""
+    if record.draft_quantization is not None:
+        return record.draft_quantization
+    return record.quantization if method is not None and method.proposer == "target_layers" else None
 
 
 def _quantization(method: str | None) -> Quantization | None:
@@ -202,7 +210,7 @@ def _kv_capacity(
                 max_num_seqs=256,
                 draft_shares_target_weights=shares_target_weights,
                 quantization=record.quantization or "auto",
-                draft_quantization=record.draft_quantization or "auto",
+                draft_quantization=draft_quantization(record, method) or "auto",
                 kv_cache_dtype=record.kv_cache_dtype or "auto",
             )
         )

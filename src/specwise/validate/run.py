@@ -161,6 +161,7 @@ def crossovers(preds: Sequence[Prediction], speedup_at: SpeedupAt | None = None)
             predicted, searched = _followed(members, published, speedup_at)
         r = members[0].record
         name = f"{r.family}: {r.target} {r.method} k={r.k} {r.dataset} on {r.gpu}"
+        name += f" ({r.served_as})" if r.served_as else ""
         out.append(Crossover(name, r.load.kind, published, predicted, searched))
     return out
 
