@@ -125,6 +125,14 @@ class Fields:
     def choice(self, key: str, choices: tuple[str, ...], *, required: bool = False) -> str:
         """A string that must be one of ``choices``; the first when the key is absent (unless ``required``)."""
         value = self.text(key, None if required else choices[0], required=required) or ""
+        return self._one_of(key, value, choices)
+
+    def optional_choice(self, key: str, choices: tuple[str, ...]) -> str | None:
+        """One of ``choices``, or None where the document does not say."""
+        value = self.text(key)
+        return None if value is None else self._one_of(key, value, choices)
+
+    def _one_of(self, key: str, value: str, choices: tuple[str, ...]) -> str:
         if value not in choices:
             raise self.fail(key, f"expected one of {', '.join(choices)}, got {value!r}")
         return value

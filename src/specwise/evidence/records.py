@@ -31,7 +31,8 @@ STATISTICS = ("mean", "p50")
 ARRIVALS = ("poisson", "constant")
 # How the source sampled its dataset's requests, where that sets their lengths (evidence/lengths.py): "dataset" (the
 # dataset's own lengths, the default), "vllm-benchmark-serving" (vLLM's serving benchmark: each ShareGPT request
-# generates up to its reply's length) or "sglang-bench-serving" (SGLang's, adapted from it: the same sampling)
+# generates up to its reply's length) or "sglang-bench-serving" (SGLang's, adapted from it: each ShareGPT request asks
+# for its reply's length, without vLLM's length filter)
 # A published speedup within 1% of 1 is a tie, counted neither as a slowdown nor as a speedup: the sources call such
 # points "0%" (llm-d's Qwen3-32B EAGLE-3 guide: 209.7 vs 210.1 ms p50 TPOT at 8 QPS, "0%"), and a figure read to
 # +-0.5% (SpecDecode-Bench's bars) cannot tell 0.995 from 1.005.
@@ -265,9 +266,9 @@ class EvidenceRecord:
             statistic=f.choice("statistic", STATISTICS),
             lengths_protocol=f.choice("lengths_protocol", LENGTHS_PROTOCOLS),
             match_rate=_match_rate(f, per_position is not None, data.get("method")),
-            quantization=_optional_choice(f, "quantization", QUANTIZATION_CHOICES[1:]),
-            draft_quantization=_optional_choice(f, "draft_quantization", QUANTIZATION_CHOICES[1:]),
-            kv_cache_dtype=_optional_choice(f, "kv_cache_dtype", KV_CACHE_DTYPES[1:]),
+            quantization=f.optional_choice("quantization", QUANTIZATION_CHOICES[1:]),
+            draft_quantization=f.optional_choice("draft_quantization", QUANTIZATION_CHOICES[1:]),
+            kv_cache_dtype=f.optional_choice("kv_cache_dtype", KV_CACHE_DTYPES[1:]),
             lengths_how=_lengths_how(f),
         )
 
@@ -282,14 +283,6 @@ def _lengths_how(f: Fields) -> str | None:
     if not how.startswith("ASSUMED: "):
         raise f.fail("lengths_how", "lengths the source does not print are an assumption: start it 'ASSUMED: '")
     return how
-
-
-def _optional_choice(f: Fields, key: str, choices: tuple[str, ...]) -> str | None:
-    """One of ``choices``, or None where the record does not say."""
-    value = f.text(key)
-    if value is not None and value not in choices:
-        raise f.fail(key, f"expected one of {', '.join(choices)}, got {value!r}")
-    return value
 
 
 def _match_rate(f: Fields, has_per_position: bool, method: object) -> float | None:

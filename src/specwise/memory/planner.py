@@ -26,7 +26,7 @@ from specwise.methods import MAX_K
 from specwise.specs.draft import DraftChoice
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
-from specwise.specs.quant import Quantization
+from specwise.specs.quant import Quantization, quantization_setting
 from specwise.units import DTYPE_ALIASES, DTYPE_BYTES, KV_CACHE_DTYPES, canonical_dtype, fmt_bytes, kv_cache_dtype
 
 if TYPE_CHECKING:
@@ -189,10 +189,8 @@ def _check_tp(spec: ModelSpec, tp: int, role: str, field: str, names: FieldNames
 
 
 def _resolve_quant(choice: str, spec: ModelSpec, role: str, field: str) -> Quantization | None:
-    if choice == "auto":
-        return None
     try:
-        return Quantization(choice)
+        return quantization_setting(choice)
     except SpecwiseError:
         raise SpecwiseError(f"{field} {choice!r} ({role}): expected auto, none, fp8, int8, int4 or mxfp4") from None
 

@@ -35,7 +35,7 @@ from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.specs.draft import DraftChoice
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
-from specwise.specs.quant import Quantization
+from specwise.specs.quant import quantization_setting
 from specwise.traffic import Arrivals
 
 T = TypeVar("T")
@@ -285,8 +285,8 @@ def build_scenario(spec: ScenarioSpec, gpu_of: Callable[[], GpuSpec] | None = No
         method=sp.method,
         draft=draft_spec,
         draft_tp=draft_tp,
-        quantization=_quant(dep.quantization),
-        draft_quantization=_quant(sp.draft_quantization),
+        quantization=quantization_setting(dep.quantization),
+        draft_quantization=quantization_setting(sp.draft_quantization),
         kv_dtype=plan.kv_cache_dtype,
     )
     warnings += _length_limits(spec, plan.max_model_len, target) + _fit_warnings(spec, plan) + _run_size_warnings(spec)
@@ -391,11 +391,6 @@ def _length_limits(spec: ScenarioSpec, max_model_len: int, target: ModelSpec) ->
         if said:
             out.append(f"workload {c.name!r}: " + "; ".join(said))
     return out
-
-
-def _quant(choice: str) -> Quantization | None:
-    """A deployment's quantisation for the step-time model ('auto': as the checkpoint stores it)."""
-    return None if choice == "auto" else Quantization(choice)
 
 
 def _draft(spec: ScenarioSpec, target: ModelSpec) -> tuple[DraftChoice, tuple[Finding, ...]]:

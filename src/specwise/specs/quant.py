@@ -70,3 +70,9 @@ class Quantization:
 
 
 NO_QUANTIZATION = Quantization()
+
+
+def quantization_setting(choice: str) -> Quantization | None:
+    """A deployment's weight quantization setting (:data:`QUANT_CHOICES`) as the step-time models and the memory
+    plan take it: ``auto`` (as the checkpoint stores the weights) is None."""
+    return None if choice == "auto" else Quantization(choice)

@@ -44,7 +44,7 @@ from specwise.specs.derived import derived_eagle_head, mtp_draft_spec
 from specwise.specs.draft import DraftChoice
 from specwise.specs.gpu import GpuSpec
 from specwise.specs.model import ModelSpec
-from specwise.specs.quant import Quantization
+from specwise.specs.quant import Quantization, quantization_setting
 from specwise.traffic import LengthDist
 
 # (model, gpu, tp, profile) -> the step-time predictor of one forward pass
@@ -100,8 +100,20 @@ def setup_for(record: EvidenceRecord, profile: EngineProfile, baseline_on_v0: bo
     lengths = lengths_for(record)
     if lengths.unknown:
         raise Unreplayable(lengths.how.removeprefix("UNKNOWN: "))
+    # the weights and KV cache as served, in the settings' words ("auto": as the checkpoints store them)
+    quant, draft_quant = record.quantization or "auto", draft_quantization(record, method) or "auto"
     kv, kv_base, kv_dtype = _kv_capacity(
-        target, gpu, record.tp, method, draft, draft_tp, lengths, profile.name != "vllm-v0", record
+        target,
+        gpu,
+        record.tp,
+        method,
+        draft,
+        draft_tp,
+        lengths,
+        profile.name != "vllm-v0",
+        quant,
+        draft_quant,
+        record.kv_cache_dtype or "auto",
     )
     k_values = (record.k,) if record.k is not None else (3, 5, 7)
     if record.verification == "tree":
@@ -121,8 +133,8 @@ def setup_for(record: EvidenceRecord, profile: EngineProfile, baseline_on_v0: bo
         draft_tp,
         notes,
         chunked,
-        _quantization(record.quantization),
-        _quantization(draft_quantization(record, method)) if draft is not None else None,
+        quantization_setting(quant),
+        quantization_setting(draft_quant) if draft is not None else None,
         kv_dtype if record.kv_cache_dtype is not None else None,
     )
 
@@ -133,11 +145,6 @@ def draft_quantization(record: EvidenceRecord, method: Method | None) -> str | N
     if record.draft_quantization is not None:
         return record.draft_quantization
     return record.quantization if method is not None and method.proposer == "target_layers" else None
-
-
-def _quantization(method: str | None) -> Quantization | None:
-    """A record's stated weight quantization (None: as the checkpoint stores them)."""
-    return None if method is None else Quantization(method)
 
 
 def _max_model_len(target: ModelSpec) -> int:
@@ -184,11 +191,13 @@ def _kv_capacity(
     draft_tp: int,
     lengths: Lengths,
     shares_target_weights: bool,
-    record: EvidenceRecord,
+    quantization: str,
+    draft_quant: str,
+    kv_cache_dtype: str,
 ) -> tuple[int, int, str]:
-    """KV tokens with and without the draft, and the KV cache's dtype, for the weights and KV cache the record
-    states; an EAGLE / MTP head holds the target's embedding except on vLLM's V0 engine, which loads its own copy
-    (:func:`specwise.memory.planner.loaded_draft`)."""
+    """KV tokens with and without the draft, and the KV cache's dtype, for the weights and KV cache as served
+    (the memory plan's settings); an EAGLE / MTP head holds the target's embedding except on vLLM's V0 engine,
+    which loads its own copy (:func:`specwise.memory.planner.loaded_draft`)."""
     choice = None
     if method is not None:
         if method.is_lookup:
@@ -209,9 +218,9 @@ def _kv_capacity(
                 max_model_len=max_len,
                 max_num_seqs=256,
                 draft_shares_target_weights=shares_target_weights,
-                quantization=record.quantization or "auto",
-                draft_quantization=draft_quantization(record, method) or "auto",
-                kv_cache_dtype=record.kv_cache_dtype or "auto",
+                quantization=quantization,
+                draft_quantization=draft_quant,
+                kv_cache_dtype=kv_cache_dtype,
             )
         )
     except SpecwiseError as exc:
