@@ -4,7 +4,11 @@ verdict, k and simulated speedup at the operating load are tabled per seed. The 
 own sampling noise at the scenario's `num_requests`; a decision that changes with the seed sits within that noise of
 its band's edge (`min_speedup` / (1 - band) for enable, `min_speedup` / (1 + band) for disable).
 
-Run:  .venv/bin/python bench/seed_sensitivity.py [--seeds 5] [--out bench/results/seed_sensitivity.json]
+`--replicates R` sets `[advise].replicates` (default: the scenario's, 5 unless it says): advise then decides at the
+operating load on the mean of R seeds and its 90% interval; `--replicates 1` is the sweep's one draw, as advise decided
+before 2026-12-07 (bench/results/seed_sensitivity_one_draw.json).
+
+Run:  .venv/bin/python bench/seed_sensitivity.py [--seeds 5] [--replicates R] [--out FILE.json]
 Prints a table and writes JSON (each `advise` run as the CLI runs it, `--json`, in a subprocess).
 """
 
@@ -39,8 +43,19 @@ def with_seed(text: str, seed: int) -> str:
     return text + f"\n[sweep]\nseed = {seed}\n"
 
 
-def advise(scenario: Path, seed: int, extra: list[str]) -> dict[str, Any]:
-    text = with_seed(scenario.read_text(), seed)
+def with_replicates(text: str, replicates: int | None) -> str:
+    """The scenario's TOML with ``[advise].replicates`` set (None: as it is)."""
+    if replicates is None:
+        return text
+    if re.search(r"(?m)^replicates\s*=", text):
+        return re.sub(r"(?m)^replicates\s*=.*$", f"replicates = {replicates}", text)
+    if re.search(r"(?m)^\[advise\]\s*$", text):
+        return re.sub(r"(?m)^\[advise\]\s*$", f"[advise]\nreplicates = {replicates}", text, count=1)
+    return text + f"\n[advise]\nreplicates = {replicates}\n"
+
+
+def advise(scenario: Path, seed: int, extra: list[str], replicates: int | None = None) -> dict[str, Any]:
+    text = with_replicates(with_seed(scenario.read_text(), seed), replicates)
     # beside the original, so the scenario's relative paths (profiles, traces) resolve as they do for it
     with tempfile.NamedTemporaryFile("w", suffix=".toml", dir=scenario.parent, prefix=".seed-", delete=False) as fh:
         fh.write(text)
@@ -65,6 +80,10 @@ def advise(scenario: Path, seed: int, extra: list[str]) -> dict[str, Any]:
                 "verdict": c.get("verdict"),
                 "k": c.get("k"),
                 "speedup_at_operating_qps": c.get("speedup_at_operating_qps"),
+                # what the verdict rests on with replicates: the seeds' mean and its 90% interval (a disabled row
+                # quotes no speedup_at_operating_qps, but its sampling is there)
+                "sampling_mean": (c.get("sampling") or {}).get("mean"),
+                "sampling_interval_90": (c.get("sampling") or {}).get("interval_90"),
             }
             for c in doc.get("candidates", [])
         ],
@@ -90,18 +109,21 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--replicates", type=int, default=None, help="[advise].replicates (default: the scenario's)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "seed_sensitivity.json")
     args = ap.parse_args()
     results: dict[str, Any] = {}
     print(f"{'example':40} {'decisions over seeds':32} speedup at the operating load (min-max, spread)")
     for scenario in sorted(EXAMPLES.glob("*.toml")):
-        runs = [advise(scenario, seed, EXTRA.get(scenario.stem, [])) for seed in range(args.seeds)]
+        runs = [advise(scenario, seed, EXTRA.get(scenario.stem, []), args.replicates) for seed in range(args.seeds)]
         s = summary(runs)
         results[scenario.stem] = {"runs": runs, "summary": s}
         spread = "; ".join(f"{n}: {lo:.3f}-{hi:.3f} ({sp:.1%})" for n, (lo, hi, sp) in s["speedup_range"].items())
         print(f"{scenario.stem:40} {', '.join(s['decisions']):32} {spread or '-'}")
     doc = {
-        "command": f"python bench/seed_sensitivity.py --seeds {args.seeds}",
+        "command": f"python bench/seed_sensitivity.py --seeds {args.seeds}"
+        + (f" --replicates {args.replicates}" if args.replicates is not None else ""),
+        "replicates": args.replicates,
         "machine": {"python": platform.python_version(), "platform": platform.platform()},
         "seeds": list(range(args.seeds)),
         "examples": results,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from specwise.advisor.band_rule import band_verdict, direction_guarded
+from specwise.advisor.band_rule import band_verdict, direction_guarded, interval_verdict
 
 
 @pytest.mark.parametrize(
@@ -44,3 +44,20 @@ def test_a_poor_direction_record_turns_only_enable_into_measure_first() -> None:
 )
 def test_an_end_exactly_at_the_minimum_clears_it(speedup: float, band: float, minimum: float, verdict: str) -> None:
     assert band_verdict(speedup, band, minimum) == verdict
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "verdict"),
+    [
+        (1.42, 1.60, "enable"),  # the interval's low end 1.42 x 0.74 = 1.0508 clears 1.05
+        (1.41, 1.60, "measure_first"),  # 1.0434 does not; the high end does
+        (0.84, 0.84, "measure_first"),  # a point: band_verdict's answer
+        (0.70, 0.84, "measure_first"),  # the high end 0.84 x 1.26 = 1.058 clears it
+        (0.70, 0.83, "disable"),  # 1.0458 misses it
+    ],
+)
+def test_an_interval_is_judged_by_its_ends(low: float, high: float, verdict: str) -> None:
+    """The sampling noise's interval widens the band on both sides: enable needs its low end, disable its high end."""
+    assert interval_verdict(low, high, 0.26, 1.05) == verdict
+    if low == high:
+        assert band_verdict(low, 0.26, 1.05) == verdict

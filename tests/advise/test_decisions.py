@@ -70,21 +70,26 @@ def test_the_blog_s_slowdown_at_10_qps_is_predicted_and_not_enabled() -> None:
     10 QPS, a load the deployment still served. The simulated deployment serves it too (with the serving benchmark's
     ShareGPT lengths), and the draft is predicted to slow it down. Until the anchor-grid refit of 2026-12-06 the
     whole band missed 1.05x (0.80x, band 0.60-1.01x: disable); after it, 0.83x with a band whose high end cleared
-    1.05x (measure first); since the AMD MI300X families joined the held-back set (2026-12-07) the data-centre vLLM
-    band is 25.5%, not 26.3%, and at the shipped seed the high end 1.046x misses it again: disable (at seeds 1-4 the
-    simulated 0.89-0.96x keeps it measure first: bench/seed_sensitivity.py). Either way never enable -- while it
-    pays at light load."""
+    1.05x (measure first); from 2026-12-07 the band is 25.5% and the shipped seed's 0.83x disabled it, while seeds
+    1-4 (0.89-0.96x) said measure first (bench/seed_sensitivity.py). Since advise decides on the mean of five seeds
+    ([advise].replicates) it is 0.90x, 90% interval 0.86-0.95x, and the band's high end clears 1.05x: measure
+    first, at every shipped seed. Either way never enable -- while it pays at light load."""
     doc = _run("evidence-llama3-70b-qwama-v0", engine_version="0.9")
     assert doc["decision"] in ("disable", "measure_first"), doc["reason"]
     cand = doc["candidates"][0]
-    speedup = next(v for q, v in cand["sim"]["best_speedup_by_qps"].items() if float(q) == 10.0)
-    assert speedup < 1.0 and f"speedup {speedup:.2f}x" in cand["reason"], cand["reason"]
+    noise = cand["sampling"]
+    assert noise["qps"] == 10.0 and len(noise["seeds"]) == 5 and noise["seeds"][0] == 0
+    seed0 = next(v for q, v in cand["sim"]["best_speedup_by_qps"].items() if float(q) == 10.0)
+    assert noise["speedups"][0] == seed0  # the sweep's own draw is the first seed
+    mean = noise["mean"]
+    assert mean < 1.0 and f"speedup {mean:.2f}x (mean of 5 seeds of 400 requests" in cand["reason"], cand["reason"]
     high = float(cand["reason"].split("(band ")[1].split("-")[1].split("x")[0])  # the band's high end, as printed
     if high < 1.05:
         assert cand["verdict"] == "disable" and "even at the high end of its band" in cand["reason"]
         assert cand["speedup_at_operating_qps"] is None  # a disabled row runs k = 0: its best k's is in the sim
     else:
         assert cand["verdict"] == "measure_first" and "the high end of its band clears it" in cand["reason"]
+        assert cand["speedup_at_operating_qps"] == mean
     assert "cannot keep up" not in cand["reason"]
     low = min(cand["sim"]["best_speedup_by_qps"].items(), key=lambda kv: float(kv[0]))
     assert low[1] > 1.2  # while it pays at light load
@@ -107,14 +112,17 @@ def test_a_batch_where_the_evidence_shows_a_slowdown_is_disabled() -> None:
     assert "re-run advise at the load per replica" in cand["reason"]  # where a schedule would be judged
 
 
-def test_a_held_back_slowdown_on_a_consumer_card_is_disabled() -> None:
+def test_a_held_back_slowdown_on_a_consumer_card_is_not_enabled() -> None:
     """The EAGLE-3 paper's Table 5 (held back): vLLM EAGLE on an RTX 3090 is 0.93x at batch 32 and 0.82x at 48. At
-    4 QPS (~36 running without speculation) the advice disables it, while it pays at light load."""
+    4 QPS (~36 running without speculation) the simulated speedup is below 1 at every seed, while it pays at light
+    load. At the shipped seed alone (0.72x, band high end 1.00x) the advice was disable; over five seeds the mean is
+    0.78x and the consumer band's high end clears 1.05x: measure first -- never enable."""
     doc = _run("evidence-llama31-8b-eagle-rtx3090")
-    assert doc["decision"] == "disable", doc["reason"]
+    assert doc["decision"] in ("disable", "measure_first"), doc["reason"]
     cand = doc["candidates"][0]
     speedups = {float(q): s for q, s in cand["sim"]["best_speedup_by_qps"].items()}
     assert speedups[0.25] > 1.2 and speedups[4.0] < 1.0, speedups
+    assert max(cand["sampling"]["speedups"]) < 1.0 and cand["sampling"]["interval_90"][1] < 1.0
     capacity = cand["sim"]["capacity_per_s_by_k"]
     assert capacity["2"] < capacity["0"], capacity
 

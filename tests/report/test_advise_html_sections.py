@@ -81,3 +81,17 @@ def test_every_candidates_warnings_are_on_the_page() -> None:
     assert f"<b>{first.candidate}</b>: calibration bcal.json" in page
     quiet = replace(doc, candidates=tuple(replace(c, warnings=()) for c in doc.candidates))
     assert "<h2>Warnings</h2>" not in render_html(quiet)
+
+
+def test_the_operating_load_s_seeds_are_on_the_page() -> None:
+    """What the verdict rests on at the operating load (the mean of the replicate seeds and its interval) is said
+    under the candidate's sweep table, whose cells are the sweep's one draw; a document without it says nothing."""
+    doc = Advice.from_json(
+        json.loads((GOLDEN.parent / "examples_published_fit" / "advise-evidence-llama3-70b-qwama-v0.json").read_text())
+    )
+    noise = doc.ranked[0].sampling
+    assert noise is not None and noise.seeds == (0, 1, 2, 3, 4)
+    page = render_html(doc)
+    assert f"At the operating 10 QPS, k=4: {noise.words()} (seeds 0, 1, 2, 3, 4)" in page
+    bare = replace(doc, candidates=tuple(replace(c, sampling=None) for c in doc.candidates))
+    assert "At the operating" not in render_html(bare)

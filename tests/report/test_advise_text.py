@@ -130,14 +130,14 @@ def test_the_nearest_evidence_is_said_under_the_published_fit_only(capsys: pytes
     from specwise.cli import main
 
     scenario = "examples/advise/evidence-llama31-8b-eagle-rtx3090.toml"
-    assert main(["advise", scenario, "--json"]) == 1
+    assert main(["advise", scenario, "--json"]) == 0  # measure first: the mean of five seeds, 0.78x, within the band
     doc = json.loads(capsys.readouterr().out)
     near = doc["nearby_evidence"]
     assert near["records"] == 8 and near["slowdowns"] == near["slowdowns_predicted"] == 3
     assert near["command"] == f"specwise validate --like {scenario}"
     assert all(rid.startswith("eagle3-paper-vllm-llama31-8b-eagle-") for rid in near["record_ids"][:7])
     assert Advice.from_json(doc).to_json()["nearby_evidence"] == near
-    assert main(["advise", scenario, "--wide"]) == 1
+    assert main(["advise", scenario, "--wide"]) == 0
     text = capsys.readouterr().out
     assert "nearest evidence: the 8 held-back published measurements most like this deployment (nearness" in text
     assert "3 of their 3 published slowdowns predicted below 1" in text

@@ -17,9 +17,17 @@ DEFAULT_MIN_SPEEDUP = 1.05  # [advise].min_speedup when the scenario does not se
 def band_verdict(speedup: float, band: float, minimum: float) -> BandVerdict:
     """enable when even the low end of the band, ``speedup * (1 - band)``, clears ``minimum``; measure_first when
     the band straddles it (the point estimate on either side); disable when even its high end misses it."""
-    if speedup * (1.0 - band) >= minimum:
+    return interval_verdict(speedup, speedup, band, minimum)
+
+
+def interval_verdict(low: float, high: float, band: float, minimum: float) -> BandVerdict:
+    """:func:`band_verdict` for a speedup known only to lie in [``low``, ``high``] (the simulation's own sampling
+    noise, :class:`~specwise.contracts.advice.SamplingNoise`): enable when even ``low * (1 - band)`` clears
+    ``minimum``, disable when even ``high * (1 + band)`` misses it, else measure_first. The two errors add: the
+    band is the predictor's error against measurements, the interval where its simulation of this workload lies."""
+    if low * (1.0 - band) >= minimum:
         return "enable"
-    if speedup * (1.0 + band) >= minimum:
+    if high * (1.0 + band) >= minimum:
         return "measure_first"
     return "disable"
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from specwise.advisor import rules
-from specwise.advisor.band_rule import band_verdict
+from specwise.advisor.band_rule import band_verdict, interval_verdict
 from specwise.advisor.commands import measure_plan, serve_command
 from specwise.advisor.config_target import ConfigTarget, config_target, noted, resolved_names
 from specwise.advisor.evidence import Evidence, attribute_methods, refuse_unused, resolve_evidence
@@ -26,6 +26,7 @@ from specwise.contracts.advice import (
     CandidateMemory,
     EvidenceUsed,
     NearbyEvidence,
+    SamplingNoise,
     ScheduleCheck,
 )
 from specwise.contracts.bench import BenchDoc
@@ -48,6 +49,7 @@ from specwise.scenario.build import build_scenario, enough_requests, few_request
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import decide, falls_below
+from specwise.study.replicates import sampling_noise
 from specwise.study.sweep import run_sweep
 from specwise.units import fmt_about, fmt_ratio
 from specwise.validate.nearest import StaleFit, nearby_evidence, query_for
@@ -100,12 +102,20 @@ class _Verdict:
     schedule: tuple[tuple[int, int, int], ...] = ()
     schedule_results: tuple[ScheduleCheck, ...] = ()
     headline: str = ""
+    sampling: SamplingNoise | None = None  # the replicate seeds the verdict at the operating load rests on
 
 
-def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engine, label: str) -> _Verdict:
+Replicate = Callable[[int], SamplingNoise | None]  # k -> its speedup at the operating load over the replicate seeds
+
+
+def _verdict(
+    inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engine, label: str, replicate: Replicate
+) -> _Verdict:
     """One rule decides, and the reason, k and schedule come from it. At the operating load: enable when even the
     low end of the predictor's band clears ``min_speedup``; measure_first when the band straddles it (the point
-    estimate on either side); disable when even its high end misses. Elsewhere (:func:`_paying`): the k-by-batch
+    estimate on either side); disable when even its high end misses. Where the load is simulated with more than one
+    seed (``replicate``, ``[advise].replicates``) the point estimate is their mean and the band is widened by its
+    90% interval (:func:`~specwise.advisor.band_rule.interval_verdict`). Elsewhere (:func:`_paying`): the k-by-batch
     schedule switches speculation off where the point estimate loses; loads above the deployment's capacity are
     left out (their latencies are two growing queues)."""
     op, minimum, metric, band = inputs.operating_qps, inputs.min_speedup, sim.decision_metric, sc.models.band
@@ -114,25 +124,33 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engin
     if (undefined := _goodput_verdict(op, sim, label)) is not None:
         return undefined
     gains = {q: s for q, s in sim.best_speedup_by_qps.items() if q not in sim.overloaded_qps}
-    s_op, k_op = gains[op], sim.best_k_by_qps[op]
-    low, high = (fmt_ratio(s_op * (1 + side * band), minimum) for side in (-1, 1))  # as compared: 1.049 < 1.05
+    k_op = sim.best_k_by_qps[op]
+    k_measure = k_op or sim.top_k(op)
+    noise = replicate(k_measure) if k_measure else None
+    s_op = noise.mean if noise is not None else gains[op]
+    gains[op] = s_op  # the schedule's and the reason's estimate at the operating load too
+    s_low, s_high = (noise.low, noise.high) if noise is not None else (s_op, s_op)
+    low, high = fmt_ratio(s_low * (1 - band), minimum), fmt_ratio(s_high * (1 + band), minimum)  # 1.049 < 1.05
     ev_sim = (
         f"simulated {metric}{' p50' if metric in PERCENTILE_METRICS else ''} speedup {fmt_ratio(s_op, minimum)}x "
-        f"with k={k_op or sim.top_k(op)} (band {low}-{high}x, {sim.predictor})"
+        + (f"({noise.words()}) " if noise is not None else "")
+        + f"with k={k_measure} (band {low}-{high}x, {sim.predictor}"
+        + (" and the sampling noise)" if noise is not None else ")")
     )
-    rule = band_verdict(s_op, band, minimum)
+    rule = interval_verdict(s_low, s_high, band, minimum)
+    noise_words = _noise_decides(rule, band_verdict(s_op, band, minimum), sc.sweep.num_requests)
     if rule == "enable":
-        return _paying(inputs, sc, sim, engine, label, gains, ev_sim)
-    k_measure = k_op or sim.top_k(op)
+        return replace(_paying(inputs, sc, sim, engine, label, gains, ev_sim), sampling=noise)
+    head = _measure_headline(label, k_measure)
     if s_op >= minimum:
         reason = f"at the operating {op:g} QPS: {ev_sim}; it clears {minimum:g}x, the low end of its band does not"
-        return _Verdict("measure_first", k_measure, reason, ev_sim, headline=_measure_headline(label, k_measure))
+        return _Verdict("measure_first", k_measure, reason + noise_words, ev_sim, headline=head, sampling=noise)
     if rule == "measure_first":
         reason = (
             f"at the operating {op:g} QPS: {ev_sim}; below {minimum:g}x, but the high end of its band clears it: "
             "measure it before deciding"
         )
-        return _Verdict("measure_first", k_measure, reason, ev_sim, headline=_measure_headline(label, k_measure))
+        return _Verdict("measure_first", k_measure, reason + noise_words, ev_sim, headline=head, sampling=noise)
     paying = [q for q, s in gains.items() if s >= minimum]
     reason = f"below {minimum:g}x at the operating {op:g} QPS, even at the high end of its band: {ev_sim}" + (
         f"; it would clear {minimum:g}x at {', '.join(f'{q:g}' for q in paying)} QPS (point estimates)"
@@ -140,7 +158,18 @@ def _verdict(inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engin
         else f"; it clears {minimum:g}x at no simulated load the deployment keeps up with"
     )
     schedule = tuple(schedule_for(sim, sc, minimum)) if paying else ()
-    return _Verdict("disable", 0, reason, ev_sim, schedule, headline=f"Do not enable {label}")
+    return _Verdict("disable", 0, reason, ev_sim, schedule, headline=f"Do not enable {label}", sampling=noise)
+
+
+def _noise_decides(rule: str, without: str, num_requests: int) -> str:
+    """Said where the sampling noise alone makes the verdict measure_first (the band around the mean alone would
+    have enabled or disabled): more requests per load narrow it."""
+    if rule == without:
+        return ""
+    return (
+        f" -- the simulation's own sampling noise decides that (around its mean alone the band says {without}): "
+        f"re-run with [sweep].num_requests above {num_requests} to narrow it"
+    )
 
 
 def _vetoed(v: _Verdict, checks: Sequence[rules.RuleResult], sc: Scenario, label: str) -> _Verdict:
@@ -530,7 +559,8 @@ def evaluate_candidate(
             progress(f"simulate {c.label}", done, total)
 
     sim = decide(sc, run_sweep(sc, executor, progress=tick))
-    v = _verdict(inputs, sc, sim, engine, c.label)
+    v = _verdict(inputs, sc, sim, engine, c.label, _replicator(inputs, sc, sim, c.label, executor, progress))
+    sampling = v.sampling
     checks = rules.check_all(
         _rule_input(
             inputs,
@@ -564,12 +594,36 @@ def evaluate_candidate(
         schedule=v.schedule,
         schedule_results=v.schedule_results,
         speedup_at_operating_qps=(
-            _speedup_at(sim, inputs.operating_qps) if v.verdict not in ("disable", "unsupported") else None
+            (sampling.mean if sampling is not None else _speedup_at(sim, inputs.operating_qps))
+            if v.verdict not in ("disable", "unsupported")
+            else None
         ),
         sim=sim,
         speculative_config=spec,
         headline=v.headline,
+        sampling=sampling if v.verdict != "unsupported" else None,
     )
+
+
+def _replicator(
+    inputs: AdviseInputs,
+    sc: Scenario,
+    sim: SweepResult,
+    label: str,
+    executor: Executor | None,
+    progress: Progress | None,
+) -> Replicate:
+    """What :func:`_verdict` calls for the sampling noise of the k it weighs at the operating load (run only
+    there: an overloaded load is decided on capacity, with no band)."""
+
+    def tick(done: int, total: int) -> None:
+        if progress:
+            progress(f"replicate {label}", done, total)
+
+    def replicate(k: int) -> SamplingNoise | None:
+        return sampling_noise(sc, sim, inputs.operating_qps, k, inputs.replicates, executor, tick)
+
+    return replicate
 
 
 def _evidence_used(evidence: Sequence[Evidence]) -> tuple[EvidenceUsed, ...]:
@@ -607,7 +661,7 @@ def _rank_key(r: CandidateAdvice, op: float) -> tuple[int, float, int, float]:
     simulated: an operating load above capacity)."""
     failed = sum(1 for rule in r.rules if rule.status == "fail")
     capacity = (r.sim.sustainable_qps_with(r.k) if r.k else r.sim.sustainable_qps) if r.sim is not None else None
-    speedup = _speedup_at(r.sim, op) if r.sim is not None else None
+    speedup = r.sampling.mean if r.sampling is not None else _speedup_at(r.sim, op) if r.sim is not None else None
     return (VERDICT_ORDER[r.verdict], speedup or 0.0, -failed, capacity or 0.0)
 
 

@@ -1,7 +1,8 @@
 """The advise scenario TOML: a deployment, workload classes, a sweep, and the candidates to compare.
 
     [deployment]   as in simulate scenarios (target, gpu, tp, max_model_len, quantization, ...)
-    [advise]       operating_qps (the load the decision is for), min_speedup (default 1.05)
+    [advise]       operating_qps (the load the decision is for), min_speedup (default 1.05), replicates (seeds
+                   the operating load is simulated with, default 5; 1: the sweep's one draw)
     [sweep]        as in simulate scenarios
     [[workload]]   as in simulate scenarios, plus task = code|summarization|chat|qa|translation|other;
                    no acceptance here -- it depends on the candidate
@@ -26,6 +27,7 @@ from typing import Any
 
 from specwise.advisor.band_rule import DEFAULT_MIN_SPEEDUP
 from specwise.catalog import resolve_gpu
+from specwise.contracts.advice import MAX_REPLICATES
 from specwise.errors import SpecwiseError, as_written
 from specwise.methods import Method
 from specwise.scenario.build import named
@@ -52,6 +54,7 @@ from specwise.scenario.toml_loader import read_toml, source_name
 from specwise.specs.gpu import GpuSpec
 
 CANDIDATE_DEFAULT_K = (0, 1, 2, 3, 4, 5, 6)
+DEFAULT_REPLICATES = 5  # [advise].replicates: the sweep's seed and the next four at the operating load
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,9 @@ class AdviseInputs:
     operating_qps: float
     min_speedup: float
     notes: tuple[str, ...] = ()  # what the parse noticed and did not refuse (every candidate's warnings say it)
+    # seeds the operating load is simulated with (study/replicates.py): the verdict rests on their mean and its 90%
+    # interval; 1: on the sweep's one draw
+    replicates: int = DEFAULT_REPLICATES
 
     @cached_property
     def gpu(self) -> GpuSpec:
@@ -109,12 +115,13 @@ def parse_inputs(data: Mapping[str, Any], file: str, base_dir: Path) -> AdviseIn
         raise SpecwiseError(f"{file}: unknown top-level key(s): {', '.join(sorted(unknown))}{hint}")
     deployment = parse_deployment(root.sub("deployment", "[deployment]"), base_dir)
     adv = Section(data.get("advise", {}), "[advise]", file)
-    adv.check_keys({"operating_qps", "min_speedup"})
+    adv.check_keys({"operating_qps", "min_speedup", "replicates"})
     sweep_section = Section(data.get("sweep", {}), "[sweep]", file)
     qps = sweep_section.data.get("qps", list(DEFAULT_QPS))
     default_op = min(qps) if isinstance(qps, list) and qps and all(isinstance(q, int | float) for q in qps) else 1.0
     op = _positive(adv, "operating_qps", default_op)
     min_speedup = adv.number("min_speedup", DEFAULT_MIN_SPEEDUP, low=1.0, high=100.0)
+    replicates = adv.integer("replicates", DEFAULT_REPLICATES, low=1, high=MAX_REPLICATES)
     sweep, metric = parse_sweep(sweep_section, base_dir, (0,))
     if op not in sweep.qps:
         sweep = replace(sweep, qps=tuple(sorted({*sweep.qps, op})))
@@ -131,6 +138,7 @@ def parse_inputs(data: Mapping[str, Any], file: str, base_dir: Path) -> AdviseIn
         candidates=candidates,
         operating_qps=op,
         min_speedup=min_speedup,
+        replicates=replicates,
         notes=tuple(note for note in [duplicate_loads_note(sweep_section), _default_operating_note(adv, op)] if note),
     )
 

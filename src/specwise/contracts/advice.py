@@ -4,6 +4,7 @@ serve command that implements it."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -244,6 +245,93 @@ def _as_written(f: Fields, key: str) -> float:
     return value
 
 
+# Student's t distribution's 0.95 quantile for 1-30 degrees of freedom (the two-sided 90% interval of a mean):
+# Student (1908), "The probable error of a mean", Biometrika 6(1); the values as NIST/SEMATECH e-Handbook of
+# Statistical Methods, section 1.3.6.7.2 tabulates them (tests/contracts/test_sampling_noise.py checks them against
+# scipy.stats.t.ppf)
+T95_BY_DF: tuple[float, ...] = (
+    *(6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753),
+    *(1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697),
+)
+MAX_REPLICATES = len(T95_BY_DF) + 1  # [advise].replicates: seeds at the operating load, at most this many
+
+
+@dataclass(frozen=True)
+class SamplingNoise:
+    """The simulation's own sampling noise at the operating load: the candidate's speedup there (on the decision
+    metric, at ``k`` against plain decoding, the same requests for both) simulated with ``len(seeds)`` seeds of
+    ``num_requests`` requests each -- the sweep's seed first, then the next ones. One seed of a few hundred requests
+    moved a verdict across its band's edge (``bench/seed_sensitivity.py``: disable at seed 0, measure first at
+    seeds 1-4); advise decides on their mean and its two-sided 90% interval (Student's t), not on one draw."""
+
+    qps: float
+    k: int
+    num_requests: int
+    seeds: tuple[int, ...]
+    speedups: tuple[float, ...]  # one per seed, in the seeds' order
+
+    def __post_init__(self) -> None:
+        if not 2 <= len(self.seeds) <= MAX_REPLICATES or len(self.speedups) != len(self.seeds):
+            raise ValueError(f"sampling noise needs 2-{MAX_REPLICATES} seeds, one speedup each")
+
+    @property
+    def mean(self) -> float:
+        return sum(self.speedups) / len(self.speedups)
+
+    @property
+    def sd(self) -> float:
+        """The speedups' sample standard deviation (n - 1)."""
+        m, n = self.mean, len(self.speedups)
+        return float(math.sqrt(sum((s - m) ** 2 for s in self.speedups) / (n - 1)))
+
+    @property
+    def half_width(self) -> float:
+        """Half the 90% interval of the mean: t(0.95, n - 1) * sd / sqrt(n)."""
+        n = len(self.speedups)
+        return T95_BY_DF[n - 2] * self.sd / math.sqrt(n)
+
+    @property
+    def low(self) -> float:
+        return self.mean - self.half_width
+
+    @property
+    def high(self) -> float:
+        return self.mean + self.half_width
+
+    def words(self) -> str:
+        """``mean of 5 seeds of 400 requests: 90% interval 0.86-0.95x, seeds 0.83-0.96x``."""
+        seeds = f"{len(self.seeds)} seeds of {self.num_requests} requests"
+        lo, hi = min(self.speedups), max(self.speedups)
+        return f"mean of {seeds}: 90% interval {self.low:.2f}-{self.high:.2f}x, seeds {lo:.2f}-{hi:.2f}x"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "qps": self.qps,
+            "k": self.k,
+            "num_requests": self.num_requests,
+            "seeds": list(self.seeds),
+            "speedups": list(self.speedups),
+            "mean": self.mean,
+            "interval_90": [self.low, self.high],
+        }
+
+    @classmethod
+    def from_json(cls, f: Fields) -> SamplingNoise:
+        """The mean and interval are worked out again from the speedups (what the document holds of them is
+        their record, not an input)."""
+        seeds = tuple(int(s or 0) for s in f.numbers("seeds"))
+        speedups = tuple(s or 0.0 for s in f.numbers("speedups"))
+        if not 2 <= len(seeds) <= MAX_REPLICATES or len(speedups) != len(seeds):
+            raise f.fail("speedups", f"expected 2-{MAX_REPLICATES} seeds and one speedup per seed")
+        return cls(
+            qps=f.number("qps", required=True, low=0.0) or 0.0,
+            k=f.integer("k", required=True, low=1) or 1,
+            num_requests=f.integer("num_requests", required=True, low=1) or 1,
+            seeds=seeds,
+            speedups=speedups,
+        )
+
+
 @dataclass(frozen=True)
 class CandidateAdvice:
     candidate: str
@@ -264,6 +352,7 @@ class CandidateAdvice:
     sim: SweepResult | None = None
     speculative_config: JsonObject | None = None
     headline: str = ""  # the verdict in one line, from the same test as reason, k and schedule
+    sampling: SamplingNoise | None = None  # the operating load's replicate seeds ([advise].replicates > 1)
 
     @property
     def simulated(self) -> bool:
@@ -303,6 +392,8 @@ class CandidateAdvice:
             "speculative_config": dict(self.speculative_config) if self.speculative_config else None,
             "rules": [r.to_json() for r in self.rules],
         }
+        if self.sampling is not None:  # only where replicated (a document from one seed stays as it was)
+            out["sampling"] = self.sampling.to_json()
         if not self.simulated:  # a candidate not simulated has no curve, schedule or config to report
             del out["schedule_results"], out["speculative_config"]
         return out
@@ -333,6 +424,7 @@ class CandidateAdvice:
             sim=SweepResult.from_json(sim.data, sim.where) if sim else None,
             speculative_config=spec if isinstance(spec, Mapping) else None,
             headline=f.text("headline", "") or "",
+            sampling=SamplingNoise.from_json(noise) if (noise := f.object("sampling")) is not None else None,
         )
 
 

@@ -13,9 +13,9 @@ import contextlib
 import gc
 import math
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import numpy as np
@@ -134,7 +134,7 @@ async def _scrape_into(
         for i, url in enumerate(plan.scrape_urls)
         if phase != "before" or fresh or store.scrape(run_id, level, phase, i) is None
     ]
-    return all(await asyncio.gather(*jobs))
+    return all(await _together(jobs))  # one failing otherwise leaves the others running past the session
 
 
 def _resumed_counts_note(level: int, pending: int, total: int) -> str:
@@ -354,11 +354,11 @@ async def _run_levels(
                     gate.limit = 1  # /metrics refused the connection too: one refused request is enough
                 befores = [store.scrape(run_id, lp.level, "before", i) for i in replicas]
                 live = _LiveAcceptance(client, plan.scrape_urls, befores, live_interval_s)
-                poller = asyncio.create_task(live.poll()) if progress is not None else None
                 try:
-                    await _run_level(
-                        client, plan, lp, pending, store, run_id, progress, clock, sleep, live, gate, offsets
-                    )
+                    async with _Polling(live if progress is not None else None):
+                        await _run_level(
+                            client, plan, lp, pending, store, run_id, progress, clock, sleep, live, gate, offsets
+                        )
                 except _GateClosed:
                     store.discard(run_id, gate.failed)  # never reached a server: --resume sends them
                     url = redact_url(plan.client.base_url)
@@ -366,9 +366,6 @@ async def _run_levels(
                 except _ServerGone:
                     store.discard(run_id, gate.lost)  # likewise
                     raise ServerLost(redact_url(plan.client.base_url), lp.level, len(gate.lost), gate.detail) from None
-                finally:
-                    if poller is not None:
-                        poller.cancel()
                 await _scrape_into(client, plan, store, run_id, lp.level, "after", errors)
             records = store.records(run_id, lp.level)
             summary = summarize_level(records, lp.level, lp.rate_per_s, plan.slo_ttft_s, plan.slo_tpot_s, offsets)
@@ -409,6 +406,27 @@ class _LiveAcceptance:
         return rate if rate is not None and math.isfinite(rate) else self.rate  # a NaN sample: keep the last
 
 
+class _Polling:
+    """``live`` polled on a task of its own while inside (for the progress bar; None: not polled). On the way out the
+    poller is cancelled and awaited, so it is not in the middle of a scrape when the session closes -- only
+    cancelled when the run's coroutine is closed unfinished (its loop gone: nothing may be awaited then)."""
+
+    def __init__(self, live: _LiveAcceptance | None) -> None:
+        self.live = live
+        self.task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> None:
+        if self.live is not None:
+            self.task = asyncio.create_task(self.live.poll())
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if self.task is None:
+            return
+        self.task.cancel()
+        if exc_type is not GeneratorExit:
+            await asyncio.gather(self.task, return_exceptions=True)
+
+
 def _counters(text: str | None) -> dict[SeriesKey, SpecDecodeCounters] | None:
     if text is None:
         return None
@@ -423,6 +441,50 @@ async def _scrape_or_none(client: HttpSession, url: str) -> str | None:
         return await scrape_metrics(client, url)
     except _SCRAPE_ERRORS:
         return None
+
+
+class _Interrupt:
+    """A KeyboardInterrupt or SystemExit raised by the progress callback (Ctrl-C landing there), raised by the run
+    itself once the level has stopped. The callback runs as a bare callback on the event loop (the writer's thread
+    hands it each commit), so what it raises would leave the loop at once, past every clean-up of the run: the
+    requests in flight, the poller and the session were left to asyncio.run's shutdown, which the next commit's
+    callback raising again cut short -- the loop closed with requests suspended in aiohttp, collected much later as
+    "Exception ignored in: <coroutine object _schedule.<locals>.one>" ... "Event loop is closed". Caught here, it
+    cancels the sending (each request cancelled and awaited) and is raised from :func:`_run_level` after the records
+    are flushed; the callback is not called again."""
+
+    def __init__(self) -> None:
+        self.caught: KeyboardInterrupt | SystemExit | None = None
+        self._sending: asyncio.Task[Any] | None = None
+
+    def call(self, progress: Progress, *args: Any) -> None:
+        if self.caught is not None:
+            return  # stopping: nothing more to show
+        try:
+            progress(*args)
+        except (KeyboardInterrupt, SystemExit) as exc:  # what a loop's callback lets through (the rest is logged)
+            self.caught = exc
+            if self._sending is not None:
+                self._sending.cancel()
+
+    @contextlib.contextmanager
+    def cancels_this_task(self) -> Iterator[None]:
+        """While inside, an interrupt cancels the current task (awaiting the sending); the cancellation leaves as the
+        interrupt."""
+        self._sending = asyncio.current_task()
+        try:
+            yield
+        except asyncio.CancelledError:
+            if self.caught is not None and self._sending is not None:
+                self._sending.uncancel()  # ours, not the caller's: the interrupt replaces it
+            self.raise_caught()
+            raise
+        finally:
+            self._sending = None
+
+    def raise_caught(self) -> None:
+        if self.caught is not None:
+            raise self.caught from None
 
 
 async def _run_level(
@@ -442,11 +504,12 @@ async def _run_level(
     total = len(lp.requests)
     completed = [total - len(pending)]
     loop = asyncio.get_running_loop()
+    interrupt = _Interrupt()
 
     def committed(n: int) -> None:  # on the event loop: these records are on disk now
         completed[0] += n
         if progress is not None:
-            progress(lp.level, completed[0], total, live.rate if live else None)
+            interrupt.call(progress, lp.level, completed[0], total, live.rate if live else None)
 
     def on_commit(n: int) -> None:  # on the writer's thread
         if not loop.is_closed():  # a loop gone (its run abandoned): the records are on disk, nobody to tell
@@ -466,7 +529,8 @@ async def _run_level(
 
     closed = False
     try:
-        await _schedule(plan, lp, pending, send, clock, sleep, offsets)
+        with interrupt.cancels_this_task():
+            await _schedule(plan, lp, pending, send, clock, sleep, offsets)
     except GeneratorExit:  # the coroutine closed unfinished (its loop abandoned): no awaiting here, and no
         closed = True  # writer.close() on whatever loop runs now (it would wait there on this writer)
         writer.stop()
@@ -474,6 +538,7 @@ async def _run_level(
     finally:
         if not closed:
             await asyncio.to_thread(writer.close)
+    interrupt.raise_caught()  # one that came with the last records' commit, after the sending
 
 
 def schedule_offsets(plan: BenchPlan, lp: LevelPlan) -> dict[str, float]:
@@ -522,16 +587,25 @@ async def _schedule(
     await _together([one(s) for s in pending])
 
 
-async def _together(coros: list[Coroutine[Any, Any, None]]) -> None:
-    """Run them all; the first exception cancels the others (the run stops sending) and is raised."""
-    tasks = [asyncio.ensure_future(c) for c in coros]
+_T = TypeVar("_T")
+
+
+async def _together(coros: Sequence[Coroutine[Any, Any, _T]]) -> list[_T]:
+    """Run them all and return their results; the first exception (or a cancellation) cancels the others (the run
+    stops sending) and, once every one has finished, is raised: none is left running past the caller's clean-up
+    (the session's close, the loop's). A coroutine never scheduled (scheduling failed) is closed, not left to warn."""
+    tasks: list[asyncio.Future[_T]] = []
     try:
-        await asyncio.gather(*tasks)
+        for c in coros:
+            tasks.append(asyncio.ensure_future(c))
+        return await asyncio.gather(*tasks)
     except GeneratorExit:  # closed unfinished (its loop gone): awaiting here would be ignoring it
         for t in tasks:
             t.cancel()
         raise
     except BaseException:
+        for c in coros[len(tasks) :]:
+            c.close()
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

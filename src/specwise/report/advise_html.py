@@ -184,6 +184,12 @@ def _sweep_table(c: CandidateAdvice) -> list[str]:
     parts.append(f"<p>{_e(Text.from_markup(pays_sentence(sim)).plain)}</p>")
     if (only := speculation_only_sentence(sim)) is not None:  # the terminal's line under it
         parts.append(f"<p>{_e(Text.from_markup(only).plain)}</p>")
+    if c.sampling is not None:  # what the verdict rests on at the operating load, not the table's one draw
+        n = c.sampling
+        parts.append(
+            f"<p>At the operating {n.qps:g} QPS, k={n.k}: {_e(n.words())} (seeds {_e(', '.join(map(str, n.seeds)))}); "
+            "the verdict weighs this interval with the band, not the table's one draw.</p>"
+        )
     parts.append(_footnote(sim))
     return parts
 
