@@ -5,8 +5,9 @@ own sampling noise at the scenario's `num_requests`; a decision that changes wit
 its band's edge (`min_speedup` / (1 - band) for enable, `min_speedup` / (1 + band) for disable).
 
 `--replicates R` sets `[advise].replicates` (default: the scenario's, 5 unless it says): advise then decides at the
-operating load on the mean of R seeds and its 90% interval; `--replicates 1` is the sweep's one draw, as advise decided
-before 2026-12-07 (bench/results/seed_sensitivity_one_draw.json).
+operating load on the mean of R runs (the sweep's and R - 1 replicates of its seed, on streams of their own) and its
+90% interval, and each k's capacity on R saturated runs; `--replicates 1` is one draw, as advise decided before
+2026-12-07 (bench/results/seed_sensitivity_one_draw.json).
 
 Run:  .venv/bin/python bench/seed_sensitivity.py [--seeds 5] [--replicates R] [--out FILE.json]
 Prints a table and writes JSON (each `advise` run as the CLI runs it, `--json`, in a subprocess).
@@ -80,7 +81,7 @@ def advise(scenario: Path, seed: int, extra: list[str], replicates: int | None =
                 "verdict": c.get("verdict"),
                 "k": c.get("k"),
                 "speedup_at_operating_qps": c.get("speedup_at_operating_qps"),
-                # what the verdict rests on with replicates: the seeds' mean and its 90% interval (a disabled row
+                # what the verdict rests on with replicates: the runs' mean and its 90% interval (a disabled row
                 # quotes no speedup_at_operating_qps, but its sampling is there)
                 "sampling_mean": (c.get("sampling") or {}).get("mean"),
                 "sampling_interval_90": (c.get("sampling") or {}).get("interval_90"),

@@ -71,18 +71,19 @@ def test_the_blog_s_slowdown_at_10_qps_is_predicted_and_not_enabled() -> None:
     ShareGPT lengths), and the draft is predicted to slow it down. Until the anchor-grid refit of 2026-12-06 the
     whole band missed 1.05x (0.80x, band 0.60-1.01x: disable); after it, 0.83x with a band whose high end cleared
     1.05x (measure first); from 2026-12-07 the band is 25.5% and the shipped seed's 0.83x disabled it, while seeds
-    1-4 (0.89-0.96x) said measure first (bench/seed_sensitivity.py). Since advise decides on the mean of five seeds
-    ([advise].replicates) it is 0.90x, 90% interval 0.86-0.95x, and the band's high end clears 1.05x: measure
-    first, at every shipped seed. Either way never enable -- while it pays at light load."""
+    1-4 (0.89-0.96x) said measure first (bench/seed_sensitivity.py). Since advise decides on the mean of five runs
+    ([advise].replicates) the band's high end clears 1.05x: measure first, at every seed the bench tried. Either
+    way never enable -- while it pays at light load."""
     doc = _run("evidence-llama3-70b-qwama-v0", engine_version="0.9")
     assert doc["decision"] in ("disable", "measure_first"), doc["reason"]
     cand = doc["candidates"][0]
     noise = cand["sampling"]
-    assert noise["qps"] == 10.0 and len(noise["seeds"]) == 5 and noise["seeds"][0] == 0
-    seed0 = next(v for q, v in cand["sim"]["best_speedup_by_qps"].items() if float(q) == 10.0)
-    assert noise["speedups"][0] == seed0  # the sweep's own draw is the first seed
+    assert noise["qps"] == 10.0 and noise["seed"] == 0 and noise["replicates"] == [0, 1, 2, 3, 4]
+    row = next(r for r in cand["sim"]["results"] if r["qps"] == 10.0 and r["k"] == 4)
+    assert noise["speedups"][0] == row["speedup_e2e"]  # the sweep's own draw is replicate 0
     mean = noise["mean"]
-    assert mean < 1.0 and f"speedup {mean:.2f}x (mean of 5 seeds of 400 requests" in cand["reason"], cand["reason"]
+    assert next(v for q, v in cand["sim"]["best_speedup_by_qps"].items() if float(q) == 10.0) == mean
+    assert mean < 1.0 and f"speedup {mean:.2f}x (mean of 5 runs of 400 requests" in cand["reason"], cand["reason"]
     high = float(cand["reason"].split("(band ")[1].split("-")[1].split("x")[0])  # the band's high end, as printed
     if high < 1.05:
         assert cand["verdict"] == "disable" and "even at the high end of its band" in cand["reason"]
@@ -114,17 +115,26 @@ def test_a_batch_where_the_evidence_shows_a_slowdown_is_disabled() -> None:
 
 def test_a_held_back_slowdown_on_a_consumer_card_is_not_enabled() -> None:
     """The EAGLE-3 paper's Table 5 (held back): vLLM EAGLE on an RTX 3090 is 0.93x at batch 32 and 0.82x at 48. At
-    4 QPS (~36 running without speculation) the simulated speedup is below 1 at every seed, while it pays at light
-    load. At the shipped seed alone (0.72x, band high end 1.00x) the advice was disable; over five seeds the mean is
-    0.78x and the consumer band's high end clears 1.05x: measure first -- never enable."""
+    4 QPS (~36 running without speculation) the simulated speedup is a slowdown in every run, while it pays at light
+    load; and 4 QPS sits at the k=2 capacity (one saturated run put it on either side of 4 req/s with the seed, the
+    mean of five 4.10 req/s at the shipped seed). Kept up with, the mean 0.79x and the consumer band's high end
+    clearing 1.05x make it measure first; where the capacity mean falls below 4 (other seeds:
+    bench/seed_sensitivity.py) it is disable. Never enable."""
     doc = _run("evidence-llama31-8b-eagle-rtx3090")
     assert doc["decision"] in ("disable", "measure_first"), doc["reason"]
     cand = doc["candidates"][0]
     speedups = {float(q): s for q, s in cand["sim"]["best_speedup_by_qps"].items()}
     assert speedups[0.25] > 1.2 and speedups[4.0] < 1.0, speedups
-    assert max(cand["sampling"]["speedups"]) < 1.0 and cand["sampling"]["interval_90"][1] < 1.0
     capacity = cand["sim"]["capacity_per_s_by_k"]
-    assert capacity["2"] < capacity["0"], capacity
+    assert cand["sim"]["capacity_seeds"] == 5 and abs(capacity["2"] / 4.0 - 1) < 0.05 < capacity["0"] / 4.0 - 1
+    assert (
+        "4 QPS is within" in cand["reason"]
+        and "whether it keeps up is within the simulation's noise" in (cand["reason"])
+    )  # said either way: the load is within 5% of the k=2 capacity
+    if doc["decision"] == "measure_first":
+        assert cand["sampling"]["interval_90"][1] < 1.0 and "the high end of its band clears it" in cand["reason"]
+    else:
+        assert "(each capacity the mean of 5 saturated runs)" in cand["reason"]
 
 
 def test_draft_that_does_not_fit_is_not_recommended_for_memory() -> None:

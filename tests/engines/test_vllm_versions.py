@@ -147,7 +147,9 @@ def test_an_emitted_schedule_carries_vllms_cuda_graph_caveat(capsys: pytest.Capt
     assert "num_speculative_tokens_per_batch_size" in vllm["speculative_config"]
     assert any("PIECEWISE" in n and "VLLM_USE_V2_MODEL_RUNNER=1" in n for n in vllm["notes"])
     assert main(["advise", "--scenario", str(scenario), "--json", "--processes", "1", "--vllm-version", "0.20"]) == 0
-    assert not any("PIECEWISE" in n for n in json.loads(capsys.readouterr().out)["vllm"]["notes"])
+    # 0.20 takes no per-batch-size k (and at its step costs the runs' interval makes the verdict measure first: no
+    # config and no notes): nothing says PIECEWISE
+    assert not any("PIECEWISE" in n for n in json.loads(capsys.readouterr().out)["vllm"].get("notes", []))
 
 
 @pytest.mark.parametrize(

@@ -90,8 +90,8 @@ def test_the_operating_load_s_seeds_are_on_the_page() -> None:
         json.loads((GOLDEN.parent / "examples_published_fit" / "advise-evidence-llama3-70b-qwama-v0.json").read_text())
     )
     noise = doc.ranked[0].sampling
-    assert noise is not None and noise.seeds == (0, 1, 2, 3, 4)
+    assert noise is not None and noise.replicates == (0, 1, 2, 3, 4)
     page = render_html(doc)
-    assert f"At the operating 10 QPS, k=4: {noise.words()} (seeds 0, 1, 2, 3, 4)" in page
+    assert f"At the operating 10 QPS, k=4: {noise.words()} (seed 0, replicates 0, 1, 2, 3, 4)" in page
     bare = replace(doc, candidates=tuple(replace(c, sampling=None) for c in doc.candidates))
     assert "At the operating" not in render_html(bare)

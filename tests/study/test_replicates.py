@@ -1,15 +1,17 @@
-"""The operating load's replicate seeds (study/replicates.py): each seed's paired speedup is the sweep's cell at
-that seed, the sweep's own draw comes first, and nothing is replicated where there is nothing to replicate."""
+"""The operating load's replicates (study/replicates.py): each replicate's paired speedup is the sweep's cell run
+as that replicate of the seed (streams of its own, study/sweep.random_key), the sweep's own draw comes first, and
+nothing is replicated where there is nothing to replicate; each k's capacity over several saturated runs."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from specwise.contracts.sweep import SweepResult
 from specwise.scenario import parse_scenario
 from specwise.scenario.model import Scenario
 from specwise.study.decide import decide, sweep_row
-from specwise.study.replicates import replicate_jobs, sampling_noise
-from specwise.study.sweep import run_cell, run_sweep
+from specwise.study.replicates import replicate_jobs, sampling_noise, with_operating_mean
+from specwise.study.sweep import CAPACITY_QPS, random_key, replicate_of, run_capacity, run_cell, run_sweep, sweep_jobs
 
 
 def _scenario(seed: int = 3) -> Scenario:
@@ -30,26 +32,76 @@ def _scenario(seed: int = 3) -> Scenario:
     )
 
 
-def test_each_seed_is_the_sweep_at_that_seed_paired_with_plain_decoding() -> None:
+def test_a_replicate_has_streams_of_its_own() -> None:
+    """Replicate 0 is the sweep's own keys; replicate r of seed s is neither seed s + r nor another replicate."""
+    sc = _scenario(seed=3)
+    assert random_key(sc, 1, 4_000_000) == [3, 1, 4_000_000]
+    keys = {tuple(random_key(replicate_of(sc, r), 1, 4_000_000)) for r in range(1, 5)}
+    others = {tuple(random_key(_scenario(seed=s), 1, 4_000_000)) for s in range(0, 10)}
+    assert len(keys) == 4 and not keys & others
+
+
+def test_each_replicate_is_the_sweep_cell_run_as_it_paired_with_plain_decoding() -> None:
     sc = _scenario(seed=3)
     sim = decide(sc, run_sweep(sc))
     noise = sampling_noise(sc, sim, 4.0, 3, 3)
-    assert noise is not None and noise.seeds == (3, 4, 5) and noise.num_requests == 60
-    assert noise.speedups[0] == sim.row(4.0, 3).speedup("e2e")  # the sweep's own draw
-    for seed, value in zip(noise.seeds[1:], noise.speedups[1:], strict=True):
-        other = replace(sc, sweep=replace(sc.sweep, seed=seed))
+    assert noise is not None and noise.seed == 3 and noise.replicates == (0, 1, 2) and noise.num_requests == 60
+    row = sim.row(4.0, 3)
+    assert row is not None and noise.speedups[0] == row.speedup("e2e")  # the sweep's own draw
+    for r, value in zip(noise.replicates[1:], noise.speedups[1:], strict=True):
+        other = replicate_of(sc, r)
         base, spec = run_cell(other, 4.0, 0), run_cell(other, 4.0, 3)
         assert value == sweep_row(spec, base.summary).speedup("e2e")
     assert len(set(noise.speedups)) == 3  # independent draws, not one repeated
+    seed4 = decide(_scenario(seed=4), run_sweep(_scenario(seed=4)))
+    next_seed = seed4.row(4.0, 3)
+    assert next_seed is not None and next_seed.speedup("e2e") not in noise.speedups  # seed 4 is not replicate 1
 
 
-def test_the_jobs_are_the_next_seeds_plain_decoding_first() -> None:
+def test_the_jobs_are_the_next_replicates_plain_decoding_first() -> None:
     jobs = replicate_jobs(_scenario(seed=7), 4.0, 3, 4)
-    assert [(j[0].sweep.seed, j[1], j[2]) for j in jobs] == [(s, 4.0, k) for s in (8, 9, 10) for k in (0, 3)]
+    assert [(j[0].sweep.seed, j[0].sweep.replicate, j[1], j[2]) for j in jobs] == [
+        (7, r, 4.0, k) for r in (1, 2, 3) for k in (0, 3)
+    ]
 
 
-def test_nothing_is_replicated_for_one_seed_or_a_k_not_simulated() -> None:
+def test_nothing_is_replicated_for_one_run_or_a_k_not_simulated() -> None:
     sc = _scenario()
     sim = decide(sc, run_sweep(sc))
     assert sampling_noise(sc, sim, 4.0, 3, 1) is None
     assert sampling_noise(sc, sim, 4.0, 5, 5) is None  # no k = 5 cell in the sweep
+
+
+def test_the_mean_becomes_the_load_s_best_speedup_and_its_k_where_it_pays() -> None:
+    """What the schedule, the rules and the document read at the operating load is the replicates' mean (the rows
+    keep their one draw); a mean of 1 or less is k = 0 there, as decide has it."""
+    from specwise.contracts.advice import SamplingNoise
+
+    sc = _scenario()
+    sim = decide(sc, run_sweep(sc))
+    paying = with_operating_mean(sim, SamplingNoise(4.0, 3, 60, 3, (0, 1), (1.4, 1.6)))
+    assert paying.best_speedup_by_qps[4.0] == 1.5 and paying.best_k_by_qps[4.0] == 3
+    assert paying.results == sim.results
+    losing = with_operating_mean(sim, SamplingNoise(4.0, 3, 60, 3, (0, 1), (0.9, 0.95)))
+    assert losing.best_speedup_by_qps[4.0] == 0.925 and losing.best_k_by_qps[4.0] == 0
+
+
+def test_each_k_s_capacity_is_the_mean_of_its_saturated_runs() -> None:
+    """``capacity_seeds``: a saturated run per replicate and k, each the one-run sweep's at that replicate; the k's
+    capacity is their mean, and the result says how many (its JSON too, and reads it back)."""
+    sc = _scenario(seed=3)
+    jobs = sweep_jobs(sc, 3)
+    capacity_jobs = [(j[0].sweep.seed, j[0].sweep.replicate, j[2]) for j in jobs if j[1] == CAPACITY_QPS]
+    assert capacity_jobs == [(3, r, k) for k in (0, 3) for r in (0, 1, 2)]
+    assert [j for j in jobs if j[1] != CAPACITY_QPS] == [j for j in sweep_jobs(sc) if j[1] != CAPACITY_QPS]
+    sim = decide(sc, run_sweep(sc, capacity_seeds=3))
+    for k in (0, 3):
+        runs = [run_capacity(replicate_of(sc, r), k).capacity_per_s for r in (0, 1, 2)]
+        assert all(r is not None for r in runs) and len(set(runs)) == 3
+        assert sim.capacity_per_s_by_k[k] == sum(r for r in runs if r is not None) / 3
+    assert sim.capacity_seeds == 3 and sim.to_json()["capacity_seeds"] == 3
+    assert SweepResult.from_json(sim.to_json()).capacity_seeds == 3
+    one = decide(sc, run_sweep(sc))
+    assert one.capacity_seeds == 1 and "capacity_seeds" not in one.to_json()  # as it always was
+    assert one.capacity_per_s_by_k[0] == run_capacity(sc, 0).capacity_per_s
+    assert replace(sc.sweep, replicate=0) == sc.sweep  # replicate 0 is the scenario as written

@@ -49,7 +49,7 @@ from specwise.scenario.build import build_scenario, enough_requests, few_request
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import decide, falls_below
-from specwise.study.replicates import sampling_noise
+from specwise.study.replicates import sampling_noise, with_operating_mean
 from specwise.study.sweep import run_sweep
 from specwise.units import fmt_about, fmt_ratio
 from specwise.validate.nearest import StaleFit, nearby_evidence, query_for
@@ -102,33 +102,26 @@ class _Verdict:
     schedule: tuple[tuple[int, int, int], ...] = ()
     schedule_results: tuple[ScheduleCheck, ...] = ()
     headline: str = ""
-    sampling: SamplingNoise | None = None  # the replicate seeds the verdict at the operating load rests on
-
-
-Replicate = Callable[[int], SamplingNoise | None]  # k -> its speedup at the operating load over the replicate seeds
 
 
 def _verdict(
-    inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engine, label: str, replicate: Replicate
+    inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engine, label: str, noise: SamplingNoise | None
 ) -> _Verdict:
     """One rule decides, and the reason, k and schedule come from it. At the operating load: enable when even the
     low end of the predictor's band clears ``min_speedup``; measure_first when the band straddles it (the point
-    estimate on either side); disable when even its high end misses. Where the load is simulated with more than one
-    seed (``replicate``, ``[advise].replicates``) the point estimate is their mean and the band is widened by its
-    90% interval (:func:`~specwise.advisor.band_rule.interval_verdict`). Elsewhere (:func:`_paying`): the k-by-batch
-    schedule switches speculation off where the point estimate loses; loads above the deployment's capacity are
-    left out (their latencies are two growing queues)."""
+    estimate on either side); disable when even its high end misses. Where the load was simulated more than once
+    (``noise``, ``[advise].replicates``; ``sim`` then holds their mean there: ``with_operating_mean``) the band is
+    widened by the mean's 90% interval (:func:`~specwise.advisor.band_rule.interval_verdict`). Elsewhere
+    (:func:`_paying`): the k-by-batch schedule switches speculation off where the point estimate loses; loads above
+    the deployment's capacity are left out (their latencies are two growing queues)."""
     op, minimum, metric, band = inputs.operating_qps, inputs.min_speedup, sim.decision_metric, sc.models.band
     if (overloaded := _overload_verdict(op, sim, label) or _spec_overload_verdict(op, sim, label)) is not None:
         return overloaded
     if (undefined := _goodput_verdict(op, sim, label)) is not None:
         return undefined
     gains = {q: s for q, s in sim.best_speedup_by_qps.items() if q not in sim.overloaded_qps}
-    k_op = sim.best_k_by_qps[op]
-    k_measure = k_op or sim.top_k(op)
-    noise = replicate(k_measure) if k_measure else None
-    s_op = noise.mean if noise is not None else gains[op]
-    gains[op] = s_op  # the schedule's and the reason's estimate at the operating load too
+    s_op, k_op = gains[op], sim.best_k_by_qps[op]
+    k_measure = noise.k if noise is not None else k_op or sim.top_k(op)
     s_low, s_high = (noise.low, noise.high) if noise is not None else (s_op, s_op)
     low, high = fmt_ratio(s_low * (1 - band), minimum), fmt_ratio(s_high * (1 + band), minimum)  # 1.049 < 1.05
     ev_sim = (
@@ -137,20 +130,23 @@ def _verdict(
         + f"with k={k_measure} (band {low}-{high}x, {sim.predictor}"
         + (" and the sampling noise)" if noise is not None else ")")
     )
+    ev_sim += _capacity_edge(sim, op, k_measure)
     rule = interval_verdict(s_low, s_high, band, minimum)
-    noise_words = _noise_decides(rule, band_verdict(s_op, band, minimum), sc.sweep.num_requests)
+    noise_words = _noise_decides(
+        rule, band_verdict(s_op, band, minimum), sc.sweep.num_requests, len(noise.speedups) if noise else 1
+    )
     if rule == "enable":
-        return replace(_paying(inputs, sc, sim, engine, label, gains, ev_sim), sampling=noise)
+        return _paying(inputs, sc, sim, engine, label, gains, ev_sim)
     head = _measure_headline(label, k_measure)
     if s_op >= minimum:
         reason = f"at the operating {op:g} QPS: {ev_sim}; it clears {minimum:g}x, the low end of its band does not"
-        return _Verdict("measure_first", k_measure, reason + noise_words, ev_sim, headline=head, sampling=noise)
+        return _Verdict("measure_first", k_measure, reason + noise_words, ev_sim, headline=head)
     if rule == "measure_first":
         reason = (
             f"at the operating {op:g} QPS: {ev_sim}; below {minimum:g}x, but the high end of its band clears it: "
             "measure it before deciding"
         )
-        return _Verdict("measure_first", k_measure, reason + noise_words, ev_sim, headline=head, sampling=noise)
+        return _Verdict("measure_first", k_measure, reason + noise_words, ev_sim, headline=head)
     paying = [q for q, s in gains.items() if s >= minimum]
     reason = f"below {minimum:g}x at the operating {op:g} QPS, even at the high end of its band: {ev_sim}" + (
         f"; it would clear {minimum:g}x at {', '.join(f'{q:g}' for q in paying)} QPS (point estimates)"
@@ -158,17 +154,17 @@ def _verdict(
         else f"; it clears {minimum:g}x at no simulated load the deployment keeps up with"
     )
     schedule = tuple(schedule_for(sim, sc, minimum)) if paying else ()
-    return _Verdict("disable", 0, reason, ev_sim, schedule, headline=f"Do not enable {label}", sampling=noise)
+    return _Verdict("disable", 0, reason, ev_sim, schedule, headline=f"Do not enable {label}")
 
 
-def _noise_decides(rule: str, without: str, num_requests: int) -> str:
+def _noise_decides(rule: str, without: str, num_requests: int, runs: int) -> str:
     """Said where the sampling noise alone makes the verdict measure_first (the band around the mean alone would
-    have enabled or disabled): more requests per load narrow it."""
+    have enabled or disabled): more requests per load, or more runs, narrow it."""
     if rule == without:
         return ""
     return (
         f" -- the simulation's own sampling noise decides that (around its mean alone the band says {without}): "
-        f"re-run with [sweep].num_requests above {num_requests} to narrow it"
+        f"re-run with [sweep].num_requests above {num_requests} or [advise].replicates above {runs} to narrow it"
     )
 
 
@@ -333,7 +329,7 @@ def _overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | Non
     cannot = f"at {op:g} QPS this deployment cannot keep up"
     head = f"Do not enable {label}: this deployment cannot keep up with {op:g} QPS"
     if not ks:
-        reason = f"{cannot} (it serves ~{served:.1f} req/s): add replicas or lower the load"
+        reason = f"{cannot} (it serves ~{served:.1f} req/s): add replicas or lower the load{_capacity_runs_words(sim)}"
         return _Verdict("disable", 0, reason, headline=head)
     k = max(ks, key=lambda k: sim.sustainable_qps_with(k) or 0.0)
     with_k = sim.sustainable_qps_with(k) or served
@@ -343,16 +339,46 @@ def _overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | Non
         reason = (
             f"{cannot} without speculation (it serves ~{served:.1f} req/s); with k={k} it serves ~{with_k:.1f}, "
             f"at the edge of its capacity: measure it on your server, or add replicas (at least "
-            f"{math.ceil(op / served)} without speculation)"
+            f"{math.ceil(op / served)} without speculation){_capacity_runs_words(sim)}"
         )
         measure = f"Measure {label} (k={k}) on your server: without it this deployment cannot keep up with {op:g} QPS"
         return _Verdict("measure_first", k, reason, simulated, headline=measure)
     reason = (
         f"{cannot} (it serves ~{served:.1f} req/s without speculation, ~{with_k:.1f} with k={k}): add replicas "
         f"(at least {math.ceil(op / served)} without speculation, {math.ceil(op / with_k)} with) or lower the load; "
-        f"{_capacity_change(with_k / served)} -- re-run advise at the load per replica"
+        f"{_capacity_change(with_k / served)} -- re-run advise at the load per replica{_capacity_runs_words(sim)}"
     )
     return _Verdict("disable", 0, reason, simulated, headline=head)
+
+
+def _rate_near(rate: float, load: float) -> str:
+    """A capacity to one decimal, or to as many as show which side of ``load`` it is on (up to three)."""
+    for places in (1, 2, 3):
+        if round(rate, places) != round(load, places) or rate == load:
+            return f"{rate:.{places}f}"
+    return f"{rate:.3f}"
+
+
+CAPACITY_EDGE = 0.05  # a load this close to a capacity (relative): which side it is on is within the runs' noise
+
+
+def _capacity_edge(sim: SweepResult, op: float, k: int) -> str:
+    """Said where the operating load is within :data:`CAPACITY_EDGE` of ``k``'s capacity: whether k keeps up is
+    then a matter of the saturated runs' noise (evidence-llama31-8b-eagle-rtx3090 at 4 QPS, k=2 at 3.93-4.10
+    req/s as the mean of five runs at seeds 0-4: measure first at one seed, disable at four) -- and a server there
+    runs at the edge of what it serves, speculating or not."""
+    capacity = sim.sustainable_qps_with(k)
+    if not k or not capacity or abs(op / capacity - 1.0) > CAPACITY_EDGE:
+        return ""
+    return (
+        f"; {op:g} QPS is within {abs(op / capacity - 1.0):.0%} of k={k}'s capacity (~{_rate_near(capacity, op)} "
+        "req/s): whether it keeps up is within the simulation's noise"
+    )
+
+
+def _capacity_runs_words(sim: SweepResult) -> str:
+    """How the capacities quoted were measured, where more than one saturated run each."""
+    return f" (each capacity the mean of {sim.capacity_seeds} saturated runs)" if sim.capacity_seeds > 1 else ""
 
 
 def _capacity_change(ratio: float) -> str:
@@ -558,9 +584,11 @@ def evaluate_candidate(
         if progress:
             progress(f"simulate {c.label}", done, total)
 
-    sim = decide(sc, run_sweep(sc, executor, progress=tick))
-    v = _verdict(inputs, sc, sim, engine, c.label, _replicator(inputs, sc, sim, c.label, executor, progress))
-    sampling = v.sampling
+    sim = decide(sc, run_sweep(sc, executor, progress=tick, capacity_seeds=inputs.replicates))
+    sampling = _operating_noise(inputs, sc, sim, c.label, executor, progress)
+    if sampling is not None:
+        sim = with_operating_mean(sim, sampling)
+    v = _verdict(inputs, sc, sim, engine, c.label, sampling)
     checks = rules.check_all(
         _rule_input(
             inputs,
@@ -594,9 +622,7 @@ def evaluate_candidate(
         schedule=v.schedule,
         schedule_results=v.schedule_results,
         speedup_at_operating_qps=(
-            (sampling.mean if sampling is not None else _speedup_at(sim, inputs.operating_qps))
-            if v.verdict not in ("disable", "unsupported")
-            else None
+            _speedup_at(sim, inputs.operating_qps) if v.verdict not in ("disable", "unsupported") else None
         ),
         sim=sim,
         speculative_config=spec,
@@ -605,25 +631,28 @@ def evaluate_candidate(
     )
 
 
-def _replicator(
+def _operating_noise(
     inputs: AdviseInputs,
     sc: Scenario,
     sim: SweepResult,
     label: str,
     executor: Executor | None,
     progress: Progress | None,
-) -> Replicate:
-    """What :func:`_verdict` calls for the sampling noise of the k it weighs at the operating load (run only
-    there: an overloaded load is decided on capacity, with no band)."""
+) -> SamplingNoise | None:
+    """The replicates of the k :func:`_verdict` weighs at the operating load (the one-draw best, else the fastest
+    that loses); none where the verdict is not a band's: a load a capacity decides, or a goodput undefined."""
+    op = inputs.operating_qps
+    if _overload_verdict(op, sim, label) or _spec_overload_verdict(op, sim, label) or _goodput_verdict(op, sim, label):
+        return None
+    k = sim.best_k_by_qps[op] or sim.top_k(op)
+    if not k:
+        return None
 
     def tick(done: int, total: int) -> None:
         if progress:
             progress(f"replicate {label}", done, total)
 
-    def replicate(k: int) -> SamplingNoise | None:
-        return sampling_noise(sc, sim, inputs.operating_qps, k, inputs.replicates, executor, tick)
-
-    return replicate
+    return sampling_noise(sc, sim, op, k, inputs.replicates, executor, tick)
 
 
 def _evidence_used(evidence: Sequence[Evidence]) -> tuple[EvidenceUsed, ...]:
@@ -661,7 +690,7 @@ def _rank_key(r: CandidateAdvice, op: float) -> tuple[int, float, int, float]:
     simulated: an operating load above capacity)."""
     failed = sum(1 for rule in r.rules if rule.status == "fail")
     capacity = (r.sim.sustainable_qps_with(r.k) if r.k else r.sim.sustainable_qps) if r.sim is not None else None
-    speedup = r.sampling.mean if r.sampling is not None else _speedup_at(r.sim, op) if r.sim is not None else None
+    speedup = _speedup_at(r.sim, op) if r.sim is not None else None  # the replicates' mean where there are some
     return (VERDICT_ORDER[r.verdict], speedup or 0.0, -failed, capacity or 0.0)
 
 
@@ -713,11 +742,12 @@ def _spec_overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict 
         return None
     k = max((r.k for r in sim.results if r.qps == op and r.k), key=lambda k: sim.sustainable_qps_with(k) or 0.0)
     with_k = sim.sustainable_qps_with(k) or 0.0
-    simulated = f"capacity ~{base:.1f} req/s without speculation, ~{with_k:.1f} with k={k}"
+    served = _rate_near(with_k, op)  # 3.996 req/s beside 4 QPS is not "~4.0"
+    simulated = f"capacity ~{base:.1f} req/s without speculation, ~{served} with k={k}"
     reason = (
         f"at {op:g} QPS the deployment keeps up without speculation (it serves ~{base:.1f} req/s) but with no k "
-        f"(at best ~{with_k:.1f} req/s, k={k}): with speculation the queue would grow without bound; "
-        f"{_capacity_change(with_k / base)}"
+        f"(at best ~{served} req/s, k={k}): with speculation the queue would grow without bound; "
+        f"{_capacity_change(with_k / base)}{_capacity_runs_words(sim)}{_capacity_edge(sim, op, k)}"
     )
     return _Verdict("disable", 0, reason, simulated, headline=f"Do not enable {label}: with it, {op:g} QPS overloads")
 

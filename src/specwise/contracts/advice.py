@@ -259,20 +259,22 @@ MAX_REPLICATES = len(T95_BY_DF) + 1  # [advise].replicates: seeds at the operati
 @dataclass(frozen=True)
 class SamplingNoise:
     """The simulation's own sampling noise at the operating load: the candidate's speedup there (on the decision
-    metric, at ``k`` against plain decoding, the same requests for both) simulated with ``len(seeds)`` seeds of
-    ``num_requests`` requests each -- the sweep's seed first, then the next ones. One seed of a few hundred requests
-    moved a verdict across its band's edge (``bench/seed_sensitivity.py``: disable at seed 0, measure first at
-    seeds 1-4); advise decides on their mean and its two-sided 90% interval (Student's t), not on one draw."""
+    metric, at ``k`` against plain decoding, the same requests for both) simulated ``len(replicates)`` times with
+    ``num_requests`` requests each -- the sweep's own run (replicate 0) and replicates of its seed that draw from
+    random-number streams of their own (``study/sweep.random_key``). One run of a few hundred requests moved a
+    verdict across its band's edge (``bench/seed_sensitivity.py``: disable at seed 0, measure first at seeds 1-4);
+    advise decides on their mean and its two-sided 90% interval (Student's t), not on one draw."""
 
     qps: float
     k: int
     num_requests: int
-    seeds: tuple[int, ...]
-    speedups: tuple[float, ...]  # one per seed, in the seeds' order
+    seed: int  # [sweep].seed
+    replicates: tuple[int, ...]  # which replicates of it (0: the sweep's own run), one speedup each
+    speedups: tuple[float, ...]
 
     def __post_init__(self) -> None:
-        if not 2 <= len(self.seeds) <= MAX_REPLICATES or len(self.speedups) != len(self.seeds):
-            raise ValueError(f"sampling noise needs 2-{MAX_REPLICATES} seeds, one speedup each")
+        if not 2 <= len(self.replicates) <= MAX_REPLICATES or len(self.speedups) != len(self.replicates):
+            raise ValueError(f"sampling noise needs 2-{MAX_REPLICATES} runs, one speedup each")
 
     @property
     def mean(self) -> float:
@@ -299,17 +301,18 @@ class SamplingNoise:
         return self.mean + self.half_width
 
     def words(self) -> str:
-        """``mean of 5 seeds of 400 requests: 90% interval 0.86-0.95x, seeds 0.83-0.96x``."""
-        seeds = f"{len(self.seeds)} seeds of {self.num_requests} requests"
+        """``mean of 5 runs of 400 requests: 90% interval 0.86-0.95x, runs 0.83-0.96x``."""
+        runs = f"{len(self.speedups)} runs of {self.num_requests} requests"
         lo, hi = min(self.speedups), max(self.speedups)
-        return f"mean of {seeds}: 90% interval {self.low:.2f}-{self.high:.2f}x, seeds {lo:.2f}-{hi:.2f}x"
+        return f"mean of {runs}: 90% interval {self.low:.2f}-{self.high:.2f}x, runs {lo:.2f}-{hi:.2f}x"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "qps": self.qps,
             "k": self.k,
             "num_requests": self.num_requests,
-            "seeds": list(self.seeds),
+            "seed": self.seed,
+            "replicates": list(self.replicates),
             "speedups": list(self.speedups),
             "mean": self.mean,
             "interval_90": [self.low, self.high],
@@ -319,16 +322,24 @@ class SamplingNoise:
     def from_json(cls, f: Fields) -> SamplingNoise:
         """The mean and interval are worked out again from the speedups (what the document holds of them is
         their record, not an input)."""
-        seeds = tuple(int(s or 0) for s in f.numbers("seeds"))
-        speedups = tuple(s or 0.0 for s in f.numbers("speedups"))
-        if not 2 <= len(seeds) <= MAX_REPLICATES or len(speedups) != len(seeds):
-            raise f.fail("speedups", f"expected 2-{MAX_REPLICATES} seeds and one speedup per seed")
+        replicates = f.data.get("replicates")
+        if (
+            not isinstance(replicates, list)
+            or not all(isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in replicates)
+            or len(set(replicates)) != len(replicates)
+            or not 2 <= len(replicates) <= MAX_REPLICATES
+        ):
+            raise f.fail("replicates", f"expected 2-{MAX_REPLICATES} distinct whole numbers >= 0, got {replicates!r}")
+        speedups = f.numbers("speedups")
+        if len(speedups) != len(replicates) or not all(s is not None and 0 < s < math.inf for s in speedups):
+            raise f.fail("speedups", "expected one finite speedup > 0 per replicate")
         return cls(
             qps=f.number("qps", required=True, low=0.0) or 0.0,
             k=f.integer("k", required=True, low=1) or 1,
             num_requests=f.integer("num_requests", required=True, low=1) or 1,
-            seeds=seeds,
-            speedups=speedups,
+            seed=f.integer("seed", required=True) or 0,
+            replicates=tuple(replicates),
+            speedups=tuple(s or 0.0 for s in speedups),
         )
 
 

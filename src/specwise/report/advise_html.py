@@ -187,8 +187,9 @@ def _sweep_table(c: CandidateAdvice) -> list[str]:
     if c.sampling is not None:  # what the verdict rests on at the operating load, not the table's one draw
         n = c.sampling
         parts.append(
-            f"<p>At the operating {n.qps:g} QPS, k={n.k}: {_e(n.words())} (seeds {_e(', '.join(map(str, n.seeds)))}); "
-            "the verdict weighs this interval with the band, not the table's one draw.</p>"
+            f"<p>At the operating {n.qps:g} QPS, k={n.k}: {_e(n.words())} (seed {n.seed}, replicates "
+            f"{_e(', '.join(map(str, n.replicates)))}); the verdict weighs this interval with the band, not the "
+            "table's one draw.</p>"
         )
     parts.append(_footnote(sim))
     return parts

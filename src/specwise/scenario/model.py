@@ -97,6 +97,9 @@ class SweepSpec:
     seed: int
     arrivals: Arrivals
     warmup_fraction: float = 0.1
+    # which replicate of ``seed`` a run is (advise's [advise].replicates; 0: the sweep's own draw): each replicate
+    # draws from random-number streams of its own (study/sweep.random_key), so seeds 0 and 1 share none
+    replicate: int = 0
 
 
 @dataclass(frozen=True)

@@ -146,14 +146,27 @@ def _range_notes(sc: Scenario, cells: Sequence[Cell]) -> tuple[str, ...]:
 def _split(
     cells: Sequence[Cell],
 ) -> tuple[dict[int | None, float], list[Cell], dict[float, SimSummary]]:
-    """(each k's capacity from its saturated run, the cells at a load, k = 0's summary at each load)."""
-    capacity = {c.k: c.capacity_per_s for c in cells if c.qps == CAPACITY_QPS and c.capacity_per_s is not None}
+    """(each k's capacity: the mean of its saturated runs, one per seed; the cells at a load; k = 0's summary at each
+    load)."""
+    runs = _capacity_runs(cells)
+    capacity = {k: sum(v) / len(v) for k, v in runs.items()}
     loads = [c for c in cells if c.qps != CAPACITY_QPS]
     return capacity, loads, {c.qps: c.summary for c in loads if c.k == 0}
 
 
+def _capacity_runs(cells: Sequence[Cell]) -> dict[int | None, list[float]]:
+    """Each k's saturated runs' capacities, in the cells' order (one per seed: ``run_sweep``'s capacity_seeds)."""
+    runs: dict[int | None, list[float]] = {}
+    for c in cells:
+        if c.qps == CAPACITY_QPS and c.capacity_per_s is not None:
+            runs.setdefault(c.k, []).append(c.capacity_per_s)
+    return runs
+
+
 def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
-    """Best k and the crossover, judged on ``sc.decision_metric``."""
+    """Best k and the crossover, judged on ``sc.decision_metric``; each k's capacity the mean of its saturated runs
+    (``run_sweep``'s ``capacity_seeds``)."""
+    cells_in = cells
     metric = sc.decision_metric
     range_notes = _range_notes(sc, cells)
     capacity, cells, base = _split(cells)
@@ -202,6 +215,7 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
         band_statistic=sc.models.band_statistic,
         capacity_per_s_by_k={k: v for k, v in sorted(capacity.items(), key=lambda kv: kv[0] or 0) if k is not None},
         schedule_capacity_per_s=capacity.get(None),
+        capacity_seeds=max((len(v) for v in _capacity_runs(cells_in).values()), default=1),
     )
 
 

@@ -25,6 +25,17 @@ log = logging.getLogger(__name__)
 
 CAPACITY_QPS = math.inf  # the qps of a capacity cell: the saturated run
 _CAPACITY_STREAM = 2**20  # its random-number stream, apart from every rate's (those are [seed, 1, rate_stream])
+_REPLICATE_STREAM = 2**21  # a replicate's streams: [seed, _REPLICATE_STREAM, replicate, ...], apart from both
+
+
+def random_key(sc: Scenario, *stream: int) -> list[int]:
+    """The key of ``stream``'s random numbers: ``[seed, *stream]`` for the sweep's own draw, and for replicate r of
+    that seed (``[sweep].replicate``, advise's replicates) ``[seed, _REPLICATE_STREAM, r, *stream]`` -- its own
+    streams, so the replicates of seed 0 are not seed 1's draws (review s57: with seeds 1-4 as seed 0's replicates,
+    advising at seeds 0 and 1 shared 4 of their 5 draws). numpy's SeedSequence hashes the whole key: different keys,
+    independent streams (numpy.random.SeedSequence docs)."""
+    r = sc.sweep.replicate
+    return [sc.sweep.seed, *stream] if r == 0 else [sc.sweep.seed, _REPLICATE_STREAM, r, *stream]
 
 
 @dataclass(frozen=True)
@@ -71,10 +82,10 @@ def run_cell(sc: Scenario, qps: float, k: int | None) -> Cell:
     if math.isinf(qps):
         return run_capacity(sc, k)
     stream = (1, rate_stream(qps))
-    rng = np.random.default_rng([sc.sweep.seed, *stream])
+    rng = np.random.default_rng(random_key(sc, *stream))
     requests = generate_requests(sc.classes, sc.sweep.arrivals.with_rate(qps), sc.sweep.num_requests, rng)
     requests = admit(requests, sc.memory_plan.max_model_len)  # vLLM rejects over-long prompts, caps the rest
-    result = _simulate(sc, requests, k, np.random.default_rng([sc.sweep.seed, *stream, 1]))
+    result = _simulate(sc, requests, k, np.random.default_rng(random_key(sc, *stream, 1)))
     return Cell(qps, k, summarize(result, sc.classes, sc.sweep.warmup_fraction))
 
 
@@ -86,12 +97,12 @@ def run_capacity(sc: Scenario, k: int | None) -> Cell:
     fewer times than the run's requests would otherwise cut the run short (review s46a: 300 times gave 192.5 req/s
     where the deployment serves 68.7)."""
     users = sc.max_num_seqs
-    rng = np.random.default_rng([sc.sweep.seed, _CAPACITY_STREAM])
+    rng = np.random.default_rng(random_key(sc, _CAPACITY_STREAM))
     arrivals = sc.sweep.arrivals if sc.sweep.arrivals.kind != "trace" else Arrivals("poisson")
     drawn = generate_requests(sc.classes, arrivals.with_rate(1.0), capacity_requests(users), rng)
     closed = admit(replace(drawn, arrival_s=np.zeros(drawn.size), users=users), sc.memory_plan.max_model_len)
     closed = replace(closed, arrival_s=_staggered_starts(sc, closed, k))
-    result = _simulate(sc, closed, k, np.random.default_rng([sc.sweep.seed, _CAPACITY_STREAM, 1]))
+    result = _simulate(sc, closed, k, np.random.default_rng(random_key(sc, _CAPACITY_STREAM, 1)))
     summary = summarize(result, sc.classes)
     return Cell(CAPACITY_QPS, k, summary, capacity_per_s(result.finish_s, users))
 
@@ -106,7 +117,7 @@ def _staggered_starts(sc: Scenario, closed: RequestTable, k: int | None) -> Floa
     first = RequestTable(
         np.zeros(users), closed.prompt_tokens[:users], closed.output_tokens[:users], closed.class_index[:users]
     )
-    cohort = _simulate(sc, first, k, np.random.default_rng([sc.sweep.seed, _CAPACITY_STREAM, 2]))
+    cohort = _simulate(sc, first, k, np.random.default_rng(random_key(sc, _CAPACITY_STREAM, 2)))
     done = cohort.finish_s[np.isfinite(cohort.finish_s)]
     cycle_s = float(np.median(done)) if done.size else 0.0
     starts = np.full(closed.size, cycle_s * (users - 1) / users)  # the later rows' times are unused: kept sorted
@@ -118,11 +129,19 @@ def _run_cell_args(args: tuple[Scenario, float, int | None]) -> Cell:
     return run_cell(*args)
 
 
-def sweep_jobs(sc: Scenario) -> list[tuple[Scenario, float, int | None]]:
+def replicate_of(sc: Scenario, r: int) -> Scenario:
+    """``sc`` as replicate ``r`` of its seed (0: itself)."""
+    return sc if r == 0 else replace(sc, sweep=replace(sc.sweep, replicate=r))
+
+
+def sweep_jobs(sc: Scenario, capacity_seeds: int = 1) -> list[tuple[Scenario, float, int | None]]:
     """The cells of :func:`run_sweep`, in its order: every (qps, k) with k = 0 first at each QPS (so a finished
-    prefix has the baseline of every speculative cell in it), the schedule last per QPS, then the capacity runs."""
+    prefix has the baseline of every speculative cell in it), the schedule last per QPS, then the capacity runs --
+    ``capacity_seeds`` of each k, the sweep's own and its seed's next replicates (:func:`random_key`; their mean is
+    the k's capacity: :func:`~specwise.study.decide.decide`)."""
     ks: list[int | None] = list(sc.sweep.k_values) + ([None] if sc.k_schedule else [])
-    return [(sc, q, k) for q in [*sc.sweep.qps, CAPACITY_QPS] for k in ks]
+    seeded = [replicate_of(sc, r) for r in range(capacity_seeds)]
+    return [(sc, q, k) for q in sc.sweep.qps for k in ks] + [(s, CAPACITY_QPS, k) for k in ks for s in seeded]
 
 
 def run_sweep(
@@ -131,13 +150,15 @@ def run_sweep(
     *,
     progress: Progress | None = None,
     into: list[Cell] | None = None,
+    capacity_seeds: int = 1,
 ) -> list[Cell]:
-    """Every (qps, k) cell, plus the schedule per QPS when the scenario has one, in (qps, k) order, then one
-    capacity cell per k (qps :data:`CAPACITY_QPS`); on ``executor`` (default: a local process pool, at most one
-    process per cell and per core). Each cell seeds its own random numbers, so where it runs does not change it.
-    ``into``: the list the cells are appended to as they finish, in that order (what a caller keeps when the sweep
-    is interrupted; :func:`~specwise.study.decide.partial_sweep` reads it)."""
-    jobs = sweep_jobs(sc)
+    """Every (qps, k) cell, plus the schedule per QPS when the scenario has one, in (qps, k) order, then
+    ``capacity_seeds`` capacity cells per k (qps :data:`CAPACITY_QPS`; more than one: a saturated run is one draw
+    of the request mix too, and advise decides on their mean); on ``executor`` (default: a local process pool, at
+    most one process per cell and per core). Each cell seeds its own random numbers, so where it runs does not
+    change it. ``into``: the list the cells are appended to as they finish, in that order (what a caller keeps
+    when the sweep is interrupted; :func:`~specwise.study.decide.partial_sweep` reads it)."""
+    jobs = sweep_jobs(sc, capacity_seeds)
     started_s, cpu_s = time.monotonic(), time.process_time()
     cells = (executor or LocalExecutor()).map(_run_cell_args, jobs, progress, into)
     log.debug(
