@@ -10,7 +10,13 @@ from specwise.contracts.sweep import SweepResult
 from specwise.scenario import parse_scenario
 from specwise.scenario.model import Scenario
 from specwise.study.decide import decide, sweep_row
-from specwise.study.replicates import replicate_jobs, sampling_noise, with_operating_mean
+from specwise.study.replicates import (
+    CAPACITY_NEAR,
+    capacity_replicates,
+    replicate_jobs,
+    sampling_noise,
+    with_operating_mean,
+)
 from specwise.study.sweep import CAPACITY_QPS, random_key, replicate_of, run_capacity, run_cell, run_sweep, sweep_jobs
 
 
@@ -99,9 +105,28 @@ def test_each_k_s_capacity_is_the_mean_of_its_saturated_runs() -> None:
         runs = [run_capacity(replicate_of(sc, r), k).capacity_per_s for r in (0, 1, 2)]
         assert all(r is not None for r in runs) and len(set(runs)) == 3
         assert sim.capacity_per_s_by_k[k] == sum(r for r in runs if r is not None) / 3
-    assert sim.capacity_seeds == 3 and sim.to_json()["capacity_seeds"] == 3
-    assert SweepResult.from_json(sim.to_json()).capacity_seeds == 3
+    assert sim.capacity_runs_by_k == {0: 3, 3: 3} and sim.to_json()["capacity_runs_by_k"] == {"0": 3, "3": 3}
+    assert SweepResult.from_json(sim.to_json()).capacity_runs_by_k == {0: 3, 3: 3}
     one = decide(sc, run_sweep(sc))
-    assert one.capacity_seeds == 1 and "capacity_seeds" not in one.to_json()  # as it always was
+    assert one.capacity_runs_by_k == {} and "capacity_runs_by_k" not in one.to_json()  # as it always was
     assert one.capacity_per_s_by_k[0] == run_capacity(sc, 0).capacity_per_s
     assert replace(sc.sweep, replicate=0) == sc.sweep  # replicate 0 is the scenario as written
+
+
+def test_only_a_capacity_a_load_is_near_is_run_again() -> None:
+    """advise repeats the saturated run of a k only where a simulated load is within CAPACITY_NEAR of it: elsewhere
+    which side of the capacity each load is on does not turn on its noise."""
+    sc = _scenario(seed=3)
+    cells = run_sweep(sc)
+    caps = {c.k: c.capacity_per_s for c in cells if c.qps == CAPACITY_QPS}
+    assert caps[0] is not None and caps[3] is not None
+    near_3 = replace(sc, sweep=replace(sc.sweep, qps=(caps[3] * 0.97,)))
+    expected = [k for k in (0, 3) if abs(caps[3] * 0.97 / (caps[k] or 1.0) - 1.0) <= CAPACITY_NEAR]
+    assert 3 in expected
+    again = capacity_replicates(near_3, cells, 4)
+    assert [(c.k, c.qps) for c in again] == [(k, CAPACITY_QPS) for k in expected for _ in (1, 2, 3)]
+    assert [c.capacity_per_s for c in again[:3]] == [
+        run_capacity(replicate_of(near_3, r), expected[0]).capacity_per_s for r in (1, 2, 3)
+    ]
+    far = replace(sc, sweep=replace(sc.sweep, qps=(min(caps[0], caps[3]) * 0.5,)))
+    assert capacity_replicates(far, cells, 4) == [] and capacity_replicates(near_3, cells, 1) == []

@@ -49,7 +49,7 @@ from specwise.scenario.build import build_scenario, enough_requests, few_request
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import decide, falls_below
-from specwise.study.replicates import sampling_noise, with_operating_mean
+from specwise.study.replicates import CAPACITY_NEAR, capacity_replicates, sampling_noise, with_operating_mean
 from specwise.study.sweep import run_sweep
 from specwise.units import fmt_about, fmt_ratio
 from specwise.validate.nearest import StaleFit, nearby_evidence, query_for
@@ -378,7 +378,16 @@ def _capacity_edge(sim: SweepResult, op: float, k: int) -> str:
 
 def _capacity_runs_words(sim: SweepResult) -> str:
     """How the capacities quoted were measured, where more than one saturated run each."""
-    return f" (each capacity the mean of {sim.capacity_seeds} saturated runs)" if sim.capacity_seeds > 1 else ""
+    runs = sim.capacity_runs_by_k
+    if not runs:
+        return ""
+    names = [("plain decoding's" if k == 0 else f"k={k}'s") for k in sorted(runs)]
+    counts = sorted(set(runs.values()))
+    return (
+        f" ({' and '.join(names)} capacit{'ies' if len(names) > 1 else 'y'} the mean of "
+        f"{'/'.join(map(str, counts))} saturated runs: a simulated load is within {CAPACITY_NEAR:.0%} of "
+        f"{'them' if len(names) > 1 else 'it'})"
+    )
 
 
 def _capacity_change(ratio: float) -> str:
@@ -580,14 +589,7 @@ def evaluate_candidate(
     if not plan.fits:
         return unfit
 
-    def tick(done: int, total: int) -> None:
-        if progress:
-            progress(f"simulate {c.label}", done, total)
-
-    sim = decide(sc, run_sweep(sc, executor, progress=tick, capacity_seeds=inputs.replicates))
-    sampling = _operating_noise(inputs, sc, sim, c.label, executor, progress)
-    if sampling is not None:
-        sim = with_operating_mean(sim, sampling)
+    sim, sampling = _simulated(inputs, sc, c.label, executor, progress)
     v = _verdict(inputs, sc, sim, engine, c.label, sampling)
     checks = rules.check_all(
         _rule_input(
@@ -629,6 +631,27 @@ def evaluate_candidate(
         headline=v.headline,
         sampling=sampling if v.verdict != "unsupported" else None,
     )
+
+
+def _simulated(
+    inputs: AdviseInputs, sc: Scenario, label: str, executor: Executor | None, progress: Progress | None
+) -> tuple[SweepResult, SamplingNoise | None]:
+    """The candidate's sweep (each k's capacity repeated where a load is near it), and the operating load's runs
+    with their mean in it where the verdict is a band's (:func:`_operating_noise`)."""
+
+    def tick(done: int, total: int) -> None:
+        if progress:
+            progress(f"simulate {label}", done, total)
+
+    def capacity_tick(done: int, total: int) -> None:
+        if progress:
+            progress(f"replicate {label}'s capacity", done, total)
+
+    cells = run_sweep(sc, executor, progress=tick)
+    cells += capacity_replicates(sc, cells, inputs.replicates, executor, capacity_tick)
+    sim = decide(sc, cells)
+    sampling = _operating_noise(inputs, sc, sim, label, executor, progress)
+    return (with_operating_mean(sim, sampling) if sampling is not None else sim), sampling
 
 
 def _operating_noise(

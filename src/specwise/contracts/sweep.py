@@ -257,7 +257,9 @@ class SweepResult:
     capacity_per_s_by_k: Mapping[int, float] = field(default_factory=dict)  # k = 0: without speculation
     schedule_capacity_per_s: float | None = None
     capacity_bound_qps: tuple[float, ...] = ()  # loads whose best speedup is capacity / load, an upper bound
-    capacity_seeds: int = 1  # saturated runs per k, one per seed, whose mean each capacity is (advise: replicates)
+    # saturated runs behind each k's capacity where more than one (their mean: advise repeats the runs of a k whose
+    # capacity a simulated load is near, study/replicates.capacity_replicates); a k not named: one run
+    capacity_runs_by_k: Mapping[int, int] = field(default_factory=dict)
 
     @property
     def qps(self) -> tuple[float, ...]:
@@ -344,7 +346,12 @@ class SweepResult:
             "sustainable_qps": self.sustainable_qps,
             "capacity_per_s_by_k": {str(k): c for k, c in self.capacity_per_s_by_k.items()},
             "schedule_capacity_per_s": self.schedule_capacity_per_s,
-            **({"capacity_seeds": self.capacity_seeds} if self.capacity_seeds > 1 else {}),  # one: as it always was
+            # only where a capacity is the mean of several runs (one run each: as it always was)
+            **(
+                {"capacity_runs_by_k": {str(k): n for k, n in self.capacity_runs_by_k.items()}}
+                if self.capacity_runs_by_k
+                else {}
+            ),
             "warnings": list(self.warnings),
             "schema": SCHEMA.id,
             "predictor": predictor_json(self.predictor, self.band, self.band_source, self.band_statistic),
@@ -400,7 +407,7 @@ class SweepResult:
             capacity_per_s_by_k={int(k): v for k, v in per_qps("capacity_per_s_by_k").items()},
             schedule_capacity_per_s=f.number("schedule_capacity_per_s"),
             capacity_bound_qps=tuple(q for q in f.numbers("capacity_bound_qps") if q is not None),
-            capacity_seeds=f.integer("capacity_seeds", 1, low=1) or 1,
+            capacity_runs_by_k={int(k): int(n) for k, n in per_qps("capacity_runs_by_k").items()},
         )
 
 

@@ -7,6 +7,7 @@ mean as the operating load's best speedup (:func:`with_operating_mean`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from specwise.contracts.advice import SamplingNoise
@@ -15,11 +16,37 @@ from specwise.executors import Executor, Progress
 from specwise.executors.local import LocalExecutor
 from specwise.scenario.model import Scenario
 from specwise.study.decide import crossover, sweep_row
-from specwise.study.sweep import Cell, replicate_of, run_cell
+from specwise.study.sweep import CAPACITY_QPS, Cell, replicate_of, run_cell
+
+# a k's saturated run is repeated when a simulated load is within this share of it: only there can its noise put the
+# load on the other side (evidence-llama31-8b-eagle-rtx3090: 4 QPS beside k=2's ~4.0 req/s turned with the seed)
+CAPACITY_NEAR = 0.10
 
 
-def _run(job: tuple[Scenario, float, int]) -> Cell:
+def _run(job: tuple[Scenario, float, int | None]) -> Cell:
     return run_cell(*job)
+
+
+def capacity_replicates(
+    sc: Scenario,
+    cells: Sequence[Cell],
+    replicates: int,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+) -> list[Cell]:
+    """Replicates 1 .. ``replicates`` - 1 of the saturated run of each k (None: the schedule) whose one run in
+    ``cells`` a simulated load is within :data:`CAPACITY_NEAR` of; ``decide`` takes the mean of a k's runs. A
+    capacity no load is near is left at one run: which side of it each load is on does not depend on its noise
+    (and the runs cost as much as the rest of a sweep: review s57's CPU figures)."""
+    near = [
+        c.k
+        for c in cells
+        if c.qps == CAPACITY_QPS
+        and c.capacity_per_s
+        and any(abs(q / c.capacity_per_s - 1.0) <= CAPACITY_NEAR for q in sc.sweep.qps)
+    ]
+    jobs = [(replicate_of(sc, r), CAPACITY_QPS, k) for k in near for r in range(1, replicates)]
+    return (executor or LocalExecutor()).map(_run, jobs, progress) if jobs else []
 
 
 def replicate_jobs(sc: Scenario, qps: float, k: int, replicates: int) -> list[tuple[Scenario, float, int]]:
