@@ -93,14 +93,14 @@ def test_the_mean_becomes_the_load_s_best_speedup_and_its_k_where_it_pays() -> N
 
 
 def test_each_k_s_capacity_is_the_mean_of_its_saturated_runs() -> None:
-    """``capacity_seeds``: a saturated run per replicate and k, each the one-run sweep's at that replicate; the k's
-    capacity is their mean, and the result says how many (its JSON too, and reads it back)."""
+    """A saturated run per replicate and k (as advise's capacity_replicates adds them), each the one-run sweep's
+    at that replicate; decide takes the k's capacity as their mean, and the result says how many (its JSON too, and
+    reads it back)."""
     sc = _scenario(seed=3)
-    jobs = sweep_jobs(sc, 3)
-    capacity_jobs = [(j[0].sweep.seed, j[0].sweep.replicate, j[2]) for j in jobs if j[1] == CAPACITY_QPS]
-    assert capacity_jobs == [(3, r, k) for k in (0, 3) for r in (0, 1, 2)]
-    assert [j for j in jobs if j[1] != CAPACITY_QPS] == [j for j in sweep_jobs(sc) if j[1] != CAPACITY_QPS]
-    sim = decide(sc, run_sweep(sc, capacity_seeds=3))
+    jobs = sweep_jobs(sc)
+    assert [(j[0].sweep.replicate, j[2]) for j in jobs if j[1] == CAPACITY_QPS] == [(0, 0), (0, 3)]
+    extra = [run_cell(replicate_of(sc, r), CAPACITY_QPS, k) for k in (0, 3) for r in (1, 2)]
+    sim = decide(sc, run_sweep(sc) + extra)
     for k in (0, 3):
         runs = [run_capacity(replicate_of(sc, r), k).capacity_per_s for r in (0, 1, 2)]
         assert all(r is not None for r in runs) and len(set(runs)) == 3

@@ -51,7 +51,7 @@ from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import decide, falls_below
 from specwise.study.replicates import CAPACITY_NEAR, capacity_replicates, sampling_noise, with_operating_mean
 from specwise.study.sweep import run_sweep
-from specwise.units import fmt_about, fmt_ratio
+from specwise.units import fmt_about, fmt_beside, fmt_ratio
 from specwise.validate.nearest import StaleFit, nearby_evidence, query_for
 
 log = logging.getLogger(__name__)
@@ -115,10 +115,8 @@ def _verdict(
     (:func:`_paying`): the k-by-batch schedule switches speculation off where the point estimate loses; loads above
     the deployment's capacity are left out (their latencies are two growing queues)."""
     op, minimum, metric, band = inputs.operating_qps, inputs.min_speedup, sim.decision_metric, sc.models.band
-    if (overloaded := _overload_verdict(op, sim, label) or _spec_overload_verdict(op, sim, label)) is not None:
-        return overloaded
-    if (undefined := _goodput_verdict(op, sim, label)) is not None:
-        return undefined
+    if (without_band := _bandless_verdict(op, sim, label)) is not None:
+        return without_band
     gains = {q: s for q, s in sim.best_speedup_by_qps.items() if q not in sim.overloaded_qps}
     s_op, k_op = gains[op], sim.best_k_by_qps[op]
     k_measure = noise.k if noise is not None else k_op or sim.top_k(op)
@@ -155,6 +153,15 @@ def _verdict(
     )
     schedule = tuple(schedule_for(sim, sc, minimum)) if paying else ()
     return _Verdict("disable", 0, reason, ev_sim, schedule, headline=f"Do not enable {label}")
+
+
+def _bandless_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | None:
+    """The verdict at ``op`` where no band is weighed: a capacity decides it (:func:`_overload_verdict`,
+    :func:`_spec_overload_verdict`) or a goodput ratio is undefined (:func:`_goodput_verdict`); None: the band
+    decides."""
+    return (
+        _overload_verdict(op, sim, label) or _spec_overload_verdict(op, sim, label) or _goodput_verdict(op, sim, label)
+    )
 
 
 def _noise_decides(rule: str, without: str, num_requests: int, runs: int) -> str:
@@ -351,14 +358,6 @@ def _overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | Non
     return _Verdict("disable", 0, reason, simulated, headline=head)
 
 
-def _rate_near(rate: float, load: float) -> str:
-    """A capacity to one decimal, or to as many as show which side of ``load`` it is on (up to three)."""
-    for places in (1, 2, 3):
-        if round(rate, places) != round(load, places) or rate == load:
-            return f"{rate:.{places}f}"
-    return f"{rate:.3f}"
-
-
 CAPACITY_EDGE = 0.05  # a load this close to a capacity (relative): which side it is on is within the runs' noise
 
 
@@ -371,7 +370,7 @@ def _capacity_edge(sim: SweepResult, op: float, k: int) -> str:
     if not k or not capacity or abs(op / capacity - 1.0) > CAPACITY_EDGE:
         return ""
     return (
-        f"; {op:g} QPS is within {abs(op / capacity - 1.0):.0%} of k={k}'s capacity (~{_rate_near(capacity, op)} "
+        f"; {op:g} QPS is within {abs(op / capacity - 1.0):.0%} of k={k}'s capacity (~{fmt_beside(capacity, op, 1)} "
         "req/s): whether it keeps up is within the simulation's noise"
     )
 
@@ -665,7 +664,7 @@ def _operating_noise(
     """The replicates of the k :func:`_verdict` weighs at the operating load (the one-draw best, else the fastest
     that loses); none where the verdict is not a band's: a load a capacity decides, or a goodput undefined."""
     op = inputs.operating_qps
-    if _overload_verdict(op, sim, label) or _spec_overload_verdict(op, sim, label) or _goodput_verdict(op, sim, label):
+    if _bandless_verdict(op, sim, label) is not None:
         return None
     k = sim.best_k_by_qps[op] or sim.top_k(op)
     if not k:
@@ -765,7 +764,7 @@ def _spec_overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict 
         return None
     k = max((r.k for r in sim.results if r.qps == op and r.k), key=lambda k: sim.sustainable_qps_with(k) or 0.0)
     with_k = sim.sustainable_qps_with(k) or 0.0
-    served = _rate_near(with_k, op)  # 3.996 req/s beside 4 QPS is not "~4.0"
+    served = fmt_beside(with_k, op, 1)  # 3.996 req/s beside 4 QPS is not "~4.0"
     simulated = f"capacity ~{base:.1f} req/s without speculation, ~{served} with k={k}"
     reason = (
         f"at {op:g} QPS the deployment keeps up without speculation (it serves ~{base:.1f} req/s) but with no k "

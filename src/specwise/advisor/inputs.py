@@ -1,8 +1,8 @@
 """The advise scenario TOML: a deployment, workload classes, a sweep, and the candidates to compare.
 
     [deployment]   as in simulate scenarios (target, gpu, tp, max_model_len, quantization, ...)
-    [advise]       operating_qps (the load the decision is for), min_speedup (default 1.05), replicates (seeds
-                   the operating load is simulated with, default 5; 1: the sweep's one draw)
+    [advise]       operating_qps (the load the decision is for), min_speedup (default 1.05), replicates (runs
+                   the operating load, and a capacity a load is near, are simulated with, default 5; 1: one draw)
     [sweep]        as in simulate scenarios
     [[workload]]   as in simulate scenarios, plus task = code|summarization|chat|qa|translation|other;
                    no acceptance here -- it depends on the candidate
@@ -54,7 +54,7 @@ from specwise.scenario.toml_loader import read_toml, source_name
 from specwise.specs.gpu import GpuSpec
 
 CANDIDATE_DEFAULT_K = (0, 1, 2, 3, 4, 5, 6)
-DEFAULT_REPLICATES = 5  # [advise].replicates: the sweep's seed and the next four at the operating load
+DEFAULT_REPLICATES = 5  # [advise].replicates: the sweep's run and four replicates of its seed
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,8 @@ class AdviseInputs:
     operating_qps: float
     min_speedup: float
     notes: tuple[str, ...] = ()  # what the parse noticed and did not refuse (every candidate's warnings say it)
-    # seeds the operating load is simulated with (study/replicates.py): the verdict rests on their mean and its 90%
-    # interval; 1: on the sweep's one draw
+    # runs the operating load (and a capacity a load is near) is simulated with (study/replicates.py): the verdict
+    # rests on their mean and its 90% interval; 1: on the sweep's one draw
     replicates: int = DEFAULT_REPLICATES
 
     @cached_property

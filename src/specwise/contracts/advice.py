@@ -253,7 +253,7 @@ T95_BY_DF: tuple[float, ...] = (
     *(6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753),
     *(1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697),
 )
-MAX_REPLICATES = len(T95_BY_DF) + 1  # [advise].replicates: seeds at the operating load, at most this many
+MAX_REPLICATES = len(T95_BY_DF) + 1  # [advise].replicates: runs at the operating load, at most this many
 
 
 @dataclass(frozen=True)
@@ -363,7 +363,7 @@ class CandidateAdvice:
     sim: SweepResult | None = None
     speculative_config: JsonObject | None = None
     headline: str = ""  # the verdict in one line, from the same test as reason, k and schedule
-    sampling: SamplingNoise | None = None  # the operating load's replicate seeds ([advise].replicates > 1)
+    sampling: SamplingNoise | None = None  # the operating load's runs ([advise].replicates > 1)
 
     @property
     def simulated(self) -> bool:

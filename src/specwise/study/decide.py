@@ -155,7 +155,7 @@ def _split(
 
 
 def _capacity_runs(cells: Sequence[Cell]) -> dict[int | None, list[float]]:
-    """Each k's saturated runs' capacities, in the cells' order (one per seed: ``run_sweep``'s capacity_seeds)."""
+    """Each k's saturated runs' capacities, in the cells' order (the sweep's, then advise's replicates of it)."""
     runs: dict[int | None, list[float]] = {}
     for c in cells:
         if c.qps == CAPACITY_QPS and c.capacity_per_s is not None:
@@ -165,8 +165,8 @@ def _capacity_runs(cells: Sequence[Cell]) -> dict[int | None, list[float]]:
 
 def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
     """Best k and the crossover, judged on ``sc.decision_metric``; each k's capacity the mean of its saturated runs
-    (one, or more: ``run_sweep``'s ``capacity_seeds``, advise's ``capacity_replicates``)."""
-    cells_in = cells
+    (one, or more: advise's ``capacity_replicates``)."""
+    runs_by_k = {k: len(v) for k, v in _capacity_runs(cells).items() if k is not None and len(v) > 1}
     metric = sc.decision_metric
     range_notes = _range_notes(sc, cells)
     capacity, cells, base = _split(cells)
@@ -215,7 +215,7 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
         band_statistic=sc.models.band_statistic,
         capacity_per_s_by_k={k: v for k, v in sorted(capacity.items(), key=lambda kv: kv[0] or 0) if k is not None},
         schedule_capacity_per_s=capacity.get(None),
-        capacity_runs_by_k={k: len(v) for k, v in _capacity_runs(cells_in).items() if k is not None and len(v) > 1},
+        capacity_runs_by_k=runs_by_k,
     )
 
 

@@ -16,15 +16,11 @@ from specwise.executors import Executor, Progress
 from specwise.executors.local import LocalExecutor
 from specwise.scenario.model import Scenario
 from specwise.study.decide import crossover, sweep_row
-from specwise.study.sweep import CAPACITY_QPS, Cell, replicate_of, run_cell
+from specwise.study.sweep import CAPACITY_QPS, Cell, replicate_of, run_job
 
 # a k's saturated run is repeated when a simulated load is within this share of it: only there can its noise put the
 # load on the other side (evidence-llama31-8b-eagle-rtx3090: 4 QPS beside k=2's ~4.0 req/s turned with the seed)
 CAPACITY_NEAR = 0.10
-
-
-def _run(job: tuple[Scenario, float, int | None]) -> Cell:
-    return run_cell(*job)
 
 
 def capacity_replicates(
@@ -46,7 +42,7 @@ def capacity_replicates(
         and any(abs(q / c.capacity_per_s - 1.0) <= CAPACITY_NEAR for q in sc.sweep.qps)
     ]
     jobs = [(replicate_of(sc, r), CAPACITY_QPS, k) for k in near for r in range(1, replicates)]
-    return (executor or LocalExecutor()).map(_run, jobs, progress) if jobs else []
+    return (executor or LocalExecutor()).map(run_job, jobs, progress) if jobs else []
 
 
 def replicate_jobs(sc: Scenario, qps: float, k: int, replicates: int) -> list[tuple[Scenario, float, int]]:
@@ -75,7 +71,7 @@ def sampling_noise(
     by_definition = sim.decision_metric == "throughput" and row is not None and not row.overloaded
     if replicates < 2 or first is None or by_definition or (base is not None and base.overloaded):
         return None
-    cells = (executor or LocalExecutor()).map(_run, replicate_jobs(sc, qps, k, replicates), progress)
+    cells = (executor or LocalExecutor()).map(run_job, replicate_jobs(sc, qps, k, replicates), progress)
     capacity, base_capacity = sim.capacity_per_s_by_k.get(k), sim.capacity_per_s_by_k.get(0)
     kept, speedups = [0], [first]
     for r, (plain, spec) in enumerate(zip(cells[0::2], cells[1::2], strict=True), start=1):

@@ -125,7 +125,8 @@ def _staggered_starts(sc: Scenario, closed: RequestTable, k: int | None) -> Floa
     return starts
 
 
-def _run_cell_args(args: tuple[Scenario, float, int | None]) -> Cell:
+def run_job(args: tuple[Scenario, float, int | None]) -> Cell:
+    """:func:`run_cell` on one (scenario, qps, k) job, as an executor maps them."""
     return run_cell(*args)
 
 
@@ -134,14 +135,11 @@ def replicate_of(sc: Scenario, r: int) -> Scenario:
     return sc if r == 0 else replace(sc, sweep=replace(sc.sweep, replicate=r))
 
 
-def sweep_jobs(sc: Scenario, capacity_seeds: int = 1) -> list[tuple[Scenario, float, int | None]]:
+def sweep_jobs(sc: Scenario) -> list[tuple[Scenario, float, int | None]]:
     """The cells of :func:`run_sweep`, in its order: every (qps, k) with k = 0 first at each QPS (so a finished
-    prefix has the baseline of every speculative cell in it), the schedule last per QPS, then the capacity runs --
-    ``capacity_seeds`` of each k, the sweep's own and its seed's next replicates (:func:`random_key`; their mean is
-    the k's capacity: :func:`~specwise.study.decide.decide`)."""
+    prefix has the baseline of every speculative cell in it), the schedule last per QPS, then the capacity runs."""
     ks: list[int | None] = list(sc.sweep.k_values) + ([None] if sc.k_schedule else [])
-    seeded = [replicate_of(sc, r) for r in range(capacity_seeds)]
-    return [(sc, q, k) for q in sc.sweep.qps for k in ks] + [(s, CAPACITY_QPS, k) for k in ks for s in seeded]
+    return [(sc, q, k) for q in [*sc.sweep.qps, CAPACITY_QPS] for k in ks]
 
 
 def run_sweep(
@@ -150,17 +148,16 @@ def run_sweep(
     *,
     progress: Progress | None = None,
     into: list[Cell] | None = None,
-    capacity_seeds: int = 1,
 ) -> list[Cell]:
-    """Every (qps, k) cell, plus the schedule per QPS when the scenario has one, in (qps, k) order, then
-    ``capacity_seeds`` capacity cells per k (qps :data:`CAPACITY_QPS`; more than one: a saturated run is one draw
-    of the request mix too, and advise decides on their mean); on ``executor`` (default: a local process pool, at
+    """Every (qps, k) cell, plus the schedule per QPS when the scenario has one, in (qps, k) order, then one
+    capacity cell per k (qps :data:`CAPACITY_QPS`; advise adds replicates of those a load is near:
+    :func:`~specwise.study.replicates.capacity_replicates`); on ``executor`` (default: a local process pool, at
     most one process per cell and per core). Each cell seeds its own random numbers, so where it runs does not
     change it. ``into``: the list the cells are appended to as they finish, in that order (what a caller keeps
     when the sweep is interrupted; :func:`~specwise.study.decide.partial_sweep` reads it)."""
-    jobs = sweep_jobs(sc, capacity_seeds)
+    jobs = sweep_jobs(sc)
     started_s, cpu_s = time.monotonic(), time.process_time()
-    cells = (executor or LocalExecutor()).map(_run_cell_args, jobs, progress, into)
+    cells = (executor or LocalExecutor()).map(run_job, jobs, progress, into)
     log.debug(
         "%s: %d simulations (%d requests each) in %.1f s wall, %.1f s CPU in this process",
         sc.name,
