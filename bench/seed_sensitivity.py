@@ -75,6 +75,7 @@ def advise(scenario: Path, seed: int, extra: list[str], replicates: int | None =
         "wall_s": round(wall, 2),
         "decision": doc.get("decision"),
         "headline": doc.get("headline"),
+        "named_load": named_load(doc.get("headline") or ""),
         "candidates": [
             {
                 "candidate": c.get("candidate"),
@@ -85,10 +86,21 @@ def advise(scenario: Path, seed: int, extra: list[str], replicates: int | None =
                 # quotes no speedup_at_operating_qps, but its sampling is there)
                 "sampling_mean": (c.get("sampling") or {}).get("mean"),
                 "sampling_interval_90": (c.get("sampling") or {}).get("interval_90"),
+                # the loads either side of an "enable below ~X QPS" edge, simulated as many times (2026-12-07)
+                "edge_sampling": [
+                    {"qps": e.get("qps"), "mean": e.get("mean"), "interval_90": e.get("interval_90")}
+                    for e in c.get("edge_sampling") or ()
+                ],
             }
             for c in doc.get("candidates", [])
         ],
     }
+
+
+def named_load(headline: str) -> float | None:
+    """The load an "enable ... only while the load stays below ~X QPS" headline names; None in any other."""
+    m = re.search(r"below ~([0-9.]+) QPS", headline)
+    return float(m.group(1)) if m else None
 
 
 def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -101,6 +113,7 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "decisions": sorted({str(r["decision"]) for r in runs}),
         "headlines": len({str(r["headline"]) for r in runs}),
+        "named_loads": sorted({r["named_load"] for r in runs if r.get("named_load") is not None}),
         "speedup_range": {
             name: [min(v), max(v), (max(v) - min(v)) / (sum(v) / len(v))] for name, v in sorted(spreads.items())
         },
@@ -112,18 +125,23 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--replicates", type=int, default=None, help="[advise].replicates (default: the scenario's)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "seed_sensitivity.json")
+    ap.add_argument("--only", action="append", default=[], help="advise only this example (its file stem); repeat")
     args = ap.parse_args()
     results: dict[str, Any] = {}
     print(f"{'example':40} {'decisions over seeds':32} speedup at the operating load (min-max, spread)")
     for scenario in sorted(EXAMPLES.glob("*.toml")):
+        if args.only and scenario.stem not in args.only:
+            continue
         runs = [advise(scenario, seed, EXTRA.get(scenario.stem, []), args.replicates) for seed in range(args.seeds)]
         s = summary(runs)
         results[scenario.stem] = {"runs": runs, "summary": s}
         spread = "; ".join(f"{n}: {lo:.3f}-{hi:.3f} ({sp:.1%})" for n, (lo, hi, sp) in s["speedup_range"].items())
-        print(f"{scenario.stem:40} {', '.join(s['decisions']):32} {spread or '-'}")
+        named = f"; named loads {', '.join(f'~{q:g}' for q in s['named_loads'])} QPS" if s["named_loads"] else ""
+        print(f"{scenario.stem:40} {', '.join(s['decisions']):32} {spread or '-'}{named}")
     doc = {
         "command": f"python bench/seed_sensitivity.py --seeds {args.seeds}"
-        + (f" --replicates {args.replicates}" if args.replicates is not None else ""),
+        + (f" --replicates {args.replicates}" if args.replicates is not None else "")
+        + "".join(f" --only {name}" for name in args.only),
         "replicates": args.replicates,
         "machine": {"python": platform.python_version(), "platform": platform.platform()},
         "seeds": list(range(args.seeds)),

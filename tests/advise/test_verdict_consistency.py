@@ -115,8 +115,11 @@ def test_a_band_that_only_straddles_is_measured_not_switched_off() -> None:
 
 def test_a_schedule_that_still_loses_is_said_so() -> None:
     checks = (ScheduleCheck(1.0, 1.6), ScheduleCheck(8.0, 0.97))
-    words = _schedule_words(True, checks[1:], ((1, 100, 3), (101, 256, 0)), True, "; simulated with the schedule")
-    assert "still below 1x at 8 QPS" in words and "holds its memory" in words
+    sched = ((1, 100, 3), (101, 256, 0))
+    words = _schedule_words(True, checks[1:], (), sched, True, "; simulated with the schedule")
+    assert "still below 1x at 8 QPS" in words and "holds its memory" in words and "even with" not in words
+    even = _schedule_words(True, (), (ScheduleCheck(8.0, 0.995),), sched, True, "; simulated with the schedule")
+    assert "still below" not in even and "8 QPS even with no speculation: within 1% of it" in even
 
 
 def test_suffix_needs_arctic_inference() -> None:

@@ -70,3 +70,63 @@ def test_a_broken_document_names_the_field(change: dict[str, object], message: s
 def test_one_seed_is_not_a_sample() -> None:
     with pytest.raises(ValueError, match="2-31 runs"):
         SamplingNoise(4.0, 2, 400, 0, (0,), (1.0,))
+
+
+def test_a_schedule_check_of_runs_carries_their_mean_and_interval_and_reads_back() -> None:
+    """ScheduleCheck.of_runs: one run is the run (no interval, the JSON as it always was); several are their mean
+    and the same 90% interval as SamplingNoise's; the JSON holds runs and interval_90 and reads back; a bad interval
+    is refused naming the field."""
+    import pytest
+
+    from specwise.contracts.advice import ScheduleCheck, mean_half_width
+    from specwise.contracts.document import Fields
+    from specwise.errors import SpecwiseError
+
+    one = ScheduleCheck.of_runs(8.0, [0.97])
+    assert one == ScheduleCheck(8.0, 0.97) and one.to_json() == {"qps": 8.0, "speedup_e2e": 0.97}
+    assert ScheduleCheck.of_runs(8.0, []).speedup_e2e is None
+    runs = [0.99, 1.0, 0.995, 0.985, 1.003]
+    five = ScheduleCheck.of_runs(8.0, runs)
+    noise = SamplingNoise(8.0, 4, 400, 0, (0, 1, 2, 3, 4), tuple(runs))
+    assert five.runs == 5 and five.speedup_e2e == pytest.approx(noise.mean)
+    assert five.interval_90 == pytest.approx((noise.low, noise.high))
+    assert mean_half_width(runs) == pytest.approx((noise.mean, noise.half_width))
+    doc = five.to_json()
+    assert doc["runs"] == 5 and doc["interval_90"] == list(five.interval_90 or ())
+    from specwise.contracts.advice import CandidateAdvice
+
+    base = CandidateAdvice.from_json(Fields({"candidate": "c", "verdict": "enable", "schedule_results": [doc]}, "t"))
+    assert base.schedule_results == (five,)
+    bad = {"candidate": "c", "verdict": "enable", "schedule_results": [{**doc, "interval_90": [1.0, 0.9]}]}
+    with pytest.raises(SpecwiseError, match="interval_90"):
+        CandidateAdvice.from_json(Fields(bad, "t"))
+
+
+def test_a_schedule_check_loses_only_past_a_tie_and_its_runs_noise() -> None:
+    """below_one: under 1 by more than EVEN_WITHIN (validate's tie for a published speedup), and where run more than
+    once, the interval's high end too; about_one: under 1 but not losing (even with no speculation)."""
+    from specwise.contracts.advice import EVEN_WITHIN, ScheduleCheck
+    from specwise.evidence.records import TIE_WITHIN
+
+    assert EVEN_WITHIN == TIE_WITHIN
+    assert ScheduleCheck(8.0, 0.97).below_one and not ScheduleCheck(8.0, 0.97).about_one
+    assert not ScheduleCheck(8.0, 0.995).below_one and ScheduleCheck(8.0, 0.995).about_one  # within 1%
+    assert not ScheduleCheck(8.0, 1.02).below_one and not ScheduleCheck(8.0, 1.02).about_one
+    assert not ScheduleCheck(8.0, None).below_one and not ScheduleCheck(8.0, None).about_one
+    noisy = ScheduleCheck.of_runs(8.0, [0.95, 1.03, 0.96, 1.02, 0.97])  # mean 0.986, interval reaches past 1
+    assert noisy.speedup_e2e is not None and noisy.speedup_e2e < 1 - EVEN_WITHIN
+    assert not noisy.below_one and noisy.about_one
+    tight = ScheduleCheck.of_runs(8.0, [0.95, 0.96, 0.955, 0.962, 0.951])
+    assert tight.below_one and not tight.about_one
+
+
+def test_edge_runs_are_written_only_where_there_are_some_and_read_back() -> None:
+    from specwise.contracts.advice import CandidateAdvice
+    from specwise.contracts.document import Fields
+
+    edge = SamplingNoise(4.0, 4, 400, 0, (0, 1, 2), (1.2, 1.25, 1.22))
+    doc = {"candidate": "c", "verdict": "enable_below", "edge_sampling": [edge.to_json()]}
+    read = CandidateAdvice.from_json(Fields(doc, "t"))
+    assert read.edge_sampling == (edge,) and read.to_json()["edge_sampling"] == [edge.to_json()]
+    plain = CandidateAdvice.from_json(Fields({"candidate": "c", "verdict": "enable"}, "t"))
+    assert plain.edge_sampling == () and "edge_sampling" not in plain.to_json()

@@ -95,3 +95,24 @@ def test_the_operating_load_s_seeds_are_on_the_page() -> None:
     assert f"At the operating 10 QPS, k=4: {noise.words()} (seed 0, replicates 0, 1, 2, 3, 4)" in page
     bare = replace(doc, candidates=tuple(replace(c, sampling=None) for c in doc.candidates))
     assert "At the operating" not in render_html(bare)
+
+
+def test_the_edge_s_runs_and_a_repeated_schedule_check_are_on_the_page() -> None:
+    """The runs either side of the edge an "enable below" names, and the schedule where it was run more than once,
+    are said under the candidate's sweep table; a document without them says neither."""
+    doc = Advice.from_json(
+        json.loads((GOLDEN.parent / "examples_published_fit" / "advise-schedule-llama3-70b-qwama.json").read_text())
+    )
+    edges = doc.ranked[0].edge_sampling
+    assert [n.qps for n in edges] == [4.0, 8.0]
+    page = render_html(doc)
+    for n in edges:
+        assert f"At {n.qps:g} QPS, k={n.k}, either side of where the gain falls below the minimum: {n.words()}" in page
+    bare = replace(doc, candidates=tuple(replace(c, edge_sampling=()) for c in doc.candidates))
+    assert "either side of where the gain falls below" not in render_html(bare)
+    one_b = Advice.from_json(
+        json.loads((GOLDEN.parent / "examples_published_fit" / "advise-schedule-llama31-70b-1b.json").read_text())
+    )
+    repeated = [s for s in one_b.ranked[0].schedule_results if s.interval_90 is not None]
+    assert [s.qps for s in repeated] == [8.0]
+    assert f"The k-by-batch-size schedule at {repeated[0].words()}." in render_html(one_b)

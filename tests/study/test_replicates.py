@@ -15,7 +15,7 @@ from specwise.study.replicates import (
     capacity_replicates,
     replicate_jobs,
     sampling_noise,
-    with_operating_mean,
+    with_mean,
 )
 from specwise.study.sweep import CAPACITY_QPS, random_key, replicate_of, run_capacity, run_cell, run_sweep, sweep_jobs
 
@@ -85,10 +85,10 @@ def test_the_mean_becomes_the_load_s_best_speedup_and_its_k_where_it_pays() -> N
 
     sc = _scenario()
     sim = decide(sc, run_sweep(sc))
-    paying = with_operating_mean(sim, SamplingNoise(4.0, 3, 60, 3, (0, 1), (1.4, 1.6)))
+    paying = with_mean(sim, SamplingNoise(4.0, 3, 60, 3, (0, 1), (1.4, 1.6)))
     assert paying.best_speedup_by_qps[4.0] == 1.5 and paying.best_k_by_qps[4.0] == 3
     assert paying.results == sim.results
-    losing = with_operating_mean(sim, SamplingNoise(4.0, 3, 60, 3, (0, 1), (0.9, 0.95)))
+    losing = with_mean(sim, SamplingNoise(4.0, 3, 60, 3, (0, 1), (0.9, 0.95)))
     assert losing.best_speedup_by_qps[4.0] == 0.925 and losing.best_k_by_qps[4.0] == 0
 
 
@@ -130,3 +130,38 @@ def test_only_a_capacity_a_load_is_near_is_run_again() -> None:
     ]
     far = replace(sc, sweep=replace(sc.sweep, qps=(min(caps[0], caps[3]) * 0.5,)))
     assert capacity_replicates(far, cells, 4) == [] and capacity_replicates(near_3, cells, 1) == []
+
+
+def _edged(best: dict[float, float], overloaded: tuple[float, ...] = (), bound: tuple[float, ...] = ()) -> SweepResult:
+    """A sweep result with these best speedups (k = 3 where they pay), some loads overloaded or capacity bounds."""
+    sc = _scenario()
+    sim = decide(sc, run_sweep(sc))
+    baseline = tuple(replace(sim.baseline[0], qps=q, overloaded=q in overloaded) for q in best)
+    return replace(
+        sim,
+        baseline=baseline,
+        best_speedup_by_qps=best,
+        best_k_by_qps={q: 3 if s > 1 else 0 for q, s in best.items()},
+        capacity_bound_qps=bound,
+    )
+
+
+def test_the_edge_loads_are_either_side_of_the_first_miss_above_the_operating_load() -> None:
+    """edge_loads: the last load below the first that misses min_speedup above the operating load, and that load;
+    none where the operating load misses or nothing above it does; an overloaded load is not a load the deployment
+    keeps up with (left out, as advise's verdict leaves it), a capacity bound is not replicated, and loads already
+    done are not repeated."""
+    from specwise.study.replicates import edge_loads
+
+    sim = _edged({1.0: 1.5, 2.0: 1.4, 4.0: 1.2, 8.0: 0.95, 10.0: 0.8})
+    assert edge_loads(sim, 1.0, 1.05, {1.0}) == (4.0, 8.0)
+    assert edge_loads(sim, 1.0, 1.05, {1.0, 4.0}) == (8.0,)
+    assert edge_loads(sim, 4.0, 1.05, {4.0}) == (8.0,)  # the operating load itself is below the edge
+    assert edge_loads(sim, 1.0, 1.3, {1.0}) == (2.0, 4.0)  # another threshold, another edge
+    assert edge_loads(sim, 8.0, 1.05, {8.0}) == ()  # the operating load misses
+    assert edge_loads(_edged({1.0: 1.5, 2.0: 1.4}), 1.0, 1.05, {1.0}) == ()  # nothing above misses
+    assert edge_loads(_edged({1.0: 1.5, 4.0: 1.2, 8.0: 0.9}, bound=(8.0,)), 1.0, 1.05, {1.0}) == (4.0,)
+    over = _edged({1.0: 1.5, 4.0: 1.2, 8.0: 1.1, 10.0: 0.8}, overloaded=(10.0,))
+    assert edge_loads(over, 1.0, 1.05, {1.0}) == ()  # 10 QPS is past the deployment's capacity
+    low_miss = _edged({0.5: 0.9, 1.0: 1.5, 4.0: 1.2, 8.0: 0.9})
+    assert edge_loads(low_miss, 1.0, 1.05, {1.0}) == (4.0, 8.0)  # a miss below the operating load is no edge

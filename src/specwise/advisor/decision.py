@@ -48,8 +48,8 @@ from specwise.perfmodel.profiles import published_fit
 from specwise.scenario.build import build_scenario, enough_requests, few_requests_warning, measured_worth_saying
 from specwise.scenario.model import Scenario, ScenarioSpec
 from specwise.scenario.parse import past_positions_note
-from specwise.study.decide import decide, falls_below
-from specwise.study.replicates import CAPACITY_NEAR, capacity_replicates, sampling_noise, with_operating_mean
+from specwise.study.decide import crossover, decide, falls_below
+from specwise.study.replicates import CAPACITY_NEAR, capacity_replicates, edge_loads, sampling_noise, with_mean
 from specwise.study.sweep import run_sweep
 from specwise.units import fmt_about, fmt_beside, fmt_ratio
 from specwise.validate.nearest import StaleFit, nearby_evidence, query_for
@@ -105,15 +105,23 @@ class _Verdict:
 
 
 def _verdict(
-    inputs: AdviseInputs, sc: Scenario, sim: SweepResult, engine: Engine, label: str, noise: SamplingNoise | None
+    inputs: AdviseInputs,
+    sc: Scenario,
+    sim: SweepResult,
+    engine: Engine,
+    label: str,
+    noise: SamplingNoise | None,
+    edges: Sequence[SamplingNoise] = (),
 ) -> _Verdict:
     """One rule decides, and the reason, k and schedule come from it. At the operating load: enable when even the
     low end of the predictor's band clears ``min_speedup``; measure_first when the band straddles it (the point
     estimate on either side); disable when even its high end misses. Where the load was simulated more than once
-    (``noise``, ``[advise].replicates``; ``sim`` then holds their mean there: ``with_operating_mean``) the band is
+    (``noise``, ``[advise].replicates``; ``sim`` then holds their mean there: ``with_mean``) the band is
     widened by the mean's 90% interval (:func:`~specwise.advisor.band_rule.interval_verdict`). Elsewhere
     (:func:`_paying`): the k-by-batch schedule switches speculation off where the point estimate loses; loads above
-    the deployment's capacity are left out (their latencies are two growing queues)."""
+    the deployment's capacity are left out (their latencies are two growing queues); ``edges``: the runs at the loads
+    either side of where the gain falls below ``min_speedup`` (their means in ``sim``), said where the verdict names
+    that load."""
     op, minimum, metric, band = inputs.operating_qps, inputs.min_speedup, sim.decision_metric, sc.models.band
     if (without_band := _bandless_verdict(op, sim, label)) is not None:
         return without_band
@@ -134,7 +142,8 @@ def _verdict(
         rule, band_verdict(s_op, band, minimum), sc.sweep.num_requests, len(noise.speedups) if noise else 1
     )
     if rule == "enable":
-        return _paying(inputs, sc, sim, engine, label, gains, ev_sim)
+        runs = {n.qps: n for n in (*edges, *([noise] if noise is not None else []))}
+        return _paying(inputs, sc, sim, engine, label, gains, ev_sim, runs)
     head = _measure_headline(label, k_measure)
     if s_op >= minimum:
         reason = f"at the operating {op:g} QPS: {ev_sim}; it clears {minimum:g}x, the low end of its band does not"
@@ -238,12 +247,15 @@ def _paying(
     label: str,
     gains: Mapping[float, float],
     ev_sim: str,
+    runs: Mapping[float, SamplingNoise] | None = None,
 ) -> _Verdict:
     """The verdict for a candidate whose band's low end clears ``min_speedup`` at the operating load; ``gains``:
     the point estimates at the loads the deployment keeps up with. The schedule sets k = 0 where the point
     estimate loses; it "switches speculation off" there only if the engine takes it, k is 0 at those loads' mean
     batch sizes, and the schedule simulated there does not lose to no speculation. Loads where only the band is
-    unsure are named, not switched off."""
+    unsure are named, not switched off. ``runs``: the loads simulated more than once, by load (their means are
+    ``gains``); where both loads either side of the named edge are, the reason says so and where their 90%
+    intervals put it (:func:`_edge_words`)."""
     op, minimum, band = inputs.operating_qps, inputs.min_speedup, sc.models.band
     k_op = sim.best_k_by_qps[op]
     failing = sorted(q for q, s in gains.items() if s < minimum)
@@ -266,18 +278,15 @@ def _paying(
     schedule = tuple(schedule_for(sim, sc, minimum))
     carried = bool(schedule) and not engine.schedule_notes(schedule, k_op)
     k = max([k_op, *(b[2] for b in schedule)]) if carried else k_op
-    checks = schedule_checks(sc, sim, schedule) if carried else ()
-    checked = (
-        "; simulated with the schedule: " + ", ".join(f"{c.qps:g} QPS {_x(c.speedup_e2e)}" for c in checks)
-        if checks
-        else ""
-    )
+    checks = schedule_checks(sc, sim, schedule, failing, inputs.replicates) if carried else ()
+    checked = "; simulated with the schedule: " + ", ".join(c.words() for c in checks) if checks else ""
     off = carried and all(k_at(schedule, batch_at(sim, q, sc.max_num_seqs)) == 0 for q in failing)
-    losing = [c for c in checks if c.qps in failing and (c.speedup_e2e or 0.0) < 1.0]
+    losing = [c for c in checks if c.qps in failing and c.below_one]
+    even = [c for c in checks if c.qps in failing and c.about_one]
     above, below = [q for q in failing if q > op], [q for q in failing if q < op]
     misses = ", ".join(f"{q:g} QPS ({gains[q]:.2f}x)" for q in failing)
     reason = f"pays at the operating {op:g} QPS: {ev_sim}; predicted below {minimum:g}x at {misses}"
-    reason += _schedule_words(off, losing, schedule, carried, checked) + unsure_words
+    reason += _schedule_words(off, losing, even, schedule, carried, checked) + unsure_words
     off = off and not losing  # the schedule removes the loss, not just part of it
     if not above and off:
         head = f"Enable {label} with k={k} and the k-by-batch-size schedule that switches it off at low load"
@@ -286,6 +295,8 @@ def _paying(
         reason += f": measure at your real mix of loads (it loses at {', '.join(f'{q:g}' for q in below)} QPS)"
         return _Verdict("measure_first", k_op, reason, ev_sim, headline=_measure_headline(label, k_op))
     where = "at low load and under load" if below else "under load"
+    if not off:
+        reason += _edge_words(sim, gains, minimum, above[0], runs or {})
     head = (
         f"Enable {label} with k={k} and the k-by-batch-size schedule that switches it off {where} "
         f"({schedule_words(schedule)})"
@@ -298,10 +309,53 @@ def _paying(
     return _Verdict("enable_below", k, reason, ev_sim, schedule, checks, head)
 
 
-def _schedule_words(
-    off: bool, losing: Sequence[ScheduleCheck], schedule: Sequence[tuple[int, int, int]], carried: bool, checked: str
+def _edge_words(
+    sim: SweepResult, gains: Mapping[float, float], minimum: float, first: float, runs: Mapping[float, SamplingNoise]
 ) -> str:
-    """What the k-by-batch-size schedule does at the losing loads, in words."""
+    """Where the load an "enable below ~X QPS" names (:func:`~specwise.study.decide.falls_below`, between the
+    last load below ``first`` and ``first``, the first that misses ``minimum``) rests on loads simulated more than
+    once: their runs, and the edge interpolated between their 90% intervals' low ends and between their high ends --
+    how far the runs' noise moves it -- or that those intervals do not place it between the two loads. A load where
+    no k keeps up counts as known: its speedup is a capacity's bound (capacity / load), not a draw of that load.
+    "" where either load is one draw, or neither was simulated more than once."""
+    last = max(q for q in gains if q < first)
+    ends: list[tuple[float, float]] = []
+    parts = []
+    for q in (last, first):
+        if q in sim.capacity_bound_qps:
+            ends.append((gains[q], gains[q]))
+            parts.append(f"{q:g} QPS (at most {fmt_ratio(gains[q], minimum)}x: no k keeps up there)")
+        elif (n := runs.get(q)) is not None:
+            ends.append((n.low, n.high))
+            parts.append(
+                f"{q:g} QPS ({fmt_ratio(n.mean, minimum)}x, the mean of {len(n.speedups)} runs, 90% interval "
+                f"{n.low:.2f}-{n.high:.2f}x)"
+            )
+        else:
+            return ""
+    if last not in runs and first not in runs:
+        return ""
+    early = crossover([last, first], [ends[0][0], ends[1][0]], minimum)
+    late = crossover([last, first], [ends[0][1], ends[1][1]], minimum)
+    words = f"; the edge interpolated between {' and '.join(parts)}"
+    outside = [f"below {last:g} QPS"] if early is None else []
+    outside += [f"beyond {first:g} QPS"] if late is None else []
+    if early is None or late is None:
+        across = f"an interval reaches across {minimum:g}x"
+        return words + f": within those intervals it may lie {' or '.join(outside)} ({across})"
+    return words + f": ~{fmt_about(early)}-{fmt_about(late)} QPS within those intervals"
+
+
+def _schedule_words(
+    off: bool,
+    losing: Sequence[ScheduleCheck],
+    even: Sequence[ScheduleCheck],
+    schedule: Sequence[tuple[int, int, int]],
+    carried: bool,
+    checked: str,
+) -> str:
+    """What the k-by-batch-size schedule does at the losing loads, in words; ``even``: those where it is below 1x
+    only within its runs' noise (:attr:`~specwise.contracts.advice.ScheduleCheck.about_one`)."""
     if off:
         words = f"; the k-by-batch-size schedule sets k=0 at those loads' mean batch sizes{checked}"
         if losing:
@@ -309,16 +363,17 @@ def _schedule_words(
                 f" -- still below 1x at {', '.join(f'{c.qps:g}' for c in losing)} QPS: where k=0 the draft still "
                 "holds its memory (a smaller KV cache), and the batch size swings around its mean"
             )
+        if even:
+            words += (
+                f" ({', '.join(f'{c.qps:g}' for c in even)} QPS even with no speculation: within 1% of it, or "
+                "within the runs' 90% interval)"
+            )
         return words
     if not schedule:
         return "; they run at the same batch size as paying loads, so no k-by-batch-size schedule tells them apart"
     if not carried:
         return "; this engine version cannot take the k-by-batch-size schedule as simulated (see the note)"
     return f"; the k-by-batch-size schedule does not reach k=0 at every such load's mean batch size{checked}"
-
-
-def _x(v: float | None) -> str:
-    return "-" if v is None else f"{v:.2f}x"
 
 
 def _overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | None:
@@ -588,8 +643,8 @@ def evaluate_candidate(
     if not plan.fits:
         return unfit
 
-    sim, sampling = _simulated(inputs, sc, c.label, executor, progress)
-    v = _verdict(inputs, sc, sim, engine, c.label, sampling)
+    sim, sampling, edges = _simulated(inputs, sc, c.label, executor, progress)
+    v = _verdict(inputs, sc, sim, engine, c.label, sampling, edges)
     checks = rules.check_all(
         _rule_input(
             inputs,
@@ -629,14 +684,16 @@ def evaluate_candidate(
         speculative_config=spec,
         headline=v.headline,
         sampling=sampling if v.verdict != "unsupported" else None,
+        edge_sampling=edges if v.verdict != "unsupported" else (),
     )
 
 
 def _simulated(
     inputs: AdviseInputs, sc: Scenario, label: str, executor: Executor | None, progress: Progress | None
-) -> tuple[SweepResult, SamplingNoise | None]:
-    """The candidate's sweep (each k's capacity repeated where a load is near it), and the operating load's runs
-    with their mean in it where the verdict is a band's (:func:`_operating_noise`)."""
+) -> tuple[SweepResult, SamplingNoise | None, tuple[SamplingNoise, ...]]:
+    """The candidate's sweep (each k's capacity repeated where a load is near it); the operating load's runs with
+    their mean in it where the verdict is a band's (:func:`_operating_noise`); and the runs at the loads either side
+    of where the gain falls below ``min_speedup`` above it (:func:`_edge_noise`), their means in it too."""
 
     def tick(done: int, total: int) -> None:
         if progress:
@@ -650,7 +707,10 @@ def _simulated(
     cells += capacity_replicates(sc, cells, inputs.replicates, executor, capacity_tick)
     sim = decide(sc, cells)
     sampling = _operating_noise(inputs, sc, sim, label, executor, progress)
-    return (with_operating_mean(sim, sampling) if sampling is not None else sim), sampling
+    if sampling is not None:
+        sim = with_mean(sim, sampling)
+    sim, edges = _edge_noise(inputs, sc, sim, label, executor, progress)
+    return sim, sampling, edges
 
 
 def _operating_noise(
@@ -675,6 +735,36 @@ def _operating_noise(
             progress(f"replicate {label}", done, total)
 
     return sampling_noise(sc, sim, op, k, inputs.replicates, executor, tick)
+
+
+def _edge_noise(
+    inputs: AdviseInputs,
+    sc: Scenario,
+    sim: SweepResult,
+    label: str,
+    executor: Executor | None,
+    progress: Progress | None,
+) -> tuple[SweepResult, tuple[SamplingNoise, ...]]:
+    """``sim`` with the means of ``[advise].replicates`` runs at the loads either side of where its gain first
+    falls below ``min_speedup`` above the operating load (:func:`~specwise.study.replicates.edge_loads`), and those
+    runs. The load an "enable below ~X QPS" names is interpolated between the two; on one draw each it moved with
+    the seed. Where the means move the edge to another pair of loads, that pair is replicated too (at most every
+    load once). Each load's k: its best, else the fastest that loses there (as at the operating load)."""
+    op, done, edges = inputs.operating_qps, {inputs.operating_qps}, []
+
+    def tick(done: int, total: int) -> None:
+        if progress:
+            progress(f"replicate {label} at its edge", done, total)
+
+    while inputs.replicates > 1 and (loads := edge_loads(sim, op, inputs.min_speedup, done)):
+        for q in loads:
+            done.add(q)
+            k = sim.best_k_by_qps[q] or sim.top_k(q)
+            noise = sampling_noise(sc, sim, q, k, inputs.replicates, executor, tick) if k else None
+            if noise is not None:
+                edges.append(noise)
+                sim = with_mean(sim, noise)
+    return sim, tuple(sorted(edges, key=lambda n: n.qps))
 
 
 def _evidence_used(evidence: Sequence[Evidence]) -> tuple[EvidenceUsed, ...]:

@@ -5,7 +5,7 @@ serve command that implements it."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -89,15 +89,60 @@ class RuleCheck:
         return cls(*(f.text(k, "") or "" for k in ("rule", "status", "message", "evidence")))
 
 
+# a schedule check within this of 1x is even with no speculation: the tie validate counts for a published speedup
+# (specwise.evidence.records.TIE_WITHIN; tests/contracts test they agree)
+EVEN_WITHIN = 0.01
+
+
 @dataclass(frozen=True)
 class ScheduleCheck:
-    """The k-by-batch-size schedule simulated at one load."""
+    """The k-by-batch-size schedule simulated at one load: its e2e p50 speedup over no speculation -- the mean of
+    ``runs`` paired runs, with their two-sided 90% interval where there were two or more (1: the sweep's own draw;
+    advise repeats the loads where the schedule must switch a loss off, ``[advise].replicates``)."""
 
     qps: float
     speedup_e2e: float | None
+    runs: int = 1
+    interval_90: tuple[float, float] | None = None
+
+    @classmethod
+    def of_runs(cls, qps: float, speedups: Sequence[float]) -> ScheduleCheck:
+        """The check from its runs' speedups (none: an undefined speedup)."""
+        if not speedups:
+            return cls(qps, None)
+        if len(speedups) == 1:
+            return cls(qps, speedups[0])
+        mean, half = mean_half_width(speedups)
+        return cls(qps, mean, len(speedups), (mean - half, mean + half))
+
+    @property
+    def below_one(self) -> bool:
+        """Whether the schedule loses to no speculation here: below 1 by more than :data:`EVEN_WITHIN`, and where it
+        was run more than once, its 90% interval's high end too (:attr:`about_one` otherwise: even)."""
+        top = self.interval_90[1] if self.interval_90 is not None else self.speedup_e2e
+        return top is not None and top < 1.0 - EVEN_WITHIN
+
+    @property
+    def about_one(self) -> bool:
+        """Below 1, but not by more than :data:`EVEN_WITHIN` or its runs' noise: even with no speculation (one
+        draw of ``schedule-llama31-70b-1b`` at 8 QPS sat at 0.99x and turned its headline with the seed; five runs
+        put it at 0.993-1.005x)."""
+        s = self.speedup_e2e
+        return s is not None and s < 1.0 and not self.below_one
+
+    def words(self) -> str:
+        """``8 QPS 0.99x`` (``(mean of 5 runs, 90% interval 0.97-1.01x)`` after it where there were more)."""
+        x = "-" if self.speedup_e2e is None else f"{self.speedup_e2e:.2f}x"
+        iv = self.interval_90
+        runs = f" (mean of {self.runs} runs, 90% interval {iv[0]:.2f}-{iv[1]:.2f}x)" if iv is not None else ""
+        return f"{self.qps:g} QPS {x}{runs}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"qps": self.qps, "speedup_e2e": self.speedup_e2e}
+        out: dict[str, Any] = {"qps": self.qps, "speedup_e2e": self.speedup_e2e}
+        if self.interval_90 is not None:  # only where repeated (a one-run document stays as it was)
+            out["runs"] = self.runs
+            out["interval_90"] = list(self.interval_90)
+        return out
 
 
 @dataclass(frozen=True)
@@ -233,6 +278,16 @@ def _names(cls: type) -> tuple[str, ...]:
     return tuple(x.name for x in fields(cls))
 
 
+def _interval(f: Fields) -> tuple[float, float] | None:
+    """A schedule check's ``interval_90`` ([low, high], low <= high), or None where it has none."""
+    if f.data.get("interval_90") is None:
+        return None
+    iv = f.numbers("interval_90")
+    if len(iv) != 2 or iv[0] is None or iv[1] is None or iv[0] > iv[1]:
+        raise f.fail("interval_90", f"expected [low, high] with low <= high, got {f.data.get('interval_90')!r}")
+    return iv[0], iv[1]
+
+
 def _object(f: Fields, key: str) -> Fields:
     """``key``'s object, or an empty one where the document has none."""
     return f.object(key) or Fields({}, f.at(key))
@@ -256,9 +311,21 @@ T95_BY_DF: tuple[float, ...] = (
 MAX_REPLICATES = len(T95_BY_DF) + 1  # [advise].replicates: runs at the operating load, at most this many
 
 
+def mean_half_width(values: Sequence[float]) -> tuple[float, float]:
+    """(mean, half the two-sided 90% interval of the mean: t(0.95, n - 1) * sd / sqrt(n), sd with n - 1) of 2 to
+    :data:`MAX_REPLICATES` values."""
+    n = len(values)
+    if not 2 <= n <= MAX_REPLICATES:
+        raise ValueError(f"a 90% interval needs 2-{MAX_REPLICATES} values, got {n}")
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return mean, T95_BY_DF[n - 2] * sd / math.sqrt(n)
+
+
 @dataclass(frozen=True)
 class SamplingNoise:
-    """The simulation's own sampling noise at the operating load: the candidate's speedup there (on the decision
+    """The simulation's own sampling noise at one load (the operating load's, or one either side of an edge
+    advise names): the candidate's speedup there (on the decision
     metric, at ``k`` against plain decoding, the same requests for both) simulated ``len(replicates)`` times with
     ``num_requests`` requests each -- the sweep's own run (replicate 0) and replicates of its seed that draw from
     random-number streams of their own (``study/sweep.random_key``). One run of a few hundred requests moved a
@@ -289,8 +356,7 @@ class SamplingNoise:
     @property
     def half_width(self) -> float:
         """Half the 90% interval of the mean: t(0.95, n - 1) * sd / sqrt(n)."""
-        n = len(self.speedups)
-        return T95_BY_DF[n - 2] * self.sd / math.sqrt(n)
+        return mean_half_width(self.speedups)[1]
 
     @property
     def low(self) -> float:
@@ -364,6 +430,8 @@ class CandidateAdvice:
     speculative_config: JsonObject | None = None
     headline: str = ""  # the verdict in one line, from the same test as reason, k and schedule
     sampling: SamplingNoise | None = None  # the operating load's runs ([advise].replicates > 1)
+    # the runs at the loads either side of where the gain falls below min_speedup above the operating load
+    edge_sampling: tuple[SamplingNoise, ...] = ()
 
     @property
     def simulated(self) -> bool:
@@ -405,6 +473,8 @@ class CandidateAdvice:
         }
         if self.sampling is not None:  # only where replicated (a document from one seed stays as it was)
             out["sampling"] = self.sampling.to_json()
+        if self.edge_sampling:  # likewise
+            out["edge_sampling"] = [n.to_json() for n in self.edge_sampling]
         if not self.simulated:  # a candidate not simulated has no curve, schedule or config to report
             del out["schedule_results"], out["speculative_config"]
         return out
@@ -428,7 +498,12 @@ class CandidateAdvice:
             rules=tuple(RuleCheck.from_json(r) for r in f.objects("rules")),
             schedule=tuple((int(a), int(b), int(k)) for a, b, k in f.data.get("schedule") or ()),
             schedule_results=tuple(
-                ScheduleCheck(r.number("qps", 0.0) or 0.0, r.number("speedup_e2e"))
+                ScheduleCheck(
+                    r.number("qps", 0.0) or 0.0,
+                    r.number("speedup_e2e"),
+                    r.integer("runs", 1, low=1) or 1,
+                    _interval(r),
+                )
                 for r in f.objects("schedule_results")
             ),
             speedup_at_operating_qps=f.number("speedup_at_operating_qps"),
@@ -436,6 +511,7 @@ class CandidateAdvice:
             speculative_config=spec if isinstance(spec, Mapping) else None,
             headline=f.text("headline", "") or "",
             sampling=SamplingNoise.from_json(noise) if (noise := f.object("sampling")) is not None else None,
+            edge_sampling=tuple(SamplingNoise.from_json(n) for n in f.objects("edge_sampling")),
         )
 
 

@@ -191,6 +191,14 @@ def _sweep_table(c: CandidateAdvice) -> list[str]:
             f"{_e(', '.join(map(str, n.replicates)))}); the verdict weighs this interval with the band, not the "
             "table's one draw.</p>"
         )
+    for n in c.edge_sampling:  # the loads either side of the edge an "enable below" names
+        parts.append(
+            f"<p>At {n.qps:g} QPS, k={n.k}, either side of where the gain falls below the minimum: {_e(n.words())} "
+            "(the table's best column holds this mean).</p>"
+        )
+    for check in c.schedule_results:
+        if check.interval_90 is not None:  # the schedule where it must switch a loss off
+            parts.append(f"<p>The k-by-batch-size schedule at {_e(check.words())}.</p>")
     parts.append(_footnote(sim))
     return parts
 

@@ -3,11 +3,14 @@ sweep's seed (:func:`~specwise.study.sweep.random_key`: streams of their own; th
 replicate's k and plain-decoding cells on the same requests (common random numbers, as in the sweep), so each gives
 one paired speedup. ``advise`` decides on their mean and its 90% interval
 (:class:`~specwise.contracts.advice.SamplingNoise`) rather than on the one draw the sweep made, and reports that
-mean as the operating load's best speedup (:func:`with_operating_mean`)."""
+mean as the operating load's best speedup (:func:`with_mean`). The two loads either side of where the gain falls
+below ``min_speedup`` above the operating load (:func:`edge_loads`) are replicated the same way: the load an
+"enable below ~X QPS" names is interpolated between them, and on one draw each it moved with the seed
+(``bench/seed_sensitivity.py``: ~5.7-6.4 QPS for ``schedule-llama31-70b-1b``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from specwise.contracts.advice import SamplingNoise
@@ -84,7 +87,7 @@ def sampling_noise(
     return SamplingNoise(qps, k, sc.sweep.num_requests, sc.sweep.seed, tuple(kept), tuple(speedups))
 
 
-def with_operating_mean(sim: SweepResult, noise: SamplingNoise) -> SweepResult:
+def with_mean(sim: SweepResult, noise: SamplingNoise) -> SweepResult:
     """``sim`` with the replicates' mean as the best speedup at their load, and its k the best k there when that
     pays (``decide``'s rule: a best speedup of 1 or less is k = 0), the crossover worked out again: what the
     schedule, the rule checks, the ranking and the document read then agree with the verdict (review s57: the
@@ -98,3 +101,20 @@ def with_operating_mean(sim: SweepResult, noise: SamplingNoise) -> SweepResult:
         best_k_by_qps=best_k,
         crossover_qps=crossover(qps, [best[q] for q in qps]),
     )
+
+
+def edge_loads(sim: SweepResult, operating_qps: float, minimum: float, done: Collection[float]) -> tuple[float, ...]:
+    """The loads either side of where the best speedup first falls below ``minimum`` above the operating load (the
+    last load below the first that misses it, and that one; :func:`~specwise.study.decide.falls_below`
+    interpolates between them) that are simulated cells not in ``done``: a load where no k keeps up is left out (its
+    speedup is a capacity's bound, capacity / load, and that capacity is already the mean of its saturated runs
+    where a load is near it: :func:`capacity_replicates`). () where the operating load itself misses ``minimum`` or
+    no load above it does. Only loads the deployment keeps up with count, as in advise's verdict."""
+    gains = {q: s for q, s in sim.best_speedup_by_qps.items() if q not in sim.overloaded_qps}
+    if gains.get(operating_qps, 0.0) < minimum:
+        return ()
+    above = sorted(q for q, s in gains.items() if q > operating_qps and s < minimum)
+    if not above:
+        return ()
+    pair = (max(q for q in gains if q < above[0]), above[0])
+    return tuple(q for q in pair if q not in done and q not in sim.capacity_bound_qps)
