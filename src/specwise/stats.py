@@ -1,14 +1,38 @@
-"""Latency statistics shared by the simulator and the load generator (pure)."""
+"""Statistics shared by the simulator, the load generator and advise (pure): latency percentiles, and the 90%
+interval of a mean of a few runs."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
+
+
+# Student's t distribution's 0.95 quantile for 1-30 degrees of freedom (the two-sided 90% interval of a mean):
+# Student (1908), "The probable error of a mean", Biometrika 6(1); the values as NIST/SEMATECH e-Handbook of
+# Statistical Methods, section 1.3.6.7.2 tabulates them (tests/contracts/test_sampling_noise.py checks them against
+# scipy.stats.t.ppf)
+T95_BY_DF: tuple[float, ...] = (
+    *(6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753),
+    *(1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697),
+)
+MAX_REPLICATES = len(T95_BY_DF) + 1  # [advise].replicates: runs at the operating load, at most this many
+
+
+def mean_half_width(values: Sequence[float]) -> tuple[float, float]:
+    """(mean, half the two-sided 90% interval of the mean: t(0.95, n - 1) * sd / sqrt(n), sd with n - 1) of 2 to
+    :data:`MAX_REPLICATES` values."""
+    n = len(values)
+    if not 2 <= n <= MAX_REPLICATES:
+        raise ValueError(f"a 90% interval needs 2-{MAX_REPLICATES} values, got {n}")
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return mean, T95_BY_DF[n - 2] * sd / math.sqrt(n)
 
 
 @dataclass(frozen=True)

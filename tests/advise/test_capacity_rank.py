@@ -29,13 +29,22 @@ def _advise(name: str, operating_qps: float | None = None, reverse: bool = False
 
 
 def test_a_load_only_the_baseline_keeps_up_with_is_a_loss_in_capacities() -> None:
-    doc = _advise("llama70b-8b-draft-op8")
+    """9.6 QPS: plain decoding keeps up (~10.1 req/s), no k does (k=3 at best, ~9.2 req/s, its five saturated runs'
+    90% interval below 9.6): disable, in capacities. The scenario's own 9.2 QPS is inside that interval, where
+    whether k=3 keeps up is the simulation's noise: measure first (advisor/decision.capacity_undecided)."""
+    doc = _advise("llama70b-8b-draft-op8", operating_qps=9.6)
     (cand,) = doc.candidates
-    assert cand.sim is not None and 9.2 not in cand.sim.overloaded_qps  # the baseline keeps up at 9.2 QPS
+    assert cand.sim is not None and 9.6 not in cand.sim.overloaded_qps  # the baseline keeps up at 9.6 QPS
     assert cand.verdict == "disable" and cand.speedup_at_operating_qps is None
-    assert cand.reason.startswith("at 9.2 QPS the deployment keeps up without speculation")
-    assert "speedup" not in cand.reason
+    assert cand.reason.startswith("at 9.6 QPS the deployment keeps up without speculation")
+    assert "speedup" not in cand.reason and "inside the 90% interval" not in cand.reason
     assert doc.headline == "Do not enable speculative decoding for this load"  # not "cannot keep up": it can
+    edge = _advise("llama70b-8b-draft-op8").candidates[0]
+    assert (
+        edge.sim is not None and edge.sim.capacity_interval_by_k[3][0] <= 9.2 <= edge.sim.capacity_interval_by_k[3][1]
+    )
+    assert edge.verdict == "measure_first" and edge.k == 3
+    assert "9.2 QPS is inside the 90% interval of k=3's capacity" in edge.reason
 
 
 def test_the_schedule_is_checked_only_at_loads_the_deployment_keeps_up_with() -> None:

@@ -116,26 +116,23 @@ def test_a_batch_where_the_evidence_shows_a_slowdown_is_disabled() -> None:
 def test_a_held_back_slowdown_on_a_consumer_card_is_not_enabled() -> None:
     """The EAGLE-3 paper's Table 5 (held back): vLLM EAGLE on an RTX 3090 is 0.93x at batch 32 and 0.82x at 48. At
     4 QPS (~36 running without speculation) the simulated speedup is a slowdown in every run, while it pays at light
-    load; and 4 QPS sits at the k=2 capacity (one saturated run put it on either side of 4 req/s with the seed, the
-    mean of five 4.10 req/s at the shipped seed). Kept up with, the mean 0.79x and the consumer band's high end
-    clearing 1.05x make it measure first; where the capacity mean falls below 4 (other seeds:
-    bench/seed_sensitivity.py) it is disable. Never enable."""
+    load; and 4 QPS sits at the k=2 capacity (one saturated run put it on either side of 4 req/s with the seed; the
+    mean of five is 4.10 req/s at the shipped seed, 3.93-4.00 at seeds 1-4). The load is inside that mean's 90%
+    interval, so whether k=2 keeps up is the simulation's noise: measure first, at every seed
+    (bench/seed_sensitivity.py), where the capacity mean below 4 used to disable it. Never enable."""
     doc = _run("evidence-llama31-8b-eagle-rtx3090")
-    assert doc["decision"] in ("disable", "measure_first"), doc["reason"]
+    assert doc["decision"] == "measure_first", doc["reason"]
     cand = doc["candidates"][0]
     speedups = {float(q): s for q, s in cand["sim"]["best_speedup_by_qps"].items()}
     assert speedups[0.25] > 1.2 and speedups[4.0] < 1.0, speedups
     capacity = cand["sim"]["capacity_per_s_by_k"]
     assert abs(capacity["2"] / 4.0 - 1) < 0.05 < capacity["0"] / 4.0 - 1  # k=2's near the load, plain decoding's not:
     assert cand["sim"]["capacity_runs_by_k"] == {"2": 5}  # only k=2's saturated run is repeated
-    assert (
-        "4 QPS is within" in cand["reason"]
-        and "whether it keeps up is within the simulation's noise" in (cand["reason"])
-    )  # said either way: the load is within 5% of the k=2 capacity
-    if doc["decision"] == "measure_first":
-        assert cand["sampling"]["interval_90"][1] < 1.0 and "the high end of its band clears it" in cand["reason"]
-    else:
-        assert "(k=2's capacity the mean of 5 saturated runs: a simulated load is within 10% of it)" in cand["reason"]
+    low, high = cand["sim"]["capacity_interval_90_by_k"]["2"]
+    assert low <= 4.0 <= high
+    said = f"4 QPS is inside the 90% interval of k=2's capacity (~4.1 req/s, the mean of 5 saturated runs: {low:.2f}"
+    assert f"{said}-{high:.2f})" in cand["reason"]
+    assert cand["sampling"]["interval_90"][1] < 1.0 and "the high end of its band clears it" in cand["reason"]
 
 
 def test_draft_that_does_not_fit_is_not_recommended_for_memory() -> None:

@@ -11,8 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from specwise.contracts.advice import MAX_REPLICATES, T95_BY_DF, SamplingNoise
+from specwise.contracts.advice import SamplingNoise
 from specwise.contracts.document import DocumentError, Fields
+from specwise.stats import MAX_REPLICATES, T95_BY_DF
 
 
 def test_the_t_table_is_students() -> None:
@@ -78,9 +79,10 @@ def test_a_schedule_check_of_runs_carries_their_mean_and_interval_and_reads_back
     is refused naming the field."""
     import pytest
 
-    from specwise.contracts.advice import ScheduleCheck, mean_half_width
+    from specwise.contracts.advice import ScheduleCheck
     from specwise.contracts.document import Fields
     from specwise.errors import SpecwiseError
+    from specwise.stats import mean_half_width
 
     one = ScheduleCheck.of_runs(8.0, [0.97])
     assert one == ScheduleCheck(8.0, 0.97) and one.to_json() == {"qps": 8.0, "speedup_e2e": 0.97}
@@ -100,6 +102,16 @@ def test_a_schedule_check_of_runs_carries_their_mean_and_interval_and_reads_back
     bad = {"candidate": "c", "verdict": "enable", "schedule_results": [{**doc, "interval_90": [1.0, 0.9]}]}
     with pytest.raises(SpecwiseError, match="interval_90"):
         CandidateAdvice.from_json(Fields(bad, "t"))
+    one_run = {"candidate": "c", "verdict": "enable", "schedule_results": [{**doc, "runs": 1}]}
+    with pytest.raises(SpecwiseError, match="runs"):  # review s58: it would print "mean of 1 runs"
+        CandidateAdvice.from_json(Fields(one_run, "t"))
+    no_runs = {
+        "candidate": "c",
+        "verdict": "enable",
+        "schedule_results": [{"qps": 8.0, "speedup_e2e": 0.99, "interval_90": [0.98, 1.0]}],
+    }
+    with pytest.raises(SpecwiseError, match="runs"):
+        CandidateAdvice.from_json(Fields(no_runs, "t"))
 
 
 def test_a_schedule_check_loses_only_past_a_tie_and_its_runs_noise() -> None:
@@ -118,6 +130,17 @@ def test_a_schedule_check_loses_only_past_a_tie_and_its_runs_noise() -> None:
     assert not noisy.below_one and noisy.about_one
     tight = ScheduleCheck.of_runs(8.0, [0.95, 0.96, 0.955, 0.962, 0.951])
     assert tight.below_one and not tight.about_one
+    # a tie is within 1% (validate: 0.99 or less is a slowdown); one draw at 0.99 or 0.985 loses
+    assert ScheduleCheck(8.0, 0.99).below_one and ScheduleCheck(8.0, 0.985).below_one
+    assert not ScheduleCheck(8.0, 0.9901).below_one
+    # review s58 B1: 2.2% slow with its whole interval below 1 loses; the tie and the interval are not added
+    slow = ScheduleCheck.of_runs(8.0, [0.96, 0.99, 0.97, 0.995, 0.975])
+    assert slow.interval_90 is not None and slow.interval_90[1] < 1.0 and slow.below_one and not slow.about_one
+    # within the tie though its interval lies below 1 (schedule-llama31-70b-1b at seed 0: 0.993, 0.986-0.999)
+    tie = ScheduleCheck(8.0, 0.993, 5, (0.986, 0.999))
+    assert not tie.below_one and tie.about_one
+    assert tie.even_words() == "8 QPS 0.7% slower, within the 1% counted as even"
+    assert noisy.even_words() == f"8 QPS {1 - noisy.speedup_e2e:.1%} slower, but its runs' 90% interval reaches 1x"
 
 
 def test_edge_runs_are_written_only_where_there_are_some_and_read_back() -> None:

@@ -141,6 +141,12 @@ def _verdict(
     noise_words = _noise_decides(
         rule, band_verdict(s_op, band, minimum), sc.sweep.num_requests, len(noise.speedups) if noise else 1
     )
+    if rule == "enable" and capacity_undecided(sim, op, k_measure):
+        reason = (
+            f"at the operating {op:g} QPS: {ev_sim}; it clears {minimum:g}x, but whether k={k_measure} keeps up "
+            "there is within the simulation's noise: measure it before enabling it"
+        )
+        return _Verdict("measure_first", k_measure, reason, ev_sim, headline=_measure_headline(label, k_measure))
     if rule == "enable":
         runs = {n.qps: n for n in (*edges, *([noise] if noise is not None else []))}
         return _paying(inputs, sc, sim, engine, label, gains, ev_sim, runs)
@@ -364,10 +370,7 @@ def _schedule_words(
                 "holds its memory (a smaller KV cache), and the batch size swings around its mean"
             )
         if even:
-            words += (
-                f" ({', '.join(f'{c.qps:g}' for c in even)} QPS even with no speculation: within 1% of it, or "
-                "within the runs' 90% interval)"
-            )
+            words += f" (even with no speculation: {'; '.join(c.even_words() for c in even)})"
         return words
     if not schedule:
         return "; they run at the same batch size as paying loads, so no k-by-batch-size schedule tells them apart"
@@ -390,8 +393,10 @@ def _overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | Non
     ks = [k for k in sim.k_values if k and sim.sustainable_qps_with(k)]
     cannot = f"at {op:g} QPS this deployment cannot keep up"
     head = f"Do not enable {label}: this deployment cannot keep up with {op:g} QPS"
+    edge = _baseline_edge(sim, op)
     if not ks:
         reason = f"{cannot} (it serves ~{served:.1f} req/s): add replicas or lower the load{_capacity_runs_words(sim)}"
+        reason += edge
         return _Verdict("disable", 0, reason, headline=head)
     k = max(ks, key=lambda k: sim.sustainable_qps_with(k) or 0.0)
     with_k = sim.sustainable_qps_with(k) or served
@@ -401,7 +406,7 @@ def _overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | Non
         reason = (
             f"{cannot} without speculation (it serves ~{served:.1f} req/s); with k={k} it serves ~{with_k:.1f}, "
             f"at the edge of its capacity: measure it on your server, or add replicas (at least "
-            f"{math.ceil(op / served)} without speculation){_capacity_runs_words(sim)}"
+            f"{math.ceil(op / served)} without speculation){_capacity_runs_words(sim)}{edge}"
         )
         measure = f"Measure {label} (k={k}) on your server: without it this deployment cannot keep up with {op:g} QPS"
         return _Verdict("measure_first", k, reason, simulated, headline=measure)
@@ -409,6 +414,7 @@ def _overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | Non
         f"{cannot} (it serves ~{served:.1f} req/s without speculation, ~{with_k:.1f} with k={k}): add replicas "
         f"(at least {math.ceil(op / served)} without speculation, {math.ceil(op / with_k)} with) or lower the load; "
         f"{_capacity_change(with_k / served)} -- re-run advise at the load per replica{_capacity_runs_words(sim)}"
+        f"{edge}"
     )
     return _Verdict("disable", 0, reason, simulated, headline=head)
 
@@ -417,17 +423,49 @@ CAPACITY_EDGE = 0.05  # a load this close to a capacity (relative): which side i
 
 
 def _capacity_edge(sim: SweepResult, op: float, k: int) -> str:
-    """Said where the operating load is within :data:`CAPACITY_EDGE` of ``k``'s capacity: whether k keeps up is
-    then a matter of the saturated runs' noise (evidence-llama31-8b-eagle-rtx3090 at 4 QPS, k=2 at 3.93-4.10
-    req/s as the mean of five runs at seeds 0-4: measure first at one seed, disable at four) -- and a server there
-    runs at the edge of what it serves, speculating or not."""
+    """Said where the operating load is inside the 90% interval of ``k``'s capacity (its mean over several saturated
+    runs: :func:`capacity_undecided`), or, for a capacity of one run, within :data:`CAPACITY_EDGE` of it: whether k
+    keeps up is then a matter of the saturated runs' noise (evidence-llama31-8b-eagle-rtx3090 at 4 QPS, k=2 at
+    3.93-4.10 req/s as the mean of five runs at seeds 0-4: measure first at one seed, disable at four) -- and a server
+    there runs at the edge of what it serves, speculating or not."""
     capacity = sim.sustainable_qps_with(k)
-    if not k or not capacity or abs(op / capacity - 1.0) > CAPACITY_EDGE:
+    if not k or not capacity:
+        return ""
+    if capacity_undecided(sim, op, k):
+        lo, hi = sim.capacity_interval_by_k[k]
+        runs = sim.capacity_runs_by_k.get(k, 0)
+        return (
+            f"; {op:g} QPS is inside the 90% interval of k={k}'s capacity (~{fmt_beside(capacity, op, 1)} req/s, the "
+            f"mean of {runs} saturated runs: {lo:.2f}-{hi:.2f}): whether it keeps up is within the simulation's noise"
+        )
+    if k in sim.capacity_interval_by_k or abs(op / capacity - 1.0) > CAPACITY_EDGE:
         return ""
     return (
         f"; {op:g} QPS is within {abs(op / capacity - 1.0):.0%} of k={k}'s capacity (~{fmt_beside(capacity, op, 1)} "
         "req/s): whether it keeps up is within the simulation's noise"
     )
+
+
+def _baseline_edge(sim: SweepResult, op: float) -> str:
+    """Said where the operating load is inside the 90% interval of plain decoding's capacity (the mean of several
+    saturated runs): the deployment is at the edge of what it serves, and whether it keeps up without speculation
+    is within the simulation's noise (the verdict stays one about capacity: add replicas, or re-run at the load per
+    replica)."""
+    if not capacity_undecided(sim, op, 0):
+        return ""
+    lo, hi = sim.capacity_interval_by_k[0]
+    return (
+        f"; {op:g} QPS is inside the 90% interval of its capacity without speculation ({lo:.2f}-{hi:.2f} req/s): "
+        "whether it keeps up without speculation is within the simulation's noise, at the edge of what it serves"
+    )
+
+
+def capacity_undecided(sim: SweepResult, op: float, k: int) -> bool:
+    """Whether ``op`` lies inside the 90% interval of ``k``'s capacity (the mean of its saturated runs, where there
+    were several): whether k keeps up with the load is then within the simulation's noise, so advise neither
+    enables (it may overload) nor disables on capacity (it may keep up) -- it says measure first."""
+    iv = sim.capacity_interval_by_k.get(k)
+    return iv is not None and iv[0] <= op <= iv[1]
 
 
 def _capacity_runs_words(sim: SweepResult) -> str:
@@ -749,12 +787,14 @@ def _edge_noise(
     falls below ``min_speedup`` above the operating load (:func:`~specwise.study.replicates.edge_loads`), and those
     runs. The load an "enable below ~X QPS" names is interpolated between the two; on one draw each it moved with
     the seed. Where the means move the edge to another pair of loads, that pair is replicated too (at most every
-    load once). Each load's k: its best, else the fastest that loses there (as at the operating load)."""
+    load once). Each load's k: its best, else the fastest that loses there (as at the operating load). Run whatever
+    the verdict turns out to be: the means also place the k-by-batch-size schedule's k = 0 (``schedule_for`` switches
+    speculation off where the point estimate loses), which is decided after them."""
     op, done, edges = inputs.operating_qps, {inputs.operating_qps}, []
 
-    def tick(done: int, total: int) -> None:
+    def tick(finished: int, total: int) -> None:
         if progress:
-            progress(f"replicate {label} at its edge", done, total)
+            progress(f"replicate {label} at its edge", finished, total)
 
     while inputs.replicates > 1 and (loads := edge_loads(sim, op, inputs.min_speedup, done)):
         for q in loads:
@@ -856,6 +896,13 @@ def _spec_overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict 
     with_k = sim.sustainable_qps_with(k) or 0.0
     served = fmt_beside(with_k, op, 1)  # 3.996 req/s beside 4 QPS is not "~4.0"
     simulated = f"capacity ~{base:.1f} req/s without speculation, ~{served} with k={k}"
+    if capacity_undecided(sim, op, k):
+        reason = (
+            f"at {op:g} QPS the deployment keeps up without speculation (it serves ~{base:.1f} req/s); with k={k} it "
+            f"serves ~{served} req/s{_capacity_edge(sim, op, k)}: if it does not, the queue grows without bound; "
+            "measure it on your server before enabling it"
+        )
+        return _Verdict("measure_first", k, reason, simulated, headline=_measure_headline(label, k))
     reason = (
         f"at {op:g} QPS the deployment keeps up without speculation (it serves ~{base:.1f} req/s) but with no k "
         f"(at best ~{served} req/s, k={k}): with speculation the queue would grow without bound; "

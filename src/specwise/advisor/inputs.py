@@ -27,7 +27,6 @@ from typing import Any
 
 from specwise.advisor.band_rule import DEFAULT_MIN_SPEEDUP
 from specwise.catalog import resolve_gpu
-from specwise.contracts.advice import MAX_REPLICATES
 from specwise.errors import SpecwiseError, as_written
 from specwise.methods import Method
 from specwise.scenario.build import named
@@ -52,6 +51,7 @@ from specwise.scenario.parse import (
 )
 from specwise.scenario.toml_loader import read_toml, source_name
 from specwise.specs.gpu import GpuSpec
+from specwise.stats import MAX_REPLICATES
 
 CANDIDATE_DEFAULT_K = (0, 1, 2, 3, 4, 5, 6)
 DEFAULT_REPLICATES = 5  # [advise].replicates: the sweep's run and four replicates of its seed

@@ -260,6 +260,9 @@ class SweepResult:
     # saturated runs behind each k's capacity where more than one (their mean: advise repeats the runs of a k whose
     # capacity a simulated load is near, study/replicates.capacity_replicates); a k not named: one run
     capacity_runs_by_k: Mapping[int, int] = field(default_factory=dict)
+    # the two-sided 90% interval of each such mean (Student's t over its runs): a load inside it may or may not
+    # overload the k, within the simulation's noise (advise's capacity-edge rule)
+    capacity_interval_by_k: Mapping[int, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def qps(self) -> tuple[float, ...]:
@@ -352,6 +355,11 @@ class SweepResult:
                 if self.capacity_runs_by_k
                 else {}
             ),
+            **(
+                {"capacity_interval_90_by_k": {str(k): list(iv) for k, iv in self.capacity_interval_by_k.items()}}
+                if self.capacity_interval_by_k
+                else {}
+            ),
             "warnings": list(self.warnings),
             "schema": SCHEMA.id,
             "predictor": predictor_json(self.predictor, self.band, self.band_source, self.band_statistic),
@@ -408,7 +416,22 @@ class SweepResult:
             schedule_capacity_per_s=f.number("schedule_capacity_per_s"),
             capacity_bound_qps=tuple(q for q in f.numbers("capacity_bound_qps") if q is not None),
             capacity_runs_by_k={int(k): int(n) for k, n in per_qps("capacity_runs_by_k").items()},
+            capacity_interval_by_k=_intervals(f),
         )
+
+
+def _intervals(f: Fields) -> dict[int, tuple[float, float]]:
+    """``capacity_interval_90_by_k``: {k: [low, high]} with low <= high; {} where the document has none."""
+    raw = f.object("capacity_interval_90_by_k")
+    if raw is None:
+        return {}
+    out: dict[int, tuple[float, float]] = {}
+    for key in raw.data:
+        iv = raw.numbers(key)
+        if not key.isdigit() or len(iv) != 2 or iv[0] is None or iv[1] is None or iv[0] > iv[1]:
+            raise raw.fail(key, f"expected a k and [low, high] with low <= high, got {key!r}: {raw.data[key]!r}")
+        out[int(key)] = (iv[0], iv[1])
+    return out
 
 
 PARTIAL_SCHEMA = Schema("specwise.sweep-partial", 1)
