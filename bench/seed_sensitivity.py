@@ -93,6 +93,9 @@ def advise(scenario: Path, seed: int, extra: list[str], replicates: int | None =
                 ],
                 # the k-by-batch-size schedule where it was run more than once (where it must switch a loss off)
                 "schedule_repeated": [s for s in c.get("schedule_results") or () if s.get("interval_90")],
+                # each k's capacity, and the 90% interval of those that are the mean of several saturated runs
+                "capacity_per_s_by_k": (c.get("sim") or {}).get("capacity_per_s_by_k"),
+                "capacity_interval_90_by_k": (c.get("sim") or {}).get("capacity_interval_90_by_k"),
             }
             for c in doc.get("candidates", [])
         ],

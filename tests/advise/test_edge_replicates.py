@@ -105,10 +105,10 @@ def test_a_repeated_check_s_first_run_is_the_one_run_check() -> None:
     assert repeated[1].speedup_e2e != first  # a mean of three draws, not the first one
 
 
-def _runs(qps: float, mean: float, half: float) -> SamplingNoise:
+def _runs(qps: float, mean: float, half: float, k: int = 4) -> SamplingNoise:
     """Five runs at ``qps`` whose mean is ``mean`` and whose 90% interval is about mean +- ``half``."""
     step = half * 5**0.5 / (2.132 * 2.5**0.5)  # t(0.95, 4) = 2.132; sd of (-2, -1, 0, 1, 2) x step: sqrt(2.5) x step
-    return SamplingNoise(qps, 4, 400, 0, (0, 1, 2, 3, 4), tuple(mean + i * step for i in (-2, -1, 0, 1, 2)))
+    return SamplingNoise(qps, k, 400, 0, (0, 1, 2, 3, 4), tuple(mean + i * step for i in (-2, -1, 0, 1, 2)))
 
 
 def test_the_edge_words_interpolate_low_ends_and_high_ends_apart() -> None:
@@ -179,10 +179,10 @@ def test_means_that_move_the_edge_replicate_the_next_pair(monkeypatch: pytest.Mo
 
     def fake(sc: Any, sim: Any, qps: float, k: int, replicates: int, *_: Any) -> SamplingNoise:
         asked.append(qps)
-        return _runs(qps, means[qps], 0.01)
+        return _runs(qps, means[qps], 0.01, k)
 
     monkeypatch.setattr(decision, "sampling_noise", fake)
     inputs: Any = SimpleNamespace(operating_qps=1.0, replicates=5, min_speedup=1.05)
     out, edges = decision._edge_noise(inputs, sc, sim, "ngram", None, None)
     assert asked == [4.0, 8.0, 10.0] and [n.qps for n in edges] == [4.0, 8.0, 10.0]
-    assert out.best_speedup_by_qps[8.0] == pytest.approx(1.1) and out.best_k_by_qps[8.0] == 4
+    assert out.best_speedup_by_qps[8.0] == pytest.approx(1.1) and out.best_k_by_qps[8.0] == 3

@@ -123,7 +123,7 @@ def _verdict(
     either side of where the gain falls below ``min_speedup`` (their means in ``sim``), said where the verdict names
     that load."""
     op, minimum, metric, band = inputs.operating_qps, inputs.min_speedup, sim.decision_metric, sc.models.band
-    if (without_band := _bandless_verdict(op, sim, label)) is not None:
+    if (without_band := _bandless_verdict(op, sim, label, minimum, noise)) is not None:
         return without_band
     gains = {q: s for q, s in sim.best_speedup_by_qps.items() if q not in sim.overloaded_qps}
     s_op, k_op = gains[op], sim.best_k_by_qps[op]
@@ -141,10 +141,11 @@ def _verdict(
     noise_words = _noise_decides(
         rule, band_verdict(s_op, band, minimum), sc.sweep.num_requests, len(noise.speedups) if noise else 1
     )
-    if rule == "enable" and capacity_undecided(sim, op, k_measure):
+    if rule == "enable" and (capacity_undecided(sim, op, k_measure) or capacity_undecided(sim, op, 0)):
+        # whether k (or plain decoding, against which the speedup is taken) keeps up is the simulation's noise
         reason = (
-            f"at the operating {op:g} QPS: {ev_sim}; it clears {minimum:g}x, but whether k={k_measure} keeps up "
-            "there is within the simulation's noise: measure it before enabling it"
+            f"at the operating {op:g} QPS: {ev_sim}{_baseline_edge(sim, op)}; it clears {minimum:g}x, but the "
+            "capacity's noise says measure it before enabling it"
         )
         return _Verdict("measure_first", k_measure, reason, ev_sim, headline=_measure_headline(label, k_measure))
     if rule == "enable":
@@ -170,12 +171,16 @@ def _verdict(
     return _Verdict("disable", 0, reason, ev_sim, schedule, headline=f"Do not enable {label}")
 
 
-def _bandless_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | None:
+def _bandless_verdict(
+    op: float, sim: SweepResult, label: str, minimum: float, noise: SamplingNoise | None = None
+) -> _Verdict | None:
     """The verdict at ``op`` where no band is weighed: a capacity decides it (:func:`_overload_verdict`,
     :func:`_spec_overload_verdict`) or a goodput ratio is undefined (:func:`_goodput_verdict`); None: the band
     decides."""
     return (
-        _overload_verdict(op, sim, label) or _spec_overload_verdict(op, sim, label) or _goodput_verdict(op, sim, label)
+        _overload_verdict(op, sim, label)
+        or _spec_overload_verdict(op, sim, label, minimum, noise)
+        or _goodput_verdict(op, sim, label)
     )
 
 
@@ -402,11 +407,12 @@ def _overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | Non
     with_k = sim.sustainable_qps_with(k) or served
     simulated = f"capacity ~{served:.1f} req/s without speculation, ~{with_k:.1f} with k={k}"
     row = sim.row(op, k)
-    if row is not None and not row.overloaded:
+    if row is not None and (not row.overloaded or capacity_undecided(sim, op, k)):
+        # k keeps up on its capacity's mean, or its interval holds the load (review s58b B1: it disabled there)
         reason = (
             f"{cannot} without speculation (it serves ~{served:.1f} req/s); with k={k} it serves ~{with_k:.1f}, "
-            f"at the edge of its capacity: measure it on your server, or add replicas (at least "
-            f"{math.ceil(op / served)} without speculation){_capacity_runs_words(sim)}{edge}"
+            f"at the edge of its capacity{_capacity_edge(sim, op, k)}: measure it on your server, or add replicas "
+            f"(at least {math.ceil(op / served)} without speculation){_capacity_runs_words(sim)}{edge}"
         )
         measure = f"Measure {label} (k={k}) on your server: without it this deployment cannot keep up with {op:g} QPS"
         return _Verdict("measure_first", k, reason, simulated, headline=measure)
@@ -461,9 +467,11 @@ def _baseline_edge(sim: SweepResult, op: float) -> str:
 
 
 def capacity_undecided(sim: SweepResult, op: float, k: int) -> bool:
-    """Whether ``op`` lies inside the 90% interval of ``k``'s capacity (the mean of its saturated runs, where there
-    were several): whether k keeps up with the load is then within the simulation's noise, so advise neither
-    enables (it may overload) nor disables on capacity (it may keep up) -- it says measure first."""
+    """Whether ``op`` lies inside the 90% interval of ``k``'s capacity (k = 0: plain decoding's; the mean of its
+    saturated runs, where there were several): whether it keeps up with the load is then within the simulation's
+    noise, so advise neither enables there (it may overload) nor disables on that capacity alone (it may keep up)
+    -- it says measure first, or disable where the speedup loses either way. Only the sampling noise: the
+    predictor's own error on a step time is not in the interval."""
     iv = sim.capacity_interval_by_k.get(k)
     return iv is not None and iv[0] <= op <= iv[1]
 
@@ -745,7 +753,7 @@ def _simulated(
     cells += capacity_replicates(sc, cells, inputs.replicates, executor, capacity_tick)
     sim = decide(sc, cells)
     sampling = _operating_noise(inputs, sc, sim, label, executor, progress)
-    if sampling is not None:
+    if sampling is not None and inputs.operating_qps not in sim.capacity_bound_qps:  # a bound stays the bound
         sim = with_mean(sim, sampling)
     sim, edges = _edge_noise(inputs, sc, sim, label, executor, progress)
     return sim, sampling, edges
@@ -762,9 +770,10 @@ def _operating_noise(
     """The replicates of the k :func:`_verdict` weighs at the operating load (the one-draw best, else the fastest
     that loses); none where the verdict is not a band's: a load a capacity decides, or a goodput undefined."""
     op = inputs.operating_qps
-    if _bandless_verdict(op, sim, label) is not None:
+    undecided = _undecided_overload_k(op, sim)  # its runs weigh whether it loses either way
+    if _bandless_verdict(op, sim, label, inputs.min_speedup) is not None and undecided is None:
         return None
-    k = sim.best_k_by_qps[op] or sim.top_k(op)
+    k = undecided or sim.best_k_by_qps[op] or sim.top_k(op)
     if not k:
         return None
 
@@ -867,6 +876,8 @@ def _disable_headline(op: float, ranked: Sequence[CandidateAdvice], written: Con
         )
     sims = [r.sim for r in ranked if r.sim is not None]
     if sims and all((b := sim.baseline_at(op)) is not None and b.overloaded for sim in sims):
+        if all(capacity_undecided(sim, op, 0) for sim in sims):  # review s58b: the reason says it may keep up
+            return f"This deployment is at the edge of what it serves at {op:g} QPS: add replicas or lower the load"
         return f"This deployment cannot keep up with {op:g} QPS: add replicas or lower the load"
     return "Do not enable speculative decoding for this load"
 
@@ -886,29 +897,70 @@ def _no_k_keeps_up(sim: SweepResult, qps: float) -> bool:
     return bool(rows) and all(r.overloaded for r in rows)
 
 
-def _spec_overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | None:
+def _undecided_overload_k(op: float, sim: SweepResult) -> int | None:
+    """The k :func:`_spec_overload_verdict` weighs where no k keeps up on the capacities' means but the best k's
+    interval holds the load (None elsewhere): its speedup there is then replicated, as at a load the band decides."""
+    if not _no_k_keeps_up(sim, op) or not sim.sustainable_qps:
+        return None
+    k = _best_capacity_k(op, sim)
+    return k if capacity_undecided(sim, op, k) else None
+
+
+def _best_capacity_k(op: float, sim: SweepResult) -> int:
+    return max((r.k for r in sim.results if r.qps == op and r.k), key=lambda k: sim.sustainable_qps_with(k) or 0.0)
+
+
+def _spec_overload_verdict(
+    op: float, sim: SweepResult, label: str, minimum: float, noise: SamplingNoise | None = None
+) -> _Verdict | None:
     """At a load the deployment keeps up with only without speculation, every k's queue grows without bound:
-    speculation loses there whatever a finite run's latencies say -- disable, in capacities."""
+    speculation loses there whatever a finite run's latencies say -- disable, in capacities. Where the load is
+    inside the 90% interval of the best k's capacity (:func:`capacity_undecided`), that k may keep up: measure
+    first, unless its simulated speedup there loses even at the high end of the band (then it loses either way:
+    disable; review s58b B3): weighed on ``noise``, the mean of its runs and their 90% interval, where given (one
+    draw turned that verdict with the seed)."""
     base = sim.sustainable_qps
     if not _no_k_keeps_up(sim, op) or not base:
         return None
-    k = max((r.k for r in sim.results if r.qps == op and r.k), key=lambda k: sim.sustainable_qps_with(k) or 0.0)
+    k = _best_capacity_k(op, sim)
     with_k = sim.sustainable_qps_with(k) or 0.0
     served = fmt_beside(with_k, op, 1)  # 3.996 req/s beside 4 QPS is not "~4.0"
     simulated = f"capacity ~{base:.1f} req/s without speculation, ~{served} with k={k}"
-    if capacity_undecided(sim, op, k):
+    row = sim.row(op, k)
+    runs = noise if noise is not None and noise.k == k and noise.qps == op else None
+    speedup = runs.mean if runs is not None else row.speedup(sim.decision_metric) if row is not None else None
+    low, high = (runs.low, runs.high) if runs is not None else (speedup, speedup)
+    kept_up = (
+        f"; where it keeps up, simulated {_x(speedup)}"
+        + (f" ({runs.words()})" if runs is not None else "")
+        + f" (band {_band_words(low, high, sim.band, minimum)})"
+    )
+    undecided = capacity_undecided(sim, op, k) and low is not None and high is not None
+    if undecided and interval_verdict(low or 0.0, high or 0.0, sim.band, minimum) != "disable":
         reason = (
             f"at {op:g} QPS the deployment keeps up without speculation (it serves ~{base:.1f} req/s); with k={k} it "
-            f"serves ~{served} req/s{_capacity_edge(sim, op, k)}: if it does not, the queue grows without bound; "
-            "measure it on your server before enabling it"
+            f"serves ~{served} req/s{_capacity_edge(sim, op, k)}: if it does not, the queue grows without bound"
+            f"{kept_up}: measure it on your server before enabling it"
         )
         return _Verdict("measure_first", k, reason, simulated, headline=_measure_headline(label, k))
+    both = kept_up + ", below it even at its high end" if undecided else ""
     reason = (
         f"at {op:g} QPS the deployment keeps up without speculation (it serves ~{base:.1f} req/s) but with no k "
         f"(at best ~{served} req/s, k={k}): with speculation the queue would grow without bound; "
-        f"{_capacity_change(with_k / base)}{_capacity_runs_words(sim)}{_capacity_edge(sim, op, k)}"
+        f"{_capacity_change(with_k / base)}{_capacity_runs_words(sim)}{_capacity_edge(sim, op, k)}{both}"
     )
     return _Verdict("disable", 0, reason, simulated, headline=f"Do not enable {label}: with it, {op:g} QPS overloads")
+
+
+def _x(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def _band_words(low: float | None, high: float | None, band: float, minimum: float) -> str:
+    """The band around [low, high] (one speedup, or the runs' 90% interval), as :func:`_verdict` quotes it."""
+    if low is None or high is None:
+        return "-"
+    return f"{fmt_ratio(low * (1 - band), minimum)}-{fmt_ratio(high * (1 + band), minimum)}x"
 
 
 PERCENTILE_METRICS = ("e2e", "tpot")  # a latency's p50; throughput and goodput are rates, with no percentile

@@ -140,7 +140,8 @@ class ScheduleCheck:
     def even_words(self) -> str:
         """Why an :attr:`about_one` check counts as even: ``8 QPS 0.7% slower, within the 1% counted as even`` or
         ``8 QPS 2.2% slower, but its runs' 90% interval reaches 1x``."""
-        slower = f"{self.qps:g} QPS {1.0 - (self.speedup_e2e or 1.0):.1%} slower"
+        tenths = math.floor(1000 * (1.0 - (self.speedup_e2e or 1.0))) / 10  # 0.99001: 0.9%, not "1.0% ... within 1%"
+        slower = f"{self.qps:g} QPS {tenths:.1f}% slower"
         if self.tie:
             return f"{slower}, within the {EVEN_WITHIN:.0%} counted as even"
         return f"{slower}, but its runs' 90% interval reaches 1x"

@@ -20,6 +20,7 @@ is ``"top_speculative_k_paying_or_not"`` (:data:`BEST_SPEEDUP_IS`), as ``predict
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -416,20 +417,24 @@ class SweepResult:
             schedule_capacity_per_s=f.number("schedule_capacity_per_s"),
             capacity_bound_qps=tuple(q for q in f.numbers("capacity_bound_qps") if q is not None),
             capacity_runs_by_k={int(k): int(n) for k, n in per_qps("capacity_runs_by_k").items()},
-            capacity_interval_by_k=_intervals(f),
+            capacity_interval_by_k=_intervals(f, {int(k): int(n) for k, n in per_qps("capacity_runs_by_k").items()}),
         )
 
 
-def _intervals(f: Fields) -> dict[int, tuple[float, float]]:
-    """``capacity_interval_90_by_k``: {k: [low, high]} with low <= high; {} where the document has none."""
+def _intervals(f: Fields, runs_by_k: Mapping[int, int]) -> dict[int, tuple[float, float]]:
+    """``capacity_interval_90_by_k``: {k: [low, high]}, finite with low <= high, each for a k whose capacity is the
+    mean of 2 or more runs (``capacity_runs_by_k``); {} where the document has none."""
     raw = f.object("capacity_interval_90_by_k")
     if raw is None:
         return {}
     out: dict[int, tuple[float, float]] = {}
     for key in raw.data:
         iv = raw.numbers(key)
-        if not key.isdigit() or len(iv) != 2 or iv[0] is None or iv[1] is None or iv[0] > iv[1]:
-            raise raw.fail(key, f"expected a k and [low, high] with low <= high, got {key!r}: {raw.data[key]!r}")
+        finite = len(iv) == 2 and all(v is not None and math.isfinite(v) for v in iv)
+        if not key.isdigit() or not finite or iv[0] is None or iv[1] is None or iv[0] > iv[1]:
+            raise raw.fail(key, f"expected a k and finite [low, high], low <= high, got {key!r}: {raw.data[key]!r}")
+        if runs_by_k.get(int(key), 0) < 2:
+            raise raw.fail(key, f"an interval is of 2 or more saturated runs; capacity_runs_by_k has {runs_by_k}")
         out[int(key)] = (iv[0], iv[1])
     return out
 
