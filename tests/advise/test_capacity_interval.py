@@ -15,31 +15,17 @@ from specwise.advisor.decision import _spec_overload_verdict, advise, capacity_u
 from specwise.advisor.inputs import load_inputs
 from specwise.contracts.document import DocumentError
 from specwise.contracts.sweep import SweepResult
-from specwise.scenario import parse_scenario
 from specwise.scenario.model import Scenario
 from specwise.stats import mean_half_width
 from specwise.study.decide import decide
 from specwise.study.sweep import CAPACITY_QPS, replicate_of, run_cell, run_sweep
+from tests.study.test_replicates import small_scenario
 
 RTX3090 = Path(__file__).resolve().parents[2] / "examples" / "advise" / "evidence-llama31-8b-eagle-rtx3090.toml"
 
 
 def _scenario() -> Scenario:
-    return parse_scenario(
-        {
-            "name": "interval",
-            "deployment": {"target": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100-SXM-80GB", "max_model_len": 4096},
-            "speculation": {"method": "ngram", "acceptance": 0.6, "k": [0, 3]},
-            "sweep": {"qps": [4.0], "num_requests": 60, "seed": 3},
-            "workload": [
-                {
-                    "name": "chat",
-                    "prompt_tokens": {"dist": "lognormal", "mean": 600, "cv": 0.5, "min": 16, "max": 3000},
-                    "output_tokens": {"dist": "lognormal", "mean": 150, "cv": 0.6, "min": 8, "max": 800},
-                }
-            ],
-        }
-    )
+    return small_scenario(name="interval")
 
 
 def test_a_repeated_capacity_carries_its_mean_s_interval_and_reads_back() -> None:

@@ -18,10 +18,10 @@ from specwise.advisor.inputs import load_inputs
 from specwise.advisor.schedule import schedule_checks
 from specwise.contracts.advice import EVEN_WITHIN, SamplingNoise, ScheduleCheck
 from specwise.contracts.document import Fields
-from specwise.scenario import parse_scenario
 from specwise.study.decide import decide, falls_below
 from specwise.study.sweep import run_sweep
 from specwise.units import fmt_about
+from tests.study.test_replicates import small_scenario
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "advise"
 QWAMA = EXAMPLES / "schedule-llama3-70b-qwama.toml"
@@ -80,21 +80,7 @@ def test_the_schedule_is_run_as_many_times_where_it_must_switch_a_loss_off(tmp_p
 def test_a_repeated_check_s_first_run_is_the_one_run_check() -> None:
     """schedule_checks: replicate 0 of a repeated load is the check as run once (the sweep's baseline draw), and
     the loads not repeated are unchanged."""
-    sc = parse_scenario(
-        {
-            "name": "sched",
-            "deployment": {"target": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100-SXM-80GB", "max_model_len": 4096},
-            "speculation": {"method": "ngram", "acceptance": 0.6, "k": [0, 3]},
-            "sweep": {"qps": [2.0, 6.0], "num_requests": 40, "seed": 1},
-            "workload": [
-                {
-                    "name": "chat",
-                    "prompt_tokens": {"dist": "lognormal", "mean": 600, "cv": 0.5, "min": 16, "max": 3000},
-                    "output_tokens": {"dist": "lognormal", "mean": 150, "cv": 0.6, "min": 8, "max": 800},
-                }
-            ],
-        }
-    )
+    sc = small_scenario(1, (2.0, 6.0), 40, "sched")
     sim = decide(sc, run_sweep(sc))
     schedule = ((1, 8, 3), (9, sc.max_num_seqs, 0))
     once = schedule_checks(sc, sim, schedule)
@@ -149,21 +135,7 @@ def test_means_that_move_the_edge_replicate_the_next_pair(monkeypatch: pytest.Mo
 
     from specwise.advisor import decision
 
-    sc = parse_scenario(
-        {
-            "name": "moving",
-            "deployment": {"target": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100-SXM-80GB", "max_model_len": 4096},
-            "speculation": {"method": "ngram", "acceptance": 0.6, "k": [0, 3]},
-            "sweep": {"qps": [1.0], "num_requests": 40, "seed": 1},
-            "workload": [
-                {
-                    "name": "chat",
-                    "prompt_tokens": {"dist": "lognormal", "mean": 600, "cv": 0.5, "min": 16, "max": 3000},
-                    "output_tokens": {"dist": "lognormal", "mean": 150, "cv": 0.6, "min": 8, "max": 800},
-                }
-            ],
-        }
-    )
+    sc = small_scenario(1, (1.0,), 40, "moving")
     real = decide(sc, run_sweep(sc))
     best = {1.0: 1.5, 4.0: 1.2, 8.0: 1.0, 10.0: 0.9}
     sim = replace(

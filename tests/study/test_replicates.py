@@ -20,13 +20,17 @@ from specwise.study.replicates import (
 from specwise.study.sweep import CAPACITY_QPS, random_key, replicate_of, run_capacity, run_cell, run_sweep, sweep_jobs
 
 
-def _scenario(seed: int = 3) -> Scenario:
+def small_scenario(
+    seed: int = 3, qps: tuple[float, ...] = (4.0,), num_requests: int = 60, name: str = "replicates"
+) -> Scenario:
+    """A small n-gram scenario on Llama-3.1-8B (k 0 and 3) for the replicate and capacity tests here and in
+    tests/advise (test_capacity_interval, test_edge_replicates)."""
     return parse_scenario(
         {
-            "name": "replicates",
+            "name": name,
             "deployment": {"target": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100-SXM-80GB", "max_model_len": 4096},
             "speculation": {"method": "ngram", "acceptance": 0.6, "k": [0, 3]},
-            "sweep": {"qps": [4.0], "num_requests": 60, "seed": seed},
+            "sweep": {"qps": list(qps), "num_requests": num_requests, "seed": seed},
             "workload": [
                 {
                     "name": "chat",
@@ -40,15 +44,15 @@ def _scenario(seed: int = 3) -> Scenario:
 
 def test_a_replicate_has_streams_of_its_own() -> None:
     """Replicate 0 is the sweep's own keys; replicate r of seed s is neither seed s + r nor another replicate."""
-    sc = _scenario(seed=3)
+    sc = small_scenario(seed=3)
     assert random_key(sc, 1, 4_000_000) == [3, 1, 4_000_000]
     keys = {tuple(random_key(replicate_of(sc, r), 1, 4_000_000)) for r in range(1, 5)}
-    others = {tuple(random_key(_scenario(seed=s), 1, 4_000_000)) for s in range(0, 10)}
+    others = {tuple(random_key(small_scenario(seed=s), 1, 4_000_000)) for s in range(0, 10)}
     assert len(keys) == 4 and not keys & others
 
 
 def test_each_replicate_is_the_sweep_cell_run_as_it_paired_with_plain_decoding() -> None:
-    sc = _scenario(seed=3)
+    sc = small_scenario(seed=3)
     sim = decide(sc, run_sweep(sc))
     noise = sampling_noise(sc, sim, 4.0, 3, 3)
     assert noise is not None and noise.seed == 3 and noise.replicates == (0, 1, 2) and noise.num_requests == 60
@@ -59,20 +63,20 @@ def test_each_replicate_is_the_sweep_cell_run_as_it_paired_with_plain_decoding()
         base, spec = run_cell(other, 4.0, 0), run_cell(other, 4.0, 3)
         assert value == sweep_row(spec, base.summary).speedup("e2e")
     assert len(set(noise.speedups)) == 3  # independent draws, not one repeated
-    seed4 = decide(_scenario(seed=4), run_sweep(_scenario(seed=4)))
+    seed4 = decide(small_scenario(seed=4), run_sweep(small_scenario(seed=4)))
     next_seed = seed4.row(4.0, 3)
     assert next_seed is not None and next_seed.speedup("e2e") not in noise.speedups  # seed 4 is not replicate 1
 
 
 def test_the_jobs_are_the_next_replicates_plain_decoding_first() -> None:
-    jobs = replicate_jobs(_scenario(seed=7), 4.0, 3, 4)
+    jobs = replicate_jobs(small_scenario(seed=7), 4.0, 3, 4)
     assert [(j[0].sweep.seed, j[0].sweep.replicate, j[1], j[2]) for j in jobs] == [
         (7, r, 4.0, k) for r in (1, 2, 3) for k in (0, 3)
     ]
 
 
 def test_nothing_is_replicated_for_one_run_or_a_k_not_simulated() -> None:
-    sc = _scenario()
+    sc = small_scenario()
     sim = decide(sc, run_sweep(sc))
     assert sampling_noise(sc, sim, 4.0, 3, 1) is None
     assert sampling_noise(sc, sim, 4.0, 5, 5) is None  # no k = 5 cell in the sweep
@@ -83,7 +87,7 @@ def test_the_mean_becomes_the_load_s_best_speedup_and_its_k_where_it_pays() -> N
     keep their one draw); a mean of 1 or less is k = 0 there, as decide has it."""
     from specwise.contracts.advice import SamplingNoise
 
-    sc = _scenario()
+    sc = small_scenario()
     sim = decide(sc, run_sweep(sc))
     paying = with_mean(sim, SamplingNoise(4.0, 3, 60, 3, (0, 1), (1.4, 1.6)))
     assert paying.best_speedup_by_qps[4.0] == 1.5 and paying.best_k_by_qps[4.0] == 3
@@ -96,7 +100,7 @@ def test_each_k_s_capacity_is_the_mean_of_its_saturated_runs() -> None:
     """A saturated run per replicate and k (as advise's capacity_replicates adds them), each the one-run sweep's
     at that replicate; decide takes the k's capacity as their mean, and the result says how many (its JSON too, and
     reads it back)."""
-    sc = _scenario(seed=3)
+    sc = small_scenario(seed=3)
     jobs = sweep_jobs(sc)
     assert [(j[0].sweep.replicate, j[2]) for j in jobs if j[1] == CAPACITY_QPS] == [(0, 0), (0, 3)]
     extra = [run_cell(replicate_of(sc, r), CAPACITY_QPS, k) for k in (0, 3) for r in (1, 2)]
@@ -116,7 +120,7 @@ def test_each_k_s_capacity_is_the_mean_of_its_saturated_runs() -> None:
 def test_only_a_capacity_a_load_is_near_is_run_again() -> None:
     """advise repeats the saturated run of a k only where a simulated load is within CAPACITY_NEAR of it: elsewhere
     which side of the capacity each load is on does not turn on its noise."""
-    sc = _scenario(seed=3)
+    sc = small_scenario(seed=3)
     cells = run_sweep(sc)
     caps = {c.k: c.capacity_per_s for c in cells if c.qps == CAPACITY_QPS}
     assert caps[0] is not None and caps[3] is not None
@@ -134,7 +138,7 @@ def test_only_a_capacity_a_load_is_near_is_run_again() -> None:
 
 def _edged(best: dict[float, float], overloaded: tuple[float, ...] = (), bound: tuple[float, ...] = ()) -> SweepResult:
     """A sweep result with these best speedups (k = 3 where they pay), some loads overloaded or capacity bounds."""
-    sc = _scenario()
+    sc = small_scenario()
     sim = decide(sc, run_sweep(sc))
     baseline = tuple(replace(sim.baseline[0], qps=q, overloaded=q in overloaded) for q in best)
     return replace(

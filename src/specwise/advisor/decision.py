@@ -62,6 +62,16 @@ VERDICT_ORDER = {"enable": 4, "enable_below": 3, "measure_first": 2, "disable": 
 Progress = Callable[[str, int, int], None]
 
 
+def _stage(progress: Progress | None, stage: str) -> Callable[[int, int], None]:
+    """An executor's (done, total) progress callback that reports ``stage`` to ``progress`` (nothing if None)."""
+
+    def tick(done: int, total: int) -> None:
+        if progress:
+            progress(stage, done, total)
+
+    return tick
+
+
 def scenario_for(
     inputs: AdviseInputs,
     c: Candidate,
@@ -741,16 +751,10 @@ def _simulated(
     their mean in it where the verdict is a band's (:func:`_operating_noise`); and the runs at the loads either side
     of where the gain falls below ``min_speedup`` above it (:func:`_edge_noise`), their means in it too."""
 
-    def tick(done: int, total: int) -> None:
-        if progress:
-            progress(f"simulate {label}", done, total)
-
-    def capacity_tick(done: int, total: int) -> None:
-        if progress:
-            progress(f"replicate {label}'s capacity", done, total)
-
-    cells = run_sweep(sc, executor, progress=tick)
-    cells += capacity_replicates(sc, cells, inputs.replicates, executor, capacity_tick)
+    cells = run_sweep(sc, executor, progress=_stage(progress, f"simulate {label}"))
+    cells += capacity_replicates(
+        sc, cells, inputs.replicates, executor, _stage(progress, f"replicate {label}'s capacity")
+    )
     sim = decide(sc, cells)
     sampling = _operating_noise(inputs, sc, sim, label, executor, progress)
     if sampling is not None and inputs.operating_qps not in sim.capacity_bound_qps:  # a bound stays the bound
@@ -777,11 +781,7 @@ def _operating_noise(
     if not k:
         return None
 
-    def tick(done: int, total: int) -> None:
-        if progress:
-            progress(f"replicate {label}", done, total)
-
-    return sampling_noise(sc, sim, op, k, inputs.replicates, executor, tick)
+    return sampling_noise(sc, sim, op, k, inputs.replicates, executor, _stage(progress, f"replicate {label}"))
 
 
 def _edge_noise(
@@ -800,10 +800,7 @@ def _edge_noise(
     the verdict turns out to be: the means also place the k-by-batch-size schedule's k = 0 (``schedule_for`` switches
     speculation off where the point estimate loses), which is decided after them."""
     op, done, edges = inputs.operating_qps, {inputs.operating_qps}, []
-
-    def tick(finished: int, total: int) -> None:
-        if progress:
-            progress(f"replicate {label} at its edge", finished, total)
+    tick = _stage(progress, f"replicate {label} at its edge")
 
     while inputs.replicates > 1 and (loads := edge_loads(sim, op, inputs.min_speedup, done)):
         for q in loads:
