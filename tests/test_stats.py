@@ -32,3 +32,23 @@ def test_integer_weights_are_the_samples_repeated(pairs: list[tuple[float, int]]
 
 def test_no_samples_are_nan() -> None:
     assert np.isnan(Percentiles.of(np.array([]), np.array([])).p50)
+
+
+def test_interval_90_is_the_mean_plus_minus_students_t_half_width() -> None:
+    from specwise.stats import interval_90, mean_half_width
+
+    runs = [4.10, 3.98, 4.22, 4.05, 4.15]
+    mean, half = mean_half_width(runs)
+    low, high = interval_90(runs)
+    assert (low + high) / 2 == pytest.approx(sum(runs) / 5) and high - low == pytest.approx(2 * half)
+    # t(0.95, 4) = 2.132: half = 2.132 * sd / sqrt(5) with the sample sd (n - 1)
+    sd = float(np.std(runs, ddof=1))
+    assert half == pytest.approx(2.132 * sd / 5**0.5) and mean == pytest.approx(4.10)
+    with pytest.raises(ValueError, match="2-"):
+        interval_90([4.1])
+
+
+def test_fmt_x_prints_a_speedup_or_a_dash() -> None:
+    from specwise.units import fmt_x
+
+    assert fmt_x(1.234) == "1.23x" and fmt_x(None) == "-" and fmt_x(0.995) == "0.99x"

@@ -35,6 +35,13 @@ def mean_half_width(values: Sequence[float]) -> tuple[float, float]:
     return mean, T95_BY_DF[n - 2] * sd / math.sqrt(n)
 
 
+def interval_90(values: Sequence[float]) -> tuple[float, float]:
+    """The two-sided 90% interval of the mean of 2 to :data:`MAX_REPLICATES` values (Student's t:
+    :func:`mean_half_width`)."""
+    mean, half = mean_half_width(values)
+    return mean - half, mean + half
+
+
 @dataclass(frozen=True)
 class Percentiles:
     """Mean and p50/p90/p99 of samples; with ``weights``, a sample of weight w counts w times

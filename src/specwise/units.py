@@ -80,6 +80,11 @@ def fmt_pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.0%}"
 
 
+def fmt_x(x: float | None) -> str:
+    """A speedup as ``1.23x``; ``-`` where there is none."""
+    return "-" if x is None else f"{x:.2f}x"
+
+
 def fmt_ratio(x: float, edge: float = 1.0) -> str:
     """A speedup to two decimals, or to three where two would print ``edge``, the threshold it is compared with,
     for a value on one side of it: 0.998 is "below 1x" and shows as 0.998, not 1.00 (1.049 is not "1.05")."""

@@ -51,7 +51,7 @@ from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import crossover, decide, falls_below
 from specwise.study.replicates import CAPACITY_NEAR, capacity_replicates, edge_loads, sampling_noise, with_mean
 from specwise.study.sweep import run_sweep
-from specwise.units import fmt_about, fmt_beside, fmt_ratio
+from specwise.units import fmt_about, fmt_beside, fmt_ratio, fmt_x
 from specwise.validate.nearest import StaleFit, nearby_evidence, query_for
 
 log = logging.getLogger(__name__)
@@ -928,7 +928,7 @@ def _spec_overload_verdict(
     speedup = runs.mean if runs is not None else row.speedup(sim.decision_metric) if row is not None else None
     low, high = (runs.low, runs.high) if runs is not None else (speedup, speedup)
     kept_up = (
-        f"; where it keeps up, simulated {_x(speedup)}"
+        f"; where it keeps up, simulated {fmt_x(speedup)}"
         + (f" ({runs.words()})" if runs is not None else "")
         + f" (band {_band_words(low, high, sim.band, minimum)})"
     )
@@ -947,10 +947,6 @@ def _spec_overload_verdict(
         f"{_capacity_change(with_k / base)}{_capacity_runs_words(sim)}{_capacity_edge(sim, op, k)}{both}"
     )
     return _Verdict("disable", 0, reason, simulated, headline=f"Do not enable {label}: with it, {op:g} QPS overloads")
-
-
-def _x(v: float | None) -> str:
-    return "-" if v is None else f"{v:.2f}x"
 
 
 def _band_words(low: float | None, high: float | None, band: float, minimum: float) -> str:

@@ -12,7 +12,8 @@ from typing import Any
 from specwise.contracts.document import Fields, JsonObject, Schema
 from specwise.contracts.memory import ModelMemory
 from specwise.contracts.sweep import P80_SPEEDUP_ERROR, SweepResult, predictor_json
-from specwise.stats import MAX_REPLICATES, mean_half_width
+from specwise.stats import MAX_REPLICATES, interval_90, mean_half_width
+from specwise.units import fmt_x
 
 SCHEMA = Schema("specwise.advise", 1)
 VERDICTS = ("enable", "enable_below", "measure_first", "disable", "does_not_fit", "unsupported")
@@ -113,8 +114,7 @@ class ScheduleCheck:
             return cls(qps, None)
         if len(speedups) == 1:
             return cls(qps, speedups[0])
-        mean, half = mean_half_width(speedups)
-        return cls(qps, mean, len(speedups), (mean - half, mean + half))
+        return cls(qps, sum(speedups) / len(speedups), len(speedups), interval_90(speedups))
 
     @property
     def below_one(self) -> bool:
@@ -148,7 +148,7 @@ class ScheduleCheck:
 
     def words(self) -> str:
         """``8 QPS 0.99x`` (``(mean of 5 runs, 90% interval 0.97-1.01x)`` after it where there were more)."""
-        x = "-" if self.speedup_e2e is None else f"{self.speedup_e2e:.2f}x"
+        x = fmt_x(self.speedup_e2e)
         iv = self.interval_90
         runs = f" (mean of {self.runs} runs, 90% interval {iv[0]:.2f}-{iv[1]:.2f}x)" if iv is not None else ""
         return f"{self.qps:g} QPS {x}{runs}"

@@ -15,14 +15,10 @@ from specwise.engines.base import shell_lines
 from specwise.perfmodel.factory import band_basis
 from specwise.report.console import console
 from specwise.report.tables import print_table, print_wide
-from specwise.units import fmt_pct
+from specwise.units import fmt_pct, fmt_x
 
 _STATUS = {"pass": "[green]pass[/]", "warn": "[yellow]warn[/]", "fail": "[red]fail[/]"}
 _COUNT_STYLE = {"pass": "green", "warn": "yellow", "fail": "red"}
-
-
-def _x(v: float | None) -> str:
-    return "-" if v is None else f"{v:.2f}x"
 
 
 EVERY_CANDIDATE = "every candidate"
@@ -78,7 +74,7 @@ def _candidates_table(doc: Advice) -> Table:
             escape(c.candidate),
             c.verdict,
             str(c.k) + (" (schedule)" if c.schedule else ""),
-            _x(c.speedup_at_operating_qps),
+            fmt_x(c.speedup_at_operating_qps),
             c.kv_tokens_text(),
             rule_counts(c.rules),
             escape(", ".join(sorted({e.label(c.k) for e in c.evidence}))),

@@ -22,7 +22,7 @@ from specwise.perfmodel.calibration_match import StepRange, largest
 from specwise.scenario.model import Scenario
 from specwise.sim.metrics import SimLatencySummary, SimSummary
 from specwise.sim.saturation import overloaded
-from specwise.stats import mean_half_width, ratio
+from specwise.stats import interval_90, ratio
 from specwise.study.sweep import CAPACITY_QPS, Cell
 
 L = TypeVar("L", bound=RowLatency)
@@ -154,13 +154,6 @@ def _split(
     return capacity, loads, {c.qps: c.summary for c in loads if c.k == 0}
 
 
-def _interval(runs: Sequence[float]) -> tuple[float, float]:
-    """The two-sided 90% interval of the mean of a k's saturated runs (Student's t:
-    :func:`~specwise.stats.mean_half_width`)."""
-    mean, half = mean_half_width(runs)
-    return mean - half, mean + half
-
-
 def _capacity_runs(cells: Sequence[Cell]) -> dict[int | None, list[float]]:
     """Each k's saturated runs' capacities, in the cells' order (the sweep's, then advise's replicates of it)."""
     runs: dict[int | None, list[float]] = {}
@@ -175,7 +168,7 @@ def decide(sc: Scenario, cells: Sequence[Cell]) -> SweepResult:
     (one, or more: advise's ``capacity_replicates``)."""
     repeated = {k: v for k, v in _capacity_runs(cells).items() if k is not None and len(v) > 1}
     runs_by_k = {k: len(v) for k, v in repeated.items()}
-    interval_by_k = {k: _interval(v) for k, v in repeated.items()}
+    interval_by_k = {k: interval_90(v) for k, v in repeated.items()}
     metric = sc.decision_metric
     range_notes = _range_notes(sc, cells)
     capacity, cells, base = _split(cells)
