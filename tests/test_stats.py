@@ -52,3 +52,11 @@ def test_fmt_x_prints_a_speedup_or_a_dash() -> None:
     from specwise.units import fmt_x
 
     assert fmt_x(1.234) == "1.23x" and fmt_x(None) == "-" and fmt_x(0.995) == "0.99x"
+
+
+def test_fmt_rate_keeps_two_significant_digits_below_one() -> None:
+    """Review s59: capacities of 0.118 and 0.204 req/s printed as ~0.1 and ~0.2."""
+    from specwise.units import fmt_rate
+
+    assert [fmt_rate(x) for x in (0.118, 0.204, 0.054, 7.224, 41.3)] == ["0.12", "0.20", "0.054", "7.2", "41.3"]
+    assert fmt_rate(3.996, 4.0) == "3.996" and fmt_rate(3.5, 4.0) == "3.5"  # beside a load: its side shown

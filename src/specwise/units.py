@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 GIB = 1024**3
 MIB = 1024**2
 GB = 10**9
@@ -73,6 +75,14 @@ def fmt_count(n: float) -> str:
 def fmt_about(x: float) -> str:
     """An interpolated value to two significant digits, in plain notation: 2.6, 26, 150 (never 1.5e+02)."""
     return f"{float(f'{x:.2g}'):g}"
+
+
+def fmt_rate(x: float, beside: float | None = None) -> str:
+    """A capacity in requests/s: one decimal from 1 up, two significant digits below it (0.12, 0.054: a capacity of
+    0.118 beside one of 0.204 is not "0.1" and "0.2", review s59), and with ``beside`` (the load it is set against)
+    as many more decimals as show which side of it it is on (:func:`fmt_beside`)."""
+    places = 1 if not 0 < x < 1 else max(2, 1 - math.floor(math.log10(x)))
+    return fmt_beside(x, beside, places) if beside is not None else f"{x:.{places}f}"
 
 
 def fmt_pct(x: float | None) -> str:

@@ -167,3 +167,15 @@ def test_the_valid_calibration_these_are_made_from_is_read(tmp_path: Path, capsy
         cal = _calibration(tmp_path / "cal.json", changes=changes)
         assert main(["simulate", "--scenario", str(scenario), "--calibration", str(cal), "--json"]) == 0
         capsys.readouterr()
+
+
+@pytest.mark.parametrize("doc", [{}, {"drafts": [], "target": "t", "gpu": "H100", "tp": 4}, {"results": []}])
+def test_a_json_that_is_no_calibration_is_not_called_an_old_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: dict[str, object]
+) -> None:
+    """Review s59 F4: drafts --json given as --calibration was "written by an older specwise"."""
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(doc))
+    err = _simulate_error(tmp_path, capsys, path)
+    assert f"{path}: not a specwise calibration" in err and "older specwise" not in err
+    assert "specwise bench --calibrate-run RUN_ID" in err

@@ -35,3 +35,14 @@ def test_the_help_gives_ks_range(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["speedup", "--help"])
     assert "draft tokens per step, 0 to 16" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_k_above_the_model_is_a_flag_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review s59: --k 17 said "--k 17: specwise models up to 16 ..." without argparse's "argument --k:" and the
+    help pointer every other flag error has."""
+    from specwise.cli import main
+
+    assert main(["speedup", "--alpha", "0.7", "--k", "17", "--cost-ratio", "0.1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("specwise speedup: error: argument --k: expected an integer in 0..16")
+    assert err.endswith("(see 'specwise speedup --help')") and "\n" not in err

@@ -555,3 +555,19 @@ def test_v0_prefills_whole_prompts_up_to_a_32k_context_and_takes_a_budget_of_its
     assert unchunked_token_budget(None, 1024) == 2048  # vLLM's floor
     assert unchunked_token_budget(None, 32768) == 32768
     assert unchunked_token_budget(8192, 4096) == 8192 and unchunked_token_budget(8192, 16384) == 16384
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [("0.10.1.1", (0, 10, 1)), ("0.6.3.post1", (0, 6, 3)), ("0.10.1.dev12+gabc123", (0, 10, 1)),
+     ("0.11.0rc2.dev3", (0, 11, 0)), ("0.32.0+cpu", (0, 32, 0)), ("v0.24.0rc1", (0, 24, 0)), ("0.20", (0, 20, 0))],
+)  # fmt: skip
+def test_pep440_versions_parse(text: str, parsed: tuple[int, int, int]) -> None:
+    assert VllmVersion.parse(text) == VllmVersion(*parsed)
+
+
+@pytest.mark.parametrize("text", ["0.9.x", "0.9-foo", "0.9 beta", "latest", "0.9.2rcX"])
+def test_a_version_with_words_after_it_is_refused(text: str) -> None:
+    """Review s59: "0.9.x" was read as 0.9 (anything after the numbers was taken as a pre-release or local part)."""
+    with pytest.raises(SpecwiseError, match=r"expected a version like 0\.20"):
+        VllmVersion.parse(text)

@@ -229,4 +229,54 @@ def test_cli_auto_with_a_stale_record_exits_2_at_once(tmp_path: Path, monkeypatc
 
 def test_local_spec_opens_a_local_pool() -> None:
     with open_executor(LOCAL, 3) as executor:
-        assert isinstance(executor, LocalExecutor) and executor.max_workers == 3
+        assert isinstance(executor, LocalExecutor) and executor.max_workers == 3 and executor.keep_pool
+
+
+def _pid(x: int) -> tuple[int, int]:
+    time.sleep(0.02)
+    return x, os.getpid()
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="a pool needs 2 cores here (one job or one core runs in-process)")
+def test_a_kept_pool_serves_every_map_until_closed() -> None:
+    """open_executor's local executor keeps one pool for its block: the same workers run every map (a fresh pool
+    per map forks new ones each time, what bench/pool_reuse.py times), and leaving the block shuts it down."""
+    with open_executor(LOCAL, 2) as executor:
+        assert isinstance(executor, LocalExecutor)
+        first = executor.map(_pid, list(range(6)))
+        pool = executor._pool
+        second = executor.map(_pid, list(range(6)))
+        assert [x for x, _ in first] == [x for x, _ in second] == list(range(6))  # job order, both maps
+        assert executor._pool is pool and pool is not None
+        assert {p for _, p in second} <= {p for _, p in first}  # no new workers: the first map's
+        assert os.getpid() not in {p for _, p in first}
+        workers = list(pool._processes.values())
+    assert executor._pool is None
+    for proc in workers:  # shut down on leaving the block, not left to the interpreter's exit
+        proc.join(timeout=5)
+        assert not proc.is_alive()
+    fresh = LocalExecutor(2)
+    a, b = fresh.map(_pid, list(range(4))), fresh.map(_pid, list(range(4)))
+    assert fresh._pool is None and not {p for _, p in a} & {p for _, p in b}  # a pool per map, each shut down
+    # a closed kept executor starts a new pool on its next map
+    executor.map(_pid, [0, 1])
+    assert executor._pool is not None
+    executor.close()
+    assert executor._pool is None
+
+
+def _fail_on_two(x: int) -> int:
+    if x == 2:
+        raise ValueError("job 2")
+    return x
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="a pool needs 2 cores here")
+def test_a_kept_pool_is_dropped_when_a_map_fails() -> None:
+    """An error in a job stops the kept pool's workers (as a fresh pool's) and the next map starts a new pool."""
+    executor = LocalExecutor(2, keep_pool=True)
+    with pytest.raises(ValueError, match="job 2"):
+        executor.map(_fail_on_two, [0, 1, 2, 3])
+    assert executor._pool is None
+    assert executor.map(_fail_on_two, [0, 1, 3]) == [0, 1, 3]
+    executor.close()

@@ -193,3 +193,21 @@ def test_the_drafts_guard_is_the_per_second_rate_of_min_drafts_per_5_minutes() -
     alerts = {a.alert: a for a in build_rule_groups(0.5, min_drafts=600)[1].rules if isinstance(a, AlertRule)}
     guard = alerts["SpecDecodeLowAcceptance"].expr.split(" and ", 1)[1]
     assert re.findall(r">= (\S+?)\)? ", guard + " ") == ["2", "2"]  # drafts (V1) and draft tokens (V0) alike
+
+
+def test_the_readmes_rule_count_is_the_commands(tmp_path: Path) -> None:
+    """The README quotes promtool's count for ``export prometheus-rules --scenario examples/llama70b-4xh100.toml
+    --k 8`` (review s59 F3: it said 21 where the command writes 22 rules); the rules counted as promtool counts them
+    (every rule of every group: a ``record:`` or an ``alert:`` item), without promtool."""
+    from specwise.cli import main
+
+    readme = (ROOT / "README.md").read_text()
+    command = "specwise export prometheus-rules --scenario examples/llama70b-4xh100.toml --k 8"
+    assert command in readme
+    quoted = re.search(r"SUCCESS: (\d+) rules found\s+# (\d+) without --scenario", readme)
+    assert quoted is not None
+    for argv, want in ((["--scenario", str(SCENARIO), "--k", "8"], quoted[1]), ([], quoted[2])):
+        out = tmp_path / f"rules{len(argv)}.yml"
+        assert main(["export", "prometheus-rules", *argv, "--out", str(out)]) == 0
+        rules = re.findall(r"(?m)^\s*- (?:record|alert): ", out.read_text())
+        assert len(rules) == int(want), argv

@@ -27,6 +27,8 @@ def test_a_closed_port_fails_fast_and_keeps_nothing_to_skip(
     assert code == 2 and "stopped before sending the other" in err
     assert "requests failed (" in err and "connection" in err and "check --url" in err
     assert "ssl:default" not in err and len(err.strip().splitlines()) == 1
+    resume = f"specwise bench --resume closed --db {tmp_path / 'r.sqlite'}"
+    assert f"the run is kept in {tmp_path / 'r.sqlite'}: once it is up, {resume} sends them all" in err
     store = ResultStore(tmp_path / "r.sqlite")
     assert store.done_ids("closed") == set()  # never reached a server: --resume would send every request
     store.close()

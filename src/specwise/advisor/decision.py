@@ -51,7 +51,7 @@ from specwise.scenario.parse import past_positions_note
 from specwise.study.decide import crossover, decide, falls_below
 from specwise.study.replicates import CAPACITY_NEAR, capacity_replicates, edge_loads, sampling_noise, with_mean
 from specwise.study.sweep import run_sweep
-from specwise.units import fmt_about, fmt_beside, fmt_ratio, fmt_x
+from specwise.units import fmt_about, fmt_beside, fmt_rate, fmt_ratio, fmt_x
 from specwise.validate.nearest import StaleFit, nearby_evidence, query_for
 
 log = logging.getLogger(__name__)
@@ -408,26 +408,27 @@ def _overload_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | Non
     ks = [k for k in sim.k_values if k and sim.sustainable_qps_with(k)]
     cannot = f"at {op:g} QPS this deployment cannot keep up"
     head = f"Do not enable {label}: this deployment cannot keep up with {op:g} QPS"
+    rate = fmt_rate(served)
     edge = _baseline_edge(sim, op)
     if not ks:
-        reason = f"{cannot} (it serves ~{served:.1f} req/s): add replicas or lower the load{_capacity_runs_words(sim)}"
+        reason = f"{cannot} (it serves ~{rate} req/s): add replicas or lower the load{_capacity_runs_words(sim)}"
         reason += edge
         return _Verdict("disable", 0, reason, headline=head)
     k = max(ks, key=lambda k: sim.sustainable_qps_with(k) or 0.0)
     with_k = sim.sustainable_qps_with(k) or served
-    simulated = f"capacity ~{served:.1f} req/s without speculation, ~{with_k:.1f} with k={k}"
+    simulated = f"capacity ~{rate} req/s without speculation, ~{fmt_rate(with_k)} with k={k}"
     row = sim.row(op, k)
     if row is not None and (not row.overloaded or capacity_undecided(sim, op, k)):
         # k keeps up on its capacity's mean, or its interval holds the load (review s58b B1: it disabled there)
         reason = (
-            f"{cannot} without speculation (it serves ~{served:.1f} req/s); with k={k} it serves ~{with_k:.1f}, "
+            f"{cannot} without speculation (it serves ~{rate} req/s); with k={k} it serves ~{fmt_rate(with_k)}, "
             f"at the edge of its capacity{_capacity_edge(sim, op, k)}: measure it on your server, or add replicas "
             f"(at least {math.ceil(op / served)} without speculation){_capacity_runs_words(sim)}{edge}"
         )
         measure = f"Measure {label} (k={k}) on your server: without it this deployment cannot keep up with {op:g} QPS"
         return _Verdict("measure_first", k, reason, simulated, headline=measure)
     reason = (
-        f"{cannot} (it serves ~{served:.1f} req/s without speculation, ~{with_k:.1f} with k={k}): add replicas "
+        f"{cannot} (it serves ~{rate} req/s without speculation, ~{fmt_rate(with_k)} with k={k}): add replicas "
         f"(at least {math.ceil(op / served)} without speculation, {math.ceil(op / with_k)} with) or lower the load; "
         f"{_capacity_change(with_k / served)} -- re-run advise at the load per replica{_capacity_runs_words(sim)}"
         f"{edge}"
@@ -921,8 +922,8 @@ def _spec_overload_verdict(
         return None
     k = _best_capacity_k(op, sim)
     with_k = sim.sustainable_qps_with(k) or 0.0
-    served = fmt_beside(with_k, op, 1)  # 3.996 req/s beside 4 QPS is not "~4.0"
-    simulated = f"capacity ~{base:.1f} req/s without speculation, ~{served} with k={k}"
+    served = fmt_rate(with_k, op)  # 3.996 req/s beside 4 QPS is not "~4.0"
+    simulated = f"capacity ~{fmt_rate(base)} req/s without speculation, ~{served} with k={k}"
     row = sim.row(op, k)
     runs = noise if noise is not None and noise.k == k and noise.qps == op else None
     speedup = runs.mean if runs is not None else row.speedup(sim.decision_metric) if row is not None else None
@@ -935,14 +936,14 @@ def _spec_overload_verdict(
     undecided = capacity_undecided(sim, op, k) and low is not None and high is not None
     if undecided and interval_verdict(low or 0.0, high or 0.0, sim.band, minimum) != "disable":
         reason = (
-            f"at {op:g} QPS the deployment keeps up without speculation (it serves ~{base:.1f} req/s); with k={k} it "
-            f"serves ~{served} req/s{_capacity_edge(sim, op, k)}: if it does not, the queue grows without bound"
-            f"{kept_up}: measure it on your server before enabling it"
+            f"at {op:g} QPS the deployment keeps up without speculation (it serves ~{fmt_rate(base)} req/s); with "
+            f"k={k} it serves ~{served} req/s{_capacity_edge(sim, op, k)}: if it does not, the queue grows without "
+            f"bound{kept_up}: measure it on your server before enabling it"
         )
         return _Verdict("measure_first", k, reason, simulated, headline=_measure_headline(label, k))
     both = kept_up + ", below it even at its high end" if undecided else ""
     reason = (
-        f"at {op:g} QPS the deployment keeps up without speculation (it serves ~{base:.1f} req/s) but with no k "
+        f"at {op:g} QPS the deployment keeps up without speculation (it serves ~{fmt_rate(base)} req/s) but with no k "
         f"(at best ~{served} req/s, k={k}): with speculation the queue would grow without bound; "
         f"{_capacity_change(with_k / base)}{_capacity_runs_words(sim)}{_capacity_edge(sim, op, k)}{both}"
     )
@@ -984,6 +985,24 @@ def _goodput_verdict(op: float, sim: SweepResult, label: str) -> _Verdict | None
     return _Verdict("measure_first", k, reason, simulated, headline=_measure_headline(label, k))
 
 
+def _evaluated(
+    inputs: AdviseInputs,
+    prepared: Sequence[Prepared],
+    eng: Engine,
+    executor: Executor | None,
+    processes: int | None,
+    progress: Progress | None,
+) -> list[CandidateAdvice]:
+    """Each candidate's advice, its simulations on ``executor`` (None: one local pool of ``processes`` for every
+    candidate's maps, shut down after them)."""
+    own = None if executor is not None else LocalExecutor(processes, keep_pool=True)
+    try:
+        return [evaluate_candidate(inputs, p, eng, executor or own, progress) for p in prepared]
+    finally:
+        if own is not None:
+            own.close()
+
+
 def advise(
     inputs: AdviseInputs,
     profile_paths: Sequence[Path] = (),
@@ -1001,8 +1020,9 @@ def advise(
     (None: the scenario's ``[deployment].engine``); ``engine_version`` the vLLM version the config is for
     (None: the scenario's ``[deployment].engine_version`` from 0.8.2 on, else the current one, and the serve notes
     say so: :class:`ConfigTarget`), which decides how a k-by-batch-size schedule is written and which methods it
-    runs. The sweeps run on ``executor`` (default: a local pool of ``processes``). ``launch_file``: where a "measure
-    first" launch file is written (``--write-launch``; default ``SCENARIO.measure.toml``), so the bench names it."""
+    runs. The sweeps run on ``executor`` (default: one local pool of ``processes`` for them all). ``launch_file``:
+    where a "measure first" launch file is written (``--write-launch``; default ``SCENARIO.measure.toml``), so the
+    bench names it."""
     inputs = resolved_names(inputs)
     profiles = [ProfileDoc.read(p) for p in profile_paths]
     benches = attribute_methods([read_bench(p) for p in bench_paths], inputs.candidates)
@@ -1014,12 +1034,11 @@ def advise(
         inputs = replace(inputs, deployment=replace(dep, engine_version=engine_version, predictor=predictor))
     written = config_target(inputs, name, engine_version)
     eng = get_engine(name, written.version if written is not None else None)
-    executor = executor or LocalExecutor(processes)
     gaps = [calibration_gap(inputs.deployment.predictor, c.method, c.speculation.draft) for c in inputs.candidates]
     if gaps and all(gaps):  # no candidate can be priced: nothing to weigh
         raise SpecwiseError("; ".join(dict.fromkeys(g for g in gaps if g)))
     prepared = [prepare_candidate(inputs, c, profiles, benches, eng) for c in inputs.candidates]
-    results = [evaluate_candidate(inputs, p, eng, executor, progress) for p in prepared]
+    results = _evaluated(inputs, prepared, eng, executor, processes, progress)
     # candidates that tie on every key keep their labels' order, not the scenario's (a stable sort over a sorted list)
     by_label = sorted(results, key=lambda r: str(r.candidate))
     ranked = sorted(by_label, key=lambda r: _rank_key(r, inputs.operating_qps), reverse=True)

@@ -654,8 +654,9 @@ def run(args: argparse.Namespace) -> int:
             doc = _bench(args, run_id, store, _Progress(bar, show_bars=not args.json), inputs)
         notes = held_back_notes(store, doc)
         key_env = args.api_key_env if args.api_key_env is not None else stored_key_env(store, _first_run_id(doc))
-    except ServerUnreachable as exc:
-        raise SpecwiseError(exc.text("check --url and that the server is up")) from None
+    except ServerUnreachable as exc:  # one line: the run is kept, every request unsent (review s59: it said neither)
+        resume = f"; the run is kept in {args.db}: once it is up, {_resume_command(args, run_id)} sends them all"
+        raise SpecwiseError(exc.text("check --url and that the server is up") + resume) from None
     except ServerLost:
         _say_resume(args, store, run_id, "the server went away", _unwritten(args))
         raise

@@ -9,12 +9,11 @@ from specwise.acceptance.leviathan import batch_one_speedup
 from specwise.cli.common import (
     EXIT_OK,
     add_json_flag,
+    bounded,
     non_negative_float,
-    non_negative_int,
     print_json,
     probability,
 )
-from specwise.errors import SpecwiseError
 from specwise.methods import MAX_K
 from specwise.report.sim import render_speedup
 
@@ -27,7 +26,10 @@ def register(sub: Any) -> None:
         "tokens and draft/target step-cost ratio c: (1 - a^(k+1)) / ((1 - a)(k c + 1)).",
     )
     p.add_argument("--alpha", required=True, type=probability, help="acceptance rate in [0, 1]")
-    p.add_argument("--k", required=True, type=non_negative_int, help=f"draft tokens per step, 0 to {MAX_K}")
+    k_type = bounded(
+        int, f"an integer in 0..{MAX_K} (specwise models up to {MAX_K} draft tokens per step)", low=0, high=MAX_K
+    )
+    p.add_argument("--k", required=True, type=k_type, help=f"draft tokens per step, 0 to {MAX_K}")
     p.add_argument(
         "--cost-ratio", required=True, type=non_negative_float, help="draft step time / target step time (c)"
     )
@@ -36,8 +38,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.k > MAX_K:
-        raise SpecwiseError(f"--k {args.k}: specwise models up to {MAX_K} draft tokens per step")
     result = batch_one_speedup(args.alpha, args.k, args.cost_ratio)
     if args.json:
         print_json(result.to_json())

@@ -81,8 +81,24 @@ def _summary(report: PairReport, memory: str, fits: bool, plan_warnings: tuple[s
     parts = [_short(f) for f in report.findings if f.status in ("fail", "warn")]
     if memory and not fits:
         parts.append(memory)
-    parts += [w.split(" (", 1)[0] for w in plan_warnings]  # plan-memory's warnings, without their figures
+    parts += [_without_figures(w) for w in plan_warnings]  # plan-memory's warnings, in a few words
     return "; ".join(parts) or "no warnings"
+
+
+def _without_figures(warning: str) -> str:
+    """A plan-memory warning without its parentheses (figures, versions) and after its first ``; ``: "the EAGLE
+    head's input embedding is counted as the target's: vLLM V1 and SGLang share it" (cut at the first " (" it read
+    "the EAGLE head's input embedding", which says nothing: review s59 F1)."""
+    out, depth = [], 0
+    for ch in warning:
+        depth += ch == "("
+        if depth == 0:
+            out.append(ch)
+        depth -= ch == ")" and depth > 0
+    text = " ".join("".join(out).split())
+    for mark in ";:,":
+        text = text.replace(f" {mark}", mark)
+    return text.split("; ", 1)[0]
 
 
 def _at_target_tp(tp: int, place: Callable[[DraftChoice], MemoryPlan | None]) -> MemoryCheck:

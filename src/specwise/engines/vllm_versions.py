@@ -35,7 +35,12 @@ from specwise.errors import SpecwiseError
 from specwise.methods import HEAD_METHODS, METHODS
 
 ScheduleForm = Literal["per_batch_size", "disable_by_batch_size", "none"]
-_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.+\-]?[0-9A-Za-z.+\-]*)?")
+# PEP 440: more release numbers (vLLM 0.10.1.1), pre-, post- and dev-release segments and a local part (0.24.0rc1,
+# 0.6.3.post1, 0.10.1.dev12+gabc, 0.32.0+cpu), nothing else: "0.9.x" was read as 0.9 (review s59)
+_VERSION = re.compile(
+    r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.\d+)*(?:[.\-_]?(?:rc|a|b|c|alpha|beta|pre|preview|post|dev)[.\-_]?\d*)*(?:\+[0-9A-Za-z.\-_]+)?",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, order=True)

@@ -94,7 +94,11 @@ def open_executor(spec: ExecutorSpec = LOCAL, max_workers: int | None = None) ->
     from specwise.executors.local import LocalExecutor
 
     if spec.kind == "local":
-        yield LocalExecutor(max_workers)
+        local = LocalExecutor(max_workers, keep_pool=True)  # one pool for the block's maps, not one per map
+        try:
+            yield local
+        finally:
+            local.close()
         return
     require("ray", f"--executor {spec}")
     from specwise.executors.ray_cluster import RayExecutor, check_reachable

@@ -23,10 +23,19 @@ def pool_size(jobs: int, max_workers: int | None = None, cores: int | None = Non
 
 
 class LocalExecutor:
-    """A fresh process pool per :meth:`map` (nothing to shut down between maps), sized by :func:`pool_size`."""
+    """A process pool sized by :func:`pool_size`: a fresh one per :meth:`map` (nothing to shut down between maps),
+    or with ``keep_pool`` one pool for every map until :meth:`close` (what :func:`~specwise.executors.open_executor`
+    gives for the length of its ``with`` block). advise maps 4-5 times per candidate (its sweep, then the
+    replicates); a fresh pool per map starts its workers each time, which a forked worker does cheaply but a
+    fork-server or spawned one (Python 3.14's Linux default, macOS's) pays with its imports: on three shipped
+    examples one pool took 3.58 / 2.76 / 0.73 s of wall time against 3.64 / 2.83 / 0.88 s with fork, and 4.1 / 2.7
+    / 1.1 s against 5.6 / 4.6 / 2.2 s with a fork server, where a pool per map was slower than no pool
+    (``bench/pool_reuse.py``, 2 cores)."""
 
-    def __init__(self, max_workers: int | None = None) -> None:
+    def __init__(self, max_workers: int | None = None, keep_pool: bool = False) -> None:
         self.max_workers = max_workers
+        self.keep_pool = keep_pool
+        self._pool: ProcessPoolExecutor | None = None
 
     @property
     def workers(self) -> int:
@@ -43,19 +52,34 @@ class LocalExecutor:
                 if progress:
                     progress(i, len(jobs))
             return results
-        context = multiprocessing.get_context()
-        parent = None if context.get_start_method() == "forkserver" else os.getpid()
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=init_worker, initargs=(parent,))
+        pool = self._pool or _new_pool(self.workers if self.keep_pool else workers)
+        self._pool = pool if self.keep_pool else None
         try:
             for i, result in enumerate(pool.map(fn, jobs, chunksize=1), start=1):
                 results.append(result)
                 if progress:
                     progress(i, len(jobs))
         except BaseException:  # Ctrl-C, SIGTERM (the CLI raises), an error: the workers end now, not after their jobs
+            self._pool = None
             _stop(pool)
             raise
-        pool.shutdown()
+        if not self.keep_pool:
+            pool.shutdown()
         return results
+
+    def close(self) -> None:
+        """Shut a kept pool down (its workers are idle between maps: at once); a later map starts a new one."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown()
+
+
+def _new_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool whose workers leave signals to this process and die with it (:func:`~specwise.executors.workers.
+    init_worker`); they are forked by the calling thread on the first map (the death signal follows that thread)."""
+    context = multiprocessing.get_context()
+    parent = None if context.get_start_method() == "forkserver" else os.getpid()
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=init_worker, initargs=(parent,))
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

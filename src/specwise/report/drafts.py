@@ -26,11 +26,12 @@ def render_drafts(
         title=f"drafts for {escape(target)}" + ("" if memory_checked else " (memory not checked: give --gpu)")
     )
     # without a GPU nothing says the pair fits in memory: the column says only whether vLLM can serve it
-    for name in ("#", "draft", "method", "fits" if memory_checked else "serves", "target:draft", "KV cost"):
+    # draft:target, as check-pair and the 1:8-1:12 advice write a size ratio (review s59: "50.3:1" beside "1:15.4")
+    for name in ("#", "draft", "method", "fits" if memory_checked else "serves", "draft:target", "KV cost"):
         table.add_column(name, no_wrap=True)
     table.add_column("why", overflow="fold")
     for i, s in enumerate(drafts, 1):
-        ratio = f"{s.param_ratio:.1f}:1" if s.param_ratio is not None else "-"
+        ratio = f"1:{s.param_ratio:.1f}" if s.param_ratio is not None else "-"
         ratio += " active" if s.param_ratio is not None and s.ratio_of == "active params" else ""
         cost = f"{s.kv_cost:.0%}" if s.kv_cost is not None else "-"
         table.add_row(str(i), escape(s.draft), s.method, "yes" if s.fits else "no", ratio, cost, escape(s.summary))

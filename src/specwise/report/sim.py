@@ -18,6 +18,7 @@ from specwise.report.overload import (
     speedup_overloaded,
 )
 from specwise.report.tables import print_table, sayer
+from specwise.units import fmt_rate
 
 METRIC_LABELS = {
     "e2e": "E2E latency (p50)",
@@ -129,7 +130,7 @@ def speculation_only_sentence(doc: SweepResult) -> str | None:
         return None
     loads = " and ".join(f"{q:g} QPS ({ks})" for q, ks in only.items())
     base = doc.sustainable_qps
-    plain = f"plain decoding serves ~{base:.1f} req/s" if base is not None else "plain decoding does not"
+    plain = f"plain decoding serves ~{fmt_rate(base)} req/s" if base is not None else "plain decoding does not"
     measure = "measure it on your server before relying on it"
     return f"[yellow]only speculation keeps up at {loads}: {plain}; {measure}[/yellow]"
 
@@ -138,7 +139,9 @@ def capacity_sentence(doc: SweepResult) -> str:
     """The deployment's capacity without and with speculation (the k that serves most), in words."""
     base = doc.sustainable_qps
     ks = [k for k in doc.k_values if k and doc.sustainable_qps_with(k) is not None]
-    without = f"~{base:.1f} QPS without speculation" if base is not None else "an unmeasured rate without speculation"
+    without = (
+        f"~{fmt_rate(base)} QPS without speculation" if base is not None else "an unmeasured rate without speculation"
+    )
     if not ks:
         return f"the deployment saturates at {without}"
     best = max(ks, key=lambda k: doc.sustainable_qps_with(k) or 0.0)
