@@ -60,3 +60,11 @@ def test_fmt_rate_keeps_two_significant_digits_below_one() -> None:
 
     assert [fmt_rate(x) for x in (0.118, 0.204, 0.054, 7.224, 41.3)] == ["0.12", "0.20", "0.054", "7.2", "41.3"]
     assert fmt_rate(3.996, 4.0) == "3.996" and fmt_rate(3.5, 4.0) == "3.5"  # beside a load: its side shown
+
+
+def test_fmt_sig3_keeps_three_digits_and_no_e_notation() -> None:
+    """Review s59: validate's tables printed 0.71 beside 0.771, and 1.02e+04."""
+    from specwise.units import fmt_sig3
+
+    got = [fmt_sig3(x) for x in (0.71, 0.771, 1.1, 25, 100.0, 0.00437, 999.6, 10200)]
+    assert got == ["0.710", "0.771", "1.10", "25.0", "100", "0.00437", "1,000", "10,200"]

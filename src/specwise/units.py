@@ -85,6 +85,15 @@ def fmt_rate(x: float, beside: float | None = None) -> str:
     return fmt_beside(x, beside, places) if beside is not None else f"{x:.{places}f}"
 
 
+def fmt_sig3(x: float) -> str:
+    """A table's value to three significant digits, trailing zeros kept, never in e-notation: 0.710, 0.771, 1.10,
+    25.0, 10,200 (``:.3g`` printed 0.71 beside 0.771 and 1.02e+04 in one column: review s59)."""
+    if abs(float(f"{x:.3g}")) >= 1000:  # 999.6 too: it rounds to 1.00e+03
+        return f"{x:,.0f}"
+    text = f"{x:#.3g}"
+    return text[:-1] if text.endswith(".") else text
+
+
 def fmt_pct(x: float | None) -> str:
     """A share or a relative error as a whole percent: 0.043 -> 4%; None (nothing to measure it on) -> "-"."""
     return "-" if x is None else f"{x:.0%}"

@@ -12,7 +12,7 @@ from rich.text import Text
 from specwise.report.console import console
 from specwise.report.tables import print_table
 from specwise.report.validate_decisions import render_decisions
-from specwise.units import fmt_pct
+from specwise.units import fmt_pct, fmt_sig3
 from specwise.validate.nearest import FULL_SCORE, Nearest, Neighbour, setup_words
 from specwise.validate.run import Crossover, Validation, not_replayed
 from specwise.validate.stats import ErrorSummary
@@ -93,7 +93,7 @@ def render_validation(v: Validation, show_all: bool = False, out: Console | None
             c.add_row(
                 x.series,
                 x.load_kind,
-                f"{x.published:.3g}",
+                fmt_sig3(x.published),
                 predicted_crossing(x),
                 "yes" if x.within_2x else "[red]no[/]",
             )
@@ -176,8 +176,8 @@ def predicted_crossing(x: Crossover) -> str:
     if x.predicted is None:
         if x.searched_to is None:
             return "never"
-        return f"{'>' if x.searched_to > x.published else '<'} {x.searched_to:.3g}"
-    return f"{x.predicted:.3g}" + ("*" if x.searched_to is not None else "")
+        return f"{'>' if x.searched_to > x.published else '<'} {fmt_sig3(x.searched_to)}"
+    return fmt_sig3(x.predicted) + ("*" if x.searched_to is not None else "")
 
 
 # what a plain-decoding record's value is, shown in display units (seconds and tokens/s inside)
@@ -206,8 +206,8 @@ def _records(v: Validation, show_all: bool, out: Console, wide: bool) -> None:
             f"[{style}]{r.id}[/]" if style else r.id,
             f"{r.load.kind} {r.load.value:g}",
             unit,
-            f"{pub * scale:.3g}" if pub is not None else "-",
-            f"{pred * scale:.3g}" if pred is not None else "-",
+            fmt_sig3(pub * scale) if pub is not None else "-",
+            fmt_sig3(pred * scale) if pred is not None else "-",
             f"{p.ratio:.2f}" if p.ratio is not None else "-",
         )
     print_table(out, t, wide=wide)
@@ -236,8 +236,8 @@ def _nearest_table(title: str, neighbours: Sequence[Neighbour]) -> Table:
             f"[{style}]{r.id}[/]" if style else r.id,
             f"{r.engine} {r.tp}x{r.gpu} {r.target.rsplit('/', 1)[-1]} {setup_words(nb)}",
             f"{r.load.kind} {r.load.value:g}",
-            f"{r.speedup:.3g}" if r.speedup is not None else "-",
-            f"{pred:.3g}" if pred is not None else "-",
+            fmt_sig3(r.speedup) if r.speedup is not None else "-",
+            fmt_sig3(pred) if pred is not None else "-",
             f"{p.ratio:.2f}" if p.ratio is not None else "-",
             f"{nb.score:.0f}",
             ", ".join(nb.differs) or "-",

@@ -18,6 +18,7 @@ from specwise.report.validate import predicted_crossing as crossing_words
 from specwise.report.validate_decisions import decision_sentences
 from specwise.report.validate_decisions import rows as decision_rows
 from specwise.report.validate_decisions import title as decision_title
+from specwise.units import fmt_sig3
 from specwise.validate.decisions import DecisionScore
 from specwise.validate.run import Validation
 
@@ -108,7 +109,7 @@ def _crossovers(v: Validation) -> str:
     if not v.crossovers:
         return ""
     rows = [
-        [x.series, x.load_kind, f"{x.published:.3g}", crossing_words(x), "yes" if x.within_2x else "no"]
+        [x.series, x.load_kind, fmt_sig3(x.published), crossing_words(x), "yes" if x.within_2x else "no"]
         for x in v.crossovers
     ]
     return (
