@@ -788,6 +788,11 @@ def _keyword(name: str, value: str | None) -> str:
     return name if value is None else f"{name}={value!r}"
 
 
+# RunConfig fields a run fills in itself, not keywords: the rates a --sweep found (kept for --resume) and a launched
+# server's record (review s59: launch="x.toml" was taken and failed with an AttributeError)
+_INTERNAL_RUN_FIELDS = ("sweep_rates", "launch")
+
+
 def _run_config(
     url: object,
     model: object,
@@ -804,7 +809,8 @@ def _run_config(
 
     config, said = _renamed_keywords("bench", config)
     with _named_as_given(said):
-        _keywords("bench", config, RunConfig, ("url", "model", "prompts", "rates", "requests_per_level", "max_tokens"))
+        own = ("url", "model", "prompts", "rates", "requests_per_level", "max_tokens")
+        _keywords("bench", config, RunConfig, (*own, *_INTERNAL_RUN_FIELDS))
         refuse_level_conflicts(
             _keyword,
             rates=rates or None,
@@ -831,6 +837,12 @@ def _run_config(
             else:
                 values[name] = _checked(name, check, _number(name, value, integer=name in _INTEGERS))
     values.setdefault("metrics_urls", (values["url"].rstrip("/") + "/metrics",))
+    key_env = values.get("api_key_env")
+    if key_env and not os.environ.get(key_env):  # as bench --api-key-env (review s59: the API ran without a key)
+        raise SpecwiseError(
+            f"api_key_env {key_env!r}: ${key_env} is not set (or empty); export it, or pass api_key_env='' to send "
+            "no key"
+        )
     if not isinstance(model, str) or not model:
         raise SpecwiseError(f"model: expected the name of the model the server serves, got {model!r}")
     if prompts:

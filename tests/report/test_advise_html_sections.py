@@ -93,6 +93,13 @@ def test_the_operating_load_s_seeds_are_on_the_page() -> None:
     assert noise is not None and noise.replicates == (0, 1, 2, 3, 4)
     page = render_html(doc)
     assert f"At the operating 10 QPS, k=4: {noise.words()} (seed 0, replicates 0, 1, 2, 3, 4)" in page
+    # review s59: the best column's mean beside a k= cell's one draw read as a wrong best k; said where it holds it
+    sim = doc.ranked[0].sim
+    assert sim is not None
+    holds = "the table's best column holds this mean (its k= cells keep their one draw)"
+    assert (holds in page) == (sim.best_speedup_by_qps.get(10.0) == noise.mean)
+    bound = replace(doc.ranked[0], sim=replace(sim, best_speedup_by_qps={**sim.best_speedup_by_qps, 10.0: 0.5}))
+    assert holds not in render_html(replace(doc, candidates=(bound,)))
     bare = replace(doc, candidates=tuple(replace(c, sampling=None) for c in doc.candidates))
     assert "At the operating" not in render_html(bare)
 

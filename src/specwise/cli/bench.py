@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from rich.progress import Progress
 
@@ -446,7 +447,10 @@ def _resume_command(
     words += ["--resume", run_id]
     if args.db != Path("specwise-bench.sqlite"):
         words += ["--db", str(args.db)]
-    return " ".join(w if w == "FILE" else shlex.quote(w) for w in [*words, *outputs])
+    urls = [u for u in (getattr(args, "url", None), *(getattr(args, "metrics_url", None) or ())) if u]
+    if any("@" in urlsplit(u).netloc for u in urls):  # never stored nor printed: the user gives them again
+        words += ["--url", "URL"]  # review s59: the printed command failed with "pass --url again"
+    return " ".join(w if w in ("FILE", "URL") else shlex.quote(w) for w in [*words, *outputs])
 
 
 def _unwritten(args: argparse.Namespace) -> list[tuple[str, Path]]:
@@ -494,6 +498,13 @@ def _resumed_config(args: argparse.Namespace, config: RunConfig, run_id: str) ->
         config = replace(config, metrics_urls=_metrics_urls(args, config.url))
     if args.api_key_env is not None:  # the key is never stored: the variable holding it may be named again
         config = replace(config, api_key_env=args.api_key_env)
+    elif config.api_key_env and config.api_key_env != DEFAULT_KEY_ENV and not os.environ.get(config.api_key_env):
+        # the run named its variable (--api-key-env): resumed without it, every request would be a stored 401 and the
+        # run spoiled (review s59 B1: exit 0 with "7 of 12 requests failed (7 http 401)"), as a new run is refused
+        raise SpecwiseError(
+            f"run {run_id} sent its API key from ${config.api_key_env}, which is not set (or empty) now; export it, "
+            "or give --api-key-env VAR to read it from another variable ('' to send no key)"
+        )
     config = _resumed_speculation(args.speculative_config, config, run_id)
     if config.credentials_dropped:
         raise SpecwiseError(

@@ -189,7 +189,13 @@ def _sweep_table(c: CandidateAdvice) -> list[str]:
         parts.append(
             f"<p>At the operating {n.qps:g} QPS, k={n.k}: {_e(n.words())} (seed {n.seed}, replicates "
             f"{_e(', '.join(map(str, n.replicates)))}); the verdict weighs this interval with the band, not the "
-            "table's one draw.</p>"
+            "table's one draw"
+            + (
+                ", and the table's best column holds this mean (its k= cells keep their one draw)"
+                if sim.best_speedup_by_qps.get(n.qps) == n.mean
+                else ""
+            )
+            + ".</p>"
         )
     for n in c.edge_sampling:  # the loads either side of the edge an "enable below" names
         parts.append(
