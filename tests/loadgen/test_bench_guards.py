@@ -5,6 +5,8 @@ counters' birth times is called one. Against the mock server on 127.0.0.1; each 
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,8 @@ def test_a_closed_port_fails_fast_and_keeps_nothing_to_skip(
     err = capsys.readouterr().err
     # the first refusals say enough: the rest of the 4-s schedule is never sent (said, not timed)
     assert code == 2 and "stopped before sending the other" in err
-    assert "requests failed (" in err and "connection" in err and "check --url" in err
+    assert re.search(r"(all \d+ requests|the one request) failed \(", err)
+    assert "connection" in err and "check --url" in err
     assert "ssl:default" not in err and len(err.strip().splitlines()) == 1
     resume = f"specwise bench --resume closed --db {tmp_path / 'r.sqlite'}"
     assert f"the run is kept in {tmp_path / 'r.sqlite'}: once it is up, {resume} sends them all" in err
@@ -127,7 +130,7 @@ def test_a_resume_without_the_runs_key_variable_is_refused(
     assert "run keyed sent its API key from $FAKEKEY, which is not set (or empty) now" in err and "\n" not in err
     # naming no key on purpose gets past the check (to the closed port's own error)
     assert main(["bench", "--resume", "keyed", "--db", str(db), "--api-key-env", ""]) == 2
-    assert "requests failed (" in capsys.readouterr().err
+    assert " failed (" in capsys.readouterr().err
     assert "sk-not-a-real-key" not in db.read_bytes().decode("latin-1")
 
 
@@ -141,3 +144,43 @@ def test_the_resume_command_asks_for_a_url_whose_credentials_were_not_stored(
     assert main([*argv, "--run-id", "cred"]) == 2
     err = capsys.readouterr().err
     assert f"specwise bench --resume cred --db {db} --url URL sends them all" in err and "hunter2" not in err
+
+
+def test_a_complete_run_resumed_is_said_and_needs_no_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review s59: --resume of a finished run printed its table again without a word; it says the run is complete,
+    sends nothing, and (nothing to send) does not ask for the key variable the run read its key from."""
+    db = tmp_path / "r.sqlite"
+    monkeypatch.setenv("FAKEKEY", "sk-test")
+    with MockServer(MockBehaviour(ttft_s=0.001, chunk_interval_s=0.001)) as server:
+        argv = ["bench", "--url", server.url, "--model", "m", "--rates", "20", "--requests-per-level", "3"]
+        assert main([*argv, "--db", str(db), "--run-id", "fin", "--api-key-env", "FAKEKEY"]) == 0
+        sent = server.state.requests
+        capsys.readouterr()
+        monkeypatch.delenv("FAKEKEY")
+        assert main(["bench", "--resume", "fin", "--db", str(db), "--json"]) == 0
+        assert server.state.requests == sent  # nothing sent again
+    captured = capsys.readouterr()
+    assert "run fin is complete: its stored results (no request sent)" in captured.err
+    assert json.loads(captured.out)["run_id"] == "fin"
+
+
+def test_a_results_database_or_a_gzip_given_as_a_bench_json_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review s59: advise --bench b.sqlite said "not a readable bench JSON ('utf-8' codec can't decode byte 0xf8)"."""
+    import gzip
+
+    from specwise.contracts.bench_formats import read_objects
+    from specwise.errors import SpecwiseError
+
+    db = tmp_path / "b.sqlite"
+    ResultStore(db).close()
+    with pytest.raises(SpecwiseError, match="a bench results database \\(--db\\), not a bench JSON") as exc:
+        read_objects(db)
+    assert f"specwise bench --resume RUN_ID --db {db} --json > run.json" in str(exc.value)
+    packed = tmp_path / "run.json.gz"
+    packed.write_bytes(gzip.compress(b'{"schema": "specwise.bench/1"}'))
+    with pytest.raises(SpecwiseError, match="a gzip file: decompress it first"):
+        read_objects(packed)

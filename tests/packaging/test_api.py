@@ -229,12 +229,12 @@ def test_bench_raises_when_every_request_failed(tmp_path: Path) -> None:
         specwise.bench(url, "m", rates=(50.0,), requests_per_level=2, db=tmp_path / "b.sqlite", metrics_urls=())
     # with /metrics refusing too, the first refused request stops the run: the rest are not sent
     with pytest.raises(
-        SpecwiseError, match=r"all 1 requests failed \(1 connection: .*\); stopped before sending the other 1"
+        SpecwiseError, match=r"the one request failed \(1 connection: .*\); stopped before sending the other 1"
     ):
         specwise.bench(url, "m", rates=(50.0,), requests_per_level=2, db=tmp_path / "c.sqlite")
     # a run_id already in the database is said in the API's words, not the command's flags (review s46d)
     once = {"rates": (50.0,), "requests_per_level": 1, "db": tmp_path / "d.sqlite", "run_id": "r1"}
-    with pytest.raises(SpecwiseError, match="requests failed"):  # recorded under r1, all failed
+    with pytest.raises(SpecwiseError, match="the one request failed"):  # recorded under r1, all failed
         specwise.bench(url, "m", **once)
     with pytest.raises(SpecwiseError, match=r"run 'r1' exists; give another run_id") as exc:
         specwise.bench(url, "m", **once)

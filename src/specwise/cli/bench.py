@@ -394,9 +394,12 @@ def _bench(args: argparse.Namespace, run_id: str, store: ResultStore, shown: _Pr
     if inputs.config is None:  # --resume
         _refuse_launch_resume(store, args)
         stored = RunConfig.from_json(store.run_config(run_id))
-        config = _resumed_config(args, stored, run_id)
+        complete = store.status(run_id) == "complete"
+        config = _resumed_config(args, stored, run_id, sends=not complete)
         if config.speculative_config != stored.speculative_config:  # said now: kept for the next --resume too
             store.update_config(run_id, replace(stored, speculative_config=config.speculative_config).to_json())
+        if complete:  # review s59: it printed the table again without a word
+            print(f"run {run_id} is complete: its stored results (no request sent)", file=sys.stderr)
     else:
         config = inputs.config
         new_run(store, run_id, config)
@@ -487,9 +490,9 @@ def _say_resume(
     )
 
 
-def _resumed_config(args: argparse.Namespace, config: RunConfig, run_id: str) -> RunConfig:
+def _resumed_config(args: argparse.Namespace, config: RunConfig, run_id: str, sends: bool = True) -> RunConfig:
     """The stored configuration, with the URLs given again (a fleet's stored --metrics-url are kept unless
-    --metrics-url is given again)."""
+    --metrics-url is given again); ``sends``: requests are left to send (a complete run's key is not needed)."""
     if args.url:
         keep = len(config.metrics_urls) > 1 and not args.metrics_url
         metrics = config.metrics_urls if keep else _metrics_urls(args, args.url)
@@ -498,7 +501,7 @@ def _resumed_config(args: argparse.Namespace, config: RunConfig, run_id: str) ->
         config = replace(config, metrics_urls=_metrics_urls(args, config.url))
     if args.api_key_env is not None:  # the key is never stored: the variable holding it may be named again
         config = replace(config, api_key_env=args.api_key_env)
-    elif config.api_key_env and config.api_key_env != DEFAULT_KEY_ENV and not os.environ.get(config.api_key_env):
+    elif sends and config.api_key_env not in ("", DEFAULT_KEY_ENV) and not os.environ.get(config.api_key_env):
         # the run named its variable (--api-key-env): resumed without it, every request would be a stored 401 and the
         # run spoiled (review s59 B1: exit 0 with "7 of 12 requests failed (7 http 401)"), as a new run is refused
         raise SpecwiseError(
@@ -702,7 +705,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         render_bench(doc, wide=args.wide, notes=notes)
     if args.output is not None and not args.json:
-        print(f"{len(rows)} rows (vllm bench serve fields) written to {args.output}")
+        print(f"{len(rows)} row{'' if len(rows) == 1 else 's'} (vllm bench serve fields) written to {args.output}")
     if args.export_jsonl is not None and not args.json:  # --json names it as the document's "jsonl"
         print(f"every record written to {args.export_jsonl} (JSON lines)")
     return _exit_status(doc, key_env)

@@ -229,6 +229,13 @@ def read_objects(path: Path) -> list[JsonObject]:
         raw = read_bytes_bounded(path, MAX_DOCUMENT_BYTES, "bench")
     except SpecwiseError as exc:
         raise DocumentError(str(exc)) from None
+    if raw.startswith(b"SQLite format 3\x00"):  # review s59: said as an undecodable byte 0xf8
+        raise DocumentError(
+            f"{where}: a bench results database (--db), not a bench JSON: write a run's JSON with specwise bench "
+            f"--resume RUN_ID --db {where} --json > run.json (a finished run is printed, not re-run)"
+        )
+    if raw.startswith(b"\x1f\x8b"):
+        raise DocumentError(f"{where}: a gzip file: decompress it first (gunzip -k {where})")
     try:
         text = raw.decode("utf-8-sig")  # a leading BOM dropped, as read_text_bounded drops it
     except UnicodeDecodeError as exc:

@@ -205,6 +205,11 @@ def error_hint(kind: str, api_key_env: str | None) -> str | None:
     return None
 
 
+def every_request(n: int) -> str:
+    """``all 12 requests``, or ``the one request`` (not "all 1 requests": review s59)."""
+    return "the one request" if n == 1 else f"all {n} requests"
+
+
 def all_failed_hint(
     kinds: Collection[str],
     url: str = "--url",

@@ -32,7 +32,7 @@ from specwise.loadgen.fleet import (
     reaches_many_servers,
     restart_note,
 )
-from specwise.loadgen.records import RequestRecord, summarize_level
+from specwise.loadgen.records import RequestRecord, every_request, summarize_level
 from specwise.loadgen.store import RecordWriter, ResultStore
 from specwise.metrics import parse_exposition, spec_decode_counters
 from specwise.metrics.engines import llamacpp_acceptance, non_finite_spec_sample, sglang_acceptance
@@ -157,7 +157,7 @@ class ServerUnreachable(SpecwiseError):
 
     def text(self, hint: str) -> str:
         return (
-            f"all {self.failed} requests failed ({self.failed} connection: {self.detail}); stopped before sending "
+            f"{every_request(self.failed)} failed ({self.failed} connection: {self.detail}); stopped before sending "
             f"the other {self.unsent}; {hint}"
         )
 

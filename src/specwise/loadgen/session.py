@@ -17,7 +17,7 @@ from specwise.errors import SpecwiseError
 from specwise.loadgen.client import scrub
 from specwise.loadgen.launcher import EngineServer, LaunchFile, hardware_description
 from specwise.loadgen.plan import LaunchInfo, RunConfig, plan_from_config, sweep_rates
-from specwise.loadgen.records import all_failed_hint, error_examples, error_hint, token_count_notes
+from specwise.loadgen.records import all_failed_hint, error_examples, error_hint, every_request, token_count_notes
 from specwise.loadgen.runner import run_plan
 from specwise.loadgen.store import ResultStore
 
@@ -176,4 +176,4 @@ def all_failed(
     detail = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items(), key=lambda kv: -kv[1]))
     if doc.url and "@" in doc.url:  # the URL carried credentials (masked): they are what a 401 refused
         url = doc.url
-    return f"all {sent} requests failed ({detail}); {all_failed_hint(errors, url, model, timeout, key_env)}"
+    return f"{every_request(sent)} failed ({detail}); {all_failed_hint(errors, url, model, timeout, key_env)}"

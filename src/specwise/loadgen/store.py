@@ -137,6 +137,11 @@ class ResultStore:
     def set_status(self, run_id: str, status: str) -> None:
         self._write("UPDATE runs SET status = ? WHERE run_id = ?", (status, run_id))
 
+    def status(self, run_id: str) -> str | None:
+        """``running`` (started, or stopped before its end) or ``complete``; None for no such run."""
+        row = self.db.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else str(row[0])
+
     def add(self, record: RequestRecord) -> None:
         """Commit one record (idempotent per request id: a resumed run never duplicates)."""
         self._write(_INSERT, (record.run_id, record.level, record.request_id, record.to_json()))
