@@ -280,3 +280,21 @@ def test_a_kept_pool_is_dropped_when_a_map_fails() -> None:
     assert executor._pool is None
     assert executor.map(_fail_on_two, [0, 1, 3]) == [0, 1, 3]
     executor.close()
+
+
+def test_a_kept_pool_is_as_wide_as_its_widest_map(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sized as a fresh pool would be (one worker per job and core), not at every core at once: a 2-job map on a
+    4-core machine starts 2 workers, a 4-job map then a pool of 4, and a 2-job map after it reuses that one."""
+    monkeypatch.setattr("specwise.executors.local.os.cpu_count", lambda: 4)
+    executor = LocalExecutor(None, keep_pool=True)
+    try:
+        executor.map(_pid, [0, 1])
+        narrow = executor._pool
+        assert narrow is not None and executor._pool_workers == 2
+        executor.map(_pid, [0, 1, 2, 3])
+        wide = executor._pool
+        assert wide is not None and wide is not narrow and executor._pool_workers == 4
+        executor.map(_pid, [0, 1])
+        assert executor._pool is wide
+    finally:
+        executor.close()

@@ -36,6 +36,7 @@ class LocalExecutor:
         self.max_workers = max_workers
         self.keep_pool = keep_pool
         self._pool: ProcessPoolExecutor | None = None
+        self._pool_workers = 0  # the kept pool's size: the widest map's so far (one per job and core, as a fresh pool)
 
     @property
     def workers(self) -> int:
@@ -52,8 +53,11 @@ class LocalExecutor:
                 if progress:
                     progress(i, len(jobs))
             return results
-        pool = self._pool or _new_pool(self.workers if self.keep_pool else workers)
-        self._pool = pool if self.keep_pool else None
+        if self._pool is not None and self._pool_workers < workers:  # a wider map than the kept pool: a wider pool
+            self.close()
+        pool = self._pool or _new_pool(workers)
+        if self.keep_pool and self._pool is None:
+            self._pool, self._pool_workers = pool, workers
         try:
             for i, result in enumerate(pool.map(fn, jobs, chunksize=1), start=1):
                 results.append(result)
