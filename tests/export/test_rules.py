@@ -211,3 +211,30 @@ def test_the_readmes_rule_count_is_the_commands(tmp_path: Path) -> None:
         assert main(["export", "prometheus-rules", *argv, "--out", str(out)]) == 0
         rules = re.findall(r"(?m)^\s*- (?:record|alert): ", out.read_text())
         assert len(rules) == int(want), argv
+
+
+@pytest.mark.parametrize("what", ["prometheus-rules", "grafana"])
+def test_export_never_overwrites_a_file_it_did_not_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], what: str
+) -> None:
+    """Review s59: a mistyped ``export grafana --out README.md`` replaced the README without a word. A file an earlier
+    export wrote is regenerated; another existing file is refused (exit 2) and left as it was; an empty one is
+    written."""
+    from specwise.cli import main
+
+    out = tmp_path / "out.txt"
+    assert main(["export", what, "--out", str(out)]) == 0
+    first = out.read_text()
+    assert main(["export", what, "--out", str(out)]) == 0 and out.read_text() == first  # regenerated
+    notes = tmp_path / "README.md"
+    notes.write_text("# my notes\n")
+    capsys.readouterr()
+    assert main(["export", what, "--out", str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {notes}: exists and is not a file this command wrote" in err and "\n" not in err.strip()
+    assert notes.read_text() == "# my notes\n"
+    other = "grafana" if what == "prometheus-rules" else "prometheus-rules"
+    assert main(["export", other, "--out", str(out)]) == 2  # the other export's file is not this one's
+    empty = tmp_path / "empty.yml"
+    empty.write_text("")
+    assert main(["export", what, "--out", str(empty)]) == 0 and empty.read_text() == first

@@ -28,8 +28,9 @@ from specwise.cli.common import (
     refuse_without_scenario,
     scenario_file,
 )
-from specwise.export.grafana import build_dashboard, render_dashboard
-from specwise.export.rules import FOR, MIN_DRAFTS, build_rule_groups, provenance, render_rules
+from specwise.errors import SpecwiseError
+from specwise.export.grafana import DASHBOARD_UID, build_dashboard, render_dashboard
+from specwise.export.rules import FOR, GENERATED_MARK, MIN_DRAFTS, build_rule_groups, provenance, render_rules
 from specwise.fileio import check_output_file, write_text_atomic
 
 
@@ -100,6 +101,28 @@ def _out_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=path_text, default="-", metavar="FILE", help="write here (default: - for stdout)")
 
 
+DASHBOARD_MARK = f'"uid": "{DASHBOARD_UID}"'  # as render_dashboard writes it
+
+
+def _refuse_a_foreign_file(out: str, mark: str) -> None:
+    """An existing, non-empty regular file that this command did not write (``mark`` not in its first 64 KiB) is
+    not overwritten: a mistyped ``--out README.md`` replaced the README without a word (review s59). A file an
+    earlier export wrote is regenerated."""
+    path = Path(out)
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return
+        with path.open("rb") as fh:
+            head = fh.read(64 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return  # unreadable: check_output_file and the write say what is wrong
+    if mark not in head:
+        raise SpecwiseError(
+            f"--out {out}: exists and is not a file this command wrote (no {mark!r} in it); remove it first or write "
+            "elsewhere"
+        )
+
+
 def _emit(out: str, text: str) -> int:
     if out == "-":
         sys.stdout.write(text)
@@ -112,6 +135,7 @@ def _emit(out: str, text: str) -> int:
 def run_rules(args: argparse.Namespace) -> int:
     if args.out != "-":
         check_output_file(Path(args.out), [("--scenario", args.scenario)])
+        _refuse_a_foreign_file(args.out, GENERATED_MARK)
     refuse_without_scenario(args, extra=("model_name",))
     slowdown = None
     name = None
@@ -134,4 +158,5 @@ def run_rules(args: argparse.Namespace) -> int:
 def run_grafana(args: argparse.Namespace) -> int:
     if args.out != "-":
         check_output_file(Path(args.out))
+        _refuse_a_foreign_file(args.out, DASHBOARD_MARK)
     return _emit(args.out, render_dashboard(build_dashboard()))

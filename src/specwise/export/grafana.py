@@ -43,6 +43,9 @@ class PanelSpec:
     description: str = ""
 
 
+DASHBOARD_UID = "specwise-spec-decode"  # in the file export --out writes, and rewrites
+
+
 def _panel(spec: PanelSpec, panel_id: int) -> timeseries.Panel:
     col, row = panel_id % 2, panel_id // 2
     panel = (
@@ -123,9 +126,7 @@ def panel_specs() -> tuple[PanelSpec, ...]:
     )
 
 
-def build_dashboard(
-    title: str = "vLLM speculative decoding (specwise)", uid: str = "specwise-spec-decode"
-) -> model.Dashboard:
+def build_dashboard(title: str = "vLLM speculative decoding (specwise)", uid: str = DASHBOARD_UID) -> model.Dashboard:
     builder = (
         dashboard_builders.Dashboard(title)
         .uid(uid)
