@@ -849,4 +849,6 @@ def _run_config(
         items = load_prompts(_file("prompts", prompts))
     else:  # the CLI's default: synthetic prompts of 60 words
         items = synthetic_prompts(values["requests_per_level"], 60, values.get("seed", 0))
+    key_env = values.get("api_key_env", RunConfig.api_key_env)
+    values["api_key_sent"] = bool(key_env and os.environ.get(key_env))
     return RunConfig(model=model, prompts=tuple(items), **values)

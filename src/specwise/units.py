@@ -79,16 +79,19 @@ def fmt_about(x: float) -> str:
 
 def fmt_rate(x: float, beside: float | None = None) -> str:
     """A capacity in requests/s: one decimal from 1 up, two significant digits below it (0.12, 0.054: a capacity of
-    0.118 beside one of 0.204 is not "0.1" and "0.2", review s59), and with ``beside`` (the load it is set against)
-    as many more decimals as show which side of it it is on (:func:`fmt_beside`)."""
-    places = 1 if not 0 < x < 1 else max(2, 1 - math.floor(math.log10(x)))
+    0.118 beside one of 0.204 is not "0.1" and "0.2", review s59; at most 6 decimals), and with ``beside`` (the load
+    it is set against) as many more decimals as show which side of it it is on (:func:`fmt_beside`)."""
+    rounded = float(f"{x:.2g}") if math.isfinite(x) else x
+    places = 1 if not 0 < abs(rounded) < 1 else min(6, max(2, 1 - math.floor(math.log10(abs(rounded)))))
     return fmt_beside(x, beside, places) if beside is not None else f"{x:.{places}f}"
 
 
 def fmt_sig3(x: float) -> str:
-    """A table's value to three significant digits, trailing zeros kept, never in e-notation: 0.710, 0.771, 1.10,
-    25.0, 10,200 (``:.3g`` printed 0.71 beside 0.771 and 1.02e+04 in one column: review s59)."""
-    if abs(float(f"{x:.3g}")) >= 1000:  # 999.6 too: it rounds to 1.00e+03
+    """A table's value to three significant digits, trailing zeros kept, in plain notation from 1e-4 up: 0.710,
+    0.771, 1.10, 25.0, 10,200 (``:.3g`` printed 0.71 beside 0.771 and 1.02e+04 in one column: review s59); smaller
+    values in e-notation, as ``:.3g`` writes them; -0 as 0."""
+    x = x + 0.0  # -0.0 -> 0.0
+    if math.isfinite(x) and abs(float(f"{x:.3g}")) >= 1000:  # 999.6 too: it rounds to 1.00e+03
         return f"{x:,.0f}"
     text = f"{x:#.3g}"
     return text[:-1] if text.endswith(".") else text

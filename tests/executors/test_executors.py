@@ -298,3 +298,19 @@ def test_a_kept_pool_is_as_wide_as_its_widest_map(monkeypatch: pytest.MonkeyPatc
         assert executor._pool is wide
     finally:
         executor.close()
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="a pool needs 2 cores here")
+def test_a_kept_pool_started_by_an_ended_thread_is_not_reused() -> None:
+    """Code review s59: the workers' death signal follows the thread that started them; a kept pool started in a
+    thread that has ended was broken (BrokenProcessPool) for the next map. A map from another thread starts its own."""
+    import threading
+
+    executor = LocalExecutor(2, keep_pool=True)
+    try:
+        worker = threading.Thread(target=executor.map, args=(_pid, [0, 1, 2]))
+        worker.start()
+        worker.join(30)
+        assert executor.map(_pid, [0, 1, 2]) and [x for x, _ in executor.map(_pid, [3, 4])] == [3, 4]
+    finally:
+        executor.close()

@@ -238,3 +238,8 @@ def test_export_never_overwrites_a_file_it_did_not_write(
     empty = tmp_path / "empty.yml"
     empty.write_text("")
     assert main(["export", what, "--out", str(empty)]) == 0 and empty.read_text() == first
+    # a document that quotes an export (code review s59: the mark was matched anywhere) is not one
+    quoting = tmp_path / "quoting.md"
+    quoting.write_text("# How we alert\n\n```\n" + first + "```\n")
+    assert main(["export", what, "--out", str(quoting)]) == 2
+    assert quoting.read_text().startswith("# How we alert")

@@ -128,7 +128,9 @@ def test_level_summary_definitions() -> None:
     assert RequestRecord.from_json(rec.to_json()) == rec
 
 
-def test_cli_bench_json_and_resume_after_kill(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_bench_json_and_resume_after_kill(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "bench.sqlite"
     with MockServer(MockBehaviour(ttft_s=0.02, chunk_interval_s=0.01)) as server:
         argv = [
@@ -166,6 +168,7 @@ def test_cli_bench_json_and_resume_after_kill(tmp_path: Path, capsys: pytest.Cap
         with _Open(db) as st:
             before = len(st.done_ids("killme"))
         assert 0 < before < 24
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-test-key")  # the run sent it: its resume sends it too
         code = main(
             ["bench", "--resume", "killme", "--db", str(db), "--json", "--export-jsonl", str(tmp_path / "r.jsonl")]
         )

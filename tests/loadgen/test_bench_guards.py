@@ -184,3 +184,40 @@ def test_a_results_database_or_a_gzip_given_as_a_bench_json_is_named(
     packed.write_bytes(gzip.compress(b'{"schema": "specwise.bench/1"}'))
     with pytest.raises(SpecwiseError, match="a gzip file: decompress it first"):
         read_objects(packed)
+
+
+def test_a_resume_without_the_default_key_it_sent_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review s59 (code review 1): the guard exempted $OPENAI_API_KEY, the variable most runs read their key from.
+    The run records whether it sent a key (never the key): one that did is refused without it; one that did not
+    (no auth) resumes as before."""
+    db = tmp_path / "r.sqlite"
+    url = f"http://127.0.0.1:{free_port()}"
+    argv = ["bench", "--url", url, "--model", "m", "--rates", "3", "--requests-per-level", "4", "--db", str(db)]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-default-key")
+    assert main([*argv, "--run-id", "sent"]) == 2
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert main([*argv, "--run-id", "none"]) == 2
+    capsys.readouterr()
+    assert main(["bench", "--resume", "sent", "--db", str(db)]) == 2
+    assert "run sent sent its API key from $OPENAI_API_KEY, which is not set (or empty) now" in capsys.readouterr().err
+    assert main(["bench", "--resume", "none", "--db", str(db)]) == 2  # past the check, to the closed port
+    assert " failed (" in capsys.readouterr().err
+    assert "sk-default-key" not in db.read_bytes().decode("latin-1")
+
+
+def test_a_complete_run_whose_url_had_credentials_resumes_without_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Code review s59: --resume of a complete run still asked for --url where its URL had credentials (never
+    stored), though it sends nothing; the database hint (bench --resume RUN_ID --db FILE --json) then failed."""
+    db = tmp_path / "r.sqlite"
+    with MockServer(MockBehaviour(ttft_s=0.001, chunk_interval_s=0.001)) as server:
+        url = server.url.replace("http://", "http://user:hunter2@")
+        argv = ["bench", "--url", url, "--model", "m", "--rates", "20", "--requests-per-level", "3"]
+        assert main([*argv, "--db", str(db), "--run-id", "cred", "--metrics-url", "none"]) == 0
+        capsys.readouterr()
+        assert main(["bench", "--resume", "cred", "--db", str(db), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["run_id"] == "cred" and "hunter2" not in captured.out + captured.err

@@ -283,6 +283,7 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
         request_timeout_s=_or_default(args.request_timeout, "request_timeout_s"),
         metrics_urls=metrics_urls,
         api_key_env=_key_env(args),
+        api_key_sent=bool(_key_env(args) and os.environ.get(_key_env(args))),
         seed=_or_default(args.seed, "seed"),
         slo_ttft_s=args.slo_ttft,
         slo_tpot_s=args.slo_tpot,
@@ -450,9 +451,14 @@ def _resume_command(
     words += ["--resume", run_id]
     if args.db != Path("specwise-bench.sqlite"):
         words += ["--db", str(args.db)]
-    urls = [u for u in (getattr(args, "url", None), *(getattr(args, "metrics_url", None) or ())) if u]
-    if any("@" in urlsplit(u).netloc for u in urls):  # never stored nor printed: the user gives them again
-        words += ["--url", "URL"]  # review s59: the printed command failed with "pass --url again"
+    # credentials are never stored nor printed: the user gives those URLs again (review s59: the printed command
+    # failed with "pass --url again")
+    url = getattr(args, "url", None)
+    if url and "@" in urlsplit(url).netloc:
+        words += ["--url", "URL"]
+    for metrics in getattr(args, "metrics_url", None) or ():
+        if "@" in urlsplit(metrics).netloc:
+            words += ["--metrics-url", "URL"]
     return " ".join(w if w in ("FILE", "URL") else shlex.quote(w) for w in [*words, *outputs])
 
 
@@ -501,20 +507,29 @@ def _resumed_config(args: argparse.Namespace, config: RunConfig, run_id: str, se
         config = replace(config, metrics_urls=_metrics_urls(args, config.url))
     if args.api_key_env is not None:  # the key is never stored: the variable holding it may be named again
         config = replace(config, api_key_env=args.api_key_env)
-    elif sends and config.api_key_env not in ("", DEFAULT_KEY_ENV) and not os.environ.get(config.api_key_env):
-        # the run named its variable (--api-key-env): resumed without it, every request would be a stored 401 and the
-        # run spoiled (review s59 B1: exit 0 with "7 of 12 requests failed (7 http 401)"), as a new run is refused
+    elif sends and _key_gone(config):
+        # resumed without the key the run sent, every request would be a stored 401 and the run spoiled (review s59
+        # B1: exit 0 with "7 of 12 requests failed (7 http 401)"), as a new run naming an unset variable is refused
         raise SpecwiseError(
             f"run {run_id} sent its API key from ${config.api_key_env}, which is not set (or empty) now; export it, "
             "or give --api-key-env VAR to read it from another variable ('' to send no key)"
         )
     config = _resumed_speculation(args.speculative_config, config, run_id)
-    if config.credentials_dropped:
+    if sends and config.credentials_dropped:  # a complete run sends nothing: its stored results need no URL
         raise SpecwiseError(
             f"run {run_id}: its URL had credentials, which are never stored; pass --url again with --resume "
             "(and each --metrics-url that had them)"
         )
     return config
+
+
+def _key_gone(config: RunConfig) -> bool:
+    """Whether the run sent a key (its variable was set at its start, or it named one with --api-key-env: a run
+    stored before ``api_key_sent`` was) whose variable is unset now."""
+    name = config.api_key_env
+    if not name or os.environ.get(name):
+        return False
+    return config.api_key_sent or name != DEFAULT_KEY_ENV
 
 
 def _resumed_speculation(given: dict[str, Any] | None, config: RunConfig, run_id: str) -> RunConfig:

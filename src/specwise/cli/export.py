@@ -11,7 +11,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,26 +103,35 @@ def _out_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=path_text, default="-", metavar="FILE", help="write here (default: - for stdout)")
 
 
-DASHBOARD_MARK = f'"uid": "{DASHBOARD_UID}"'  # as render_dashboard writes it
-
-
-def _refuse_a_foreign_file(out: str, mark: str) -> None:
-    """An existing, non-empty regular file that this command did not write (``mark`` not in its first 64 KiB) is
-    not overwritten: a mistyped ``--out README.md`` replaced the README without a word (review s59). A file an
-    earlier export wrote is regenerated."""
+def _refuse_a_foreign_file(out: str, ours: Callable[[str], bool]) -> None:
+    """An existing, non-empty regular file that this command did not write (``ours`` says of its text) is not
+    overwritten: a mistyped ``--out README.md`` replaced the README without a word (review s59). A file an earlier
+    export wrote is regenerated."""
     path = Path(out)
     try:
         if not path.is_file() or path.stat().st_size == 0:
             return
-        with path.open("rb") as fh:
-            head = fh.read(64 * 1024).decode("utf-8", "replace")
+        text = path.read_bytes()[: 4 * 1024 * 1024].decode("utf-8", "replace")
     except OSError:
         return  # unreadable: check_output_file and the write say what is wrong
-    if mark not in head:
+    if not ours(text):
         raise SpecwiseError(
-            f"--out {out}: exists and is not a file this command wrote (no {mark!r} in it); remove it first or write "
-            "elsewhere"
+            f"--out {out}: exists and is not a file this command wrote; remove it first or write elsewhere"
         )
+
+
+def _our_rules(text: str) -> bool:
+    """A rules file export wrote: its first line is the generator's mark."""
+    return text.startswith(GENERATED_MARK)
+
+
+def _our_dashboard(text: str) -> bool:
+    """A dashboard export wrote: a JSON object whose top-level ``uid`` is specwise's."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and doc.get("uid") == DASHBOARD_UID
 
 
 def _emit(out: str, text: str) -> int:
@@ -135,7 +146,7 @@ def _emit(out: str, text: str) -> int:
 def run_rules(args: argparse.Namespace) -> int:
     if args.out != "-":
         check_output_file(Path(args.out), [("--scenario", args.scenario)])
-        _refuse_a_foreign_file(args.out, GENERATED_MARK)
+        _refuse_a_foreign_file(args.out, _our_rules)
     refuse_without_scenario(args, extra=("model_name",))
     slowdown = None
     name = None
@@ -158,5 +169,5 @@ def run_rules(args: argparse.Namespace) -> int:
 def run_grafana(args: argparse.Namespace) -> int:
     if args.out != "-":
         check_output_file(Path(args.out))
-        _refuse_a_foreign_file(args.out, DASHBOARD_MARK)
+        _refuse_a_foreign_file(args.out, _our_dashboard)
     return _emit(args.out, render_dashboard(build_dashboard()))

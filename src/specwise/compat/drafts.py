@@ -98,7 +98,7 @@ def _without_figures(warning: str) -> str:
     text = " ".join("".join(out).split())
     for mark in ";:,":
         text = text.replace(f" {mark}", mark)
-    return text.split("; ", 1)[0]
+    return text.split("; ", 1)[0] or warning  # all in parentheses: the warning as it is
 
 
 def _at_target_tp(tp: int, place: Callable[[DraftChoice], MemoryPlan | None]) -> MemoryCheck:

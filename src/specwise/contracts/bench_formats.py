@@ -222,20 +222,34 @@ def _table_rows(data: JsonObject) -> list[JsonObject] | None:
     return [r for r in rows if isinstance(r, dict)]
 
 
+def _refuse_other_formats(path: Path) -> None:
+    """A results database or a gzip file, named as such from its first bytes (before the size limit: a database is
+    often larger), with what to do; review s59: said as "can't decode byte 0xf8"."""
+    try:
+        if not path.is_file():  # a pipe or a device is read once, by read_bytes_bounded
+            return
+        with path.open("rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return  # read_bytes_bounded says what is wrong
+    if head.startswith(b"SQLite format 3\x00"):
+        raise DocumentError(
+            f"{path}: a bench results database (--db), not a bench JSON: write a run's JSON with specwise bench "
+            f"--resume RUN_ID --db {path} --json > run.json (a finished run is printed, not re-run; a --launch run's "
+            "with --launch FILE too)"
+        )
+    if head.startswith(b"\x1f\x8b"):
+        raise DocumentError(f"{path}: a gzip file: decompress it first (gunzip -k {path})")
+
+
 def read_objects(path: Path) -> list[JsonObject]:
     """The JSON objects of a bench file (one, or one per line), size-bounded; each refusal in one line."""
     where = str(path)
+    _refuse_other_formats(path)
     try:
         raw = read_bytes_bounded(path, MAX_DOCUMENT_BYTES, "bench")
     except SpecwiseError as exc:
         raise DocumentError(str(exc)) from None
-    if raw.startswith(b"SQLite format 3\x00"):  # review s59: said as an undecodable byte 0xf8
-        raise DocumentError(
-            f"{where}: a bench results database (--db), not a bench JSON: write a run's JSON with specwise bench "
-            f"--resume RUN_ID --db {where} --json > run.json (a finished run is printed, not re-run)"
-        )
-    if raw.startswith(b"\x1f\x8b"):
-        raise DocumentError(f"{where}: a gzip file: decompress it first (gunzip -k {where})")
     try:
         text = raw.decode("utf-8-sig")  # a leading BOM dropped, as read_text_bounded drops it
     except UnicodeDecodeError as exc:

@@ -35,8 +35,9 @@ from specwise.errors import SpecwiseError
 from specwise.methods import HEAD_METHODS, METHODS
 
 ScheduleForm = Literal["per_batch_size", "disable_by_batch_size", "none"]
-# PEP 440: more release numbers (vLLM 0.10.1.1), pre-, post- and dev-release segments and a local part (0.24.0rc1,
-# 0.6.3.post1, 0.10.1.dev12+gabc, 0.32.0+cpu), nothing else: "0.9.x" was read as 0.9 (review s59)
+# Release numbers (vLLM 0.10.1.1), then PEP 440-like pre-, post- and dev-release segments and a local part
+# (0.24.0rc1, 0.6.3.post1, 0.10.1.dev12+gabc, 0.32.0+cpu), read loosely (0.9.1abc passes as a pre-release) but not
+# free words: "0.9.x" was read as 0.9 (review s59); only X.Y.Z is kept (0.24.0rc1 counts as 0.24.0)
 _VERSION = re.compile(
     r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.\d+)*(?:[.\-_]?(?:rc|a|b|c|alpha|beta|pre|preview|post|dev)[.\-_]?\d*)*(?:\+[0-9A-Za-z.\-_]+)?",
     re.IGNORECASE,

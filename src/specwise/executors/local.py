@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
@@ -37,6 +38,7 @@ class LocalExecutor:
         self.keep_pool = keep_pool
         self._pool: ProcessPoolExecutor | None = None
         self._pool_workers = 0  # the kept pool's size: the widest map's so far (one per job and core, as a fresh pool)
+        self._thread = 0  # the thread that started the kept pool's workers
 
     @property
     def workers(self) -> int:
@@ -53,11 +55,13 @@ class LocalExecutor:
                 if progress:
                     progress(i, len(jobs))
             return results
-        if self._pool is not None and self._pool_workers < workers:  # a wider map than the kept pool: a wider pool
+        if self._pool is not None and (self._pool_workers < workers or self._thread != threading.get_ident()):
+            # a wider map than the kept pool: a wider pool; a map from another thread: a pool of its own (the
+            # workers' death signal follows the thread that started them, which may have ended: workers.py)
             self.close()
         pool = self._pool or _new_pool(workers)
         if self.keep_pool and self._pool is None:
-            self._pool, self._pool_workers = pool, workers
+            self._pool, self._pool_workers, self._thread = pool, workers, threading.get_ident()
         try:
             for i, result in enumerate(pool.map(fn, jobs, chunksize=1), start=1):
                 results.append(result)

@@ -102,6 +102,9 @@ class RunConfig:
     request_timeout_s: float = 120.0
     metrics_urls: tuple[str, ...] = ()  # one per replica (a fleet); () when not scraping
     api_key_env: str = "OPENAI_API_KEY"
+    # whether the run sent a key (its variable was set when it started; the key itself is never stored): a resume
+    # without it would store every 401 as the run's result (review s59)
+    api_key_sent: bool = False
     seed: int = 0
     slo_ttft_s: float | None = None
     slo_tpot_s: float | None = None

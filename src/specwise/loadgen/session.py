@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import sqlite3
 import time
 import uuid
@@ -28,8 +29,9 @@ RunProgress = Callable[[str, int, int, int, float | None], None]
 def new_run(store: ResultStore, run_id: str, config: RunConfig, fix: str | None = None) -> None:
     """Record the run's configuration -- with any credentials in its URLs replaced by ``***``. ``fix``: what to do
     when ``run_id`` exists, in the caller's words (default: the command's flags)."""
+    sent = config.api_key_sent or bool(config.api_key_env and os.environ.get(config.api_key_env))
     try:
-        store.create_run(run_id, time.time(), config.redacted().to_json())
+        store.create_run(run_id, time.time(), replace(config, api_key_sent=sent).redacted().to_json())
     except sqlite3.IntegrityError:
         fix = fix or f"use --resume {run_id} or another --run-id"
         raise SpecwiseError(f"{store.path}: run {run_id!r} exists; {fix}") from None
