@@ -5,8 +5,9 @@ shutting the pool down (SIGTERM with no handler, SIGKILL, the OOM killer), nothi
 and the worker waits forever, reparented to PID 1. On Linux :func:`init_worker` asks the kernel to SIGKILL the
 worker when its parent dies (``prctl(PR_SET_PDEATHSIG)``, prctl(2); the signal is sent when the *thread* that
 forked the worker ends, and :meth:`LocalExecutor.map <specwise.executors.local.LocalExecutor.map>` forks from the
-calling thread, which is blocked in ``map`` as long as the pool lives). Elsewhere the parent's shutdown is all
-there is.
+calling thread, which is blocked in ``map`` as long as a fresh pool lives; a kept pool, which outlives its map, is
+used only from the thread that started it, and another thread's map starts its own). Elsewhere the parent's
+shutdown is all there is.
 
 The worker also drops the signal handlers it inherited by fork (the CLI's SIGTERM handler would raise in the
 worker and print a traceback): SIGINT is ignored (a terminal's Ctrl-C reaches the whole process group; the parent
