@@ -33,7 +33,7 @@ from specwise.cli.common import (
 from specwise.errors import SpecwiseError
 from specwise.export.grafana import DASHBOARD_UID, build_dashboard, render_dashboard
 from specwise.export.rules import FOR, GENERATED_MARK, MIN_DRAFTS, build_rule_groups, provenance, render_rules
-from specwise.fileio import check_output_file, write_text_atomic
+from specwise.fileio import check_output_file, stream_fd, write_text_atomic
 
 
 def register(sub: Any) -> None:
@@ -108,6 +108,8 @@ def _refuse_a_foreign_file(out: str, ours: Callable[[str], bool]) -> None:
     overwritten: a mistyped ``--out README.md`` replaced the README without a word (review s59). A file an earlier
     export wrote is regenerated."""
     path = Path(out)
+    if stream_fd(path) is not None:  # /dev/stdout and the like: a stream the shell opened, appended to as it is
+        return
     try:
         if not path.is_file() or path.stat().st_size == 0:
             return
