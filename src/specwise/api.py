@@ -804,6 +804,7 @@ def _run_config(
 ) -> RunConfig:
     """The run's configuration, each value through its ``specwise bench`` flag's check, before any request; a bad
     value given under an old keyword is refused under that name, as the caller wrote it."""
+    from specwise.loadgen.client import api_key_from
     from specwise.loadgen.plan import CHECKS, RunConfig, refuse_level_conflicts
     from specwise.loadgen.workload import load_prompts, synthetic_prompts
 
@@ -838,7 +839,7 @@ def _run_config(
                 values[name] = _checked(name, check, _number(name, value, integer=name in _INTEGERS))
     values.setdefault("metrics_urls", (values["url"].rstrip("/") + "/metrics",))
     key_env = values.get("api_key_env")
-    if key_env and not os.environ.get(key_env):  # as bench --api-key-env (review s59: the API ran without a key)
+    if key_env and api_key_from(key_env) is None:  # as bench --api-key-env (review s59: the API ran without a key)
         raise SpecwiseError(
             f"api_key_env {key_env!r}: ${key_env} is not set (or empty); export it, or pass api_key_env='' to send "
             "no key"
@@ -850,5 +851,5 @@ def _run_config(
     else:  # the CLI's default: synthetic prompts of 60 words
         items = synthetic_prompts(values["requests_per_level"], 60, values.get("seed", 0))
     key_env = values.get("api_key_env", RunConfig.api_key_env)
-    values["api_key_sent"] = bool(key_env and os.environ.get(key_env))
+    values["api_key_sent"] = api_key_from(key_env) is not None
     return RunConfig(model=model, prompts=tuple(items), **values)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sys
 import uuid
@@ -39,7 +38,7 @@ from specwise.contracts.document import json_safe
 from specwise.errors import SpecwiseError, redact_url
 from specwise.fileio import check_output_file, same_file, write_json_atomic, write_text_atomic
 from specwise.loadgen import plan
-from specwise.loadgen.client import served_root
+from specwise.loadgen.client import api_key_from, served_root
 from specwise.loadgen.launcher import LaunchFile, load_launch_file
 from specwise.loadgen.plan import RunConfig, client_config, refuse_level_conflicts
 from specwise.loadgen.relaunch import check_new_launch, launch_base_of, resume_launch
@@ -253,7 +252,7 @@ def check_key_env(name: str | None) -> None:
     """A variable named with --api-key-env that is unset or empty is refused before any request: the user meant to
     send a key, and without it the run measures only 401s -- or, on a server without auth, passes unnoticed. Only the
     default (``$OPENAI_API_KEY``) may be absent, for a server without auth; ``--api-key-env ''`` sends no key."""
-    if name and not os.environ.get(name):
+    if name and api_key_from(name) is None:
         raise SpecwiseError(
             f"--api-key-env {name}: ${name} is not set (or empty); export it, or give --api-key-env '' to send no key"
         )
@@ -283,7 +282,7 @@ def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> 
         request_timeout_s=_or_default(args.request_timeout, "request_timeout_s"),
         metrics_urls=metrics_urls,
         api_key_env=_key_env(args),
-        api_key_sent=bool(_key_env(args) and os.environ.get(_key_env(args))),
+        api_key_sent=api_key_from(_key_env(args)) is not None,
         seed=_or_default(args.seed, "seed"),
         slo_ttft_s=args.slo_ttft,
         slo_tpot_s=args.slo_tpot,
@@ -527,7 +526,7 @@ def _key_gone(config: RunConfig) -> bool:
     """Whether the run sent a key (its variable was set at its start, or it named one with --api-key-env: a run
     stored before ``api_key_sent`` was) whose variable is unset now."""
     name = config.api_key_env
-    if not name or os.environ.get(name):
+    if not name or api_key_from(name) is not None:
         return False
     return config.api_key_sent or name != DEFAULT_KEY_ENV
 

@@ -113,7 +113,8 @@ def _refuse_a_foreign_file(out: str, ours: Callable[[str], bool]) -> None:
     try:
         if not path.is_file() or path.stat().st_size == 0:
             return
-        text = path.read_bytes()[: 4 * 1024 * 1024].decode("utf-8", "replace")
+        with path.open("rb") as fh:  # its head only: an --out that names a large file is not read whole
+            text = fh.read(4 * 1024 * 1024).decode("utf-8", "replace")
     except OSError:
         return  # unreadable: check_output_file and the write say what is wrong
     if not ours(text):

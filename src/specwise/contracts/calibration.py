@@ -334,7 +334,7 @@ def _check_schema(data: JsonObject, where: str) -> None:
     (they came in one change), so a file without one is an older specwise's -- which simulate and advise cannot use
     -- or an edited one: said as the missing field, not taken for another document."""
     if data.get("schema") is None and not {"predictor", "points", "configs"} & set(data):
-        other = data.get("schema") or (f"keys {', '.join(sorted(data)[:5])}" if data else "an empty object")
+        other = f"keys {', '.join(sorted(data)[:5])}" if data else "an empty object"
         raise DocumentError(  # review s59 F4: any JSON without a schema was "an older specwise's calibration"
             f"{where}: not a specwise calibration (no schema, and none of a calibration's predictor, points or "
             f"configs: {other}). How to make one: {CALIBRATE_A_BENCH_RUN}"

@@ -114,8 +114,9 @@ def _body(cfg: ClientConfig, req: RequestSpec) -> dict[str, Any]:
     return body
 
 
-def _api_key(cfg: ClientConfig) -> str | None:
-    return (os.environ.get(cfg.api_key_env) or None) if cfg.api_key_env else None
+def api_key_from(env: str | None) -> str | None:
+    """The API key a request sends: ``$env``'s value; None where no variable is named, or it is unset or empty."""
+    return (os.environ.get(env) or None) if env else None
 
 
 def _headers(key: str | None) -> dict[str, str]:
@@ -164,7 +165,7 @@ class HttpSession:
     def __init__(self, cfg: ClientConfig, max_connections: int) -> None:
         self.cfg = cfg
         self.max_connections = max_connections
-        self.api_key = _api_key(cfg)
+        self.api_key = api_key_from(cfg.api_key_env)
         if self.api_key and "@" in urlsplit(cfg.base_url).netloc:
             raise SpecwiseError(
                 f"the URL carries user:password and ${cfg.api_key_env} holds an API key: both would be the "

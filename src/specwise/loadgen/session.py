@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import sqlite3
 import time
 import uuid
@@ -15,7 +14,7 @@ from pathlib import Path
 
 from specwise.contracts.bench import BenchConfig, BenchDoc, BenchLevel
 from specwise.errors import SpecwiseError
-from specwise.loadgen.client import scrub
+from specwise.loadgen.client import api_key_from, scrub
 from specwise.loadgen.launcher import EngineServer, LaunchFile, hardware_description
 from specwise.loadgen.plan import LaunchInfo, RunConfig, plan_from_config, sweep_rates
 from specwise.loadgen.records import all_failed_hint, error_examples, error_hint, every_request, token_count_notes
@@ -29,7 +28,7 @@ RunProgress = Callable[[str, int, int, int, float | None], None]
 def new_run(store: ResultStore, run_id: str, config: RunConfig, fix: str | None = None) -> None:
     """Record the run's configuration -- with any credentials in its URLs replaced by ``***``. ``fix``: what to do
     when ``run_id`` exists, in the caller's words (default: the command's flags)."""
-    sent = config.api_key_sent or bool(config.api_key_env and os.environ.get(config.api_key_env))
+    sent = config.api_key_sent or api_key_from(config.api_key_env) is not None
     try:
         store.create_run(run_id, time.time(), replace(config, api_key_sent=sent).redacted().to_json())
     except sqlite3.IntegrityError:
