@@ -282,7 +282,7 @@ def test_a_named_but_unset_key_variable_is_refused_before_any_request(
     argv = ["bench", "--url", _url(server), "--model", "m", "--rates", "50", "--requests-per-level", "2"]
     assert main([*argv, "--db", str(db), "--api-key-env", "SPECWISE_UNSET_KEY"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("specwise bench: error: --api-key-env SPECWISE_UNSET_KEY: $SPECWISE_UNSET_KEY is not set")
+    assert err.startswith("specwise bench: error: argument --api-key-env: $SPECWISE_UNSET_KEY is not set")
     assert len(err.splitlines()) == 1 and not db.exists()
     monkeypatch.setenv("SPECWISE_EMPTY_KEY", "")
     assert main([*argv, "--db", str(db), "--api-key-env", "SPECWISE_EMPTY_KEY"]) == 2

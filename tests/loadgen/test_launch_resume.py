@@ -164,6 +164,8 @@ def test_ctrl_c_and_internal_errors_name_the_run_on_stderr(
         with _Open(db) as st:
             (rid,) = [r for r in st.db.execute("SELECT run_id FROM runs ORDER BY created_s DESC LIMIT 1")]
         assert f"continue with: specwise bench --resume {rid[0]} --db {db}" in err and what in err
+        if code == 130:  # the one line: no bare "interrupted" after it (review s59)
+            assert err.strip().splitlines()[-1].startswith("interrupted: finished requests are saved")
 
 
 def test_which_launch_run_a_run_id_belongs_to(tmp_path: Path) -> None:

@@ -207,7 +207,12 @@ def test_advise_reads_one_file_given_alone_as_a_list_of_one(
         ("http://127.0.0.1:8000", {"concurrency": 4, "arrivals": "gamma"}, "arrivals: not with concurrency"),
         ("http://127.0.0.1:8000", {"cv": 2.0}, "cv: only with arrivals='gamma'"),
         # review s59: an unset key variable ran without a key; internal RunConfig fields were taken as keywords
-        ("http://127.0.0.1:8000", {"api_key_env": "SPECWISE_TEST_UNSET_VAR"}, "$SPECWISE_TEST_UNSET_VAR is not set"),
+        (
+            "http://127.0.0.1:8000",
+            {"api_key_env": "SPECWISE_TEST_UNSET_VAR"},
+            "api_key_env: $SPECWISE_TEST_UNSET_VAR is not set (or empty); export it, or give '' to send no key",
+        ),
+        ("http://127.0.0.1:8000", {"api_key_env": 5}, "api_key_env: expected a string, got 5"),
         ("http://127.0.0.1:8000", {"launch": "x.toml"}, "bench: unexpected keyword argument 'launch'"),
         ("http://127.0.0.1:8000", {"sweep_rates": (1.0,)}, "bench: unexpected keyword argument 'sweep_rates'"),
     ],

@@ -44,6 +44,8 @@ from specwise.cli.common import (
     GuardedStdout,
     OutputWriteError,
     Parser,
+    StopSaid,
+    Terminated,
     UsageError,
 )
 from specwise.contracts.document import NEGATIVE_SCHEMA
@@ -64,15 +66,6 @@ class _Redacting(logging.Filter):
 _REDACT = _Redacting()
 
 EXIT_TERMINATED = 143  # SIGTERM (128 + 15): kill PID, docker stop, a CI runner's or systemd's stop
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread by :func:`main`'s handler. A KeyboardInterrupt, so that every path that
-    stops cleanly on Ctrl-C (the local pool ending its workers, bench's resume advice, monitor's closing line,
-    profile's partial results) does the same on SIGTERM; :func:`main` then says "terminated" and exits 143."""
-
-    def __init__(self) -> None:
-        super().__init__("terminated")
 
 
 _COMMANDS = (
@@ -172,12 +165,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence(stdout)
         print(f"specwise {args.command}: error: cannot write the output: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        if terms:
-            print("terminated", file=sys.stderr)
-            return EXIT_TERMINATED
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:
+        if not isinstance(exc, StopSaid):  # review s59: a second, bare "interrupted" after bench's resume line
+            print("terminated" if terms else "interrupted", file=sys.stderr)
+        return EXIT_TERMINATED if terms else EXIT_INTERRUPTED
     except BrokenPipeError as exc:  # not stdout's (GuardedStdout takes that quietly): stderr, a subprocess's pipe
         _silence(stdout)
         with contextlib.suppress(OSError):

@@ -19,6 +19,7 @@ from specwise.calibration.from_bench import calibrate, check_calibratable
 from specwise.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
+    StopSaid,
     add_json_flag,
     add_wide_flag,
     argparse_type,
@@ -28,6 +29,7 @@ from specwise.cli.common import (
     positive_int,
     print_json,
     progress_bar,
+    stop_word,
 )
 from specwise.cli.datasets import add_dataset_flags, dataset_selection
 from specwise.contracts.bench import BenchDoc
@@ -131,6 +133,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--api-key-env",
+        type=CHECKS["api_key_env"],
         metavar="VAR",
         help=f"env var holding the API key (default {DEFAULT_KEY_ENV}; never stored); a VAR named here must be set "
         "('' sends no key)",
@@ -246,16 +249,6 @@ def _add_launch_flags(p: argparse.ArgumentParser) -> None:
 def _key_env(args: argparse.Namespace) -> str:
     """The variable the API key is read from: --api-key-env's, else :data:`DEFAULT_KEY_ENV`."""
     return DEFAULT_KEY_ENV if args.api_key_env is None else str(args.api_key_env)
-
-
-def check_key_env(name: str | None) -> None:
-    """A variable named with --api-key-env that is unset or empty is refused before any request: the user meant to
-    send a key, and without it the run measures only 401s -- or, on a server without auth, passes unnoticed. Only the
-    default (``$OPENAI_API_KEY``) may be absent, for a server without auth; ``--api-key-env ''`` sends no key."""
-    if name and api_key_from(name) is None:
-        raise SpecwiseError(
-            f"--api-key-env {name}: ${name} is not set (or empty); export it, or give --api-key-env '' to send no key"
-        )
 
 
 def run_config(args: argparse.Namespace, url: str | None, model: str | None) -> RunConfig:
@@ -477,15 +470,15 @@ def _say_resume(
     run_id: str,
     what: str,
     unwritten: Sequence[tuple[str, Path]] = (),
-) -> None:
+) -> bool:
     """On stderr (stdout may be --json), when the run was stored: how to finish it, and which of the files it writes
-    on finishing were not written (``unwritten``: the command given writes them)."""
+    on finishing were not written (``unwritten``: the command given writes them); whether it was said."""
     try:
         saved = store.launch_runs(run_id) if args.launch else store.has_run(run_id)
     except Exception:  # a broken database: nothing to point at
-        return
+        return False
     if not saved:
-        return
+        return False
     outputs = (["--calibrate"] if args.calibrate else []) + [w for flag, path in unwritten for w in (flag, str(path))]
     files = f"; not written: {', '.join(str(path) for _, path in unwritten)}" if unwritten else ""
     print(
@@ -493,6 +486,7 @@ def _say_resume(
         f"{_resume_command(args, run_id, outputs=outputs)}",
         file=sys.stderr,
     )
+    return True
 
 
 def _resumed_config(args: argparse.Namespace, config: RunConfig, run_id: str, sends: bool = True) -> RunConfig:
@@ -672,7 +666,6 @@ def run(args: argparse.Namespace) -> int:
             _check_distinct(flag, path, writes[:i])
     if args.calibrate:
         check_calibratable(args.launch)  # before any server starts: an engine without the counters fails the fit
-    check_key_env(args.api_key_env)
     _refuse_a_missing_database(args)
     inputs = _read_inputs(args)  # every input read and checked before the database is opened (or created)
     store = ResultStore(args.db)
@@ -688,8 +681,9 @@ def run(args: argparse.Namespace) -> int:
     except ServerLost:
         _say_resume(args, store, run_id, "the server went away", _unwritten(args))
         raise
-    except KeyboardInterrupt:
-        _say_resume(args, store, run_id, "interrupted", _unwritten(args))
+    except KeyboardInterrupt as exc:
+        if _say_resume(args, store, run_id, stop_word(exc), _unwritten(args)):
+            raise StopSaid from exc
         raise
     except SpecwiseError:
         raise

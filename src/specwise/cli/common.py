@@ -28,6 +28,25 @@ EXIT_INTERNAL = 3  # a bug: one line on stderr, the traceback in a file
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, the shell's convention)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread by :func:`specwise.cli.main`'s handler. A KeyboardInterrupt, so that every
+    path that stops cleanly on Ctrl-C (the local pool ending its workers, bench's resume advice, monitor's closing
+    line, profile's partial results) does the same on SIGTERM; ``main`` then says "terminated" and exits 143."""
+
+    def __init__(self) -> None:
+        super().__init__("terminated")
+
+
+class StopSaid(KeyboardInterrupt):
+    """A Ctrl-C or SIGTERM after which the command has said on stderr how it stopped and what it kept (bench's resume
+    command, simulate's partial results): ``main`` exits 130 or 143 without a second, bare "interrupted" line."""
+
+
+def stop_word(exc: KeyboardInterrupt) -> str:
+    """How the command was stopped, in the word ``main`` would print: "terminated" (SIGTERM) or "interrupted"."""
+    return "terminated" if isinstance(exc, Terminated) else "interrupted"
+
+
 class UsageError(Exception):
     """An argument error, reported as one line (argparse would print usage plus the error)."""
 

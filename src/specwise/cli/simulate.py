@@ -9,6 +9,7 @@ from typing import Any
 
 from specwise.cli.common import (
     EXIT_OK,
+    StopSaid,
     add_executor_flags,
     add_json_flag,
     add_predictor_flags,
@@ -19,6 +20,7 @@ from specwise.cli.common import (
     predictor_override,
     print_json,
     progress_bar,
+    stop_word,
 )
 from specwise.errors import SpecwiseError
 from specwise.executors import open_executor
@@ -75,8 +77,8 @@ def _sweep(scenario: Scenario, args: argparse.Namespace) -> list[Cell]:
                 bar.update(task, completed=done, total=total)
 
             return run_sweep(scenario, executor, progress=tick, into=finished)
-    except KeyboardInterrupt:
-        said = f"specwise simulate: {len(finished)} of {total} simulations had finished"
+    except KeyboardInterrupt as exc:
+        said = f"specwise simulate: {stop_word(exc)}: {len(finished)} of {total} simulations had finished"
         if finished:
             partial = partial_sweep(scenario, finished, total)
             if args.json:
@@ -85,7 +87,7 @@ def _sweep(scenario: Scenario, args: argparse.Namespace) -> list[Cell]:
                 render_partial(partial, wide=args.wide)
             said += "; they are on standard output, marked partial"
         print(said, file=sys.stderr)
-        raise
+        raise StopSaid from exc
 
 
 def run(args: argparse.Namespace) -> int:

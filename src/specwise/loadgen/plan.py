@@ -10,7 +10,7 @@ from typing import Any
 
 from specwise.errors import SpecwiseError, redact_url
 from specwise.latency import LevelSummary
-from specwise.loadgen.client import ClientConfig
+from specwise.loadgen.client import ClientConfig, api_key_from
 from specwise.loadgen.runner import BenchPlan, LevelPlan
 from specwise.loadgen.workload import PromptItem, level_requests
 from specwise.methods import METHOD_NAMES, row_name
@@ -348,6 +348,16 @@ def _server_speculation(value: object) -> dict[str, Any]:
     return dict(spec)
 
 
+def key_variable(name: str) -> str:
+    """The variable a run reads its API key from, named by the user (``bench --api-key-env``, the API's
+    ``api_key_env``): one that is unset or empty is refused before any request. The user meant to send a key, and
+    without it the run measures only 401s -- or, on a server without auth, passes unnoticed. Only the default
+    (``$OPENAI_API_KEY``, which nobody named) may be absent, for a server without auth; ``''`` sends no key."""
+    if name and api_key_from(name) is None:
+        raise ValueRefusal(f"${name} is not set (or empty); export it, or give '' to send no key")
+    return name
+
+
 CHECKS: dict[str, Callable[[str], Any]] = {
     "url": _base_url,
     "rates": _rates,
@@ -364,6 +374,7 @@ CHECKS: dict[str, Callable[[str], Any]] = {
     "slo_ttft_s": positive_float,
     "slo_tpot_s": positive_float,
     "speculative_config": _server_speculation,
+    "api_key_env": key_variable,
 }
 """Each :class:`RunConfig` field's check of its text (a list: comma-separated), by field: ``specwise bench``'s
 flags and the API's arguments (:class:`~specwise.values.ValueRefusal` on a bad one)."""
