@@ -111,3 +111,12 @@ def test_the_parser_reads_the_conventions() -> None:
         (("plan-memory", "--target", "m", "--gpu", "H100"), 1, ("does not fit",)),
         (("models", "--json"), 0, ()),
     ]
+
+
+def test_the_prometheus_query_count_is_the_families_queried() -> None:
+    """Review s60: the README said 8 queries after the V0 emitted-tokens family made them 9."""
+    from specwise.monitor.fleet import FAMILIES
+    from tests.readme_examples import README
+
+    text = " ".join(README.read_text().split())
+    assert f"grouped `by (model_name, instance)`: {len(FAMILIES)} queries whatever the fleet's size" in text

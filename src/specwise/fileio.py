@@ -9,7 +9,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -230,6 +230,26 @@ def check_output_file(
         check_output_dir(_through_links(path).parent)
     except SpecwiseError as exc:  # which output it was: two flags may name two unwritable places
         raise SpecwiseError(f"{flag} {path}: {exc}" if flag else str(exc)) from None
+
+
+def refuse_a_foreign_file(out: str | Path, ours: Callable[[str], bool], flag: str = "--out") -> None:
+    """An existing, non-empty regular file that the command did not write (``ours`` says of its text) is not
+    overwritten: a mistyped ``export grafana --out README.md`` replaced the README without a word (review s59), and
+    ``calibrate --out`` did the same to any file (review s60). A file an earlier run wrote is written again."""
+    path = Path(out)
+    if stream_fd(path) is not None:  # /dev/stdout and the like: a stream the shell opened, appended to as it is
+        return
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return
+        with path.open("rb") as fh:  # its head only: an --out that names a large file is not read whole
+            text = fh.read(4 * 1024 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return  # unreadable: check_output_file and the write say what is wrong
+    if not ours(text):
+        raise SpecwiseError(
+            f"{flag} {out}: exists and is not a file this command wrote; remove it first or write elsewhere"
+        )
 
 
 def inside_dir(path: Path, directory: Path) -> bool:

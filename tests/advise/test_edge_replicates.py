@@ -83,8 +83,8 @@ def test_a_repeated_check_s_first_run_is_the_one_run_check() -> None:
     sc = small_scenario(1, (2.0, 6.0), 40, "sched")
     sim = decide(sc, run_sweep(sc))
     schedule = ((1, 8, 3), (9, sc.max_num_seqs, 0))
-    once = schedule_checks(sc, sim, schedule)
-    repeated = schedule_checks(sc, sim, schedule, (6.0,), 3)
+    once, _ = schedule_checks(sc, sim, schedule)
+    repeated, _ = schedule_checks(sc, sim, schedule, (6.0,), 3)
     assert repeated[0] == once[0] and repeated[1].runs == 3 and once[1].runs == 1
     first = once[1].speedup_e2e
     assert first is not None and repeated[1].interval_90 is not None

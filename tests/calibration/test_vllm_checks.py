@@ -390,3 +390,34 @@ def test_a_model_specific_mtp_name_is_read_as_mtp() -> None:
     """vLLM runs deepseek_mtp (MTP's only name before 0.11) and qwen3_next_mtp, ... as mtp."""
     run = _spec(_runs()[2], "deepseek_mtp", num_speculative_tokens=1)
     assert detailed_run(run, "r.json").method == "mtp"
+
+
+def test_a_drafting_run_without_its_speculative_config_is_not_a_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review s60: a speculating server's run whose --metadata speculative_config was left out was fitted as a
+    baseline (exit 0, and a replay warning that blamed --max-num-seqs)."""
+    runs = _runs()
+    del runs[3]["speculative_config"]  # the n-gram run at 32 req/s, its counts kept
+    drafted = runs[3]["spec_decode_num_drafts"]
+    assert drafted > 0
+    path = _write(tmp_path, runs, "lost.json")
+    err = _refusal(tmp_path, capsys, path)
+    assert f"error: {path}[3]: the server drafted ({drafted:g} spec_decode drafts) but the run has no " in err
+    assert "speculative_config='{...}'" in err
+
+
+def test_out_rewrites_a_calibration_but_not_another_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review s60: ``calibrate --out foo.txt`` replaced an unrelated file without a word (export --out refuses)."""
+    runs = _write(tmp_path, _runs())
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hi\n")
+    assert main(["calibrate", runs, "--out", str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: --out {notes}: exists and is not a file this command wrote" in err
+    assert notes.read_text() == "hi\n"
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", runs, "--out", str(cal), "--json"]) == 0
+    first = cal.read_text()
+    assert main(["calibrate", runs, "--out", str(cal), "--json"]) == 0  # its own file: written again
+    assert cal.read_text() == first

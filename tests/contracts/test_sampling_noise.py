@@ -153,3 +153,19 @@ def test_edge_runs_are_written_only_where_there_are_some_and_read_back() -> None
     assert read.edge_sampling == (edge,) and read.to_json()["edge_sampling"] == [edge.to_json()]
     plain = CandidateAdvice.from_json(Fields({"candidate": "c", "verdict": "enable"}, "t"))
     assert plain.edge_sampling == () and "edge_sampling" not in plain.to_json()
+
+
+def test_a_schedule_check_above_the_schedules_capacity_is_its_bound() -> None:
+    """Review s60: a schedule that serves 9.3 req/s was credited with a finite run's 1.40x at 10 QPS. Above its
+    capacity a check is the bound capacity / load, below 1, and says so; it survives the JSON round trip, and a
+    check that is no bound keeps the document it always had."""
+    from specwise.contracts.advice import CandidateAdvice, ScheduleCheck
+
+    bound = ScheduleCheck.bound(10.0, 9.3)
+    assert bound.overloaded and bound.speedup_e2e == pytest.approx(0.93) and bound.below_one
+    assert bound.words() == "10 QPS at most 0.93x (the schedule serves 9.3 req/s)"
+    doc = bound.to_json()
+    assert doc == {"qps": 10.0, "speedup_e2e": pytest.approx(0.93), "runs": 0, "capacity_per_s": 9.3}
+    advice = CandidateAdvice.from_json(Fields({"candidate": "c", "verdict": "enable", "schedule_results": [doc]}, "t"))
+    assert advice.schedule_results == (bound,)
+    assert not ScheduleCheck(8.0, 1.2).overloaded and "capacity_per_s" not in ScheduleCheck(8.0, 1.2).to_json()

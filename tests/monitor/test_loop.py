@@ -156,16 +156,18 @@ def test_loop_says_what_it_watches_and_why_it_exits(tmp_path: Path, capsys: pyte
     assert f"{len(windows)} windows judged over 1 target; exit 1: low_acceptance_rate open on {url}" in end
 
 
+@pytest.mark.parametrize("signal_name", ["Ctrl-C", "SIGTERM"])
 def test_ctrl_c_still_prints_the_summary(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, signal_name: str
 ) -> None:
     import time
     import types
 
     import specwise.cli.monitor as cli_monitor
+    from specwise.cli.common import Terminated
 
-    def interrupt(_: float) -> None:
-        raise KeyboardInterrupt
+    def interrupt(_: float) -> None:  # SIGTERM raises Terminated in the main thread (review s60: called "Ctrl-C")
+        raise Terminated if signal_name == "SIGTERM" else KeyboardInterrupt
 
     clock = types.SimpleNamespace(sleep=interrupt, monotonic=time.monotonic, time=time.time)
     monkeypatch.setattr(cli_monitor, "time", clock)
@@ -174,7 +176,7 @@ def test_ctrl_c_still_prints_the_summary(
         code = main(argv)
     err = capsys.readouterr().err
     assert code == 0  # one scrape, no window judged: nothing open
-    assert "Ctrl-C stops" in err and "(Ctrl-C): 0 windows judged over 1 target; exit 0: no alert open" in err
+    assert "Ctrl-C stops" in err and f"({signal_name}): 0 windows judged over 1 target; exit 0: no alert open" in err
     assert "(no window completed: nothing was judged)" in err  # exit 0 is not a clean bill of health here
 
 

@@ -187,6 +187,10 @@ def test_a_url_without_a_path_scrapes_metrics_and_says_so(capsys: pytest.Capture
     assert captured.err.count(f"--url {server.url} has no path: scraping {server.url}/metrics") == 1
     assert main(["monitor", "--url", "127.0.0.1:8000/metrics", "--once"]) == 2
     assert "expected http://HOST:PORT/metrics" in capsys.readouterr().err
+    # one server given twice (once without its path) is refused before any scrape (review s60: scraped twice)
+    assert main(["monitor", "--url", "http://127.0.0.1:9/metrics", "--url", "http://127.0.0.1:9", "--once"]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("error: --url http://127.0.0.1:9/metrics is given twice: give each server once\n")
 
 
 def test_a_ctrl_c_while_the_webhook_drains_still_closes_the_rest() -> None:

@@ -75,3 +75,31 @@ def test_a_refused_config_value_names_the_file(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps(config))
     with pytest.raises(SpecwiseError, match=r"config\.json: experts_per_token \(num_experts_per_tok\): 16 routed"):
         load_hf_model_dir(tmp_path)
+
+
+def test_a_local_model_is_named_by_its_directory_or_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review s60: a config file in the working directory was called "."; /dev/null read as "no config.json"."""
+    from specwise.specs.hf_config import load_hf_model_dir
+
+    config = json.dumps(
+        {
+            "model_type": "llama",
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "vocab_size": 1000,
+        }
+    )
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(config)
+    (tmp_path / "mycfg.json").write_text(config)
+    monkeypatch.chdir(tmp_path)
+    assert load_hf_model_dir(Path("mycfg.json")).name == "mycfg.json"
+    assert load_hf_model_dir(Path("m")).name == "m"
+    assert load_hf_model_dir(Path("m/config.json")).name == "m"
+    (tmp_path / "config.json").write_text(config)
+    assert load_hf_model_dir(Path("config.json")).name == "config.json"
+    with pytest.raises(SpecwiseError, match=r"^/dev/null: not a regular file"):
+        load_hf_model_dir(Path("/dev/null"))

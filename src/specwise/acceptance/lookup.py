@@ -26,6 +26,7 @@ from specwise.errors import SpecError
 # traces: Llama-3.1-8B, prompt_lookup_min 3, max 7, k = 5; positions 6-8 continue the last conditional rate), by
 # the dataset that stands for a task: summarisation / RAG / editing -> CNN/DailyMail, code -> InstructCoder,
 # everything else -> ShareGPT.
+MEASURED_WINDOW = (3, 7)  # the traces' (prompt_lookup_min, prompt_lookup_max)
 _CNN_DM = (0.1235, 0.0896, 0.0684, 0.0539, 0.0429, 0.0341, 0.0271, 0.0216)
 _INSTRUCTCODER = (0.2192, 0.1948, 0.1754, 0.1609, 0.1492, 0.1384, 0.1283, 0.1190)
 _SHAREGPT = (0.1343, 0.1032, 0.0843, 0.0732, 0.0644, 0.0567, 0.0499, 0.0439)

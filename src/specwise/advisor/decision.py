@@ -14,7 +14,7 @@ from specwise.advisor import rules
 from specwise.advisor.band_rule import band_verdict, interval_verdict
 from specwise.advisor.commands import measure_plan, serve_command
 from specwise.advisor.config_target import ConfigTarget, config_target, noted, resolved_names
-from specwise.advisor.evidence import Evidence, attribute_methods, refuse_unused, resolve_evidence
+from specwise.advisor.evidence import Evidence, attribute_methods, refuse_unused, resolve_evidence, window_note
 from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.advisor.schedule import batch_at, k_at, schedule_checks, schedule_for, schedule_words
 from specwise.advisor.temperature import temperature_curves
@@ -112,6 +112,7 @@ class _Verdict:
     schedule: tuple[tuple[int, int, int], ...] = ()
     schedule_results: tuple[ScheduleCheck, ...] = ()
     headline: str = ""
+    schedule_capacity_per_s: float | None = None  # the schedule's saturated run, where it was checked
 
 
 def _verdict(
@@ -299,7 +300,7 @@ def _paying(
     schedule = tuple(schedule_for(sim, sc, minimum))
     carried = bool(schedule) and not engine.schedule_notes(schedule, k_op)
     k = max([k_op, *(b[2] for b in schedule)]) if carried else k_op
-    checks = schedule_checks(sc, sim, schedule, failing, inputs.replicates) if carried else ()
+    checks, capacity = schedule_checks(sc, sim, schedule, failing, inputs.replicates) if carried else ((), None)
     checked = "; simulated with the schedule: " + ", ".join(c.words() for c in checks) if checks else ""
     off = carried and all(k_at(schedule, batch_at(sim, q, sc.max_num_seqs)) == 0 for q in failing)
     losing = [c for c in checks if c.qps in failing and c.below_one]
@@ -311,27 +312,51 @@ def _paying(
     off = off and not losing  # the schedule removes the loss, not just part of it
     if not above and off:
         head = f"Enable {label} with k={k} and the k-by-batch-size schedule that switches it off at low load"
-        return _Verdict("enable", k, reason, ev_sim, schedule, checks, f"{head} ({schedule_words(schedule)})")
+        return _Verdict("enable", k, reason, ev_sim, schedule, checks, f"{head} ({schedule_words(schedule)})", capacity)
     if not above:
         reason += f": measure at your real mix of loads (it loses at {', '.join(f'{q:g}' for q in below)} QPS)"
         return _Verdict("measure_first", k_op, reason, ev_sim, headline=_measure_headline(label, k_op))
     where = "at low load and under load" if below else "under load"
+    edge, capped = _edge(sim, gains, minimum, above[0], capacity if carried else None)
     if not off:
-        reason += _edge_words(sim, gains, minimum, above[0], runs or {})
+        reason += f"; the edge is {capped}" if capped else _edge_words(sim, gains, minimum, above[0], runs or {})
     head = (
         f"Enable {label} with k={k} and the k-by-batch-size schedule that switches it off {where} "
         f"({schedule_words(schedule)})"
         if off
         else f"Enable {label} with k={k} only while the load stays "
         + (f"above ~{below[-1]:g} and " if below else "")
-        + f"below ~{fmt_about(falls_below(gains, minimum, above[0]))} QPS"
+        + f"below ~{fmt_about(edge)} QPS"
         + (" (the k-by-batch-size schedule in the config cuts the loss there, not all of it)" if carried else "")
     )
-    return _Verdict("enable_below", k, reason, ev_sim, schedule, checks, head)
+    return _Verdict("enable_below", k, reason, ev_sim, schedule, checks, head, capacity)
+
+
+def _edge(
+    sim: SweepResult, gains: Mapping[float, float], minimum: float, first: float, schedule_capacity: float | None
+) -> tuple[float, str]:
+    """The load an "enable below ~X QPS" names, and why where it is a capacity: where the gain falls below
+    ``minimum`` between the last load that clears it and ``first``, the first that misses it
+    (:func:`~specwise.study.decide.falls_below`). Where no k keeps up with ``first``, the gain drops at once where
+    the last k stops keeping up (to capacity / load: the queue grows), not along a line: the edge is then no further
+    than the largest capacity with speculation; nor further than the capacity of the k-by-batch-size schedule the
+    config carries (``schedule_capacity``). Review s60 read "below ~9.7 QPS" for a schedule that serves 9.3 req/s
+    and k's that serve at most 9.4."""
+    edge, why = falls_below(gains, minimum, first), ""
+    served = [c for k, c in sim.capacity_per_s_by_k.items() if k > 0]
+    if first in sim.capacity_bound_qps and served and max(served) < edge:
+        edge, why = max(served), f"the most any k serves with speculation ({fmt_rate(max(served))} req/s)"
+    if schedule_capacity is not None and schedule_capacity < edge:
+        edge, why = schedule_capacity, f"what the config's schedule serves ({fmt_rate(schedule_capacity)} req/s)"
+    return edge, why
 
 
 def _edge_words(
-    sim: SweepResult, gains: Mapping[float, float], minimum: float, first: float, runs: Mapping[float, SamplingNoise]
+    sim: SweepResult,
+    gains: Mapping[float, float],
+    minimum: float,
+    first: float,
+    runs: Mapping[float, SamplingNoise],
 ) -> str:
     """Where the load an "enable below ~X QPS" names (:func:`~specwise.study.decide.falls_below`, between the
     last load below ``first`` and ``first``, the first that misses ``minimum``) rests on loads simulated more than
@@ -666,6 +691,8 @@ def prepare_candidate(
     unknown draft) is refused before the first one is simulated."""
     notes: list[str] = []
     evidence = resolve_evidence(inputs, c, profiles, benches, notes)
+    if (window := window_note(c, evidence)) is not None:
+        notes.append(window)
     c, sc, k_notes, refused = _sized(inputs, c, evidence, engine)
     return Prepared(c, sc, evidence, tuple(notes + _package_notes(c)), k_notes, refused)
 
@@ -737,7 +764,9 @@ def evaluate_candidate(
         speedup_at_operating_qps=(
             _speedup_at(sim, inputs.operating_qps) if v.verdict not in ("disable", "unsupported") else None
         ),
-        sim=sim,
+        sim=sim
+        if v.schedule_capacity_per_s is None
+        else replace(sim, schedule_capacity_per_s=v.schedule_capacity_per_s),
         speculative_config=spec,
         headline=v.headline,
         sampling=sampling if v.verdict != "unsupported" else None,

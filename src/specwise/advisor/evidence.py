@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from specwise.acceptance.lookup import MATCH_RATE_HINT, assumed_match_rate
+from specwise.acceptance.lookup import MATCH_RATE_HINT, MEASURED_WINDOW, assumed_match_rate
 from specwise.acceptance.model import AcceptanceModel
 from specwise.advisor.inputs import AdviseInputs, Candidate
 from specwise.advisor.priors import prior
@@ -276,6 +276,22 @@ def resolve_evidence(
     if candidate.method.is_lookup:  # a match rate not measured with the rates: given, else assumed
         out = [e if e.kind == "assumed" or e.workload in known else _with_match_rate(e, inputs, candidate) for e in out]
     return out
+
+
+def window_note(candidate: Candidate, evidence: Sequence[Evidence]) -> str | None:
+    """An n-gram candidate priced with the assumed match rate (SpecDecode-Bench's traces, at prompt_lookup
+    :data:`~specwise.acceptance.lookup.MEASURED_WINDOW`) whose config runs another window -- vLLM's default 5-5
+    where the candidate gives none (review s60: the config wrote 5-5 beside a price for 3-7, without a word)."""
+    window = candidate.speculation.prompt_lookup
+    if window is None or tuple(window) == MEASURED_WINDOW or not any(e.match_rate_assumed for e in evidence):
+        return None
+    lo, hi = MEASURED_WINDOW
+    default = " (vLLM's default, taken where the candidate gives none)" if tuple(window) == (5, 5) else ""
+    return (
+        f"the assumed n-gram match rate is SpecDecode-Bench's at prompt_lookup {lo}-{hi}; the config runs "
+        f"{window[0]}-{window[1]}{default}, which matches at another rate: give the candidate prompt_lookup_min = "
+        f"{lo} and prompt_lookup_max = {hi} to run the window priced, or profile / bench yours"
+    )
 
 
 def bench_temperature_gap(measured: Sequence[float], workload: float) -> str:

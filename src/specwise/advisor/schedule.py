@@ -10,7 +10,8 @@ from dataclasses import replace
 from specwise.contracts.advice import ScheduleCheck
 from specwise.contracts.sweep import SweepResult
 from specwise.scenario.model import Scenario
-from specwise.study.sweep import replicate_of, run_cell
+from specwise.sim.saturation import overloaded
+from specwise.study.sweep import CAPACITY_QPS, replicate_of, run_cell
 
 
 def batch_at(sim: SweepResult, qps: float, max_num_seqs: int) -> float:
@@ -76,17 +77,25 @@ def schedule_checks(
     schedule: Sequence[tuple[int, int, int]],
     repeat_at: Collection[float] = (),
     replicates: int = 1,
-) -> tuple[ScheduleCheck, ...]:
+) -> tuple[tuple[ScheduleCheck, ...], float | None]:
     """The schedule simulated at every load of the sweep the deployment keeps up with (its e2e p50 speedup over no
-    speculation; above capacity both would be growing queues). At the loads in ``repeat_at`` the speedup is the
-    mean of ``replicates`` paired runs (the sweep's baseline draw and replicates 1 .. ``replicates`` - 1 of its
-    seed, each the schedule and no speculation on the same requests): advise repeats the loads where the schedule
-    must switch a loss off, whose one draw sat at 0.99x (``schedule-llama31-70b-1b`` at 8 QPS) and turned the
-    headline with the seed."""
+    speculation; above capacity both would be growing queues), and the schedule's own capacity (its saturated run,
+    as ``simulate`` gives a scenario's ``k_schedule``). At a load above that capacity the schedule's queue grows
+    without bound: its check is the bound capacity / load (:meth:`ScheduleCheck.bound`), not its finite run, which a
+    burst shorter than the batch can hold makes look fast (review s60: 1.40x at 10 QPS for a schedule that serves
+    9.3 req/s -- k = 0 at large batches does not give back the draft's KV cache). At the loads in ``repeat_at`` the
+    speedup is the mean of ``replicates`` paired runs (the sweep's baseline draw and replicates 1 .. ``replicates``
+    - 1 of its seed, each the schedule and no speculation on the same requests): advise repeats the loads where the
+    schedule must switch a loss off, whose one draw sat at 0.99x (``schedule-llama31-70b-1b`` at 8 QPS) and turned
+    the headline with the seed."""
     sched_sc = replace(sc, k_schedule=tuple(schedule))
+    capacity = run_cell(sched_sc, CAPACITY_QPS, None).capacity_per_s
     checks = []
     for b in sim.baseline:
         if b.overloaded:
+            continue
+        if capacity is not None and overloaded(b.qps, capacity):
+            checks.append(ScheduleCheck.bound(b.qps, capacity))
             continue
         first = _ratio(b.e2e_p50_s, run_cell(sched_sc, b.qps, None).summary.overall.e2e_s.p50)
         runs = [first]
@@ -97,7 +106,7 @@ def schedule_checks(
                 if value is not None:
                     runs.append(value)
         checks.append(ScheduleCheck.of_runs(b.qps, [v for v in runs if v is not None]))
-    return tuple(checks)
+    return tuple(checks), capacity
 
 
 def _ratio(plain_s: float, with_s: float) -> float | None:

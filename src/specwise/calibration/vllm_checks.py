@@ -107,6 +107,20 @@ def _check_counts(r: DetailedRun) -> None:
         )
 
 
+def _check_no_drafts(r: DetailedRun) -> None:
+    """A run without a speculative_config whose server drafted (``spec_decode_num_drafts`` > 0) is a speculating
+    server's run with its --metadata missing, not a baseline: taken as one, its steps were fitted as the target's
+    (review s60: exit 0, and a warning that blamed --max-num-seqs for the replay's miss)."""
+    reading = r.summary.spec_decode
+    drafts = reading.counts.drafts if reading is not None and reading.counts is not None else 0
+    if drafts > 0:
+        raise SpecwiseError(
+            f"{r.where}: the server drafted ({drafts:g} spec_decode drafts) but the run has no speculative_config: "
+            "add the server's --speculative-config to that run's result (vllm bench serve --metadata "
+            "speculative_config='{...}'), or give the run of a server without speculation as the baseline"
+        )
+
+
 def _check_lengths(r: DetailedRun) -> None:
     """Every request's prompt and output fit the replay's KV capacity (a longer one is no real request)."""
     for i, t in enumerate(r.requests):
@@ -153,6 +167,8 @@ def check_runs(runs: Sequence[DetailedRun]) -> None:
         _check_lengths(r)
         if r.method is not None:
             _check_counts(r)
+        else:
+            _check_no_drafts(r)
         if not _succeeded(r):
             raise SpecwiseError(f"no successful requests in {r.where}: every request failed or streamed no token")
     baseline = [r for r in runs if r.method is None]

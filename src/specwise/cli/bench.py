@@ -35,10 +35,10 @@ from specwise.cli.datasets import add_dataset_flags, dataset_selection
 from specwise.contracts.bench import BenchDoc
 from specwise.contracts.bench_table import bench_rows, check_extension
 from specwise.contracts.bench_table import render as render_table
-from specwise.contracts.calibration import CalibrationDoc
+from specwise.contracts.calibration import CalibrationDoc, is_calibration_text
 from specwise.contracts.document import json_safe
 from specwise.errors import SpecwiseError, redact_url
-from specwise.fileio import check_output_file, same_file, write_json_atomic, write_text_atomic
+from specwise.fileio import check_output_file, refuse_a_foreign_file, same_file, write_json_atomic, write_text_atomic
 from specwise.loadgen import plan
 from specwise.loadgen.client import api_key_from, served_root
 from specwise.loadgen.launcher import LaunchFile, load_launch_file
@@ -654,6 +654,8 @@ def run(args: argparse.Namespace) -> int:
         raise SpecwiseError("--calibrate needs --launch (or use --calibrate-run RUN_ID on a finished launch run)")
     if args.calibration_out is not None and not (args.calibrate or args.calibrate_run):
         raise SpecwiseError("--calibration-out names the file --calibrate (with --launch) or --calibrate-run writes")
+    if args.calibration_out is not None:  # review s60: calibrate --out replaced any file without a word
+        refuse_a_foreign_file(args.calibration_out, is_calibration_text, "--calibration-out")
     if args.calibrate_run:
         return _calibrate_stored(args)
     if args.output is not None:

@@ -10,11 +10,11 @@ from typing import Any
 from specwise.calibration.from_bench import DEFAULT_MAX_NUM_BATCHED_TOKENS, DEFAULT_MAX_NUM_SEQS
 from specwise.calibration.from_vllm import VllmCalibrationInput, calibrate_vllm
 from specwise.cli.common import EXIT_OK, add_json_flag, add_wide_flag, bounded, path_arg, print_json
-from specwise.contracts.calibration import CalibrationDoc
+from specwise.contracts.calibration import CalibrationDoc, is_calibration_text
 from specwise.contracts.document import json_safe
 from specwise.engines.vllm_versions import VllmVersion
 from specwise.errors import SpecwiseError
-from specwise.fileio import check_output_file, write_json_atomic
+from specwise.fileio import check_output_file, refuse_a_foreign_file, write_json_atomic
 from specwise.report.bench import render_calibration
 from specwise.report.console import console
 from specwise.sim.scheduler import MAX_NUM_BATCHED_TOKENS_LIMIT, MAX_NUM_SEQS_LIMIT
@@ -131,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
     check_result_files(args.results)
     if not to_stdout:
         check_output_file(args.out, [("result", path) for path in args.results])
+        refuse_a_foreign_file(args.out, is_calibration_text)
     request = _input(args)
     cal = calibrate_vllm(request)
     if to_stdout:  # stdout holds the document alone; what was assumed is said on stderr

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +29,9 @@ from specwise.cli.common import (
     refuse_without_scenario,
     scenario_file,
 )
-from specwise.errors import SpecwiseError
 from specwise.export.grafana import DASHBOARD_UID, build_dashboard, render_dashboard
 from specwise.export.rules import FOR, GENERATED_MARK, MIN_DRAFTS, build_rule_groups, provenance, render_rules
-from specwise.fileio import check_output_file, stream_fd, write_text_atomic
+from specwise.fileio import check_output_file, refuse_a_foreign_file, write_text_atomic
 
 
 def register(sub: Any) -> None:
@@ -103,26 +101,6 @@ def _out_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=path_text, default="-", metavar="FILE", help="write here (default: - for stdout)")
 
 
-def _refuse_a_foreign_file(out: str, ours: Callable[[str], bool]) -> None:
-    """An existing, non-empty regular file that this command did not write (``ours`` says of its text) is not
-    overwritten: a mistyped ``--out README.md`` replaced the README without a word (review s59). A file an earlier
-    export wrote is regenerated."""
-    path = Path(out)
-    if stream_fd(path) is not None:  # /dev/stdout and the like: a stream the shell opened, appended to as it is
-        return
-    try:
-        if not path.is_file() or path.stat().st_size == 0:
-            return
-        with path.open("rb") as fh:  # its head only: an --out that names a large file is not read whole
-            text = fh.read(4 * 1024 * 1024).decode("utf-8", "replace")
-    except OSError:
-        return  # unreadable: check_output_file and the write say what is wrong
-    if not ours(text):
-        raise SpecwiseError(
-            f"--out {out}: exists and is not a file this command wrote; remove it first or write elsewhere"
-        )
-
-
 def _our_rules(text: str) -> bool:
     """A rules file export wrote: its first line is the generator's mark."""
     return text.startswith(GENERATED_MARK)
@@ -149,7 +127,7 @@ def _emit(out: str, text: str) -> int:
 def run_rules(args: argparse.Namespace) -> int:
     if args.out != "-":
         check_output_file(Path(args.out), [("--scenario", args.scenario)])
-        _refuse_a_foreign_file(args.out, _our_rules)
+        refuse_a_foreign_file(args.out, _our_rules)
     refuse_without_scenario(args, extra=("model_name",))
     slowdown = None
     name = None
@@ -172,5 +150,5 @@ def run_rules(args: argparse.Namespace) -> int:
 def run_grafana(args: argparse.Namespace) -> int:
     if args.out != "-":
         check_output_file(Path(args.out))
-        _refuse_a_foreign_file(args.out, _our_dashboard)
+        refuse_a_foreign_file(args.out, _our_dashboard)
     return _emit(args.out, render_dashboard(build_dashboard()))

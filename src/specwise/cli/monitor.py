@@ -22,10 +22,12 @@ from rich.live import Live
 from specwise.cli.common import (
     EXIT_NEGATIVE,
     EXIT_OK,
+    Terminated,
     add_json_flag,
     add_predictor_flags,
     add_wide_flag,
     alert_rate,
+    argparse_type,
     duration_s,
     http_url,
     metrics_url,
@@ -41,6 +43,7 @@ from specwise.cli.common import (
     scenario_file,
 )
 from specwise.errors import SpecwiseError, redact_url
+from specwise.methods import speculative_tokens
 from specwise.metrics.exposition import Scrape
 from specwise.monitor.dashboard import Dashboard
 from specwise.monitor.events import MonitorEvent
@@ -102,7 +105,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--k",
-        type=positive_int,
+        type=argparse_type(speculative_tokens),  # review s60: --k 100000 was priced
         help="with --scenario: the deployed num_speculative_tokens (default: the live k the counters show, draft "
         "tokens / drafts; the scenario's largest until they show one); a k outside the scenario's [speculation].k "
         "is priced all the same, with a warning",
@@ -275,7 +278,7 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
     _say(start_line(watched(len(targets), shown), args.interval, window, args.duration, db))
     _announce_predictor(slowdown)
     start = time.monotonic()
-    interrupted = False
+    stopped: str | None = None  # what stopped the loop before its --duration: Ctrl-C or SIGTERM
     if live is not None:
         live.start()
     try:
@@ -283,15 +286,15 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
             lookback = duration_s(args.lookback)
             fleet.backfill(lookback, time.time(), max(args.interval, lookback / 1000), judge)
         _rounds(args, start, targets, fleet, scraper, judge, (exporter, board, live), window)
-    except KeyboardInterrupt:
-        interrupted = True
+    except KeyboardInterrupt as exc:  # review s60: SIGTERM was called "Ctrl-C"
+        stopped = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
     finally:
         if not _close(live, hook, store, scraper, exporter, board):
-            interrupted = True
+            stopped = stopped or "Ctrl-C"
             _say("Ctrl-C while delivering the webhook's queued events: those not yet sent were dropped")
     if fleet is not None and not fleet.server.answered:  # --url targets down all along are closing-line reasons
         raise SpecwiseError("no server answered: " + (fleet.server.failing or "no query completed")[:400])
-    _say(closing_line(targets, tally.windows, time.monotonic() - start, interrupted))
+    _say(closing_line(targets, tally.windows, time.monotonic() - start, stopped))
     return EXIT_NEGATIVE if any(t.alerting for t in targets) else EXIT_OK
 
 
@@ -455,6 +458,9 @@ def _resolve_targets(args: argparse.Namespace) -> None:
         if fixed is not None:
             _say(f"--url {redact_url(url)} has no path: scraping {redact_url(fixed)}")
             args.url[i] = fixed
+    twice = sorted({u for u in args.url if args.url.count(u) > 1})
+    if twice:  # review s60: one server scraped and listed twice, its alerts counted twice
+        raise SpecwiseError(f"--url {redact_url(twice[0])} is given twice: give each server once")
 
 
 def _once(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownModel | None) -> MonitorReport:

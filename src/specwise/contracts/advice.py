@@ -13,7 +13,7 @@ from specwise.contracts.document import Fields, JsonObject, Schema
 from specwise.contracts.memory import ModelMemory
 from specwise.contracts.sweep import P80_SPEEDUP_ERROR, SweepResult, predictor_json
 from specwise.stats import MAX_REPLICATES, interval_90, mean_half_width
-from specwise.units import fmt_x
+from specwise.units import fmt_rate, fmt_x
 
 SCHEMA = Schema("specwise.advise", 1)
 VERDICTS = ("enable", "enable_below", "measure_first", "disable", "does_not_fit", "unsupported")
@@ -106,6 +106,20 @@ class ScheduleCheck:
     speedup_e2e: float | None
     runs: int = 1
     interval_90: tuple[float, float] | None = None
+    # where the schedule does not keep up with the load: its capacity (req/s), and the speedup its bound
+    capacity_per_s: float | None = None
+
+    @classmethod
+    def bound(cls, qps: float, capacity_per_s: float) -> ScheduleCheck:
+        """The schedule at a load above its capacity: its queue grows without bound, so its speedup is at most the
+        share of the load it serves, capacity / load (as a sweep's best speedup where no k keeps up), whatever one
+        finite run showed."""
+        return cls(qps, capacity_per_s / qps, runs=0, capacity_per_s=capacity_per_s)
+
+    @property
+    def overloaded(self) -> bool:
+        """The schedule does not keep up with this load (no speculation does)."""
+        return self.capacity_per_s is not None
 
     @classmethod
     def of_runs(cls, qps: float, speedups: Sequence[float]) -> ScheduleCheck:
@@ -149,6 +163,8 @@ class ScheduleCheck:
     def words(self) -> str:
         """``8 QPS 0.99x`` (``(mean of 5 runs, 90% interval 0.97-1.01x)`` after it where there were more)."""
         x = fmt_x(self.speedup_e2e)
+        if self.capacity_per_s is not None:
+            return f"{self.qps:g} QPS at most {x} (the schedule serves {fmt_rate(self.capacity_per_s)} req/s)"
         iv = self.interval_90
         runs = f" (mean of {self.runs} runs, 90% interval {iv[0]:.2f}-{iv[1]:.2f}x)" if iv is not None else ""
         return f"{self.qps:g} QPS {x}{runs}"
@@ -158,6 +174,9 @@ class ScheduleCheck:
         if self.interval_90 is not None:  # only where repeated (a one-run document stays as it was)
             out["runs"] = self.runs
             out["interval_90"] = list(self.interval_90)
+        if self.capacity_per_s is not None:  # a bound, not a run (a document without one stays as it was)
+            out["runs"] = 0
+            out["capacity_per_s"] = self.capacity_per_s
         return out
 
 
@@ -498,8 +517,9 @@ class CandidateAdvice:
                 ScheduleCheck(
                     r.number("qps", 0.0) or 0.0,
                     r.number("speedup_e2e"),
-                    r.integer("runs", 1, low=1) or 1,
-                    _interval(r, r.integer("runs", 1, low=1) or 1),
+                    r.integer("runs", 1, low=0) or 0,
+                    _interval(r, r.integer("runs", 1, low=0) or 0),
+                    r.number("capacity_per_s"),
                 )
                 for r in f.objects("schedule_results")
             ),

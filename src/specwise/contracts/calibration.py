@@ -9,6 +9,7 @@ constant_s``; each speculative configuration gets one factor on its proposer's c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,6 +31,18 @@ from specwise.errors import SpecwiseError
 from specwise.specs.model import checkpoint_name
 
 SCHEMA = Schema("specwise.calibration", 1)
+
+
+def is_calibration_text(text: str) -> bool:
+    """Whether ``text`` is a calibration file's (a JSON object of this schema, any version): one ``calibrate --out``
+    or ``bench --calibration-out`` may write again."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and str(doc.get("schema", "")).startswith(SCHEMA.kind + "/")
+
+
 # a draft pass (draft model) or a step's speculation overhead (lookup) in target passes: the fit gives a draft model a
 # fraction of the target (0.3 for a 0.5B draft of a 1.5B target on the CPU build, bench/results/vllm_qwen_bench.json)
 # and a lookup a few percent; above this the file was edited or fitted on noise

@@ -59,11 +59,12 @@ def reasons(targets: Sequence[Target]) -> list[str]:
     return out
 
 
-def closing_line(targets: Sequence[Target], windows: int, elapsed_s: float, interrupted: bool) -> str:
+def closing_line(targets: Sequence[Target], windows: int, elapsed_s: float, stopped_by: str | None) -> str:
     """``stopped after 12 s (Ctrl-C): 9 windows judged over 2 targets; exit 1: low_acceptance_rate open on URL``,
-    then which targets' last window was no vLLM page at all (a wrong port or path watched without a word)."""
+    then which targets' last window was no vLLM page at all (a wrong port or path watched without a word);
+    ``stopped_by``: what ended the loop before its duration (Ctrl-C, SIGTERM), None where it ran out."""
     why = reasons(targets)
-    how = " (Ctrl-C)" if interrupted else ""
+    how = f" ({stopped_by})" if stopped_by else ""
     head = f"stopped after {elapsed_s:.0f} s{how}: {_plural(windows, 'window')} judged over "
     head += _plural(len(targets), "target")
     wrong = "".join(f"; {t.url}: {NOT_VLLM_NOTE}" for t in targets if t.last and NOT_VLLM_NOTE in t.last.notes)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from specwise.prompts.items import PromptItem
@@ -16,20 +16,24 @@ Counter = Callable[[str], int]  # text -> its length (words, or tokens of a toke
 
 @dataclass(frozen=True)
 class CategorySummary:
-    category: str  # "(none)" for records without one; "all" for the total row
+    category: str  # "(none)" for records without one; "all" for the total row ("(total)" beside a category "all")
     requests: int
     multi_turn: int  # requests carrying earlier turns (user/assistant; a system prompt is not a turn)
     mean_length: float
     max_length: int
+    total: bool = False  # the row of every request
 
     def to_json(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "category": self.category,
             "requests": self.requests,
             "multi_turn": self.multi_turn,
             "mean_length": round(self.mean_length, 1),
             "max_length": self.max_length,
         }
+        if self.total:
+            out["total"] = True
+        return out
 
 
 @dataclass(frozen=True)
@@ -55,8 +59,9 @@ def summarize(
     counter: Counter = count or (lambda text: len(text.split()))
     names = sorted({i.workload_class or "(none)" for i in items})
     rows = [_row(n, [i for i in items if (i.workload_class or "(none)") == n], counter) for n in names]
-    if len(rows) > 1:
-        rows.append(_row("all", items, counter))
+    if len(rows) > 1:  # review s60: a category called "all" read as a second total row
+        total = _row("(total)" if "all" in names else "all", items, counter)
+        rows.append(replace(total, total=True))
     return PromptSummary(source, unit, tuple(rows))
 
 

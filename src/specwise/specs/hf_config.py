@@ -60,6 +60,8 @@ def load_hf_model_dir(path: Path, name: str | None = None) -> ModelSpec:
     """Read ``config.json`` (and note ``tokenizer.json``) from a local model directory or file."""
     config_path = path / "config.json" if path.is_dir() else path
     if not config_path.is_file():
+        if path.exists() and not path.is_dir():  # /dev/null, a fifo (review s60: "no config.json found")
+            raise SpecwiseError(f"{path}: not a regular file (expected a Hugging Face model directory or its config)")
         raise SpecwiseError(f"{path}: no config.json found (expected a Hugging Face model directory)")
     try:
         text = config_path.read_text(encoding="utf-8")
@@ -78,11 +80,20 @@ def load_hf_model_dir(path: Path, name: str | None = None) -> ModelSpec:
     tokenizer = TokenizerRef(tokenizer_json=str(tokenizer_json) if tokenizer_json.is_file() else None)
     return spec_from_hf_config(
         config,
-        name=name or str(model_dir),
+        name=name or _model_name(path, config_path),
         source=f"hf-config:{config_path}",
         tokenizer=tokenizer,
         where=str(config_path),
     )
+
+
+def _model_name(given: Path, config_path: Path) -> str:
+    """The name a local model goes by: its directory, or the config file given (review s60: a ``mycfg.json`` in the
+    working directory was called ".")."""
+    if given.is_dir():
+        return str(given)
+    parent = config_path.parent
+    return str(parent) if config_path.name == "config.json" and str(parent) != "." else str(given)
 
 
 def spec_from_hf_config(
