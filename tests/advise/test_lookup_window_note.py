@@ -34,7 +34,7 @@ k = [4]
 @pytest.mark.parametrize(
     ("window", "says"),
     [
-        ("", "the config runs 5-5 (vLLM's default, taken where the candidate gives none), which"),
+        ("", "the config runs 5-5 (also vLLM's default, taken where the candidate gives none), which"),
         ("prompt_lookup_min = 2\nprompt_lookup_max = 4", "the config runs 2-4, which matches"),
         ("prompt_lookup_min = 3\nprompt_lookup_max = 7", None),
     ],

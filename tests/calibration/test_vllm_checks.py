@@ -421,3 +421,12 @@ def test_out_rewrites_a_calibration_but_not_another_file(tmp_path: Path, capsys:
     first = cal.read_text()
     assert main(["calibrate", runs, "--out", str(cal), "--json"]) == 0  # its own file: written again
     assert cal.read_text() == first
+
+
+def test_what_counts_as_a_calibration_file_to_write_again() -> None:
+    from specwise.contracts.calibration import is_calibration_text
+
+    assert is_calibration_text('{"schema": "specwise.calibration/1"}')
+    assert is_calibration_text('{"predictor": {}, "points": []}')  # an older specwise's, without a schema
+    assert not is_calibration_text('{"schema": "specwise.advise/1"}')
+    assert not is_calibration_text('{"name": "x"}') and not is_calibration_text("hi") and not is_calibration_text("[]")

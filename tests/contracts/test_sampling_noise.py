@@ -169,3 +169,17 @@ def test_a_schedule_check_above_the_schedules_capacity_is_its_bound() -> None:
     advice = CandidateAdvice.from_json(Fields({"candidate": "c", "verdict": "enable", "schedule_results": [doc]}, "t"))
     assert advice.schedule_results == (bound,)
     assert not ScheduleCheck(8.0, 1.2).overloaded and "capacity_per_s" not in ScheduleCheck(8.0, 1.2).to_json()
+    # a bound just under 1 is still a loss (its queue grows), never a tie (review s60)
+    near = ScheduleCheck.bound(10.0, 9.95)
+    assert near.below_one and not near.about_one
+    # a bound is runs 0 with a positive capacity and no interval; anything else is refused on reading
+    from specwise.errors import SpecwiseError
+
+    for bad in (
+        {"qps": 10.0, "speedup_e2e": 0.9, "runs": 0},
+        {**doc, "capacity_per_s": -1.0},
+        {**doc, "runs": 1},
+        {**doc, "interval_90": [0.9, 0.95]},
+    ):
+        with pytest.raises(SpecwiseError, match="capacity_per_s: a bound check has runs = 0"):
+            CandidateAdvice.from_json(Fields({"candidate": "c", "verdict": "enable", "schedule_results": [bad]}, "t"))

@@ -197,28 +197,32 @@ def test_a_ctrl_c_while_the_webhook_drains_still_closes_the_rest() -> None:
     """A second Ctrl-C during the up-to-10-s webhook drain used to escape the loop's handler: exit 130, no closing
     line, the history database and sockets left to the interpreter (review 7 #20). Now the drain is cut short, the
     rest is closed, and the loop says what was dropped."""
+    from specwise.cli.common import Terminated
     from specwise.cli.monitor import _close
 
     closed: list[str] = []
 
     class Part:
-        def __init__(self, name: str, interrupt: bool = False) -> None:
+        def __init__(self, name: str, interrupt: type[BaseException] | None = None) -> None:
             self.name, self.interrupt = name, interrupt
 
         def close(self) -> None:
             closed.append(self.name)
-            if self.interrupt:
-                raise KeyboardInterrupt
+            if self.interrupt is not None:
+                raise self.interrupt
 
         def stop(self) -> None:
             closed.append(self.name)
 
-    parts: Any = [Part("live"), Part("hook", interrupt=True), Part("store"), Part("scraper"), Part("exp"), Part("b")]
-    assert _close(*parts) is False
+    parts: Any = [Part("live"), Part("hook", KeyboardInterrupt), Part("store"), Part("scraper"), Part("exp"), Part("b")]
+    assert _close(*parts) == "Ctrl-C"
     assert closed == ["live", "hook", "store", "scraper", "exp", "b"]
     closed.clear()
+    parts[1] = Part("hook", Terminated)  # review s60: a SIGTERM there was called Ctrl-C
+    assert _close(*parts) == "SIGTERM"
+    closed.clear()
     parts[1] = Part("hook")
-    assert _close(*parts) is True and closed == ["live", "hook", "store", "scraper", "exp", "b"]
+    assert _close(*parts) is None and closed == ["live", "hook", "store", "scraper", "exp", "b"]
 
 
 def test_a_loop_shorter_than_one_window_is_refused(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import math
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -299,8 +299,11 @@ def _paying(
         return _Verdict("enable", k_op, reason, ev_sim, headline=f"Enable {label} with k={k_op}")
     schedule = tuple(schedule_for(sim, sc, minimum))
     carried = bool(schedule) and not engine.schedule_notes(schedule, k_op)
-    k = max([k_op, *(b[2] for b in schedule)]) if carried else k_op
     checks, capacity = schedule_checks(sc, sim, schedule, failing, inputs.replicates) if carried else ((), None)
+    dropped = _unserved(checks, failing)
+    if dropped:  # a schedule that cannot serve a load speculation pays at is not written: a static k is
+        carried, checks, capacity = False, (), None
+    k = max([k_op, *(b[2] for b in schedule)]) if carried else k_op
     checked = "; simulated with the schedule: " + ", ".join(c.words() for c in checks) if checks else ""
     off = carried and all(k_at(schedule, batch_at(sim, q, sc.max_num_seqs)) == 0 for q in failing)
     losing = [c for c in checks if c.qps in failing and c.below_one]
@@ -308,7 +311,7 @@ def _paying(
     above, below = [q for q in failing if q > op], [q for q in failing if q < op]
     misses = ", ".join(f"{q:g} QPS ({gains[q]:.2f}x)" for q in failing)
     reason = f"pays at the operating {op:g} QPS: {ev_sim}; predicted below {minimum:g}x at {misses}"
-    reason += _schedule_words(off, losing, even, schedule, carried, checked) + unsure_words
+    reason += (dropped or _schedule_words(off, losing, even, schedule, carried, checked)) + unsure_words
     off = off and not losing  # the schedule removes the loss, not just part of it
     if not above and off:
         head = f"Enable {label} with k={k} and the k-by-batch-size schedule that switches it off at low load"
@@ -392,6 +395,20 @@ def _edge_words(
     return words + f": ~{fmt_about(early)}-{fmt_about(late)} QPS within those intervals"
 
 
+def _unserved(checks: Sequence[ScheduleCheck], failing: Collection[float]) -> str:
+    """Why the k-by-batch-size schedule is not written ("" where it is): its saturated run serves less than a load
+    where speculation pays (review s60: the schedule's one capacity run, near a k's mean of several, could fall below
+    a paying load, and the advice then enabled a schedule whose queue grows there)."""
+    short = [c for c in checks if c.overloaded and c.qps not in failing]
+    if not short:
+        return ""
+    where = ", ".join(f"{c.qps:g}" for c in short)
+    return (
+        f"; no k-by-batch-size schedule: the one simulated serves {fmt_rate(short[0].capacity_per_s or 0.0)} req/s, "
+        f"below {where} QPS where speculation pays, so the config keeps one k"
+    )
+
+
 def _schedule_words(
     off: bool,
     losing: Sequence[ScheduleCheck],
@@ -407,7 +424,12 @@ def _schedule_words(
         if losing:
             words += (
                 f" -- still below 1x at {', '.join(f'{c.qps:g}' for c in losing)} QPS: where k=0 the draft still "
-                "holds its memory (a smaller KV cache), and the batch size swings around its mean"
+                "holds its memory (a smaller KV cache)"
+                + (
+                    ", so the schedule serves less than plain decoding and its queue grows"
+                    if any(c.overloaded for c in losing)
+                    else ", and the batch size swings around its mean"
+                )
             )
         if even:
             words += f" (even with no speculation: {'; '.join(c.even_words() for c in even)})"

@@ -286,7 +286,7 @@ def window_note(candidate: Candidate, evidence: Sequence[Evidence]) -> str | Non
     if window is None or tuple(window) == MEASURED_WINDOW or not any(e.match_rate_assumed for e in evidence):
         return None
     lo, hi = MEASURED_WINDOW
-    default = " (vLLM's default, taken where the candidate gives none)" if tuple(window) == (5, 5) else ""
+    default = " (also vLLM's default, taken where the candidate gives none)" if tuple(window) == (5, 5) else ""
     return (
         f"the assumed n-gram match rate is SpecDecode-Bench's at prompt_lookup {lo}-{hi}; the config runs "
         f"{window[0]}-{window[1]}{default}, which matches at another rate: give the candidate prompt_lookup_min = "

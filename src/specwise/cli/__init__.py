@@ -138,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     verbose = [logging.getLogger(name) for name in ("specwise", "httpx")] if args.verbose else []
     levels = [logger.level for logger in verbose]
-    for logger in verbose:  # specwise's own details, and its HTTP client's requests (bench, monitor, calibrate): not
+    for logger in verbose:  # specwise's own details, and its HTTP client's requests (bench, monitor): not
         logger.setLevel(logging.DEBUG)  # every library's (matplotlib's font cache, asyncio's selector)
         logger.addFilter(_REDACT)  # httpx logs each request's URL as given: user:password@, ?token=
     log.debug("specwise %s (specwise %s, Python %s)", args.command, __version__, sys.version.split()[0])

@@ -289,9 +289,9 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
     except KeyboardInterrupt as exc:  # review s60: SIGTERM was called "Ctrl-C"
         stopped = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
     finally:
-        if not _close(live, hook, store, scraper, exporter, board):
-            stopped = stopped or "Ctrl-C"
-            _say("Ctrl-C while delivering the webhook's queued events: those not yet sent were dropped")
+        if (cut := _close(live, hook, store, scraper, exporter, board)) is not None:
+            stopped = stopped or cut
+            _say(f"{cut} while delivering the webhook's queued events: those not yet sent were dropped")
     if fleet is not None and not fleet.server.answered:  # --url targets down all along are closing-line reasons
         raise SpecwiseError("no server answered: " + (fleet.server.failing or "no query completed")[:400])
     _say(closing_line(targets, tally.windows, time.monotonic() - start, stopped))
@@ -363,17 +363,17 @@ def _close(
     scraper: Scraper | None,
     exporter: MetricsExporter | None,
     board: Dashboard | None,
-) -> bool:
-    """Stop everything the loop started; False when a Ctrl-C cut the webhook's drain short (the rest is still
-    closed: the history database, the sockets)."""
+) -> str | None:
+    """Stop everything the loop started; what cut the webhook's drain short (Ctrl-C, SIGTERM), None where nothing
+    did (the rest is still closed: the history database, the sockets)."""
     if live is not None:
         live.stop()
-    drained = True
+    drained = None
     if hook is not None:
         try:
             hook.close()
-        except KeyboardInterrupt:  # a second Ctrl-C while up to 10 s of queued deliveries drain
-            drained = False
+        except KeyboardInterrupt as exc:  # a (second) Ctrl-C or a SIGTERM while up to 10 s of deliveries drain
+            drained = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
     store.close()
     if scraper is not None:
         scraper.close()

@@ -135,6 +135,8 @@ class ScheduleCheck:
         """Whether the schedule loses to no speculation here: below 1 by :data:`EVEN_WITHIN` or more (not a tie, as
         ``validate`` counts a published slowdown: 0.99 or less), and where it was run more than once, its 90%
         interval's high end below 1 too (:attr:`about_one` otherwise: even)."""
+        if self.overloaded:  # its queue grows: a capacity, not a draw within a tie (review s60)
+            return True
         s, iv = self.speedup_e2e, self.interval_90
         return s is not None and s <= 1.0 - EVEN_WITHIN and (iv is None or iv[1] < 1.0)
 
@@ -311,6 +313,19 @@ class CandidateMemory:
 def _names(cls: type) -> tuple[str, ...]:
     """A dataclass's field names in order: its JSON keys in the order the contract writes them."""
     return tuple(x.name for x in fields(cls))
+
+
+def _schedule_check(r: Fields) -> ScheduleCheck:
+    """One ``schedule_results`` entry: runs of the schedule (``runs`` >= 1, an ``interval_90`` where 2 or more), or
+    its bound above its capacity (``runs`` 0 and a ``capacity_per_s`` > 0, nothing else)."""
+    capacity = r.number("capacity_per_s")
+    runs = r.integer("runs", 1, low=0)
+    if capacity is not None or runs == 0:
+        if capacity is None or not capacity > 0 or runs != 0 or r.data.get("interval_90") is not None:
+            raise r.fail("capacity_per_s", "a bound check has runs = 0 and a capacity_per_s > 0 (and no interval_90)")
+        return ScheduleCheck(r.number("qps", 0.0) or 0.0, r.number("speedup_e2e"), 0, None, capacity)
+    runs = runs or 1
+    return ScheduleCheck(r.number("qps", 0.0) or 0.0, r.number("speedup_e2e"), runs, _interval(r, runs))
 
 
 def _interval(f: Fields, runs: int) -> tuple[float, float] | None:
@@ -513,16 +528,7 @@ class CandidateAdvice:
             reason=f.text("reason", "") or "",
             rules=tuple(RuleCheck.from_json(r) for r in f.objects("rules")),
             schedule=tuple((int(a), int(b), int(k)) for a, b, k in f.data.get("schedule") or ()),
-            schedule_results=tuple(
-                ScheduleCheck(
-                    r.number("qps", 0.0) or 0.0,
-                    r.number("speedup_e2e"),
-                    r.integer("runs", 1, low=0) or 0,
-                    _interval(r, r.integer("runs", 1, low=0) or 0),
-                    r.number("capacity_per_s"),
-                )
-                for r in f.objects("schedule_results")
-            ),
+            schedule_results=tuple(_schedule_check(r) for r in f.objects("schedule_results")),
             speedup_at_operating_qps=f.number("speedup_at_operating_qps"),
             sim=SweepResult.from_json(sim.data, sim.where) if sim else None,
             speculative_config=spec if isinstance(spec, Mapping) else None,

@@ -40,7 +40,11 @@ def is_calibration_text(text: str) -> bool:
         doc = json.loads(text)
     except ValueError:
         return False
-    return isinstance(doc, dict) and str(doc.get("schema", "")).startswith(SCHEMA.kind + "/")
+    if not isinstance(doc, dict):
+        return False
+    if doc.get("schema") is None:  # an older specwise's (its keys, as _check_schema knows them)
+        return bool({"predictor", "points"} & set(doc))
+    return str(doc.get("schema")).startswith(SCHEMA.kind + "/")
 
 
 # a draft pass (draft model) or a step's speculation overhead (lookup) in target passes: the fit gives a draft model a

@@ -45,9 +45,9 @@ def speedup_vs_qps(cand: CandidateAdvice, operating_qps: float | None = None) ->
             over = [speedup_overloaded(sim, r.qps, r) for r in rows]
             hollow |= plot_series(ax, qs, ys, over, marker="o", color=k_colour(k), label=f"k={k}")
     sched = [r for r in cand.schedule_results if r.speedup_e2e]
-    if sched:  # a schedule check carries no capacity of its own: overloaded where the baseline is
+    if sched:  # overloaded where the baseline is, or where the schedule's own capacity is below the load (a bound)
         qs, ys = [r.qps for r in sched], [r.speedup_e2e for r in sched]
-        over = [speedup_overloaded(sim, q) for q in qs]
+        over = [speedup_overloaded(sim, r.qps) or r.overloaded for r in sched]
         hollow |= plot_series(ax, qs, ys, over, "k--s", label="k schedule")
     ax.axhline(1.0, color="grey", linewidth=1, label="no speculation")
     speedup_band(ax, sim)
