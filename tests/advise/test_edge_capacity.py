@@ -34,3 +34,19 @@ def test_an_edge_between_loads_that_keep_up_is_interpolated() -> None:
     gains = {4.0: 1.5, 8.0: 0.9}
     edge, why = _edge(_sim((), {0: 20.0, 2: 15.0}), gains, 1.0, 8.0, 16.0)
     assert edge == pytest.approx(4.0 + 4.0 * 0.5 / 0.6) and why == ""
+
+
+def test_a_schedule_that_cannot_serve_a_paying_load_is_not_written() -> None:
+    """Code review s60: the schedule's one saturated run can fall below a load where speculation pays (the k's
+    capacities are means of several runs); its queue would grow there, so the config keeps one k instead."""
+    from specwise.advisor.decision import _unserved
+    from specwise.contracts.advice import ScheduleCheck
+
+    paying_bound = (ScheduleCheck(4.0, 1.3), ScheduleCheck.bound(8.0, 7.9), ScheduleCheck.bound(10.0, 7.9))
+    words = _unserved(paying_bound, failing=[10.0])
+    assert words == (
+        "; no k-by-batch-size schedule: the one simulated serves 7.9 req/s, below 8 QPS where speculation pays, so "
+        "the config keeps one k"
+    )
+    assert _unserved(paying_bound, failing=[8.0, 10.0]) == ""  # bounds only where it loses anyway: kept
+    assert _unserved((ScheduleCheck(4.0, 1.3),), failing=[]) == ""
