@@ -79,19 +79,9 @@ def test_a_refused_config_value_names_the_file(tmp_path: Path) -> None:
 
 def test_a_local_model_is_named_by_its_directory_or_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Review s60: a config file in the working directory was called "."; /dev/null read as "no config.json"."""
-    from specwise.specs.hf_config import load_hf_model_dir
+    from tests.conftest import LLAMA_TINY
 
-    config = json.dumps(
-        {
-            "model_type": "llama",
-            "hidden_size": 64,
-            "intermediate_size": 128,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "num_key_value_heads": 2,
-            "vocab_size": 1000,
-        }
-    )
+    config = json.dumps(LLAMA_TINY)
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "config.json").write_text(config)
     (tmp_path / "mycfg.json").write_text(config)

@@ -61,7 +61,8 @@ def assumed_match_rate(task: str, cross_request_history: bool, first_given_match
     rho = split_per_step(rates, first_given_match).proposal_rate
     return rho, (
         f"match rate ASSUMED: {rho:.0%} of steps, SpecDecode-Bench's {dataset} per-step rate ({rates[0]:.3f}) / a "
-        f"fitted per-match first-token rate ({first_given_match:.2f}), prompt_lookup 3-7"
+        f"fitted per-match first-token rate ({first_given_match:.2f}), prompt_lookup "
+        f"{MEASURED_WINDOW[0]}-{MEASURED_WINDOW[1]}"
     )
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specwise.acceptance.lookup import measured_per_step, split_per_step
+from specwise.acceptance.lookup import MEASURED_WINDOW, measured_per_step, split_per_step
 from specwise.acceptance.model import AcceptanceModel
 from specwise.methods import Method
 from specwise.perfmodel.profiles import published_fit
@@ -82,8 +82,9 @@ def _lookup_prior(method: Method, task: str, temperature: float, first_given_mat
     return Prior(
         per_match,
         f"ASSUMED prior: {method.name} on {task}, T={temperature:g}, SpecDecode-Bench's {like} per-step rates "
-        f"(prompt_lookup 3-7) split into a match in {split.proposal_rate:.0%} of steps and a first token accepted "
-        f"in {per_match.per_position(1)[0]:.0%} of matches (a fitted rate); copy-heavy prompts match far more -- "
+        f"(prompt_lookup {MEASURED_WINDOW[0]}-{MEASURED_WINDOW[1]}) split into a match in {split.proposal_rate:.0%} "
+        f"of steps and a first token accepted in {per_match.per_position(1)[0]:.0%} of matches (a fitted rate); "
+        "copy-heavy prompts match far more -- "
         "profile yours",
         split.proposal_rate,
     )

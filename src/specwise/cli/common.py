@@ -42,6 +42,11 @@ class StopSaid(KeyboardInterrupt):
     command, simulate's partial results): ``main`` exits 130 or 143 without a second, bare "interrupted" line."""
 
 
+def signal_name(exc: KeyboardInterrupt) -> str:
+    """What sent the stop, as a person typed or sent it: "SIGTERM" or "Ctrl-C"."""
+    return "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+
+
 def stop_word(exc: KeyboardInterrupt) -> str:
     """How the command was stopped, in the word ``main`` would print: "terminated" (SIGTERM) or "interrupted"."""
     return "terminated" if isinstance(exc, Terminated) else "interrupted"

@@ -22,7 +22,6 @@ from rich.live import Live
 from specwise.cli.common import (
     EXIT_NEGATIVE,
     EXIT_OK,
-    Terminated,
     add_json_flag,
     add_predictor_flags,
     add_wide_flag,
@@ -41,6 +40,7 @@ from specwise.cli.common import (
     reader_gone,
     refuse_without_scenario,
     scenario_file,
+    signal_name,
 )
 from specwise.errors import SpecwiseError, redact_url
 from specwise.methods import speculative_tokens
@@ -287,7 +287,7 @@ def _loop(args: argparse.Namespace, thresholds: Thresholds, slowdown: SlowdownMo
             fleet.backfill(lookback, time.time(), max(args.interval, lookback / 1000), judge)
         _rounds(args, start, targets, fleet, scraper, judge, (exporter, board, live), window)
     except KeyboardInterrupt as exc:  # review s60: SIGTERM was called "Ctrl-C"
-        stopped = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+        stopped = signal_name(exc)
     finally:
         if (cut := _close(live, hook, store, scraper, exporter, board)) is not None:
             stopped = stopped or cut
@@ -373,7 +373,7 @@ def _close(
         try:
             hook.close()
         except KeyboardInterrupt as exc:  # a (second) Ctrl-C or a SIGTERM while up to 10 s of deliveries drain
-            drained = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+            drained = signal_name(exc)
     store.close()
     if scraper is not None:
         scraper.close()

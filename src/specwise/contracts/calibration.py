@@ -31,6 +31,7 @@ from specwise.errors import SpecwiseError
 from specwise.specs.model import checkpoint_name
 
 SCHEMA = Schema("specwise.calibration", 1)
+_CALIBRATION_KEYS = frozenset({"predictor", "points", "configs"})  # a schema-less calibration has one of them
 
 
 def is_calibration_text(text: str) -> bool:
@@ -42,8 +43,8 @@ def is_calibration_text(text: str) -> bool:
         return False
     if not isinstance(doc, dict):
         return False
-    if doc.get("schema") is None:  # an older specwise's (its keys, as _check_schema knows them)
-        return bool({"predictor", "points"} & set(doc))
+    if doc.get("schema") is None:  # an older specwise's, known by its keys as _check_schema knows it
+        return bool(_CALIBRATION_KEYS & set(doc))
     return str(doc.get("schema")).startswith(SCHEMA.kind + "/")
 
 
@@ -350,7 +351,7 @@ def _check_schema(data: JsonObject, where: str) -> None:
     """Every specwise that writes a calibration's configurations and target model writes its ``schema`` with them
     (they came in one change), so a file without one is an older specwise's -- which simulate and advise cannot use
     -- or an edited one: said as the missing field, not taken for another document."""
-    if data.get("schema") is None and not {"predictor", "points", "configs"} & set(data):
+    if data.get("schema") is None and not _CALIBRATION_KEYS & set(data):
         other = f"keys {', '.join(sorted(data)[:5])}" if data else "an empty object"
         raise DocumentError(  # review s59 F4: any JSON without a schema was "an older specwise's calibration"
             f"{where}: not a specwise calibration (no schema, and none of a calibration's predictor, points or "
